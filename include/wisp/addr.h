@@ -1,0 +1,69 @@
+/**
+ * @file addr.h
+ * Family-tagged IP addresses. IPv4 addresses are kept in network byte order
+ * (the four octets in wire order in memory), so they are compared and copied
+ * as plain 32-bit values and never swapped on the packet path.
+ * Who may call: anyone (pure functions).
+ */
+#ifndef WISP_ADDR_H
+#define WISP_ADDR_H
+
+#include "wisp/arch.h"
+
+/** An IPv4 address, network byte order. */
+typedef uint32_t wisp_ip4_t;
+
+/** Address families. */
+enum { WISP_AF_NONE = 0, WISP_AF_INET4 = 4, WISP_AF_INET6 = 6 };
+
+/** A family-tagged IP address (IPv6 will add a member to the union). */
+typedef struct wisp_ipaddr {
+    uint8_t family;          /**< WISP_AF_* */
+    union {
+        wisp_ip4_t ip4;      /**< WISP_AF_INET4, network order */
+    } u;
+} wisp_ipaddr_t;
+
+/** Build an IPv4 address from octets a.b.c.d (network order result). */
+static inline wisp_ip4_t wisp_ip4(uint8_t a, uint8_t b, uint8_t c, uint8_t d)
+{
+    uint8_t o[4] = { a, b, c, d };
+    wisp_ip4_t r;
+    memcpy(&r, o, 4);
+    return r;
+}
+#define WISP_IP4_ANY ((wisp_ip4_t)0)
+#define WISP_IP4_BCAST ((wisp_ip4_t)0xffffffffu)
+
+/** Read/write an IPv4 address from/to wire bytes without alignment needs. */
+static inline wisp_ip4_t wisp_ip4_rd(const uint8_t *p) { wisp_ip4_t r; memcpy(&r, p, 4); return r; }
+static inline void wisp_ip4_wr(uint8_t *p, wisp_ip4_t a) { memcpy(p, &a, 4); }
+
+/** First octet (network order), for class checks. */
+static inline uint8_t wisp_ip4_octet(wisp_ip4_t a, int i) { uint8_t o[4]; memcpy(o, &a, 4); return o[i & 3]; }
+static inline bool wisp_ip4_is_multicast(wisp_ip4_t a) { return (wisp_ip4_octet(a, 0) & 0xf0) == 0xe0; }
+static inline bool wisp_ip4_is_loopback(wisp_ip4_t a) { return wisp_ip4_octet(a, 0) == 127; }
+
+/** Netmask (network order) of a prefix length 0..32. */
+wisp_ip4_t wisp_ip4_prefix_mask(unsigned prefix);
+
+/** Parse dotted-quad text ("198.18.0.2"); returns true on success. Strict:
+ *  four decimal octets 0..255, no leading '+', nothing after. */
+bool wisp_ip4_aton(const char *s, wisp_ip4_t *out);
+
+/** Format into buf (at least 16 bytes); returns buf. */
+char *wisp_ip4_ntoa(wisp_ip4_t a, char *buf);
+
+/** Family-tagged constructors and comparison. */
+static inline wisp_ipaddr_t wisp_ipaddr4(wisp_ip4_t a)
+{
+    wisp_ipaddr_t r;
+    r.family = WISP_AF_INET4;
+    r.u.ip4 = a;
+    return r;
+}
+bool wisp_ipaddr_eq(const wisp_ipaddr_t *a, const wisp_ipaddr_t *b);
+/** True for NULL, family NONE, or an all-zero address of any family. */
+bool wisp_ipaddr_is_any(const wisp_ipaddr_t *a);
+
+#endif /* WISP_ADDR_H */

@@ -1,0 +1,51 @@
+/**
+ * @file arch.h
+ * Basic types, byte order and unaligned wire access helpers.
+ *
+ * Every multi-byte field on the wire is read and written through the
+ * wisp_rd16/wisp_wr16/wisp_rd32/wisp_wr32 helpers below: they work at any
+ * alignment (Cortex-M0 faults on unaligned words) and never alias.
+ * Who may call: anyone, any context (pure functions).
+ */
+#ifndef WISP_ARCH_H
+#define WISP_ARCH_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <stdbool.h>
+#include <string.h>
+
+#define WISP_UNUSED(x) ((void)(x))
+#define WISP_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define WISP_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define WISP_MAX(a, b) ((a) > (b) ? (a) : (b))
+/** Round x up to a multiple of a (a power of two). */
+#define WISP_ALIGN_UP(x, a) (((x) + ((a) - 1u)) & ~((size_t)(a) - 1u))
+
+/** Compile-time assertion usable at file scope (C99 has no _Static_assert). */
+#define WISP_STATIC_ASSERT(name, cond) typedef char wisp_static_assert_##name[(cond) ? 1 : -1]
+
+static inline uint16_t wisp_rd16(const uint8_t *p) { return (uint16_t)((p[0] << 8) | p[1]); }
+static inline uint32_t wisp_rd32(const uint8_t *p)
+{
+    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
+}
+static inline void wisp_wr16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
+static inline void wisp_wr32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)(v >> 24); p[1] = (uint8_t)(v >> 16); p[2] = (uint8_t)(v >> 8); p[3] = (uint8_t)v;
+}
+
+/** Host <-> network order for 16/32-bit values. */
+static inline uint16_t wisp_htons(uint16_t v)
+{
+    uint8_t b[2]; uint16_t r; wisp_wr16(b, v); memcpy(&r, b, 2); return r;
+}
+static inline uint32_t wisp_htonl(uint32_t v)
+{
+    uint8_t b[4]; uint32_t r; wisp_wr32(b, v); memcpy(&r, b, 4); return r;
+}
+#define wisp_ntohs wisp_htons
+#define wisp_ntohl wisp_htonl
+
+#endif /* WISP_ARCH_H */

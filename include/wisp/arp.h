@@ -1,0 +1,66 @@
+/**
+ * @file arp.h
+ * ARP for IPv4 over Ethernet (RFC 826, RFC 1122 §2.3.2, RFC 5227 §3 for
+ * gratuitous announcements).
+ *
+ * Policy: the cache has WISP_ARP_TABLE_SIZE entries, resolved entries age
+ * out after WISP_ARP_MAX_AGE_MS; a pending entry holds at most
+ * WISP_ARP_QUEUE_LEN packets (oldest dropped first) and gives up after
+ * WISP_ARP_MAX_TRIES requests. Following RFC 826's merge rule, a received
+ * ARP packet updates an entry that already exists; a new entry is created
+ * only when the packet is a request addressed to us (the sender will talk to
+ * us) -- never from an unsolicited reply for an address we did not ask about.
+ * Who may call: the core context only.
+ */
+#ifndef WISP_ARP_H
+#define WISP_ARP_H
+
+#include "wisp/netif.h"
+#include "wisp/timer.h"
+
+enum wisp_arp_state { WISP_ARP_EMPTY = 0, WISP_ARP_PENDING, WISP_ARP_STABLE, WISP_ARP_STATIC };
+
+struct wisp_arp_entry {
+    wisp_ip4_t ip;
+    uint8_t mac[6];
+    uint8_t state;            /**< enum wisp_arp_state */
+    uint8_t if_idx;
+    uint8_t tries;            /**< requests sent while pending */
+    uint8_t qlen;
+    uint32_t stamp;           /**< time of last update (stable) or last request (pending) */
+    struct wisp_pbuf *q[WISP_ARP_QUEUE_LEN];  /**< packets waiting (IP packets, no link header) */
+};
+
+struct wisp_arp {
+    struct wisp_arp_entry e[WISP_ARP_TABLE_SIZE];
+    struct wisp_timer tmr;    /**< next ageing/retry deadline */
+    uint32_t defend_at;       /**< time of the last address defence (RFC 5227 §2.4) */
+    uint8_t defended;         /**< defend_at is valid */
+};
+
+/** Input of an ARP packet (link header already removed; consumes p). */
+void wisp_arp_input(struct wisp_netif *nif, struct wisp_pbuf *p, const uint8_t src_mac[6]);
+
+/** Send IP packet p to next_hop on nif, resolving the hardware address;
+ *  queues p (a reference, or a copy when it holds REF buffers) while the
+ *  request is outstanding. Does not consume p. Broadcast and multicast
+ *  destinations are mapped without ARP. */
+wisp_err_t wisp_arp_output(struct wisp_netif *nif, struct wisp_pbuf *p, wisp_ip4_t next_hop);
+
+/** Send an ARP request for ip on nif. */
+wisp_err_t wisp_arp_request(struct wisp_netif *nif, wisp_ip4_t ip);
+/** Send a gratuitous ARP announcement of nif's address (RFC 5227 §3). */
+wisp_err_t wisp_arp_announce(struct wisp_netif *nif);
+/** Look up a resolved entry; true and mac filled when found. */
+bool wisp_arp_lookup(struct wisp_stack *s, uint8_t if_idx, wisp_ip4_t ip, uint8_t mac[6]);
+/** Add a static entry (never ages). WISP_ERR_MEM when the table is full. */
+wisp_err_t wisp_arp_add_static(struct wisp_netif *nif, wisp_ip4_t ip, const uint8_t mac[6]);
+/** Drop every entry (and queued packet) of interface if_idx; 0 = all. */
+void wisp_arp_flush(struct wisp_stack *s, uint8_t if_idx);
+/** Number of entries in use (any state). */
+unsigned wisp_arp_count(const struct wisp_stack *s);
+
+/** Internal: initialise the ARP state of a stack. */
+void wisp_arp_init(struct wisp_stack *s);
+
+#endif /* WISP_ARP_H */

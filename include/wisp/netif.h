@@ -1,0 +1,144 @@
+/**
+ * @file netif.h
+ * Network interfaces and the device interface under them.
+ *
+ * A *device* (struct wisp_dev) is the few functions a driver provides. A
+ * device can be wrapped by decorators (pcap capture, impairment): each
+ * wrapper sits above a lower device, sees every frame in both directions and
+ * passes it on. The top of the device chain is attached to a netif.
+ *
+ * Transmit path (paper 001 §4.3): link output hands a complete frame to
+ * wisp_netif_tx(), which sends it right away when the device is free and
+ * both queues are empty, or else queues it on the emergency or the common
+ * queue (by the frame's prio, which IP output derives from the DSCP). When
+ * the device reports it is free again (wisp_dev_tx_ready), the emergency
+ * queue is drained first; the common queue only when it is empty.
+ *
+ * Who may call: everything here runs in the core context. Drivers call
+ * wisp_dev_input() and wisp_dev_tx_ready() from the core context too (a
+ * threaded port forwards them through its stack thread).
+ */
+#ifndef WISP_NETIF_H
+#define WISP_NETIF_H
+
+#include "wisp/opt.h"
+#include "wisp/addr.h"
+#include "wisp/err.h"
+#include "wisp/pbuf.h"
+
+struct wisp_stack;
+struct wisp_netif;
+struct wisp_dev;
+
+/** Device operations. A driver fills transmit; wrappers fill all three. */
+struct wisp_dev_ops {
+    /** Send one frame. WISP_OK: taken (the device copied it, or added its
+     *  own reference with wisp_pbuf_ref and frees it when done; it never
+     *  frees the caller's reference). WISP_ERR_WOULDBLOCK: busy, nothing
+     *  taken; the device calls wisp_dev_tx_ready() when it is free again.
+     *  Any other error: the frame is dropped and counted. */
+    wisp_err_t (*transmit)(struct wisp_dev *dev, struct wisp_pbuf *frame);
+    /** Wrappers only: a frame arrived from the lower device (owned). */
+    void (*input)(struct wisp_dev *dev, struct wisp_pbuf *frame);
+    /** Wrappers only: the lower device can transmit again. */
+    void (*tx_ready)(struct wisp_dev *dev);
+};
+
+struct wisp_dev {
+    const struct wisp_dev_ops *ops;
+    struct wisp_dev *lower;    /**< device below a wrapper (NULL for drivers) */
+    struct wisp_dev *upper;    /**< wrapper above, NULL when attached to netif */
+    struct wisp_netif *netif;  /**< netif at the top of this chain */
+    void *ctx;                 /**< driver / wrapper private state */
+};
+
+/** Put wrapper w above device d (before or after attaching to a netif). */
+void wisp_dev_wrap(struct wisp_dev *w, struct wisp_dev *d);
+/** Driver up-call: a received frame (owned by the stack from here on). */
+void wisp_dev_input(struct wisp_dev *dev, struct wisp_pbuf *frame);
+/** Driver up-call: the transmitter is free again. */
+void wisp_dev_tx_ready(struct wisp_dev *dev);
+/** Pass a frame down to dev->lower (for wrappers' transmit). */
+wisp_err_t wisp_dev_transmit_lower(struct wisp_dev *dev, struct wisp_pbuf *frame);
+
+/** Interface flags. */
+#define WISP_NETIF_F_UP 0x01u        /**< administratively up */
+#define WISP_NETIF_F_LINK_UP 0x02u   /**< carrier present */
+#define WISP_NETIF_F_ETHARP 0x04u    /**< Ethernet II + ARP link layer */
+#define WISP_NETIF_F_BROADCAST 0x08u /**< link supports broadcast */
+#define WISP_NETIF_F_LOOPBACK 0x10u  /**< the loopback interface */
+
+/** Per-interface counters. */
+struct wisp_netif_stats {
+    uint32_t rx_frames, rx_bytes, rx_drops;
+    uint32_t tx_frames, tx_bytes, tx_drops;
+    uint32_t tx_emerg, tx_common;     /**< frames sent from each queue class */
+    uint32_t tx_queued;               /**< frames that had to wait in a queue */
+    uint8_t txq_emerg_high, txq_common_high;  /**< queue high-water marks */
+};
+
+/** A bounded ring of frames waiting for the device. */
+struct wisp_txq {
+    struct wisp_pbuf **slot;
+    uint8_t cap, head, count;
+};
+
+struct wisp_netif {
+    struct wisp_netif *next;
+    struct wisp_stack *stack;
+    struct wisp_dev *dev;        /**< top of the device chain */
+    char name[8];
+    uint8_t index;               /**< 1..WISP_MAX_NETIFS */
+    uint8_t flags;               /**< WISP_NETIF_F_* */
+    uint8_t hwaddr_len;
+    uint8_t hwaddr[6];
+    uint16_t mtu;                /**< IP MTU (bytes above the link header) */
+    wisp_ip4_t ip4;              /**< address, network order (0 = none) */
+    wisp_ip4_t mask4;            /**< netmask */
+    wisp_ip4_t gw4;              /**< default gateway on this link (0 = none) */
+    uint8_t tx_busy;             /**< device said WOULDBLOCK, waiting for tx_ready */
+    uint8_t tx_draining;         /**< re-entrancy guard for the drain loop */
+    struct wisp_txq txq_emerg, txq_common;
+    struct wisp_pbuf *txq_emerg_slot[WISP_TXQ_EMERG_LEN];
+    struct wisp_pbuf *txq_common_slot[WISP_TXQ_COMMON_LEN];
+    struct wisp_netif_stats st;
+    void *user;                  /**< application data */
+};
+
+/** Add an Ethernet interface driven by dev (a driver or top wrapper).
+ *  The netif starts administratively down; name is copied (max 7 chars).
+ *  Returns WISP_ERR_MEM when WISP_MAX_NETIFS are in use. */
+wisp_err_t wisp_netif_add_eth(struct wisp_stack *s, struct wisp_netif *nif, const char *name, struct wisp_dev *dev,
+                              const uint8_t mac[6], uint16_t mtu);
+/** Remove an interface: flushes its queues and ARP entries. */
+void wisp_netif_remove(struct wisp_netif *nif);
+/** Set IPv4 address, netmask and gateway (network order; 0 = none). */
+void wisp_netif_set_ip4(struct wisp_netif *nif, wisp_ip4_t ip, wisp_ip4_t mask, wisp_ip4_t gw);
+/** Administrative up/down. Going up with the link up sends a gratuitous ARP. */
+void wisp_netif_set_up(struct wisp_netif *nif, bool up);
+/** Carrier up/down (drivers call this). Link up on an up interface sends a
+ *  gratuitous ARP; link down flushes the transmit queues. */
+void wisp_netif_set_link(struct wisp_netif *nif, bool up);
+/** True when the interface can carry traffic (admin up and link up). */
+static inline bool wisp_netif_is_usable(const struct wisp_netif *nif)
+{
+    return (nif->flags & (WISP_NETIF_F_UP | WISP_NETIF_F_LINK_UP)) == (WISP_NETIF_F_UP | WISP_NETIF_F_LINK_UP);
+}
+/** Interface by index (1-based), or NULL. */
+struct wisp_netif *wisp_netif_by_index(struct wisp_stack *s, uint8_t index);
+/** Interface by name, or NULL. */
+struct wisp_netif *wisp_netif_by_name(struct wisp_stack *s, const char *name);
+
+/** Queue or send one complete link-layer frame (see file comment). Does not
+ *  take the caller's reference. Uses frame->prio to pick the queue. */
+wisp_err_t wisp_netif_tx(struct wisp_netif *nif, struct wisp_pbuf *frame);
+/** Frames waiting in the emergency / common queue. */
+unsigned wisp_netif_txq_len(const struct wisp_netif *nif, unsigned prio);
+
+/** Map a DSCP (0..63) to a transmit queue class (WISP_PRIO_*). */
+static inline uint8_t wisp_dscp_prio(uint8_t dscp)
+{
+    return (dscp >= WISP_EMERG_DSCP_MIN) ? (uint8_t)WISP_PRIO_EMERG : (uint8_t)WISP_PRIO_COMMON;
+}
+
+#endif /* WISP_NETIF_H */

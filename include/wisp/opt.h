@@ -1,0 +1,246 @@
+/**
+ * @file opt.h
+ * Compile-time options of wisp, each with its documented default.
+ *
+ * How to configure: put your overrides in your own header and build with
+ * -DWISP_OPTS_HEADER='"my_wisp_opts.h"'. That header is included first, so
+ * every option below that it defines wins; the rest take the defaults here.
+ * Consistency is checked at the end of this file with #error.
+ *
+ * The defaults target a Cortex-M class device with ~64 KB of RAM to spare
+ * for networking; the host build (ports/unix/wisp_opts_host.h) raises pools.
+ */
+#ifndef WISP_OPT_H
+#define WISP_OPT_H
+
+#ifdef WISP_OPTS_HEADER
+#include WISP_OPTS_HEADER
+#endif
+
+/* ---------------------------------------------------------------- debug */
+
+/** 1: debug checks (core-owner assertions, pool double-free detection,
+ *  pbuf sanity checks). Costs code size and a little time. Default 0. */
+#ifndef WISP_DEBUG
+#define WISP_DEBUG 0
+#endif
+
+/** Assertion hook for programming errors only -- never for values that came
+ *  from the wire. Default: a no-op unless WISP_DEBUG, then a call to
+ *  wisp_assert_fail() (defined by the port; the unix port aborts). */
+#ifndef WISP_ASSERT
+#if WISP_DEBUG
+void wisp_assert_fail(const char *expr, const char *file, int line);
+#define WISP_ASSERT(c) do { if (!(c)) wisp_assert_fail(#c, __FILE__, __LINE__); } while (0)
+#else
+#define WISP_ASSERT(c) do { } while (0)
+#endif
+#endif
+
+/* ------------------------------------------------------------ interfaces */
+
+/** Maximum number of network interfaces per stack, loopback included.
+ *  Range 1..254 (the index is a uint8_t, 0 means "none"). Default 4. */
+#ifndef WISP_MAX_NETIFS
+#define WISP_MAX_NETIFS 4
+#endif
+
+/** Transmit queue lengths per interface, in frames (paper 001 §4.3: an
+ *  emergency and a common circular queue). Frames wait here while the driver
+ *  is busy. Emergency: 1..255, default 4. Common: 1..255, default 16. */
+#ifndef WISP_TXQ_EMERG_LEN
+#define WISP_TXQ_EMERG_LEN 4
+#endif
+#ifndef WISP_TXQ_COMMON_LEN
+#define WISP_TXQ_COMMON_LEN 16
+#endif
+
+/** DSCP values (RFC 2474, 0..63) at or above this go to the emergency queue.
+ *  Default 40 = CS5, so CS5, VOICE-ADMIT (44), EF (46), CS6 and CS7 are
+ *  urgent; everything else, incl. AF classes, is common. */
+#ifndef WISP_EMERG_DSCP_MIN
+#define WISP_EMERG_DSCP_MIN 40
+#endif
+
+/** 1: a loopback interface is created by wisp_stack_init and packets to the
+ *  stack's own addresses are looped internally. Default 1. */
+#ifndef WISP_LOOPBACK
+#define WISP_LOOPBACK 1
+#endif
+
+/** Packets waiting on the loopback queue before delivery (bounded so that a
+ *  local flood cannot eat the transmit budget). Range 1..255, default 8. */
+#ifndef WISP_LOOP_QUEUE_LEN
+#define WISP_LOOP_QUEUE_LEN 8
+#endif
+
+/* ----------------------------------------------------------------- pbufs */
+
+/** Payload bytes of one pool block. One Ethernet frame (1514 bytes) plus
+ *  headroom fits in the default, so a received frame is one block and the
+ *  fast paths stay contiguous. Range 256..65535 (the first block of any
+ *  chain must hold Ethernet + maximal IP + maximal TCP header = 134 bytes).
+ *  Must be a multiple of 4. Default 1536. */
+#ifndef WISP_PBUF_BLOCK_SIZE
+#define WISP_PBUF_BLOCK_SIZE 1536
+#endif
+
+/** Receive budget: blocks drivers allocate received frames from. Kept apart
+ *  from the transmit budget so transmit pressure never starves receive.
+ *  Range 2..65535, default 8. */
+#ifndef WISP_PBUF_RX_COUNT
+#define WISP_PBUF_RX_COUNT 8
+#endif
+
+/** Transmit budget: blocks for RAM/POOL pbufs the stack and applications
+ *  allocate (headers, copies of application data). Range 2..65535, default 8. */
+#ifndef WISP_PBUF_TX_COUNT
+#define WISP_PBUF_TX_COUNT 8
+#endif
+
+/** Header-only pbufs for REF/ROM (zero-copy references to caller memory,
+ *  fragments of outgoing datagrams). Range 1..65535, default 16. */
+#ifndef WISP_PBUF_REF_COUNT
+#define WISP_PBUF_REF_COUNT 16
+#endif
+
+/* ---------------------------------------------------------- Ethernet/ARP */
+
+/** ARP cache entries. Range 1..255, default 8. */
+#ifndef WISP_ARP_TABLE_SIZE
+#define WISP_ARP_TABLE_SIZE 8
+#endif
+
+/** Packets queued per unresolved ARP entry (RFC 1122 §2.3.2.2 asks for at
+ *  least one). Older ones are dropped first. Range 1..16, default 3. */
+#ifndef WISP_ARP_QUEUE_LEN
+#define WISP_ARP_QUEUE_LEN 3
+#endif
+
+/** Lifetime of a resolved ARP entry, in ms. RFC 1122 §2.3.2.1 leaves it to
+ *  the implementation; 5 minutes like lwIP and BSD. Default 300000. */
+#ifndef WISP_ARP_MAX_AGE_MS
+#define WISP_ARP_MAX_AGE_MS 300000u
+#endif
+
+/** Retransmission interval of ARP requests for a pending entry (ms) and the
+ *  number of requests before the entry and its queue are dropped
+ *  (RFC 1122 §2.3.2.1: at most one request per second per address).
+ *  Defaults 1000 ms and 5 tries. */
+#ifndef WISP_ARP_RETRY_MS
+#define WISP_ARP_RETRY_MS 1000u
+#endif
+#ifndef WISP_ARP_MAX_TRIES
+#define WISP_ARP_MAX_TRIES 5
+#endif
+
+/* ------------------------------------------------------------------ IPv4 */
+
+/** TTL of datagrams we originate (RFC 1700 recommends 64). 1..255. */
+#ifndef WISP_IP_DEFAULT_TTL
+#define WISP_IP_DEFAULT_TTL 64
+#endif
+
+/** 1: fragment outgoing datagrams larger than the MTU (RFC 791). Default 1. */
+#ifndef WISP_IP_FRAG
+#define WISP_IP_FRAG 1
+#endif
+
+/** 1: reassemble incoming fragments (RFC 791, RFC 815). Default 1. */
+#ifndef WISP_IP_REASS
+#define WISP_IP_REASS 1
+#endif
+
+/** Datagrams under reassembly at once. Range 1..255, default 4. */
+#ifndef WISP_IP_REASS_MAX_DGRAMS
+#define WISP_IP_REASS_MAX_DGRAMS 4
+#endif
+
+/** Receive blocks that reassembly may hold in total; must stay below
+ *  WISP_PBUF_RX_COUNT so that fragments can never starve receive.
+ *  When reached, the oldest datagram is dropped. Default 6. */
+#ifndef WISP_IP_REASS_MAX_PBUFS
+#define WISP_IP_REASS_MAX_PBUFS 6
+#endif
+
+/** Reassembly timeout in ms (RFC 791 suggests 15 s as lower bound of the
+ *  timer; RFC 1122 §3.3.2 says 60..120 s is common). Default 15000. */
+#ifndef WISP_IP_REASS_TIMEOUT_MS
+#define WISP_IP_REASS_TIMEOUT_MS 15000u
+#endif
+
+/* ------------------------------------------------------------------ ICMP */
+
+/** ICMP error rate limit (RFC 1812 §4.3.2.8, RFC 1122 §3.2.2): a token
+ *  bucket refilled at this many errors per second with this burst. */
+#ifndef WISP_ICMP_ERR_RATE
+#define WISP_ICMP_ERR_RATE 10
+#endif
+#ifndef WISP_ICMP_ERR_BURST
+#define WISP_ICMP_ERR_BURST 10
+#endif
+
+/* ------------------------------------------------------------------- UDP */
+
+/** 1: UDP. Default 1. */
+#ifndef WISP_UDP
+#define WISP_UDP 1
+#endif
+
+/** UDP PCBs. Range 1..65535, default 4. */
+#ifndef WISP_UDP_PCB_COUNT
+#define WISP_UDP_PCB_COUNT 4
+#endif
+
+/** Ephemeral port range (RFC 6056 §2.1 recommends 1024..65535; IANA's
+ *  dynamic range is 49152..65535). Default IANA's. */
+#ifndef WISP_EPHEMERAL_MIN
+#define WISP_EPHEMERAL_MIN 49152u
+#endif
+#ifndef WISP_EPHEMERAL_MAX
+#define WISP_EPHEMERAL_MAX 65535u
+#endif
+
+/* -------------------------------------------------- consistency checks */
+
+#if WISP_MAX_NETIFS < 1 || WISP_MAX_NETIFS > 254
+#error "WISP_MAX_NETIFS must be 1..254"
+#endif
+#if WISP_LOOPBACK && WISP_MAX_NETIFS < 2
+#error "WISP_LOOPBACK needs WISP_MAX_NETIFS >= 2"
+#endif
+#if WISP_PBUF_BLOCK_SIZE < 256 || WISP_PBUF_BLOCK_SIZE > 65535 || (WISP_PBUF_BLOCK_SIZE % 4) != 0
+#error "WISP_PBUF_BLOCK_SIZE must be a multiple of 4 in 256..65535"
+#endif
+#if WISP_PBUF_RX_COUNT < 2 || WISP_PBUF_TX_COUNT < 2 || WISP_PBUF_REF_COUNT < 1
+#error "pbuf pools too small (RX >= 2, TX >= 2, REF >= 1)"
+#endif
+#if WISP_PBUF_RX_COUNT > 65535 || WISP_PBUF_TX_COUNT > 65535 || WISP_PBUF_REF_COUNT > 65535
+#error "pbuf pool counts are limited to 65535"
+#endif
+#if WISP_TXQ_EMERG_LEN < 1 || WISP_TXQ_EMERG_LEN > 255 || WISP_TXQ_COMMON_LEN < 1 || WISP_TXQ_COMMON_LEN > 255
+#error "transmit queue lengths must be 1..255"
+#endif
+#if WISP_EMERG_DSCP_MIN < 0 || WISP_EMERG_DSCP_MIN > 64
+#error "WISP_EMERG_DSCP_MIN must be 0..64 (64 disables the emergency queue)"
+#endif
+#if WISP_ARP_TABLE_SIZE < 1 || WISP_ARP_TABLE_SIZE > 255 || WISP_ARP_QUEUE_LEN < 1 || WISP_ARP_QUEUE_LEN > 16
+#error "ARP table 1..255 entries, queue 1..16"
+#endif
+#if WISP_IP_REASS && (WISP_IP_REASS_MAX_PBUFS >= WISP_PBUF_RX_COUNT || WISP_IP_REASS_MAX_PBUFS < 1)
+#error "WISP_IP_REASS_MAX_PBUFS must be 1..WISP_PBUF_RX_COUNT-1 so fragments cannot starve receive"
+#endif
+#if WISP_IP_DEFAULT_TTL < 1 || WISP_IP_DEFAULT_TTL > 255
+#error "WISP_IP_DEFAULT_TTL must be 1..255"
+#endif
+#if WISP_EPHEMERAL_MIN < 1024 || WISP_EPHEMERAL_MIN > WISP_EPHEMERAL_MAX || WISP_EPHEMERAL_MAX > 65535
+#error "ephemeral port range must lie in 1024..65535"
+#endif
+#if WISP_LOOP_QUEUE_LEN < 1 || WISP_LOOP_QUEUE_LEN > 255
+#error "WISP_LOOP_QUEUE_LEN must be 1..255"
+#endif
+#if WISP_ICMP_ERR_RATE < 1 || WISP_ICMP_ERR_BURST < 1
+#error "ICMP error rate and burst must be >= 1"
+#endif
+
+#endif /* WISP_OPT_H */

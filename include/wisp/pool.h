@@ -1,0 +1,39 @@
+/**
+ * @file pool.h
+ * Fixed-size object pools over static storage (storage lives in the stack
+ * instance, sized from opt.h). O(1) alloc/free from a free list, with used,
+ * high-water and failure counters so users can size them.
+ * Who may call: the core context only.
+ */
+#ifndef WISP_POOL_H
+#define WISP_POOL_H
+
+#include "wisp/arch.h"
+
+struct wisp_pool {
+    const char *name;
+    void *free_list;
+    uint8_t *base;
+    uint32_t elem_size;   /**< bytes per element, multiple of the alignment */
+    uint16_t count;       /**< elements in all */
+    uint16_t used;        /**< elements handed out now */
+    uint16_t high;        /**< high-water mark of used */
+    uint32_t failed;      /**< allocations refused because the pool was empty */
+    uint32_t allocs;      /**< successful allocations, total */
+};
+
+/** Alignment of every pool element (enough for any C object). */
+#define WISP_POOL_ALIGN 8u
+#define WISP_POOL_ELEM(sz) WISP_ALIGN_UP((size_t)(sz), WISP_POOL_ALIGN)
+
+/** Prepare a pool over mem (count * elem_size bytes, 8-byte aligned). */
+void wisp_pool_init(struct wisp_pool *pool, const char *name, void *mem, size_t elem_size, uint16_t count);
+/** Take one element (zeroed if zero != 0), or NULL when empty (counted). */
+void *wisp_pool_alloc(struct wisp_pool *pool);
+/** Return an element. Freeing a foreign pointer or freeing twice is a
+ *  programming error: checked with WISP_ASSERT in debug builds. */
+void wisp_pool_free(struct wisp_pool *pool, void *elem);
+/** True when elem lies inside this pool's storage at an element boundary. */
+bool wisp_pool_owns(const struct wisp_pool *pool, const void *elem);
+
+#endif /* WISP_POOL_H */

@@ -1,0 +1,106 @@
+/**
+ * @file stats.h
+ * Named counters of one stack instance. Every dropped packet increments a
+ * counter that says why ("ip4.drop.chksum"). The list is one X-macro so the
+ * enum, the names and the printer can never disagree.
+ * Who may call: counters are written by the core; reading is allowed from
+ * any context (values may be slightly stale).
+ */
+#ifndef WISP_STATS_H
+#define WISP_STATS_H
+
+#include "wisp/arch.h"
+
+#define WISP_COUNTERS(X) \
+    X(ETH_RX, "eth.rx") \
+    X(ETH_TX, "eth.tx") \
+    X(ETH_DROP_SHORT, "eth.drop.short") \
+    X(ETH_DROP_TYPE, "eth.drop.type") \
+    X(ETH_DROP_NOTFORUS, "eth.drop.notforus") \
+    X(ETH_DROP_SRC, "eth.drop.src") \
+    X(ETH_DROP_LINKDOWN, "eth.drop.linkdown") \
+    X(ARP_RX, "arp.rx") \
+    X(ARP_TX, "arp.tx") \
+    X(ARP_REQ_RX, "arp.req.rx") \
+    X(ARP_REPLY_RX, "arp.reply.rx") \
+    X(ARP_REQ_TX, "arp.req.tx") \
+    X(ARP_REPLY_TX, "arp.reply.tx") \
+    X(ARP_GRATUITOUS_TX, "arp.gratuitous.tx") \
+    X(ARP_DROP_SHORT, "arp.drop.short") \
+    X(ARP_DROP_HW, "arp.drop.hw") \
+    X(ARP_DROP_PROTO, "arp.drop.proto") \
+    X(ARP_DROP_OP, "arp.drop.op") \
+    X(ARP_DROP_SRC, "arp.drop.src") \
+    X(ARP_DROP_NOTFORUS, "arp.drop.notforus") \
+    X(ARP_DROP_UNSOLICITED, "arp.drop.unsolicited") \
+    X(ARP_CONFLICT, "arp.conflict") \
+    X(ARP_QUEUE_DROP, "arp.queue.drop") \
+    X(ARP_RESOLVE_FAIL, "arp.resolve.fail") \
+    X(ARP_TABLE_FULL, "arp.table.full") \
+    X(ARP_NOMEM, "arp.nomem") \
+    X(IP4_RX, "ip4.rx") \
+    X(IP4_TX, "ip4.tx") \
+    X(IP4_DELIVERED, "ip4.delivered") \
+    X(IP4_DROP_SHORT, "ip4.drop.short") \
+    X(IP4_DROP_VERSION, "ip4.drop.version") \
+    X(IP4_DROP_IHL, "ip4.drop.ihl") \
+    X(IP4_DROP_LEN, "ip4.drop.len") \
+    X(IP4_DROP_CHKSUM, "ip4.drop.chksum") \
+    X(IP4_DROP_TTL, "ip4.drop.ttl") \
+    X(IP4_DROP_SRC, "ip4.drop.src") \
+    X(IP4_DROP_NOTFORUS, "ip4.drop.notforus") \
+    X(IP4_DROP_PROTO, "ip4.drop.proto") \
+    X(IP4_DROP_OPTS, "ip4.drop.opts") \
+    X(IP4_DROP_NOROUTE, "ip4.drop.noroute") \
+    X(IP4_DROP_DF, "ip4.drop.df") \
+    X(IP4_DROP_NOMEM, "ip4.drop.nomem") \
+    X(IP4_DROP_LINKDOWN, "ip4.drop.linkdown") \
+    X(IP4_FRAG_TX, "ip4.frag.tx") \
+    X(IP4_FRAG_RX, "ip4.frag.rx") \
+    X(IP4_REASS_OK, "ip4.reass.ok") \
+    X(IP4_REASS_TIMEOUT, "ip4.reass.timeout") \
+    X(IP4_REASS_OVERLAP, "ip4.reass.overlap") \
+    X(IP4_REASS_DUP, "ip4.reass.dup") \
+    X(IP4_REASS_TOOBIG, "ip4.reass.toobig") \
+    X(IP4_REASS_BADFRAG, "ip4.reass.badfrag") \
+    X(IP4_REASS_EVICT, "ip4.reass.evict") \
+    X(ICMP_RX, "icmp.rx") \
+    X(ICMP_TX, "icmp.tx") \
+    X(ICMP_ECHO_RX, "icmp.echo.rx") \
+    X(ICMP_ECHO_REPLY_TX, "icmp.echoreply.tx") \
+    X(ICMP_ECHO_REPLY_RX, "icmp.echoreply.rx") \
+    X(ICMP_ERR_TX, "icmp.err.tx") \
+    X(ICMP_ERR_RX, "icmp.err.rx") \
+    X(ICMP_ERR_RATELIMIT, "icmp.err.ratelimited") \
+    X(ICMP_ERR_SUPPRESSED, "icmp.err.suppressed") \
+    X(ICMP_DROP_SHORT, "icmp.drop.short") \
+    X(ICMP_DROP_CHKSUM, "icmp.drop.chksum") \
+    X(ICMP_DROP_TYPE, "icmp.drop.type") \
+    X(ICMP_DROP_BCAST, "icmp.drop.bcast") \
+    X(ICMP_DROP_NOMEM, "icmp.drop.nomem") \
+    X(UDP_RX, "udp.rx") \
+    X(UDP_TX, "udp.tx") \
+    X(UDP_DROP_SHORT, "udp.drop.short") \
+    X(UDP_DROP_LEN, "udp.drop.len") \
+    X(UDP_DROP_CHKSUM, "udp.drop.chksum") \
+    X(UDP_DROP_NOPORT, "udp.drop.noport") \
+    X(UDP_DROP_NOMEM, "udp.drop.nomem") \
+    X(NETIF_RX_NOMEM, "netif.rx.nomem") \
+    X(NETIF_TXQ_DROP, "netif.txq.drop") \
+    X(NETIF_TX_ERR, "netif.tx.err") \
+    X(LOOP_DROP, "loop.drop")
+
+enum wisp_counter {
+#define WISP_CTR_ENUM_(id, name) WISP_CTR_##id,
+    WISP_COUNTERS(WISP_CTR_ENUM_)
+#undef WISP_CTR_ENUM_
+    WISP_CTR_COUNT
+};
+
+/** Name of a counter ("ip4.drop.chksum"), or NULL when out of range. */
+const char *wisp_counter_name(unsigned id);
+
+/** Increment counter id of stack s (core context). */
+#define WISP_CTR_INC(s, id) ((s)->ctr[WISP_CTR_##id]++)
+
+#endif /* WISP_STATS_H */

@@ -1,0 +1,64 @@
+/**
+ * @file udp.h
+ * UDP (RFC 768, RFC 1122 §4.1) with a raw callback API.
+ * Receive is zero-copy: the callback gets the received pbuf (UDP header
+ * hidden) and owns it. Checksums are always generated on send; a received
+ * checksum of 0 means "none" and is accepted (RFC 768).
+ * Who may call: the core context only (threaded APIs wrap these).
+ */
+#ifndef WISP_UDP_H
+#define WISP_UDP_H
+
+#include "wisp/ip4.h"
+
+#define WISP_UDP_HLEN 8u
+
+struct wisp_udp_pcb;
+
+/** Receive callback: p is owned by the callee. src/port identify the peer;
+ *  ip describes the datagram (destination, TOS, TTL, interface). */
+typedef void (*wisp_udp_recv_fn)(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf *p,
+                                 const wisp_ipaddr_t *src, uint16_t port, const struct wisp_ip4_info *ip);
+
+#define WISP_UDP_F_CONNECTED 0x01u
+#define WISP_UDP_F_BCAST 0x02u    /**< allow sending to broadcast (SO_BROADCAST) */
+
+struct wisp_udp_pcb {
+    struct wisp_udp_pcb *next;
+    struct wisp_stack *stack;
+    wisp_ipaddr_t local_ip;       /**< any = all local addresses */
+    wisp_ipaddr_t remote_ip;
+    uint16_t local_port, remote_port;
+    uint8_t flags;
+    uint8_t tos, ttl;             /**< ttl 0 = default */
+    uint8_t bound_if;             /**< 0 = any interface */
+    wisp_udp_recv_fn recv;
+    void *recv_arg;
+};
+
+/** A new PCB (from the UDP pool), or NULL when the pool is empty. */
+struct wisp_udp_pcb *wisp_udp_new(struct wisp_stack *s);
+/** Unbind and return the PCB to its pool. */
+void wisp_udp_remove(struct wisp_udp_pcb *pcb);
+/** Bind to ip (NULL/any = all) and port (0 = a random ephemeral port,
+ *  RFC 6056). WISP_ERR_USE when the pair is taken. */
+wisp_err_t wisp_udp_bind(struct wisp_udp_pcb *pcb, const wisp_ipaddr_t *ip, uint16_t port);
+/** Set the default peer (binds an ephemeral port first if needed); only
+ *  datagrams from that peer are delivered afterwards. */
+wisp_err_t wisp_udp_connect(struct wisp_udp_pcb *pcb, const wisp_ipaddr_t *ip, uint16_t port);
+void wisp_udp_disconnect(struct wisp_udp_pcb *pcb);
+/** Set the receive callback. */
+void wisp_udp_recv(struct wisp_udp_pcb *pcb, wisp_udp_recv_fn fn, void *arg);
+/** Send p to the connected peer / to ip:port. Does not consume p. p should
+ *  have WISP_LAYER_TRANSPORT headroom (else a header pbuf is chained in
+ *  front). Datagrams larger than the MTU are fragmented by IP. */
+wisp_err_t wisp_udp_send(struct wisp_udp_pcb *pcb, struct wisp_pbuf *p);
+wisp_err_t wisp_udp_sendto(struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, const wisp_ipaddr_t *ip, uint16_t port);
+
+/** Input of a datagram (IP header hidden; consumes p). Sends a port
+ *  unreachable when no PCB matches a unicast datagram. */
+void wisp_udp_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp_ip4_info *ip);
+
+void wisp_udp_init(struct wisp_stack *s);
+
+#endif /* WISP_UDP_H */

@@ -1,0 +1,551 @@
+/**
+ * @file arp.c
+ * ARP for IPv4 over Ethernet (RFC 826) with the host requirements of
+ * RFC 1122 §2.3.2: a small cache of resolved and pending entries, a bounded
+ * queue of packets per pending entry, request retransmission and entry
+ * ageing driven by one event timer, replies to requests for our address,
+ * and gratuitous announcements / address defence (RFC 5227 §3, §2.4).
+ */
+#include "wisp/arp.h"
+#include "wisp/ethernet.h"
+#include "wisp/ip4.h"
+#include "wisp/stack.h"
+
+/* ARP packet layout for Ethernet/IPv4 (RFC 826 "Packet format"). */
+#define ARP_LEN 28u
+#define ARP_OFF_HTYPE 0u
+#define ARP_OFF_PTYPE 2u
+#define ARP_OFF_HLEN 4u
+#define ARP_OFF_PLEN 5u
+#define ARP_OFF_OP 6u
+#define ARP_OFF_SHA 8u
+#define ARP_OFF_SPA 14u
+#define ARP_OFF_THA 18u
+#define ARP_OFF_TPA 24u
+#define ARP_HTYPE_ETH 1u
+#define ARP_OP_REQUEST 1u
+#define ARP_OP_REPLY 2u
+
+/* RFC 5227 §1.1: minimum time between two defences of our address. */
+#define ARP_DEFEND_INTERVAL_MS 10000u
+/* A stable entry used within its last tenth of life is refreshed with one
+ * unicast request (RFC 1122 §2.3.2.1 "unicast poll"). */
+#define ARP_REFRESH_AGE_MS (WISP_ARP_MAX_AGE_MS - WISP_ARP_MAX_AGE_MS / 10u)
+
+static const uint8_t arp_zero_mac[6] = { 0, 0, 0, 0, 0, 0 };
+
+static void arp_timer_fn(struct wisp_stack *s, struct wisp_timer *t);
+
+/* ------------------------------------------------------------ table */
+
+static struct wisp_arp_entry *arp_find(struct wisp_stack *s, uint8_t if_idx, wisp_ip4_t ip)
+{
+    unsigned i;
+    for (i = 0; i < WISP_ARP_TABLE_SIZE; i++) {
+        struct wisp_arp_entry *e = &s->arp.e[i];
+        if (e->state != WISP_ARP_EMPTY && e->ip == ip && (if_idx == 0 || e->if_idx == if_idx))
+            return e;
+    }
+    return NULL;
+}
+
+/* Free the packets queued on e; counted as drops when they were never sent. */
+static void arp_drop_queue(struct wisp_stack *s, struct wisp_arp_entry *e)
+{
+    unsigned i;
+    for (i = 0; i < e->qlen; i++) {
+        wisp_pbuf_free(e->q[i]);
+        e->q[i] = NULL;
+        WISP_CTR_INC(s, ARP_QUEUE_DROP);
+    }
+    e->qlen = 0;
+}
+
+static void arp_clear(struct wisp_stack *s, struct wisp_arp_entry *e)
+{
+    arp_drop_queue(s, e);
+    memset(e, 0, sizeof(*e));
+}
+
+/* A free entry (cleared), recycling when the table is full: the oldest
+ * stable entry first, then the oldest pending entry without queued packets,
+ * and -- only when evict_queued -- the oldest pending entry with packets.
+ * Static entries are never recycled. NULL (counted) when nothing can go. */
+static struct wisp_arp_entry *arp_alloc(struct wisp_stack *s, bool evict_queued)
+{
+    struct wisp_arp_entry *stable = NULL, *pend = NULL, *pendq = NULL;
+    uint32_t now = wisp_now(s);
+    uint32_t age_stable = 0, age_pend = 0, age_pendq = 0;
+    struct wisp_arp_entry *victim;
+    unsigned i;
+
+    for (i = 0; i < WISP_ARP_TABLE_SIZE; i++) {
+        struct wisp_arp_entry *e = &s->arp.e[i];
+        uint32_t age = now - e->stamp;
+        switch (e->state) {
+        case WISP_ARP_EMPTY:
+            memset(e, 0, sizeof(*e));
+            return e;
+        case WISP_ARP_STABLE:
+            if (stable == NULL || age > age_stable) {
+                stable = e;
+                age_stable = age;
+            }
+            break;
+        case WISP_ARP_PENDING:
+            if (e->qlen == 0) {
+                if (pend == NULL || age > age_pend) {
+                    pend = e;
+                    age_pend = age;
+                }
+            } else if (pendq == NULL || age > age_pendq) {
+                pendq = e;
+                age_pendq = age;
+            }
+            break;
+        default:
+            break;
+        }
+    }
+    victim = stable != NULL ? stable : (pend != NULL ? pend : (evict_queued ? pendq : NULL));
+    if (victim == NULL) {
+        WISP_CTR_INC(s, ARP_TABLE_FULL);
+        return NULL;
+    }
+    arp_clear(s, victim);
+    return victim;
+}
+
+/* Arm the single ARP timer for the earliest deadline of the table: retry of
+ * a pending entry, or expiry of a stable one; cancel it when none. */
+static void arp_rearm(struct wisp_stack *s)
+{
+    bool any = false;
+    uint32_t due = 0, now;
+    unsigned i;
+
+    for (i = 0; i < WISP_ARP_TABLE_SIZE; i++) {
+        const struct wisp_arp_entry *e = &s->arp.e[i];
+        uint32_t d;
+        if (e->state == WISP_ARP_PENDING)
+            d = e->stamp + WISP_ARP_RETRY_MS;
+        else if (e->state == WISP_ARP_STABLE)
+            d = e->stamp + WISP_ARP_MAX_AGE_MS;
+        else
+            continue;
+        if (!any || wisp_time_before(d, due)) {
+            due = d;
+            any = true;
+        }
+    }
+    if (!any) {
+        wisp_timer_cancel(s, &s->arp.tmr);
+        return;
+    }
+    now = wisp_now(s);
+    wisp_timer_arm(s, &s->arp.tmr, wisp_time_before(now, due) ? due - now : 0u, arp_timer_fn);
+}
+
+/* ------------------------------------------------------------ transmit */
+
+/* Build and send one ARP packet (RFC 826 "Packet format") to eth_dst.
+ * Sender fields are ours; spa is given (our address, or 0 in a probe). */
+static wisp_err_t arp_send(struct wisp_netif *nif, uint16_t op, const uint8_t eth_dst[6], const uint8_t tha[6],
+                           wisp_ip4_t spa, wisp_ip4_t tpa)
+{
+    struct wisp_stack *s = nif->stack;
+    struct wisp_pbuf *p;
+    uint8_t *b;
+    wisp_err_t err;
+
+    p = wisp_pbuf_alloc(s, WISP_LAYER_LINK, ARP_LEN, WISP_PBUF_RAM);
+    if (p == NULL) {
+        WISP_CTR_INC(s, ARP_NOMEM);
+        return WISP_ERR_MEM;
+    }
+    b = p->payload;
+    wisp_wr16(b + ARP_OFF_HTYPE, ARP_HTYPE_ETH);
+    wisp_wr16(b + ARP_OFF_PTYPE, WISP_ETHTYPE_IP4);
+    b[ARP_OFF_HLEN] = WISP_ETH_ADDR_LEN;
+    b[ARP_OFF_PLEN] = 4;
+    wisp_wr16(b + ARP_OFF_OP, op);
+    memcpy(b + ARP_OFF_SHA, nif->hwaddr, WISP_ETH_ADDR_LEN);
+    wisp_ip4_wr(b + ARP_OFF_SPA, spa);
+    memcpy(b + ARP_OFF_THA, tha, WISP_ETH_ADDR_LEN);
+    wisp_ip4_wr(b + ARP_OFF_TPA, tpa);
+    /* Resolution gates urgent traffic: ARP uses the emergency queue. */
+    p->prio = WISP_PRIO_EMERG;
+    p->if_idx = nif->index;
+    err = wisp_eth_output(nif, p, eth_dst, WISP_ETHTYPE_ARP);
+    wisp_pbuf_free(p);
+    if (err == WISP_OK)
+        WISP_CTR_INC(s, ARP_TX);
+    return err;
+}
+
+/* Request for ip, broadcast or (refresh of a known entry) unicast to dst.
+ * RFC 826: the target hardware address of a request is unknown, sent as 0. */
+static wisp_err_t arp_send_request(struct wisp_netif *nif, const uint8_t dst[6], wisp_ip4_t ip)
+{
+    wisp_err_t err = arp_send(nif, ARP_OP_REQUEST, dst, arp_zero_mac, nif->ip4, ip);
+    if (err == WISP_OK)
+        WISP_CTR_INC(nif->stack, ARP_REQ_TX);
+    return err;
+}
+
+/* Send the packets that waited for e (now resolved), oldest first, then
+ * free them. The queue is detached first so that re-entry (a synchronous
+ * driver looping traffic back) finds a consistent entry. */
+static void arp_send_queue(struct wisp_netif *nif, struct wisp_arp_entry *e)
+{
+    struct wisp_pbuf *q[WISP_ARP_QUEUE_LEN];
+    uint8_t mac[6];
+    unsigned i, n = e->qlen;
+
+    memcpy(q, e->q, sizeof(q));
+    memcpy(mac, e->mac, sizeof(mac));
+    memset(e->q, 0, sizeof(e->q));
+    e->qlen = 0;
+    for (i = 0; i < n; i++) {
+        /* IP packets keep the prio that IP output gave them. */
+        (void)wisp_eth_output(nif, q[i], mac, WISP_ETHTYPE_IP4);
+        wisp_pbuf_free(q[i]);
+    }
+}
+
+/* Queue p on pending entry e: a reference, or a copy when p holds REF
+ * buffers (caller memory that may change). Full queue: the oldest goes. */
+static wisp_err_t arp_enqueue(struct wisp_stack *s, struct wisp_arp_entry *e, struct wisp_pbuf *p)
+{
+    struct wisp_pbuf *q;
+
+    if (wisp_pbuf_has_ref(p)) {
+        q = wisp_pbuf_clone(s, WISP_LAYER_LINK, p);
+        if (q == NULL) {
+            WISP_CTR_INC(s, ARP_NOMEM);
+            return WISP_ERR_MEM;
+        }
+    } else {
+        wisp_pbuf_ref(p);
+        q = p;
+    }
+    if (e->qlen >= WISP_ARP_QUEUE_LEN) {
+        /* RFC 1122 §2.3.2.2: queue at least one; we keep the newest. */
+        wisp_pbuf_free(e->q[0]);
+        memmove(&e->q[0], &e->q[1], (WISP_ARP_QUEUE_LEN - 1u) * sizeof(e->q[0]));
+        e->qlen = WISP_ARP_QUEUE_LEN - 1u;
+        WISP_CTR_INC(s, ARP_QUEUE_DROP);
+    }
+    e->q[e->qlen++] = q;
+    return WISP_OK;
+}
+
+/* ------------------------------------------------------------ timer */
+
+static void arp_timer_fn(struct wisp_stack *s, struct wisp_timer *t)
+{
+    uint32_t now = wisp_now(s);
+    unsigned i;
+
+    WISP_UNUSED(t);
+    for (i = 0; i < WISP_ARP_TABLE_SIZE; i++) {
+        struct wisp_arp_entry *e = &s->arp.e[i];
+        if (e->state == WISP_ARP_PENDING && !wisp_time_before(now, e->stamp + WISP_ARP_RETRY_MS)) {
+            struct wisp_netif *nif = wisp_netif_by_index(s, e->if_idx);
+            if (e->tries >= WISP_ARP_MAX_TRIES || nif == NULL) {
+                /* Give up: the host does not answer; its packets are lost. */
+                WISP_CTR_INC(s, ARP_RESOLVE_FAIL);
+                arp_clear(s, e);
+                continue;
+            }
+            /* RFC 1122 §2.3.2.1: at most one request per second per address. */
+            e->tries++;
+            e->stamp = now;
+            (void)arp_send_request(nif, wisp_eth_bcast, e->ip);
+        } else if (e->state == WISP_ARP_STABLE && !wisp_time_before(now, e->stamp + WISP_ARP_MAX_AGE_MS)) {
+            /* RFC 1122 §2.3.2.1: entries time out. */
+            arp_clear(s, e);
+        }
+    }
+    arp_rearm(s);
+}
+
+/* ------------------------------------------------------------ receive */
+
+void wisp_arp_input(struct wisp_netif *nif, struct wisp_pbuf *p, const uint8_t src_mac[6])
+{
+    struct wisp_stack *s = nif->stack;
+    struct wisp_arp_entry *e;
+    uint8_t b[ARP_LEN];
+    const uint8_t *sha = b + ARP_OFF_SHA;
+    wisp_ip4_t spa, tpa;
+    uint16_t op;
+    bool merged = false, for_us, changed = false;
+
+    WISP_UNUSED(src_mac);
+    WISP_CTR_INC(s, ARP_RX);
+
+    /* ---- parse (RFC 826 "Packet Reception"); trailing padding ignored */
+    if (p->tot_len < ARP_LEN || wisp_pbuf_copy_out(p, b, ARP_LEN, 0) != ARP_LEN) {
+        WISP_CTR_INC(s, ARP_DROP_SHORT);
+        goto out;
+    }
+    wisp_pbuf_free(p);
+    p = NULL;
+    if (wisp_rd16(b + ARP_OFF_HTYPE) != ARP_HTYPE_ETH || b[ARP_OFF_HLEN] != WISP_ETH_ADDR_LEN) {
+        WISP_CTR_INC(s, ARP_DROP_HW);
+        goto out;
+    }
+    if (wisp_rd16(b + ARP_OFF_PTYPE) != WISP_ETHTYPE_IP4 || b[ARP_OFF_PLEN] != 4) {
+        WISP_CTR_INC(s, ARP_DROP_PROTO);
+        goto out;
+    }
+    op = wisp_rd16(b + ARP_OFF_OP);
+    if (op != ARP_OP_REQUEST && op != ARP_OP_REPLY) {
+        WISP_CTR_INC(s, ARP_DROP_OP);
+        goto out;
+    }
+    spa = wisp_ip4_rd(b + ARP_OFF_SPA);
+    tpa = wisp_ip4_rd(b + ARP_OFF_TPA);
+    /* The sender must be a unicast host; 0.0.0.0 only in an RFC 5227 §2.1.1
+     * probe (a request), which creates and updates nothing. Our own MAC as
+     * sender is our own packet looped back (or a spoof). */
+    if ((sha[0] & 0x01u) != 0 || memcmp(sha, arp_zero_mac, 6) == 0 || memcmp(sha, nif->hwaddr, 6) == 0 ||
+        wisp_ip4_is_multicast(spa) || spa == WISP_IP4_BCAST || (spa != 0 && wisp_ip4_is_bcast(nif, spa)) ||
+        (spa == 0 && op != ARP_OP_REQUEST)) {
+        WISP_CTR_INC(s, ARP_DROP_SRC);
+        goto out;
+    }
+    if (op == ARP_OP_REQUEST)
+        WISP_CTR_INC(s, ARP_REQ_RX);
+    else
+        WISP_CTR_INC(s, ARP_REPLY_RX);
+
+    /* ---- act */
+    if (nif->ip4 != 0 && spa == nif->ip4) {
+        /* Another host claims our address (sha differs from ours, checked
+         * above). RFC 5227 §2.4 (b): defend with one announcement, at most
+         * once per DEFEND_INTERVAL; never cache our own address. */
+        uint32_t now = wisp_now(s);
+        WISP_CTR_INC(s, ARP_CONFLICT);
+        if (!s->arp.defended || !wisp_time_before(now, s->arp.defend_at + ARP_DEFEND_INTERVAL_MS)) {
+            s->arp.defended = 1;
+            s->arp.defend_at = now;
+            (void)wisp_arp_announce(nif);
+        }
+        goto out;
+    }
+
+    /* RFC 826 "Packet Reception" merge rule: if the sender's protocol
+     * address is in the table, update its hardware address. */
+    e = (spa != 0) ? arp_find(s, nif->index, spa) : NULL;
+    if (e != NULL) {
+        merged = true;
+        if (e->state != WISP_ARP_STATIC) {
+            bool was_pending = (e->state == WISP_ARP_PENDING);
+            memcpy(e->mac, sha, WISP_ETH_ADDR_LEN);
+            e->state = WISP_ARP_STABLE;
+            e->stamp = wisp_now(s);
+            e->tries = 0;
+            changed = true;
+            if (was_pending)
+                arp_send_queue(nif, e);
+        }
+    }
+
+    for_us = (nif->ip4 != 0 && tpa == nif->ip4);
+    if (!for_us) {
+        /* Not the target: only the merge update above applies. */
+        if (!merged)
+            WISP_CTR_INC(s, ARP_DROP_NOTFORUS);
+        goto done;
+    }
+    if (op == ARP_OP_REPLY) {
+        /* arp.h policy: a reply never creates an entry; we did not ask. */
+        if (!merged)
+            WISP_CTR_INC(s, ARP_DROP_UNSOLICITED);
+        goto done;
+    }
+    /* RFC 826: "If the merge flag is false, add the triplet to the table";
+     * the requester is about to talk to us. Probes (spa 0) add nothing, and
+     * a pending entry with queued packets is never evicted for this. */
+    if (!merged && spa != 0) {
+        e = arp_alloc(s, false);
+        if (e != NULL) {
+            e->ip = spa;
+            memcpy(e->mac, sha, WISP_ETH_ADDR_LEN);
+            e->state = WISP_ARP_STABLE;
+            e->if_idx = nif->index;
+            e->stamp = wisp_now(s);
+            changed = true;
+        }
+    }
+    /* RFC 826: swap the fields, put ours in the sender fields, opcode reply,
+     * and send it to the requester's hardware address (unicast). */
+    if (arp_send(nif, ARP_OP_REPLY, sha, sha, nif->ip4, spa) == WISP_OK)
+        WISP_CTR_INC(s, ARP_REPLY_TX);
+
+done:
+    if (changed)
+        arp_rearm(s);
+out:
+    wisp_pbuf_free(p);
+}
+
+/* ------------------------------------------------------------ output */
+
+wisp_err_t wisp_arp_output(struct wisp_netif *nif, struct wisp_pbuf *p, wisp_ip4_t next_hop)
+{
+    struct wisp_stack *s = nif->stack;
+    struct wisp_arp_entry *e;
+    uint8_t mac[6];
+    wisp_err_t err;
+
+    if (next_hop == WISP_IP4_BCAST || wisp_ip4_is_bcast(nif, next_hop))
+        return wisp_eth_output(nif, p, wisp_eth_bcast, WISP_ETHTYPE_IP4);
+    if (wisp_ip4_is_multicast(next_hop)) {
+        /* RFC 1112 §6.4: 01-00-5E-00-00-00 plus the low 23 bits of the group. */
+        mac[0] = 0x01;
+        mac[1] = 0x00;
+        mac[2] = 0x5e;
+        mac[3] = (uint8_t)(wisp_ip4_octet(next_hop, 1) & 0x7fu);
+        mac[4] = wisp_ip4_octet(next_hop, 2);
+        mac[5] = wisp_ip4_octet(next_hop, 3);
+        return wisp_eth_output(nif, p, mac, WISP_ETHTYPE_IP4);
+    }
+    if (next_hop == WISP_IP4_ANY)
+        return WISP_ERR_VAL;
+
+    e = arp_find(s, nif->index, next_hop);
+    if (e != NULL && (e->state == WISP_ARP_STABLE || e->state == WISP_ARP_STATIC)) {
+        memcpy(mac, e->mac, sizeof(mac));
+        /* Use does not refresh the entry (it ages from its last ARP update),
+         * but a stable entry in its last tenth of life is polled once with a
+         * unicast request so it is renewed before it expires. */
+        if (e->state == WISP_ARP_STABLE && e->tries == 0 && (wisp_now(s) - e->stamp) >= ARP_REFRESH_AGE_MS) {
+            e->tries = 1;
+            (void)arp_send_request(nif, mac, next_hop);
+        }
+        return wisp_eth_output(nif, p, mac, WISP_ETHTYPE_IP4);
+    }
+    if (e != NULL)
+        return arp_enqueue(s, e, p);   /* pending: wait for the reply */
+
+    if (!wisp_netif_is_usable(nif))
+        return WISP_ERR_IF;
+    /* Unknown: a pending entry, the packet queued, one request now. */
+    e = arp_alloc(s, true);
+    if (e == NULL)
+        return WISP_ERR_MEM;
+    e->ip = next_hop;
+    e->if_idx = nif->index;
+    e->state = WISP_ARP_PENDING;
+    e->stamp = wisp_now(s);
+    e->tries = 1;
+    err = arp_enqueue(s, e, p);
+    (void)arp_send_request(nif, wisp_eth_bcast, next_hop);   /* the timer retries on failure */
+    arp_rearm(s);
+    return err;
+}
+
+wisp_err_t wisp_arp_request(struct wisp_netif *nif, wisp_ip4_t ip)
+{
+    struct wisp_stack *s = nif->stack;
+
+    if (ip == WISP_IP4_ANY || ip == WISP_IP4_BCAST || wisp_ip4_is_multicast(ip))
+        return WISP_ERR_VAL;
+    /* Remember that we asked, so that the reply is not unsolicited. */
+    if (arp_find(s, nif->index, ip) == NULL && ip != nif->ip4) {
+        struct wisp_arp_entry *e = arp_alloc(s, false);
+        if (e != NULL) {
+            e->ip = ip;
+            e->if_idx = nif->index;
+            e->state = WISP_ARP_PENDING;
+            e->stamp = wisp_now(s);
+            e->tries = 1;
+            arp_rearm(s);
+        }
+    }
+    return arp_send_request(nif, wisp_eth_bcast, ip);
+}
+
+wisp_err_t wisp_arp_announce(struct wisp_netif *nif)
+{
+    wisp_err_t err;
+
+    if (nif->ip4 == 0)
+        return WISP_ERR_VAL;
+    /* RFC 5227 §3: an ARP request with sender and target IP both ours and
+     * target hardware address zero, broadcast. */
+    err = arp_send(nif, ARP_OP_REQUEST, wisp_eth_bcast, arp_zero_mac, nif->ip4, nif->ip4);
+    if (err == WISP_OK)
+        WISP_CTR_INC(nif->stack, ARP_GRATUITOUS_TX);
+    return err;
+}
+
+/* ------------------------------------------------------------ management */
+
+bool wisp_arp_lookup(struct wisp_stack *s, uint8_t if_idx, wisp_ip4_t ip, uint8_t mac[6])
+{
+    const struct wisp_arp_entry *e = arp_find(s, if_idx, ip);
+
+    if (e == NULL || (e->state != WISP_ARP_STABLE && e->state != WISP_ARP_STATIC))
+        return false;
+    if (mac != NULL)
+        memcpy(mac, e->mac, WISP_ETH_ADDR_LEN);
+    return true;
+}
+
+wisp_err_t wisp_arp_add_static(struct wisp_netif *nif, wisp_ip4_t ip, const uint8_t mac[6])
+{
+    struct wisp_stack *s = nif->stack;
+    struct wisp_arp_entry *e;
+    bool was_pending;
+
+    if (ip == WISP_IP4_ANY || ip == WISP_IP4_BCAST || wisp_ip4_is_multicast(ip) || (mac[0] & 0x01u) != 0)
+        return WISP_ERR_VAL;
+    e = arp_find(s, nif->index, ip);
+    if (e == NULL) {
+        e = arp_alloc(s, false);
+        if (e == NULL)
+            return WISP_ERR_MEM;
+        e->ip = ip;
+        e->if_idx = nif->index;
+    }
+    memcpy(e->mac, mac, WISP_ETH_ADDR_LEN);
+    e->stamp = wisp_now(s);
+    e->tries = 0;
+    was_pending = (e->state == WISP_ARP_PENDING);
+    e->state = WISP_ARP_STATIC;
+    if (was_pending)
+        arp_send_queue(nif, e);   /* resolved by hand: release its queue */
+    arp_rearm(s);
+    return WISP_OK;
+}
+
+void wisp_arp_flush(struct wisp_stack *s, uint8_t if_idx)
+{
+    unsigned i;
+
+    for (i = 0; i < WISP_ARP_TABLE_SIZE; i++) {
+        struct wisp_arp_entry *e = &s->arp.e[i];
+        if (e->state != WISP_ARP_EMPTY && (if_idx == 0 || e->if_idx == if_idx))
+            arp_clear(s, e);
+    }
+    arp_rearm(s);
+}
+
+unsigned wisp_arp_count(const struct wisp_stack *s)
+{
+    unsigned i, n = 0;
+
+    for (i = 0; i < WISP_ARP_TABLE_SIZE; i++)
+        if (s->arp.e[i].state != WISP_ARP_EMPTY)
+            n++;
+    return n;
+}
+
+void wisp_arp_init(struct wisp_stack *s)
+{
+    memset(&s->arp, 0, sizeof(s->arp));
+}

@@ -1,0 +1,581 @@
+/**
+ * @file ip4.c
+ * IPv4 input (validation, local delivery, dispatch to ICMP/UDP), routing
+ * and output (header construction, loopback, hand-off to ARP/Ethernet or to
+ * fragmentation). wisp is a host (RFC 1122): it never forwards.
+ *
+ * Input: parse, then act. Every check reads only bytes whose presence was
+ * verified; each rejection increments the counter that names its reason.
+ * ip4.rx counts every datagram (or fragment) handed to IP; ip4.delivered
+ * counts datagrams handed to a transport protocol (ICMP, UDP).
+ *
+ * Output: the header goes into the caller's headroom when the first buffer
+ * is RAM/POOL with 20 free bytes, else into a RAM header buffer chained in
+ * front. Output never consumes the caller's pbuf. After the hand-off the
+ * pushed header is popped again -- unless a lower layer kept a reference to
+ * that very pbuf (a transmit or ARP queue), in which case the header must
+ * stay visible for that holder (the same rule as wisp_eth_output).
+ */
+#include "wisp/stack.h"
+#include "wisp/chksum.h"
+#include "wisp/ethernet.h"
+
+/* Header field offsets (RFC 791 §3.1). */
+#define IP_OFF_VHL 0u
+#define IP_OFF_TOS 1u
+#define IP_OFF_LEN 2u
+#define IP_OFF_ID 4u
+#define IP_OFF_FRAG 6u
+#define IP_OFF_TTL 8u
+#define IP_OFF_PROTO 9u
+#define IP_OFF_CSUM 10u
+#define IP_OFF_SRC 12u
+#define IP_OFF_DST 16u
+
+/* RFC 791 §3.1 option types with a single octet. */
+#define IP_OPT_EOL 0u
+#define IP_OPT_NOP 1u
+
+/* ------------------------------------------------------------ addresses */
+
+bool wisp_ip4_is_local(struct wisp_stack *s, wisp_ip4_t a)
+{
+    const struct wisp_netif *nif;
+    if (a == WISP_IP4_ANY) {
+        return false;
+    }
+    for (nif = s->netifs; nif != NULL; nif = nif->next) {
+        if (nif->ip4 != WISP_IP4_ANY && nif->ip4 == a) {
+            return true;
+        }
+    }
+    return false;
+}
+
+bool wisp_ip4_is_bcast(const struct wisp_netif *nif, wisp_ip4_t a)
+{
+    wisp_ip4_t host;
+    /* RFC 1122 §3.2.1.3 (c): limited broadcast {-1, -1}. */
+    if (a == WISP_IP4_BCAST) {
+        return true;
+    }
+    if (nif == NULL || nif->ip4 == WISP_IP4_ANY) {
+        return false;
+    }
+    /* RFC 1122 §3.2.1.3 (d): directed broadcast {<net>, -1}. Prefixes of 31
+     * and 32 bits have no broadcast address (RFC 3021 §2.2). */
+    host = ~nif->mask4;
+    if (wisp_ntohl(host) <= 1u) {
+        return false;
+    }
+    return (a & host) == host && (a & nif->mask4) == (nif->ip4 & nif->mask4);
+}
+
+/* The interface whose unicast address is a (weak host model), or NULL. */
+static struct wisp_netif *ip4_owner(struct wisp_stack *s, wisp_ip4_t a)
+{
+    struct wisp_netif *nif;
+    if (a == WISP_IP4_ANY) {
+        return NULL;
+    }
+    for (nif = s->netifs; nif != NULL; nif = nif->next) {
+        if (nif->ip4 == a) {
+            return nif;
+        }
+    }
+    return NULL;
+}
+
+static bool is_loopif(const struct wisp_netif *nif)
+{
+    return (nif->flags & WISP_NETIF_F_LOOPBACK) != 0;
+}
+
+/* ---------------------------------------------------------------- input */
+
+/* Walk the option list of a header (RFC 791 §3.1 "Options"): single-octet
+ * End of Option List / No Operation, otherwise type, length (counting type
+ * and length octets, so at least 2), data. True when well formed. */
+static bool ip4_opts_ok(const uint8_t *hdr, unsigned hlen)
+{
+    unsigned i = WISP_IP4_HLEN;
+    while (i < hlen) {
+        unsigned olen;
+        if (hdr[i] == IP_OPT_EOL) {
+            return true; /* the rest is padding */
+        }
+        if (hdr[i] == IP_OPT_NOP) {
+            i++;
+            continue;
+        }
+        if (i + 1u >= hlen) {
+            return false; /* no room for the length octet */
+        }
+        olen = hdr[i + 1u];
+        if (olen < 2u || i + olen > hlen) {
+            return false;
+        }
+        i += olen;
+    }
+    return true;
+}
+
+static void ip4_drop(struct wisp_pbuf *p)
+{
+    wisp_pbuf_free(p);
+}
+
+void wisp_ip4_input(struct wisp_netif *nif, struct wisp_pbuf *p)
+{
+    struct wisp_stack *s = nif->stack;
+    struct wisp_ip4_info info;
+    const uint8_t *hdr;
+    uint16_t hlen, tot, frag;
+    wisp_ip4_t src, dst;
+    uint8_t proto;
+    bool bcast, mcast;
+
+    WISP_CTR_INC(s, IP4_RX);
+
+    /* RFC 791 §3.1: the header is at least 20 octets. */
+    if (p->tot_len < WISP_IP4_HLEN) {
+        WISP_CTR_INC(s, IP4_DROP_SHORT);
+        ip4_drop(p);
+        return;
+    }
+    /* The whole header must be contiguous in the first buffer (true for
+     * every driver frame: first blocks hold >= 256 bytes); a chain split
+     * inside the header is refused like a bad header length. */
+    if (p->len < WISP_IP4_HLEN) {
+        WISP_CTR_INC(s, IP4_DROP_IHL);
+        ip4_drop(p);
+        return;
+    }
+    hdr = p->payload;
+    /* RFC 1122 §3.2.1.1: silently discard a datagram whose version is not 4. */
+    if ((hdr[IP_OFF_VHL] >> 4) != 4u) {
+        WISP_CTR_INC(s, IP4_DROP_VERSION);
+        ip4_drop(p);
+        return;
+    }
+    /* RFC 791 §3.1: IHL counts 32-bit words, minimum 5. */
+    hlen = (uint16_t)((hdr[IP_OFF_VHL] & 0x0fu) * 4u);
+    if (hlen < WISP_IP4_HLEN || hlen > p->len) {
+        WISP_CTR_INC(s, IP4_DROP_IHL);
+        ip4_drop(p);
+        return;
+    }
+    /* RFC 791 §3.1 Total Length: header and data; it must cover the header
+     * and cannot exceed what arrived. */
+    tot = wisp_rd16(hdr + IP_OFF_LEN);
+    if (tot < hlen || tot > p->tot_len) {
+        WISP_CTR_INC(s, IP4_DROP_LEN);
+        ip4_drop(p);
+        return;
+    }
+    /* RFC 1122 §3.2.1.2: the header checksum MUST be verified. */
+    if (wisp_chksum_sum(hdr, hlen) != 0xFFFFu) {
+        WISP_CTR_INC(s, IP4_DROP_CHKSUM);
+        ip4_drop(p);
+        return;
+    }
+    /* RFC 791 §3.1 Time to Live: 0 means the datagram must be destroyed.
+     * RFC 1122 §3.2.1.7: a host MUST NOT discard a datagram just because it
+     * was received with TTL 1 (that rule is for forwarding), so only 0. */
+    if (hdr[IP_OFF_TTL] == 0u) {
+        WISP_CTR_INC(s, IP4_DROP_TTL);
+        ip4_drop(p);
+        return;
+    }
+    /* RFC 1122 §3.2.1.8: options are accepted; we implement none and skip
+     * them, but a malformed list is a bad datagram. */
+    if (hlen > WISP_IP4_HLEN && !ip4_opts_ok(hdr, hlen)) {
+        WISP_CTR_INC(s, IP4_DROP_OPTS);
+        ip4_drop(p);
+        return;
+    }
+
+    src = wisp_ip4_rd(hdr + IP_OFF_SRC);
+    dst = wisp_ip4_rd(hdr + IP_OFF_DST);
+    proto = hdr[IP_OFF_PROTO];
+    bcast = wisp_ip4_is_bcast(nif, dst);
+    mcast = wisp_ip4_is_multicast(dst);
+
+    /* RFC 1122 §3.2.1.3: a source that is a broadcast or multicast address
+     * is discarded (items (c), (d) and the multicast rule of RFC 1112 §4);
+     * {127, any} never appears from outside the host (item (g)). */
+    if (wisp_ip4_is_bcast(nif, src) || wisp_ip4_is_multicast(src) ||
+        (wisp_ip4_is_loopback(src) && !is_loopif(nif))) {
+        WISP_CTR_INC(s, IP4_DROP_SRC);
+        ip4_drop(p);
+        return;
+    }
+    /* RFC 1122 §3.2.1.3 (a): 0.0.0.0 is a source only while a host learns
+     * its address (BOOTP/DHCP: UDP to a broadcast destination). */
+    if (src == WISP_IP4_ANY && !(proto == WISP_IP4_PROTO_UDP && bcast)) {
+        WISP_CTR_INC(s, IP4_DROP_SRC);
+        ip4_drop(p);
+        return;
+    }
+
+    /* Destination. Accepted: our unicast address on any interface (weak
+     * host model, RFC 1122 §3.3.4.2), the limited broadcast and the
+     * arrival interface's directed broadcast (RFC 1122 §3.3.6), 224.0.0.1
+     * all-hosts (RFC 1112 §4; no other group is joined). 127/8 only on the
+     * loopback interface (RFC 1122 §3.2.1.3 (g)). We do not forward
+     * (RFC 1122 §3.3.1: a host that is not a gateway). */
+    if (wisp_ip4_is_loopback(dst)) {
+        if (!is_loopif(nif)) {
+            WISP_CTR_INC(s, IP4_DROP_NOTFORUS);
+            ip4_drop(p);
+            return;
+        }
+    } else if (mcast) {
+        if (dst != wisp_ip4(224, 0, 0, 1)) {
+            WISP_CTR_INC(s, IP4_DROP_NOTFORUS);
+            ip4_drop(p);
+            return;
+        }
+    } else if (!bcast) {
+        if (!wisp_ip4_is_local(s, dst)) {
+            WISP_CTR_INC(s, IP4_DROP_NOTFORUS);
+            ip4_drop(p);
+            return;
+        }
+        /* RFC 1122 §3.3.6: a datagram received as a link-layer broadcast
+         * but addressed to an IP unicast address SHOULD be discarded. */
+        if ((p->flags & (WISP_PBUF_F_BCAST | WISP_PBUF_F_MCAST)) != 0) {
+            WISP_CTR_INC(s, IP4_DROP_NOTFORUS);
+            ip4_drop(p);
+            return;
+        }
+    }
+
+    /* Act. Bytes beyond the total length are link padding (RFC 894 pads
+     * Ethernet frames to 60 bytes): cut them off. */
+    if (p->tot_len > tot) {
+        wisp_pbuf_trim(p, tot);
+    }
+
+    frag = wisp_rd16(hdr + IP_OFF_FRAG);
+    if ((frag & (WISP_IP4_FLAG_MF | WISP_IP4_OFFMASK)) != 0) {
+        /* RFC 791 §3.2: a fragment; reassembly returns the whole datagram
+         * when this was its missing piece. */
+        WISP_CTR_INC(s, IP4_FRAG_RX);
+#if WISP_IP_REASS
+        p = wisp_ip4_reass(s, p);
+        if (p == NULL) {
+            return;
+        }
+        hdr = p->payload;
+        hlen = (uint16_t)((hdr[IP_OFF_VHL] & 0x0fu) * 4u);
+        tot = wisp_rd16(hdr + IP_OFF_LEN);
+#else
+        WISP_CTR_INC(s, IP4_REASS_BADFRAG);
+        ip4_drop(p);
+        return;
+#endif
+    }
+
+    info.nif = nif;
+    info.src = src;
+    info.dst = dst;
+    info.hlen = hlen;
+    info.tot_len = tot;
+    info.proto = proto;
+    info.tos = hdr[IP_OFF_TOS];
+    info.ttl = hdr[IP_OFF_TTL];
+    info.bcast = bcast ? 1u : 0u;
+    info.mcast = mcast ? 1u : 0u;
+
+    (void)wisp_pbuf_pop(p, hlen); /* hlen <= p->len was checked */
+
+    switch (proto) {
+    case WISP_IP4_PROTO_ICMP:
+        WISP_CTR_INC(s, IP4_DELIVERED);
+        wisp_icmp_input(s, p, &info);
+        return;
+#if WISP_UDP
+    case WISP_IP4_PROTO_UDP:
+        WISP_CTR_INC(s, IP4_DELIVERED);
+        wisp_udp_input(s, p, &info);
+        return;
+#endif
+    default:
+        /* TCP (6) is not implemented yet: like any unknown protocol.
+         * RFC 1122 §3.2.2.1: a host SHOULD send a protocol unreachable.
+         * wisp_icmp_dest_unreach expects the IP header hidden in front of
+         * the payload (as now) and suppresses broadcasts etc. itself. */
+        WISP_CTR_INC(s, IP4_DROP_PROTO);
+        wisp_icmp_dest_unreach(s, p, &info, WISP_ICMP_UNREACH_PROTO);
+        ip4_drop(p);
+        return;
+    }
+}
+
+/* -------------------------------------------------------------- routing */
+
+struct wisp_netif *wisp_ip4_route(struct wisp_stack *s, wisp_ip4_t dst)
+{
+    struct wisp_netif *nif, *best = NULL;
+    uint32_t best_mask = 0;
+
+    /* RFC 1122 §3.2.1.3 (g): 127/8 is internal host loopback. */
+    if (wisp_ip4_is_loopback(dst)) {
+#if WISP_LOOPBACK
+        return &s->loopif;
+#else
+        return NULL;
+#endif
+    }
+    /* Limited broadcast (and multicast: no routing table for groups, RFC
+     * 1112 §6.1 leaves the default to the host): first usable link. */
+    if (dst == WISP_IP4_BCAST || wisp_ip4_is_multicast(dst)) {
+        for (nif = s->netifs; nif != NULL; nif = nif->next) {
+            if (wisp_netif_is_usable(nif) && !is_loopif(nif)) {
+                return nif;
+            }
+        }
+        return NULL;
+    }
+    /* Directly connected subnets, longest prefix wins (RFC 1812 §5.2.4.3
+     * rule, applied to a host's on-link routes). */
+    for (nif = s->netifs; nif != NULL; nif = nif->next) {
+        uint32_t m;
+        if (!wisp_netif_is_usable(nif) || is_loopif(nif) || nif->ip4 == WISP_IP4_ANY) {
+            continue;
+        }
+        if (((dst ^ nif->ip4) & nif->mask4) != 0) {
+            continue;
+        }
+        m = wisp_ntohl(nif->mask4);
+        if (best == NULL || m > best_mask) {
+            best = nif;
+            best_mask = m;
+        }
+    }
+    if (best != NULL) {
+        return best;
+    }
+    /* Default route: the first usable interface with a gateway
+     * (RFC 1122 §3.3.1.1: off-link destinations go to a gateway). */
+    for (nif = s->netifs; nif != NULL; nif = nif->next) {
+        if (wisp_netif_is_usable(nif) && !is_loopif(nif) && nif->gw4 != WISP_IP4_ANY) {
+            return nif;
+        }
+    }
+    return NULL;
+}
+
+/* --------------------------------------------------------------- output */
+
+wisp_err_t wisp_ip4_link_output(struct wisp_netif *nif, struct wisp_pbuf *p, wisp_ip4_t next_hop)
+{
+    p->if_idx = nif->index;
+    if (nif->flags & WISP_NETIF_F_ETHARP) {
+        return wisp_arp_output(nif, p, next_hop);
+    }
+    return wisp_netif_tx(nif, p);
+}
+
+/* Fill a 20-byte header (RFC 791 §3.1); the checksum last. */
+static void ip4_build_hdr(uint8_t *h, uint16_t tot, uint16_t id, bool df, uint8_t ttl, uint8_t tos, uint8_t proto,
+                          wisp_ip4_t src, wisp_ip4_t dst)
+{
+    h[IP_OFF_VHL] = 0x45; /* version 4, IHL 5: we never send options */
+    h[IP_OFF_TOS] = tos;
+    wisp_wr16(h + IP_OFF_LEN, tot);
+    wisp_wr16(h + IP_OFF_ID, id);
+    wisp_wr16(h + IP_OFF_FRAG, df ? (uint16_t)WISP_IP4_FLAG_DF : 0u);
+    h[IP_OFF_TTL] = ttl;
+    h[IP_OFF_PROTO] = proto;
+    wisp_wr16(h + IP_OFF_CSUM, 0);
+    wisp_ip4_wr(h + IP_OFF_SRC, src);
+    wisp_ip4_wr(h + IP_OFF_DST, dst);
+    /* RFC 791 §3.1 Header Checksum; RFC 1071. */
+    wisp_wr16(h + IP_OFF_CSUM, (uint16_t)~wisp_chksum_sum(h, WISP_IP4_HLEN));
+}
+
+/* Put hdr in front of p: into p's headroom (*pushed = true) or into a new
+ * header buffer chained in front of p (returned; p gains a reference). */
+static struct wisp_pbuf *ip4_attach_hdr(struct wisp_stack *s, struct wisp_pbuf *p, const uint8_t *hdr,
+                                        bool *pushed)
+{
+    struct wisp_pbuf *q;
+    *pushed = false;
+    if (wisp_pbuf_push(p, WISP_IP4_HLEN) == WISP_OK) { /* only RAM/POOL with headroom */
+        memcpy(p->payload, hdr, WISP_IP4_HLEN);
+        *pushed = true;
+        return p;
+    }
+    q = wisp_pbuf_alloc(s, WISP_LAYER_IP, WISP_IP4_HLEN, WISP_PBUF_RAM);
+    if (q == NULL) {
+        return NULL;
+    }
+    memcpy(q->payload, hdr, WISP_IP4_HLEN);
+    wisp_pbuf_chain(q, p);
+    q->flags = 0;
+    return q;
+}
+
+/* Undo ip4_attach_hdr. A pushed header is popped only when nobody below
+ * kept a reference to p (see the file comment). */
+static void ip4_detach_hdr(struct wisp_pbuf *p, struct wisp_pbuf *q, bool pushed, uint16_t ref_before)
+{
+    if (!pushed) {
+        wisp_pbuf_free(q); /* drops the reference q held on p */
+    } else if (p->ref == ref_before) {
+        (void)wisp_pbuf_pop(p, WISP_IP4_HLEN);
+    }
+}
+
+#if WISP_LOOPBACK
+/* Deliver q (a complete datagram) to ourselves: a copy goes on the
+ * loopback queue, wisp_stack_poll feeds it to wisp_ip4_input. */
+static wisp_err_t ip4_loop(struct wisp_stack *s, const struct wisp_pbuf *q)
+{
+    struct wisp_pbuf *c;
+    if (s->loopq_count >= WISP_LOOP_QUEUE_LEN) {
+        WISP_CTR_INC(s, LOOP_DROP);
+        return WISP_ERR_MEM;
+    }
+    c = wisp_pbuf_clone(s, WISP_LAYER_RAW, q);
+    if (c == NULL) {
+        WISP_CTR_INC(s, IP4_DROP_NOMEM);
+        return WISP_ERR_MEM;
+    }
+    c->flags = 0; /* not a link-layer broadcast */
+    c->if_idx = s->loopif.index;
+    s->loopq[(s->loopq_head + s->loopq_count) % WISP_LOOP_QUEUE_LEN] = c;
+    s->loopq_count++;
+    s->loopif.st.tx_frames++;
+    s->loopif.st.tx_bytes += c->tot_len;
+    return WISP_OK;
+}
+#endif
+
+wisp_err_t wisp_ip4_output_if(struct wisp_netif *nif, struct wisp_pbuf *p, wisp_ip4_t src, wisp_ip4_t dst,
+                              uint8_t ttl, uint8_t tos, uint8_t proto, bool df)
+{
+    struct wisp_stack *s;
+    uint8_t hdr[WISP_IP4_HLEN];
+    struct wisp_pbuf *q;
+    wisp_ip4_t next_hop;
+    uint16_t tot, ref_before;
+    bool pushed, local;
+    wisp_err_t err;
+
+    if (nif == NULL || p == NULL) {
+        return WISP_ERR_ARG;
+    }
+    s = nif->stack;
+    /* RFC 791 §3.1: total length is a 16-bit field. */
+    if ((uint32_t)p->tot_len + WISP_IP4_HLEN > WISP_IP4_MAX_LEN) {
+        WISP_CTR_INC(s, IP4_DROP_LEN);
+        return WISP_ERR_VAL;
+    }
+    tot = (uint16_t)(p->tot_len + WISP_IP4_HLEN);
+    local = is_loopif(nif) || wisp_ip4_is_local(s, dst);
+    if (!local && !wisp_netif_is_usable(nif)) {
+        WISP_CTR_INC(s, IP4_DROP_LINKDOWN);
+        return WISP_ERR_IF;
+    }
+    if (src == WISP_IP4_ANY) {
+        src = nif->ip4; /* RFC 1122 §3.3.4.3: the address of the outgoing interface */
+    }
+
+    if (local) {
+#if WISP_LOOPBACK
+        ip4_build_hdr(hdr, tot, s->ip4.next_id++, df, ttl ? ttl : (uint8_t)WISP_IP_DEFAULT_TTL, tos, proto, src,
+                      dst);
+        ref_before = p->ref;
+        q = ip4_attach_hdr(s, p, hdr, &pushed);
+        if (q == NULL) {
+            WISP_CTR_INC(s, IP4_DROP_NOMEM);
+            return WISP_ERR_MEM;
+        }
+        q->prio = wisp_dscp_prio((uint8_t)(tos >> 2));
+        err = ip4_loop(s, q);
+        if (err == WISP_OK) {
+            WISP_CTR_INC(s, IP4_TX);
+        }
+        ip4_detach_hdr(p, q, pushed, ref_before);
+        return err;
+#else
+        WISP_CTR_INC(s, IP4_DROP_NOROUTE);
+        return WISP_ERR_RTE;
+#endif
+    }
+
+    /* Next hop (RFC 1122 §3.3.1.1): the destination itself when it is a
+     * broadcast, a multicast or on the link; else the gateway. */
+    if (wisp_ip4_is_bcast(nif, dst) || wisp_ip4_is_multicast(dst) ||
+        (nif->ip4 != WISP_IP4_ANY && ((dst ^ nif->ip4) & nif->mask4) == 0)) {
+        next_hop = dst;
+    } else if (nif->gw4 != WISP_IP4_ANY) {
+        next_hop = nif->gw4;
+    } else {
+        WISP_CTR_INC(s, IP4_DROP_NOROUTE);
+        return WISP_ERR_RTE;
+    }
+
+    ip4_build_hdr(hdr, tot, s->ip4.next_id++, df, ttl ? ttl : (uint8_t)WISP_IP_DEFAULT_TTL, tos, proto, src, dst);
+
+    if (tot > nif->mtu) {
+        /* RFC 791 §3.2: a datagram with DF set that does not fit is
+         * discarded. Fragmentation needs a room of at least 8 data bytes. */
+        if (df || !WISP_IP_FRAG) {
+            WISP_CTR_INC(s, IP4_DROP_DF);
+            return WISP_ERR_VAL;
+        }
+        err = wisp_ip4_frag(nif, p, hdr, next_hop); /* sets each fragment's prio from the TOS */
+        if (err == WISP_OK) {
+            WISP_CTR_INC(s, IP4_TX);
+        }
+        return err;
+    }
+
+    ref_before = p->ref;
+    q = ip4_attach_hdr(s, p, hdr, &pushed);
+    if (q == NULL) {
+        WISP_CTR_INC(s, IP4_DROP_NOMEM);
+        return WISP_ERR_MEM;
+    }
+    /* Transmit queue class from the DSCP (RFC 2474 §3; paper 001 §4.3). */
+    q->prio = wisp_dscp_prio((uint8_t)(tos >> 2));
+    err = wisp_ip4_link_output(nif, q, next_hop);
+    if (err == WISP_OK) {
+        WISP_CTR_INC(s, IP4_TX);
+    }
+    ip4_detach_hdr(p, q, pushed, ref_before);
+    return err;
+}
+
+wisp_err_t wisp_ip4_output(struct wisp_stack *s, struct wisp_pbuf *p, wisp_ip4_t src, wisp_ip4_t dst, uint8_t ttl,
+                           uint8_t tos, uint8_t proto, bool df)
+{
+    struct wisp_netif *nif;
+    if (p == NULL) {
+        return WISP_ERR_ARG;
+    }
+    /* One of our own addresses: looped back whatever state its interface
+     * is in (weak host model, RFC 1122 §3.3.4.2). */
+    nif = ip4_owner(s, dst);
+    if (nif == NULL) {
+        nif = wisp_ip4_route(s, dst);
+    }
+    if (nif == NULL) {
+        WISP_CTR_INC(s, IP4_DROP_NOROUTE);
+        return WISP_ERR_RTE;
+    }
+    return wisp_ip4_output_if(nif, p, src, dst, ttl, tos, proto, df);
+}
+
+/* ------------------------------------------------------ init / teardown */
+
+void wisp_ip4_init(struct wisp_stack *s)
+{
+    memset(&s->ip4, 0, sizeof(s->ip4));
+    /* RFC 6864 §4.1 / RFC 7739: do not start the ID at a predictable value. */
+    s->ip4.next_id = (uint16_t)wisp_random(s);
+}

@@ -1,0 +1,381 @@
+/**
+ * @file udp.c
+ * UDP (RFC 768, RFC 1122 §4.1): protocol control blocks from a fixed pool,
+ * binding with random ephemeral ports (RFC 6056 §3.3.1), checksummed send
+ * (header pushed into the caller's headroom, or a header buffer chained in
+ * front), validated zero-copy receive and demultiplexing.
+ *
+ * Choices where the RFCs leave room:
+ *  - Demultiplexing picks ONE PCB, the most specific match: a connected PCB
+ *    whose peer matches the source beats a PCB bound to the specific
+ *    destination address, which beats a wildcard PCB; ties go to the PCB
+ *    created last. A broadcast/multicast datagram also goes to that single
+ *    PCB (like lwIP without SO_REUSE); there is no fan-out to several PCBs.
+ *  - A PCB bound to a specific unicast address does not receive datagrams
+ *    sent to a broadcast address (as on Linux); bind to any for those.
+ *  - Sending to a broadcast address is allowed without WISP_UDP_F_BCAST
+ *    (like lwIP's default, LWIP_IP_SOF_BROADCAST=0); the flag is reserved for
+ *    a socket layer that wants SO_BROADCAST semantics.
+ *  - Datagrams without a PCB get a port unreachable through
+ *    wisp_icmp_dest_unreach(), which applies the RFC 1122 §3.2.2 suppression
+ *    rules (no error about broadcasts etc.) and the rate limit.
+ */
+#include "wisp/stack.h"
+#include "wisp/chksum.h"
+
+#if WISP_UDP
+
+/* Largest UDP payload: 65535 - 20 (IP header) - 8 (UDP header). */
+#define UDP_MAX_PAYLOAD (WISP_IP4_MAX_LEN - WISP_IP4_HLEN - WISP_UDP_HLEN)
+
+/* ----------------------------------------------------------------- helpers */
+
+static wisp_ip4_t udp_ip4_of(const wisp_ipaddr_t *a)
+{
+    if (a == NULL || a->family != WISP_AF_INET4) {
+        return WISP_IP4_ANY;
+    }
+    return a->u.ip4;
+}
+
+/* True when another PCB already uses port with an overlapping local address
+ * (the wildcard overlaps everything). */
+static bool udp_port_taken(const struct wisp_stack *s, const struct wisp_udp_pcb *self, wisp_ip4_t ip,
+                           uint16_t port)
+{
+    const struct wisp_udp_pcb *q;
+
+    for (q = s->udp_pcbs; q != NULL; q = q->next) {
+        wisp_ip4_t qip;
+        if (q == self || q->local_port != port) {
+            continue;
+        }
+        qip = udp_ip4_of(&q->local_ip);
+        if (qip == WISP_IP4_ANY || ip == WISP_IP4_ANY || qip == ip) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* RFC 6056 §3.3.1 (Algorithm 1, "simple port randomization"): start at a
+ * random offset in the ephemeral range and probe linearly, wrapping, until a
+ * free port is found; at most one pass over the range. 0 when all are used. */
+static uint16_t udp_ephemeral_port(struct wisp_stack *s, const struct wisp_udp_pcb *self, wisp_ip4_t ip)
+{
+    const uint32_t num = (uint32_t)WISP_EPHEMERAL_MAX - (uint32_t)WISP_EPHEMERAL_MIN + 1u;
+    uint32_t offset = wisp_random(s) % num;
+    uint32_t count;
+
+    for (count = 0; count < num; count++) {
+        uint16_t port = (uint16_t)(WISP_EPHEMERAL_MIN + (offset + count) % num);
+        if (!udp_port_taken(s, self, ip, port)) {
+            return port;
+        }
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------- PCBs */
+
+struct wisp_udp_pcb *wisp_udp_new(struct wisp_stack *s)
+{
+    struct wisp_udp_pcb *pcb = (struct wisp_udp_pcb *)wisp_pool_alloc(&s->pool[WISP_POOL_UDP_PCB]);
+
+    if (pcb == NULL) {
+        return NULL;
+    }
+    memset(pcb, 0, sizeof(*pcb));
+    pcb->stack = s;
+    /* Linked from creation so teardown can find every PCB; a PCB with local
+     * port 0 (not bound yet) never matches in demultiplexing. */
+    pcb->next = s->udp_pcbs;
+    s->udp_pcbs = pcb;
+    return pcb;
+}
+
+void wisp_udp_remove(struct wisp_udp_pcb *pcb)
+{
+    struct wisp_stack *s;
+    struct wisp_udp_pcb **pp;
+
+    if (pcb == NULL) {
+        return;
+    }
+    s = pcb->stack;
+    for (pp = &s->udp_pcbs; *pp != NULL; pp = &(*pp)->next) {
+        if (*pp == pcb) {
+            *pp = pcb->next;
+            break;
+        }
+    }
+    wisp_pool_free(&s->pool[WISP_POOL_UDP_PCB], pcb);
+}
+
+wisp_err_t wisp_udp_bind(struct wisp_udp_pcb *pcb, const wisp_ipaddr_t *ip, uint16_t port)
+{
+    struct wisp_stack *s = pcb->stack;
+    wisp_ip4_t a;
+
+    if (ip != NULL && ip->family != WISP_AF_NONE && ip->family != WISP_AF_INET4) {
+        return WISP_ERR_VAL;
+    }
+    a = udp_ip4_of(ip);
+    if (port == 0) {
+        port = udp_ephemeral_port(s, pcb, a);
+        if (port == 0) {
+            return WISP_ERR_USE; /* the whole ephemeral range is taken */
+        }
+    } else if (udp_port_taken(s, pcb, a, port)) {
+        return WISP_ERR_USE;
+    }
+    pcb->local_ip = wisp_ipaddr4(a);
+    pcb->local_port = port;
+    return WISP_OK;
+}
+
+wisp_err_t wisp_udp_connect(struct wisp_udp_pcb *pcb, const wisp_ipaddr_t *ip, uint16_t port)
+{
+    wisp_err_t err;
+
+    if (ip == NULL || ip->family != WISP_AF_INET4 || ip->u.ip4 == WISP_IP4_ANY || port == 0) {
+        return WISP_ERR_VAL;
+    }
+    if (pcb->local_port == 0) {
+        err = wisp_udp_bind(pcb, &pcb->local_ip, 0);
+        if (err != WISP_OK) {
+            return err;
+        }
+    }
+    pcb->remote_ip = *ip;
+    pcb->remote_port = port;
+    pcb->flags |= WISP_UDP_F_CONNECTED;
+    return WISP_OK;
+}
+
+void wisp_udp_disconnect(struct wisp_udp_pcb *pcb)
+{
+    memset(&pcb->remote_ip, 0, sizeof(pcb->remote_ip));
+    pcb->remote_port = 0;
+    pcb->flags &= (uint8_t)~WISP_UDP_F_CONNECTED;
+}
+
+void wisp_udp_recv(struct wisp_udp_pcb *pcb, wisp_udp_recv_fn fn, void *arg)
+{
+    pcb->recv = fn;
+    pcb->recv_arg = arg;
+}
+
+/* ------------------------------------------------------------------ output */
+
+wisp_err_t wisp_udp_sendto(struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, const wisp_ipaddr_t *ip, uint16_t port)
+{
+    struct wisp_stack *s = pcb->stack;
+    struct wisp_netif *nif = NULL;
+    struct wisp_pbuf *q, *h = NULL;
+    wisp_ip4_t dst, src, lip;
+    uint16_t ulen, sum, ck, ref_before = 0;
+    uint8_t *u;
+    wisp_err_t err;
+
+    if (ip == NULL || ip->family != WISP_AF_INET4 || ip->u.ip4 == WISP_IP4_ANY || port == 0) {
+        return WISP_ERR_VAL; /* RFC 768: port 0 is no valid destination */
+    }
+    if (p->tot_len > UDP_MAX_PAYLOAD) {
+        return WISP_ERR_VAL; /* would not fit one IP datagram (RFC 791) */
+    }
+    dst = ip->u.ip4;
+
+    if (pcb->local_port == 0) {
+        err = wisp_udp_bind(pcb, &pcb->local_ip, 0);
+        if (err != WISP_OK) {
+            return err;
+        }
+    }
+
+    /* Source address selection (RFC 1122 §3.3.4.3, §4.1.3.5): the bound
+     * address when it is a specific unicast one, else the address of the
+     * interface the route leaves by. Needed here for the pseudo header. */
+    if (pcb->bound_if != 0) {
+        nif = wisp_netif_by_index(s, pcb->bound_if);
+    } else {
+        nif = wisp_ip4_route(s, dst);
+    }
+    if (nif == NULL) {
+        return WISP_ERR_RTE;
+    }
+    lip = udp_ip4_of(&pcb->local_ip);
+    if (lip != WISP_IP4_ANY && lip != WISP_IP4_BCAST && !wisp_ip4_is_multicast(lip)) {
+        src = lip;
+    } else {
+        src = nif->ip4;
+    }
+
+    /* The header goes into the caller's headroom when the buffer is ours
+     * to write (RAM/POOL, not shared); otherwise into a header buffer
+     * chained in front of the caller's data. */
+    if ((p->kind == WISP_PBUF_RAM || p->kind == WISP_PBUF_POOL) && p->ref == 1u &&
+        wisp_pbuf_headroom(p) >= WISP_UDP_HLEN && wisp_pbuf_push(p, WISP_UDP_HLEN) == WISP_OK) {
+        q = p;
+        ref_before = p->ref;
+    } else {
+        h = wisp_pbuf_alloc(s, WISP_LAYER_IP, WISP_UDP_HLEN, WISP_PBUF_RAM);
+        if (h == NULL) {
+            WISP_CTR_INC(s, UDP_DROP_NOMEM);
+            return WISP_ERR_MEM;
+        }
+        wisp_pbuf_chain(h, p);
+        q = h;
+    }
+
+    /* RFC 768 header: source port, destination port, length, checksum. */
+    ulen = q->tot_len;
+    u = q->payload;
+    wisp_wr16(&u[0], pcb->local_port);
+    wisp_wr16(&u[2], port);
+    wisp_wr16(&u[4], ulen);
+    wisp_wr16(&u[6], 0);
+    /* RFC 768: checksum over pseudo header, header and data; RFC 1122
+     * §4.1.3.4: always generated. A computed 0 is sent as all ones. */
+    sum = wisp_chksum_add(wisp_chksum_pseudo4(src, dst, WISP_IP4_PROTO_UDP, ulen), wisp_pbuf_chksum(q, 0, ulen));
+    ck = (uint16_t)~sum;
+    if (ck == 0) {
+        ck = 0xFFFFu;
+    }
+    wisp_wr16(&u[6], ck);
+
+    if (pcb->bound_if != 0) {
+        err = wisp_ip4_output_if(nif, q, src, dst, pcb->ttl, pcb->tos, WISP_IP4_PROTO_UDP, false);
+    } else {
+        err = wisp_ip4_output(s, q, src, dst, pcb->ttl, pcb->tos, WISP_IP4_PROTO_UDP, false);
+    }
+    if (err == WISP_OK) {
+        WISP_CTR_INC(s, UDP_TX);
+    }
+
+    /* Give the caller its buffer back as it was. */
+    if (h != NULL) {
+        wisp_pbuf_free(h); /* also drops the reference h held on p */
+    } else if (p->ref == ref_before) {
+        /* Nobody below kept p: pop our header. When a transmit or ARP queue
+         * holds a reference to p itself, the headers must stay visible for
+         * that holder and the caller has to treat p as shared (the rule of
+         * wisp_ip4_output and wisp_eth_output). */
+        (void)wisp_pbuf_pop(p, WISP_UDP_HLEN);
+    }
+    return err;
+}
+
+wisp_err_t wisp_udp_send(struct wisp_udp_pcb *pcb, struct wisp_pbuf *p)
+{
+    if ((pcb->flags & WISP_UDP_F_CONNECTED) == 0) {
+        return WISP_ERR_CONN;
+    }
+    return wisp_udp_sendto(pcb, p, &pcb->remote_ip, pcb->remote_port);
+}
+
+/* ------------------------------------------------------------------- input */
+
+void wisp_udp_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp_ip4_info *ip)
+{
+    uint8_t hdr[WISP_UDP_HLEN];
+    uint16_t sport, dport, ulen, ck;
+    struct wisp_udp_pcb *pcb, *best = NULL;
+    int best_score = 0;
+
+    WISP_CTR_INC(s, UDP_RX);
+
+    if (p->tot_len < WISP_UDP_HLEN) {
+        WISP_CTR_INC(s, UDP_DROP_SHORT);
+        wisp_pbuf_free(p);
+        return;
+    }
+    (void)wisp_pbuf_copy_out(p, hdr, WISP_UDP_HLEN, 0);
+    sport = wisp_rd16(&hdr[0]);
+    dport = wisp_rd16(&hdr[2]);
+    ulen = wisp_rd16(&hdr[4]);
+    ck = wisp_rd16(&hdr[6]);
+
+    /* RFC 768: the length field (header + data) governs; it may not claim
+     * more than arrived, and bytes beyond it are not part of the datagram. */
+    if (ulen < WISP_UDP_HLEN || ulen > p->tot_len) {
+        WISP_CTR_INC(s, UDP_DROP_LEN);
+        wisp_pbuf_free(p);
+        return;
+    }
+    if (ulen < p->tot_len) {
+        wisp_pbuf_trim(p, ulen);
+    }
+
+    /* RFC 768: a transmitted checksum of 0 means none was computed;
+     * RFC 1122 §4.1.3.4: otherwise a bad checksum is discarded silently. */
+    if (ck != 0) {
+        uint16_t sum = wisp_chksum_add(wisp_chksum_pseudo4(ip->src, ip->dst, WISP_IP4_PROTO_UDP, ulen),
+                                       wisp_pbuf_chksum(p, 0, ulen));
+        if (sum != 0xFFFFu) {
+            WISP_CTR_INC(s, UDP_DROP_CHKSUM);
+            wisp_pbuf_free(p);
+            return;
+        }
+    }
+
+    /* Demultiplex: the most specific matching PCB (see the file comment). */
+    for (pcb = s->udp_pcbs; pcb != NULL; pcb = pcb->next) {
+        wisp_ip4_t lip;
+        int score = 1;
+
+        if (pcb->local_port == 0 || pcb->local_port != dport) {
+            continue;
+        }
+        if (pcb->bound_if != 0 && (ip->nif == NULL || ip->nif->index != pcb->bound_if)) {
+            continue;
+        }
+        lip = udp_ip4_of(&pcb->local_ip);
+        if (lip != WISP_IP4_ANY) {
+            if (lip != ip->dst) {
+                continue;
+            }
+            score += 2;
+        }
+        if ((pcb->flags & WISP_UDP_F_CONNECTED) != 0) {
+            /* RFC 1122 §4.1.3.4 / BSD semantics: a connected PCB only
+             * receives from its peer. */
+            if (udp_ip4_of(&pcb->remote_ip) != ip->src || pcb->remote_port != sport) {
+                continue;
+            }
+            score += 4;
+        }
+        if (score > best_score) {
+            best = pcb;
+            best_score = score;
+        }
+    }
+
+    if (best != NULL) {
+        wisp_ipaddr_t src = wisp_ipaddr4(ip->src);
+        (void)wisp_pbuf_pop(p, WISP_UDP_HLEN);
+        if (best->recv != NULL) {
+            best->recv(best->recv_arg, best, p, &src, sport, ip); /* callee owns p */
+        } else {
+            wisp_pbuf_free(p);
+        }
+        return;
+    }
+
+    /* RFC 1122 §4.1.3.1: no listener -> port unreachable. The UDP header is
+     * still visible and the IP header still in front of it, as
+     * wisp_icmp_dest_unreach() expects; it suppresses the error for
+     * broadcasts and the other RFC 1122 §3.2.2 cases. */
+    WISP_CTR_INC(s, UDP_DROP_NOPORT);
+    wisp_icmp_dest_unreach(s, p, ip, WISP_ICMP_UNREACH_PORT);
+    wisp_pbuf_free(p);
+}
+
+void wisp_udp_init(struct wisp_stack *s)
+{
+    s->udp_pcbs = NULL;
+}
+
+#else
+typedef int wisp_udp_disabled_t; /* ISO C forbids an empty translation unit */
+#endif /* WISP_UDP */

@@ -1,0 +1,216 @@
+# shellcheck shell=bash
+# lib.sh -- shared helpers of wisp's interop tests (sourced, not run).
+#
+# Each test runs wisp-node on a tap interface inside its own network
+# namespace (wisp-it-<pid>-<test>) and talks to it from the Linux kernel in
+# that namespace. Nothing is configured in the root namespace; only
+# addresses of 198.18.0.0/15 (RFC 2544 benchmarking) are used. Every command
+# runs under timeout(1); every loop is bounded. The EXIT trap stops the node
+# (only the PID we started) and deletes the namespace.
+#
+# Exit codes: 0 pass, 1 fail, 77 skipped (not root, or no `ip netns`).
+#
+# Usage in a test:
+#   source "$(dirname "$0")/lib.sh"
+#   it_init "$@"            # checks, namespace, tap, addresses
+#   it_start_node --pcap "$IT_DIR/cap.pcap"
+#   ... it_ns <command> ...
+#   it_stop_node            # SIGTERM, exit 0, "pools: all back at baseline"
+#   it_pcap_clean "$IT_DIR/cap.pcap"
+#   it_pass
+
+set -u
+set -o pipefail
+
+IT_NAME=$(basename "$0" .sh)
+IT_NODE=""
+IT_NS=""
+IT_DIR=""
+IT_NODE_PID=""
+IT_NODE_LOG=""
+IT_NODE_RC=""
+IT_TAP=wtap0
+IT_LINUX_IP=198.18.0.1
+IT_NODE_IP=198.18.0.2
+IT_PREFIX=24
+IT_NODE_MAX_S=600          # wisp-node is killed by timeout(1) after this
+IT_KEEP=${WISP_IT_KEEP:-0} # 1: keep the work directory even on success
+IT_PASSED=0
+
+it_log() { printf '[%s] %s\n' "$IT_NAME" "$*"; }
+
+it_fail() {
+    printf '[%s] FAIL: %s\n' "$IT_NAME" "$*" >&2
+    exit 1
+}
+
+it_skip() {
+    printf '[%s] SKIP: %s\n' "$IT_NAME" "$*"
+    exit 77
+}
+
+# Run a command inside the test's namespace, bounded by timeout(1).
+# it_ns_t SECONDS cmd...   (it_ns uses 30 s)
+it_ns_t() {
+    local t=$1
+    shift
+    timeout -k 5 "$t" ip netns exec "$IT_NS" "$@"
+}
+it_ns() { it_ns_t 30 "$@"; }
+
+it_cleanup() {
+    local rc=$?
+    local i
+    trap - EXIT INT TERM
+    if [ -n "$IT_NODE_PID" ]; then
+        if kill -0 "$IT_NODE_PID" 2>/dev/null; then
+            kill -TERM "$IT_NODE_PID" 2>/dev/null
+            for i in $(seq 1 50); do
+                kill -0 "$IT_NODE_PID" 2>/dev/null || break
+                sleep 0.1
+            done
+            kill -KILL "$IT_NODE_PID" 2>/dev/null
+        fi
+        wait "$IT_NODE_PID" 2>/dev/null
+        IT_NODE_PID=""
+    fi
+    if [ -n "$IT_NS" ]; then
+        timeout -k 5 20 ip netns del "$IT_NS" 2>/dev/null || echo "[$IT_NAME] warning: could not delete namespace $IT_NS" >&2
+    fi
+    if [ "$rc" -ne 0 ] && [ "$rc" -ne 77 ] && [ -n "$IT_NODE_LOG" ] && [ -f "$IT_NODE_LOG" ]; then
+        echo "----- wisp-node log (last 120 lines) -----" >&2
+        tail -n 120 "$IT_NODE_LOG" >&2
+        echo "----- end of log; work directory kept: $IT_DIR -----" >&2
+    elif [ -n "$IT_DIR" ] && [ "$IT_KEEP" != 1 ]; then
+        rm -rf "$IT_DIR"
+    fi
+    exit "$rc"
+}
+
+# it_init "$@": argument check, root/netns check, namespace with the tap.
+it_init() {
+    local t
+    IT_NODE=${1:-}
+    [ -n "$IT_NODE" ] || it_fail "usage: $0 PATH-TO-wisp-node"
+    [ -x "$IT_NODE" ] || it_fail "wisp-node not executable: $IT_NODE"
+    IT_NODE=$(readlink -f "$IT_NODE")
+    [ "$(id -u)" = 0 ] || it_skip "needs root (network namespaces and a tap device)"
+    command -v ip >/dev/null 2>&1 || it_skip "ip (iproute2) not installed"
+    for t in timeout tshark ping sed awk grep seq; do
+        command -v "$t" >/dev/null 2>&1 || it_fail "required tool missing: $t"
+    done
+
+    IT_DIR=$(mktemp -d "/tmp/wisp-it-$IT_NAME.XXXXXX") || it_fail "mktemp"
+    trap it_cleanup EXIT
+    trap 'exit 130' INT TERM
+
+    IT_NS="wisp-it-$$-$IT_NAME"
+    if ! timeout 10 ip netns add "$IT_NS" 2>"$IT_DIR/netns.err"; then
+        local why
+        why=$(cat "$IT_DIR/netns.err")
+        IT_NS=""
+        it_skip "ip netns unavailable: $why"
+    fi
+    it_ns ip link set lo up || it_fail "lo up"
+    # IPv6 off in our namespace only: no router solicitations / MLD on the
+    # tap, so the capture holds exactly the test's traffic.
+    it_ns sysctl -q -w net.ipv6.conf.all.disable_ipv6=1 >/dev/null 2>&1 || true
+    it_ns sysctl -q -w net.ipv6.conf.default.disable_ipv6=1 >/dev/null 2>&1 || true
+    # A persistent tap, configured before the node attaches (no race).
+    it_ns ip tuntap add dev "$IT_TAP" mode tap || it_fail "cannot create tap $IT_TAP in $IT_NS"
+    it_ns ip addr add "$IT_LINUX_IP/$IT_PREFIX" dev "$IT_TAP" || it_fail "address on $IT_TAP"
+    it_ns ip link set "$IT_TAP" up || it_fail "$IT_TAP up"
+    it_log "namespace $IT_NS, Linux $IT_LINUX_IP/$IT_PREFIX on $IT_TAP, node $IT_NODE_IP"
+}
+
+# it_start_node [extra wisp-node options]: start and wait for "ready".
+it_start_node() {
+    local i
+    IT_NODE_LOG="$IT_DIR/node.log"
+    timeout -k 5 "$IT_NODE_MAX_S" ip netns exec "$IT_NS" \
+        "$IT_NODE" --tap "$IT_TAP" --addr "$IT_NODE_IP/$IT_PREFIX" "$@" >"$IT_NODE_LOG" 2>&1 &
+    IT_NODE_PID=$!
+    for i in $(seq 1 100); do
+        if grep -q '^wisp-node: ready' "$IT_NODE_LOG" 2>/dev/null; then
+            it_log "wisp-node running (pid $IT_NODE_PID): $*"
+            return 0
+        fi
+        if ! kill -0 "$IT_NODE_PID" 2>/dev/null; then
+            wait "$IT_NODE_PID"
+            IT_NODE_RC=$?
+            IT_NODE_PID=""
+            it_fail "wisp-node exited during start-up (status $IT_NODE_RC)"
+        fi
+        sleep 0.1
+    done
+    it_fail "wisp-node not ready after 10 s"
+}
+
+# Fail when the node is no longer running (crash, sanitizer abort).
+it_node_alive() {
+    [ -n "$IT_NODE_PID" ] || it_fail "wisp-node not started"
+    if ! kill -0 "$IT_NODE_PID" 2>/dev/null; then
+        wait "$IT_NODE_PID"
+        IT_NODE_RC=$?
+        IT_NODE_PID=""
+        it_fail "wisp-node died (status $IT_NODE_RC) ${1:+while $1}"
+    fi
+}
+
+# SIGTERM, wait (bounded), require exit 0 and the clean-pools line.
+it_stop_node() {
+    local i
+    it_node_alive "before SIGTERM"
+    kill -TERM "$IT_NODE_PID"
+    for i in $(seq 1 150); do
+        kill -0 "$IT_NODE_PID" 2>/dev/null || break
+        sleep 0.1
+    done
+    if kill -0 "$IT_NODE_PID" 2>/dev/null; then
+        kill -KILL "$IT_NODE_PID" 2>/dev/null
+        wait "$IT_NODE_PID" 2>/dev/null
+        IT_NODE_PID=""
+        it_fail "wisp-node did not stop within 15 s of SIGTERM"
+    fi
+    wait "$IT_NODE_PID"
+    IT_NODE_RC=$?
+    IT_NODE_PID=""
+    [ "$IT_NODE_RC" -eq 0 ] || it_fail "wisp-node exit status $IT_NODE_RC (want 0)"
+    grep -q '^pools: all back at baseline$' "$IT_NODE_LOG" ||
+        it_fail "no 'pools: all back at baseline' line: $(grep '^pools:' "$IT_NODE_LOG" | tail -n 1)"
+    it_log "wisp-node stopped cleanly, pools back at baseline"
+}
+
+# Value of a stack counter from the node's exit report ("  name   value").
+it_counter() {
+    awk -v n="$1" '$1 == n && NF == 2 { v = $2 } END { print (v == "" ? 0 : v) }' "$IT_NODE_LOG"
+}
+
+# it_pcap_clean FILE: tshark decodes FILE without malformed packets, bad
+# checksums (IPv4, ICMP, UDP validated) or expert warnings/errors.
+it_pcap_clean() {
+    local f=$1 out
+    [ -s "$f" ] || it_fail "capture $f missing or empty"
+    if ! out=$(timeout -k 5 120 tshark -n -r "$f" \
+        -o ip.check_checksum:TRUE -o udp.check_checksum:TRUE -o ip.defragment:TRUE \
+        -Y '_ws.malformed || _ws.expert.severity >= warning || ip.checksum.status == 0 || icmp.checksum.status == 0 || udp.checksum.status == 0' \
+        2>"$IT_DIR/tshark.err"); then
+        it_fail "tshark cannot read $f: $(grep -v 'Running as user' "$IT_DIR/tshark.err" | head -n 5)"
+    fi
+    if [ -n "$out" ]; then
+        echo "$out" | head -n 40 >&2
+        it_fail "capture has malformed packets, bad checksums or expert warnings ($(echo "$out" | wc -l) frames, first shown above)"
+    fi
+    it_log "capture decodes clean ($(timeout 120 tshark -n -r "$f" 2>/dev/null | wc -l) frames)"
+}
+
+# Number of frames of FILE matching a display filter.
+it_pcap_count() {
+    timeout -k 5 120 tshark -n -r "$1" -o ip.defragment:TRUE -Y "$2" -T fields -e frame.number 2>/dev/null | wc -l
+}
+
+it_pass() {
+    IT_PASSED=1
+    it_log "PASS"
+    exit 0
+}

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The whole wisp test suite, as CI runs it (README's second command).
+#  1. installs what it needs (Debian packages) when missing and run as root;
+#  2. gcc build (-Wall -Wextra -Werror), all tiers: unit, simulator, interop
+#     (Linux kernel over TAP in network namespaces), Cortex-M4 cross build;
+#  3. clang build with AddressSanitizer + UndefinedBehaviorSanitizer, all
+#     tiers again (wisp-node itself runs sanitized in the interop tests).
+# Usage: tools/test.sh [ctest -R regex]   (env JOBS=N, SKIP_ASAN=1)
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+jobs=${JOBS:-2}
+filter=${1:-}
+
+need_pkgs=(build-essential cmake clang libclang-rt-14-dev libcmocka-dev pkg-config gcc-arm-none-eabi libnewlib-arm-none-eabi
+           binutils-arm-none-eabi iproute2 iputils-ping tshark socat python3 procps kmod)
+missing=()
+for p in "${need_pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "== installing: ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections 2>/dev/null || true
+    apt-get update -qq >/dev/null
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  else
+    echo "== missing packages (run as root to install): ${missing[*]}"
+  fi
+fi
+
+args=(--output-on-failure -j "$jobs")
+[ -n "$filter" ] && args+=(-R "$filter")
+
+echo "== gcc build"
+cmake -S . -B build -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j "$jobs"
+(cd build && ctest "${args[@]}")
+
+if [ "${SKIP_ASAN:-0}" != 1 ]; then
+  echo "== clang + ASan + UBSan build"
+  cmake -S . -B build-asan -DCMAKE_C_COMPILER=clang -DWISP_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
+  cmake --build build-asan -j "$jobs"
+  (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 ctest "${args[@]}")
+fi
+echo "== all tiers passed"
