@@ -201,3 +201,21 @@ void tu_arp_peer(struct tu_env *e)
 {
     assert_int_equal(wisp_arp_add_static(&e->nif, tu_ip_peer(), tu_mac_peer), WISP_OK);
 }
+
+unsigned tu_tx_used(const struct tu_env *e)
+{
+    unsigned n = e->s->pool[WISP_POOL_PBUF_TX].used;
+#if WISP_PBUF_SMALL_COUNT > 0
+    n += e->s->pool[WISP_POOL_PBUF_SMALL].used;
+#endif
+    return n;
+}
+
+unsigned long tu_tx_allocs(const struct tu_env *e)
+{
+    unsigned long n = e->s->pool[WISP_POOL_PBUF_TX].allocs;
+#if WISP_PBUF_SMALL_COUNT > 0
+    n += e->s->pool[WISP_POOL_PBUF_SMALL].allocs;
+#endif
+    return n;
+}

@@ -68,6 +68,11 @@ unsigned tu_pending(const struct tu_env *e);
 /** Drop all recorded frames. */
 void tu_clear(struct tu_env *e);
 
+/** Transmit-budget pbufs in use / allocated in total (full and small
+ *  blocks together: short RAM pbufs come from the small pool). */
+unsigned tu_tx_used(const struct tu_env *e);
+unsigned long tu_tx_allocs(const struct tu_env *e);
+
 /** Counter value by id. */
 #define TU_CTR(e, id) ((e)->s->ctr[WISP_CTR_##id])
 

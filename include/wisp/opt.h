@@ -76,13 +76,28 @@ void wisp_assert_fail(const char *expr, const char *file, int line);
 
 /* ----------------------------------------------------------------- pbufs */
 
-/** Payload bytes of one pool block. One Ethernet frame (1514 bytes) plus
- *  headroom fits in the default, so a received frame is one block and the
- *  fast paths stay contiguous. Range 256..65535 (the first block of any
- *  chain must hold Ethernet + maximal IP + maximal TCP header = 134 bytes).
- *  Must be a multiple of 4. Default 1536. */
+/** Payload bytes of one pool block. The default holds one full-size TCP
+ *  segment with the largest headers in front (14 link + 20 IP + 60 TCP
+ *  headroom + 1460 data = 1554) and any Ethernet frame (1514), so a frame is
+ *  one block and the fast paths stay contiguous. Range 256..65535 (the
+ *  first block of any chain must hold Ethernet + maximal IP + maximal TCP
+ *  header = 134 bytes). Must be a multiple of 4. Default 1556. */
 #ifndef WISP_PBUF_BLOCK_SIZE
-#define WISP_PBUF_BLOCK_SIZE 1536
+#define WISP_PBUF_BLOCK_SIZE 1556
+#endif
+
+/** Small transmit blocks for short RAM pbufs (ARP, ICMP errors, pure TCP
+ *  ACKs, header pbufs in front of zero-copy data): a RAM allocation whose
+ *  headroom + length fit WISP_PBUF_SMALL_SIZE bytes comes from this pool,
+ *  and falls back to a full block when it is empty. Part of the transmit
+ *  budget. Size: multiple of 4, 64..WISP_PBUF_BLOCK_SIZE, default 128
+ *  (an ACK with timestamps and SACK needs 14+20+60 = 94). Count: 0..65535,
+ *  0 disables, default 8. */
+#ifndef WISP_PBUF_SMALL_SIZE
+#define WISP_PBUF_SMALL_SIZE 128
+#endif
+#ifndef WISP_PBUF_SMALL_COUNT
+#define WISP_PBUF_SMALL_COUNT 8
 #endif
 
 /** Receive budget: blocks drivers allocate received frames from. Kept apart
@@ -201,6 +216,139 @@ void wisp_assert_fail(const char *expr, const char *file, int line);
 #define WISP_EPHEMERAL_MAX 65535u
 #endif
 
+
+/* ------------------------------------------------------------------- TCP */
+
+/** 1: TCP. Default 1. */
+#ifndef WISP_TCP
+#define WISP_TCP 1
+#endif
+
+/** Connection PCBs (SYN-SENT .. LAST-ACK; not listeners, not embryonic
+ *  connections, not TIME-WAIT). Range 1..65535, default 8. */
+#ifndef WISP_TCP_PCB_COUNT
+#define WISP_TCP_PCB_COUNT 8
+#endif
+
+/** Listening PCBs (small structs). Range 1..255, default 4. */
+#ifndef WISP_TCP_LISTEN_COUNT
+#define WISP_TCP_LISTEN_COUNT 4
+#endif
+
+/** Embryonic connections (SYN received, SYN-ACK sent) held in compact
+ *  records, shared by all listeners. When full, listeners answer with SYN
+ *  cookies (RFC 4987 §3.6) so a flood cannot exhaust it. Range 1..65535,
+ *  default 8. */
+#ifndef WISP_TCP_SYNQ_COUNT
+#define WISP_TCP_SYNQ_COUNT 8
+#endif
+
+/** Compact TIME-WAIT records (RFC 9293 §3.6.1; ~32 bytes instead of a full
+ *  PCB). When full, the oldest is recycled (like lwIP and Linux under
+ *  pressure). Range 1..65535, default 8. */
+#ifndef WISP_TCP_TW_COUNT
+#define WISP_TCP_TW_COUNT 8
+#endif
+
+/** Segment descriptors for data sent and not yet acknowledged / not yet
+ *  sent, shared by all connections. Range 2..65535, default 24. */
+#ifndef WISP_TCP_SEG_COUNT
+#define WISP_TCP_SEG_COUNT 24
+#endif
+
+/** Largest MSS we advertise and send (RFC 9293 §3.7.1); the effective MSS
+ *  is also bounded by the interface MTU - 40 and the peer's MSS option.
+ *  Range 88..65495 (RFC 6691 / RFC 9293 §3.7.1), default 1460. */
+#ifndef WISP_TCP_MSS
+#define WISP_TCP_MSS 1460
+#endif
+
+/** Receive window in bytes per connection. Received data is held in receive
+ *  pbufs until the application takes it, so WISP_TCP_WND should not exceed
+ *  the receive budget. > 65535 needs window scaling. Default 4 * MSS. */
+#ifndef WISP_TCP_WND
+#define WISP_TCP_WND (4 * WISP_TCP_MSS)
+#endif
+
+/** Send buffer in bytes per connection (data written and not acknowledged).
+ *  Default 4 * MSS. */
+#ifndef WISP_TCP_SND_BUF
+#define WISP_TCP_SND_BUF (4 * WISP_TCP_MSS)
+#endif
+
+/** Receive buffers that one connection's out-of-order queue may hold
+ *  (RFC 9293 §3.10.7.4 allows keeping segments beyond the left edge; the
+ *  bound keeps a lossy peer from draining the receive budget).
+ *  Range 0..65535, 0 = drop out-of-order data. Default 4. */
+#ifndef WISP_TCP_OOSEQ_MAX_PBUFS
+#define WISP_TCP_OOSEQ_MAX_PBUFS 4
+#endif
+
+/** 1: window scaling, timestamps/PAWS (RFC 7323), SACK (RFC 2018/6675).
+ *  All on by default. */
+#ifndef WISP_TCP_WND_SCALE
+#define WISP_TCP_WND_SCALE 1
+#endif
+#ifndef WISP_TCP_TIMESTAMPS
+#define WISP_TCP_TIMESTAMPS 1
+#endif
+#ifndef WISP_TCP_SACK
+#define WISP_TCP_SACK 1
+#endif
+
+/** Retransmission timeout bounds and initial value in ms (RFC 6298 §2:
+ *  initial 1 s; §2.4 recommends a 1 s minimum, Linux uses 200 ms; we take
+ *  200 ms so small exchanges on a lossy LAN recover quickly; max >= 60 s).
+ *  Defaults 200 / 60000 / 1000. */
+#ifndef WISP_TCP_RTO_MIN_MS
+#define WISP_TCP_RTO_MIN_MS 200u
+#endif
+#ifndef WISP_TCP_RTO_MAX_MS
+#define WISP_TCP_RTO_MAX_MS 60000u
+#endif
+#ifndef WISP_TCP_RTO_INIT_MS
+#define WISP_TCP_RTO_INIT_MS 1000u
+#endif
+
+/** Retransmissions before a connection is aborted (RFC 1122 §4.2.3.5: R2
+ *  at least 100 s; with backoff 12 retries ~ several minutes), and for SYN
+ *  / SYN-ACK (R2 for SYN at least 3 minutes). Defaults 12 and 6. */
+#ifndef WISP_TCP_MAXRTX
+#define WISP_TCP_MAXRTX 12
+#endif
+#ifndef WISP_TCP_SYNMAXRTX
+#define WISP_TCP_SYNMAXRTX 6
+#endif
+
+/** Maximum segment lifetime in ms; TIME-WAIT lasts 2 * MSL (RFC 9293
+ *  §3.4.2 suggests MSL = 2 min; Linux keeps TIME-WAIT 60 s). Default 30000. */
+#ifndef WISP_TCP_MSL_MS
+#define WISP_TCP_MSL_MS 30000u
+#endif
+
+/** Delayed ACK timeout in ms (RFC 9293 §3.8.6.3 / RFC 5681 §4.2: < 500 ms,
+ *  the issue asks <= 200). Default 40, Linux's minimum delayed-ACK time. */
+#ifndef WISP_TCP_DELACK_MS
+#define WISP_TCP_DELACK_MS 40u
+#endif
+
+/** Keepalive defaults (RFC 1122 §4.2.3.6: idle >= 2 h), settable per
+ *  connection. Defaults 7200000 ms idle, 75000 ms interval, 9 probes. */
+#ifndef WISP_TCP_KEEPIDLE_MS
+#define WISP_TCP_KEEPIDLE_MS 7200000u
+#endif
+#ifndef WISP_TCP_KEEPINTVL_MS
+#define WISP_TCP_KEEPINTVL_MS 75000u
+#endif
+#ifndef WISP_TCP_KEEPCNT
+#define WISP_TCP_KEEPCNT 9u
+#endif
+
+/** Poll callback granularity in ms (the raw API's poll interval unit). */
+#ifndef WISP_TCP_POLL_UNIT_MS
+#define WISP_TCP_POLL_UNIT_MS 500u
+#endif
+
 /* -------------------------------------------------- consistency checks */
 
 #if WISP_MAX_NETIFS < 1 || WISP_MAX_NETIFS > 254
@@ -214,6 +362,10 @@ void wisp_assert_fail(const char *expr, const char *file, int line);
 #endif
 #if WISP_PBUF_RX_COUNT < 2 || WISP_PBUF_TX_COUNT < 2 || WISP_PBUF_REF_COUNT < 1
 #error "pbuf pools too small (RX >= 2, TX >= 2, REF >= 1)"
+#endif
+#if WISP_PBUF_SMALL_COUNT < 0 || WISP_PBUF_SMALL_COUNT > 65535 || (WISP_PBUF_SMALL_SIZE % 4) != 0 || \
+    WISP_PBUF_SMALL_SIZE < 64 || WISP_PBUF_SMALL_SIZE > WISP_PBUF_BLOCK_SIZE
+#error "WISP_PBUF_SMALL_SIZE must be a multiple of 4 in 64..WISP_PBUF_BLOCK_SIZE, count 0..65535"
 #endif
 #if WISP_PBUF_RX_COUNT > 65535 || WISP_PBUF_TX_COUNT > 65535 || WISP_PBUF_REF_COUNT > 65535
 #error "pbuf pool counts are limited to 65535"
@@ -241,6 +393,30 @@ void wisp_assert_fail(const char *expr, const char *file, int line);
 #endif
 #if WISP_ICMP_ERR_RATE < 1 || WISP_ICMP_ERR_BURST < 1
 #error "ICMP error rate and burst must be >= 1"
+#endif
+
+#if WISP_TCP
+#if WISP_TCP_MSS < 88 || WISP_TCP_MSS > 65495
+#error "WISP_TCP_MSS must be 88..65495"
+#endif
+#if WISP_TCP_WND < 2 * WISP_TCP_MSS && WISP_TCP_WND < 65535
+#error "WISP_TCP_WND should hold at least two segments (RFC 5681 ACK every second segment)"
+#endif
+#if !WISP_TCP_WND_SCALE && WISP_TCP_WND > 65535
+#error "WISP_TCP_WND > 65535 needs WISP_TCP_WND_SCALE"
+#endif
+#if WISP_TCP_SND_BUF < 2 * WISP_TCP_MSS
+#error "WISP_TCP_SND_BUF must hold at least two segments"
+#endif
+#if WISP_TCP_PCB_COUNT < 1 || WISP_TCP_LISTEN_COUNT < 1 || WISP_TCP_SYNQ_COUNT < 1 || WISP_TCP_TW_COUNT < 1 || WISP_TCP_SEG_COUNT < 2
+#error "TCP pools: PCB, LISTEN, SYNQ, TW >= 1 and SEG >= 2"
+#endif
+#if WISP_TCP_RTO_MIN_MS < 1 || WISP_TCP_RTO_MIN_MS > WISP_TCP_RTO_INIT_MS || WISP_TCP_RTO_INIT_MS > WISP_TCP_RTO_MAX_MS || WISP_TCP_RTO_MAX_MS < 60000
+#error "TCP RTO: 1 <= MIN <= INIT <= MAX, MAX >= 60 s (RFC 6298 §2.5)"
+#endif
+#if WISP_TCP_DELACK_MS < 1 || WISP_TCP_DELACK_MS > 200
+#error "WISP_TCP_DELACK_MS must be 1..200"
+#endif
 #endif
 
 #endif /* WISP_OPT_H */

@@ -16,6 +16,19 @@ static uint8_t *block_start(struct wisp_pbuf *p)
     return (uint8_t *)p + WISP_PBUF_HDR_SIZE;
 }
 
+/* The pool an element came from (only the two transmit pools hand out RAM). */
+static struct wisp_pool *pool_of(struct wisp_stack *s, const struct wisp_pbuf *p)
+{
+#if WISP_PBUF_SMALL_COUNT > 0
+    if (wisp_pool_owns(&s->pool[WISP_POOL_PBUF_SMALL], p)) {
+        return &s->pool[WISP_POOL_PBUF_SMALL];
+    }
+#else
+    (void)p;
+#endif
+    return &s->pool[WISP_POOL_PBUF_TX];
+}
+
 static void pbuf_setup(struct wisp_pbuf *p, struct wisp_pool *pool, uint8_t kind, uint8_t *payload, uint16_t len)
 {
     p->next = NULL;
@@ -69,9 +82,18 @@ struct wisp_pbuf *wisp_pbuf_alloc(struct wisp_stack *s, enum wisp_pbuf_layer lay
             s->pool[WISP_POOL_PBUF_TX].failed++;
             return NULL;
         }
-        p = (struct wisp_pbuf *)wisp_pool_alloc(&s->pool[WISP_POOL_PBUF_TX]);
+        p = NULL;
+#if WISP_PBUF_SMALL_COUNT > 0
+        /* Short packets take a small block while there is one. */
+        if ((uint32_t)head + len <= WISP_PBUF_SMALL_SIZE && s->pool[WISP_POOL_PBUF_SMALL].free_list != NULL) {
+            p = (struct wisp_pbuf *)wisp_pool_alloc(&s->pool[WISP_POOL_PBUF_SMALL]);
+        }
+#endif
+        if (p == NULL) {
+            p = (struct wisp_pbuf *)wisp_pool_alloc(&s->pool[WISP_POOL_PBUF_TX]);
+        }
         if (p != NULL) {
-            pbuf_setup(p, &s->pool[WISP_POOL_PBUF_TX], WISP_PBUF_RAM, block_start(p) + head, len);
+            pbuf_setup(p, pool_of(s, p), WISP_PBUF_RAM, block_start(p) + head, len);
         }
         return p;
     case WISP_PBUF_POOL:

@@ -170,6 +170,10 @@ wisp_err_t wisp_stack_init(struct wisp_stack *s, const struct wisp_config *cfg)
     wisp_pool_init(&s->pool[WISP_POOL_PBUF_RX], "pbuf_rx", s->mem_rx.b, WISP_PBUF_ELEM_SIZE, WISP_PBUF_RX_COUNT);
     wisp_pool_init(&s->pool[WISP_POOL_PBUF_TX], "pbuf_tx", s->mem_tx.b, WISP_PBUF_ELEM_SIZE, WISP_PBUF_TX_COUNT);
     wisp_pool_init(&s->pool[WISP_POOL_PBUF_REF], "pbuf_ref", s->mem_ref.b, WISP_PBUF_HDR_SIZE, WISP_PBUF_REF_COUNT);
+#if WISP_PBUF_SMALL_COUNT > 0
+    wisp_pool_init(&s->pool[WISP_POOL_PBUF_SMALL], "pbuf_small", s->mem_small.b,
+                   WISP_PBUF_HDR_SIZE + WISP_PBUF_SMALL_SIZE, WISP_PBUF_SMALL_COUNT);
+#endif
 #if WISP_UDP
     wisp_pool_init(&s->pool[WISP_POOL_UDP_PCB], "udp_pcb", s->mem_udp.b, sizeof(struct wisp_udp_pcb),
                    WISP_UDP_PCB_COUNT);

@@ -29,13 +29,21 @@ for size in $SIZES; do
     rx=$(echo "$summary" | sed -nE 's/.* ([0-9]+) (packets )?received.*/\1/p')
     it_log "ping -s $size: ${summary:-no summary} (status $rc)"
     it_node_alive "pinging with -s $size"
-    [ -n "$tx" ] && [ -n "$rx" ] || it_fail "ping -s $size: cannot parse output: $out"
+    if [ -z "$tx" ] || [ -z "$rx" ]; then
+        it_fail "ping -s $size: cannot parse output: $out"
+    fi
     [ "$tx" -eq "$COUNT" ] || it_fail "ping -s $size: $tx sent, want $COUNT"
     [ "$rx" -eq "$COUNT" ] || it_fail "ping -s $size: only $rx of $tx replies ($((tx - rx)) lost)"
     echo "$summary" | grep -qE 'duplicates|errors|corrupted' && it_fail "ping -s $size: $summary"
     [ "$rc" -eq 0 ] || it_fail "ping -s $size exited with status $rc: $out"
     total=$((total + COUNT))
 done
+
+# The capture is readable while the node still runs (whole records are
+# flushed after every loop turn; the node is idle now).
+live=$(it_pcap_count "$PCAP" 'icmp.type == 0')
+it_log "live capture (node running): $live echo replies"
+[ "$live" -eq "$total" ] || it_fail "live capture holds $live echo replies, want $total"
 
 it_stop_node
 

@@ -141,7 +141,7 @@ it_start_node --pcap "$PCAP"
 
 out=$(it_ns_t 300 "$PY" "$CLIENT" "$IT_NODE_IP" 2>&1)
 rc=$?
-echo "$out" | sed "s/^/[$IT_NAME] client: /"
+while IFS= read -r line; do it_log "client: $line"; done <<<"$out"
 it_node_alive "running the UDP client"
 [ "$rc" -eq 0 ] || it_fail "UDP client failed (status $rc)"
 echo "$out" | grep -q '^RESULT ok$' || it_fail "UDP client did not report success"
@@ -159,7 +159,8 @@ it_log "node: echo served ${got_echo:-?}, discard served ${got_discard:-?}," \
 [ "${got_discard:-x}" = "$want_discard" ] || it_fail "discard service took ${got_discard:-?} datagrams, want $want_discard"
 [ "$(it_counter udp.drop.noport)" -eq 3 ] || it_fail "udp.drop.noport $(it_counter udp.drop.noport), want 3"
 
-it_pcap_clean "$PCAP"
+# The payloads are random bytes: decode them as data, not by heuristics.
+it_pcap_clean "$PCAP" -d udp.port==7,data -d udp.port==9,data -d udp.port==4242,data
 unreach=$(it_pcap_count "$PCAP" 'icmp.type == 3 && icmp.code == 3')
 [ "$unreach" -eq 3 ] || it_fail "capture holds $unreach ICMP port unreachable messages, want 3"
 from9=$(it_pcap_count "$PCAP" "ip.src == $IT_NODE_IP && udp.srcport == 9")

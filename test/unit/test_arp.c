@@ -188,7 +188,7 @@ static void arp_reply_resolves_and_flushes_queue_in_order(void **state)
     }
     assert_true(wisp_arp_lookup(e->s, e->nif.index, tu_ip_peer(), NULL));
     assert_int_equal(TU_CTR(e, ARP_QUEUE_DROP), 0);
-    assert_int_equal(e->s->pool[WISP_POOL_PBUF_TX].used, 0);
+    assert_int_equal(tu_tx_used(e), 0);
     /* Now resolved: the next packet leaves at once. */
     p[0] = ip_packet(e, 20, 0);
     assert_int_equal(wisp_arp_output(&e->nif, p[0], tu_ip_peer()), WISP_OK);
@@ -214,7 +214,7 @@ static void arp_queue_overflow_drops_oldest(void **state)
     }
     assert_int_equal(TU_CTR(e, ARP_QUEUE_DROP), 2);
     /* Only the queued ones still use buffers. */
-    assert_int_equal(e->s->pool[WISP_POOL_PBUF_TX].used, WISP_ARP_QUEUE_LEN);
+    assert_int_equal(tu_tx_used(e), WISP_ARP_QUEUE_LEN);
     tu_clear(e);
     inject(e, f, peer_reply(f, tu_mac_peer));
     assert_int_equal(tu_pending(e), WISP_ARP_QUEUE_LEN);
@@ -222,7 +222,7 @@ static void arp_queue_overflow_drops_oldest(void **state)
         assert_int_equal(tu_pop(e, got, sizeof(got)), 44);
         assert_int_equal(got[15], i);   /* the newest ones, in order */
     }
-    assert_int_equal(e->s->pool[WISP_POOL_PBUF_TX].used, 0);
+    assert_int_equal(tu_tx_used(e), 0);
     tu_env_free(e);
 }
 
@@ -272,7 +272,7 @@ static void arp_retries_every_second_then_resolve_fail(void **state)
     assert_int_equal(TU_CTR(e, ARP_RESOLVE_FAIL), 1);
     assert_int_equal(TU_CTR(e, ARP_QUEUE_DROP), 1);
     assert_int_equal(wisp_arp_count(e->s), 0);
-    assert_int_equal(e->s->pool[WISP_POOL_PBUF_TX].used, 0);
+    assert_int_equal(tu_tx_used(e), 0);
     assert_false(wisp_timer_armed(&e->s->arp.tmr));
     tu_env_free(e);
 }
@@ -655,11 +655,11 @@ static void arp_flush_frees_queue(void **state)
 
     assert_int_equal(wisp_arp_output(&e->nif, p, tu_ip_peer()), WISP_OK);
     wisp_pbuf_free(p);
-    assert_int_equal(e->s->pool[WISP_POOL_PBUF_TX].used, 1);
+    assert_int_equal(tu_tx_used(e), 1);
     wisp_arp_flush(e->s, e->nif.index);
     assert_int_equal(wisp_arp_count(e->s), 0);
     assert_int_equal(TU_CTR(e, ARP_QUEUE_DROP), 1);
-    assert_int_equal(e->s->pool[WISP_POOL_PBUF_TX].used, 0);
+    assert_int_equal(tu_tx_used(e), 0);
     assert_false(wisp_timer_armed(&e->s->arp.tmr));
     tu_env_free(e);
 }

@@ -363,7 +363,7 @@ static void test_impair_loss_all_tx_drops_every_frame(void **state)
         tx_frame_owned(e, 60, (uint8_t)i);
     }
     assert_int_equal(e->dev.sent, 0);
-    assert_int_equal(e->s->pool[WISP_POOL_PBUF_TX].used, 0);
+    assert_int_equal(tu_tx_used(e), 0);
     assert_int_equal(im.tx.frames, 20);
     assert_int_equal(im.tx.lost, 20);
     assert_int_equal(im.tx.passed, 0);
@@ -514,7 +514,7 @@ static void test_impair_corrupt_tx_flips_one_bit_of_a_clone(void **state)
         assert_int_equal(bit, im.last_corrupt_bit);
     }
     assert_int_equal(im.tx.corrupted, 30);
-    assert_int_equal(e->s->pool[WISP_POOL_PBUF_TX].used, 0); /* clones freed */
+    assert_int_equal(tu_tx_used(e), 0); /* clones freed */
     tu_env_free(e);
 }
 

@@ -153,7 +153,7 @@ static void eth_output_header_in_headroom(void **state)
     assert_ptr_equal(p->payload, payload);
     assert_int_equal(p->len, 24);
     assert_int_equal(p->tot_len, 24);
-    assert_int_equal(e->s->pool[WISP_POOL_PBUF_TX].used, 1);
+    assert_int_equal(tu_tx_used(e), 1);
     assert_int_equal(TU_CTR(e, ETH_TX), tx + 1);
     wisp_pbuf_free(p);
     tu_env_free(e);
@@ -190,7 +190,7 @@ static void eth_output_chains_header_without_headroom(void **state)
     assert_int_equal(pm->ref, 1);
     assert_int_equal(pw->ref, 1);
     assert_int_equal(pw->tot_len, 8);
-    assert_int_equal(e->s->pool[WISP_POOL_PBUF_TX].used, 1);
+    assert_int_equal(tu_tx_used(e), 1);
     assert_int_equal(e->s->pool[WISP_POOL_PBUF_REF].used, 2);
     assert_int_equal(TU_CTR(e, ETH_TX), tx + 3);
     wisp_pbuf_free(pr);

@@ -182,10 +182,10 @@ static void test_echo_reply_in_place(void **state)
     size_t n = ping(g_frame, 9, 9, 100);
     uint32_t tx_allocs;
     (void)state;
-    tx_allocs = e->s->pool[WISP_POOL_PBUF_TX].allocs;
+    tx_allocs = tu_tx_allocs(e);
     assert_true(tu_inject(e, g_frame, n));
     assert_int_equal(tu_pending(e), 1);
-    assert_int_equal(e->s->pool[WISP_POOL_PBUF_TX].allocs, tx_allocs);
+    assert_int_equal(tu_tx_allocs(e), tx_allocs);
     tu_env_free(e);
 }
 

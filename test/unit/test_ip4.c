@@ -750,7 +750,7 @@ static void test_output_ref_payload_chained_header(void **state)
     assert_int_equal(wisp_ip4_output(e->s, p, 0, tu_ip_peer(), 0, 0, 253, false), WISP_OK);
     assert_int_equal(p->ref, 1);
     assert_int_equal(p->tot_len, sizeof(data));
-    assert_int_equal(e->s->pool[WISP_POOL_PBUF_TX].used, 0);
+    assert_int_equal(tu_tx_used(e), 0);
     m = tu_pop(e, g_out, sizeof(g_out));
     assert_int_equal(m, (int)(ETH + IPH + sizeof(data)));
     assert_int_equal(g_out[ETH], 0x45);

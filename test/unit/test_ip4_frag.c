@@ -187,7 +187,7 @@ static void test_frag_output_4000_at_mtu_1500(void **state)
     assert_int_equal(p->tot_len, 4000);
     assert_int_equal(p->ref, 1);
     assert_int_equal(wisp_pbuf_headroom(p), WISP_LAYER_TRANSPORT);
-    assert_int_equal(e->s->pool[WISP_POOL_PBUF_TX].used, wisp_pbuf_clen(p));
+    assert_int_equal(tu_tx_used(e), wisp_pbuf_clen(p));
     wisp_pbuf_free(p);
     tu_env_free(e);
 }

@@ -127,7 +127,7 @@ static void test_link_down_flushes_and_refuses(void **state)
     wisp_netif_set_link(&e->nif, false);
     assert_int_equal(wisp_netif_txq_len(&e->nif, WISP_PRIO_COMMON), 0);
     assert_int_equal(wisp_netif_txq_len(&e->nif, WISP_PRIO_EMERG), 0);
-    assert_int_equal(e->s->pool[WISP_POOL_PBUF_TX].used, 0);
+    assert_int_equal(tu_tx_used(e), 0);
     send_tagged(e, 3, WISP_PRIO_COMMON, WISP_ERR_IF);
     tu_env_free(e);
 }

@@ -53,6 +53,39 @@ static void test_budgets_are_separate(void **state)
     tu_env_free(e);
 }
 
+static void test_small_ram_uses_small_pool_then_falls_back(void **state)
+{
+#if WISP_PBUF_SMALL_COUNT > 0
+    struct tu_env *e = tu_env_new(10);
+    struct wisp_pool *small = &e->s->pool[WISP_POOL_PBUF_SMALL];
+    struct wisp_pbuf *p[WISP_PBUF_SMALL_COUNT + 1];
+    unsigned i;
+    (void)state;
+    for (i = 0; i < WISP_PBUF_SMALL_COUNT; i++) {
+        p[i] = wisp_pbuf_alloc(e->s, WISP_LAYER_IP, WISP_PBUF_SMALL_SIZE - WISP_LAYER_IP, WISP_PBUF_RAM);
+        assert_non_null(p[i]);
+        assert_ptr_equal(p[i]->pool, small);
+        assert_int_equal(wisp_pbuf_headroom(p[i]), WISP_LAYER_IP);
+    }
+    /* small pool empty: a full block serves, and no failure is counted */
+    p[i] = wisp_pbuf_alloc(e->s, WISP_LAYER_IP, 8, WISP_PBUF_RAM);
+    assert_non_null(p[i]);
+    assert_ptr_equal(p[i]->pool, &e->s->pool[WISP_POOL_PBUF_TX]);
+    assert_int_equal(small->failed, 0);
+    /* one byte more than a small block holds goes to a full block */
+    for (i = 0; i <= WISP_PBUF_SMALL_COUNT; i++) {
+        wisp_pbuf_free(p[i]);
+    }
+    p[0] = wisp_pbuf_alloc(e->s, WISP_LAYER_IP, WISP_PBUF_SMALL_SIZE - WISP_LAYER_IP + 1, WISP_PBUF_RAM);
+    assert_ptr_equal(p[0]->pool, &e->s->pool[WISP_POOL_PBUF_TX]);
+    wisp_pbuf_free(p[0]);
+    assert_int_equal(tu_tx_used(e), 0);
+    tu_env_free(e);
+#else
+    (void)state;
+#endif
+}
+
 static void test_ram_headroom_push_pop(void **state)
 {
     struct tu_env *e = tu_env_new(3);
@@ -178,7 +211,7 @@ static void test_trim_frees_tail(void **state)
     assert_int_equal(p->tot_len, 1600);
     assert_int_equal(p->next->len, 1600 - WISP_PBUF_BLOCK_SIZE);
     assert_int_equal(p->next->tot_len, 1600 - WISP_PBUF_BLOCK_SIZE);
-    assert_int_equal(e->s->pool[WISP_POOL_PBUF_TX].used, 2);
+    assert_int_equal(tu_tx_used(e), 2);
     wisp_pbuf_trim(p, 60);
     assert_int_equal(wisp_pbuf_clen(p), 1);
     assert_int_equal(p->len, 60);
@@ -227,6 +260,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pool_counters_and_exhaustion),
         cmocka_unit_test(test_budgets_are_separate),
+        cmocka_unit_test(test_small_ram_uses_small_pool_then_falls_back),
         cmocka_unit_test(test_ram_headroom_push_pop),
         cmocka_unit_test(test_pool_chain_layout),
         cmocka_unit_test(test_refcount_shared_tail),

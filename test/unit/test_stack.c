@@ -98,8 +98,8 @@ static void test_two_instances_are_independent(void **state)
     struct wisp_pbuf *p;
     (void)state;
     p = wisp_pbuf_alloc(a->s, WISP_LAYER_RAW, 10, WISP_PBUF_RAM);
-    assert_int_equal(a->s->pool[WISP_POOL_PBUF_TX].used, 1);
-    assert_int_equal(b->s->pool[WISP_POOL_PBUF_TX].used, 0);
+    assert_int_equal(tu_tx_used(a), 1);
+    assert_int_equal(tu_tx_used(b), 0);
     WISP_CTR_INC(a->s, IP4_RX);
     assert_int_equal(TU_CTR(b, IP4_RX), 0);
     wisp_pbuf_free(p);

@@ -1,0 +1,280 @@
+/**
+ * @file tcp_simlib.h
+ * TCP simulator harness (host library, no cmocka): bulk-transfer
+ * "applications" written against the raw TCP API of wisp/tcp.h only, for
+ * the simulator tests (test/sim/test_tcp_*.c) and the throughput table
+ * (apps/bench/tcp_table.c).
+ *
+ *  - Data: every direction of a connection carries a deterministic
+ *    pseudo-random byte stream (tsl_stream_fill). The receiver regenerates
+ *    it and checks every byte, so a transfer is verified byte-exact without
+ *    being stored.
+ *  - Sender: writes of a fixed size or of a random size 1..N, copied
+ *    (WISP_TCP_WRITE_COPY) or zero-copy (the data then lives in a ring that
+ *    is only overwritten once the sent callback has covered it). A write
+ *    refused with WISP_ERR_MEM is retried, unchanged, from the sent or the
+ *    poll callback.
+ *  - Receiver: verifies, frees, calls wisp_tcp_recved (or holds the window
+ *    closed: hold, or refuses the data: refuse), records arrival times for
+ *    goodput in virtual time.
+ *  - Both directions at once, then a close handshake (half-close with
+ *    wisp_tcp_shutdown when both directions carry data, plain close
+ *    otherwise; or none, the test closes).
+ *  - Watchdog: a connection that makes no progress (bytes verified, bytes
+ *    acknowledged, state change) for watchdog_ms of virtual time fails as
+ *    stalled.
+ *  - Segment tools: parse the TCP segments seen by the sim tap, keep a log
+ *    of them, build crafted Ethernet/IPv4/TCP frames and inject them from a
+ *    node (an attacker or a replay).
+ *
+ * Failures never abort: they are recorded in the connection (failed, why)
+ * and the run stops; tests assert on them.
+ *
+ * Who may call: the simulator's thread (the core context of every stack).
+ */
+#ifndef WISP_TCP_SIMLIB_H
+#define WISP_TCP_SIMLIB_H
+
+#include <stdio.h>
+#include "simwire.h"
+#include "wisp/wisp.h"
+#include "wisp/tcp.h"
+
+/* ------------------------------------------------------ byte streams */
+
+/** Fill dst with bytes [off, off + len) of the stream of seed. */
+void tsl_stream_fill(uint64_t seed, uint64_t off, uint8_t *dst, size_t len);
+/** Compare src with bytes [off, off + len) of the stream of seed; returns
+ *  the index of the first differing byte, or len when all match. */
+size_t tsl_stream_check(uint64_t seed, uint64_t off, const uint8_t *src, size_t len);
+
+/* ---------------------------------------------------- configuration */
+
+/** One direction of a transfer. */
+struct tsl_dir_cfg {
+    uint64_t bytes;           /**< bytes to send (0 = none) */
+    uint32_t wsize;           /**< write size, or the maximum when wrandom (default 1460) */
+    bool wrandom;             /**< writes of uniformly random size 1..wsize */
+    bool nocopy;              /**< zero-copy writes (no WISP_TCP_WRITE_COPY) */
+    bool more;                /**< WISP_TCP_WRITE_MORE on writes followed by another */
+};
+
+enum tsl_close_mode {
+    TSL_CLOSE_AUTO = 0,       /**< SHUTDOWN when both directions carry data, else PLAIN */
+    TSL_CLOSE_SHUTDOWN,       /**< shutdown(tx) once all is written; close once the peer's stream and FIN are in */
+    TSL_CLOSE_PLAIN,          /**< close once all is written and (nothing is expected or the peer's FIN is in) */
+    TSL_CLOSE_NONE            /**< the test closes; done = all received and all acknowledged */
+};
+
+struct tsl_cfg {
+    struct tsl_dir_cfg a2b, b2a;
+    uint64_t seed;            /**< streams and random write sizes */
+    uint8_t close_mode;       /**< enum tsl_close_mode */
+    bool nodelay;             /**< disable Nagle on both ends */
+    uint32_t watchdog_ms;     /**< stall limit, 0 = 30000 */
+};
+
+/* --------------------------------------------------------- endpoints */
+
+struct tsl_conn;
+struct tsl_run;
+
+/** One end of a connection: A (side 0, the client) or B (side 1). */
+struct tsl_ep {
+    struct tsl_conn *c;
+    unsigned side;
+    struct sim_node *node;
+    struct wisp_tcp_pcb *pcb;  /**< NULL once closed, aborted or freed by the stack */
+
+    /* sending */
+    struct tsl_dir_cfg tx;
+    uint64_t tx_seed;
+    uint64_t tx_written;       /**< bytes accepted by wisp_tcp_write */
+    uint64_t tx_acked;         /**< bytes reported by the sent callback */
+    uint32_t tx_chunk;         /**< size of the write being attempted, 0 = draw a new one */
+    struct sim_rng wrng;
+    uint8_t *buf;              /**< copy mode: scratch; zero-copy mode: the ring */
+    uint32_t buf_size;
+    uint64_t tx_start_us;      /**< first write */
+    unsigned long writes, write_mem;   /**< writes accepted / refused with WISP_ERR_MEM */
+    bool shut_tx;              /**< shutdown(tx) done */
+
+    /* receiving */
+    uint64_t rx_seed, rx_expect, rx_got;
+    uint64_t rx_first_us, rx_last_us;
+    unsigned long rx_calls;
+    bool rx_fin;
+    bool hold;                 /**< take data but do not call wisp_tcp_recved */
+    uint64_t held;             /**< bytes taken and not yet given back */
+    bool refuse;               /**< the recv callback refuses data (returns WISP_ERR_MEM) */
+    unsigned long refused;
+
+    /* life cycle */
+    bool connected;            /**< connected / accepted */
+    uint64_t est_us;
+    bool closed;               /**< wisp_tcp_close (or abort) done */
+    bool close_pending;        /**< close / shutdown refused with WISP_ERR_MEM, retried */
+    bool err_called;
+    wisp_err_t err;            /**< argument of the error callback */
+    uint64_t err_us;
+    bool expect_err;           /**< an error callback is not a failure */
+    bool aborting;
+    struct wisp_tcp_info info; /**< snapshot taken just before close / at the end */
+};
+
+struct tsl_conn {
+    struct tsl_run *run;
+    unsigned id;
+    struct tsl_cfg cfg;
+    struct tsl_ep ep[2];
+    uint16_t a_port;           /**< A's local port (matches the accept) */
+    uint64_t start_us, done_us, last_progress_us;
+    bool done, failed;
+    char why[200];
+};
+
+/** A set of connections in one world, with at most one listener. */
+struct tsl_run {
+    struct sim_world *w;
+    struct tsl_conn **conns;
+    unsigned nconns, cap;
+    unsigned ndone, nfailed;
+    struct wisp_tcp_pcb *lpcb; /**< the listener (on srv) */
+    struct sim_node *srv;
+    uint16_t port;
+    unsigned accepted;         /**< connections accepted and matched */
+    unsigned unexpected;       /**< accepted connections that matched nothing (refused) */
+    uint64_t last_scan_us;
+    bool stop_on_fail;         /**< tsl_run_until_done stops at the first failure (default true) */
+    bool quiet;                /**< no messages on stderr */
+};
+
+/** Start an empty run in world w. */
+void tsl_init(struct tsl_run *r, struct sim_world *w);
+/** Abort every connection still open, close the listener, free memory. */
+void tsl_fini(struct tsl_run *r);
+
+/** Listen on node:port (backlog 1..255). */
+wisp_err_t tsl_listen(struct tsl_run *r, struct sim_node *node, uint16_t port, uint8_t backlog);
+/** Close the listener (no-op when none). */
+void tsl_unlisten(struct tsl_run *r);
+
+/** A connection from client to the listener, transferring per cfg. NULL
+ *  when wisp_tcp_new / connect failed at once (the conn is then failed
+ *  and kept in r). */
+struct tsl_conn *tsl_connect(struct tsl_run *r, struct sim_node *client, const struct tsl_cfg *cfg);
+/** A connection object without PCBs (for tsl_ep_open). */
+struct tsl_conn *tsl_conn_new(struct tsl_run *r, const struct tsl_cfg *cfg);
+/** Open side (0 = A, 1 = B) of c actively from node, bound to local_port,
+ *  connecting to ip:port (simultaneous open: both sides do this). */
+wisp_err_t tsl_ep_open(struct tsl_conn *c, unsigned side, struct sim_node *node, uint16_t local_port,
+                       wisp_ip4_t ip, uint16_t port);
+
+/** Push pending data / close of an endpoint (done by the callbacks; tests
+ *  call it after changing an endpoint's settings). */
+void tsl_ep_kick(struct tsl_ep *ep);
+/** Stop holding: give the held bytes back with wisp_tcp_recved. */
+void tsl_ep_release(struct tsl_ep *ep);
+/** Close the endpoint now (returns wisp_tcp_close's result). */
+wisp_err_t tsl_ep_close(struct tsl_ep *ep);
+/** Abort the endpoint (its error callback is expected). */
+void tsl_ep_abort(struct tsl_ep *ep);
+
+/** Mark c failed with a printf-style reason (first reason wins). */
+void tsl_fail(struct tsl_conn *c, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/** The sim_run_until predicate: every connection done or failed (or, with
+ *  stop_on_fail, any failed). Also runs the watchdog. */
+bool tsl_all_done(void *run);
+/** Run until tsl_all_done or max_us; true when every connection is done
+ *  and none failed (a sim error counts as a failure). */
+bool tsl_run_until_done(struct tsl_run *r, uint64_t max_us);
+
+/** Goodput of direction dir (0 = A to B, 1 = B to A) in Mbit/s of virtual
+ *  time: bytes * 8 / (last byte in - first write). 0 when nothing moved. */
+double tsl_goodput_mbps(const struct tsl_conn *c, unsigned dir);
+/** Print a connection's state (diagnostics). */
+void tsl_conn_print(const struct tsl_conn *c, FILE *f);
+/** Print every failed connection (diagnostics). */
+void tsl_run_print_failures(const struct tsl_run *r, FILE *f);
+
+/* ------------------------------------------------------------- pools */
+
+/** Pool elements in use in node i of w (i in order of addition). */
+unsigned tsl_pools_used(const struct sim_world *w, unsigned i);
+/** Record every node's pool use into base[] (sized for the node count). */
+void tsl_baseline(const struct sim_world *w, unsigned *base);
+/** Run until every node's pool use is at most base[i] (TIME-WAIT expired,
+ *  closing connections finished); false after max_us, with the excess
+ *  printed to f (when not NULL). */
+bool tsl_settle(struct sim_world *w, const unsigned *base, uint64_t max_us, FILE *f);
+
+/* ----------------------------------------------------- segment tools */
+
+#define TSL_FIN 0x01u
+#define TSL_SYN 0x02u
+#define TSL_RST 0x04u
+#define TSL_PSH 0x08u
+#define TSL_ACK 0x10u
+#define TSL_URG 0x20u
+
+/** A TCP segment as seen on the wire (host order). */
+struct tsl_seg {
+    uint8_t smac[6], dmac[6];
+    wisp_ip4_t src, dst;      /**< network order */
+    uint16_t sport, dport;
+    uint32_t seq, ack;
+    uint8_t flags;            /**< TSL_* */
+    uint16_t wnd;             /**< raw window field */
+    uint8_t hlen;             /**< TCP header bytes */
+    uint16_t plen;            /**< payload bytes */
+    /* options (parse only) */
+    int wscale;               /**< -1 when absent */
+    uint16_t mss;             /**< 0 when absent */
+    bool sack_perm, ts;
+    uint32_t tsval, tsecr;
+    uint8_t nsack;            /**< SACK blocks */
+    bool csum_ok;             /**< TCP checksum verified */
+};
+
+/** Parse an Ethernet/IPv4/TCP frame (unfragmented); false when it is not
+ *  one or is truncated. */
+bool tsl_parse(const uint8_t *frame, size_t len, struct tsl_seg *seg);
+
+/** Build an Ethernet/IPv4/TCP frame from seg's addresses, ports, seq, ack,
+ *  flags and wnd, with optlen (multiple of 4, <= 40) option bytes and plen
+ *  payload bytes, checksums filled. Returns the frame length (0 when cap is
+ *  too small). */
+size_t tsl_build(uint8_t *buf, size_t cap, const struct tsl_seg *seg, const uint8_t *opts, uint8_t optlen,
+                 const uint8_t *payload, uint16_t plen);
+
+/** Transmit a complete frame from node's interface (through its transmit
+ *  queues and the wire like any other frame). */
+bool tsl_inject(struct sim_node *from, const uint8_t *frame, size_t len);
+
+/** One logged segment. */
+struct tsl_logent {
+    uint64_t t_us;
+    struct sim_node *from;
+    struct tsl_seg seg;
+};
+
+/** A log of the TCP segments entering the wire (a sim tap). */
+struct tsl_log {
+    struct tsl_logent *e;
+    size_t n, cap;
+    bool payload_too;          /**< false: skip segments that carry data (big transfers) */
+};
+
+/** The tap function: install with sim_set_tap(w, tsl_log_tap, log). */
+void tsl_log_tap(void *arg, struct sim_node *from, const uint8_t *frame, size_t len, uint64_t t_us);
+void tsl_log_clear(struct tsl_log *log);
+void tsl_log_free(struct tsl_log *log);
+/** Print entries [from, log->n) (diagnostics). */
+void tsl_log_print(const struct tsl_log *log, size_t from, FILE *f);
+
+#endif /* WISP_TCP_SIMLIB_H */
