@@ -4,8 +4,9 @@
 #  2. gcc build (-Wall -Wextra -Werror), all tiers: unit, simulator, interop
 #     (Linux kernel over TAP in network namespaces), Cortex-M4 cross build;
 #  3. clang build with AddressSanitizer + UndefinedBehaviorSanitizer, all
-#     tiers again (wisp-node itself runs sanitized in the interop tests).
-# Usage: tools/test.sh [ctest -R regex]   (env JOBS=N, SKIP_ASAN=1)
+#     tiers again (wisp-node itself runs sanitized in the interop tests);
+#  4. clang ThreadSanitizer build of the threaded tests (label threads).
+# Usage: tools/test.sh [ctest -R regex]   (env JOBS=N, SKIP_ASAN=1, SKIP_TSAN=1)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -43,5 +44,12 @@ if [ "${SKIP_ASAN:-0}" != 1 ]; then
   cmake -S . -B build-asan -DCMAKE_C_COMPILER=clang -DWISP_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
   cmake --build build-asan -j "$jobs"
   (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 ctest "${args[@]}")
+fi
+if [ "${SKIP_TSAN:-0}" != 1 ] && [ -z "$filter" ]; then
+  echo "== clang + ThreadSanitizer build (the tests that use threads)"
+  cmake -S . -B build-tsan -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug \
+        -DCMAKE_C_FLAGS="-fsanitize=thread -fno-omit-frame-pointer" -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread >/dev/null
+  cmake --build build-tsan -j "$jobs" --target test_sys test_tcpip
+  (cd build-tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --output-on-failure -L threads)
 fi
 echo "== all tiers passed"

@@ -37,6 +37,17 @@ void wisp_assert_fail(const char *expr, const char *file, int line);
 #endif
 #endif
 
+/** Core ownership check, placed at the top of the public core entry points
+ *  (wisp_udp_*, wisp_tcp_*, wisp_dev_input, wisp_stack_poll, the netif
+ *  setters, wisp_pbuf_alloc*). s is the struct wisp_stack * (NULL: nothing
+ *  to check, e.g. a device not attached to any interface). Default: no
+ *  code. A threaded port sets it to check that the caller owns the core of
+ *  a stack run by a stack thread; the host options do:
+ *  wisp_sys_core_check((s)->core_lock, __func__) (see wisp/sys.h). */
+#ifndef WISP_CORE_ASSERT_OWNER
+#define WISP_CORE_ASSERT_OWNER(s) do { } while (0)
+#endif
+
 /* ------------------------------------------------------------ interfaces */
 
 /** Maximum number of network interfaces per stack, loopback included.
@@ -349,6 +360,50 @@ void wisp_assert_fail(const char *expr, const char *file, int line);
 #define WISP_TCP_POLL_UNIT_MS 500u
 #endif
 
+/* ------------------------------------------- OS layer and stack thread */
+/* Used only by code that includes wisp/sys.h or wisp/tcpip.h (src/api):
+ * the core itself never needs an OS. */
+
+/* WISP_SYS_PORT_HEADER: the sys port's header that defines the handle
+ *  structs of wisp/sys.h, e.g. "sys_posix.h" (ports/unix) or "sys_none.h"
+ *  (ports/none). No default: set it in your options header when you use
+ *  the OS layer. */
+
+/** How the sequential APIs (netconn, sockets) enter the core:
+ *  1 = core locking: the calling thread takes the core lock
+ *      (wisp_tcpip_lock) and runs the core function itself -- no context
+ *      switch, lowest latency;
+ *  0 = message passing: the call is posted to the stack thread's mailbox and
+ *      the caller waits for completion (wisp_tcpip_call) -- only the stack
+ *      thread ever runs core code.
+ *  Both mechanisms are always available; this picks what wisp_tcpip_run()
+ *  and the API layers use. Default 1. */
+#ifndef WISP_TCPIP_CORE_LOCKING
+#define WISP_TCPIP_CORE_LOCKING 1
+#endif
+
+/** Capacity of the stack thread's mailbox in messages (calls, callbacks,
+ *  received frames). A received frame that finds it full is dropped and
+ *  counted (tcpip.input.drop). Range 2..65535, default 16. */
+#ifndef WISP_TCPIP_MBOX_SIZE
+#define WISP_TCPIP_MBOX_SIZE 16
+#endif
+
+/** Message records for wisp_tcpip_callback() and wisp_tcpip_input() (calls
+ *  use a record on the caller's stack), held in the context: no heap.
+ *  Range 1..65535, default WISP_TCPIP_MBOX_SIZE. */
+#ifndef WISP_TCPIP_MSG_COUNT
+#define WISP_TCPIP_MSG_COUNT WISP_TCPIP_MBOX_SIZE
+#endif
+
+/** Longest time in ms the stack thread sleeps without a message or a due
+ *  timer, so that a stack clock drifting against the OS clock can never
+ *  stall timers for long. 0 = no limit (sleep until the next timer or
+ *  message: fewest wake-ups). Overridable per context. Default 1000. */
+#ifndef WISP_TCPIP_MAX_WAIT_MS
+#define WISP_TCPIP_MAX_WAIT_MS 1000u
+#endif
+
 /* -------------------------------------------------- consistency checks */
 
 #if WISP_MAX_NETIFS < 1 || WISP_MAX_NETIFS > 254
@@ -393,6 +448,9 @@ void wisp_assert_fail(const char *expr, const char *file, int line);
 #endif
 #if WISP_ICMP_ERR_RATE < 1 || WISP_ICMP_ERR_BURST < 1
 #error "ICMP error rate and burst must be >= 1"
+#endif
+#if WISP_TCPIP_MBOX_SIZE < 2 || WISP_TCPIP_MBOX_SIZE > 65535 || WISP_TCPIP_MSG_COUNT < 1 || WISP_TCPIP_MSG_COUNT > 65535
+#error "WISP_TCPIP_MBOX_SIZE must be 2..65535, WISP_TCPIP_MSG_COUNT 1..65535"
 #endif
 
 #if WISP_TCP

@@ -67,7 +67,9 @@ struct wisp_pbuf {
 
 /** Bytes of one pool element: header plus WISP_PBUF_BLOCK_SIZE payload. */
 #define WISP_PBUF_HDR_SIZE WISP_POOL_ELEM(sizeof(struct wisp_pbuf))
-#define WISP_PBUF_ELEM_SIZE (WISP_PBUF_HDR_SIZE + WISP_PBUF_BLOCK_SIZE)
+/* Rounded like wisp_pool_init rounds its stride (WISP_POOL_ALIGN): the
+ * storage in struct wisp_stack must match the pool stride exactly. */
+#define WISP_PBUF_ELEM_SIZE WISP_POOL_ELEM(WISP_PBUF_HDR_SIZE + WISP_PBUF_BLOCK_SIZE)
 
 /** Allocate a transmit pbuf of len payload bytes with the layer's headroom.
  *  RAM: one block (len + headroom <= WISP_PBUF_BLOCK_SIZE, else NULL).

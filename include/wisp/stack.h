@@ -29,6 +29,7 @@
 #include "wisp/ip4.h"
 #include "wisp/icmp.h"
 #include "wisp/udp.h"
+#include "wisp/tcp.h"
 
 struct wisp_config {
     /** Monotonic milliseconds (wrapping is handled). Required. */
@@ -51,6 +52,11 @@ enum wisp_pool_id {
 #if WISP_UDP
     WISP_POOL_UDP_PCB,
 #endif
+#if WISP_TCP
+    WISP_POOL_TCP_PCB,
+    WISP_POOL_TCP_LISTEN,
+    WISP_POOL_TCP_SEG,
+#endif
     WISP_POOL_COUNT
 };
 
@@ -58,6 +64,7 @@ struct wisp_stack {
     struct wisp_config cfg;
     uint64_t rng[2];                   /**< internal generator state */
     uint32_t now;                      /**< clock sampled at the last entry */
+    void *core_lock;                   /**< OS layer: the stack thread's core mutex (wisp/tcpip.h), NULL = single-threaded use */
 
     struct wisp_pool pool[WISP_POOL_COUNT];
     struct wisp_netif *netifs;         /**< list, in order of addition */
@@ -71,6 +78,9 @@ struct wisp_stack {
     struct wisp_icmp icmp;
 #if WISP_UDP
     struct wisp_udp_pcb *udp_pcbs;
+#endif
+#if WISP_TCP
+    struct wisp_tcp tcp;               /**< TCP state (tcp.h) */
 #endif
 
 #if WISP_LOOPBACK
@@ -88,6 +98,11 @@ struct wisp_stack {
 #endif
 #if WISP_UDP
     union { uint64_t a_; uint8_t b[WISP_UDP_PCB_COUNT * WISP_POOL_ELEM(sizeof(struct wisp_udp_pcb))]; } mem_udp;
+#endif
+#if WISP_TCP
+    union { uint64_t a_; uint8_t b[WISP_TCP_PCB_COUNT * WISP_POOL_ELEM(sizeof(struct wisp_tcp_pcb))]; } mem_tcp_pcb;
+    union { uint64_t a_; uint8_t b[WISP_TCP_LISTEN_COUNT * WISP_POOL_ELEM(sizeof(struct wisp_tcp_listen))]; } mem_tcp_listen;
+    union { uint64_t a_; uint8_t b[WISP_TCP_SEG_COUNT * WISP_POOL_ELEM(sizeof(struct wisp_tcp_seg))]; } mem_tcp_seg;
 #endif
 };
 

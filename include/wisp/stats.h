@@ -85,10 +85,54 @@
     X(UDP_DROP_CHKSUM, "udp.drop.chksum") \
     X(UDP_DROP_NOPORT, "udp.drop.noport") \
     X(UDP_DROP_NOMEM, "udp.drop.nomem") \
+    X(TCP_RX, "tcp.rx") \
+    X(TCP_TX, "tcp.tx") \
+    X(TCP_DROP_SHORT, "tcp.drop.short") \
+    X(TCP_DROP_CHKSUM, "tcp.drop.chksum") \
+    X(TCP_DROP_BADOFF, "tcp.drop.badoff") \
+    X(TCP_DROP_BCAST, "tcp.drop.bcast") \
+    X(TCP_BADOPT, "tcp.badopt") \
+    X(TCP_NOPORT, "tcp.noport") \
+    X(TCP_DROP_OOW, "tcp.drop.outofwindow") \
+    X(TCP_DROP_PAWS, "tcp.drop.paws") \
+    X(TCP_DROP_NOTS, "tcp.drop.nots") \
+    X(TCP_DROP_NOACK, "tcp.drop.noack") \
+    X(TCP_DROP_BADACK, "tcp.drop.badack") \
+    X(TCP_DROP_STATE, "tcp.drop.state") \
+    X(TCP_DROP_SYN, "tcp.drop.syn") \
+    X(TCP_DROP_RST, "tcp.drop.rst") \
+    X(TCP_DROP_AFTERCLOSE, "tcp.drop.afterclose") \
+    X(TCP_DROP_REFUSED, "tcp.drop.refused") \
+    X(TCP_DROP_NOMEM, "tcp.drop.nomem") \
+    X(TCP_CHALLENGE_ACK, "tcp.challengeack") \
+    X(TCP_CHALLENGE_RATELIMIT, "tcp.challengeack.ratelimited") \
+    X(TCP_SYNQ_FULL, "tcp.synq.full") \
+    X(TCP_SYNQ_TIMEOUT, "tcp.synq.timeout") \
+    X(TCP_COOKIE_SENT, "tcp.cookie.sent") \
+    X(TCP_COOKIE_OK, "tcp.cookie.ok") \
+    X(TCP_COOKIE_BAD, "tcp.cookie.bad") \
+    X(TCP_LISTEN_OVERFLOW, "tcp.listen.overflow") \
+    X(TCP_ACCEPT, "tcp.accept") \
+    X(TCP_CONNECT, "tcp.connect") \
+    X(TCP_OOSEQ, "tcp.ooseq") \
+    X(TCP_OOSEQ_DROP, "tcp.ooseq.drop") \
+    X(TCP_RETRANSMIT, "tcp.retransmit") \
+    X(TCP_FAST_RETRANSMIT, "tcp.fastretransmit") \
+    X(TCP_TIMEOUT, "tcp.timeout") \
+    X(TCP_SYN_RETRANSMIT, "tcp.syn.retransmit") \
+    X(TCP_ABORT_RTX, "tcp.abort.retransmit") \
+    X(TCP_ABORT_KEEPALIVE, "tcp.abort.keepalive") \
+    X(TCP_RST_TX, "tcp.rst.tx") \
+    X(TCP_RST_RX, "tcp.rst.rx") \
+    X(TCP_KEEPALIVE, "tcp.keepalive.probe") \
+    X(TCP_PERSIST, "tcp.persist.probe") \
+    X(TCP_TW_RECYCLED, "tcp.timewait.recycled") \
+    X(TCP_TW_REOPEN, "tcp.timewait.reopen") \
     X(NETIF_RX_NOMEM, "netif.rx.nomem") \
     X(NETIF_TXQ_DROP, "netif.txq.drop") \
     X(NETIF_TX_ERR, "netif.tx.err") \
-    X(LOOP_DROP, "loop.drop")
+    X(LOOP_DROP, "loop.drop") \
+    X(TCPIP_INPUT_DROP, "tcpip.input.drop")
 
 enum wisp_counter {
 #define WISP_CTR_ENUM_(id, name) WISP_CTR_##id,

@@ -23,6 +23,10 @@
  * close except none) or wisp_tcp_abort(), or until the error callback
  * reports that the stack freed it (reset, retries exhausted, ...).
  *
+ * A callback may also free its own PCB (abort, or close with refused data
+ * pending): the stack defers the free until the callback returns and then
+ * touches the PCB no more.
+ *
  * Who may call: the core context only.
  */
 #ifndef WISP_TCP_H
@@ -56,10 +60,14 @@ struct wisp_tcp_pcb;
 /* ----------------------------------------------------------- callbacks */
 
 /** Data arrived (p, owned by the callee: zero-copy, the received pbufs),
- *  or the peer closed its direction (p == NULL). Return WISP_OK when p was
- *  taken. Any other return leaves p with the stack, which offers it again
- *  later (refused data; the window stays closed meanwhile). The receive
- *  window reopens only when the application calls wisp_tcp_recved(). */
+ *  or the peer closed its direction (p == NULL, once, after all data).
+ *  Return WISP_OK when p was taken. Any other return leaves p with the
+ *  stack, which offers it again later (refused data, retried every 20 ms;
+ *  the window stays closed by it meanwhile; data arriving meanwhile is
+ *  queued behind it up to 64 KB, beyond that the peer has to resend). The
+ *  receive window reopens only when the application calls
+ *  wisp_tcp_recved(). Without a recv callback data is consumed and the
+ *  window reopened by the stack. */
 typedef wisp_err_t (*wisp_tcp_recv_fn)(void *arg, struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, wisp_err_t err);
 /** len more bytes of written data were acknowledged (send buffer space). */
 typedef wisp_err_t (*wisp_tcp_sent_fn)(void *arg, struct wisp_tcp_pcb *pcb, uint32_t len);
@@ -69,9 +77,13 @@ typedef wisp_err_t (*wisp_tcp_connected_fn)(void *arg, struct wisp_tcp_pcb *pcb,
  *  any other value aborts it (and the callee must not touch it again). */
 typedef wisp_err_t (*wisp_tcp_accept_fn)(void *arg, struct wisp_tcp_pcb *newpcb, wisp_err_t err);
 /** The PCB is gone (already freed): err says why: WISP_ERR_RST (reset by
- *  peer), WISP_ERR_ABRT (aborted: retries exhausted, keepalive failed,
- *  out of memory), WISP_ERR_TIMEOUT (connect / retransmission timeout),
- *  WISP_ERR_CLSD. */
+ *  the peer, incl. a refused connect), WISP_ERR_ABRT (wisp_tcp_abort, or
+ *  keepalive probes unanswered), WISP_ERR_TIMEOUT (connect: SYN
+ *  retransmissions exhausted; data: WISP_TCP_MAXRTX retransmissions or
+ *  zero-window probes unanswered -- a RST is sent), WISP_ERR_CLSD (both
+ *  directions closed normally while the application still held the PCB,
+ *  i.e. it used wisp_tcp_shutdown and never wisp_tcp_close). Not called
+ *  after wisp_tcp_close. */
 typedef void (*wisp_tcp_err_fn)(void *arg, wisp_err_t err);
 /** Called every interval (units of WISP_TCP_POLL_UNIT_MS) while the PCB
  *  lives: for retrying writes that failed with WISP_ERR_MEM, idle checks. */
@@ -82,7 +94,9 @@ typedef wisp_err_t (*wisp_tcp_poll_fn)(void *arg, struct wisp_tcp_pcb *pcb);
 #define WISP_TCP_WRITE_COPY 0x01u   /**< copy the data (else: reference it, zero-copy,
                                          the caller keeps it unchanged until acknowledged,
                                          i.e. until the sent callback has covered it) */
-#define WISP_TCP_WRITE_MORE 0x02u   /**< more data follows: do not set PSH, let Nagle hold */
+#define WISP_TCP_WRITE_MORE 0x02u   /**< more data follows: no PSH, and a short last
+                                         segment waits while data is unacknowledged
+                                         (even with Nagle off) */
 
 /* ------------------------------------------------------------- raw API */
 
@@ -91,18 +105,26 @@ struct wisp_tcp_pcb *wisp_tcp_new(struct wisp_stack *s);
 /** The argument passed to every callback. */
 void wisp_tcp_arg(struct wisp_tcp_pcb *pcb, void *arg);
 /** Bind to a local address (NULL/any = all) and port (0 = random ephemeral,
- *  RFC 6056). WISP_ERR_USE when taken (no SO_REUSEADDR yet: a port in
- *  TIME-WAIT can be rebound, like SO_REUSEADDR on Linux). */
+ *  RFC 6056). WISP_ERR_USE when a listener, a bound PCB or a connection the
+ *  application holds uses the port (no SO_REUSEADDR yet: a port held only
+ *  by TIME-WAIT records or by connections the application closed can be
+ *  rebound, like SO_REUSEADDR on Linux). WISP_ERR_VAL for an address that
+ *  is not ours. */
 wisp_err_t wisp_tcp_bind(struct wisp_tcp_pcb *pcb, const wisp_ipaddr_t *ip, uint16_t port);
-/** Turn a bound PCB into a listener with an accept backlog (1..255).
- *  Returns the listening PCB (which may be a different, smaller object:
- *  the PCB passed in is then freed, as with lwIP's tcp_listen) or NULL with
- *  *err set. */
+/** Turn a bound PCB into a listener with an accept backlog (1..255; 0 is
+ *  taken as 1). Returns the listening PCB (a different, smaller object:
+ *  the PCB passed in is freed, as with lwIP's tcp_listen) or NULL with
+ *  *err set (the PCB passed in is then kept). Accept is a callback, so the
+ *  backlog bounds the listener's embryonic connections (SYN received,
+ *  SYN-ACK sent) in the shared SYN queue; SYNs beyond it are answered with
+ *  SYN cookies (RFC 4987). An unbound PCB gets an ephemeral port. */
 struct wisp_tcp_pcb *wisp_tcp_listen(struct wisp_tcp_pcb *pcb, uint8_t backlog, wisp_err_t *err);
 /** Set the accept callback of a listener. */
 void wisp_tcp_accept(struct wisp_tcp_pcb *lpcb, wisp_tcp_accept_fn fn);
 /** Connect (binds an ephemeral port if unbound); the connected callback
- *  reports the outcome; failures come through the error callback. */
+ *  reports the outcome; failures come through the error callback.
+ *  WISP_ERR_USE when the 4-tuple is in use (also by a TIME-WAIT record),
+ *  WISP_ERR_RTE without a route, WISP_ERR_VAL for broadcast/multicast. */
 wisp_err_t wisp_tcp_connect(struct wisp_tcp_pcb *pcb, const wisp_ipaddr_t *ip, uint16_t port,
                             wisp_tcp_connected_fn fn);
 
@@ -127,9 +149,11 @@ void wisp_tcp_poll(struct wisp_tcp_pcb *pcb, wisp_tcp_poll_fn fn, uint8_t interv
 
 /** Close both directions (sends FIN after queued data). The PCB must not be
  *  used afterwards; the stack frees it when the close completes (or at
- *  once in LISTEN/CLOSED/SYN-SENT). Data arriving after close is answered
- *  with RST (RFC 9293 §3.10.7.4 / RFC 1122 §4.2.2.13). WISP_ERR_MEM when
- *  the FIN cannot be queued now (retry). */
+ *  once in LISTEN/CLOSED/SYN-SENT); no callback is called after close.
+ *  Received data the application refused and new data arriving after close
+ *  are answered with RST (RFC 1122 §4.2.2.13). A closed connection whose
+ *  peer never sends its FIN is dropped 2 * WISP_TCP_MSL_MS after entering
+ *  FIN-WAIT-2. WISP_ERR_MEM when the FIN cannot be queued now (retry). */
 wisp_err_t wisp_tcp_close(struct wisp_tcp_pcb *pcb);
 /** Half-close: shut_rx stops delivery, shut_tx sends FIN after queued data
  *  (the PCB stays usable for receiving). */
@@ -138,7 +162,9 @@ wisp_err_t wisp_tcp_shutdown(struct wisp_tcp_pcb *pcb, bool shut_rx, bool shut_t
  *  callback is called with WISP_ERR_ABRT. */
 void wisp_tcp_abort(struct wisp_tcp_pcb *pcb);
 
-/** Nagle on/off (RFC 896; off = TCP_NODELAY). */
+/** Nagle on/off (RFC 896; off = TCP_NODELAY). Nagle is on by default, in
+ *  Minshall's variant: a short segment waits only while an earlier short
+ *  segment is unacknowledged. */
 void wisp_tcp_nodelay(struct wisp_tcp_pcb *pcb, bool on);
 /** Keepalive (RFC 9293 §3.8.4): enable, idle time, interval, probe count
  *  (0 = keep the current value). */
@@ -187,6 +213,153 @@ void wisp_tcp_deinit(struct wisp_stack *s);
  * storage. Applications use the functions above. */
 
 /* TCP_STRUCTS_BEGIN (defined by the TCP implementation) */
+
+/** One segment of the send queue: the data of [seq, seq + len) plus a FIN
+ *  when flagged. p holds the data only (never a header), so a segment can
+ *  be (re)transmitted at any time by chaining it behind a fresh header. */
+struct wisp_tcp_seg {
+    struct wisp_tcp_seg *next;
+    struct wisp_pbuf *p;          /**< data (NULL when len == 0) */
+    uint32_t seq;                 /**< first sequence number */
+    uint32_t sent_ms;             /**< time of the last transmission */
+    uint16_t len;                 /**< data bytes (FIN not counted) */
+    uint8_t flags;                /**< TCP_SEGF_* (tcp_priv.h) */
+    uint8_t nrtx;                 /**< retransmissions of this segment */
+};
+
+/** The head shared by connection and listening PCBs. */
+struct wisp_tcp_common {
+    struct wisp_stack *stack;
+    void *arg;                    /**< callback argument */
+    wisp_ip4_t local_ip;          /**< network order, 0 = any */
+    uint16_t local_port;          /**< 0 = not bound */
+    uint8_t state;                /**< enum wisp_tcp_state */
+    uint8_t tos;                  /**< IP TOS (DSCP << 2) */
+    uint8_t ttl;                  /**< 0 = default */
+};
+
+/** A listening PCB (LISTEN only; small). */
+struct wisp_tcp_listen {
+    struct wisp_tcp_common c;     /**< must be first */
+    struct wisp_tcp_listen *next;
+    wisp_tcp_accept_fn accept;
+    uint8_t backlog;              /**< SYN-queue entries this listener may hold */
+    uint8_t synq_n;               /**< entries it holds now */
+};
+
+/** An out-of-order received segment (data only, header hidden). */
+struct wisp_tcp_ooseq {
+    struct wisp_pbuf *p;          /**< NULL for a FIN without data */
+    uint32_t seq;
+    uint16_t len;
+    uint8_t fin;
+};
+
+#define WISP_TCP_NTMR 8           /**< per-connection deadlines (tcp_priv.h TCP_TMR_*) */
+#define WISP_TCP_OOSEQ_SLOTS (WISP_TCP_OOSEQ_MAX_PBUFS > 0 ? WISP_TCP_OOSEQ_MAX_PBUFS : 1)
+
+/** A connection PCB (SYN-SENT .. LAST-ACK, or CLOSED before connect). */
+struct wisp_tcp_pcb {
+    struct wisp_tcp_common c;     /**< must be first */
+    struct wisp_tcp_pcb *next;
+    wisp_ip4_t remote_ip;
+    uint16_t remote_port;
+    uint16_t mss;                 /**< effective send MSS (RFC 6691: options excluded) */
+    uint32_t flags;               /**< TF_* (tcp_priv.h) */
+
+    wisp_tcp_recv_fn recv;
+    wisp_tcp_sent_fn sent;
+    wisp_tcp_connected_fn connected;
+    wisp_tcp_err_fn errf;
+    wisp_tcp_poll_fn poll;
+    uint8_t poll_interval;
+
+    /* one event timer, armed for the earliest of the deadlines due[] */
+    uint8_t tmr_on;               /**< bit i: due[i] is active */
+    struct wisp_timer tmr;
+    uint32_t due[WISP_TCP_NTMR];
+
+    /* send sequence space (RFC 9293 §3.3.1) */
+    uint32_t iss, snd_una;
+    uint32_t snd_nxt;             /**< highest sequence sent + 1 (SND.MAX) */
+    uint32_t snd_lbb;             /**< next sequence to give queued data */
+    uint32_t snd_wl1, snd_wl2, snd_wnd, max_snd_wnd;
+    uint32_t snd_queued;          /**< bytes written and not yet acknowledged */
+    uint32_t snd_sml;             /**< end of the last short segment sent (Minshall's Nagle) */
+    struct wisp_tcp_seg *sndq;    /**< every queued segment, in sequence order */
+    struct wisp_tcp_seg *sndq_tail;
+    struct wisp_tcp_seg *sndq_next; /**< first segment never sent */
+
+    /* congestion control and loss recovery (RFC 5681, 6582, 6675) */
+    uint32_t cwnd, ssthresh, ca_acked, recover;
+    uint8_t dupacks, nrtx, persist_backoff, keep_probes;
+    uint8_t snd_wscale, rcv_wscale;
+    uint8_t syn_rtx;
+
+    /* RTT and RTO (RFC 6298), ms; srtt scaled by 8, rttvar by 4 */
+    uint32_t srtt8, rttvar4, rto;
+    uint32_t rtt_seq, rtt_start;
+
+    /* receive sequence space */
+    uint32_t irs, rcv_nxt;
+    uint32_t rcv_wnd;             /**< buffer space the application left us */
+    uint32_t rcv_adv;             /**< right edge advertised (never moves left) */
+    uint32_t rcv_unacked;         /**< in-order bytes not acknowledged yet */
+    uint32_t last_ack_sent;
+    struct wisp_pbuf *refused;    /**< data the recv callback refused */
+    uint8_t ooseq_n;              /**< entries in ooseq[] */
+    uint16_t ooseq_bufs;          /**< receive buffers they hold */
+    struct wisp_tcp_ooseq ooseq[WISP_TCP_OOSEQ_SLOTS];
+    uint32_t sack_recent[4];      /**< seq of the latest out-of-order arrivals (RFC 2018 §4) */
+
+    /* timestamps (RFC 7323) */
+    uint32_t ts_off, ts_recent, ts_recent_ms;
+
+    /* keepalive (RFC 9293 §3.8.4) */
+    uint32_t last_rx_ms, keep_idle, keep_intvl;
+    uint8_t keep_cnt;
+
+    /* statistics */
+    uint32_t st_retransmits, st_fast_recoveries, st_timeouts, st_bytes_acked, st_bytes_received;
+};
+
+/** A compact TIME-WAIT record (RFC 9293 §3.6.1). local_port 0 = free. */
+struct wisp_tcp_tw {
+    wisp_ip4_t local_ip, remote_ip;
+    uint16_t local_port, remote_port;
+    uint32_t snd_nxt, rcv_nxt;
+    uint32_t ts_recent, ts_off;
+    uint32_t expire;              /**< ms */
+    uint8_t ts_ok, tos, ttl, rcv_wscale;
+};
+
+/** An embryonic connection in the SYN queue (SYN received, SYN-ACK sent). */
+struct wisp_tcp_syn {
+    struct wisp_tcp_listen *lpcb; /**< NULL = free */
+    wisp_ip4_t local_ip, remote_ip;
+    uint16_t local_port, remote_port;
+    uint32_t iss, irs, ts_recent;
+    uint32_t due;                 /**< next SYN-ACK retransmission (ms) */
+    uint16_t peer_mss;
+    uint8_t peer_wscale;          /**< 0xff: the SYN had no window scale option */
+    uint8_t opts;                 /**< TCP_SYNO_* (tcp_priv.h) */
+    uint8_t retries;
+};
+
+/** TCP state of one stack. */
+struct wisp_tcp {
+    struct wisp_tcp_pcb *pcbs;        /**< every connection PCB */
+    struct wisp_tcp_listen *listens;  /**< every listener */
+    struct wisp_tcp_pcb *in_pcb;      /**< PCB being processed (its free is deferred) */
+    uint32_t key[4];                  /**< secret of the keyed hash (RFC 6528, cookies) */
+    uint32_t chal_tokens, chal_last;  /**< challenge ACK bucket (RFC 5961 §7) */
+    uint32_t cookie_last;             /**< when the last SYN cookie was sent (ms) */
+    uint8_t cookie_used;
+    struct wisp_timer synq_tmr, tw_tmr;
+    struct wisp_tcp_syn synq[WISP_TCP_SYNQ_COUNT];
+    struct wisp_tcp_tw tw[WISP_TCP_TW_COUNT];
+};
+
 /* TCP_STRUCTS_END */
 
 #endif /* WISP_TCP_H */

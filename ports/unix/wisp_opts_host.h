@@ -21,4 +21,30 @@
 #define WISP_TXQ_EMERG_LEN 16
 #define WISP_LOOP_QUEUE_LEN 32
 
+/* OS layer (wisp/sys.h, wisp/tcpip.h): the pthreads port, a mailbox that
+ * absorbs a TAP reader's burst, and the debug check that every core entry
+ * point of a stack run by a stack thread is called by its core owner. */
+#define WISP_SYS_PORT_HEADER "sys_posix.h"
+#define WISP_TCPIP_MBOX_SIZE 128
+void wisp_sys_core_check(const void *core_lock, const char *where);
+#define WISP_CORE_ASSERT_OWNER(s) wisp_sys_core_check((s) != NULL ? (s)->core_lock : NULL, __func__)
+
+/* TCP: hundreds of connections at once (the simulator suite runs 200),
+ * a window above 64 KB so window scaling is used (a long fat path of
+ * 100 Mbit/s x 20 ms needs ~250 KB), and the buffers to fill it: the
+ * transmit budget holds the copies of written data, the receive budget the
+ * out-of-order queues. */
+#define WISP_TCP_PCB_COUNT 256
+#define WISP_TCP_LISTEN_COUNT 16
+#define WISP_TCP_SYNQ_COUNT 64
+#define WISP_TCP_TW_COUNT 256
+#define WISP_TCP_SEG_COUNT 2048
+#define WISP_TCP_WND (256 * 1024)
+#define WISP_TCP_SND_BUF (256 * 1024)
+#define WISP_TCP_OOSEQ_MAX_PBUFS 64
+#undef WISP_PBUF_RX_COUNT
+#define WISP_PBUF_RX_COUNT 512
+#undef WISP_PBUF_TX_COUNT
+#define WISP_PBUF_TX_COUNT 512
+
 #endif

@@ -1,13 +1,13 @@
 /**
  * @file ip4.c
- * IPv4 input (validation, local delivery, dispatch to ICMP/UDP), routing
+ * IPv4 input (validation, local delivery, dispatch to ICMP/UDP/TCP), routing
  * and output (header construction, loopback, hand-off to ARP/Ethernet or to
  * fragmentation). wisp is a host (RFC 1122): it never forwards.
  *
  * Input: parse, then act. Every check reads only bytes whose presence was
  * verified; each rejection increments the counter that names its reason.
  * ip4.rx counts every datagram (or fragment) handed to IP; ip4.delivered
- * counts datagrams handed to a transport protocol (ICMP, UDP).
+ * counts datagrams handed to a transport protocol (ICMP, UDP, TCP).
  *
  * Output: the header goes into the caller's headroom when the first buffer
  * is RAM/POOL with 20 free bytes, else into a RAM header buffer chained in
@@ -301,9 +301,14 @@ void wisp_ip4_input(struct wisp_netif *nif, struct wisp_pbuf *p)
         wisp_udp_input(s, p, &info);
         return;
 #endif
+#if WISP_TCP
+    case WISP_IP4_PROTO_TCP:
+        WISP_CTR_INC(s, IP4_DELIVERED);
+        wisp_tcp_input(s, p, &info);
+        return;
+#endif
     default:
-        /* TCP (6) is not implemented yet: like any unknown protocol.
-         * RFC 1122 §3.2.2.1: a host SHOULD send a protocol unreachable.
+        /* RFC 1122 §3.2.2.1: a host SHOULD send a protocol unreachable.
          * wisp_icmp_dest_unreach expects the IP header hidden in front of
          * the payload (as now) and suppresses broadcasts etc. itself. */
         WISP_CTR_INC(s, IP4_DROP_PROTO);

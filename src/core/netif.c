@@ -36,6 +36,7 @@ static void netif_input(struct wisp_netif *nif, struct wisp_pbuf *frame)
 
 void wisp_dev_input(struct wisp_dev *dev, struct wisp_pbuf *frame)
 {
+    WISP_CORE_ASSERT_OWNER(dev->netif != NULL ? dev->netif->stack : NULL);
     if (dev->upper != NULL) {
         dev->upper->ops->input(dev->upper, frame);
     } else if (dev->netif != NULL) {
@@ -49,6 +50,7 @@ static void netif_drain(struct wisp_netif *nif);
 
 void wisp_dev_tx_ready(struct wisp_dev *dev)
 {
+    WISP_CORE_ASSERT_OWNER(dev->netif != NULL ? dev->netif->stack : NULL);
     if (dev->upper != NULL) {
         dev->upper->ops->tx_ready(dev->upper);
     } else if (dev->netif != NULL) {
@@ -206,6 +208,7 @@ wisp_err_t wisp_netif_add_eth(struct wisp_stack *s, struct wisp_netif *nif, cons
     unsigned idx;
     struct wisp_netif **pp;
     struct wisp_dev *d;
+    WISP_CORE_ASSERT_OWNER(s);
     for (idx = 1; idx <= WISP_MAX_NETIFS; idx++) {
         if (s->netif_by_idx[idx] == NULL) {
             break;
@@ -280,17 +283,20 @@ static void netif_set_flag(struct wisp_netif *nif, uint8_t flag, bool on)
 
 void wisp_netif_set_up(struct wisp_netif *nif, bool up)
 {
+    WISP_CORE_ASSERT_OWNER(nif->stack);
     netif_set_flag(nif, WISP_NETIF_F_UP, up);
 }
 
 void wisp_netif_set_link(struct wisp_netif *nif, bool up)
 {
+    WISP_CORE_ASSERT_OWNER(nif->stack);
     netif_set_flag(nif, WISP_NETIF_F_LINK_UP, up);
 }
 
 void wisp_netif_set_ip4(struct wisp_netif *nif, wisp_ip4_t ip, wisp_ip4_t mask, wisp_ip4_t gw)
 {
     bool changed = nif->ip4 != ip;
+    WISP_CORE_ASSERT_OWNER(nif->stack);
     nif->ip4 = ip;
     nif->mask4 = mask;
     nif->gw4 = gw;
@@ -306,6 +312,7 @@ void wisp_netif_remove(struct wisp_netif *nif)
 {
     struct wisp_stack *s = nif->stack;
     struct wisp_netif **pp;
+    WISP_CORE_ASSERT_OWNER(nif->stack);
     netif_went_down(nif);
     for (pp = &s->netifs; *pp != NULL; pp = &(*pp)->next) {
         if (*pp == nif) {

@@ -76,6 +76,7 @@ struct wisp_pbuf *wisp_pbuf_alloc(struct wisp_stack *s, enum wisp_pbuf_layer lay
 {
     struct wisp_pbuf *p;
     uint16_t head = (uint16_t)layer;
+    WISP_CORE_ASSERT_OWNER(s);
     switch (kind) {
     case WISP_PBUF_RAM:
         if ((uint32_t)head + len > WISP_PBUF_BLOCK_SIZE) {
@@ -115,12 +116,14 @@ struct wisp_pbuf *wisp_pbuf_alloc(struct wisp_stack *s, enum wisp_pbuf_layer lay
 
 struct wisp_pbuf *wisp_pbuf_alloc_rx(struct wisp_stack *s, uint16_t len)
 {
+    WISP_CORE_ASSERT_OWNER(s);
     return alloc_chain(&s->pool[WISP_POOL_PBUF_RX], 0, len);
 }
 
 struct wisp_pbuf *wisp_pbuf_alloc_ref(struct wisp_stack *s, const void *data, uint16_t len, enum wisp_pbuf_kind kind)
 {
     struct wisp_pbuf *p;
+    WISP_CORE_ASSERT_OWNER(s);
     if (kind != WISP_PBUF_REF && kind != WISP_PBUF_ROM) {
         return NULL;
     }

@@ -65,6 +65,7 @@ uint32_t wisp_random(struct wisp_stack *s)
 void wisp_timer_cancel(struct wisp_stack *s, struct wisp_timer *t)
 {
     struct wisp_timer **pp;
+    WISP_CORE_ASSERT_OWNER(s);
     if (!t->armed) {
         return;
     }
@@ -81,6 +82,7 @@ void wisp_timer_cancel(struct wisp_stack *s, struct wisp_timer *t)
 void wisp_timer_arm(struct wisp_stack *s, struct wisp_timer *t, uint32_t delay_ms, wisp_timer_fn fn)
 {
     struct wisp_timer **pp;
+    WISP_CORE_ASSERT_OWNER(s);
     wisp_timer_cancel(s, t);
     t->fn = fn;
     t->due = wisp_now(s) + delay_ms;
@@ -123,6 +125,7 @@ void wisp_stack_poll(struct wisp_stack *s)
 {
     unsigned budget = 1024; /* a timer re-arming itself at 0 ms cannot spin forever */
     uint32_t now = wisp_now(s);
+    WISP_CORE_ASSERT_OWNER(s);
 #if WISP_LOOPBACK
     {
         /* Deliver only what was queued before this poll: a looped packet
@@ -178,12 +181,23 @@ wisp_err_t wisp_stack_init(struct wisp_stack *s, const struct wisp_config *cfg)
     wisp_pool_init(&s->pool[WISP_POOL_UDP_PCB], "udp_pcb", s->mem_udp.b, sizeof(struct wisp_udp_pcb),
                    WISP_UDP_PCB_COUNT);
 #endif
+#if WISP_TCP
+    wisp_pool_init(&s->pool[WISP_POOL_TCP_PCB], "tcp_pcb", s->mem_tcp_pcb.b, sizeof(struct wisp_tcp_pcb),
+                   WISP_TCP_PCB_COUNT);
+    wisp_pool_init(&s->pool[WISP_POOL_TCP_LISTEN], "tcp_listen", s->mem_tcp_listen.b, sizeof(struct wisp_tcp_listen),
+                   WISP_TCP_LISTEN_COUNT);
+    wisp_pool_init(&s->pool[WISP_POOL_TCP_SEG], "tcp_seg", s->mem_tcp_seg.b, sizeof(struct wisp_tcp_seg),
+                   WISP_TCP_SEG_COUNT);
+#endif
 
     wisp_arp_init(s);
     wisp_ip4_init(s);
     wisp_icmp_init(s);
 #if WISP_UDP
     wisp_udp_init(s);
+#endif
+#if WISP_TCP
+    wisp_tcp_init(s);
 #endif
 
 #if WISP_LOOPBACK
@@ -207,6 +221,9 @@ wisp_err_t wisp_stack_init(struct wisp_stack *s, const struct wisp_config *cfg)
 void wisp_stack_deinit(struct wisp_stack *s)
 {
     struct wisp_netif *nif;
+#if WISP_TCP
+    wisp_tcp_deinit(s); /* orphaned connections, SYN queue, TIME-WAIT */
+#endif
     for (nif = s->netifs; nif != NULL; nif = nif->next) {
         wisp_netif_set_link(nif, false); /* flushes transmit queues and ARP */
     }

@@ -81,6 +81,7 @@ static uint16_t udp_ephemeral_port(struct wisp_stack *s, const struct wisp_udp_p
 struct wisp_udp_pcb *wisp_udp_new(struct wisp_stack *s)
 {
     struct wisp_udp_pcb *pcb = (struct wisp_udp_pcb *)wisp_pool_alloc(&s->pool[WISP_POOL_UDP_PCB]);
+    WISP_CORE_ASSERT_OWNER(s);
 
     if (pcb == NULL) {
         return NULL;
@@ -98,6 +99,7 @@ void wisp_udp_remove(struct wisp_udp_pcb *pcb)
 {
     struct wisp_stack *s;
     struct wisp_udp_pcb **pp;
+    WISP_CORE_ASSERT_OWNER(pcb != NULL ? pcb->stack : NULL);
 
     if (pcb == NULL) {
         return;
@@ -116,6 +118,7 @@ wisp_err_t wisp_udp_bind(struct wisp_udp_pcb *pcb, const wisp_ipaddr_t *ip, uint
 {
     struct wisp_stack *s = pcb->stack;
     wisp_ip4_t a;
+    WISP_CORE_ASSERT_OWNER(pcb->stack);
 
     if (ip != NULL && ip->family != WISP_AF_NONE && ip->family != WISP_AF_INET4) {
         return WISP_ERR_VAL;
@@ -137,6 +140,7 @@ wisp_err_t wisp_udp_bind(struct wisp_udp_pcb *pcb, const wisp_ipaddr_t *ip, uint
 wisp_err_t wisp_udp_connect(struct wisp_udp_pcb *pcb, const wisp_ipaddr_t *ip, uint16_t port)
 {
     wisp_err_t err;
+    WISP_CORE_ASSERT_OWNER(pcb->stack);
 
     if (ip == NULL || ip->family != WISP_AF_INET4 || ip->u.ip4 == WISP_IP4_ANY || port == 0) {
         return WISP_ERR_VAL;
@@ -155,6 +159,7 @@ wisp_err_t wisp_udp_connect(struct wisp_udp_pcb *pcb, const wisp_ipaddr_t *ip, u
 
 void wisp_udp_disconnect(struct wisp_udp_pcb *pcb)
 {
+    WISP_CORE_ASSERT_OWNER(pcb->stack);
     memset(&pcb->remote_ip, 0, sizeof(pcb->remote_ip));
     pcb->remote_port = 0;
     pcb->flags &= (uint8_t)~WISP_UDP_F_CONNECTED;
@@ -162,6 +167,7 @@ void wisp_udp_disconnect(struct wisp_udp_pcb *pcb)
 
 void wisp_udp_recv(struct wisp_udp_pcb *pcb, wisp_udp_recv_fn fn, void *arg)
 {
+    WISP_CORE_ASSERT_OWNER(pcb->stack);
     pcb->recv = fn;
     pcb->recv_arg = arg;
 }
@@ -177,6 +183,7 @@ wisp_err_t wisp_udp_sendto(struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, const 
     uint16_t ulen, sum, ck, ref_before = 0;
     uint8_t *u;
     wisp_err_t err;
+    WISP_CORE_ASSERT_OWNER(pcb->stack);
 
     if (ip == NULL || ip->family != WISP_AF_INET4 || ip->u.ip4 == WISP_IP4_ANY || port == 0) {
         return WISP_ERR_VAL; /* RFC 768: port 0 is no valid destination */
@@ -268,6 +275,7 @@ wisp_err_t wisp_udp_sendto(struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, const 
 
 wisp_err_t wisp_udp_send(struct wisp_udp_pcb *pcb, struct wisp_pbuf *p)
 {
+    WISP_CORE_ASSERT_OWNER(pcb->stack);
     if ((pcb->flags & WISP_UDP_F_CONNECTED) == 0) {
         return WISP_ERR_CONN;
     }

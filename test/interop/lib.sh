@@ -59,7 +59,19 @@ it_ns() { it_ns_t 30 "$@"; }
 
 it_cleanup() {
     local rc=$?
+    local p
     trap - EXIT INT TERM
+    # Linux-side helpers started with it_bg_start (only our own PIDs).
+    for p in ${IT_BG_PIDS:-}; do
+        if kill -TERM "$p" 2>/dev/null; then
+            for _ in $(seq 1 50); do
+                kill -0 "$p" 2>/dev/null || break
+                sleep 0.1
+            done
+            kill -KILL "$p" 2>/dev/null
+            wait "$p" 2>/dev/null
+        fi
+    done
     if [ -n "$IT_NODE_PID" ]; then
         if kill -0 "$IT_NODE_PID" 2>/dev/null; then
             kill -TERM "$IT_NODE_PID" 2>/dev/null
@@ -211,4 +223,179 @@ it_pcap_count() {
 it_pass() {
     it_log "PASS"
     exit 0
+}
+
+# ------------------------------------------------------------------ TCP
+# Helpers of the TCP tests (test_tcp_*.sh): the Linux-side peer is
+# tcppeer.py (python3, stdlib only) next to this file.
+
+IT_BG_PIDS=""           # background helpers, stopped by it_cleanup
+IT_BG_PID=""
+IT_PY=""
+IT_TCPPEER="$(dirname "${BASH_SOURCE[0]}")/tcppeer.py"
+
+# it_python: set IT_PY to a python3 interpreter (fail when there is none).
+it_python() {
+    local p
+    for p in /usr/bin/python3 "$(command -v python3 2>/dev/null)"; do
+        if [ -n "$p" ] && [ -x "$p" ]; then
+            IT_PY=$p
+            break
+        fi
+    done
+    [ -n "$IT_PY" ] || it_fail "python3 not installed (Debian: python3-minimal)"
+    [ -r "$IT_TCPPEER" ] || it_fail "missing $IT_TCPPEER"
+}
+
+# it_peer SECONDS MODE ARGS...: run tcppeer.py in the namespace (bounded);
+# its output is logged line by line and kept in IT_PEER_OUT; returns its
+# exit status.
+IT_PEER_OUT=""
+it_peer() {
+    local t=$1 rc line
+    shift
+    IT_PEER_OUT=$(it_ns_t "$t" "$IT_PY" "$IT_TCPPEER" "$@" 2>&1)
+    rc=$?
+    while IFS= read -r line; do it_log "peer: $line"; done <<<"$IT_PEER_OUT"
+    if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+        it_log "peer: killed by timeout after $t s"
+    fi
+    return "$rc"
+}
+
+# it_bg_start LOG SECONDS cmd...: run cmd in the namespace in the
+# background (bounded by timeout(1)); its PID goes to IT_BG_PID and to the
+# list it_cleanup stops.
+it_bg_start() {
+    local log=$1 t=$2
+    shift 2
+    timeout -k 5 "$t" ip netns exec "$IT_NS" "$@" >"$log" 2>&1 &
+    IT_BG_PID=$!
+    IT_BG_PIDS="$IT_BG_PIDS $IT_BG_PID"
+}
+
+# it_wait_line FILE REGEX SECONDS: wait until a line of FILE matches.
+it_wait_line() {
+    local i n=$(($3 * 10))
+    for i in $(seq 1 "$n"); do
+        grep -qE "$2" "$1" 2>/dev/null && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+# it_bg_wait PID SECONDS: wait (bounded) for a background helper; returns
+# its exit status, 124 when it is still running after SECONDS.
+it_bg_wait() {
+    local pid=$1 i n=$(($2 * 10))
+    for i in $(seq 1 "$n"); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    kill -0 "$pid" 2>/dev/null && return 124
+    wait "$pid"
+}
+
+# it_run_node_client LOG SECONDS [wisp-node options]: run wisp-node in
+# client mode (--connect ...) to its end (bounded); IT_NODE_RC gets its
+# exit status. Fails unless it exits 0 with "pools: all back at baseline".
+it_run_node_client() {
+    local log=$1 t=$2 i n
+    shift 2
+    IT_NODE_LOG=$log
+    timeout -k 5 "$t" ip netns exec "$IT_NS" \
+        "$IT_NODE" --tap "$IT_TAP" --addr "$IT_NODE_IP/$IT_PREFIX" "$@" >"$IT_NODE_LOG" 2>&1 &
+    IT_NODE_PID=$!
+    n=$(((t + 10) * 10))
+    for i in $(seq 1 "$n"); do
+        kill -0 "$IT_NODE_PID" 2>/dev/null || break
+        sleep 0.1
+    done
+    if kill -0 "$IT_NODE_PID" 2>/dev/null; then
+        it_fail "wisp-node (client) still running after $t s"
+    fi
+    wait "$IT_NODE_PID"
+    IT_NODE_RC=$?
+    IT_NODE_PID=""
+    grep -E '^wisp-node: client' "$IT_NODE_LOG" | while IFS= read -r line; do it_log "node: $line"; done
+    [ "$IT_NODE_RC" -eq 0 ] || it_fail "wisp-node (client) exit status $IT_NODE_RC (want 0)"
+    grep -q '^pools: all back at baseline$' "$IT_NODE_LOG" ||
+        it_fail "no 'pools: all back at baseline' line: $(grep '^pools:' "$IT_NODE_LOG" | tail -n 1)"
+}
+
+# Field N (1-based, whitespace-separated) of the node's exit-report line for
+# a TCP service ("  tcp/9 discard connections 1 active 0 ... rx N tx M"):
+# it_tcp_svc "tcp/9" KEY prints the value after KEY.
+it_tcp_svc() {
+    awk -v s="$1" -v k="$2" '$1 == s { for (i = 3; i < NF; i++) if ($i == k) v = $(i + 1) }
+        END { print (v == "" ? "?" : v) }' "$IT_NODE_LOG"
+}
+
+# it_pcap_tcp_check FILE WANT_RST [tshark options]: one tshark pass over
+# FILE with IPv4/TCP/UDP/ICMP checksum validation. Fails on malformed
+# frames, bad checksums, or a number of RST segments other than WANT_RST
+# ("any": not checked). Logs the TCP analysis flags (retransmissions,
+# duplicate ACKs, ... informational on a clean link) and sets
+# IT_TCP_STATS to "name=count ..." for the caller.
+IT_TCP_STATS=""
+it_pcap_tcp_check() {
+    local f=$1 want_rst=$2 out row names i v bad=0 rst
+    shift 2
+    [ -s "$f" ] || it_fail "capture $f missing or empty"
+    # A TCP checksum field of 0xffff where 0x0000 is computed is the other
+    # one's-complement zero: every receiver accepts it (the sum verifies),
+    # tshark calls it bad (RFC 1624 says -0 should not be sent). Linux sends
+    # it now and then; it is counted apart (chksum_minus0_*), not failed.
+    local m0='tcp.checksum == 0xffff && tcp.checksum_calculated == 0x0000'
+    names="frames tcp malformed bad_ip_chksum bad_tcp_chksum bad_udp_icmp_chksum rst retransmission
+        fast_retransmission spurious_retransmission duplicate_ack lost_segment ack_lost_segment out_of_order
+        zero_window window_full zero_window_probe keep_alive chksum_minus0_linux chksum_minus0_wisp"
+    if ! out=$(timeout -k 5 300 tshark -n -q -r "$f" "$@" \
+        -o ip.check_checksum:TRUE -o tcp.check_checksum:TRUE -o udp.check_checksum:TRUE \
+        -z "io,stat,0,frame,tcp,_ws.malformed,ip.checksum.status==0,tcp.checksum.status==0 && !($m0),udp.checksum.status==0 || icmp.checksum.status==0,tcp.flags.reset==1,tcp.analysis.retransmission,tcp.analysis.fast_retransmission,tcp.analysis.spurious_retransmission,tcp.analysis.duplicate_ack,tcp.analysis.lost_segment,tcp.analysis.ack_lost_segment,tcp.analysis.out_of_order,tcp.analysis.zero_window,tcp.analysis.window_full,tcp.analysis.zero_window_probe,tcp.analysis.keep_alive,$m0 && ip.src == $IT_LINUX_IP,$m0 && ip.src == $IT_NODE_IP" \
+        2>"$IT_DIR/tshark.err"); then
+        it_fail "tshark cannot read $f: $(grep -v 'Running as user' "$IT_DIR/tshark.err" | head -n 5)"
+    fi
+    row=$(echo "$out" | grep '<>' | tail -n 1)
+    [ -n "$row" ] || it_fail "tshark io,stat output not understood: $(echo "$out" | tail -n 5)"
+    IT_TCP_STATS=""
+    i=0
+    for n in $names; do
+        i=$((i + 1))
+        v=$(echo "$row" | awk -F'|' -v k="$i" '{ x = $(2 * k + 1); gsub(/ /, "", x); print x }')
+        IT_TCP_STATS="$IT_TCP_STATS $n=${v:-?}"
+    done
+    IT_TCP_STATS=${IT_TCP_STATS# }
+    it_log "capture $(basename "$f"): $IT_TCP_STATS"
+    for n in malformed bad_ip_chksum bad_tcp_chksum bad_udp_icmp_chksum; do
+        v=$(it_tcp_stat "$n")
+        if [ "$v" != 0 ]; then
+            bad=1
+            it_log "capture: $n=$v"
+        fi
+    done
+    if [ "$bad" -ne 0 ]; then
+        timeout -k 5 120 tshark -n -r "$f" "$@" -o ip.check_checksum:TRUE -o tcp.check_checksum:TRUE \
+            -o udp.check_checksum:TRUE \
+            -Y "_ws.malformed || ip.checksum.status == 0 || (tcp.checksum.status == 0 && !($m0)) || udp.checksum.status == 0 || icmp.checksum.status == 0" \
+            2>/dev/null | head -n 20 >&2
+        it_fail "capture $f has malformed frames or bad checksums (first ones above)"
+    fi
+    rst=$(it_tcp_stat rst)
+    if [ "$want_rst" != any ] && [ "$rst" != "$want_rst" ]; then
+        timeout -k 5 120 tshark -n -r "$f" "$@" -Y 'tcp.flags.reset == 1' 2>/dev/null | head -n 10 >&2
+        it_fail "capture $f holds $rst RST segments, want $want_rst (first ones above)"
+    fi
+}
+
+# Value of one IT_TCP_STATS entry.
+it_tcp_stat() {
+    local kv
+    for kv in $IT_TCP_STATS; do
+        if [ "${kv%%=*}" = "$1" ]; then
+            echo "${kv#*=}"
+            return
+        fi
+    done
+    echo "?"
 }

@@ -13,7 +13,8 @@
  *    (WISP_TCP_WRITE_COPY) or zero-copy (the data then lives in a ring that
  *    is only overwritten once the sent callback has covered it). A write
  *    refused with WISP_ERR_MEM is retried, unchanged, from the sent or the
- *    poll callback.
+ *    poll callback. A write larger than WISP_TCP_SND_BUF (which could never
+ *    be taken whole) is cut to the free send buffer; the rest follows.
  *  - Receiver: verifies, frees, calls wisp_tcp_recved (or holds the window
  *    closed: hold, or refuses the data: refuse), records arrival times for
  *    goodput in virtual time.
@@ -173,6 +174,9 @@ wisp_err_t tsl_ep_open(struct tsl_conn *c, unsigned side, struct sim_node *node,
 /** Push pending data / close of an endpoint (done by the callbacks; tests
  *  call it after changing an endpoint's settings). */
 void tsl_ep_kick(struct tsl_ep *ep);
+/** Send a2b / b2a more bytes (continuing the streams) on a connection
+ *  (TSL_CLOSE_NONE), which is no longer done until they are in. */
+void tsl_conn_more(struct tsl_conn *c, uint64_t a2b, uint64_t b2a);
 /** Stop holding: give the held bytes back with wisp_tcp_recved. */
 void tsl_ep_release(struct tsl_ep *ep);
 /** Close the endpoint now (returns wisp_tcp_close's result). */
@@ -201,6 +205,30 @@ double tsl_goodput_mbps(const struct tsl_conn *c, unsigned dir);
 void tsl_conn_print(const struct tsl_conn *c, FILE *f);
 /** Print every failed connection (diagnostics). */
 void tsl_run_print_failures(const struct tsl_run *r, FILE *f);
+
+/* ---------------------------------------------------- one-shot run */
+
+/** Outcome of tsl_xfer. */
+struct tsl_result {
+    bool ok;                   /**< every byte verified, closed, no failure */
+    bool settled;              /**< pools back at baseline after the close */
+    unsigned leaked;           /**< sim_world_free's result */
+    double mbps[2];            /**< goodput A->B, B->A */
+    uint64_t end_us;           /**< virtual time when the transfer was done */
+    uint64_t events;           /**< simulator events */
+    struct wisp_tcp_info info[2];  /**< A's and B's info just before close */
+    unsigned long write_mem[2];
+    struct sim_counters wire;
+    char why[200];             /**< failure reason ("" when ok) */
+};
+
+/** A whole transfer in a fresh world of seed wseed: node "a" 198.18.0.1
+ *  connects to node "b" 198.18.0.2 port 5001 over link, transfers per cfg
+ *  within max_us, settles the pools (2 MSL + 60 s at most), frees the world.
+ *  pcap_path: capture the wire there (NULL: none). Failure details go to
+ *  stderr unless quiet. Returns res->ok && res->settled && !res->leaked. */
+bool tsl_xfer(uint64_t wseed, const struct sim_link_cfg *link, const struct tsl_cfg *cfg, uint64_t max_us,
+              const char *pcap_path, bool quiet, struct tsl_result *res);
 
 /* ------------------------------------------------------------- pools */
 

@@ -544,19 +544,42 @@ static void test_unknown_protocol_unreachable(void **state)
     tu_env_free(e);
 }
 
-/* TCP is not implemented yet: treated as an unknown protocol. */
-static void test_tcp_for_now_unreachable(void **state)
+/* Protocol 6 is dispatched to TCP (no protocol unreachable): a SYN to a
+ * closed port is answered by TCP with <SEQ=0><ACK=SEG.SEQ+1><RST,ACK>
+ * (RFC 9293 §3.10.7.1). */
+static void test_tcp_dispatched_syn_to_closed_port_gets_rst(void **state)
 {
     struct tu_env *e = env();
-    size_t n = raw_dgram(g_buf, tu_ip_peer(), tu_ip_self(), WISP_IP4_PROTO_TCP, 20);
+    uint8_t *t = g_buf + IPH;
+    uint16_t sum;
     int m;
     (void)state;
-    ip_in(e, &e->nif, g_buf, n, 0);
-    assert_int_equal(TU_CTR(e, IP4_DROP_PROTO), 1);
+    tu_ip4(g_buf, tu_ip_peer(), tu_ip_self(), WISP_IP4_PROTO_TCP, 20, 0x2222, 0, 64);
+    memset(t, 0, 20);
+    wisp_wr16(t, 40000);        /* source port */
+    wisp_wr16(t + 2, 7777);     /* closed destination port */
+    wisp_wr32(t + 4, 0x01020304u);
+    t[12] = 0x50;               /* data offset 5 */
+    t[13] = 0x02;               /* SYN */
+    wisp_wr16(t + 14, 1000);
+    sum = wisp_chksum_add(wisp_chksum_pseudo4(tu_ip_peer(), tu_ip_self(), WISP_IP4_PROTO_TCP, 20),
+                          wisp_chksum_sum(t, 20));
+    wisp_wr16(t + 16, (uint16_t)~sum);
+    ip_in(e, &e->nif, g_buf, IPH + 20u, 0);
+    assert_int_equal(TU_CTR(e, IP4_DROP_PROTO), 0);
+    assert_int_equal(TU_CTR(e, IP4_DELIVERED), 1);
+    assert_int_equal(TU_CTR(e, TCP_NOPORT), 1);
     m = tu_pop(e, g_out, sizeof(g_out));
-    assert_true(m > 0);
-    assert_int_equal(g_out[ETH + IPH], WISP_ICMP_DEST_UNREACH);
-    assert_int_equal(g_out[ETH + IPH + 1], WISP_ICMP_UNREACH_PROTO);
+    assert_int_equal(m, (int)(ETH + IPH + 20u));
+    assert_int_equal(g_out[ETH + 9], WISP_IP4_PROTO_TCP);
+    assert_int_equal(wisp_rd16(g_out + ETH + IPH), 7777);
+    assert_int_equal(wisp_rd16(g_out + ETH + IPH + 2), 40000);
+    assert_int_equal(wisp_rd32(g_out + ETH + IPH + 4), 0);
+    assert_int_equal(wisp_rd32(g_out + ETH + IPH + 8), 0x01020305u);
+    assert_int_equal(g_out[ETH + IPH + 13], 0x14); /* RST|ACK */
+    assert_int_equal(wisp_chksum_add(wisp_chksum_pseudo4(tu_ip_self(), tu_ip_peer(), WISP_IP4_PROTO_TCP, 20),
+                                     wisp_chksum_sum(g_out + ETH + IPH, 20)),
+                     0xFFFF);
     tu_env_free(e);
 }
 
@@ -1009,7 +1032,7 @@ int main(void)
         cmocka_unit_test(test_option_missing_length_dropped),
         cmocka_unit_test(test_padding_trimmed),
         cmocka_unit_test(test_unknown_protocol_unreachable),
-        cmocka_unit_test(test_tcp_for_now_unreachable),
+        cmocka_unit_test(test_tcp_dispatched_syn_to_closed_port_gets_rst),
         cmocka_unit_test(test_unknown_protocol_broadcast_silent),
         cmocka_unit_test(test_route_longest_prefix),
         cmocka_unit_test(test_route_output_on_second_interface),

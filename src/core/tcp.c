@@ -1,0 +1,1668 @@
+/**
+ * @file tcp.c
+ * TCP (RFC 9293): PCB lifecycle and the raw callback API, the per-PCB
+ * event timer, compact TIME-WAIT records, the SYN queue with SYN cookies
+ * (RFC 4987), initial sequence numbers (RFC 6528), ephemeral ports
+ * (RFC 6056) and the challenge-ACK rate limit (RFC 5961 §7).
+ *
+ * Input processing is in tcp_in.c, output, retransmission and congestion
+ * control in tcp_out.c; tcp_priv.h holds what the three share.
+ *
+ * Choices where the RFCs leave room (see also tcp_in.c / tcp_out.c):
+ *  - A connection PCB has one wisp_timer armed for the earliest of its
+ *    deadlines (RTO, persist, delayed ACK, keepalive, FIN-WAIT-2, poll,
+ *    deferred output, refused-data retry); the SYN queue and the TIME-WAIT
+ *    records have one stack-wide timer each, armed for their earliest entry.
+ *  - Freeing a PCB while one of its own callbacks runs is deferred (TF_DEAD)
+ *    until the stack leaves that PCB, so an application may abort or close
+ *    from any callback.
+ *  - Ports: bind conflicts with listeners, bound-but-unconnected PCBs and
+ *    connections the application still holds; orphaned connections (closed
+ *    by the application) and TIME-WAIT do not block a bind (like
+ *    SO_REUSEADDR on Linux). connect refuses a 4-tuple in use by a
+ *    connection or a TIME-WAIT record (WISP_ERR_USE).
+ *  - The backlog of a listener bounds its entries in the SYN queue; SYNs
+ *    beyond it (or beyond the shared queue) are answered with SYN cookies.
+ *    Accept is a callback, so no accepted-but-unclaimed queue exists.
+ *  - TIME-WAIT ignores RST (RFC 1337 §3, TIME-WAIT assassination).
+ *  - When the application still holds a PCB that reaches CLOSED or
+ *    TIME-WAIT (it used shutdown() instead of close()), the PCB is freed and
+ *    the error callback reports WISP_ERR_CLSD.
+ *  - Exhausted retransmissions (SYN, data, unanswered zero-window probes)
+ *    report WISP_ERR_TIMEOUT (data: after a RST); unanswered keepalives
+ *    WISP_ERR_ABRT. A closed connection stuck in FIN-WAIT-2 is dropped
+ *    after 2 MSL.
+ *  - The timestamp clock of a connection is the ms clock plus a keyed hash
+ *    of its 4-tuple (RFC 7323 §5.4), so a SYN cookie can recompute it.
+ *  - SYN cookies: 5 bits of a 64 s counter, 3 bits MSS index (8 values),
+ *    24 bits SipHash of the 4-tuple, counter and peer ISN; valid for the
+ *    current and the previous period. With timestamps, window scale and
+ *    SACK-permitted travel in the low 6 bits of our TSval (as on Linux);
+ *    without, the cookie's SYN-ACK offers neither.
+ */
+#include "tcp_priv.h"
+
+#if WISP_TCP
+
+/* ------------------------------------------------------------ names */
+
+const char *wisp_tcp_state_str(unsigned state)
+{
+    static const char *const names[] = { "CLOSED",     "LISTEN",     "SYN-SENT",   "SYN-RECEIVED",
+                                         "ESTABLISHED", "FIN-WAIT-1", "FIN-WAIT-2", "CLOSE-WAIT",
+                                         "CLOSING",    "LAST-ACK",   "TIME-WAIT" };
+    return state < WISP_ARRAY_SIZE(names) ? names[state] : "?";
+}
+
+struct wisp_tcp_common *tcp_common(struct wisp_tcp_pcb *pcb)
+{
+    return (struct wisp_tcp_common *)(void *)pcb;
+}
+
+static struct wisp_tcp_listen *tcp_as_listen(struct wisp_tcp_pcb *pcb)
+{
+    return (struct wisp_tcp_listen *)(void *)pcb;
+}
+
+static bool tcp_is_listen(struct wisp_tcp_pcb *pcb)
+{
+    return tcp_common(pcb)->state == WISP_TCP_LISTEN;
+}
+
+/* ------------------------------------------------------- SipHash-2-4 */
+
+#define SIP_ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
+#define SIP_ROUND(v0, v1, v2, v3) \
+    do { \
+        v0 += v1; v1 = SIP_ROTL(v1, 13); v1 ^= v0; v0 = SIP_ROTL(v0, 32); \
+        v2 += v3; v3 = SIP_ROTL(v3, 16); v3 ^= v2; \
+        v0 += v3; v3 = SIP_ROTL(v3, 21); v3 ^= v0; \
+        v2 += v1; v1 = SIP_ROTL(v1, 17); v1 ^= v2; v2 = SIP_ROTL(v2, 32); \
+    } while (0)
+
+/* SipHash-2-4 (Aumasson & Bernstein, 2012): a keyed PRF, the "F" of
+ * RFC 6528 §3 and the hash of the SYN cookies. key[0..3] are the 128 key
+ * bits as four little-endian 32-bit words. */
+uint64_t tcp_siphash24(const uint32_t key[4], const uint8_t *m, size_t len)
+{
+    uint64_t k0 = (uint64_t)key[0] | ((uint64_t)key[1] << 32);
+    uint64_t k1 = (uint64_t)key[2] | ((uint64_t)key[3] << 32);
+    uint64_t v0 = 0x736f6d6570736575ull ^ k0;
+    uint64_t v1 = 0x646f72616e646f6dull ^ k1;
+    uint64_t v2 = 0x6c7967656e657261ull ^ k0;
+    uint64_t v3 = 0x7465646279746573ull ^ k1;
+    uint64_t b = (uint64_t)len << 56;
+    size_t i, full = len & ~(size_t)7u;
+    unsigned j;
+
+    for (i = 0; i < full; i += 8) {
+        uint64_t mi = 0;
+        for (j = 0; j < 8; j++) {
+            mi |= (uint64_t)m[i + j] << (8u * j);
+        }
+        v3 ^= mi;
+        SIP_ROUND(v0, v1, v2, v3);
+        SIP_ROUND(v0, v1, v2, v3);
+        v0 ^= mi;
+    }
+    for (j = 0; j < (unsigned)(len & 7u); j++) {
+        b |= (uint64_t)m[full + j] << (8u * j);
+    }
+    v3 ^= b;
+    SIP_ROUND(v0, v1, v2, v3);
+    SIP_ROUND(v0, v1, v2, v3);
+    v0 ^= b;
+    v2 ^= 0xffu;
+    SIP_ROUND(v0, v1, v2, v3);
+    SIP_ROUND(v0, v1, v2, v3);
+    SIP_ROUND(v0, v1, v2, v3);
+    SIP_ROUND(v0, v1, v2, v3);
+    return v0 ^ v1 ^ v2 ^ v3;
+}
+
+/* Hash of a 4-tuple in a domain (0 ISN, 1 timestamp offset, 2 cookie)
+ * with up to two extra words. */
+static uint32_t tcp_hash(struct wisp_stack *s, const struct tcp_tuple *t, uint8_t domain, uint32_t x, uint32_t y)
+{
+    uint8_t m[21];
+    wisp_ip4_wr(m, t->lip);
+    wisp_ip4_wr(m + 4, t->rip);
+    wisp_wr16(m + 8, t->lport);
+    wisp_wr16(m + 10, t->rport);
+    m[12] = domain;
+    wisp_wr32(m + 13, x);
+    wisp_wr32(m + 17, y);
+    return (uint32_t)tcp_siphash24(s->tcp.key, m, sizeof(m));
+}
+
+/* RFC 6528 §3: ISN = M + F(localip, localport, remoteip, remoteport,
+ * secretkey), M a timer ticking every 4 microseconds (ms * 250). */
+uint32_t tcp_isn(struct wisp_stack *s, const struct tcp_tuple *t)
+{
+    return wisp_now(s) * 250u + tcp_hash(s, t, 0, 0, 0);
+}
+
+/* RFC 7323 §5.4 / §7.1: a per-connection offset of the timestamp clock
+ * (a keyed hash of the 4-tuple, so SYN cookies can recompute it). */
+uint32_t tcp_ts_offset(struct wisp_stack *s, const struct tcp_tuple *t)
+{
+    return tcp_hash(s, t, 1, 0, 0);
+}
+
+/* ------------------------------------------------- challenge ACKs */
+
+/* RFC 5961 §7: a stack-wide limit on challenge ACKs (token bucket of
+ * TCP_CHALLENGE_PER_S per second, in milli-tokens). */
+bool tcp_challenge_allowed(struct wisp_stack *s)
+{
+    uint32_t now = wisp_now(s);
+    uint32_t el = now - s->tcp.chal_last;
+    uint32_t cap = TCP_CHALLENGE_PER_S * 1000u;
+    s->tcp.chal_last = now;
+    if (el > 1000u) {
+        el = 1000u;
+    }
+    s->tcp.chal_tokens += el * TCP_CHALLENGE_PER_S;
+    if (s->tcp.chal_tokens > cap) {
+        s->tcp.chal_tokens = cap;
+    }
+    if (s->tcp.chal_tokens < 1000u) {
+        WISP_CTR_INC(s, TCP_CHALLENGE_RATELIMIT);
+        return false;
+    }
+    s->tcp.chal_tokens -= 1000u;
+    return true;
+}
+
+/* ------------------------------------------------------------ timers */
+
+static void tcp_pcb_timer_fn(struct wisp_stack *s, struct wisp_timer *t);
+
+void tcp_timer_set(struct wisp_tcp_pcb *pcb, unsigned which, uint32_t delay_ms)
+{
+    pcb->due[which] = wisp_now(pcb->c.stack) + delay_ms;
+    pcb->tmr_on = (uint8_t)(pcb->tmr_on | (1u << which));
+    tcp_timer_update(pcb);
+}
+
+void tcp_timer_clear(struct wisp_tcp_pcb *pcb, unsigned which)
+{
+    pcb->tmr_on = (uint8_t)(pcb->tmr_on & ~(1u << which));
+    /* the event timer may stay armed early: it re-arms itself when it fires */
+}
+
+bool tcp_timer_on(const struct wisp_tcp_pcb *pcb, unsigned which)
+{
+    return (pcb->tmr_on & (1u << which)) != 0;
+}
+
+/* Arm the PCB's event timer for the earliest active deadline. Lazy: an
+ * armed timer that is due no later stays (it recomputes when it fires). */
+void tcp_timer_update(struct wisp_tcp_pcb *pcb)
+{
+    struct wisp_stack *s = pcb->c.stack;
+    uint32_t earliest = 0, now;
+    bool any = false;
+    unsigned i;
+
+    if (pcb->flags & TF_DEAD) {
+        return;
+    }
+    for (i = 0; i < WISP_TCP_NTMR; i++) {
+        if ((pcb->tmr_on & (1u << i)) && (!any || wisp_time_before(pcb->due[i], earliest))) {
+            earliest = pcb->due[i];
+            any = true;
+        }
+    }
+    if (!any) {
+        wisp_timer_cancel(s, &pcb->tmr);
+        return;
+    }
+    if (wisp_timer_armed(&pcb->tmr) && !wisp_time_before(earliest, pcb->tmr.due)) {
+        return;
+    }
+    now = wisp_now(s);
+    wisp_timer_arm(s, &pcb->tmr, wisp_time_before(now, earliest) ? earliest - now : 0u, tcp_pcb_timer_fn);
+}
+
+struct wisp_tcp_pcb *tcp_enter(struct wisp_stack *s, struct wisp_tcp_pcb *pcb)
+{
+    struct wisp_tcp_pcb *prev = s->tcp.in_pcb;
+    s->tcp.in_pcb = pcb;
+    return prev;
+}
+
+bool tcp_leave(struct wisp_stack *s, struct wisp_tcp_pcb *pcb, struct wisp_tcp_pcb *prev)
+{
+    s->tcp.in_pcb = prev;
+    if (pcb->flags & TF_DEAD) {
+        wisp_pool_free(&s->pool[WISP_POOL_TCP_PCB], pcb);
+        return false;
+    }
+    return true;
+}
+
+bool tcp_dead(const struct wisp_tcp_pcb *pcb)
+{
+    return (pcb->flags & TF_DEAD) != 0;
+}
+
+static void tcp_keep_fire(struct wisp_tcp_pcb *pcb)
+{
+    struct wisp_stack *s = pcb->c.stack;
+    if (!(pcb->flags & TF_KEEPALIVE) ||
+        (pcb->c.state != WISP_TCP_ESTABLISHED && pcb->c.state != WISP_TCP_CLOSE_WAIT)) {
+        return;
+    }
+    /* RFC 9293 §3.8.4 / RFC 1122 §4.2.3.6: after keep_idle without any
+     * segment from the peer, probe every keep_intvl; give up after
+     * keep_cnt unanswered probes. */
+    if (pcb->keep_probes >= pcb->keep_cnt) {
+        WISP_CTR_INC(s, TCP_ABORT_KEEPALIVE);
+        tcp_send_rst(pcb);
+        tcp_pcb_kill(pcb, WISP_ERR_ABRT);
+        return;
+    }
+    (void)tcp_send_keepalive(pcb);
+    pcb->keep_probes++;
+    WISP_CTR_INC(s, TCP_KEEPALIVE);
+    tcp_timer_set(pcb, TCP_TMR_KEEP, pcb->keep_intvl);
+}
+
+static void tcp_timer_handle(struct wisp_tcp_pcb *pcb, unsigned which)
+{
+    switch (which) {
+    case TCP_TMR_RTO:
+        tcp_rto_expired(pcb);
+        break;
+    case TCP_TMR_PERSIST:
+        tcp_persist_expired(pcb);
+        break;
+    case TCP_TMR_DELACK:
+        if (pcb->flags & TF_ACK_DELAY) {
+            pcb->flags |= TF_ACK_NOW;
+            tcp_output_run(pcb);
+        }
+        break;
+    case TCP_TMR_KEEP:
+        tcp_keep_fire(pcb);
+        break;
+    case TCP_TMR_FW2:
+        if (pcb->c.state == WISP_TCP_FIN_WAIT_2 && (pcb->flags & TF_CLOSED)) {
+            tcp_pcb_release(pcb);
+        }
+        break;
+    case TCP_TMR_POLL:
+        if (pcb->poll != NULL && pcb->poll_interval > 0 && !(pcb->flags & TF_CLOSED)) {
+            tcp_timer_set(pcb, TCP_TMR_POLL, (uint32_t)pcb->poll_interval * WISP_TCP_POLL_UNIT_MS);
+            if (pcb->poll(pcb->c.arg, pcb) == WISP_ERR_ABRT || tcp_dead(pcb)) {
+                return;
+            }
+            tcp_output_run(pcb);
+        }
+        break;
+    case TCP_TMR_OUTPUT:
+        tcp_output_run(pcb);
+        break;
+    case TCP_TMR_REFUSED:
+        tcp_deliver_refused(pcb);
+        if (!tcp_dead(pcb)) {
+            tcp_output_run(pcb);
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+static void tcp_pcb_timer_fn(struct wisp_stack *s, struct wisp_timer *t)
+{
+    struct wisp_tcp_pcb *pcb = (struct wisp_tcp_pcb *)(void *)((uint8_t *)t - offsetof(struct wisp_tcp_pcb, tmr));
+    struct wisp_tcp_pcb *prev = tcp_enter(s, pcb);
+    uint32_t now = wisp_now(s);
+    unsigned i;
+
+    for (i = 0; i < WISP_TCP_NTMR && !tcp_dead(pcb); i++) {
+        if ((pcb->tmr_on & (1u << i)) && !wisp_time_before(now, pcb->due[i])) {
+            pcb->tmr_on = (uint8_t)(pcb->tmr_on & ~(1u << i));
+            tcp_timer_handle(pcb, i);
+        }
+    }
+    if (tcp_leave(s, pcb, prev)) {
+        tcp_timer_update(pcb);
+    }
+}
+
+/* ------------------------------------------------------------- PCBs */
+
+uint8_t tcp_rcv_wscale_ours(void)
+{
+    /* RFC 7323 §2.2: the smallest shift that lets WISP_TCP_WND fit. */
+    uint8_t sh = 0;
+#if WISP_TCP_WND_SCALE
+    while (sh < TCP_MAX_WSCALE && ((uint32_t)WISP_TCP_WND >> sh) > 65535u) {
+        sh++;
+    }
+#endif
+    return sh;
+}
+
+/* The interface that carries traffic to dst (ours when dst is local). */
+static struct wisp_netif *tcp_route(struct wisp_stack *s, wisp_ip4_t dst)
+{
+    struct wisp_netif *nif;
+    for (nif = s->netifs; nif != NULL; nif = nif->next) {
+        if (nif->ip4 != WISP_IP4_ANY && nif->ip4 == dst) {
+            return nif;
+        }
+    }
+    return wisp_ip4_route(s, dst);
+}
+
+/* RFC 9293 §3.7.1 / RFC 6691: the MSS we announce = MTU - 40, at most
+ * WISP_TCP_MSS. */
+uint16_t tcp_mss_for(struct wisp_stack *s, wisp_ip4_t dst)
+{
+    struct wisp_netif *nif = tcp_route(s, dst);
+    uint32_t m = WISP_TCP_MSS;
+    if (nif != NULL && nif->mtu > 40u && (uint32_t)nif->mtu - 40u < m) {
+        m = (uint32_t)nif->mtu - 40u;
+    }
+    return (uint16_t)m;
+}
+
+void tcp_new_defaults(struct wisp_stack *s, struct wisp_tcp_pcb *pcb)
+{
+    memset(pcb, 0, sizeof(*pcb));
+    pcb->c.stack = s;
+    pcb->c.state = WISP_TCP_CLOSED;
+    pcb->mss = TCP_DEFAULT_MSS;
+    pcb->rto = WISP_TCP_RTO_INIT_MS;
+    pcb->rcv_wnd = WISP_TCP_WND;
+    pcb->ssthresh = 0xFFFFFFFFu;
+    pcb->keep_idle = WISP_TCP_KEEPIDLE_MS;
+    pcb->keep_intvl = WISP_TCP_KEEPINTVL_MS;
+    pcb->keep_cnt = (uint8_t)WISP_TCP_KEEPCNT;
+    pcb->rcv_wscale = 0;
+    pcb->last_rx_ms = wisp_now(s);
+}
+
+static void tcp_link(struct wisp_stack *s, struct wisp_tcp_pcb *pcb)
+{
+    pcb->next = s->tcp.pcbs;
+    s->tcp.pcbs = pcb;
+}
+
+struct wisp_tcp_pcb *wisp_tcp_new(struct wisp_stack *s)
+{
+    struct wisp_tcp_pcb *pcb = (struct wisp_tcp_pcb *)wisp_pool_alloc(&s->pool[WISP_POOL_TCP_PCB]);
+    if (pcb == NULL) {
+        return NULL;
+    }
+    tcp_new_defaults(s, pcb);
+    tcp_link(s, pcb);
+    return pcb;
+}
+
+static void tcp_free_ooseq(struct wisp_tcp_pcb *pcb)
+{
+    unsigned i;
+    for (i = 0; i < pcb->ooseq_n; i++) {
+        wisp_pbuf_free(pcb->ooseq[i].p);
+        pcb->ooseq[i].p = NULL;
+    }
+    pcb->ooseq_n = 0;
+    pcb->ooseq_bufs = 0;
+}
+
+void tcp_pcb_release(struct wisp_tcp_pcb *pcb)
+{
+    struct wisp_stack *s = pcb->c.stack;
+    struct wisp_tcp_pcb **pp;
+
+    if (pcb->flags & TF_DEAD) {
+        return;
+    }
+    for (pp = &s->tcp.pcbs; *pp != NULL; pp = &(*pp)->next) {
+        if (*pp == pcb) {
+            *pp = pcb->next;
+            break;
+        }
+    }
+    wisp_timer_cancel(s, &pcb->tmr);
+    pcb->tmr_on = 0;
+    tcp_free_sndq(pcb);
+    tcp_free_ooseq(pcb);
+    wisp_pbuf_free(pcb->refused);
+    pcb->refused = NULL;
+    pcb->c.state = WISP_TCP_CLOSED;
+    if (s->tcp.in_pcb == pcb) {
+        pcb->flags |= TF_DEAD; /* the processor returns the memory */
+    } else {
+        wisp_pool_free(&s->pool[WISP_POOL_TCP_PCB], pcb);
+    }
+}
+
+void tcp_pcb_kill(struct wisp_tcp_pcb *pcb, wisp_err_t err)
+{
+    wisp_tcp_err_fn fn = (pcb->flags & TF_CLOSED) ? NULL : pcb->errf;
+    void *arg = pcb->c.arg;
+    tcp_pcb_release(pcb);
+    if (fn != NULL) {
+        fn(arg, err);
+    }
+}
+
+/* ------------------------------------------------------------ ports */
+
+static bool tcp_port_taken(const struct wisp_stack *s, const struct wisp_tcp_pcb *self, wisp_ip4_t ip,
+                           uint16_t port)
+{
+    const struct wisp_tcp_pcb *q;
+    const struct wisp_tcp_listen *l;
+    for (l = s->tcp.listens; l != NULL; l = l->next) {
+        if (l->c.local_port == port && (l->c.local_ip == WISP_IP4_ANY || ip == WISP_IP4_ANY || l->c.local_ip == ip)) {
+            return true;
+        }
+    }
+    for (q = s->tcp.pcbs; q != NULL; q = q->next) {
+        if (q == self || q->c.local_port != port || (q->flags & TF_CLOSED)) {
+            continue;
+        }
+        if (q->c.local_ip == WISP_IP4_ANY || ip == WISP_IP4_ANY || q->c.local_ip == ip) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* True when any PCB, listener or TIME-WAIT record uses port locally. */
+static bool tcp_port_used_any(const struct wisp_stack *s, uint16_t port)
+{
+    const struct wisp_tcp_pcb *q;
+    const struct wisp_tcp_listen *l;
+    unsigned i;
+    for (l = s->tcp.listens; l != NULL; l = l->next) {
+        if (l->c.local_port == port) {
+            return true;
+        }
+    }
+    for (q = s->tcp.pcbs; q != NULL; q = q->next) {
+        if (q->c.local_port == port) {
+            return true;
+        }
+    }
+    for (i = 0; i < WISP_TCP_TW_COUNT; i++) {
+        if (s->tcp.tw[i].local_port == port) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* RFC 6056 §3.3.1 (Algorithm 1): a random start in the ephemeral range,
+ * then linear probing, at most one pass. 0 when every port is in use. */
+static uint16_t tcp_ephemeral_port(struct wisp_stack *s)
+{
+    const uint32_t num = (uint32_t)WISP_EPHEMERAL_MAX - (uint32_t)WISP_EPHEMERAL_MIN + 1u;
+    uint32_t offset = wisp_random(s) % num;
+    uint32_t count;
+    for (count = 0; count < num; count++) {
+        uint16_t port = (uint16_t)(WISP_EPHEMERAL_MIN + (offset + count) % num);
+        if (!tcp_port_used_any(s, port)) {
+            return port;
+        }
+    }
+    return 0;
+}
+
+/* A connection or TIME-WAIT record with exactly this 4-tuple exists. */
+static bool tcp_tuple_used(const struct wisp_stack *s, const struct wisp_tcp_pcb *self, const struct tcp_tuple *t)
+{
+    const struct wisp_tcp_pcb *q;
+    unsigned i;
+    for (q = s->tcp.pcbs; q != NULL; q = q->next) {
+        if (q != self && q->c.state != WISP_TCP_CLOSED && q->c.local_port == t->lport && q->remote_port == t->rport &&
+            q->c.local_ip == t->lip && q->remote_ip == t->rip) {
+            return true;
+        }
+    }
+    for (i = 0; i < WISP_TCP_TW_COUNT; i++) {
+        const struct wisp_tcp_tw *w = &s->tcp.tw[i];
+        if (w->local_port == t->lport && w->remote_port == t->rport && w->local_ip == t->lip && w->remote_ip == t->rip) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* -------------------------------------------------------- raw API */
+
+void wisp_tcp_arg(struct wisp_tcp_pcb *pcb, void *arg)
+{
+    tcp_common(pcb)->arg = arg;
+}
+
+wisp_err_t wisp_tcp_bind(struct wisp_tcp_pcb *pcb, const wisp_ipaddr_t *ip, uint16_t port)
+{
+    struct wisp_stack *s;
+    wisp_ip4_t a = WISP_IP4_ANY;
+
+    if (pcb == NULL || tcp_is_listen(pcb)) {
+        return WISP_ERR_VAL;
+    }
+    s = pcb->c.stack;
+    if (pcb->c.state != WISP_TCP_CLOSED || pcb->c.local_port != 0) {
+        return WISP_ERR_VAL;
+    }
+    if (ip != NULL && ip->family != WISP_AF_NONE) {
+        if (ip->family != WISP_AF_INET4) {
+            return WISP_ERR_VAL;
+        }
+        a = ip->u.ip4;
+        if (a != WISP_IP4_ANY && !wisp_ip4_is_local(s, a) && !wisp_ip4_is_loopback(a)) {
+            return WISP_ERR_VAL; /* not one of our addresses */
+        }
+    }
+    if (port == 0) {
+        port = tcp_ephemeral_port(s);
+        if (port == 0) {
+            return WISP_ERR_USE;
+        }
+    } else if (tcp_port_taken(s, pcb, a, port)) {
+        return WISP_ERR_USE;
+    }
+    pcb->c.local_ip = a;
+    pcb->c.local_port = port;
+    return WISP_OK;
+}
+
+struct wisp_tcp_pcb *wisp_tcp_listen(struct wisp_tcp_pcb *pcb, uint8_t backlog, wisp_err_t *err)
+{
+    struct wisp_stack *s;
+    struct wisp_tcp_listen *l;
+    wisp_err_t e = WISP_OK;
+
+    if (pcb == NULL || tcp_is_listen(pcb) || pcb->c.state != WISP_TCP_CLOSED) {
+        e = WISP_ERR_VAL;
+        goto fail;
+    }
+    s = pcb->c.stack;
+    if (pcb->c.local_port == 0) {
+        e = wisp_tcp_bind(pcb, NULL, 0);
+        if (e != WISP_OK) {
+            goto fail;
+        }
+    }
+    l = (struct wisp_tcp_listen *)wisp_pool_alloc(&s->pool[WISP_POOL_TCP_LISTEN]);
+    if (l == NULL) {
+        e = WISP_ERR_MEM;
+        goto fail;
+    }
+    memset(l, 0, sizeof(*l));
+    l->c = pcb->c;
+    l->c.state = WISP_TCP_LISTEN;
+    l->backlog = backlog == 0 ? 1u : backlog;
+    tcp_pcb_release(pcb); /* lwIP tcp_listen semantics: the PCB passed in is freed */
+    l->next = s->tcp.listens;
+    s->tcp.listens = l;
+    if (err != NULL) {
+        *err = WISP_OK;
+    }
+    return (struct wisp_tcp_pcb *)(void *)l;
+fail:
+    if (err != NULL) {
+        *err = e;
+    }
+    return NULL;
+}
+
+void wisp_tcp_accept(struct wisp_tcp_pcb *lpcb, wisp_tcp_accept_fn fn)
+{
+    if (lpcb != NULL && tcp_is_listen(lpcb)) {
+        tcp_as_listen(lpcb)->accept = fn;
+    }
+}
+
+static void tcp_synq_remove(struct wisp_stack *s, struct wisp_tcp_syn *e);
+
+static void tcp_listen_free(struct wisp_tcp_listen *l)
+{
+    struct wisp_stack *s = l->c.stack;
+    struct wisp_tcp_listen **pp;
+    unsigned i;
+    for (i = 0; i < WISP_TCP_SYNQ_COUNT; i++) {
+        if (s->tcp.synq[i].lpcb == l) {
+            tcp_synq_remove(s, &s->tcp.synq[i]);
+        }
+    }
+    for (pp = &s->tcp.listens; *pp != NULL; pp = &(*pp)->next) {
+        if (*pp == l) {
+            *pp = l->next;
+            break;
+        }
+    }
+    wisp_pool_free(&s->pool[WISP_POOL_TCP_LISTEN], l);
+}
+
+wisp_err_t wisp_tcp_connect(struct wisp_tcp_pcb *pcb, const wisp_ipaddr_t *ip, uint16_t port,
+                            wisp_tcp_connected_fn fn)
+{
+    struct wisp_stack *s;
+    struct wisp_netif *nif;
+    struct tcp_tuple t;
+    wisp_ip4_t dst;
+
+    if (pcb == NULL || tcp_is_listen(pcb)) {
+        return WISP_ERR_VAL;
+    }
+    s = pcb->c.stack;
+    if (pcb->c.state == WISP_TCP_SYN_SENT) {
+        return WISP_ERR_ALREADY;
+    }
+    if (pcb->c.state != WISP_TCP_CLOSED) {
+        return WISP_ERR_ISCONN;
+    }
+    if (ip == NULL || ip->family != WISP_AF_INET4 || ip->u.ip4 == WISP_IP4_ANY || port == 0) {
+        return WISP_ERR_VAL;
+    }
+    dst = ip->u.ip4;
+    /* RFC 1122 §4.2.3.10: no connections to broadcast or multicast. */
+    if (dst == WISP_IP4_BCAST || wisp_ip4_is_multicast(dst)) {
+        return WISP_ERR_VAL;
+    }
+    nif = tcp_route(s, dst);
+    if (nif == NULL) {
+        return WISP_ERR_RTE;
+    }
+    if (wisp_ip4_is_bcast(nif, dst)) {
+        return WISP_ERR_VAL;
+    }
+    t.lip = pcb->c.local_ip;
+    if (t.lip == WISP_IP4_ANY) {
+        /* RFC 1122 §4.2.3.7 / §3.3.4.3: the address of the interface the
+         * route leaves by, fixed for the life of the connection. */
+        t.lip = wisp_ip4_is_loopback(dst) ? dst : nif->ip4;
+        if (t.lip == WISP_IP4_ANY) {
+            return WISP_ERR_RTE;
+        }
+    }
+    t.rip = dst;
+    t.rport = port;
+    if (pcb->c.local_port == 0) {
+        unsigned tries;
+        t.lport = 0;
+        for (tries = 0; tries < 16u; tries++) {
+            uint16_t lp = tcp_ephemeral_port(s);
+            if (lp == 0) {
+                return WISP_ERR_USE;
+            }
+            t.lport = lp;
+            if (!tcp_tuple_used(s, pcb, &t)) {
+                break;
+            }
+            t.lport = 0;
+        }
+        if (t.lport == 0) {
+            return WISP_ERR_USE;
+        }
+    } else {
+        t.lport = pcb->c.local_port;
+        if (tcp_tuple_used(s, pcb, &t)) {
+            return WISP_ERR_USE;
+        }
+    }
+
+    pcb->c.local_ip = t.lip;
+    pcb->c.local_port = t.lport;
+    pcb->remote_ip = t.rip;
+    pcb->remote_port = t.rport;
+    pcb->connected = fn;
+    pcb->iss = tcp_isn(s, &t);
+    pcb->ts_off = tcp_ts_offset(s, &t);
+    pcb->snd_una = pcb->iss;
+    pcb->snd_nxt = pcb->iss;
+    pcb->snd_lbb = pcb->iss + 1u;
+    pcb->snd_sml = pcb->iss;
+    pcb->recover = pcb->iss;
+    pcb->rcv_wscale = tcp_rcv_wscale_ours();
+    pcb->rcv_wnd = WISP_TCP_WND;
+    pcb->c.state = WISP_TCP_SYN_SENT;
+    pcb->syn_rtx = 0;
+    WISP_CTR_INC(s, TCP_CONNECT);
+    (void)tcp_send_syn(pcb); /* a failure is a lost SYN: the RTO resends it */
+    pcb->snd_nxt = pcb->iss + 1u;
+    pcb->flags |= TF_RTT;
+    pcb->rtt_seq = pcb->iss;
+    pcb->rtt_start = wisp_now(s);
+    tcp_timer_set(pcb, TCP_TMR_RTO, pcb->rto);
+    return WISP_OK;
+}
+
+void wisp_tcp_recv(struct wisp_tcp_pcb *pcb, wisp_tcp_recv_fn fn)
+{
+    if (pcb != NULL && !tcp_is_listen(pcb)) {
+        pcb->recv = fn;
+    }
+}
+
+void wisp_tcp_sent(struct wisp_tcp_pcb *pcb, wisp_tcp_sent_fn fn)
+{
+    if (pcb != NULL && !tcp_is_listen(pcb)) {
+        pcb->sent = fn;
+    }
+}
+
+void wisp_tcp_err(struct wisp_tcp_pcb *pcb, wisp_tcp_err_fn fn)
+{
+    if (pcb != NULL && !tcp_is_listen(pcb)) {
+        pcb->errf = fn;
+    }
+}
+
+void wisp_tcp_poll(struct wisp_tcp_pcb *pcb, wisp_tcp_poll_fn fn, uint8_t interval)
+{
+    if (pcb == NULL || tcp_is_listen(pcb)) {
+        return;
+    }
+    pcb->poll = fn;
+    pcb->poll_interval = interval;
+    if (fn != NULL && interval > 0) {
+        tcp_timer_set(pcb, TCP_TMR_POLL, (uint32_t)interval * WISP_TCP_POLL_UNIT_MS);
+    } else {
+        tcp_timer_clear(pcb, TCP_TMR_POLL);
+    }
+}
+
+void wisp_tcp_recved(struct wisp_tcp_pcb *pcb, uint32_t len)
+{
+    uint32_t right, adv_room, thresh;
+    if (pcb == NULL || tcp_is_listen(pcb) || pcb->c.state == WISP_TCP_CLOSED) {
+        return;
+    }
+    pcb->rcv_wnd = (len > (uint32_t)WISP_TCP_WND - pcb->rcv_wnd) ? (uint32_t)WISP_TCP_WND : pcb->rcv_wnd + len;
+    if (pcb->c.state != WISP_TCP_ESTABLISHED && pcb->c.state != WISP_TCP_FIN_WAIT_1 &&
+        pcb->c.state != WISP_TCP_FIN_WAIT_2) {
+        return; /* the peer sends no more data: no window update needed */
+    }
+    /* RFC 9293 §3.8.6.2.2 (receiver SWS avoidance): announce a larger
+     * window only when the right edge moves by min(RCV.BUFF/2, MSS);
+     * send the update at once only when the window we announced has
+     * fallen to half the buffer or less (else the next ACK carries it). */
+    right = pcb->rcv_nxt + WISP_MIN(pcb->rcv_wnd, tcp_wnd_max(pcb));
+    adv_room = pcb->rcv_adv - pcb->rcv_nxt;
+    thresh = WISP_MIN(tcp_wnd_max(pcb) / 2u, (uint32_t)pcb->mss);
+    if (TCP_SEQ_GT(right, pcb->rcv_adv) && right - pcb->rcv_adv >= thresh && adv_room <= tcp_wnd_max(pcb) / 2u) {
+        pcb->flags |= TF_ACK_NOW;
+        if (pcb->c.stack->tcp.in_pcb != pcb) {
+            tcp_output_run(pcb);
+        }
+    }
+}
+
+wisp_err_t wisp_tcp_close(struct wisp_tcp_pcb *pcb)
+{
+    wisp_err_t err;
+    if (pcb == NULL) {
+        return WISP_ERR_ARG;
+    }
+    if (tcp_is_listen(pcb)) {
+        tcp_listen_free(tcp_as_listen(pcb));
+        return WISP_OK;
+    }
+    switch (pcb->c.state) {
+    case WISP_TCP_CLOSED:
+    case WISP_TCP_SYN_SENT:
+        tcp_pcb_release(pcb);
+        return WISP_OK;
+    default:
+        break;
+    }
+    if (pcb->refused != NULL) {
+        /* RFC 1122 §4.2.2.13: CLOSE with received data still pending
+         * (the application refused it): send RST to show data was lost. */
+        WISP_CTR_INC(pcb->c.stack, TCP_DROP_AFTERCLOSE);
+        tcp_send_rst(pcb);
+        pcb->flags |= TF_CLOSED;
+        tcp_pcb_release(pcb);
+        return WISP_OK;
+    }
+    if (pcb->c.state == WISP_TCP_SYN_RCVD || pcb->c.state == WISP_TCP_ESTABLISHED ||
+        pcb->c.state == WISP_TCP_CLOSE_WAIT) {
+        err = tcp_queue_fin(pcb);
+        if (err != WISP_OK) {
+            return err;
+        }
+        /* RFC 9293 §3.10.4 CLOSE: ESTABLISHED -> FIN-WAIT-1, CLOSE-WAIT -> LAST-ACK */
+        pcb->c.state = (pcb->c.state == WISP_TCP_CLOSE_WAIT) ? (uint8_t)WISP_TCP_LAST_ACK
+                                                              : (uint8_t)WISP_TCP_FIN_WAIT_1;
+    }
+    pcb->flags |= TF_CLOSED;
+    pcb->recv = NULL;
+    pcb->sent = NULL;
+    pcb->errf = NULL;
+    pcb->poll = NULL;
+    pcb->connected = NULL;
+    tcp_timer_clear(pcb, TCP_TMR_POLL);
+    tcp_timer_clear(pcb, TCP_TMR_REFUSED);
+    if (pcb->c.state == WISP_TCP_FIN_WAIT_2) {
+        tcp_timer_set(pcb, TCP_TMR_FW2, TCP_FIN_WAIT2_MS);
+    }
+    tcp_output_run(pcb);
+    return WISP_OK;
+}
+
+wisp_err_t wisp_tcp_shutdown(struct wisp_tcp_pcb *pcb, bool shut_rx, bool shut_tx)
+{
+    wisp_err_t err;
+    if (pcb == NULL) {
+        return WISP_ERR_ARG;
+    }
+    if (tcp_is_listen(pcb)) {
+        return (shut_rx || shut_tx) ? wisp_tcp_close(pcb) : WISP_OK;
+    }
+    if (shut_rx && shut_tx) {
+        return wisp_tcp_close(pcb);
+    }
+    if (pcb->c.state == WISP_TCP_CLOSED || pcb->c.state == WISP_TCP_SYN_SENT) {
+        return WISP_ERR_CONN;
+    }
+    if (shut_rx) {
+        pcb->flags |= TF_SHUT_RX;
+        if (pcb->refused != NULL) {
+            uint32_t n = pcb->refused->tot_len;
+            wisp_pbuf_free(pcb->refused);
+            pcb->refused = NULL;
+            wisp_tcp_recved(pcb, n);
+        }
+        tcp_timer_clear(pcb, TCP_TMR_REFUSED);
+    }
+    if (shut_tx) {
+        if (pcb->flags & TF_FIN_QUEUED) {
+            return WISP_OK;
+        }
+        if (pcb->c.state != WISP_TCP_SYN_RCVD && pcb->c.state != WISP_TCP_ESTABLISHED &&
+            pcb->c.state != WISP_TCP_CLOSE_WAIT) {
+            return WISP_ERR_CONN;
+        }
+        err = tcp_queue_fin(pcb);
+        if (err != WISP_OK) {
+            return err;
+        }
+        pcb->c.state = (pcb->c.state == WISP_TCP_CLOSE_WAIT) ? (uint8_t)WISP_TCP_LAST_ACK
+                                                              : (uint8_t)WISP_TCP_FIN_WAIT_1;
+        tcp_output_run(pcb);
+    }
+    return WISP_OK;
+}
+
+void wisp_tcp_abort(struct wisp_tcp_pcb *pcb)
+{
+    if (pcb == NULL) {
+        return;
+    }
+    if (tcp_is_listen(pcb)) {
+        tcp_listen_free(tcp_as_listen(pcb));
+        return;
+    }
+    if (pcb->c.state == WISP_TCP_SYN_RCVD || (tcp_state_synced(pcb->c.state) && pcb->c.state != WISP_TCP_TIME_WAIT)) {
+        tcp_send_rst(pcb); /* RFC 9293 §3.10.5 ABORT */
+    }
+    tcp_pcb_kill(pcb, WISP_ERR_ABRT);
+}
+
+void wisp_tcp_nodelay(struct wisp_tcp_pcb *pcb, bool on)
+{
+    if (pcb == NULL || tcp_is_listen(pcb)) {
+        return;
+    }
+    if (on) {
+        pcb->flags |= TF_NODELAY;
+    } else {
+        pcb->flags &= ~TF_NODELAY;
+    }
+}
+
+void wisp_tcp_keepalive(struct wisp_tcp_pcb *pcb, bool enable, uint32_t idle_ms, uint32_t intvl_ms, uint32_t cnt)
+{
+    if (pcb == NULL || tcp_is_listen(pcb)) {
+        return;
+    }
+    if (idle_ms != 0) {
+        pcb->keep_idle = idle_ms;
+    }
+    if (intvl_ms != 0) {
+        pcb->keep_intvl = intvl_ms;
+    }
+    if (cnt != 0) {
+        pcb->keep_cnt = (uint8_t)(cnt > 255u ? 255u : cnt);
+    }
+    if (enable) {
+        pcb->flags |= TF_KEEPALIVE;
+        pcb->keep_probes = 0;
+        tcp_timer_set(pcb, TCP_TMR_KEEP, pcb->keep_idle);
+    } else {
+        pcb->flags &= ~TF_KEEPALIVE;
+        tcp_timer_clear(pcb, TCP_TMR_KEEP);
+    }
+}
+
+void wisp_tcp_set_dscp(struct wisp_tcp_pcb *pcb, uint8_t dscp)
+{
+    if (pcb != NULL) {
+        tcp_common(pcb)->tos = (uint8_t)((dscp & 0x3fu) << 2);
+    }
+}
+
+void wisp_tcp_set_ttl(struct wisp_tcp_pcb *pcb, uint8_t ttl)
+{
+    if (pcb != NULL) {
+        tcp_common(pcb)->ttl = ttl;
+    }
+}
+
+unsigned wisp_tcp_state(const struct wisp_tcp_pcb *pcb)
+{
+    return pcb == NULL ? (unsigned)WISP_TCP_CLOSED : ((const struct wisp_tcp_common *)(const void *)pcb)->state;
+}
+
+void wisp_tcp_local(const struct wisp_tcp_pcb *pcb, wisp_ipaddr_t *ip, uint16_t *port)
+{
+    const struct wisp_tcp_common *c = (const struct wisp_tcp_common *)(const void *)pcb;
+    if (ip != NULL) {
+        *ip = wisp_ipaddr4(c->local_ip);
+    }
+    if (port != NULL) {
+        *port = c->local_port;
+    }
+}
+
+void wisp_tcp_remote(const struct wisp_tcp_pcb *pcb, wisp_ipaddr_t *ip, uint16_t *port)
+{
+    const struct wisp_tcp_common *c = (const struct wisp_tcp_common *)(const void *)pcb;
+    bool l = c->state == WISP_TCP_LISTEN;
+    if (ip != NULL) {
+        *ip = wisp_ipaddr4(l ? WISP_IP4_ANY : pcb->remote_ip);
+    }
+    if (port != NULL) {
+        *port = l ? 0u : pcb->remote_port;
+    }
+}
+
+void wisp_tcp_get_info(const struct wisp_tcp_pcb *pcb, struct wisp_tcp_info *info)
+{
+    const struct wisp_tcp_common *c = (const struct wisp_tcp_common *)(const void *)pcb;
+    memset(info, 0, sizeof(*info));
+    info->state = c->state;
+    if (c->state == WISP_TCP_LISTEN) {
+        return;
+    }
+    info->mss = pcb->mss;
+    info->snd_wscale = pcb->snd_wscale;
+    info->rcv_wscale = pcb->rcv_wscale;
+    info->ts_ok = (pcb->flags & TF_TS) != 0;
+    info->sack_ok = (pcb->flags & TF_SACK) != 0;
+    info->cwnd = pcb->cwnd;
+    info->ssthresh = pcb->ssthresh;
+    info->srtt_ms = pcb->srtt8 / 8u;
+    info->rttvar_ms = pcb->rttvar4 / 4u;
+    info->rto_ms = pcb->rto;
+    info->snd_wnd = pcb->snd_wnd;
+    info->rcv_wnd = pcb->rcv_wnd;
+    info->unacked = pcb->snd_nxt - pcb->snd_una;
+    info->retransmits = pcb->st_retransmits;
+    info->fast_recoveries = pcb->st_fast_recoveries;
+    info->timeouts = pcb->st_timeouts;
+    info->bytes_acked = pcb->st_bytes_acked;
+    info->bytes_received = pcb->st_bytes_received;
+    info->ooseq_pbufs = pcb->ooseq_bufs;
+}
+
+/* ------------------------------------------------------ TIME-WAIT */
+
+static void tcp_tw_timer_fn(struct wisp_stack *s, struct wisp_timer *t);
+
+static void tcp_tw_arm(struct wisp_stack *s)
+{
+    uint32_t earliest = 0, now = wisp_now(s);
+    bool any = false;
+    unsigned i;
+    for (i = 0; i < WISP_TCP_TW_COUNT; i++) {
+        const struct wisp_tcp_tw *w = &s->tcp.tw[i];
+        if (w->local_port != 0 && (!any || wisp_time_before(w->expire, earliest))) {
+            earliest = w->expire;
+            any = true;
+        }
+    }
+    if (!any) {
+        wisp_timer_cancel(s, &s->tcp.tw_tmr);
+        return;
+    }
+    wisp_timer_arm(s, &s->tcp.tw_tmr, wisp_time_before(now, earliest) ? earliest - now : 0u, tcp_tw_timer_fn);
+}
+
+static void tcp_tw_timer_fn(struct wisp_stack *s, struct wisp_timer *t)
+{
+    uint32_t now = wisp_now(s);
+    unsigned i;
+    WISP_UNUSED(t);
+    for (i = 0; i < WISP_TCP_TW_COUNT; i++) {
+        struct wisp_tcp_tw *w = &s->tcp.tw[i];
+        if (w->local_port != 0 && !wisp_time_before(now, w->expire)) {
+            memset(w, 0, sizeof(*w)); /* RFC 9293 §3.10.8: 2 MSL over -> CLOSED */
+        }
+    }
+    tcp_tw_arm(s);
+}
+
+/* RFC 9293 §3.6.1: keep the connection's identity for 2 MSL in a compact
+ * record; the PCB is freed. When the pool of records is full the oldest
+ * one is recycled (counted). */
+void tcp_enter_time_wait(struct wisp_tcp_pcb *pcb)
+{
+    struct wisp_stack *s = pcb->c.stack;
+    struct wisp_tcp_tw *w = NULL;
+    unsigned i;
+
+    for (i = 0; i < WISP_TCP_TW_COUNT; i++) {
+        struct wisp_tcp_tw *x = &s->tcp.tw[i];
+        if (x->local_port == 0) {
+            w = x;
+            break;
+        }
+        if (w == NULL || wisp_time_before(x->expire, w->expire)) {
+            w = x;
+        }
+    }
+    if (w->local_port != 0) {
+        WISP_CTR_INC(s, TCP_TW_RECYCLED);
+    }
+    w->local_ip = pcb->c.local_ip;
+    w->remote_ip = pcb->remote_ip;
+    w->local_port = pcb->c.local_port;
+    w->remote_port = pcb->remote_port;
+    w->snd_nxt = pcb->snd_nxt;
+    w->rcv_nxt = pcb->rcv_nxt;
+    w->ts_recent = pcb->ts_recent;
+    w->ts_off = pcb->ts_off;
+    w->ts_ok = (pcb->flags & TF_TS) ? 1u : 0u;
+    w->tos = pcb->c.tos;
+    w->ttl = pcb->c.ttl;
+    w->rcv_wscale = pcb->rcv_wscale;
+    w->expire = wisp_now(s) + 2u * WISP_TCP_MSL_MS;
+    tcp_tw_arm(s);
+    if (pcb->refused != NULL) {
+        WISP_CTR_INC(s, TCP_DROP_REFUSED); /* the application never took it */
+    }
+    tcp_pcb_kill(pcb, WISP_ERR_CLSD);
+}
+
+static void tcp_tw_ack(struct wisp_stack *s, const struct wisp_tcp_tw *w)
+{
+    struct tcp_tuple t;
+    uint8_t opt[TCP_TS_OPTLEN];
+    uint8_t optlen = 0;
+    uint32_t wnd = (uint32_t)WISP_TCP_WND >> w->rcv_wscale;
+    t.lip = w->local_ip;
+    t.rip = w->remote_ip;
+    t.lport = w->local_port;
+    t.rport = w->remote_port;
+    if (w->ts_ok) {
+        opt[0] = TCP_OPT_NOP;
+        opt[1] = TCP_OPT_NOP;
+        opt[2] = TCP_OPT_TS;
+        opt[3] = 10;
+        wisp_wr32(opt + 4, wisp_now(s) + w->ts_off);
+        wisp_wr32(opt + 8, w->ts_recent);
+        optlen = TCP_TS_OPTLEN;
+    }
+    (void)tcp_xmit_raw(s, &t, w->snd_nxt, w->rcv_nxt, TCP_ACK, (uint16_t)(wnd > 65535u ? 65535u : wnd), opt, optlen,
+                       NULL, w->tos, w->ttl);
+}
+
+bool tcp_tw_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_in *in)
+{
+    struct wisp_tcp_tw *w = NULL;
+    unsigned i;
+    bool ts = false;
+
+    for (i = 0; i < WISP_TCP_TW_COUNT; i++) {
+        struct wisp_tcp_tw *x = &s->tcp.tw[i];
+        if (x->local_port != 0 && x->local_port == in->dport && x->remote_port == in->sport &&
+            x->local_ip == in->ip->dst && x->remote_ip == in->ip->src) {
+            w = x;
+            break;
+        }
+    }
+    if (w == NULL) {
+        return false;
+    }
+    ts = w->ts_ok && in->opt.ts;
+    if (in->flags & TCP_RST) {
+        /* RFC 1337 §3 (TIME-WAIT assassination): ignore RST in TIME-WAIT. */
+        WISP_CTR_INC(s, TCP_RST_RX);
+        wisp_pbuf_free(p);
+        return true;
+    }
+    if ((in->flags & (TCP_SYN | TCP_ACK)) == TCP_SYN) {
+        /* RFC 6191 §2 / RFC 1122 §4.2.2.13: a new incarnation may reuse
+         * the 4-tuple when its timestamp (or, without timestamps, its
+         * sequence number) is above the old connection's. */
+        if ((ts && TCP_SEQ_GT(in->opt.tsval, w->ts_recent)) || (!ts && TCP_SEQ_GT(in->seq, w->rcv_nxt))) {
+            memset(w, 0, sizeof(*w));
+            tcp_tw_arm(s);
+            WISP_CTR_INC(s, TCP_TW_REOPEN);
+            return false; /* the caller hands the SYN to the listener */
+        }
+        tcp_tw_ack(s, w);
+        wisp_pbuf_free(p);
+        return true;
+    }
+    /* RFC 7323 §5.3 PAWS */
+    if (ts && TCP_SEQ_LT(in->opt.tsval, w->ts_recent)) {
+        WISP_CTR_INC(s, TCP_DROP_PAWS);
+        tcp_tw_ack(s, w);
+        wisp_pbuf_free(p);
+        return true;
+    }
+    if (in->flags & TCP_FIN) {
+        /* RFC 9293 §3.10.7.4 TIME-WAIT, eighth step: a retransmitted FIN:
+         * acknowledge it and restart the 2 MSL timeout. */
+        w->expire = wisp_now(s) + 2u * WISP_TCP_MSL_MS;
+        tcp_tw_arm(s);
+        tcp_tw_ack(s, w);
+    } else if (in->len > 0 || in->seq != w->rcv_nxt) {
+        WISP_CTR_INC(s, TCP_DROP_OOW);
+        tcp_tw_ack(s, w); /* RFC 9293 §3.10.7.4 first step: unacceptable -> ACK */
+    }
+    wisp_pbuf_free(p);
+    return true;
+}
+
+/* ---------------------------------------------------- SYN queue */
+
+static void tcp_synq_timer_fn(struct wisp_stack *s, struct wisp_timer *t);
+
+static void tcp_synq_arm(struct wisp_stack *s)
+{
+    uint32_t earliest = 0, now = wisp_now(s);
+    bool any = false;
+    unsigned i;
+    for (i = 0; i < WISP_TCP_SYNQ_COUNT; i++) {
+        const struct wisp_tcp_syn *e = &s->tcp.synq[i];
+        if (e->lpcb != NULL && (!any || wisp_time_before(e->due, earliest))) {
+            earliest = e->due;
+            any = true;
+        }
+    }
+    if (!any) {
+        wisp_timer_cancel(s, &s->tcp.synq_tmr);
+        return;
+    }
+    wisp_timer_arm(s, &s->tcp.synq_tmr, wisp_time_before(now, earliest) ? earliest - now : 0u, tcp_synq_timer_fn);
+}
+
+static void tcp_synq_remove(struct wisp_stack *s, struct wisp_tcp_syn *e)
+{
+    if (e->lpcb != NULL && e->lpcb->synq_n > 0) {
+        e->lpcb->synq_n--;
+    }
+    memset(e, 0, sizeof(*e));
+    WISP_UNUSED(s);
+}
+
+/* The options and TSval of a SYN-ACK. cookie_bits: the low TSval bits of
+ * a SYN cookie (RFC 4987 §3.6 with timestamps), or -1. */
+static void tcp_send_synack(struct wisp_stack *s, const struct tcp_tuple *t, uint32_t iss, uint32_t irs,
+                            uint8_t peer_ws, bool sack, bool ts, uint32_t ts_recent, int cookie_bits, uint8_t tos,
+                            uint8_t ttl)
+{
+    uint8_t opt[TCP_MAX_OPTLEN];
+    uint8_t n;
+    uint32_t tsval = wisp_now(s) + tcp_ts_offset(s, t);
+    if (cookie_bits >= 0) {
+        /* Linux's layout: the low 6 bits carry the options; keep the
+         * value at or below the clock so later TSvals never go back. */
+        uint32_t v = (tsval & ~0x3fu) | (uint32_t)cookie_bits;
+        if (TCP_SEQ_GT(v, tsval)) {
+            v -= 64u;
+        }
+        tsval = v;
+    }
+    n = tcp_build_syn_opts(opt, tcp_mss_for(s, t->rip), peer_ws == 0xffu ? 0xffu : tcp_rcv_wscale_ours(), sack, ts,
+                           tsval, ts_recent);
+    (void)tcp_xmit_raw(s, t, iss, irs + 1u, TCP_SYN | TCP_ACK,
+                       (uint16_t)WISP_MIN((uint32_t)WISP_TCP_WND, 65535u), opt, n, NULL, tos, ttl);
+}
+
+static void tcp_synq_tuple(const struct wisp_tcp_syn *e, struct tcp_tuple *t)
+{
+    t->lip = e->local_ip;
+    t->rip = e->remote_ip;
+    t->lport = e->local_port;
+    t->rport = e->remote_port;
+}
+
+static void tcp_synq_send(struct wisp_stack *s, const struct wisp_tcp_syn *e)
+{
+    struct tcp_tuple t;
+    tcp_synq_tuple(e, &t);
+    tcp_send_synack(s, &t, e->iss, e->irs, e->peer_wscale, (e->opts & TCP_SYNO_SACK) != 0,
+                    (e->opts & TCP_SYNO_TS) != 0, e->ts_recent, -1, e->lpcb->c.tos, e->lpcb->c.ttl);
+}
+
+static void tcp_synq_timer_fn(struct wisp_stack *s, struct wisp_timer *t)
+{
+    uint32_t now = wisp_now(s);
+    unsigned i;
+    WISP_UNUSED(t);
+    for (i = 0; i < WISP_TCP_SYNQ_COUNT; i++) {
+        struct wisp_tcp_syn *e = &s->tcp.synq[i];
+        if (e->lpcb == NULL || wisp_time_before(now, e->due)) {
+            continue;
+        }
+        if (e->retries >= WISP_TCP_SYNMAXRTX) {
+            WISP_CTR_INC(s, TCP_SYNQ_TIMEOUT);
+            tcp_synq_remove(s, e);
+            continue;
+        }
+        e->retries++;
+        WISP_CTR_INC(s, TCP_SYN_RETRANSMIT);
+        tcp_synq_send(s, e);
+        {
+            /* RFC 6298 §5.5: back off (initial RTO doubled per retry). */
+            uint32_t rto = WISP_TCP_RTO_INIT_MS;
+            unsigned k;
+            for (k = 0; k < e->retries && rto < WISP_TCP_RTO_MAX_MS; k++) {
+                rto *= 2u;
+            }
+            e->due = now + WISP_MIN(rto, (uint32_t)WISP_TCP_RTO_MAX_MS);
+        }
+    }
+    tcp_synq_arm(s);
+}
+
+static struct wisp_tcp_listen *tcp_find_listener(struct wisp_stack *s, const struct tcp_in *in)
+{
+    struct wisp_tcp_listen *l, *best = NULL;
+    for (l = s->tcp.listens; l != NULL; l = l->next) {
+        if (l->c.local_port != in->dport) {
+            continue;
+        }
+        if (l->c.local_ip == in->ip->dst) {
+            return l; /* a specific address beats the wildcard */
+        }
+        if (l->c.local_ip == WISP_IP4_ANY) {
+            best = l;
+        }
+    }
+    return best;
+}
+
+static void tcp_in_tuple(const struct tcp_in *in, struct tcp_tuple *t)
+{
+    t->lip = in->ip->dst;
+    t->rip = in->ip->src;
+    t->lport = in->dport;
+    t->rport = in->sport;
+}
+
+/* RFC 4987 §3.6 SYN cookie: top 5 bits a coarse time counter, 3 bits the
+ * index of the MSS in this table, 24 bits a keyed hash of the 4-tuple, the
+ * counter and the peer's ISN. */
+static const uint16_t tcp_cookie_mss[8] = { 216, 536, 1200, 1360, 1400, 1440, 1452, 1460 };
+
+static uint32_t tcp_cookie_make(struct wisp_stack *s, const struct tcp_tuple *t, uint32_t irs, uint16_t mss)
+{
+    uint32_t cnt = wisp_now(s) / TCP_COOKIE_PERIOD_MS;
+    uint32_t idx = 0, i;
+    for (i = 0; i < 8u; i++) {
+        if (tcp_cookie_mss[i] <= mss) {
+            idx = i;
+        }
+    }
+    return ((cnt & 31u) << 27) | (idx << 24) | (tcp_hash(s, t, 2, cnt, irs) & 0xffffffu);
+}
+
+/* Valid cookie: *mss gets the encoded MSS. The counter may be this
+ * period's or the previous one's. */
+static bool tcp_cookie_check(struct wisp_stack *s, const struct tcp_tuple *t, uint32_t cookie, uint32_t irs,
+                             uint16_t *mss)
+{
+    uint32_t cnt = wisp_now(s) / TCP_COOKIE_PERIOD_MS;
+    unsigned d;
+    for (d = 0; d < 2u; d++) {
+        uint32_t c = cnt - d;
+        if ((c & 31u) == (cookie >> 27) && (tcp_hash(s, t, 2, c, irs) & 0xffffffu) == (cookie & 0xffffffu)) {
+            *mss = tcp_cookie_mss[(cookie >> 24) & 7u];
+            return true;
+        }
+    }
+    return false;
+}
+
+/* A connection PCB for a completed passive open (ESTABLISHED). */
+static struct wisp_tcp_pcb *tcp_passive_pcb(struct wisp_stack *s, struct wisp_tcp_listen *l,
+                                            const struct tcp_tuple *t, uint32_t iss, uint32_t irs,
+                                            uint16_t peer_mss, uint8_t peer_ws, bool sack, bool ts,
+                                            uint32_t ts_recent)
+{
+    struct wisp_tcp_pcb *pcb = (struct wisp_tcp_pcb *)wisp_pool_alloc(&s->pool[WISP_POOL_TCP_PCB]);
+    uint16_t ours;
+    if (pcb == NULL) {
+        return NULL;
+    }
+    tcp_new_defaults(s, pcb);
+    pcb->c.arg = l->c.arg;
+    pcb->c.tos = l->c.tos;
+    pcb->c.ttl = l->c.ttl;
+    pcb->c.local_ip = t->lip;
+    pcb->c.local_port = t->lport;
+    pcb->remote_ip = t->rip;
+    pcb->remote_port = t->rport;
+    pcb->flags |= TF_PASSIVE;
+    pcb->iss = iss;
+    pcb->snd_una = iss + 1u;
+    pcb->snd_nxt = iss + 1u;
+    pcb->snd_lbb = iss + 1u;
+    pcb->snd_sml = iss;
+    pcb->recover = iss;
+    pcb->snd_wl1 = irs;
+    pcb->snd_wl2 = iss;
+    pcb->irs = irs;
+    pcb->rcv_nxt = irs + 1u;
+    pcb->rcv_adv = pcb->rcv_nxt + WISP_MIN((uint32_t)WISP_TCP_WND, 65535u);
+    pcb->last_ack_sent = pcb->rcv_nxt;
+    pcb->ts_off = tcp_ts_offset(s, t);
+    /* RFC 9293 §3.7.1 / RFC 6691: send MSS = min(peer's MSS option or
+     * 536, our MTU - 40). */
+    ours = tcp_mss_for(s, t->rip);
+    pcb->mss = (uint16_t)WISP_MIN(peer_mss != 0 ? peer_mss : TCP_DEFAULT_MSS, ours);
+    if (peer_ws != 0xffu && WISP_TCP_WND_SCALE) {
+        /* RFC 7323 §2.2/§2.3: both SYNs carried the option; shifts > 14
+         * are taken as 14. */
+        pcb->flags |= TF_WS;
+        pcb->snd_wscale = (uint8_t)WISP_MIN(peer_ws, TCP_MAX_WSCALE);
+        pcb->rcv_wscale = tcp_rcv_wscale_ours();
+    }
+    if (sack && WISP_TCP_SACK) {
+        pcb->flags |= TF_SACK;
+    }
+    if (ts && WISP_TCP_TIMESTAMPS) {
+        pcb->flags |= TF_TS;
+        pcb->ts_recent = ts_recent;
+        pcb->ts_recent_ms = wisp_now(s);
+    }
+    pcb->c.state = WISP_TCP_SYN_RCVD;
+    tcp_set_established(pcb);
+    tcp_link(s, pcb);
+    return pcb;
+}
+
+/* Hand a passive connection to the listener's accept callback, then
+ * process the rest of the segment (data, FIN) on it. Consumes p. */
+static void tcp_accept_and_process(struct wisp_stack *s, struct wisp_tcp_listen *l, struct wisp_tcp_pcb *pcb,
+                                   struct wisp_pbuf *p, struct tcp_in *in)
+{
+    struct wisp_tcp_pcb *prev = tcp_enter(s, pcb);
+    wisp_err_t err = WISP_ERR_ABRT;
+    WISP_CTR_INC(s, TCP_ACCEPT);
+    if (l->accept != NULL) {
+        err = l->accept(l->c.arg, pcb, WISP_OK);
+    }
+    if (!tcp_dead(pcb) && err != WISP_OK) {
+        /* refused by the application (or no accept callback): abort */
+        tcp_send_rst(pcb);
+        pcb->flags |= TF_CLOSED;
+        tcp_pcb_release(pcb);
+    }
+    if (tcp_dead(pcb)) {
+        (void)tcp_leave(s, pcb, prev);
+        wisp_pbuf_free(p);
+        return;
+    }
+    tcp_process(pcb, p, in);
+    if (!tcp_dead(pcb)) {
+        tcp_output_run(pcb);
+    }
+    if (tcp_leave(s, pcb, prev)) {
+        tcp_timer_update(pcb);
+    }
+}
+
+bool tcp_synq_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_in *cin)
+{
+    struct wisp_tcp_syn *e = NULL;
+    struct tcp_in in = *cin;
+    struct wisp_tcp_listen *l;
+    struct wisp_tcp_pcb *pcb;
+    struct tcp_tuple t;
+    unsigned i;
+
+    for (i = 0; i < WISP_TCP_SYNQ_COUNT; i++) {
+        struct wisp_tcp_syn *x = &s->tcp.synq[i];
+        if (x->lpcb != NULL && x->local_port == in.dport && x->remote_port == in.sport &&
+            x->local_ip == in.ip->dst && x->remote_ip == in.ip->src) {
+            e = x;
+            break;
+        }
+    }
+    if (e == NULL) {
+        return false;
+    }
+    l = e->lpcb;
+    if (in.flags & TCP_RST) {
+        WISP_CTR_INC(s, TCP_RST_RX);
+        /* RFC 5961 §3.2 / RFC 9293 §3.10.7.4 SYN-RECEIVED (passive): an
+         * exact RST returns to LISTEN (drop the embryo); other in-window
+         * RSTs get nothing (no state to challenge from). */
+        if (in.seq == e->irs + 1u) {
+            tcp_synq_remove(s, e);
+        } else {
+            WISP_CTR_INC(s, TCP_DROP_RST);
+        }
+        wisp_pbuf_free(p);
+        return true;
+    }
+    if (in.flags & TCP_SYN) {
+        if (!(in.flags & TCP_ACK) && in.seq == e->irs) {
+            tcp_synq_send(s, e); /* the peer did not get our SYN-ACK */
+            wisp_pbuf_free(p);
+            return true;
+        }
+        if (!(in.flags & TCP_ACK)) {
+            tcp_synq_remove(s, e); /* a new ISN: start over from LISTEN */
+            return false;
+        }
+        WISP_CTR_INC(s, TCP_DROP_SYN);
+        wisp_pbuf_free(p);
+        return true;
+    }
+    if (!(in.flags & TCP_ACK)) {
+        WISP_CTR_INC(s, TCP_DROP_NOACK);
+        wisp_pbuf_free(p);
+        return true;
+    }
+    /* RFC 9293 §3.10.7.4 SYN-RECEIVED: an unacceptable ACK gets a RST. */
+    if (in.ack != e->iss + 1u) {
+        WISP_CTR_INC(s, TCP_DROP_BADACK);
+        tcp_rst_reply(s, &in);
+        wisp_pbuf_free(p);
+        return true;
+    }
+    /* first step: the sequence number must be in our window */
+    if (TCP_SEQ_LT(in.seq, e->irs + 1u) || TCP_SEQ_GEQ(in.seq, e->irs + 1u + WISP_MIN((uint32_t)WISP_TCP_WND, 65535u))) {
+        WISP_CTR_INC(s, TCP_DROP_OOW);
+        tcp_synq_send(s, e);
+        wisp_pbuf_free(p);
+        return true;
+    }
+    if ((e->opts & TCP_SYNO_TS) && in.opt.ts && TCP_SEQ_LT(in.opt.tsval, e->ts_recent)) {
+        WISP_CTR_INC(s, TCP_DROP_PAWS); /* RFC 7323 §5.3 */
+        wisp_pbuf_free(p);
+        return true;
+    }
+    tcp_synq_tuple(e, &t);
+    pcb = tcp_passive_pcb(s, l, &t, e->iss, e->irs, e->peer_mss, e->peer_wscale, (e->opts & TCP_SYNO_SACK) != 0,
+                          (e->opts & TCP_SYNO_TS) != 0, e->ts_recent);
+    tcp_synq_remove(s, e);
+    tcp_synq_arm(s);
+    if (pcb == NULL) {
+        /* no PCB for the connection: reset it rather than leave the peer
+         * in ESTABLISHED */
+        WISP_CTR_INC(s, TCP_LISTEN_OVERFLOW);
+        tcp_rst_reply(s, &in);
+        wisp_pbuf_free(p);
+        return true;
+    }
+    tcp_accept_and_process(s, l, pcb, p, &in);
+    return true;
+}
+
+bool tcp_listen_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_in *cin)
+{
+    struct wisp_tcp_listen *l = tcp_find_listener(s, cin);
+    struct tcp_in in = *cin;
+    struct tcp_tuple t;
+    bool ts, sack;
+
+    if (l == NULL) {
+        return false;
+    }
+    tcp_in_tuple(&in, &t);
+    /* RFC 9293 §3.10.7.2 LISTEN, first: an incoming RST is ignored. */
+    if (in.flags & TCP_RST) {
+        WISP_CTR_INC(s, TCP_RST_RX);
+        wisp_pbuf_free(p);
+        return true;
+    }
+    /* second: an ACK -- a SYN cookie, else a RST <SEQ=SEG.ACK>. */
+    if (in.flags & TCP_ACK) {
+        uint16_t mss;
+        if (!(in.flags & TCP_SYN) && tcp_cookie_check(s, &t, in.ack - 1u, in.seq - 1u, &mss)) {
+            uint8_t ws = 0xffu;
+            struct wisp_tcp_pcb *pcb;
+            sack = false;
+            ts = false;
+            if (in.opt.ts && WISP_TCP_TIMESTAMPS) {
+                /* our cookie TSval comes back in TSecr: 4 bits window
+                 * scale (15 = none), 1 bit SACK-permitted */
+                ts = true;
+                ws = (uint8_t)(in.opt.tsecr & 0x0fu);
+                if (ws == 0x0fu) {
+                    ws = 0xffu;
+                }
+                sack = (in.opt.tsecr & 0x10u) != 0;
+            }
+            WISP_CTR_INC(s, TCP_COOKIE_OK);
+            pcb = tcp_passive_pcb(s, l, &t, in.ack - 1u, in.seq - 1u, mss, ws, sack, ts, in.opt.tsval);
+            if (pcb == NULL) {
+                WISP_CTR_INC(s, TCP_LISTEN_OVERFLOW);
+                tcp_rst_reply(s, &in);
+                wisp_pbuf_free(p);
+                return true;
+            }
+            tcp_accept_and_process(s, l, pcb, p, &in);
+            return true;
+        }
+        if (s->tcp.cookie_used && !wisp_time_before(s->tcp.cookie_last + 2u * TCP_COOKIE_PERIOD_MS, wisp_now(s))) {
+            WISP_CTR_INC(s, TCP_COOKIE_BAD);
+        }
+        WISP_CTR_INC(s, TCP_DROP_BADACK);
+        tcp_rst_reply(s, &in);
+        wisp_pbuf_free(p);
+        return true;
+    }
+    if (!(in.flags & TCP_SYN)) {
+        WISP_CTR_INC(s, TCP_DROP_STATE); /* RFC 9293 §3.10.7.2 fourth: drop */
+        wisp_pbuf_free(p);
+        return true;
+    }
+    /* third: a SYN. */
+    sack = in.opt.sack_ok && WISP_TCP_SACK;
+    ts = in.opt.ts && WISP_TCP_TIMESTAMPS;
+    {
+        struct wisp_tcp_syn *e = NULL;
+        unsigned i;
+        if (l->synq_n < l->backlog) {
+            for (i = 0; i < WISP_TCP_SYNQ_COUNT; i++) {
+                if (s->tcp.synq[i].lpcb == NULL) {
+                    e = &s->tcp.synq[i];
+                    break;
+                }
+            }
+        }
+        if (e != NULL) {
+            memset(e, 0, sizeof(*e));
+            e->lpcb = l;
+            l->synq_n++;
+            e->local_ip = t.lip;
+            e->remote_ip = t.rip;
+            e->local_port = t.lport;
+            e->remote_port = t.rport;
+            e->irs = in.seq;
+            e->iss = tcp_isn(s, &t);
+            e->peer_mss = in.opt.mss;
+            e->peer_wscale = WISP_TCP_WND_SCALE ? in.opt.ws : 0xffu;
+            e->opts = (uint8_t)((sack ? TCP_SYNO_SACK : 0u) | (ts ? TCP_SYNO_TS : 0u));
+            e->ts_recent = in.opt.tsval;
+            e->due = wisp_now(s) + WISP_TCP_RTO_INIT_MS;
+            tcp_synq_send(s, e);
+            tcp_synq_arm(s);
+        } else {
+            /* RFC 4987 §3.6: no room -- answer statelessly with a cookie.
+             * Without timestamps the cookie cannot carry window scaling
+             * or SACK, so the SYN-ACK offers neither. */
+            uint16_t mss = in.opt.mss != 0 ? in.opt.mss : (uint16_t)TCP_DEFAULT_MSS;
+            uint8_t ws = (ts && WISP_TCP_WND_SCALE) ? in.opt.ws : 0xffu;
+            int bits = -1;
+            if (ts) {
+                bits = (int)((ws == 0xffu ? 0x0fu : (ws & 0x0fu)) | (sack ? 0x10u : 0u));
+            } else {
+                sack = false;
+            }
+            WISP_CTR_INC(s, TCP_SYNQ_FULL);
+            WISP_CTR_INC(s, TCP_COOKIE_SENT);
+            s->tcp.cookie_used = 1;
+            s->tcp.cookie_last = wisp_now(s);
+            mss = (uint16_t)WISP_MIN(mss, tcp_mss_for(s, t.rip));
+            tcp_send_synack(s, &t, tcp_cookie_make(s, &t, in.seq, mss), in.seq, ws, sack, ts, in.opt.tsval, bits,
+                            l->c.tos, l->c.ttl);
+        }
+    }
+    wisp_pbuf_free(p); /* data on a SYN is not kept (the peer resends it) */
+    return true;
+}
+
+/* ------------------------------------------------- init / deinit */
+
+void wisp_tcp_init(struct wisp_stack *s)
+{
+    unsigned i;
+    memset(&s->tcp, 0, sizeof(s->tcp));
+    for (i = 0; i < 4u; i++) {
+        s->tcp.key[i] = wisp_random(s); /* RFC 6528 §3: the secret key */
+    }
+    s->tcp.chal_tokens = TCP_CHALLENGE_PER_S * 1000u;
+    s->tcp.chal_last = wisp_now(s);
+}
+
+void wisp_tcp_deinit(struct wisp_stack *s)
+{
+    struct wisp_tcp_pcb *pcb, *next;
+    /* Orphans (closed by the application) belong to the stack. */
+    for (pcb = s->tcp.pcbs; pcb != NULL; pcb = next) {
+        next = pcb->next;
+        if (pcb->flags & TF_CLOSED) {
+            tcp_pcb_release(pcb);
+        }
+    }
+    memset(s->tcp.synq, 0, sizeof(s->tcp.synq));
+    memset(s->tcp.tw, 0, sizeof(s->tcp.tw));
+    wisp_timer_cancel(s, &s->tcp.synq_tmr);
+    wisp_timer_cancel(s, &s->tcp.tw_tmr);
+}
+
+#else
+typedef int wisp_tcp_disabled_t; /* ISO C forbids an empty translation unit */
+#endif /* WISP_TCP */

@@ -1,0 +1,1344 @@
+/**
+ * @file tcp_out.c
+ * TCP output: the send queue (segmentation and coalescing at write time),
+ * segment transmission (a small header pbuf with the data chained behind
+ * it, so queued data is never modified by lower layers and can be
+ * retransmitted at any time), the output engine (Nagle, sender SWS
+ * avoidance, congestion and receive windows, limited transmit, loss
+ * retransmissions), ACK processing with RTT estimation and congestion
+ * control, the retransmission and persist timers, and the control
+ * segments (SYN, ACK, RST, keepalive).
+ *
+ * Rules implemented (cited at the lines): RFC 9293 §3.8 (data
+ * communication), RFC 1122 §4.2.3.4 + RFC 896 (Nagle), RFC 5681
+ * (congestion control), RFC 6928 (initial window), RFC 3042 (limited
+ * transmit), RFC 6582 (NewReno), RFC 6675 + RFC 2018 (SACK loss recovery),
+ * RFC 6298 (RTO), RFC 7323 (timestamps, window scaling), RFC 6691 (MSS).
+ *
+ * Choices:
+ *  - IP output with DF clear: no path MTU discovery yet; segments never
+ *    exceed the interface MTU, so routers along a smaller path fragment.
+ *  - A local transmit failure (no header buffer, full interface queue)
+ *    leaves the segment unsent and retries shortly; it is no congestion
+ *    signal.
+ *  - A segment partly acknowledged stays whole until fully acknowledged
+ *    (its data may be chained in a queued frame); a retransmission resends
+ *    it whole and the receiver trims the old part.
+ *  - Nagle in Minshall's variant: a short segment waits only while an
+ *    earlier short segment is unacknowledged. Data written with
+ *    WISP_TCP_WRITE_MORE gets no PSH and a short tail waits while anything
+ *    is unacknowledged, even with Nagle off.
+ *  - Segments are cut at the send MSS when written; a window smaller than
+ *    the segment (SWS rule, zero-window probe) splits it by copying the
+ *    front part into a fresh buffer.
+ *  - RTT from timestamps only when the echo is not older than the last
+ *    transmission of the first newly acknowledged segment (a lost ACK
+ *    followed by a retransmission would otherwise yield the whole loss
+ *    episode as one sample); else Karn-timed segments.
+ *  - cwnd grows only while it limits the sender (RFC 7661 idea).
+ *  - Duplicate ACKs do not count in persist mode (answers to probes).
+ *  - Zero-window probes carry one new octet; when the window opens and
+ *    did not take it, it is retransmitted first.
+ */
+#include "tcp_priv.h"
+
+#if WISP_TCP
+
+/* ----------------------------------------------------- transmission */
+
+wisp_err_t tcp_xmit_raw(struct wisp_stack *s, const struct tcp_tuple *t, uint32_t seq, uint32_t ack, uint8_t flags,
+                        uint16_t wnd, const uint8_t *opt, uint8_t optlen, struct wisp_pbuf *data, uint8_t tos,
+                        uint8_t ttl)
+{
+    uint16_t hlen = (uint16_t)(WISP_TCP_HLEN + optlen);
+    struct wisp_pbuf *h;
+    uint8_t *u;
+    uint16_t tlen, sum;
+    wisp_err_t err;
+
+    if (data != NULL && (uint32_t)data->tot_len + hlen + WISP_IP4_HLEN > WISP_IP4_MAX_LEN) {
+        return WISP_ERR_VAL;
+    }
+    /* RFC 9293 §3.1 header in a small RAM buffer with room for IP and link
+     * headers; the data is chained behind it (never copied, never
+     * modified). */
+    h = wisp_pbuf_alloc(s, WISP_LAYER_IP, hlen, WISP_PBUF_RAM);
+    if (h == NULL) {
+        WISP_CTR_INC(s, TCP_DROP_NOMEM);
+        return WISP_ERR_MEM;
+    }
+    u = h->payload;
+    wisp_wr16(u + TCP_OFF_SPORT, t->lport);
+    wisp_wr16(u + TCP_OFF_DPORT, t->rport);
+    wisp_wr32(u + TCP_OFF_SEQ, seq);
+    wisp_wr32(u + TCP_OFF_ACK, (flags & TCP_ACK) ? ack : 0u);
+    u[TCP_OFF_HLEN] = (uint8_t)((hlen / 4u) << 4);
+    u[TCP_OFF_FLAGS] = flags;
+    wisp_wr16(u + TCP_OFF_WND, wnd);
+    wisp_wr16(u + TCP_OFF_CSUM, 0);
+    wisp_wr16(u + TCP_OFF_URP, 0);
+    if (optlen > 0) {
+        memcpy(u + WISP_TCP_HLEN, opt, optlen);
+    }
+    if (data != NULL && data->tot_len > 0) {
+        wisp_pbuf_chain(h, data);
+    }
+    tlen = h->tot_len;
+    /* RFC 9293 §3.1 Checksum: pseudo header + header + data. */
+    sum = wisp_chksum_add(wisp_chksum_pseudo4(t->lip, t->rip, WISP_IP4_PROTO_TCP, tlen), wisp_pbuf_chksum(h, 0, tlen));
+    wisp_wr16(u + TCP_OFF_CSUM, (uint16_t)~sum);
+    err = wisp_ip4_output(s, h, t->lip, t->rip, ttl, tos, WISP_IP4_PROTO_TCP, false);
+    if (err == WISP_OK) {
+        WISP_CTR_INC(s, TCP_TX);
+        if (flags & TCP_RST) {
+            WISP_CTR_INC(s, TCP_RST_TX);
+        }
+    }
+    wisp_pbuf_free(h);
+    return err;
+}
+
+static void tcp_pcb_tuple(const struct wisp_tcp_pcb *pcb, struct tcp_tuple *t)
+{
+    t->lip = pcb->c.local_ip;
+    t->rip = pcb->remote_ip;
+    t->lport = pcb->c.local_port;
+    t->rport = pcb->remote_port;
+}
+
+/* ---------------------------------------------------------- options */
+
+uint8_t tcp_build_syn_opts(uint8_t *o, uint16_t mss, uint8_t ws, bool sack, bool ts, uint32_t tsval,
+                           uint32_t tsecr)
+{
+    uint8_t n = 0;
+    /* RFC 9293 §3.7.1: MSS option on every SYN. */
+    o[n++] = TCP_OPT_MSS;
+    o[n++] = 4;
+    wisp_wr16(o + n, mss);
+    n += 2;
+    if (ts) {
+        if (sack) {
+            o[n++] = TCP_OPT_SACK_PERM; /* RFC 2018 §2 */
+            o[n++] = 2;
+        } else {
+            o[n++] = TCP_OPT_NOP;
+            o[n++] = TCP_OPT_NOP;
+        }
+        o[n++] = TCP_OPT_TS; /* RFC 7323 §3.2 */
+        o[n++] = 10;
+        wisp_wr32(o + n, tsval);
+        wisp_wr32(o + n + 4, tsecr);
+        n += 8;
+    } else if (sack) {
+        o[n++] = TCP_OPT_NOP;
+        o[n++] = TCP_OPT_NOP;
+        o[n++] = TCP_OPT_SACK_PERM;
+        o[n++] = 2;
+    }
+    if (ws != 0xffu) {
+        o[n++] = TCP_OPT_NOP; /* RFC 7323 §2.2 */
+        o[n++] = TCP_OPT_WS;
+        o[n++] = 3;
+        o[n++] = ws;
+    }
+    return n;
+}
+
+uint32_t tcp_tsval(const struct wisp_tcp_pcb *pcb)
+{
+    /* RFC 7323 §5.4: the ms clock plus the per-connection offset. */
+    return wisp_now(pcb->c.stack) + pcb->ts_off;
+}
+
+/* SACK blocks (RFC 2018 §4) from the out-of-order queue: the block with
+ * the most recent arrival first, then the other recent ones, then the
+ * rest; at most max blocks. Returns the number written to b. */
+static unsigned tcp_sack_blocks(const struct wisp_tcp_pcb *pcb, uint32_t b[4][2], unsigned max)
+{
+    uint32_t r[WISP_TCP_OOSEQ_SLOTS][2];
+    uint8_t used[WISP_TCP_OOSEQ_SLOTS];
+    unsigned nr = 0, i, k, nb = 0;
+
+    for (i = 0; i < pcb->ooseq_n; i++) {
+        const struct wisp_tcp_ooseq *e = &pcb->ooseq[i];
+        uint32_t end = e->seq + e->len + e->fin;
+        if (nr > 0 && r[nr - 1][1] == e->seq) {
+            r[nr - 1][1] = end; /* contiguous with the previous entry */
+        } else {
+            r[nr][0] = e->seq;
+            r[nr][1] = end;
+            nr++;
+        }
+    }
+    memset(used, 0, sizeof(used));
+    for (k = 0; k < 4u && nb < max; k++) {
+        uint32_t x = pcb->sack_recent[k];
+        for (i = 0; i < nr; i++) {
+            if (!used[i] && TCP_SEQ_GEQ(x, r[i][0]) && TCP_SEQ_LT(x, r[i][1])) {
+                used[i] = 1;
+                b[nb][0] = r[i][0];
+                b[nb][1] = r[i][1];
+                nb++;
+                break;
+            }
+        }
+    }
+    for (i = 0; i < nr && nb < max; i++) {
+        if (!used[i]) {
+            b[nb][0] = r[i][0];
+            b[nb][1] = r[i][1];
+            nb++;
+        }
+    }
+    return nb;
+}
+
+/* Options of a non-SYN segment: timestamps (RFC 7323 §3.2: on every
+ * segment once negotiated) and SACK blocks that fit in room bytes. */
+static uint8_t tcp_build_opts(struct wisp_tcp_pcb *pcb, uint8_t *o, unsigned room)
+{
+    uint8_t n = 0;
+    if (pcb->flags & TF_TS) {
+        o[n++] = TCP_OPT_NOP;
+        o[n++] = TCP_OPT_NOP;
+        o[n++] = TCP_OPT_TS;
+        o[n++] = 10;
+        wisp_wr32(o + n, tcp_tsval(pcb));
+        wisp_wr32(o + n + 4, pcb->ts_recent);
+        n += 8;
+    }
+    if ((pcb->flags & TF_SACK) && pcb->ooseq_n > 0 && room >= (unsigned)n + 12u) {
+        uint32_t b[4][2];
+        unsigned max = (room - n - 4u) / 8u, nb, i;
+        /* RFC 2018 §3: at most 4 blocks, 3 with timestamps. */
+        if (max > ((pcb->flags & TF_TS) ? 3u : 4u)) {
+            max = (pcb->flags & TF_TS) ? 3u : 4u;
+        }
+        nb = tcp_sack_blocks(pcb, b, max);
+        if (nb > 0) {
+            o[n++] = TCP_OPT_NOP;
+            o[n++] = TCP_OPT_NOP;
+            o[n++] = TCP_OPT_SACK;
+            o[n++] = (uint8_t)(2u + 8u * nb);
+            for (i = 0; i < nb; i++) {
+                wisp_wr32(o + n, b[i][0]);
+                wisp_wr32(o + n + 4, b[i][1]);
+                n += 8;
+            }
+        }
+    }
+    return n;
+}
+
+/* The window field of an outgoing segment. RFC 9293 §3.8.6.2.2: the
+ * right edge moves on only by at least min(RCV.BUFF/2, MSS) (receiver SWS
+ * avoidance) and never moves left (RFC 9293 §3.8.6 "shrinking the
+ * window" is discouraged); RFC 7323 §2.3: scaled by our shift. */
+uint16_t tcp_wnd_field(struct wisp_tcp_pcb *pcb)
+{
+    uint32_t wmax = tcp_wnd_max(pcb);
+    uint32_t right = pcb->rcv_nxt + WISP_MIN(pcb->rcv_wnd, wmax);
+    uint32_t adv = pcb->rcv_adv;
+    uint32_t thresh = WISP_MIN(wmax / 2u, (uint32_t)pcb->mss);
+    uint32_t wnd, field;
+
+    if (TCP_SEQ_LT(adv, pcb->rcv_nxt)) {
+        adv = pcb->rcv_nxt;
+    }
+    if (TCP_SEQ_GT(right, adv) && (right - adv >= thresh || pcb->rcv_wnd >= wmax)) {
+        adv = right;
+    }
+    wnd = adv - pcb->rcv_nxt;
+    field = wnd >> pcb->rcv_wscale;
+    if (field > 65535u) {
+        field = 65535u;
+    }
+    if (TCP_SEQ_GT(pcb->rcv_nxt + (field << pcb->rcv_wscale), pcb->rcv_adv)) {
+        pcb->rcv_adv = pcb->rcv_nxt + (field << pcb->rcv_wscale);
+    }
+    return (uint16_t)field;
+}
+
+/* Bookkeeping after any segment carrying our current ACK went out. */
+static void tcp_acked_out(struct wisp_tcp_pcb *pcb)
+{
+    pcb->flags &= ~(TF_ACK_NOW | TF_ACK_DELAY);
+    pcb->rcv_unacked = 0;
+    pcb->last_ack_sent = pcb->rcv_nxt;
+    tcp_timer_clear(pcb, TCP_TMR_DELACK);
+}
+
+wisp_err_t tcp_send_ack(struct wisp_tcp_pcb *pcb)
+{
+    struct tcp_tuple t;
+    uint8_t opt[TCP_MAX_OPTLEN];
+    uint8_t n;
+    uint16_t wnd;
+    wisp_err_t err;
+
+    if (pcb->c.state == WISP_TCP_SYN_RCVD) {
+        return tcp_send_syn(pcb);
+    }
+    tcp_pcb_tuple(pcb, &t);
+    n = tcp_build_opts(pcb, opt, TCP_MAX_OPTLEN);
+    wnd = tcp_wnd_field(pcb);
+    err = tcp_xmit_raw(pcb->c.stack, &t, pcb->snd_nxt, pcb->rcv_nxt, TCP_ACK, wnd, opt, n, NULL, pcb->c.tos,
+                       pcb->c.ttl);
+    if (err == WISP_OK) {
+        tcp_acked_out(pcb);
+    } else {
+        pcb->flags |= TF_ACK_NOW;
+        tcp_timer_set(pcb, TCP_TMR_OUTPUT, TCP_OUTPUT_RETRY_MS);
+    }
+    return err;
+}
+
+/* RFC 5961 §3.2 / §4.2 / §5.2 challenge ACK, rate limited (§7). */
+void tcp_send_challenge_ack(struct wisp_tcp_pcb *pcb)
+{
+    if (tcp_challenge_allowed(pcb->c.stack)) {
+        WISP_CTR_INC(pcb->c.stack, TCP_CHALLENGE_ACK);
+        (void)tcp_send_ack(pcb);
+    }
+}
+
+void tcp_rst_reply(struct wisp_stack *s, const struct tcp_in *in)
+{
+    struct tcp_tuple t;
+    if (in->flags & TCP_RST) {
+        return; /* RFC 9293 §3.10.7.1: never a RST in reply to a RST */
+    }
+    t.lip = in->ip->dst;
+    t.rip = in->ip->src;
+    t.lport = in->dport;
+    t.rport = in->sport;
+    if (in->flags & TCP_ACK) {
+        /* RFC 9293 §3.10.7.1: <SEQ=SEG.ACK><CTL=RST> */
+        (void)tcp_xmit_raw(s, &t, in->ack, 0, TCP_RST, 0, NULL, 0, NULL, 0, 0);
+    } else {
+        /* <SEQ=0><ACK=SEG.SEQ+SEG.LEN><CTL=RST,ACK>; SYN and FIN count */
+        uint32_t seglen = in->len + ((in->flags & TCP_SYN) ? 1u : 0u) + ((in->flags & TCP_FIN) ? 1u : 0u);
+        (void)tcp_xmit_raw(s, &t, 0, in->seq + seglen, TCP_RST | TCP_ACK, 0, NULL, 0, NULL, 0, 0);
+    }
+}
+
+void tcp_send_rst(struct wisp_tcp_pcb *pcb)
+{
+    struct tcp_tuple t;
+    tcp_pcb_tuple(pcb, &t);
+    (void)tcp_xmit_raw(pcb->c.stack, &t, pcb->snd_nxt, pcb->rcv_nxt, TCP_RST | TCP_ACK, 0, NULL, 0, NULL, pcb->c.tos,
+                       pcb->c.ttl);
+}
+
+wisp_err_t tcp_send_syn(struct wisp_tcp_pcb *pcb)
+{
+    struct tcp_tuple t;
+    uint8_t opt[TCP_MAX_OPTLEN];
+    uint8_t n;
+    uint16_t mss = tcp_mss_for(pcb->c.stack, pcb->remote_ip);
+    wisp_err_t err;
+    tcp_pcb_tuple(pcb, &t);
+    if (pcb->c.state == WISP_TCP_SYN_SENT) {
+        /* RFC 7323 §2.2 / §3.2, RFC 2018 §2: offer what we support. */
+        n = tcp_build_syn_opts(opt, mss, WISP_TCP_WND_SCALE ? pcb->rcv_wscale : 0xffu, WISP_TCP_SACK != 0,
+                               WISP_TCP_TIMESTAMPS != 0, tcp_tsval(pcb), 0);
+        return tcp_xmit_raw(pcb->c.stack, &t, pcb->iss, 0, TCP_SYN, (uint16_t)WISP_MIN(pcb->rcv_wnd, 65535u), opt,
+                            n, NULL, pcb->c.tos, pcb->c.ttl);
+    }
+    /* SYN-ACK of a simultaneous open: answer only what the peer offered. */
+    n = tcp_build_syn_opts(opt, mss, (pcb->flags & TF_WS) ? pcb->rcv_wscale : 0xffu, (pcb->flags & TF_SACK) != 0,
+                           (pcb->flags & TF_TS) != 0, tcp_tsval(pcb), pcb->ts_recent);
+    err = tcp_xmit_raw(pcb->c.stack, &t, pcb->iss, pcb->rcv_nxt, TCP_SYN | TCP_ACK,
+                       (uint16_t)WISP_MIN(pcb->rcv_wnd, 65535u), opt, n, NULL, pcb->c.tos, pcb->c.ttl);
+    if (err == WISP_OK) {
+        tcp_acked_out(pcb);
+    }
+    return err;
+}
+
+wisp_err_t tcp_send_keepalive(struct wisp_tcp_pcb *pcb)
+{
+    struct tcp_tuple t;
+    uint8_t opt[TCP_MAX_OPTLEN];
+    uint8_t n = tcp_build_opts(pcb, opt, TCP_MAX_OPTLEN);
+    tcp_pcb_tuple(pcb, &t);
+    /* RFC 9293 §3.8.4 / RFC 1122 §4.2.3.6: SEG.SEQ = SND.NXT - 1, no data:
+     * the peer answers with an ACK of what it has. */
+    return tcp_xmit_raw(pcb->c.stack, &t, pcb->snd_nxt - 1u, pcb->rcv_nxt, TCP_ACK, tcp_wnd_field(pcb), opt, n,
+                        NULL, pcb->c.tos, pcb->c.ttl);
+}
+
+/* ----------------------------------------------------- send queue */
+
+uint32_t tcp_seg_max(const struct wisp_tcp_pcb *pcb)
+{
+    /* RFC 6691 §2: the MSS excludes options; fixed options (timestamps)
+     * reduce the data of every segment. */
+    uint32_t m = pcb->mss;
+    if (pcb->flags & TF_TS) {
+        m -= TCP_TS_OPTLEN;
+    }
+    return m;
+}
+
+/* RFC 6928 §2: IW = min(10*MSS, max(2*MSS, 14600)). */
+uint32_t tcp_initial_cwnd(uint32_t mss)
+{
+    return WISP_MIN(10u * mss, WISP_MAX(2u * mss, 14600u));
+}
+
+static uint32_t tcp_seg_end(const struct wisp_tcp_seg *g)
+{
+    return g->seq + g->len + ((g->flags & TCP_SEGF_FIN) ? 1u : 0u);
+}
+
+static struct wisp_tcp_seg *tcp_seg_alloc(struct wisp_stack *s)
+{
+    struct wisp_tcp_seg *g = (struct wisp_tcp_seg *)wisp_pool_alloc(&s->pool[WISP_POOL_TCP_SEG]);
+    if (g != NULL) {
+        memset(g, 0, sizeof(*g));
+    }
+    return g;
+}
+
+static void tcp_seg_free(struct wisp_stack *s, struct wisp_tcp_seg *g)
+{
+    wisp_pbuf_free(g->p);
+    wisp_pool_free(&s->pool[WISP_POOL_TCP_SEG], g);
+}
+
+void tcp_free_sndq(struct wisp_tcp_pcb *pcb)
+{
+    struct wisp_tcp_seg *g = pcb->sndq;
+    while (g != NULL) {
+        struct wisp_tcp_seg *n = g->next;
+        tcp_seg_free(pcb->c.stack, g);
+        g = n;
+    }
+    pcb->sndq = pcb->sndq_tail = pcb->sndq_next = NULL;
+    pcb->snd_queued = 0;
+}
+
+static struct wisp_pbuf *tcp_pbuf_last(struct wisp_pbuf *p)
+{
+    while (p->next != NULL) {
+        p = p->next;
+    }
+    return p;
+}
+
+/* Free bytes after the data of a RAM pbuf we own. */
+static uint32_t tcp_tailroom(const struct wisp_pbuf *p)
+{
+    const uint8_t *start = (const uint8_t *)p + WISP_PBUF_HDR_SIZE;
+    uint32_t cap = p->pool->elem_size - (uint32_t)WISP_PBUF_HDR_SIZE;
+    uint32_t used = (uint32_t)(p->payload - start) + p->len;
+    if (p->kind != WISP_PBUF_RAM || p->ref != 1u || used >= cap) {
+        return 0;
+    }
+    return cap - used;
+}
+
+/* Grow the last pbuf of chain h by n bytes (tot_len of every buffer). */
+static void tcp_chain_grow(struct wisp_pbuf *h, uint16_t n)
+{
+    struct wisp_pbuf *q;
+    for (q = h; q != NULL; q = q->next) {
+        q->tot_len = (uint16_t)(q->tot_len + n);
+        if (q->next == NULL) {
+            q->len = (uint16_t)(q->len + n);
+        }
+    }
+}
+
+/* Segment size used when writing: the send MSS once known. */
+static uint32_t tcp_write_mss(const struct wisp_tcp_pcb *pcb)
+{
+    if (pcb->c.state == WISP_TCP_CLOSED || pcb->c.state == WISP_TCP_SYN_SENT || pcb->c.state == WISP_TCP_SYN_RCVD) {
+        return (uint32_t)WISP_TCP_MSS - (WISP_TCP_TIMESTAMPS ? TCP_TS_OPTLEN : 0u);
+    }
+    return tcp_seg_max(pcb);
+}
+
+wisp_err_t wisp_tcp_write(struct wisp_tcp_pcb *pcb, const void *data, uint32_t len, uint8_t flags)
+{
+    struct wisp_stack *s;
+    struct wisp_tcp_seg *head = NULL, *last = NULL, *tail, *g;
+    struct wisp_pbuf *tail_ref = NULL;
+    const uint8_t *src = (const uint8_t *)data;
+    uint32_t segmax, n_tail = 0, rest, off, room = 0;
+    bool copy = (flags & WISP_TCP_WRITE_COPY) != 0;
+
+    if (pcb == NULL || tcp_common(pcb)->state == WISP_TCP_LISTEN) {
+        return WISP_ERR_CONN;
+    }
+    s = pcb->c.stack;
+    switch (pcb->c.state) {
+    case WISP_TCP_SYN_SENT:
+    case WISP_TCP_SYN_RCVD:
+    case WISP_TCP_ESTABLISHED:
+    case WISP_TCP_CLOSE_WAIT:
+        break;
+    default:
+        return WISP_ERR_CONN; /* RFC 9293 §3.10.2: "connection closing" / not open */
+    }
+    if (pcb->flags & (TF_FIN_QUEUED | TF_CLOSED)) {
+        return WISP_ERR_CONN;
+    }
+    if (len == 0) {
+        return WISP_OK;
+    }
+    if (data == NULL) {
+        return WISP_ERR_ARG;
+    }
+    if (len > (uint32_t)WISP_TCP_SND_BUF - pcb->snd_queued) {
+        return WISP_ERR_MEM;
+    }
+    segmax = tcp_write_mss(pcb);
+
+    /* 1. Room in the last unsent segment (small writes are coalesced into
+     * full-size segments). */
+    tail = pcb->sndq_tail;
+    if (tail != NULL && !(tail->flags & (TCP_SEGF_SENT | TCP_SEGF_FIN)) && tail->len < segmax) {
+        if (copy) {
+            if ((tail->flags & TCP_SEGF_COPY) && tail->p != NULL) {
+                room = WISP_MIN(tcp_tailroom(tcp_pbuf_last(tail->p)), segmax - tail->len);
+                n_tail = WISP_MIN(room, len);
+            }
+        } else {
+            n_tail = WISP_MIN(segmax - tail->len, len);
+            tail_ref = wisp_pbuf_alloc_ref(s, src, (uint16_t)n_tail, WISP_PBUF_ROM);
+            if (tail_ref == NULL) {
+                WISP_CTR_INC(s, TCP_DROP_NOMEM);
+                return WISP_ERR_MEM;
+            }
+        }
+    }
+
+    /* 2. New segments for the rest; everything allocated before anything
+     * is committed, so a failure leaves the queue unchanged. */
+    rest = len - n_tail;
+    off = n_tail;
+    while (rest > 0) {
+        uint32_t n = WISP_MIN(rest, segmax);
+        g = tcp_seg_alloc(s);
+        if (g == NULL) {
+            goto nomem;
+        }
+        if (last == NULL) {
+            head = g;
+        } else {
+            last->next = g;
+        }
+        last = g;
+        g->len = (uint16_t)n;
+        if (copy) {
+            uint32_t left = n, at = 0;
+            while (left > 0) {
+                uint32_t chunk = WISP_MIN(segmax, (uint32_t)WISP_PBUF_BLOCK_SIZE);
+                uint32_t k = WISP_MIN(left, chunk);
+                struct wisp_pbuf *q = wisp_pbuf_alloc(s, WISP_LAYER_RAW, (uint16_t)chunk, WISP_PBUF_RAM);
+                if (q == NULL) {
+                    goto nomem;
+                }
+                q->len = q->tot_len = (uint16_t)k;
+                wisp_memcpy(q->payload, src + off + at, k);
+                if (g->p == NULL) {
+                    g->p = q;
+                } else {
+                    wisp_pbuf_cat(g->p, q);
+                }
+                at += k;
+                left -= k;
+            }
+            g->flags |= TCP_SEGF_COPY;
+        } else {
+            g->p = wisp_pbuf_alloc_ref(s, src + off, (uint16_t)n, WISP_PBUF_ROM);
+            if (g->p == NULL) {
+                goto nomem;
+            }
+        }
+        off += n;
+        rest -= n;
+    }
+
+    /* 3. Commit. */
+    if (n_tail > 0) {
+        if (copy) {
+            struct wisp_pbuf *lp = tcp_pbuf_last(tail->p);
+            wisp_memcpy(lp->payload + lp->len, src, n_tail);
+            tcp_chain_grow(tail->p, (uint16_t)n_tail);
+        } else {
+            if (tail->p == NULL) {
+                tail->p = tail_ref;
+            } else {
+                wisp_pbuf_cat(tail->p, tail_ref);
+            }
+            tail->flags &= (uint8_t)~TCP_SEGF_COPY;
+        }
+        tail->len = (uint16_t)(tail->len + n_tail);
+        tail->flags &= (uint8_t)~(TCP_SEGF_PSH | TCP_SEGF_MORE);
+    }
+    {
+        uint32_t seq = pcb->snd_lbb + n_tail;
+        for (g = head; g != NULL; g = g->next) {
+            g->seq = seq;
+            seq += g->len;
+        }
+    }
+    if (head != NULL) {
+        if (pcb->sndq_tail == NULL) {
+            pcb->sndq = head;
+        } else {
+            pcb->sndq_tail->next = head;
+        }
+        pcb->sndq_tail = last;
+        if (pcb->sndq_next == NULL) {
+            pcb->sndq_next = head;
+        }
+    }
+    if (pcb->sndq_next == NULL && n_tail > 0) {
+        pcb->sndq_next = tail;
+    }
+    /* RFC 9293 §3.9.1 SEND: PUSH on the last segment of the write unless
+     * more follows. */
+    g = pcb->sndq_tail;
+    g->flags |= (flags & WISP_TCP_WRITE_MORE) ? TCP_SEGF_MORE : TCP_SEGF_PSH;
+    pcb->snd_lbb += len;
+    pcb->snd_queued += len;
+    /* "at the latest when the stack next runs" */
+    tcp_timer_set(pcb, TCP_TMR_OUTPUT, 0);
+    return WISP_OK;
+
+nomem:
+    while (head != NULL) {
+        g = head->next;
+        tcp_seg_free(s, head);
+        head = g;
+    }
+    wisp_pbuf_free(tail_ref);
+    WISP_CTR_INC(s, TCP_DROP_NOMEM);
+    return WISP_ERR_MEM;
+}
+
+uint32_t wisp_tcp_sndbuf(const struct wisp_tcp_pcb *pcb)
+{
+    const struct wisp_tcp_common *c = (const struct wisp_tcp_common *)(const void *)pcb;
+    if (c->state == WISP_TCP_LISTEN) {
+        return 0;
+    }
+    return (uint32_t)WISP_TCP_SND_BUF - pcb->snd_queued;
+}
+
+wisp_err_t tcp_queue_fin(struct wisp_tcp_pcb *pcb)
+{
+    struct wisp_tcp_seg *tail = pcb->sndq_tail;
+    if (pcb->flags & TF_FIN_QUEUED) {
+        return WISP_OK;
+    }
+    if (tail != NULL && !(tail->flags & TCP_SEGF_SENT)) {
+        tail->flags |= TCP_SEGF_FIN;
+    } else {
+        struct wisp_tcp_seg *g = tcp_seg_alloc(pcb->c.stack);
+        if (g == NULL) {
+            WISP_CTR_INC(pcb->c.stack, TCP_DROP_NOMEM);
+            return WISP_ERR_MEM;
+        }
+        g->seq = pcb->snd_lbb;
+        g->flags = TCP_SEGF_FIN | TCP_SEGF_PSH;
+        if (tail == NULL) {
+            pcb->sndq = g;
+        } else {
+            tail->next = g;
+        }
+        pcb->sndq_tail = g;
+        if (pcb->sndq_next == NULL) {
+            pcb->sndq_next = g;
+        }
+    }
+    pcb->snd_lbb += 1u; /* RFC 9293 §3.4: the FIN occupies a sequence number */
+    pcb->flags |= TF_FIN_QUEUED;
+    return WISP_OK;
+}
+
+/* Split the first n bytes (0 < n < g->len) of the unsent segment g into
+ * a new segment in front of it (a copy). False when out of memory. */
+static bool tcp_seg_split(struct wisp_tcp_pcb *pcb, struct wisp_tcp_seg *g, uint32_t n)
+{
+    struct wisp_stack *s = pcb->c.stack;
+    struct wisp_tcp_seg *a, **pp;
+    struct wisp_pbuf *q;
+
+    a = tcp_seg_alloc(s);
+    if (a == NULL) {
+        WISP_CTR_INC(s, TCP_DROP_NOMEM);
+        return false;
+    }
+    q = wisp_pbuf_alloc(s, WISP_LAYER_RAW, (uint16_t)n, WISP_PBUF_RAM);
+    if (q == NULL) {
+        wisp_pool_free(&s->pool[WISP_POOL_TCP_SEG], a);
+        WISP_CTR_INC(s, TCP_DROP_NOMEM);
+        return false;
+    }
+    (void)wisp_pbuf_copy_out(g->p, q->payload, (uint16_t)n, 0);
+    a->p = q;
+    a->seq = g->seq;
+    a->len = (uint16_t)n;
+    a->flags = TCP_SEGF_PSH;
+    g->p = tcp_pbuf_skip(g->p, n); /* g is unsent: its buffers are ours alone */
+    g->seq += n;
+    g->len = (uint16_t)(g->len - n);
+    for (pp = &pcb->sndq; *pp != NULL && *pp != g; pp = &(*pp)->next) {
+    }
+    a->next = g;
+    *pp = a;
+    if (pcb->sndq_next == g) {
+        pcb->sndq_next = a;
+    }
+    return true;
+}
+
+/* RFC 6675 §2 "pipe": bytes thought to be in the network -- sent, not
+ * SACKed, and not lost unless retransmitted. */
+static uint32_t tcp_pipe(const struct wisp_tcp_pcb *pcb)
+{
+    const struct wisp_tcp_seg *g;
+    uint32_t pipe = 0;
+    for (g = pcb->sndq; g != NULL && g != pcb->sndq_next; g = g->next) {
+        if ((g->flags & TCP_SEGF_SENT) && !(g->flags & TCP_SEGF_SACKED) &&
+            (!(g->flags & TCP_SEGF_LOST) || (g->flags & TCP_SEGF_RTXD))) {
+            pipe += g->len + ((g->flags & TCP_SEGF_FIN) ? 1u : 0u);
+        }
+    }
+    return pipe;
+}
+
+/* Transmit segment g (first time or retransmission). */
+static wisp_err_t tcp_send_seg(struct wisp_tcp_pcb *pcb, struct wisp_tcp_seg *g, bool rtx)
+{
+    struct wisp_stack *s = pcb->c.stack;
+    struct tcp_tuple t;
+    uint8_t opt[TCP_MAX_OPTLEN];
+    uint8_t n, flags = TCP_ACK;
+    unsigned room = TCP_MAX_OPTLEN;
+    uint16_t wnd;
+    wisp_err_t err;
+
+    if (g->len + room > pcb->mss) {
+        room = pcb->mss > g->len ? (unsigned)pcb->mss - g->len : 0u; /* RFC 6691: data + options <= MSS */
+    }
+    n = tcp_build_opts(pcb, opt, room < TCP_TS_OPTLEN ? TCP_TS_OPTLEN : room);
+    if (g->flags & TCP_SEGF_FIN) {
+        flags |= TCP_FIN;
+    }
+    if (g->flags & (TCP_SEGF_PSH | TCP_SEGF_FIN)) {
+        flags |= TCP_PSH;
+    }
+    wnd = tcp_wnd_field(pcb);
+    tcp_pcb_tuple(pcb, &t);
+    err = tcp_xmit_raw(s, &t, g->seq, pcb->rcv_nxt, flags, wnd, opt, n, g->p, pcb->c.tos, pcb->c.ttl);
+    if (err != WISP_OK) {
+        return err;
+    }
+    g->sent_ms = wisp_now(s);
+    tcp_acked_out(pcb);
+    if (!rtx) {
+        uint32_t end = tcp_seg_end(g);
+        g->flags |= TCP_SEGF_SENT;
+        if (TCP_SEQ_GT(end, pcb->snd_nxt)) {
+            pcb->snd_nxt = end;
+        }
+        pcb->sndq_next = g->next;
+        if (g->len < tcp_seg_max(pcb)) {
+            pcb->snd_sml = end;
+        }
+        /* RFC 6298 §3 (Karn): time one segment at a time when there are
+         * no timestamps to measure with. */
+        if (!(pcb->flags & (TF_RTT | TF_TS)) && g->len > 0) {
+            pcb->flags |= TF_RTT;
+            pcb->rtt_seq = g->seq;
+            pcb->rtt_start = g->sent_ms;
+        }
+    } else {
+        g->flags |= TCP_SEGF_RTXD;
+        if (g->nrtx < 255u) {
+            g->nrtx++;
+        }
+        pcb->st_retransmits++;
+        WISP_CTR_INC(s, TCP_RETRANSMIT);
+        pcb->flags &= ~TF_RTT; /* Karn: no sample across a retransmission */
+    }
+    if (!tcp_timer_on(pcb, TCP_TMR_RTO) && !(pcb->flags & TF_PERSIST)) {
+        tcp_timer_set(pcb, TCP_TMR_RTO, pcb->rto); /* RFC 6298 §5.1 */
+    }
+    return WISP_OK;
+}
+
+void tcp_output_run(struct wisp_tcp_pcb *pcb)
+{
+    struct wisp_tcp_seg *lost;
+    unsigned guard;
+    uint32_t pipe;
+    bool wnd_blocked = false;
+
+    if (pcb->flags & TF_DEAD) {
+        return;
+    }
+    tcp_timer_clear(pcb, TCP_TMR_OUTPUT);
+    switch (pcb->c.state) {
+    case WISP_TCP_SYN_RCVD:
+        if (pcb->flags & TF_ACK_NOW) {
+            (void)tcp_send_syn(pcb);
+        }
+        return;
+    case WISP_TCP_ESTABLISHED:
+    case WISP_TCP_FIN_WAIT_1:
+    case WISP_TCP_FIN_WAIT_2:
+    case WISP_TCP_CLOSE_WAIT:
+    case WISP_TCP_CLOSING:
+    case WISP_TCP_LAST_ACK:
+        break;
+    default:
+        return;
+    }
+
+    pipe = tcp_pipe(pcb);
+    lost = pcb->sndq;
+    for (guard = 0; guard < 2u * WISP_TCP_SEG_COUNT + 8u; guard++) {
+        uint32_t smss = tcp_seg_max(pcb);
+        struct wisp_tcp_seg *g;
+        int32_t usable;
+        uint32_t cw, cw_room;
+
+        /* 1. Retransmit the first segment deemed lost (RFC 6675 §4
+         * NextSeg rule 1; RFC 6582 §3.2; after an RTO, RFC 5681 §3.1 go
+         * back from SND.UNA), as the congestion window allows; a fast
+         * retransmission goes out regardless (RFC 5681 §3.2 step 2). The
+         * scan resumes where the last one stopped. */
+        for (; lost != NULL && lost != pcb->sndq_next; lost = lost->next) {
+            if ((lost->flags & (TCP_SEGF_LOST | TCP_SEGF_RTXD | TCP_SEGF_SACKED)) == TCP_SEGF_LOST) {
+                break;
+            }
+        }
+        if (lost != NULL && lost != pcb->sndq_next) {
+            g = lost;
+            if (!(pcb->flags & TF_FORCE_RTX) && pipe + g->len > pcb->cwnd) {
+                break;
+            }
+            pcb->flags &= ~TF_FORCE_RTX;
+            if (tcp_send_seg(pcb, g, true) != WISP_OK) {
+                tcp_timer_set(pcb, TCP_TMR_OUTPUT, TCP_OUTPUT_RETRY_MS);
+                break;
+            }
+            pipe += g->len + ((g->flags & TCP_SEGF_FIN) ? 1u : 0u);
+            continue;
+        }
+        pcb->flags &= ~TF_FORCE_RTX;
+
+        /* 2. New data. */
+        g = pcb->sndq_next;
+        if (g == NULL || (pcb->flags & TF_PERSIST)) {
+            break;
+        }
+        if (g->len > smss) {
+            /* written before the MSS was known */
+            if (!tcp_seg_split(pcb, g, smss)) {
+                tcp_timer_set(pcb, TCP_TMR_OUTPUT, TCP_OUTPUT_RETRY_MS);
+                break;
+            }
+            continue;
+        }
+        usable = TCP_SEQ_DIFF(pcb->snd_una + pcb->snd_wnd, g->seq);
+        /* RFC 3042: limited transmit, one new segment per of the first two
+         * duplicate ACKs. */
+        cw = pcb->cwnd;
+        if (!(pcb->flags & TF_RECOVERY) && pcb->dupacks > 0 && pcb->dupacks < TCP_DUPTHRESH) {
+            cw += (uint32_t)pcb->dupacks * smss;
+        }
+        cw_room = cw > pipe ? cw - pipe : 0u;
+        if (usable < (int32_t)g->len) {
+            /* RFC 9293 §3.8.6.2.1 (sender SWS avoidance): a part of the
+             * segment only when it is at least half the largest window
+             * the peer offered. */
+            if (usable > 0 && (uint32_t)usable >= pcb->max_snd_wnd / 2u && (uint32_t)usable <= cw_room &&
+                (uint32_t)usable < g->len) {
+                if (!tcp_seg_split(pcb, g, (uint32_t)usable)) {
+                    tcp_timer_set(pcb, TCP_TMR_OUTPUT, TCP_OUTPUT_RETRY_MS);
+                    break;
+                }
+                continue;
+            }
+            wnd_blocked = true;
+            break;
+        }
+        if (g->len > cw_room) {
+            break; /* RFC 5681 §3.1: congestion window full */
+        }
+        if (g->len < smss && !(g->flags & TCP_SEGF_FIN) && g->next == NULL) {
+            /* RFC 896 / RFC 1122 §4.2.3.4 (Nagle), in Minshall's variant
+             * (as Linux): a short segment waits while an earlier short
+             * segment is unacknowledged, so the tail of a large write is
+             * not held behind full segments (no stall against the peer's
+             * delayed ACK). WISP_TCP_WRITE_MORE holds it while anything is
+             * unacknowledged, even with Nagle off. */
+            if ((g->flags & TCP_SEGF_MORE) && pcb->snd_nxt != pcb->snd_una) {
+                break;
+            }
+            if (!(pcb->flags & TF_NODELAY) && TCP_SEQ_GT(pcb->snd_sml, pcb->snd_una)) {
+                break;
+            }
+        }
+        if (tcp_send_seg(pcb, g, false) != WISP_OK) {
+            tcp_timer_set(pcb, TCP_TMR_OUTPUT, TCP_OUTPUT_RETRY_MS);
+            break;
+        }
+        pipe += g->len + ((g->flags & TCP_SEGF_FIN) ? 1u : 0u);
+    }
+
+    if (pcb->flags & TF_ACK_NOW) {
+        (void)tcp_send_ack(pcb); /* nothing carried the ACK */
+    }
+    if (pcb->snd_una == pcb->snd_nxt) {
+        tcp_timer_clear(pcb, TCP_TMR_RTO);
+        if (wnd_blocked && pcb->sndq_next != NULL && !(pcb->flags & TF_PERSIST)) {
+            /* RFC 9293 §3.8.6.1: probe a zero (or useless) window. */
+            pcb->flags |= TF_PERSIST;
+            pcb->persist_backoff = 0;
+            pcb->nrtx = 0;
+            tcp_timer_set(pcb, TCP_TMR_PERSIST, WISP_MAX(pcb->rto, (uint32_t)WISP_TCP_RTO_MIN_MS));
+        }
+    }
+    tcp_timer_update(pcb);
+}
+
+wisp_err_t wisp_tcp_output(struct wisp_tcp_pcb *pcb)
+{
+    if (pcb == NULL || tcp_common(pcb)->state == WISP_TCP_LISTEN) {
+        return WISP_ERR_CONN;
+    }
+    tcp_output_run(pcb);
+    return WISP_OK;
+}
+
+/* ---------------------------------------------------- RTT and RTO */
+
+void tcp_rtt_sample(struct wisp_tcp_pcb *pcb, uint32_t rtt)
+{
+    uint32_t rto, var;
+    if (rtt == 0) {
+        rtt = 1; /* clock granularity G = 1 ms */
+    }
+    if (pcb->srtt8 == 0) {
+        /* RFC 6298 §2.2: the first measurement */
+        pcb->srtt8 = rtt * 8u;
+        pcb->rttvar4 = rtt * 2u;
+    } else {
+        /* RFC 6298 §2.3: RTTVAR <- 3/4 RTTVAR + 1/4 |SRTT - R'|,
+         * SRTT <- 7/8 SRTT + 1/8 R' (scaled by 4 and 8) */
+        uint32_t srtt = pcb->srtt8 / 8u;
+        uint32_t d = rtt > srtt ? rtt - srtt : srtt - rtt;
+        pcb->rttvar4 = pcb->rttvar4 - pcb->rttvar4 / 4u + d;
+        pcb->srtt8 = pcb->srtt8 - pcb->srtt8 / 8u + rtt;
+    }
+    /* RTO <- SRTT + max(G, 4 * RTTVAR), bounded (§2.4, §2.5) */
+    var = pcb->rttvar4 > 1u ? pcb->rttvar4 : 1u;
+    rto = pcb->srtt8 / 8u + var;
+    if (rto < WISP_TCP_RTO_MIN_MS) {
+        rto = WISP_TCP_RTO_MIN_MS;
+    }
+    if (rto > WISP_TCP_RTO_MAX_MS) {
+        rto = WISP_TCP_RTO_MAX_MS;
+    }
+    pcb->rto = rto;
+}
+
+void tcp_set_established(struct wisp_tcp_pcb *pcb)
+{
+    pcb->c.state = WISP_TCP_ESTABLISHED;
+    if (pcb->mss < 64u) {
+        pcb->mss = 64u; /* a floor against absurd peer MSS values */
+    }
+    pcb->cwnd = tcp_initial_cwnd(tcp_seg_max(pcb));
+    pcb->ssthresh = 0x7fffffffu; /* RFC 5681 §3.1: arbitrarily high */
+    pcb->ca_acked = 0;
+    pcb->dupacks = 0;
+    pcb->nrtx = 0;
+    if (pcb->syn_rtx > 0 && pcb->srtt8 == 0 && pcb->rto < 3000u) {
+        pcb->rto = 3000u; /* RFC 6298 §5.7 */
+    }
+}
+
+/* Abort for exhausted retransmissions. */
+static void tcp_give_up(struct wisp_tcp_pcb *pcb)
+{
+    WISP_CTR_INC(pcb->c.stack, TCP_ABORT_RTX);
+    tcp_send_rst(pcb);
+    tcp_pcb_kill(pcb, WISP_ERR_TIMEOUT);
+}
+
+void tcp_rto_expired(struct wisp_tcp_pcb *pcb)
+{
+    struct wisp_stack *s = pcb->c.stack;
+    struct wisp_tcp_seg *g;
+    uint32_t flight, smss;
+
+    if (pcb->c.state == WISP_TCP_SYN_SENT || pcb->c.state == WISP_TCP_SYN_RCVD) {
+        if (pcb->syn_rtx >= WISP_TCP_SYNMAXRTX) {
+            WISP_CTR_INC(s, TCP_ABORT_RTX);
+            if (pcb->c.state == WISP_TCP_SYN_RCVD) {
+                tcp_send_rst(pcb);
+            }
+            tcp_pcb_kill(pcb, WISP_ERR_TIMEOUT);
+            return;
+        }
+        pcb->syn_rtx++;
+        pcb->rto = WISP_MIN(pcb->rto * 2u, (uint32_t)WISP_TCP_RTO_MAX_MS); /* RFC 6298 §5.5 */
+        pcb->flags &= ~TF_RTT;
+        WISP_CTR_INC(s, TCP_SYN_RETRANSMIT);
+        (void)tcp_send_syn(pcb);
+        tcp_timer_set(pcb, TCP_TMR_RTO, pcb->rto);
+        return;
+    }
+    if (pcb->snd_una == pcb->snd_nxt || (pcb->flags & TF_PERSIST)) {
+        return;
+    }
+    if (pcb->nrtx >= WISP_TCP_MAXRTX) {
+        tcp_give_up(pcb);
+        return;
+    }
+    pcb->nrtx++;
+    pcb->st_timeouts++;
+    WISP_CTR_INC(s, TCP_TIMEOUT);
+    /* RFC 6298 §5.5: back off the timer. */
+    pcb->rto = WISP_MIN(pcb->rto * 2u, (uint32_t)WISP_TCP_RTO_MAX_MS);
+    smss = tcp_seg_max(pcb);
+    flight = pcb->snd_nxt - pcb->snd_una;
+    /* RFC 5681 §3.1 eq. (4), only for the first timeout of a series
+     * (ssthresh is held for retransmissions of a retransmission). */
+    if (pcb->nrtx == 1u) {
+        pcb->ssthresh = WISP_MAX(flight / 2u, 2u * smss);
+    }
+    pcb->cwnd = smss; /* loss window */
+    pcb->ca_acked = 0;
+    pcb->dupacks = 0;
+    pcb->flags &= ~(TF_RECOVERY | TF_RTT);
+    pcb->recover = pcb->snd_nxt; /* RFC 6582 §3.2 step 4 guard */
+    /* RFC 6675 §5.1 / RFC 2018 §8: the SACK information is discarded and
+     * everything outstanding is retransmitted from SND.UNA. */
+    for (g = pcb->sndq; g != NULL && g != pcb->sndq_next; g = g->next) {
+        g->flags = (uint8_t)((g->flags & ~(TCP_SEGF_SACKED | TCP_SEGF_RTXD)) | TCP_SEGF_LOST);
+    }
+    pcb->flags |= TF_FORCE_RTX;
+    tcp_output_run(pcb);
+    if (!tcp_dead(pcb) && !tcp_timer_on(pcb, TCP_TMR_RTO) && pcb->snd_una != pcb->snd_nxt) {
+        tcp_timer_set(pcb, TCP_TMR_RTO, pcb->rto);
+    }
+}
+
+void tcp_persist_expired(struct wisp_tcp_pcb *pcb)
+{
+    struct wisp_stack *s = pcb->c.stack;
+    struct wisp_tcp_seg *g;
+    int32_t usable;
+    uint32_t delay;
+    unsigned k;
+
+    if (!(pcb->flags & TF_PERSIST)) {
+        return;
+    }
+    if (pcb->sndq_next == NULL && pcb->snd_una == pcb->snd_nxt) {
+        pcb->flags &= ~TF_PERSIST;
+        return;
+    }
+    if (pcb->nrtx >= WISP_TCP_MAXRTX) {
+        tcp_give_up(pcb); /* the peer stopped answering the probes */
+        return;
+    }
+    g = pcb->sndq_next;
+    usable = g != NULL ? TCP_SEQ_DIFF(pcb->snd_una + pcb->snd_wnd, g->seq) : 0;
+    if (g != NULL && usable > 0) {
+        /* RFC 9293 §3.8.6.2.1 (4): the SWS override timeout -- send what
+         * the window takes now. */
+        pcb->flags &= ~TF_PERSIST;
+        if ((uint32_t)usable < g->len && !tcp_seg_split(pcb, g, (uint32_t)usable)) {
+            pcb->flags |= TF_PERSIST;
+        } else {
+            g = pcb->sndq_next;
+            if (tcp_send_seg(pcb, g, false) != WISP_OK) {
+                pcb->flags |= TF_PERSIST;
+            }
+        }
+        if (!(pcb->flags & TF_PERSIST)) {
+            return;
+        }
+    } else {
+        /* RFC 9293 §3.8.6.1 / RFC 1122 §4.2.2.17: a zero-window probe of
+         * one octet of new data (or the earlier probe again). */
+        WISP_CTR_INC(s, TCP_PERSIST);
+        pcb->nrtx++;
+        if (pcb->snd_una != pcb->snd_nxt) {
+            (void)tcp_send_seg(pcb, pcb->sndq, true);
+        } else if (g != NULL) {
+            if (g->len > 1u && !tcp_seg_split(pcb, g, 1u)) {
+                g = NULL;
+            } else {
+                g = pcb->sndq_next;
+            }
+            if (g != NULL) {
+                (void)tcp_send_seg(pcb, g, false);
+            }
+        }
+        tcp_timer_clear(pcb, TCP_TMR_RTO);
+    }
+    /* exponential backoff within the RTO bounds */
+    if (pcb->persist_backoff < 16u) {
+        pcb->persist_backoff++;
+    }
+    delay = WISP_MAX(pcb->rto, (uint32_t)WISP_TCP_RTO_MIN_MS);
+    for (k = 0; k < pcb->persist_backoff && delay < WISP_TCP_RTO_MAX_MS; k++) {
+        delay *= 2u;
+    }
+    tcp_timer_set(pcb, TCP_TMR_PERSIST, WISP_MIN(delay, (uint32_t)WISP_TCP_RTO_MAX_MS));
+}
+
+/* ------------------------------------------------- ACK processing */
+
+/* RFC 6675 §5 (scoreboard update) + §4 IsLost: mark SACKed segments,
+ * then every unSACKed segment with DupThresh SACKed segments or more than
+ * (DupThresh - 1) * SMSS SACKed bytes above it as lost. */
+static void tcp_sack_update(struct wisp_tcp_pcb *pcb, const struct tcp_in *in)
+{
+    struct wisp_tcp_seg *g;
+    uint32_t sacked_segs = 0, sacked_bytes = 0, smss = tcp_seg_max(pcb);
+    unsigned i;
+
+    for (i = 0; i < in->opt.nsack; i++) {
+        uint32_t l = in->opt.sack[i][0], r = in->opt.sack[i][1];
+        /* RFC 2018 §4 / RFC 6675 §5: ignore blocks that are empty, below
+         * SND.UNA (D-SACK) or beyond what was sent. */
+        if (!TCP_SEQ_LT(l, r) || TCP_SEQ_LEQ(r, pcb->snd_una) || TCP_SEQ_GT(r, pcb->snd_nxt)) {
+            continue;
+        }
+        for (g = pcb->sndq; g != NULL && g != pcb->sndq_next; g = g->next) {
+            if (g->len > 0 && TCP_SEQ_GEQ(g->seq, l) && TCP_SEQ_LEQ(g->seq + g->len, r)) {
+                g->flags |= TCP_SEGF_SACKED;
+            }
+        }
+    }
+    for (g = pcb->sndq; g != NULL && g != pcb->sndq_next; g = g->next) {
+        if (g->flags & TCP_SEGF_SACKED) {
+            sacked_segs++;
+            sacked_bytes += g->len;
+        }
+    }
+    for (g = pcb->sndq; g != NULL && g != pcb->sndq_next && sacked_segs > 0; g = g->next) {
+        if (g->flags & TCP_SEGF_SACKED) {
+            sacked_segs--;
+            sacked_bytes -= g->len;
+            continue;
+        }
+        if (!(g->flags & TCP_SEGF_LOST) &&
+            (sacked_segs >= TCP_DUPTHRESH || sacked_bytes > (TCP_DUPTHRESH - 1u) * smss)) {
+            g->flags = (uint8_t)((g->flags | TCP_SEGF_LOST) & ~TCP_SEGF_RTXD);
+        }
+    }
+}
+
+/* The first outstanding segment not SACKed. */
+static struct wisp_tcp_seg *tcp_first_hole(struct wisp_tcp_pcb *pcb)
+{
+    struct wisp_tcp_seg *g;
+    for (g = pcb->sndq; g != NULL && g != pcb->sndq_next; g = g->next) {
+        if (!(g->flags & TCP_SEGF_SACKED)) {
+            return g;
+        }
+    }
+    return NULL;
+}
+
+bool tcp_ack_received(struct wisp_tcp_pcb *pcb, const struct tcp_in *in)
+{
+    struct wisp_stack *s = pcb->c.stack;
+    uint32_t ack = in->ack, smss = tcp_seg_max(pcb);
+    uint32_t now = wisp_now(s);
+    uint32_t new_wnd = (uint32_t)in->wnd << pcb->snd_wscale;
+    bool dupack = false;
+
+    if (pcb->flags & TF_PERSIST) {
+        pcb->nrtx = 0; /* the peer answers our probes */
+    }
+    if (TCP_SEQ_GT(ack, pcb->snd_una)) {
+        uint32_t acked = ack - pcb->snd_una, freed = 0;
+        uint32_t flight = pcb->snd_nxt - pcb->snd_una; /* before this ACK */
+        struct wisp_tcp_seg *g;
+
+        /* RTT: RFC 7323 §4.1 (RTTM, only for ACKs of new data), else
+         * the Karn-timed segment (RFC 6298 §3). An echo older than the
+         * last transmission of the first newly acknowledged segment is
+         * stale: the peer got an earlier copy whose ACK was lost and did
+         * not record the duplicate's timestamp (RFC 7323 §4.3), so the
+         * sample would include the whole loss episode and blow up SRTT;
+         * such samples are not taken. */
+        g = pcb->sndq;
+        if ((pcb->flags & TF_TS) && in->opt.ts && in->opt.tsecr != 0 &&
+            (g == NULL || !(g->flags & TCP_SEGF_SENT) || TCP_SEQ_GEQ(in->opt.tsecr, g->sent_ms + pcb->ts_off))) {
+            uint32_t rtt = (now + pcb->ts_off) - in->opt.tsecr;
+            if (rtt < WISP_TCP_RTO_MAX_MS) {
+                tcp_rtt_sample(pcb, rtt);
+            }
+        } else if ((pcb->flags & TF_RTT) && TCP_SEQ_GT(ack, pcb->rtt_seq)) {
+            tcp_rtt_sample(pcb, now - pcb->rtt_start);
+            pcb->flags &= ~TF_RTT;
+        }
+        pcb->snd_una = ack;
+        if (!(pcb->flags & TF_PERSIST)) {
+            pcb->nrtx = 0;
+        }
+        while ((g = pcb->sndq) != NULL && (g->flags & TCP_SEGF_SENT) && TCP_SEQ_LEQ(tcp_seg_end(g), ack)) {
+            pcb->sndq = g->next;
+            if (pcb->sndq_tail == g) {
+                pcb->sndq_tail = NULL;
+            }
+            freed += g->len;
+            wisp_pbuf_free(g->p);
+            wisp_pool_free(&s->pool[WISP_POOL_TCP_SEG], g);
+        }
+        pcb->snd_queued -= WISP_MIN(freed, pcb->snd_queued);
+        pcb->st_bytes_acked += freed;
+
+        /* congestion control */
+        if (pcb->flags & TF_RECOVERY) {
+            if (TCP_SEQ_GEQ(ack, pcb->recover)) {
+                /* full ACK: leave recovery (RFC 6675 §5 / RFC 6582 §3.2
+                 * step 3, option 1) */
+                flight = pcb->snd_nxt - pcb->snd_una;
+                pcb->flags &= ~TF_RECOVERY;
+                if (pcb->flags & TF_SACK) {
+                    pcb->cwnd = pcb->ssthresh;
+                } else {
+                    pcb->cwnd = WISP_MIN(pcb->ssthresh, WISP_MAX(flight, smss) + smss);
+                }
+                pcb->dupacks = 0;
+            } else if (!(pcb->flags & TF_SACK)) {
+                /* RFC 6582 §3.2 step 5: partial ACK -- retransmit the next
+                 * hole, deflate by the data acknowledged, add back one
+                 * SMSS when at least one SMSS was acknowledged. */
+                g = pcb->sndq;
+                if (g != NULL && (g->flags & TCP_SEGF_SENT)) {
+                    g->flags = (uint8_t)((g->flags | TCP_SEGF_LOST) & ~TCP_SEGF_RTXD);
+                    pcb->flags |= TF_FORCE_RTX;
+                }
+                pcb->cwnd = pcb->cwnd > acked ? pcb->cwnd - acked : smss;
+                if (acked >= smss) {
+                    pcb->cwnd += smss;
+                }
+            }
+        } else {
+            pcb->dupacks = 0;
+            /* The window grows only while it limits the sender (RFC 7661
+             * §4.3 idea, Linux's tcp_is_cwnd_limited): an application- or
+             * receiver-limited flow must not inflate cwnd without bound. */
+            if (pcb->cwnd < pcb->ssthresh) {
+                /* RFC 5681 §3.1 slow start (byte counting, L = 1 SMSS) */
+                if (pcb->cwnd < 2u * flight) {
+                    pcb->cwnd += WISP_MIN(acked, smss);
+                }
+            } else if (flight + smss >= pcb->cwnd) {
+                /* congestion avoidance: one SMSS per window of data */
+                pcb->ca_acked += acked;
+                if (pcb->ca_acked >= pcb->cwnd) {
+                    pcb->ca_acked -= pcb->cwnd;
+                    pcb->cwnd += smss;
+                }
+            }
+            if (pcb->cwnd > 0x40000000u) {
+                pcb->cwnd = 0x40000000u;
+            }
+        }
+        /* RFC 6298 §5.2 / §5.3 */
+        if (pcb->snd_una == pcb->snd_nxt) {
+            tcp_timer_clear(pcb, TCP_TMR_RTO);
+        } else if (!(pcb->flags & TF_PERSIST)) {
+            tcp_timer_set(pcb, TCP_TMR_RTO, pcb->rto);
+        }
+        if (freed > 0 && pcb->sent != NULL && !(pcb->flags & TF_CLOSED)) {
+            wisp_err_t err = pcb->sent(pcb->c.arg, pcb, freed);
+            if (err == WISP_ERR_ABRT || tcp_dead(pcb)) {
+                return false;
+            }
+        }
+    } else if (ack == pcb->snd_una && pcb->snd_nxt != pcb->snd_una && in->len == 0 &&
+               !(in->flags & (TCP_SYN | TCP_FIN)) && new_wnd == pcb->snd_wnd && new_wnd != 0 &&
+               !(pcb->flags & TF_PERSIST)) {
+        /* RFC 5681 §2 DUPLICATE ACKNOWLEDGMENT (a)-(e); answers to
+         * zero-window probes are no loss signal */
+        dupack = true;
+        if (pcb->dupacks < 255u) {
+            pcb->dupacks++;
+        }
+    }
+
+    /* RFC 9293 §3.10.7.4 fifth step: window update when SND.WL1 < SEG.SEQ
+     * or (SND.WL1 = SEG.SEQ and SND.WL2 =< SEG.ACK). */
+    if (TCP_SEQ_LT(pcb->snd_wl1, in->seq) || (pcb->snd_wl1 == in->seq && TCP_SEQ_LEQ(pcb->snd_wl2, ack))) {
+        pcb->snd_wnd = new_wnd;
+        pcb->snd_wl1 = in->seq;
+        pcb->snd_wl2 = ack;
+        if (new_wnd > pcb->max_snd_wnd) {
+            pcb->max_snd_wnd = new_wnd;
+        }
+    }
+    if ((pcb->flags & TF_PERSIST) && pcb->sndq_next != NULL &&
+        TCP_SEQ_DIFF(pcb->snd_una + pcb->snd_wnd, pcb->sndq_next->seq) > 0) {
+        /* the window opened: leave persist mode; a probe octet the
+         * window did not take goes again first */
+        pcb->flags &= ~TF_PERSIST;
+        pcb->persist_backoff = 0;
+        pcb->nrtx = 0;
+        tcp_timer_clear(pcb, TCP_TMR_PERSIST);
+        if (pcb->snd_una != pcb->snd_nxt) {
+            if (pcb->sndq != NULL && (pcb->sndq->flags & TCP_SEGF_SENT)) {
+                pcb->sndq->flags = (uint8_t)((pcb->sndq->flags | TCP_SEGF_LOST) & ~TCP_SEGF_RTXD);
+                pcb->flags |= TF_FORCE_RTX;
+            }
+            tcp_timer_set(pcb, TCP_TMR_RTO, pcb->rto);
+        }
+    } else if ((pcb->flags & TF_PERSIST) && pcb->sndq_next == NULL && pcb->snd_una == pcb->snd_nxt) {
+        pcb->flags &= ~TF_PERSIST;
+        tcp_timer_clear(pcb, TCP_TMR_PERSIST);
+    }
+
+    if ((pcb->flags & TF_SACK) && in->opt.nsack > 0) {
+        tcp_sack_update(pcb, in);
+    }
+
+    /* Loss detection: DupThresh duplicate ACKs (RFC 5681 §3.2 step 2) or
+     * the first hole deemed lost by the SACK scoreboard (RFC 6675 §5 (b)),
+     * once per window (RFC 6582 §3.2 step 2: only when the ACK covers more
+     * than "recover"). */
+    if (!(pcb->flags & TF_RECOVERY) && pcb->snd_una != pcb->snd_nxt && TCP_SEQ_GT(pcb->snd_una, pcb->recover)) {
+        struct wisp_tcp_seg *hole = tcp_first_hole(pcb);
+        bool lost = (pcb->flags & TF_SACK) && hole != NULL && (hole->flags & TCP_SEGF_LOST);
+        if (hole != NULL && (pcb->dupacks >= TCP_DUPTHRESH || lost)) {
+            uint32_t flight = pcb->snd_nxt - pcb->snd_una;
+            pcb->ssthresh = WISP_MAX(flight / 2u, 2u * smss); /* RFC 5681 eq. (4) */
+            pcb->recover = pcb->snd_nxt;
+            pcb->flags |= TF_RECOVERY | TF_FORCE_RTX;
+            pcb->flags &= ~TF_RTT;
+            hole->flags = (uint8_t)((hole->flags | TCP_SEGF_LOST) & ~TCP_SEGF_RTXD);
+            /* RFC 6675 §5 step 4.2: cwnd = ssthresh; RFC 6582 §3.2 step 2
+             * (NewReno): ssthresh + 3 * SMSS */
+            pcb->cwnd = (pcb->flags & TF_SACK) ? pcb->ssthresh : pcb->ssthresh + TCP_DUPTHRESH * smss;
+            pcb->st_fast_recoveries++;
+            WISP_CTR_INC(s, TCP_FAST_RETRANSMIT);
+        }
+    } else if ((pcb->flags & TF_RECOVERY) && dupack && !(pcb->flags & TF_SACK)) {
+        pcb->cwnd += smss; /* RFC 6582 §3.2 step 4: inflate per duplicate ACK */
+    }
+    return true;
+}
+
+#else
+typedef int wisp_tcp_out_disabled_t;
+#endif /* WISP_TCP */

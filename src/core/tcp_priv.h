@@ -1,0 +1,241 @@
+/**
+ * @file tcp_priv.h
+ * Internal declarations shared by tcp.c (PCB lifecycle, raw API, timers,
+ * TIME-WAIT, SYN queue and cookies, ISN, ports), tcp_in.c (input) and
+ * tcp_out.c (segmentation, output, retransmission, congestion control).
+ * Not part of the public API.
+ */
+#ifndef WISP_TCP_PRIV_H
+#define WISP_TCP_PRIV_H
+
+#include "wisp/stack.h"
+#include "wisp/chksum.h"
+
+/* --------------------------------------------------- sequence numbers
+ * RFC 9293 §3.4: sequence numbers are compared modulo 2^32. Every
+ * comparison of two sequence numbers (and of timestamps, RFC 7323 §5.2)
+ * goes through these macros. */
+#define TCP_SEQ_DIFF(a, b) ((int32_t)((uint32_t)(a) - (uint32_t)(b)))
+#define TCP_SEQ_LT(a, b) (TCP_SEQ_DIFF(a, b) < 0)
+#define TCP_SEQ_LEQ(a, b) (TCP_SEQ_DIFF(a, b) <= 0)
+#define TCP_SEQ_GT(a, b) (TCP_SEQ_DIFF(a, b) > 0)
+#define TCP_SEQ_GEQ(a, b) (TCP_SEQ_DIFF(a, b) >= 0)
+/** lo <= a <= hi */
+#define TCP_SEQ_BETWEEN(a, lo, hi) (TCP_SEQ_GEQ(a, lo) && TCP_SEQ_LEQ(a, hi))
+#define TCP_SEQ_MAX(a, b) (TCP_SEQ_GT(a, b) ? (a) : (b))
+#define TCP_SEQ_MIN(a, b) (TCP_SEQ_LT(a, b) ? (a) : (b))
+
+/* ------------------------------------------------------- header (RFC 9293 §3.1) */
+#define TCP_FIN 0x01u
+#define TCP_SYN 0x02u
+#define TCP_RST 0x04u
+#define TCP_PSH 0x08u
+#define TCP_ACK 0x10u
+#define TCP_URG 0x20u
+
+#define TCP_OFF_SPORT 0u
+#define TCP_OFF_DPORT 2u
+#define TCP_OFF_SEQ 4u
+#define TCP_OFF_ACK 8u
+#define TCP_OFF_HLEN 12u
+#define TCP_OFF_FLAGS 13u
+#define TCP_OFF_WND 14u
+#define TCP_OFF_CSUM 16u
+#define TCP_OFF_URP 18u
+
+#define TCP_MAX_HLEN 60u
+#define TCP_MAX_OPTLEN 40u
+
+/* Option kinds (RFC 9293 §3.2, RFC 7323, RFC 2018). */
+#define TCP_OPT_EOL 0u
+#define TCP_OPT_NOP 1u
+#define TCP_OPT_MSS 2u
+#define TCP_OPT_WS 3u
+#define TCP_OPT_SACK_PERM 4u
+#define TCP_OPT_SACK 5u
+#define TCP_OPT_TS 8u
+#define TCP_TS_OPTLEN 12u          /* NOP NOP TS(10), the aligned layout */
+
+/* RFC 9293 §3.7.1: default send MSS without the option (IPv4). */
+#define TCP_DEFAULT_MSS 536u
+/* RFC 7323 §2.3: the largest shift. */
+#define TCP_MAX_WSCALE 14u
+/* RFC 5681 §3.2 / RFC 6675 §2: DupThresh. */
+#define TCP_DUPTHRESH 3u
+/* RFC 5961 §7: challenge ACKs per second per stack (token bucket). */
+#define TCP_CHALLENGE_PER_S 10u
+/* RFC 4987 §3.6: cookie time counter period (ms) and validity (periods). */
+#define TCP_COOKIE_PERIOD_MS 64000u
+/* Receive blocks that out-of-order queueing never takes (all connections
+ * together): the segments that fill the gaps must still find a block. */
+#define TCP_OOSEQ_RX_RESERVE (WISP_PBUF_RX_COUNT / 4u > 2u ? WISP_PBUF_RX_COUNT / 4u : 2u)
+/* Keep trying to hand refused data to the application this often (ms). */
+#define TCP_REFUSED_RETRY_MS 20u
+/* Retry output after a local transmit failure (no buffer, queue full). */
+#define TCP_OUTPUT_RETRY_MS 10u
+/* A FIN-WAIT-2 connection the application closed gives up after this
+ * (the peer never sends its FIN; RFC 9293 sets no limit, Linux 60 s). */
+#define TCP_FIN_WAIT2_MS (2u * WISP_TCP_MSL_MS)
+/* RFC 7323 §5.5: ts_recent is invalid after 24 days of idleness. */
+#define TCP_PAWS_IDLE_MS (24u * 24u * 3600u * 1000u)
+
+/* ----------------------------------------------------- segment flags */
+#define TCP_SEGF_FIN 0x01u      /* carries FIN after its data */
+#define TCP_SEGF_PSH 0x02u      /* last segment of a write without MORE */
+#define TCP_SEGF_MORE 0x04u     /* written with WISP_TCP_WRITE_MORE */
+#define TCP_SEGF_SENT 0x08u     /* transmitted at least once */
+#define TCP_SEGF_SACKED 0x10u   /* covered by a SACK block (RFC 6675 scoreboard) */
+#define TCP_SEGF_LOST 0x20u     /* deemed lost: retransmission pending */
+#define TCP_SEGF_RTXD 0x40u     /* retransmitted since marked lost */
+#define TCP_SEGF_COPY 0x80u     /* its last pbuf is our RAM block (coalescing allowed) */
+
+/* -------------------------------------------------------- PCB flags */
+#define TF_ACK_NOW 0x00000001u     /* send an ACK at the end of processing */
+#define TF_ACK_DELAY 0x00000002u   /* an ACK is owed (delayed-ACK timer) */
+#define TF_NODELAY 0x00000004u     /* Nagle off */
+#define TF_CLOSED 0x00000008u      /* the application closed: no callbacks, orphan */
+#define TF_SHUT_RX 0x00000010u     /* no more delivery */
+#define TF_FIN_QUEUED 0x00000020u  /* our FIN is in the send queue */
+#define TF_EOF_PENDING 0x00000040u /* peer's FIN not yet reported to recv */
+#define TF_TS 0x00000080u          /* timestamps negotiated */
+#define TF_SACK 0x00000100u        /* SACK permitted both ways */
+#define TF_WS 0x00000200u          /* window scaling in effect */
+#define TF_DEAD 0x00000400u        /* freed while being processed */
+#define TF_KEEPALIVE 0x00000800u
+#define TF_RECOVERY 0x00001000u    /* in fast recovery */
+#define TF_RTT 0x00002000u         /* timing rtt_seq (Karn) */
+#define TF_PERSIST 0x00004000u     /* persist mode (zero window) */
+#define TF_FORCE_RTX 0x00008000u   /* send the first lost segment regardless of cwnd */
+#define TF_PASSIVE 0x00010000u     /* created by a listener */
+#define TF_EOF_DONE 0x00020000u    /* EOF delivered */
+
+/* ----------------------------------------------------------- timers */
+enum {
+    TCP_TMR_RTO = 0,   /* retransmission (also SYN / SYN-ACK) */
+    TCP_TMR_PERSIST,   /* zero-window probe / SWS override */
+    TCP_TMR_DELACK,
+    TCP_TMR_KEEP,
+    TCP_TMR_FW2,       /* orphaned FIN-WAIT-2 */
+    TCP_TMR_POLL,
+    TCP_TMR_OUTPUT,    /* deferred output after write / retry after local failure */
+    TCP_TMR_REFUSED    /* refused data retry */
+};
+
+/* SYN queue option bits. */
+#define TCP_SYNO_SACK 0x01u
+#define TCP_SYNO_TS 0x02u
+
+/* -------------------------------------------------- parsed segments */
+struct tcp_opts {
+    uint16_t mss;          /* 0 = absent */
+    uint8_t ws;            /* 0xff = absent */
+    uint8_t sack_ok;
+    uint8_t ts;            /* TS option present */
+    uint8_t nsack;
+    uint32_t tsval, tsecr;
+    uint32_t sack[4][2];   /* left, right edges */
+};
+
+struct tcp_in {
+    const struct wisp_ip4_info *ip;
+    uint16_t sport, dport;
+    uint32_t seq, ack;
+    uint16_t wnd;
+    uint8_t flags;
+    uint16_t len;          /* data bytes (header hidden) */
+    struct tcp_opts opt;
+};
+
+/* Endpoints of a segment we send without (or with) a PCB. */
+struct tcp_tuple {
+    wisp_ip4_t lip, rip;
+    uint16_t lport, rport;
+};
+
+/* ------------------------------------------------------------ tcp.c */
+struct wisp_tcp_common *tcp_common(struct wisp_tcp_pcb *pcb);
+void tcp_timer_set(struct wisp_tcp_pcb *pcb, unsigned which, uint32_t delay_ms);
+void tcp_timer_clear(struct wisp_tcp_pcb *pcb, unsigned which);
+bool tcp_timer_on(const struct wisp_tcp_pcb *pcb, unsigned which);
+void tcp_timer_update(struct wisp_tcp_pcb *pcb);
+/* Release everything; the memory goes back to the pool unless the PCB is
+ * being processed (then TF_DEAD and the processor frees it). */
+void tcp_pcb_release(struct wisp_tcp_pcb *pcb);
+/* Release and report err to the application (unless it closed). */
+void tcp_pcb_kill(struct wisp_tcp_pcb *pcb, wisp_err_t err);
+/* Begin/end processing pcb (deferred free). end returns false when dead. */
+struct wisp_tcp_pcb *tcp_enter(struct wisp_stack *s, struct wisp_tcp_pcb *pcb);
+bool tcp_leave(struct wisp_stack *s, struct wisp_tcp_pcb *pcb, struct wisp_tcp_pcb *prev);
+bool tcp_dead(const struct wisp_tcp_pcb *pcb);
+void tcp_new_defaults(struct wisp_stack *s, struct wisp_tcp_pcb *pcb);
+uint8_t tcp_rcv_wscale_ours(void);
+uint16_t tcp_mss_for(struct wisp_stack *s, wisp_ip4_t dst);
+uint32_t tcp_isn(struct wisp_stack *s, const struct tcp_tuple *t);
+uint32_t tcp_ts_offset(struct wisp_stack *s, const struct tcp_tuple *t);
+uint64_t tcp_siphash24(const uint32_t key[4], const uint8_t *m, size_t len);
+bool tcp_challenge_allowed(struct wisp_stack *s);
+void tcp_enter_time_wait(struct wisp_tcp_pcb *pcb);
+/* Input of segments for TIME-WAIT / SYN queue / listeners (consume p).
+ * Each returns true when it handled the segment. */
+bool tcp_tw_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_in *in);
+bool tcp_synq_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_in *in);
+bool tcp_listen_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_in *in);
+void tcp_set_established(struct wisp_tcp_pcb *pcb);
+
+/* --------------------------------------------------------- tcp_in.c */
+/* Continue processing a segment on a PCB (used for the final ACK of a
+ * handshake that created pcb). Consumes p. */
+void tcp_process(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, struct tcp_in *in);
+/* Hand data (or EOF) held back to the application (timer retry). */
+void tcp_deliver_refused(struct wisp_tcp_pcb *pcb);
+/* Drop n bytes from the front of chain p (returns the new head, NULL when
+ * nothing is left). */
+struct wisp_pbuf *tcp_pbuf_skip(struct wisp_pbuf *p, uint32_t n);
+
+/* -------------------------------------------------------- tcp_out.c */
+wisp_err_t tcp_xmit_raw(struct wisp_stack *s, const struct tcp_tuple *t, uint32_t seq, uint32_t ack, uint8_t flags,
+                        uint16_t wnd, const uint8_t *opt, uint8_t optlen, struct wisp_pbuf *data, uint8_t tos,
+                        uint8_t ttl);
+/* RST in reply to a segment (RFC 9293 §3.10.7.1), never to a RST. */
+void tcp_rst_reply(struct wisp_stack *s, const struct tcp_in *in);
+void tcp_send_rst(struct wisp_tcp_pcb *pcb);
+wisp_err_t tcp_send_ack(struct wisp_tcp_pcb *pcb);
+void tcp_send_challenge_ack(struct wisp_tcp_pcb *pcb);
+wisp_err_t tcp_send_syn(struct wisp_tcp_pcb *pcb);
+wisp_err_t tcp_send_keepalive(struct wisp_tcp_pcb *pcb);
+/* The output engine: retransmissions, new data, ACKs. */
+void tcp_output_run(struct wisp_tcp_pcb *pcb);
+/* Options of a SYN or SYN-ACK (returns the length). mss = ours;
+ * ws 0xff = none; tsval/tsecr used when ts. */
+uint8_t tcp_build_syn_opts(uint8_t *o, uint16_t mss, uint8_t ws, bool sack, bool ts, uint32_t tsval,
+                           uint32_t tsecr);
+uint16_t tcp_wnd_field(struct wisp_tcp_pcb *pcb);
+uint32_t tcp_tsval(const struct wisp_tcp_pcb *pcb);
+/* Process an acceptable ACK (RFC 9293 §3.10.7.4 fifth step, ESTABLISHED
+ * rules), congestion control and loss recovery. False when pcb died
+ * (sent callback aborted it). */
+bool tcp_ack_received(struct wisp_tcp_pcb *pcb, const struct tcp_in *in);
+void tcp_rto_expired(struct wisp_tcp_pcb *pcb);
+void tcp_persist_expired(struct wisp_tcp_pcb *pcb);
+void tcp_free_sndq(struct wisp_tcp_pcb *pcb);
+void tcp_rtt_sample(struct wisp_tcp_pcb *pcb, uint32_t rtt);
+uint32_t tcp_seg_max(const struct wisp_tcp_pcb *pcb);
+uint32_t tcp_initial_cwnd(uint32_t mss);
+/* Queue a FIN (flag on the last unsent segment or an empty segment). */
+wisp_err_t tcp_queue_fin(struct wisp_tcp_pcb *pcb);
+
+/* The largest window we can announce: the buffer, or 65535 << shift when
+ * that is smaller (no window scaling with this peer). RCV.BUFF of the
+ * receiver SWS rule. */
+static inline uint32_t tcp_wnd_max(const struct wisp_tcp_pcb *pcb)
+{
+    uint32_t m = (uint32_t)65535u << pcb->rcv_wscale;
+    return (uint32_t)WISP_TCP_WND < m ? (uint32_t)WISP_TCP_WND : m;
+}
+
+static inline bool tcp_state_synced(unsigned st)
+{
+    return st >= WISP_TCP_ESTABLISHED && st <= WISP_TCP_TIME_WAIT;
+}
+
+#endif /* WISP_TCP_PRIV_H */

@@ -1,0 +1,508 @@
+/**
+ * @file test_tcp_opts.c
+ * Segment-level TCP tests, phase 2 (options and receive side): the option
+ * parser's robustness, window scaling (RFC 7323 §2), timestamps and PAWS
+ * (RFC 7323 §3-5), SACK generation (RFC 2018) and the out-of-order queue
+ * (trimming, bounds, merging, immediate ACKs of RFC 5681 §4.2).
+ */
+#include "tcp_testlib.h"
+
+static uint8_t g_data[65536];
+
+static void t_fresh(struct tt *t)
+{
+    tt_init(t);
+    tt_pattern(g_data, sizeof(g_data), 0);
+}
+
+/* ------------------------------------------------------ option parser */
+
+/* RFC 9293 §3.2: an option length below 2 ends parsing (counted) instead
+ * of looping forever (the picoTCP bug); the SYN is still answered. */
+static void test_rfc9293_3_2_zero_length_option_does_not_loop(void **state)
+{
+    static const uint8_t zero[] = { 1, 30, 0, 2, 4, 5, 180 };  /* NOP, kind 30 len 0, MSS */
+    static const uint8_t one[] = { 30, 1, 0, 0 };              /* kind 30 len 1 */
+    static const uint8_t over[] = { 2, 4, 5, 180, 99, 40 };    /* MSS ok, then a length past the end */
+    static const uint8_t trunc[] = { 1, 1, 1, 2 };             /* MSS kind in the last byte */
+    struct tt t;
+    struct tt_seg g;
+    struct tt_opts o;
+    (void)state;
+    t_fresh(&t);
+    tt_listen(&t, 8);
+    memset(&o, 0, sizeof(o));
+    o.ws = 0xff;
+    o.raw = zero;
+    o.rawlen = sizeof(zero);
+    tt_inject(&t, 40001, t.port, 100, 0, TT_SYN, 1000, &o, NULL, 0);
+    tt_expect(&t, &g);
+    assert_int_equal(g.flags, TT_SYN | TT_ACK);
+    assert_int_equal(TU_CTR(t.e, TCP_BADOPT), 1);
+    o.raw = one;
+    o.rawlen = sizeof(one);
+    tt_inject(&t, 40002, t.port, 100, 0, TT_SYN, 1000, &o, NULL, 0);
+    tt_expect(&t, &g);
+    assert_int_equal(TU_CTR(t.e, TCP_BADOPT), 2);
+    o.raw = over;
+    o.rawlen = sizeof(over);
+    tt_inject(&t, 40003, t.port, 100, 0, TT_SYN, 1000, &o, NULL, 0);
+    tt_expect(&t, &g);
+    assert_int_equal(TU_CTR(t.e, TCP_BADOPT), 3);
+    o.raw = trunc;
+    o.rawlen = sizeof(trunc);
+    tt_inject(&t, 40004, t.port, 100, 0, TT_SYN, 1000, &o, NULL, 0);
+    tt_expect(&t, &g);
+    assert_int_equal(TU_CTR(t.e, TCP_BADOPT), 4);
+    tt_done(&t);
+}
+
+/* RFC 9293 §3.2: unknown options are skipped by their length; the MSS
+ * after them is still taken. */
+static void test_rfc9293_3_2_unknown_option_skipped(void **state)
+{
+    static const uint8_t opts[] = { 99, 6, 1, 2, 3, 4, 2, 4, 3, 232 }; /* kind 99 len 6, MSS 1000 */
+    struct tt t;
+    struct wisp_tcp_info info;
+    (void)state;
+    t_fresh(&t);
+    t.o.raw = opts;
+    t.o.rawlen = sizeof(opts);
+    tt_open_passive(&t);
+    wisp_tcp_get_info(t.pcb, &info);
+    assert_int_equal(info.mss, 1000);
+    assert_int_equal(TU_CTR(t.e, TCP_BADOPT), 0);
+    tt_done(&t);
+}
+
+/* ------------------------------------------------------ window scaling */
+
+static uint8_t our_shift(void)
+{
+    uint8_t sh = 0;
+    while (sh < 14 && ((uint32_t)WISP_TCP_WND >> sh) > 65535u) {
+        sh++;
+    }
+    return sh;
+}
+
+/* RFC 7323 §2.2/§2.3: with both SYNs carrying the option, the peer's
+ * window fields are shifted by its count and ours by the smallest shift
+ * that fits WISP_TCP_WND. */
+static void test_rfc7323_2_window_scale_applied_both_ways(void **state)
+{
+    struct tt t;
+    struct tt_seg g;
+    struct wisp_tcp_info info;
+    (void)state;
+    t_fresh(&t);
+    t.o.ws = 3;
+    g = tt_open_passive(&t);
+    assert_int_equal(g.ws, our_shift());
+    /* the SYN-ACK's window is not scaled (RFC 7323 §2.2) */
+    assert_int_equal(g.wnd, WISP_TCP_WND > 65535 ? 65535 : WISP_TCP_WND);
+    wisp_tcp_get_info(t.pcb, &info);
+    assert_int_equal(info.snd_wscale, 3);
+    assert_int_equal(info.rcv_wscale, our_shift());
+    /* the final ACK said 65535 -> 524280 bytes */
+    assert_int_equal(info.snd_wnd, 65535u << 3);
+    t.wnd = 1000;
+    tt_ack(&t);
+    wisp_tcp_get_info(t.pcb, &info);
+    assert_int_equal(info.snd_wnd, 8000);
+    /* our window field is scaled */
+    tt_data(&t, g_data, 10);
+    tu_advance(t.e, WISP_TCP_DELACK_MS);
+    tt_expect(&t, &g);
+    assert_int_equal((uint32_t)g.wnd << our_shift(), (uint32_t)WISP_TCP_WND);
+    tt_done(&t);
+}
+
+/* RFC 7323 §2.2: in SYN-SENT the window of the SYN-ACK is taken as is. */
+static void test_rfc7323_2_2_synack_window_not_scaled(void **state)
+{
+    struct tt t;
+    struct wisp_tcp_info info;
+    (void)state;
+    t_fresh(&t);
+    t.o.ws = 4;
+    t.wnd = 1000;
+    tt_open_active(&t);
+    wisp_tcp_get_info(t.pcb, &info);
+    assert_int_equal(info.snd_wscale, 4);
+    assert_int_equal(info.snd_wnd, 1000);
+    tt_ack(&t); /* now scaled */
+    wisp_tcp_get_info(t.pcb, &info);
+    assert_int_equal(info.snd_wnd, 16000);
+    tt_done(&t);
+}
+
+/* RFC 7323 §2.2: no option from the peer: no scaling either way, our
+ * window field is capped at 65535. */
+static void test_rfc7323_2_2_no_scaling_unless_both_offer(void **state)
+{
+    struct tt t;
+    struct tt_seg g;
+    struct wisp_tcp_info info;
+    (void)state;
+    t_fresh(&t);
+    tt_open_passive(&t);
+    wisp_tcp_get_info(t.pcb, &info);
+    assert_int_equal(info.snd_wscale, 0);
+    assert_int_equal(info.rcv_wscale, 0);
+    tt_data(&t, g_data, 10);
+    tu_advance(t.e, WISP_TCP_DELACK_MS);
+    tt_expect(&t, &g);
+    /* the buffer is free again: the whole (capped) window is offered */
+    assert_int_equal(g.wnd, WISP_TCP_WND > 65535 ? 65535u : WISP_TCP_WND);
+    tt_done(&t);
+}
+
+/* RFC 7323 §2.3: a shift above 14 is used as 14. */
+static void test_rfc7323_2_3_shift_above_14_clamped(void **state)
+{
+    struct tt t;
+    struct wisp_tcp_info info;
+    (void)state;
+    t_fresh(&t);
+    t.o.ws = 20;
+    tt_open_passive(&t);
+    wisp_tcp_get_info(t.pcb, &info);
+    assert_int_equal(info.snd_wscale, 14);
+    tt_done(&t);
+}
+
+/* --------------------------------------------------------- timestamps */
+
+/* RFC 7323 §3.2: once negotiated, every segment carries TSopt; TSecr
+ * echoes the peer's TSval (TS.Recent). */
+static void test_rfc7323_3_2_timestamps_on_every_segment(void **state)
+{
+    struct tt t;
+    struct tt_seg g;
+    (void)state;
+    t_fresh(&t);
+    t.o.ts = true;
+    tt_open_passive(&t);
+    t.clock = 77777;
+    tt_data(&t, g_data, 10);
+    assert_int_equal(wisp_tcp_write(t.pcb, g_data, 20, WISP_TCP_WRITE_COPY), WISP_OK);
+    tu_advance(t.e, 0);
+    tt_expect(&t, &g);
+    assert_true(g.ts);
+    assert_int_equal(g.tsecr, 77777);
+    assert_int_equal(g.len, 20);
+    tu_advance(t.e, 100);
+    t.rcv += 20;
+    tt_ack(&t);
+    wisp_tcp_abort(t.pcb);
+    tt_expect(&t, &g); /* a RST may go without TSopt */
+    assert_true(g.flags & TT_RST);
+    tt_done(&t);
+}
+
+/* RFC 7323 §5.3 (R1): a segment whose TSval is older than TS.Recent is a
+ * duplicate: dropped (counted) and answered with an ACK; its data is not
+ * delivered. */
+static void test_rfc7323_5_3_paws_drops_old_timestamp(void **state)
+{
+    struct tt t;
+    struct tt_seg g;
+    (void)state;
+    t_fresh(&t);
+    t.o.ts = true;
+    tt_open_passive(&t);
+    t.clock = 10000;
+    tt_data(&t, g_data, 10);
+    t.clock = 9000; /* older */
+    tt_data(&t, g_data + 10, 10);
+    assert_int_equal(t.rx_len, 10);
+    assert_int_equal(TU_CTR(t.e, TCP_DROP_PAWS), 1);
+    tt_expect(&t, &g);
+    assert_int_equal(g.ack, t.snd - 10u);
+    assert_int_equal(g.tsecr, 10000);
+    tt_done(&t);
+}
+
+/* RFC 7323 §5.3: RSTs are exempt from PAWS. */
+static void test_rfc7323_5_3_paws_exempts_rst(void **state)
+{
+    struct tt t;
+    (void)state;
+    t_fresh(&t);
+    t.o.ts = true;
+    tt_open_passive(&t);
+    t.clock = 10000;
+    tt_data(&t, g_data, 10);
+    t.clock = 1;
+    tt_send(&t, TT_RST, t.snd, 0, NULL, 0);
+    assert_true(t.err_called);
+    assert_int_equal(t.err, WISP_ERR_RST);
+    tt_done(&t);
+}
+
+/* RFC 7323 §3.2: once negotiated, a non-RST segment without TSopt is
+ * dropped. */
+static void test_rfc7323_3_2_segment_without_timestamp_dropped(void **state)
+{
+    struct tt t;
+    (void)state;
+    t_fresh(&t);
+    t.o.ts = true;
+    tt_open_passive(&t);
+    t.o.ts = false;
+    tt_data(&t, g_data, 10);
+    assert_int_equal(t.rx_len, 0);
+    assert_int_equal(TU_CTR(t.e, TCP_DROP_NOTS), 1);
+    tt_done(&t);
+}
+
+/* RFC 7323 §4.3: TS.Recent is taken only from a segment at or below
+ * Last.ACK.sent -- not from an out-of-order one. */
+static void test_rfc7323_4_3_ts_recent_from_in_order_segment_only(void **state)
+{
+    struct tt t;
+    struct tt_seg g;
+    (void)state;
+    t_fresh(&t);
+    t.o.ts = true;
+    tt_open_passive(&t);
+    t.clock = 20000;
+    tt_send(&t, TT_ACK, t.snd + 100u, t.rcv, g_data + 100, 100); /* out of order */
+    tt_expect(&t, &g);
+    assert_int_equal(g.tsecr, 5001); /* the final ACK of the handshake */
+    t.clock = 20001;
+    tt_data(&t, g_data, 100); /* fills the gap */
+    tt_expect(&t, &g);
+    assert_int_equal(g.ack, t.snd + 100u);
+    assert_int_equal(g.tsecr, 20001);
+    assert_int_equal(t.rx_len, 200);
+    assert_memory_equal(t.rx, g_data, 200);
+    tt_done(&t);
+}
+
+/* ------------------------------------------------ SACK and out-of-order */
+
+/* RFC 2018 §4 + RFC 5681 §4.2: out-of-order data is queued and answered
+ * at once with a duplicate ACK whose first SACK block holds the latest
+ * arrival; the segment filling the gap is ACKed at once and everything is
+ * delivered in order. */
+static void test_rfc2018_4_sack_blocks_most_recent_first(void **state)
+{
+    struct tt t;
+    struct tt_seg g;
+    uint32_t base;
+    (void)state;
+    t_fresh(&t);
+    t.o.sackp = true;
+    tt_open_passive(&t);
+    base = t.snd;
+    tt_send(&t, TT_ACK, base + 200, t.rcv, g_data + 200, 100); /* [200,300) */
+    tt_expect(&t, &g);
+    assert_int_equal(g.ack, base);
+    assert_int_equal(g.nsack, 1);
+    assert_int_equal(g.sack[0][0], base + 200);
+    assert_int_equal(g.sack[0][1], base + 300);
+    tt_send(&t, TT_ACK, base + 400, t.rcv, g_data + 400, 100); /* [400,500) */
+    tt_expect(&t, &g);
+    assert_int_equal(g.nsack, 2);
+    assert_int_equal(g.sack[0][0], base + 400);
+    assert_int_equal(g.sack[1][0], base + 200);
+    tt_send(&t, TT_ACK, base + 300, t.rcv, g_data + 300, 100); /* joins both */
+    tt_expect(&t, &g);
+    assert_int_equal(g.nsack, 1);
+    assert_int_equal(g.sack[0][0], base + 200);
+    assert_int_equal(g.sack[0][1], base + 500);
+    assert_int_equal(t.rx_len, 0);
+    tt_send(&t, TT_ACK, base, t.rcv, g_data, 200); /* fills the gap */
+    tt_expect(&t, &g);
+    assert_int_equal(g.ack, base + 500);
+    assert_int_equal(g.nsack, 0);
+    assert_int_equal(t.rx_len, 500);
+    assert_memory_equal(t.rx, g_data, 500);
+    assert_int_equal(TU_CTR(t.e, TCP_OOSEQ), 3);
+    tt_done(&t);
+}
+
+/* RFC 2018 §3: at most 3 blocks with timestamps, 4 without. */
+static void test_rfc2018_3_block_limits(void **state)
+{
+    struct tt t;
+    struct tt_seg g;
+    uint32_t base, i;
+    (void)state;
+    t_fresh(&t);
+    t.o.sackp = true;
+    t.o.ts = true;
+    tt_open_passive(&t);
+    base = t.snd;
+    for (i = 1; i <= 5; i++) {
+        tt_send(&t, TT_ACK, base + 200 * i, t.rcv, g_data, 100);
+        tt_expect(&t, &g);
+    }
+    assert_int_equal(g.nsack, 3);
+    assert_int_equal(g.sack[0][0], base + 1000);
+    tt_done(&t);
+    t_fresh(&t);
+    t.o.sackp = true;
+    tt_open_passive(&t);
+    base = t.snd;
+    for (i = 1; i <= 5; i++) {
+        tt_send(&t, TT_ACK, base + 200 * i, t.rcv, g_data, 100);
+        tt_expect(&t, &g);
+    }
+    assert_int_equal(g.nsack, 4);
+    tt_done(&t);
+}
+
+/* Overlapping out-of-order segments keep one copy of every byte; the
+ * result is byte-exact. */
+static void test_ooseq_overlaps_trimmed(void **state)
+{
+    struct tt t;
+    uint32_t base;
+    (void)state;
+    t_fresh(&t);
+    tt_open_passive(&t);
+    base = t.snd;
+    tt_send(&t, TT_ACK, base + 100, t.rcv, g_data + 100, 100); /* [100,200) */
+    tt_send(&t, TT_ACK, base + 150, t.rcv, g_data + 150, 100); /* [150,250) overlaps the tail */
+    tt_send(&t, TT_ACK, base + 50, t.rcv, g_data + 50, 100);   /* [50,150) overlaps the head */
+    tt_send(&t, TT_ACK, base + 40, t.rcv, g_data + 40, 300);   /* [40,340) covers everything */
+    tt_send(&t, TT_ACK, base + 120, t.rcv, g_data + 120, 20);  /* inside: nothing new */
+    assert_int_equal(t.rx_len, 0);
+    tt_send(&t, TT_ACK, base, t.rcv, g_data, 60); /* [0,60) */
+    assert_int_equal(t.rx_len, 340);
+    assert_memory_equal(t.rx, g_data, 340);
+    assert_int_equal(t.e->s->pool[WISP_POOL_PBUF_RX].used, 0);
+    tt_done(&t);
+}
+
+/* The out-of-order queue holds at most WISP_TCP_OOSEQ_MAX_PBUFS receive
+ * buffers per connection; beyond that segments are dropped (counted). */
+static void test_ooseq_bounded_by_option(void **state)
+{
+    struct tt t;
+    uint32_t base, i;
+    (void)state;
+    t_fresh(&t);
+    tt_open_passive(&t);
+    base = t.snd;
+    for (i = 1; i <= WISP_TCP_OOSEQ_MAX_PBUFS + 3u; i++) {
+        tt_send(&t, TT_ACK, base + 20 * i, t.rcv, g_data + 20 * i, 10);
+    }
+    assert_int_equal(TU_CTR(t.e, TCP_OOSEQ_DROP), 3);
+    assert_int_equal(t.e->s->pool[WISP_POOL_PBUF_RX].used, WISP_TCP_OOSEQ_MAX_PBUFS);
+    tt_send(&t, TT_ACK, base, t.rcv, g_data, 20);
+    assert_int_equal(t.rx_len, 30);
+    tt_done(&t);
+}
+
+/* RFC 9293 §3.10.7.4: a FIN queued out of order takes effect when the gap
+ * fills. */
+static void test_ooseq_fin_after_gap(void **state)
+{
+    struct tt t;
+    struct tt_seg g;
+    uint32_t base;
+    (void)state;
+    t_fresh(&t);
+    tt_open_passive(&t);
+    base = t.snd;
+    tt_send(&t, TT_ACK | TT_FIN, base + 100, t.rcv, g_data + 100, 50);
+    tt_expect(&t, &g);
+    assert_int_equal(g.ack, base);
+    assert_int_equal(t.eof, 0);
+    tt_send(&t, TT_ACK, base, t.rcv, g_data, 100);
+    tt_expect(&t, &g);
+    assert_int_equal(g.ack, base + 151);
+    assert_int_equal(t.eof, 1);
+    assert_int_equal(t.rx_len, 150);
+    assert_int_equal(wisp_tcp_state(t.pcb), WISP_TCP_CLOSE_WAIT);
+    tt_done(&t);
+}
+
+/* A segment straddling RCV.NXT: only the new part is delivered (RFC 9293
+ * §3.10.7.4); data beyond the window is cut. */
+static void test_rfc9293_3_10_7_4_trim_to_window(void **state)
+{
+    struct tt t;
+    uint32_t base;
+    (void)state;
+    t_fresh(&t);
+    tt_open_passive(&t);
+    base = t.snd;
+    tt_send(&t, TT_ACK, base, t.rcv, g_data, 100);
+    tt_send(&t, TT_ACK, base + 50, t.rcv, g_data + 50, 100);
+    assert_int_equal(t.rx_len, 150);
+    assert_memory_equal(t.rx, g_data, 150);
+    tt_done(&t);
+}
+
+/* All connections together never take the last receive blocks for
+ * out-of-order data (a quarter of the pool, at least 2), so the segments
+ * that fill the gaps can still be received. */
+static void test_ooseq_leaves_receive_reserve(void **state)
+{
+    enum { NC = (WISP_PBUF_RX_COUNT / WISP_TCP_OOSEQ_MAX_PBUFS) + 2 };
+    struct tt t;
+    struct wisp_tcp_pcb *pcb[NC];
+    uint32_t base[NC], ack[NC];
+    unsigned c, i, reserve = WISP_PBUF_RX_COUNT / 4 > 2 ? WISP_PBUF_RX_COUNT / 4 : 2;
+    struct wisp_pool *rx;
+    (void)state;
+    t_fresh(&t);
+    rx = &t.e->s->pool[WISP_POOL_PBUF_RX];
+    for (c = 0; c < NC; c++) {
+        t.pport = (uint16_t)(41000 + c);
+        t.pcb = NULL;
+        tt_open_passive(&t);
+        pcb[c] = t.pcb;
+        base[c] = t.snd;
+        ack[c] = t.rcv;
+    }
+    for (c = 0; c < NC; c++) {
+        t.pport = (uint16_t)(41000 + c);
+        for (i = 1; i <= WISP_TCP_OOSEQ_MAX_PBUFS; i++) {
+            tt_send(&t, TT_ACK, base[c] + 20 * i, ack[c], g_data, 10);
+        }
+        tu_clear(t.e);
+        assert_true((unsigned)(rx->count - rx->used) >= reserve);
+    }
+    assert_true(TU_CTR(t.e, TCP_OOSEQ_DROP) > 0);
+    /* a gap-filling segment still gets in */
+    t.pport = 41000;
+    tt_send(&t, TT_ACK, base[0], ack[0], g_data, 20);
+    assert_true(t.rx_len >= 20);
+    for (c = 0; c < NC; c++) {
+        wisp_tcp_abort(pcb[c]);
+    }
+    t.pcb = NULL;
+    tu_clear(t.e);
+    tt_done(&t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_rfc9293_3_2_zero_length_option_does_not_loop),
+        cmocka_unit_test(test_rfc9293_3_2_unknown_option_skipped),
+        cmocka_unit_test(test_rfc7323_2_window_scale_applied_both_ways),
+        cmocka_unit_test(test_rfc7323_2_2_synack_window_not_scaled),
+        cmocka_unit_test(test_rfc7323_2_2_no_scaling_unless_both_offer),
+        cmocka_unit_test(test_rfc7323_2_3_shift_above_14_clamped),
+        cmocka_unit_test(test_rfc7323_3_2_timestamps_on_every_segment),
+        cmocka_unit_test(test_rfc7323_5_3_paws_drops_old_timestamp),
+        cmocka_unit_test(test_rfc7323_5_3_paws_exempts_rst),
+        cmocka_unit_test(test_rfc7323_3_2_segment_without_timestamp_dropped),
+        cmocka_unit_test(test_rfc7323_4_3_ts_recent_from_in_order_segment_only),
+        cmocka_unit_test(test_rfc2018_4_sack_blocks_most_recent_first),
+        cmocka_unit_test(test_rfc2018_3_block_limits),
+        cmocka_unit_test(test_ooseq_overlaps_trimmed),
+        cmocka_unit_test(test_ooseq_bounded_by_option),
+        cmocka_unit_test(test_ooseq_fin_after_gap),
+        cmocka_unit_test(test_rfc9293_3_10_7_4_trim_to_window),
+        cmocka_unit_test(test_ooseq_leaves_receive_reserve),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
