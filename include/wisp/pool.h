@@ -26,8 +26,12 @@ struct wisp_pool {
 #define WISP_POOL_ALIGN 8u
 #define WISP_POOL_ELEM(sz) WISP_ALIGN_UP((size_t)(sz), WISP_POOL_ALIGN)
 
-/** Prepare a pool over mem (count * elem_size bytes, 8-byte aligned). */
-void wisp_pool_init(struct wisp_pool *pool, const char *name, void *mem, size_t elem_size, uint16_t count);
+/** Prepare a pool of count elements over mem (mem_size bytes, 8-byte
+ *  aligned). Each element takes WISP_POOL_ELEM(elem_size) bytes; storage
+ *  for fewer elements than count is a configuration error (asserted in
+ *  debug builds; the pool is clamped to what fits). */
+void wisp_pool_init(struct wisp_pool *pool, const char *name, void *mem, size_t mem_size, size_t elem_size,
+                    uint16_t count);
 /** Take one element (zeroed if zero != 0), or NULL when empty (counted). */
 void *wisp_pool_alloc(struct wisp_pool *pool);
 /** Return an element. Freeing a foreign pointer or freeing twice is a

@@ -92,9 +92,9 @@ struct wisp_stack {
     /* pool storage (kept last; 8-byte aligned through the union) */
     union { uint64_t a_; uint8_t b[WISP_PBUF_RX_COUNT * WISP_PBUF_ELEM_SIZE]; } mem_rx;
     union { uint64_t a_; uint8_t b[WISP_PBUF_TX_COUNT * WISP_PBUF_ELEM_SIZE]; } mem_tx;
-    union { uint64_t a_; uint8_t b[WISP_PBUF_REF_COUNT * WISP_PBUF_HDR_SIZE]; } mem_ref;
+    union { uint64_t a_; uint8_t b[WISP_PBUF_REF_COUNT * WISP_POOL_ELEM(WISP_PBUF_HDR_SIZE)]; } mem_ref;
 #if WISP_PBUF_SMALL_COUNT > 0
-    union { uint64_t a_; uint8_t b[WISP_PBUF_SMALL_COUNT * (WISP_PBUF_HDR_SIZE + WISP_PBUF_SMALL_SIZE)]; } mem_small;
+    union { uint64_t a_; uint8_t b[WISP_PBUF_SMALL_COUNT * WISP_POOL_ELEM(WISP_PBUF_HDR_SIZE + WISP_PBUF_SMALL_SIZE)]; } mem_small;
 #endif
 #if WISP_UDP
     union { uint64_t a_; uint8_t b[WISP_UDP_PCB_COUNT * WISP_POOL_ELEM(sizeof(struct wisp_udp_pcb))]; } mem_udp;

@@ -5,12 +5,20 @@
 #include "wisp/opt.h"
 #include "wisp/pool.h"
 
-void wisp_pool_init(struct wisp_pool *pool, const char *name, void *mem, size_t elem_size, uint16_t count)
+void wisp_pool_init(struct wisp_pool *pool, const char *name, void *mem, size_t mem_size, size_t elem_size,
+                    uint16_t count)
 {
     uint16_t i;
+    size_t stride = WISP_POOL_ELEM(elem_size);
+    /* Storage too small for count elements is a configuration error: never
+     * hand out memory beyond it (checked in debug builds, clamped always). */
+    WISP_ASSERT((size_t)count * stride <= mem_size);
+    if ((size_t)count * stride > mem_size) {
+        count = (uint16_t)(mem_size / stride);
+    }
     pool->name = name;
     pool->base = (uint8_t *)mem;
-    pool->elem_size = (uint32_t)WISP_POOL_ELEM(elem_size);
+    pool->elem_size = (uint32_t)stride;
     pool->count = count;
     pool->used = 0;
     pool->high = 0;

@@ -170,23 +170,23 @@ wisp_err_t wisp_stack_init(struct wisp_stack *s, const struct wisp_config *cfg)
     }
     wisp_now(s);
 
-    wisp_pool_init(&s->pool[WISP_POOL_PBUF_RX], "pbuf_rx", s->mem_rx.b, WISP_PBUF_ELEM_SIZE, WISP_PBUF_RX_COUNT);
-    wisp_pool_init(&s->pool[WISP_POOL_PBUF_TX], "pbuf_tx", s->mem_tx.b, WISP_PBUF_ELEM_SIZE, WISP_PBUF_TX_COUNT);
-    wisp_pool_init(&s->pool[WISP_POOL_PBUF_REF], "pbuf_ref", s->mem_ref.b, WISP_PBUF_HDR_SIZE, WISP_PBUF_REF_COUNT);
+    wisp_pool_init(&s->pool[WISP_POOL_PBUF_RX], "pbuf_rx", s->mem_rx.b, sizeof(s->mem_rx), WISP_PBUF_ELEM_SIZE, WISP_PBUF_RX_COUNT);
+    wisp_pool_init(&s->pool[WISP_POOL_PBUF_TX], "pbuf_tx", s->mem_tx.b, sizeof(s->mem_tx), WISP_PBUF_ELEM_SIZE, WISP_PBUF_TX_COUNT);
+    wisp_pool_init(&s->pool[WISP_POOL_PBUF_REF], "pbuf_ref", s->mem_ref.b, sizeof(s->mem_ref), WISP_PBUF_HDR_SIZE, WISP_PBUF_REF_COUNT);
 #if WISP_PBUF_SMALL_COUNT > 0
-    wisp_pool_init(&s->pool[WISP_POOL_PBUF_SMALL], "pbuf_small", s->mem_small.b,
+    wisp_pool_init(&s->pool[WISP_POOL_PBUF_SMALL], "pbuf_small", s->mem_small.b, sizeof(s->mem_small),
                    WISP_PBUF_HDR_SIZE + WISP_PBUF_SMALL_SIZE, WISP_PBUF_SMALL_COUNT);
 #endif
 #if WISP_UDP
-    wisp_pool_init(&s->pool[WISP_POOL_UDP_PCB], "udp_pcb", s->mem_udp.b, sizeof(struct wisp_udp_pcb),
+    wisp_pool_init(&s->pool[WISP_POOL_UDP_PCB], "udp_pcb", s->mem_udp.b, sizeof(s->mem_udp), sizeof(struct wisp_udp_pcb),
                    WISP_UDP_PCB_COUNT);
 #endif
 #if WISP_TCP
-    wisp_pool_init(&s->pool[WISP_POOL_TCP_PCB], "tcp_pcb", s->mem_tcp_pcb.b, sizeof(struct wisp_tcp_pcb),
+    wisp_pool_init(&s->pool[WISP_POOL_TCP_PCB], "tcp_pcb", s->mem_tcp_pcb.b, sizeof(s->mem_tcp_pcb), sizeof(struct wisp_tcp_pcb),
                    WISP_TCP_PCB_COUNT);
-    wisp_pool_init(&s->pool[WISP_POOL_TCP_LISTEN], "tcp_listen", s->mem_tcp_listen.b, sizeof(struct wisp_tcp_listen),
+    wisp_pool_init(&s->pool[WISP_POOL_TCP_LISTEN], "tcp_listen", s->mem_tcp_listen.b, sizeof(s->mem_tcp_listen), sizeof(struct wisp_tcp_listen),
                    WISP_TCP_LISTEN_COUNT);
-    wisp_pool_init(&s->pool[WISP_POOL_TCP_SEG], "tcp_seg", s->mem_tcp_seg.b, sizeof(struct wisp_tcp_seg),
+    wisp_pool_init(&s->pool[WISP_POOL_TCP_SEG], "tcp_seg", s->mem_tcp_seg.b, sizeof(s->mem_tcp_seg), sizeof(struct wisp_tcp_seg),
                    WISP_TCP_SEG_COUNT);
 #endif
 

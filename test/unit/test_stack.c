@@ -107,6 +107,30 @@ static void test_two_instances_are_independent(void **state)
     tu_env_free(b);
 }
 
+/* Every pool's elements lie inside the stack instance and no two pools
+ * share a byte (a stride rounded past the storage once overlapped them). */
+static void test_pools_fit_their_storage(void **state)
+{
+    struct tu_env *e = tu_env_new(5);
+    const uint8_t *lo = (const uint8_t *)e->s, *hi = lo + sizeof(*e->s);
+    unsigned i, j;
+    (void)state;
+    for (i = 0; i < WISP_POOL_COUNT; i++) {
+        const struct wisp_pool *a = &e->s->pool[i];
+        const uint8_t *a_end = a->base + (size_t)a->count * a->elem_size;
+        assert_true(a->count > 0);
+        assert_true(a->base >= lo && a_end <= hi);
+        for (j = 0; j < WISP_POOL_COUNT; j++) {
+            const struct wisp_pool *b = &e->s->pool[j];
+            const uint8_t *b_end = b->base + (size_t)b->count * b->elem_size;
+            if (i != j) {
+                assert_true(a_end <= b->base || b_end <= a->base);
+            }
+        }
+    }
+    tu_env_free(e);
+}
+
 static void test_names(void **state)
 {
     unsigned i;
@@ -152,6 +176,7 @@ int main(void)
         cmocka_unit_test(test_clock_wraparound),
         cmocka_unit_test(test_seeded_random_is_reproducible),
         cmocka_unit_test(test_two_instances_are_independent),
+        cmocka_unit_test(test_pools_fit_their_storage),
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_addr_text),
     };
