@@ -23,6 +23,15 @@ arm-none-eabi-gcc $flags -I"$top/include" "$top/ports/cortex-m/size_probe.c" "$l
     -Wl,--gc-sections --specs=nosys.specs --specs=nano.specs -o "$out/size_probe.elf"
 echo "== minimal image: one stack + UDP echo (linked, --gc-sections, newlib-nano) =="
 arm-none-eabi-size "$out/size_probe.elf" | sed 's/^/  /'
+# The same image from a core built without TCP (-DWISP_TCP=0): what a
+# UDP-only firmware pays.
+cmake -S "$top" -B "$out-notcp" -DCMAKE_TOOLCHAIN_FILE="$top/cmake/arm-none-eabi.cmake" -DWISP_HOST=OFF \
+      -DCMAKE_BUILD_TYPE=MinSizeRel -DCMAKE_C_FLAGS="-mcpu=cortex-m4 -mthumb -ffunction-sections -fdata-sections -DWISP_TCP=0" >/dev/null
+cmake --build "$out-notcp" -j2 >/dev/null
+arm-none-eabi-gcc $flags -DWISP_TCP=0 -I"$top/include" "$top/ports/cortex-m/size_probe.c" "$out-notcp/libwisp.a" \
+    -Wl,--gc-sections --specs=nosys.specs --specs=nano.specs -o "$out/size_probe_notcp.elf"
+echo "== the same image, core built with WISP_TCP=0 (UDP-only firmware) =="
+arm-none-eabi-size "$out/size_probe_notcp.elf" | sed 's/^/  /'
 cat > "$out/sizeof.c" <<'C'
 #include "wisp/wisp.h"
 char wisp_sizeof_stack[sizeof(struct wisp_stack)];
