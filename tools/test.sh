@@ -49,7 +49,7 @@ if [ "${SKIP_TSAN:-0}" != 1 ] && [ -z "$filter" ]; then
   echo "== clang + ThreadSanitizer build (the tests that use threads)"
   cmake -S . -B build-tsan -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug \
         -DCMAKE_C_FLAGS="-fsanitize=thread -fno-omit-frame-pointer" -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread >/dev/null
-  cmake --build build-tsan -j "$jobs" --target test_sys test_tcpip
+  cmake --build build-tsan -j "$jobs"
   (cd build-tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --output-on-failure -L threads)
 fi
 echo "== all tiers passed"

@@ -275,7 +275,7 @@ static bool echo_queue(struct wisp_tcp_svc_conn *c, struct wisp_pbuf *p)
  * buffer (copied) as far as it has room, reopen the receive window by what
  * was moved (so the client is flow-controlled by our send side), and close
  * our side once the peer has closed and everything is queued. */
-static wisp_err_t echo_pump(struct wisp_tcp_svc_conn *c, bool in_input)
+static wisp_err_t echo_pump(struct wisp_tcp_svc_conn *c)
 {
     struct wisp_tcp_service *t = c->service;
     uint32_t moved = 0;
@@ -324,13 +324,9 @@ static wisp_err_t echo_pump(struct wisp_tcp_svc_conn *c, bool in_input)
     if (moved != 0) {
         wisp_tcp_recved(c->pcb, moved);
     }
-    if (!in_input) {
-        /* Inside the receive and sent callbacks the stack sends by itself
-         * once it has processed the whole segment (and wisp_tcp_write arms
-         * its output timer anyway); sending from there would use a window
-         * not yet updated from the segment being processed. */
-        (void)wisp_tcp_output(c->pcb);
-    }
+    /* Send now (from inside a callback of the stack, the stack sends once
+     * it has processed the whole segment). */
+    (void)wisp_tcp_output(c->pcb);
     if (c->pend_count == 0 && c->peer_closed) {
         return conn_close(c);
     }
@@ -340,7 +336,7 @@ static wisp_err_t echo_pump(struct wisp_tcp_svc_conn *c, bool in_input)
 /* RFC 864: send the pattern as long as the send buffer has room; the sent
  * callback refills it. The writes copy from the constant ring, 72 characters
  * and then CR LF per line (writes are coalesced into full segments). */
-static wisp_err_t chargen_pump(struct wisp_tcp_svc_conn *c, bool in_accept, bool in_input)
+static wisp_err_t chargen_pump(struct wisp_tcp_svc_conn *c, bool in_accept)
 {
     struct wisp_tcp_service *t = c->service;
     unsigned writes = 0;
@@ -386,24 +382,21 @@ static wisp_err_t chargen_pump(struct wisp_tcp_svc_conn *c, bool in_accept, bool
          * hand it the error instead of aborting here. */
         return in_accept ? err : conn_abort(c);
     }
-    if (!in_input) {
-        (void)wisp_tcp_output(c->pcb);   /* see echo_pump */
-    }
+    (void)wisp_tcp_output(c->pcb);   /* see echo_pump */
     return WISP_OK;
 }
 
-/* in_input: called from a callback of segment processing (sent), not
- * from the poll timer. */
-static wisp_err_t tcp_svc_pump(struct wisp_tcp_svc_conn *c, bool in_input)
+/* From the sent and poll callbacks: more data into the send buffer. */
+static wisp_err_t tcp_svc_pump(struct wisp_tcp_svc_conn *c)
 {
     if (c->close_pending) {
         return conn_close(c);
     }
     switch (c->service->id) {
     case WISP_TCP_SVC_ECHO:
-        return echo_pump(c, in_input);
+        return echo_pump(c);
     case WISP_TCP_SVC_CHARGEN:
-        return chargen_pump(c, false, in_input);
+        return chargen_pump(c, false);
     default:
         return WISP_OK;
     }
@@ -426,7 +419,7 @@ static wisp_err_t tcp_svc_recv(void *arg, struct wisp_tcp_pcb *pcb, struct wisp_
         /* The peer closed its direction: close ours (RFC 9293 §3.10.4). */
         c->peer_closed = 1;
         if (t->id == WISP_TCP_SVC_ECHO) {
-            return echo_pump(c, true);
+            return echo_pump(c);
         }
         return conn_close(c);
     }
@@ -440,7 +433,7 @@ static wisp_err_t tcp_svc_recv(void *arg, struct wisp_tcp_pcb *pcb, struct wisp_
         }
         c->bytes_rx += len;
         t->st.bytes_rx += len;
-        return echo_pump(c, true);
+        return echo_pump(c);
     }
     /* RFC 863 "TCP Based Discard Service": "Once a connection is
      * established any data received is thrown away." Chargen: RFC 864
@@ -460,7 +453,7 @@ static wisp_err_t tcp_svc_sent(void *arg, struct wisp_tcp_pcb *pcb, uint32_t len
     if (c == NULL) {
         return WISP_OK;
     }
-    return tcp_svc_pump(c, true);
+    return tcp_svc_pump(c);
 }
 
 static wisp_err_t tcp_svc_poll(void *arg, struct wisp_tcp_pcb *pcb)
@@ -470,7 +463,7 @@ static wisp_err_t tcp_svc_poll(void *arg, struct wisp_tcp_pcb *pcb)
     if (c == NULL) {
         return WISP_OK;
     }
-    return tcp_svc_pump(c, false);
+    return tcp_svc_pump(c);
 }
 
 /* The stack freed the PCB (reset, retries exhausted, ...). */
@@ -510,7 +503,7 @@ static wisp_err_t tcp_svc_accept(void *arg, struct wisp_tcp_pcb *newpcb, wisp_er
     if (t->id == WISP_TCP_SVC_CHARGEN) {
         /* RFC 864: "Once a connection is established a stream of data is
          * sent out the connection". */
-        err = chargen_pump(c, true, true);
+        err = chargen_pump(c, true);
         if (err != WISP_OK) {
             /* Cannot send: decline (the stack aborts it). */
             wisp_tcp_arg(newpcb, NULL);

@@ -404,6 +404,77 @@ void wisp_assert_fail(const char *expr, const char *file, int line);
 #define WISP_TCPIP_MAX_WAIT_MS 1000u
 #endif
 
+/* ------------------------------------------------------------------- API */
+/* The sequential netconn API (wisp/netconn.h, src/api/netconn.c); used only
+ * by code that includes it. */
+
+/** Netconns per netconn layer instance (struct wisp_netconn_api), accepted
+ *  connections included; each slot's OS objects (a mailbox, three
+ *  semaphores, a mutex) are created once by wisp_netconn_api_init. When the
+ *  pool is empty, netconn_new returns NULL and a listener resets the
+ *  connections it cannot hand out. Range 1..65535, default 8. */
+#ifndef WISP_NETCONN_COUNT
+#define WISP_NETCONN_COUNT 8
+#endif
+
+/** Netbufs per netconn layer instance: one per received UDP datagram
+ *  waiting in a mailbox, one per TCP netbuf the application holds, plus
+ *  the netbufs it allocates for sending. When empty, UDP datagrams are
+ *  dropped (counted) and netconn_recv on TCP returns ERR_MEM. Range
+ *  1..65535, default 16. */
+#ifndef WISP_NETBUF_COUNT
+#define WISP_NETBUF_COUNT 16
+#endif
+
+/** Capacity of each netconn's receive mailbox in items (TCP data chains,
+ *  UDP datagrams, or a listener's connections waiting for accept; it also
+ *  caps the accept backlog). A full mailbox makes TCP refuse data (the
+ *  stack keeps it, with the window closed, and offers it again) and drops
+ *  UDP datagrams. Range 2..65535 (the no-OS port holds at most
+ *  WISP_SYS_NONE_MBOX_MAX), default 16. */
+#ifndef WISP_NETCONN_RECVMBOX_SIZE
+#define WISP_NETCONN_RECVMBOX_SIZE 16
+#endif
+
+/** How long netconn_close / netconn_delete keep retrying when the stack
+ *  cannot queue the FIN (segment pool empty) before they abort the
+ *  connection (RST), in ms. Default 1000. */
+#ifndef WISP_NETCONN_CLOSE_TIMEOUT_MS
+#define WISP_NETCONN_CLOSE_TIMEOUT_MS 1000u
+#endif
+
+/* BSD sockets (wisp/sockets.h, src/api/sockets.c), on top of netconn. */
+
+/** Sockets in the process's socket table (struct wisp_sockets): open
+ *  sockets of every stack together. Each needs a netconn of its stack
+ *  (WISP_NETCONN_COUNT). socket()/accept() fail with EMFILE when the table
+ *  is full. Also bounds select(): WISP_FD_SETSIZE = WISP_SOCKET_OFFSET +
+ *  WISP_SOCKET_COUNT. Range 1..32767, default 8. */
+#ifndef WISP_SOCKET_COUNT
+#define WISP_SOCKET_COUNT 8
+#endif
+
+/** The first descriptor number (descriptors are WISP_SOCKET_OFFSET +
+ *  table index). A value above the system's own descriptors keeps socket
+ *  descriptors apart from file descriptors where both exist; descriptors
+ *  below it are answered with ENOTSOCK. Range 0..32767, default 0. */
+#ifndef WISP_SOCKET_OFFSET
+#define WISP_SOCKET_OFFSET 0
+#endif
+
+/** Largest iovcnt of readv/writev/recvmsg/sendmsg. Default 16. */
+#ifndef WISP_SOCKET_IOV_MAX
+#define WISP_SOCKET_IOV_MAX 16
+#endif
+
+/* How the socket layer hands errno values (WISP_E*, Linux numbers) to the
+ * calling thread: WISP_SOCKET_ERRNO_SET(e) stores, WISP_SOCKET_ERRNO_GET()
+ * reads (wisp_errno()). Default (both undefined): the C library's errno of
+ * <errno.h> -- per thread with pthreads, per task with newlib's reentrancy
+ * on an RTOS; on the Linux host the values are the system's own. A port
+ * without a usable errno defines both, e.g. on its thread-local storage;
+ * the socket's own last error (wisp_socket_errno) works regardless. */
+
 /* -------------------------------------------------- consistency checks */
 
 #if WISP_MAX_NETIFS < 1 || WISP_MAX_NETIFS > 254
@@ -451,6 +522,19 @@ void wisp_assert_fail(const char *expr, const char *file, int line);
 #endif
 #if WISP_TCPIP_MBOX_SIZE < 2 || WISP_TCPIP_MBOX_SIZE > 65535 || WISP_TCPIP_MSG_COUNT < 1 || WISP_TCPIP_MSG_COUNT > 65535
 #error "WISP_TCPIP_MBOX_SIZE must be 2..65535, WISP_TCPIP_MSG_COUNT 1..65535"
+#endif
+
+#if WISP_NETCONN_COUNT < 1 || WISP_NETCONN_COUNT > 65535 || WISP_NETBUF_COUNT < 1 || WISP_NETBUF_COUNT > 65535
+#error "WISP_NETCONN_COUNT and WISP_NETBUF_COUNT must be 1..65535"
+#endif
+#if WISP_NETCONN_RECVMBOX_SIZE < 2 || WISP_NETCONN_RECVMBOX_SIZE > 65535
+#error "WISP_NETCONN_RECVMBOX_SIZE must be 2..65535"
+#endif
+#if WISP_SOCKET_COUNT < 1 || WISP_SOCKET_COUNT > 32767 || WISP_SOCKET_OFFSET < 0 || WISP_SOCKET_OFFSET > 32767
+#error "WISP_SOCKET_COUNT must be 1..32767, WISP_SOCKET_OFFSET 0..32767"
+#endif
+#if WISP_SOCKET_IOV_MAX < 1 || WISP_SOCKET_IOV_MAX > 1024
+#error "WISP_SOCKET_IOV_MAX must be 1..1024"
 #endif
 
 #if WISP_TCP

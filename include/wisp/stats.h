@@ -128,6 +128,10 @@
     X(TCP_PERSIST, "tcp.persist.probe") \
     X(TCP_TW_RECYCLED, "tcp.timewait.recycled") \
     X(TCP_TW_REOPEN, "tcp.timewait.reopen") \
+    X(TCP_DROP_RXBUDGET, "tcp.drop.rxbudget") \
+    X(TCP_WND_LIMITED, "tcp.wnd.budgetlimited") \
+    X(TCP_WRITE_TXRESERVE, "tcp.write.txreserve") \
+    X(TCP_CTL_LOCAL_RETRY, "tcp.ctl.localretry") \
     X(NETIF_RX_NOMEM, "netif.rx.nomem") \
     X(NETIF_TXQ_DROP, "netif.txq.drop") \
     X(NETIF_TX_ERR, "netif.tx.err") \

@@ -11,11 +11,27 @@
  * ports), RFC 4987 (SYN cookies), RFC 896 (Nagle), RFC 1122 §4.2.3.4
  * (Nagle / delayed ACK interplay).
  *
- * The raw API runs in the core context (the thread that owns the stack).
- * Every callback is called from the core context too, from inside
- * wisp_dev_input() or wisp_stack_poll() or a raw API call; a callback may
- * call raw API functions on its own PCB (write, output, recved, close,
- * abort — after abort it must return WISP_ERR_ABRT).
+ * The raw API runs in the core context (the thread that owns the stack);
+ * every raw API function checks that (WISP_CORE_ASSERT_OWNER, debug builds
+ * of a stack run by a stack thread). Every callback is called from the
+ * core context too, from inside wisp_dev_input() or wisp_stack_poll() or a
+ * raw API call; a callback may call raw API functions on its own PCB
+ * (write, output, recved, close, shutdown, abort — after abort it must
+ * return WISP_ERR_ABRT). Callbacks run only once the segment that causes
+ * them has been taken into account as a whole (e.g. the sent callback sees
+ * SND.UNA, the send window and the congestion state of its ACK), and
+ * output asked for from inside them (wisp_tcp_output, close, shutdown,
+ * recved) is sent when the stack has finished with that segment or timer.
+ *
+ * Buffer budgets: the receive window a connection announces never
+ * promises more than the free receive blocks (WISP_PBUF_RX_COUNT) can hold
+ * in full-size segments, less a reserve kept for ACKs and control
+ * segments, nor more than the connection's fair share of the receive
+ * blocks (counting what its application holds: received, not yet given
+ * back with wisp_tcp_recved); an announced right edge is never taken back.
+ * Writes never take the last transmit blocks (a reserve for ACK and RST
+ * headers). So blocks held by applications cannot keep the stack from
+ * receiving the ACKs that free its transmit blocks.
  *
  * Ownership: a PCB given to the application (wisp_tcp_new, the accept
  * callback) stays valid until the application calls wisp_tcp_close() (then
@@ -64,10 +80,10 @@ struct wisp_tcp_pcb;
  *  Return WISP_OK when p was taken. Any other return leaves p with the
  *  stack, which offers it again later (refused data, retried every 20 ms;
  *  the window stays closed by it meanwhile; data arriving meanwhile is
- *  queued behind it up to 64 KB, beyond that the peer has to resend). The
- *  receive window reopens only when the application calls
- *  wisp_tcp_recved(). Without a recv callback data is consumed and the
- *  window reopened by the stack. */
+ *  queued behind it, in order, as chains of at most 65535 bytes each --
+ *  everything within the window is kept). The receive window reopens only
+ *  when the application calls wisp_tcp_recved(). Without a recv callback
+ *  data is consumed and the window reopened by the stack. */
 typedef wisp_err_t (*wisp_tcp_recv_fn)(void *arg, struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, wisp_err_t err);
 /** len more bytes of written data were acknowledged (send buffer space). */
 typedef wisp_err_t (*wisp_tcp_sent_fn)(void *arg, struct wisp_tcp_pcb *pcb, uint32_t len);
@@ -86,7 +102,10 @@ typedef wisp_err_t (*wisp_tcp_accept_fn)(void *arg, struct wisp_tcp_pcb *newpcb,
  *  after wisp_tcp_close. */
 typedef void (*wisp_tcp_err_fn)(void *arg, wisp_err_t err);
 /** Called every interval (units of WISP_TCP_POLL_UNIT_MS) while the PCB
- *  lives: for retrying writes that failed with WISP_ERR_MEM, idle checks. */
+ *  lives: for retrying writes that failed with WISP_ERR_MEM, idle checks.
+ *  After a write failed for want of buffers (transmit blocks, segments,
+ *  references), it is also called soon (about 10 ms) after other
+ *  connections' acknowledged data gave buffers back. */
 typedef wisp_err_t (*wisp_tcp_poll_fn)(void *arg, struct wisp_tcp_pcb *pcb);
 
 /* --------------------------------------------------------- write flags */
@@ -129,12 +148,19 @@ wisp_err_t wisp_tcp_connect(struct wisp_tcp_pcb *pcb, const wisp_ipaddr_t *ip, u
                             wisp_tcp_connected_fn fn);
 
 /** Queue len bytes for sending (flags WISP_TCP_WRITE_*). Small writes are
- *  coalesced into full segments. WISP_ERR_MEM when the send buffer or the
- *  segment pool is full (nothing queued: retry from the sent or poll
- *  callback). WISP_ERR_CONN when the PCB cannot send. The data goes out
- *  on wisp_tcp_output() or at the latest when the stack next runs. */
+ *  coalesced into full segments. WISP_ERR_MEM when the write may fit later
+ *  but not now: the send buffer, the segment pool or the transmit blocks
+ *  (copies never take the last ones, kept for ACK headers) are in use
+ *  (nothing queued: retry from the sent or poll callback). WISP_ERR_VAL
+ *  when it can never be taken whole: len above WISP_TCP_SND_BUF, or more
+ *  segments (WISP_TCP_SEG_COUNT) or, with WISP_TCP_WRITE_COPY, more
+ *  transmit blocks than the stack has (nothing queued: split the write).
+ *  WISP_ERR_CONN when the PCB cannot send. The data goes out on
+ *  wisp_tcp_output() or at the latest when the stack next runs. */
 wisp_err_t wisp_tcp_write(struct wisp_tcp_pcb *pcb, const void *data, uint32_t len, uint8_t flags);
-/** Send what the windows, Nagle and congestion control allow, now. */
+/** Send what the windows, Nagle and congestion control allow, now (from a
+ *  callback of this PCB: once the stack has finished the segment or timer
+ *  that called it). */
 wisp_err_t wisp_tcp_output(struct wisp_tcp_pcb *pcb);
 /** Free bytes in the send buffer. */
 uint32_t wisp_tcp_sndbuf(const struct wisp_tcp_pcb *pcb);
@@ -257,6 +283,10 @@ struct wisp_tcp_ooseq {
 
 #define WISP_TCP_NTMR 8           /**< per-connection deadlines (tcp_priv.h TCP_TMR_*) */
 #define WISP_TCP_OOSEQ_SLOTS (WISP_TCP_OOSEQ_MAX_PBUFS > 0 ? WISP_TCP_OOSEQ_MAX_PBUFS : 1)
+/** Chains of refused data (each at most 65535 bytes, pbuf tot_len): at
+ *  most a window of data is refused, and every chain but the last holds
+ *  more than 32 KB (received segments are far smaller). */
+#define WISP_TCP_REFUSED_SLOTS ((WISP_TCP_WND) / 32768 + 2)
 
 /** A connection PCB (SYN-SENT .. LAST-ACK, or CLOSED before connect). */
 struct wisp_tcp_pcb {
@@ -306,7 +336,11 @@ struct wisp_tcp_pcb {
     uint32_t rcv_adv;             /**< right edge advertised (never moves left) */
     uint32_t rcv_unacked;         /**< in-order bytes not acknowledged yet */
     uint32_t last_ack_sent;
-    struct wisp_pbuf *refused;    /**< data the recv callback refused */
+    struct wisp_pbuf *refused[WISP_TCP_REFUSED_SLOTS]; /**< data the recv callback refused, in order */
+    uint8_t refused_n;            /**< chains in refused[] */
+    uint8_t starve;               /**< window limited by the receive budget: retry backoff step + 1 */
+    uint16_t rcv_blk;             /**< data bytes one receive block holds (full-size segments) */
+    uint16_t syn_wnd;             /**< window offered by our SYN (SYN-SENT) */
     uint8_t ooseq_n;              /**< entries in ooseq[] */
     uint16_t ooseq_bufs;          /**< receive buffers they hold */
     struct wisp_tcp_ooseq ooseq[WISP_TCP_OOSEQ_SLOTS];
@@ -341,6 +375,7 @@ struct wisp_tcp_syn {
     uint32_t iss, irs, ts_recent;
     uint32_t due;                 /**< next SYN-ACK retransmission (ms) */
     uint16_t peer_mss;
+    uint16_t wnd;                 /**< window offered by the SYN-ACK */
     uint8_t peer_wscale;          /**< 0xff: the SYN had no window scale option */
     uint8_t opts;                 /**< TCP_SYNO_* (tcp_priv.h) */
     uint8_t retries;
@@ -351,6 +386,9 @@ struct wisp_tcp {
     struct wisp_tcp_pcb *pcbs;        /**< every connection PCB */
     struct wisp_tcp_listen *listens;  /**< every listener */
     struct wisp_tcp_pcb *in_pcb;      /**< PCB being processed (its free is deferred) */
+    uint16_t npcbs;                   /**< connection PCBs in pcbs (receive budget shares) */
+    uint16_t mem_waiters;             /**< PCBs whose write was refused for want of buffers */
+    struct wisp_timer wake_tmr;       /**< polls them soon after buffers were given back */
     uint32_t key[4];                  /**< secret of the keyed hash (RFC 6528, cookies) */
     uint32_t chal_tokens, chal_last;  /**< challenge ACK bucket (RFC 5961 §7) */
     uint32_t cookie_last;             /**< when the last SYN cookie was sent (ms) */

@@ -16,6 +16,10 @@
 #define WISP_IP_REASS_MAX_DGRAMS 4
 #define WISP_IP_REASS_MAX_PBUFS 96
 #define WISP_ARP_TABLE_SIZE 32
+/* A burst of new connections to one neighbour waits for its ARP reply in
+ * its queue (the oldest are dropped beyond it, silently: TCP can only
+ * resend them after its SYN timeout). The most opt.h allows. */
+#define WISP_ARP_QUEUE_LEN 16
 #define WISP_UDP_PCB_COUNT 16
 #define WISP_TXQ_COMMON_LEN 64
 #define WISP_TXQ_EMERG_LEN 16
@@ -26,6 +30,20 @@
  * point of a stack run by a stack thread is called by its core owner. */
 #define WISP_SYS_PORT_HEADER "sys_posix.h"
 #define WISP_TCPIP_MBOX_SIZE 128
+/* netconn API (wisp/netconn.h): room for a socket layer's connections and
+ * a receive mailbox deep enough for a burst of segments. */
+#define WISP_NETCONN_COUNT 32
+#define WISP_NETBUF_COUNT 64
+#define WISP_NETCONN_RECVMBOX_SIZE 64
+/* BSD sockets (wisp/sockets.h): one table for the process, enough for the
+ * select/poll tests over 64 connections (128 sockets) and the benchmark's
+ * two stacks; every socket needs a netconn of its stack. Descriptors start
+ * at 64, apart from the process's file descriptors (a file descriptor
+ * passed to a socket call is answered with ENOTSOCK). */
+#define WISP_SOCKET_COUNT 160
+#define WISP_SOCKET_OFFSET 64
+#undef WISP_NETCONN_COUNT
+#define WISP_NETCONN_COUNT 160
 void wisp_sys_core_check(const void *core_lock, const char *where);
 #define WISP_CORE_ASSERT_OWNER(s) wisp_sys_core_check((s) != NULL ? (s)->core_lock : NULL, __func__)
 
@@ -36,7 +54,9 @@ void wisp_sys_core_check(const void *core_lock, const char *where);
  * out-of-order queues. */
 #define WISP_TCP_PCB_COUNT 256
 #define WISP_TCP_LISTEN_COUNT 16
-#define WISP_TCP_SYNQ_COUNT 64
+/* A SYN queue for a burst of hundreds of connects (beyond it, SYN
+ * cookies: their SYN-ACK is not retried when the stack cannot send it) */
+#define WISP_TCP_SYNQ_COUNT 256
 #define WISP_TCP_TW_COUNT 256
 #define WISP_TCP_SEG_COUNT 2048
 #define WISP_TCP_WND (256 * 1024)

@@ -328,6 +328,9 @@ static void tcp_pcb_timer_fn(struct wisp_stack *s, struct wisp_timer *t)
             tcp_timer_handle(pcb, i);
         }
     }
+    if (!tcp_dead(pcb) && (pcb->flags & TF_OUTPUT_PENDING)) {
+        tcp_output_run(pcb); /* asked for by a callback meanwhile */
+    }
     if (tcp_leave(s, pcb, prev)) {
         tcp_timer_update(pcb);
     }
@@ -384,6 +387,7 @@ void tcp_new_defaults(struct wisp_stack *s, struct wisp_tcp_pcb *pcb)
     pcb->keep_intvl = WISP_TCP_KEEPINTVL_MS;
     pcb->keep_cnt = (uint8_t)WISP_TCP_KEEPCNT;
     pcb->rcv_wscale = 0;
+    pcb->rcv_blk = tcp_rx_blk((uint16_t)WISP_TCP_MSS);
     pcb->last_rx_ms = wisp_now(s);
 }
 
@@ -391,11 +395,14 @@ static void tcp_link(struct wisp_stack *s, struct wisp_tcp_pcb *pcb)
 {
     pcb->next = s->tcp.pcbs;
     s->tcp.pcbs = pcb;
+    s->tcp.npcbs++;
 }
 
 struct wisp_tcp_pcb *wisp_tcp_new(struct wisp_stack *s)
 {
-    struct wisp_tcp_pcb *pcb = (struct wisp_tcp_pcb *)wisp_pool_alloc(&s->pool[WISP_POOL_TCP_PCB]);
+    struct wisp_tcp_pcb *pcb;
+    WISP_CORE_ASSERT_OWNER(s);
+    pcb = (struct wisp_tcp_pcb *)wisp_pool_alloc(&s->pool[WISP_POOL_TCP_PCB]);
     if (pcb == NULL) {
         return NULL;
     }
@@ -426,16 +433,24 @@ void tcp_pcb_release(struct wisp_tcp_pcb *pcb)
     for (pp = &s->tcp.pcbs; *pp != NULL; pp = &(*pp)->next) {
         if (*pp == pcb) {
             *pp = pcb->next;
+            s->tcp.npcbs--;
             break;
         }
     }
     wisp_timer_cancel(s, &pcb->tmr);
     pcb->tmr_on = 0;
-    tcp_free_sndq(pcb);
+    if (pcb->flags & TF_WRITE_MEM) {
+        pcb->flags &= ~TF_WRITE_MEM;
+        s->tcp.mem_waiters--;
+    }
+    if (pcb->sndq != NULL) {
+        tcp_free_sndq(pcb);
+        tcp_mem_freed(s);
+    }
     tcp_free_ooseq(pcb);
-    wisp_pbuf_free(pcb->refused);
-    pcb->refused = NULL;
+    (void)tcp_refused_free(pcb);
     pcb->c.state = WISP_TCP_CLOSED;
+    pcb->starve = 0;
     if (s->tcp.in_pcb == pcb) {
         pcb->flags |= TF_DEAD; /* the processor returns the memory */
     } else {
@@ -540,6 +555,7 @@ static bool tcp_tuple_used(const struct wisp_stack *s, const struct wisp_tcp_pcb
 
 void wisp_tcp_arg(struct wisp_tcp_pcb *pcb, void *arg)
 {
+    WISP_CORE_ASSERT_OWNER(tcp_stack_of(pcb));
     tcp_common(pcb)->arg = arg;
 }
 
@@ -548,6 +564,7 @@ wisp_err_t wisp_tcp_bind(struct wisp_tcp_pcb *pcb, const wisp_ipaddr_t *ip, uint
     struct wisp_stack *s;
     wisp_ip4_t a = WISP_IP4_ANY;
 
+    WISP_CORE_ASSERT_OWNER(tcp_stack_of(pcb));
     if (pcb == NULL || tcp_is_listen(pcb)) {
         return WISP_ERR_VAL;
     }
@@ -583,6 +600,7 @@ struct wisp_tcp_pcb *wisp_tcp_listen(struct wisp_tcp_pcb *pcb, uint8_t backlog, 
     struct wisp_tcp_listen *l;
     wisp_err_t e = WISP_OK;
 
+    WISP_CORE_ASSERT_OWNER(tcp_stack_of(pcb));
     if (pcb == NULL || tcp_is_listen(pcb) || pcb->c.state != WISP_TCP_CLOSED) {
         e = WISP_ERR_VAL;
         goto fail;
@@ -619,6 +637,7 @@ fail:
 
 void wisp_tcp_accept(struct wisp_tcp_pcb *lpcb, wisp_tcp_accept_fn fn)
 {
+    WISP_CORE_ASSERT_OWNER(tcp_stack_of(lpcb));
     if (lpcb != NULL && tcp_is_listen(lpcb)) {
         tcp_as_listen(lpcb)->accept = fn;
     }
@@ -653,6 +672,7 @@ wisp_err_t wisp_tcp_connect(struct wisp_tcp_pcb *pcb, const wisp_ipaddr_t *ip, u
     struct tcp_tuple t;
     wisp_ip4_t dst;
 
+    WISP_CORE_ASSERT_OWNER(tcp_stack_of(pcb));
     if (pcb == NULL || tcp_is_listen(pcb)) {
         return WISP_ERR_VAL;
     }
@@ -727,10 +747,21 @@ wisp_err_t wisp_tcp_connect(struct wisp_tcp_pcb *pcb, const wisp_ipaddr_t *ip, u
     pcb->recover = pcb->iss;
     pcb->rcv_wscale = tcp_rcv_wscale_ours();
     pcb->rcv_wnd = WISP_TCP_WND;
+    pcb->rcv_blk = tcp_rx_blk(tcp_mss_for(s, dst));
+    /* The window our SYN offers (RFC 7323 §2.2: unscaled), within the
+     * receive budget; it is promised until the connection is synchronized
+     * and never taken back. */
+    {
+        uint32_t share, fresh = tcp_rx_blocks_avail(s, 0, s->tcp.npcbs, &share);
+        pcb->syn_wnd = (uint16_t)WISP_MIN(WISP_MIN(pcb->rcv_wnd, 65535u),
+                                          WISP_MIN(fresh, share) * (uint32_t)pcb->rcv_blk);
+    }
     pcb->c.state = WISP_TCP_SYN_SENT;
     pcb->syn_rtx = 0;
     WISP_CTR_INC(s, TCP_CONNECT);
-    (void)tcp_send_syn(pcb); /* a failure is a lost SYN: the RTO resends it */
+    /* A SYN the stack could not send (tcp_send_syn retries it soon) or one
+     * lost on the way (the RTO resends it). */
+    (void)tcp_send_syn(pcb);
     pcb->snd_nxt = pcb->iss + 1u;
     pcb->flags |= TF_RTT;
     pcb->rtt_seq = pcb->iss;
@@ -741,6 +772,7 @@ wisp_err_t wisp_tcp_connect(struct wisp_tcp_pcb *pcb, const wisp_ipaddr_t *ip, u
 
 void wisp_tcp_recv(struct wisp_tcp_pcb *pcb, wisp_tcp_recv_fn fn)
 {
+    WISP_CORE_ASSERT_OWNER(tcp_stack_of(pcb));
     if (pcb != NULL && !tcp_is_listen(pcb)) {
         pcb->recv = fn;
     }
@@ -748,6 +780,7 @@ void wisp_tcp_recv(struct wisp_tcp_pcb *pcb, wisp_tcp_recv_fn fn)
 
 void wisp_tcp_sent(struct wisp_tcp_pcb *pcb, wisp_tcp_sent_fn fn)
 {
+    WISP_CORE_ASSERT_OWNER(tcp_stack_of(pcb));
     if (pcb != NULL && !tcp_is_listen(pcb)) {
         pcb->sent = fn;
     }
@@ -755,6 +788,7 @@ void wisp_tcp_sent(struct wisp_tcp_pcb *pcb, wisp_tcp_sent_fn fn)
 
 void wisp_tcp_err(struct wisp_tcp_pcb *pcb, wisp_tcp_err_fn fn)
 {
+    WISP_CORE_ASSERT_OWNER(tcp_stack_of(pcb));
     if (pcb != NULL && !tcp_is_listen(pcb)) {
         pcb->errf = fn;
     }
@@ -762,6 +796,7 @@ void wisp_tcp_err(struct wisp_tcp_pcb *pcb, wisp_tcp_err_fn fn)
 
 void wisp_tcp_poll(struct wisp_tcp_pcb *pcb, wisp_tcp_poll_fn fn, uint8_t interval)
 {
+    WISP_CORE_ASSERT_OWNER(tcp_stack_of(pcb));
     if (pcb == NULL || tcp_is_listen(pcb)) {
         return;
     }
@@ -777,6 +812,8 @@ void wisp_tcp_poll(struct wisp_tcp_pcb *pcb, wisp_tcp_poll_fn fn, uint8_t interv
 void wisp_tcp_recved(struct wisp_tcp_pcb *pcb, uint32_t len)
 {
     uint32_t right, adv_room, thresh;
+    bool limited;
+    WISP_CORE_ASSERT_OWNER(tcp_stack_of(pcb));
     if (pcb == NULL || tcp_is_listen(pcb) || pcb->c.state == WISP_TCP_CLOSED) {
         return;
     }
@@ -789,20 +826,19 @@ void wisp_tcp_recved(struct wisp_tcp_pcb *pcb, uint32_t len)
      * window only when the right edge moves by min(RCV.BUFF/2, MSS);
      * send the update at once only when the window we announced has
      * fallen to half the buffer or less (else the next ACK carries it). */
-    right = pcb->rcv_nxt + WISP_MIN(pcb->rcv_wnd, tcp_wnd_max(pcb));
+    right = tcp_rcv_right(pcb, &limited); /* what the buffer and the receive budget allow */
     adv_room = pcb->rcv_adv - pcb->rcv_nxt;
     thresh = WISP_MIN(tcp_wnd_max(pcb) / 2u, (uint32_t)pcb->mss);
     if (TCP_SEQ_GT(right, pcb->rcv_adv) && right - pcb->rcv_adv >= thresh && adv_room <= tcp_wnd_max(pcb) / 2u) {
         pcb->flags |= TF_ACK_NOW;
-        if (pcb->c.stack->tcp.in_pcb != pcb) {
-            tcp_output_run(pcb);
-        }
+        tcp_output_soon(pcb);
     }
 }
 
 wisp_err_t wisp_tcp_close(struct wisp_tcp_pcb *pcb)
 {
     wisp_err_t err;
+    WISP_CORE_ASSERT_OWNER(tcp_stack_of(pcb));
     if (pcb == NULL) {
         return WISP_ERR_ARG;
     }
@@ -818,7 +854,7 @@ wisp_err_t wisp_tcp_close(struct wisp_tcp_pcb *pcb)
     default:
         break;
     }
-    if (pcb->refused != NULL) {
+    if (pcb->refused_n > 0u) {
         /* RFC 1122 §4.2.2.13: CLOSE with received data still pending
          * (the application refused it): send RST to show data was lost. */
         WISP_CTR_INC(pcb->c.stack, TCP_DROP_AFTERCLOSE);
@@ -848,13 +884,14 @@ wisp_err_t wisp_tcp_close(struct wisp_tcp_pcb *pcb)
     if (pcb->c.state == WISP_TCP_FIN_WAIT_2) {
         tcp_timer_set(pcb, TCP_TMR_FW2, TCP_FIN_WAIT2_MS);
     }
-    tcp_output_run(pcb);
+    tcp_output_soon(pcb);
     return WISP_OK;
 }
 
 wisp_err_t wisp_tcp_shutdown(struct wisp_tcp_pcb *pcb, bool shut_rx, bool shut_tx)
 {
     wisp_err_t err;
+    WISP_CORE_ASSERT_OWNER(tcp_stack_of(pcb));
     if (pcb == NULL) {
         return WISP_ERR_ARG;
     }
@@ -869,11 +906,8 @@ wisp_err_t wisp_tcp_shutdown(struct wisp_tcp_pcb *pcb, bool shut_rx, bool shut_t
     }
     if (shut_rx) {
         pcb->flags |= TF_SHUT_RX;
-        if (pcb->refused != NULL) {
-            uint32_t n = pcb->refused->tot_len;
-            wisp_pbuf_free(pcb->refused);
-            pcb->refused = NULL;
-            wisp_tcp_recved(pcb, n);
+        if (pcb->refused_n > 0u) {
+            wisp_tcp_recved(pcb, tcp_refused_free(pcb));
         }
         tcp_timer_clear(pcb, TCP_TMR_REFUSED);
     }
@@ -891,13 +925,14 @@ wisp_err_t wisp_tcp_shutdown(struct wisp_tcp_pcb *pcb, bool shut_rx, bool shut_t
         }
         pcb->c.state = (pcb->c.state == WISP_TCP_CLOSE_WAIT) ? (uint8_t)WISP_TCP_LAST_ACK
                                                               : (uint8_t)WISP_TCP_FIN_WAIT_1;
-        tcp_output_run(pcb);
+        tcp_output_soon(pcb);
     }
     return WISP_OK;
 }
 
 void wisp_tcp_abort(struct wisp_tcp_pcb *pcb)
 {
+    WISP_CORE_ASSERT_OWNER(tcp_stack_of(pcb));
     if (pcb == NULL) {
         return;
     }
@@ -913,6 +948,7 @@ void wisp_tcp_abort(struct wisp_tcp_pcb *pcb)
 
 void wisp_tcp_nodelay(struct wisp_tcp_pcb *pcb, bool on)
 {
+    WISP_CORE_ASSERT_OWNER(tcp_stack_of(pcb));
     if (pcb == NULL || tcp_is_listen(pcb)) {
         return;
     }
@@ -925,6 +961,7 @@ void wisp_tcp_nodelay(struct wisp_tcp_pcb *pcb, bool on)
 
 void wisp_tcp_keepalive(struct wisp_tcp_pcb *pcb, bool enable, uint32_t idle_ms, uint32_t intvl_ms, uint32_t cnt)
 {
+    WISP_CORE_ASSERT_OWNER(tcp_stack_of(pcb));
     if (pcb == NULL || tcp_is_listen(pcb)) {
         return;
     }
@@ -949,6 +986,7 @@ void wisp_tcp_keepalive(struct wisp_tcp_pcb *pcb, bool enable, uint32_t idle_ms,
 
 void wisp_tcp_set_dscp(struct wisp_tcp_pcb *pcb, uint8_t dscp)
 {
+    WISP_CORE_ASSERT_OWNER(tcp_stack_of(pcb));
     if (pcb != NULL) {
         tcp_common(pcb)->tos = (uint8_t)((dscp & 0x3fu) << 2);
     }
@@ -956,6 +994,7 @@ void wisp_tcp_set_dscp(struct wisp_tcp_pcb *pcb, uint8_t dscp)
 
 void wisp_tcp_set_ttl(struct wisp_tcp_pcb *pcb, uint8_t ttl)
 {
+    WISP_CORE_ASSERT_OWNER(tcp_stack_of(pcb));
     if (pcb != NULL) {
         tcp_common(pcb)->ttl = ttl;
     }
@@ -1091,7 +1130,7 @@ void tcp_enter_time_wait(struct wisp_tcp_pcb *pcb)
     w->rcv_wscale = pcb->rcv_wscale;
     w->expire = wisp_now(s) + 2u * WISP_TCP_MSL_MS;
     tcp_tw_arm(s);
-    if (pcb->refused != NULL) {
+    if (pcb->refused_n > 0u) {
         WISP_CTR_INC(s, TCP_DROP_REFUSED); /* the application never took it */
     }
     tcp_pcb_kill(pcb, WISP_ERR_CLSD);
@@ -1211,11 +1250,13 @@ static void tcp_synq_remove(struct wisp_stack *s, struct wisp_tcp_syn *e)
     WISP_UNUSED(s);
 }
 
-/* The options and TSval of a SYN-ACK. cookie_bits: the low TSval bits of
- * a SYN cookie (RFC 4987 §3.6 with timestamps), or -1. */
-static void tcp_send_synack(struct wisp_stack *s, const struct tcp_tuple *t, uint32_t iss, uint32_t irs,
-                            uint8_t peer_ws, bool sack, bool ts, uint32_t ts_recent, int cookie_bits, uint8_t tos,
-                            uint8_t ttl)
+/* The options and TSval of a SYN-ACK offering window wnd. cookie_bits:
+ * the low TSval bits of a SYN cookie (RFC 4987 §3.6 with timestamps), or
+ * -1. Returns tcp_xmit_raw's result (a local failure is retried by the
+ * SYN queue; a cookie's SYN-ACK is not: the peer resends its SYN). */
+static wisp_err_t tcp_send_synack(struct wisp_stack *s, const struct tcp_tuple *t, uint32_t iss, uint32_t irs,
+                                  uint8_t peer_ws, bool sack, bool ts, uint32_t ts_recent, int cookie_bits,
+                                  uint16_t wnd, uint8_t tos, uint8_t ttl)
 {
     uint8_t opt[TCP_MAX_OPTLEN];
     uint8_t n;
@@ -1231,8 +1272,19 @@ static void tcp_send_synack(struct wisp_stack *s, const struct tcp_tuple *t, uin
     }
     n = tcp_build_syn_opts(opt, tcp_mss_for(s, t->rip), peer_ws == 0xffu ? 0xffu : tcp_rcv_wscale_ours(), sack, ts,
                            tsval, ts_recent);
-    (void)tcp_xmit_raw(s, t, iss, irs + 1u, TCP_SYN | TCP_ACK,
-                       (uint16_t)WISP_MIN((uint32_t)WISP_TCP_WND, 65535u), opt, n, NULL, tos, ttl);
+    return tcp_xmit_raw(s, t, iss, irs + 1u, TCP_SYN | TCP_ACK, wnd, opt, n, NULL, tos, ttl);
+}
+
+/* The window a SYN-ACK to rip offers (unscaled, RFC 7323 §2.2): the
+ * buffer, within the receive budget (one more connection's share); *blk:
+ * data bytes per receive block for that peer. */
+static uint16_t tcp_synack_wnd(struct wisp_stack *s, wisp_ip4_t rip, uint16_t *blk)
+{
+    uint32_t b = tcp_rx_blk(tcp_mss_for(s, rip));
+    uint32_t share, fresh = tcp_rx_blocks_avail(s, 0, (uint32_t)s->tcp.npcbs + 1u, &share);
+    uint32_t cap = WISP_MIN(fresh, share) * b;
+    *blk = (uint16_t)b;
+    return (uint16_t)WISP_MIN(WISP_MIN((uint32_t)WISP_TCP_WND, 65535u), cap);
 }
 
 static void tcp_synq_tuple(const struct wisp_tcp_syn *e, struct tcp_tuple *t)
@@ -1243,12 +1295,36 @@ static void tcp_synq_tuple(const struct wisp_tcp_syn *e, struct tcp_tuple *t)
     t->rport = e->remote_port;
 }
 
-static void tcp_synq_send(struct wisp_stack *s, const struct wisp_tcp_syn *e)
+/* The RTO of an embryo after n retransmissions (RFC 6298 §5.5: the
+ * initial RTO doubled per retry). */
+static uint32_t tcp_synq_rto(unsigned n)
+{
+    uint32_t rto = WISP_TCP_RTO_INIT_MS;
+    unsigned k;
+    for (k = 0; k < n && rto < WISP_TCP_RTO_MAX_MS; k++) {
+        rto *= 2u;
+    }
+    return WISP_MIN(rto, (uint32_t)WISP_TCP_RTO_MAX_MS);
+}
+
+/* (Re)send the SYN-ACK of e and set its next deadline: the RTO when it
+ * left, a quick retry when the stack itself could not send it (no buffer,
+ * full queue: no loss in the network, no backoff). */
+static void tcp_synq_send(struct wisp_stack *s, struct wisp_tcp_syn *e)
 {
     struct tcp_tuple t;
+    wisp_err_t err;
     tcp_synq_tuple(e, &t);
-    tcp_send_synack(s, &t, e->iss, e->irs, e->peer_wscale, (e->opts & TCP_SYNO_SACK) != 0,
-                    (e->opts & TCP_SYNO_TS) != 0, e->ts_recent, -1, e->lpcb->c.tos, e->lpcb->c.ttl);
+    err = tcp_send_synack(s, &t, e->iss, e->irs, e->peer_wscale, (e->opts & TCP_SYNO_SACK) != 0,
+                          (e->opts & TCP_SYNO_TS) != 0, e->ts_recent, -1, e->wnd, e->lpcb->c.tos, e->lpcb->c.ttl);
+    if (err == WISP_OK) {
+        e->opts = (uint8_t)(e->opts & ~TCP_SYNO_UNSENT);
+        e->due = wisp_now(s) + tcp_synq_rto(e->retries);
+    } else {
+        e->opts = (uint8_t)(e->opts | TCP_SYNO_UNSENT);
+        e->due = wisp_now(s) + TCP_OUTPUT_RETRY_MS;
+        WISP_CTR_INC(s, TCP_CTL_LOCAL_RETRY);
+    }
 }
 
 static void tcp_synq_timer_fn(struct wisp_stack *s, struct wisp_timer *t)
@@ -1261,6 +1337,10 @@ static void tcp_synq_timer_fn(struct wisp_stack *s, struct wisp_timer *t)
         if (e->lpcb == NULL || wisp_time_before(now, e->due)) {
             continue;
         }
+        if (e->opts & TCP_SYNO_UNSENT) {
+            tcp_synq_send(s, e); /* never left: no retransmission */
+            continue;
+        }
         if (e->retries >= WISP_TCP_SYNMAXRTX) {
             WISP_CTR_INC(s, TCP_SYNQ_TIMEOUT);
             tcp_synq_remove(s, e);
@@ -1269,15 +1349,6 @@ static void tcp_synq_timer_fn(struct wisp_stack *s, struct wisp_timer *t)
         e->retries++;
         WISP_CTR_INC(s, TCP_SYN_RETRANSMIT);
         tcp_synq_send(s, e);
-        {
-            /* RFC 6298 §5.5: back off (initial RTO doubled per retry). */
-            uint32_t rto = WISP_TCP_RTO_INIT_MS;
-            unsigned k;
-            for (k = 0; k < e->retries && rto < WISP_TCP_RTO_MAX_MS; k++) {
-                rto *= 2u;
-            }
-            e->due = now + WISP_MIN(rto, (uint32_t)WISP_TCP_RTO_MAX_MS);
-        }
     }
     tcp_synq_arm(s);
 }
@@ -1345,7 +1416,7 @@ static bool tcp_cookie_check(struct wisp_stack *s, const struct tcp_tuple *t, ui
 static struct wisp_tcp_pcb *tcp_passive_pcb(struct wisp_stack *s, struct wisp_tcp_listen *l,
                                             const struct tcp_tuple *t, uint32_t iss, uint32_t irs,
                                             uint16_t peer_mss, uint8_t peer_ws, bool sack, bool ts,
-                                            uint32_t ts_recent)
+                                            uint32_t ts_recent, uint16_t wnd)
 {
     struct wisp_tcp_pcb *pcb = (struct wisp_tcp_pcb *)wisp_pool_alloc(&s->pool[WISP_POOL_TCP_PCB]);
     uint16_t ours;
@@ -1371,12 +1442,13 @@ static struct wisp_tcp_pcb *tcp_passive_pcb(struct wisp_stack *s, struct wisp_tc
     pcb->snd_wl2 = iss;
     pcb->irs = irs;
     pcb->rcv_nxt = irs + 1u;
-    pcb->rcv_adv = pcb->rcv_nxt + WISP_MIN((uint32_t)WISP_TCP_WND, 65535u);
+    pcb->rcv_adv = pcb->rcv_nxt + wnd; /* what the SYN-ACK offered */
     pcb->last_ack_sent = pcb->rcv_nxt;
     pcb->ts_off = tcp_ts_offset(s, t);
     /* RFC 9293 §3.7.1 / RFC 6691: send MSS = min(peer's MSS option or
      * 536, our MTU - 40). */
     ours = tcp_mss_for(s, t->rip);
+    pcb->rcv_blk = tcp_rx_blk(ours);
     pcb->mss = (uint16_t)WISP_MIN(peer_mss != 0 ? peer_mss : TCP_DEFAULT_MSS, ours);
     if (peer_ws != 0xffu && WISP_TCP_WND_SCALE) {
         /* RFC 7323 §2.2/§2.3: both SYNs carried the option; shifts > 14
@@ -1394,8 +1466,14 @@ static struct wisp_tcp_pcb *tcp_passive_pcb(struct wisp_stack *s, struct wisp_tc
         pcb->ts_recent_ms = wisp_now(s);
     }
     pcb->c.state = WISP_TCP_SYN_RCVD;
-    tcp_set_established(pcb);
     tcp_link(s, pcb);
+    tcp_set_established(pcb); /* (takes over the promise of the SYN-ACK's window) */
+    if (wnd < WISP_MIN((uint32_t)WISP_TCP_WND, 65535u)) {
+        /* the receive budget held the offer back: announce more once the
+         * blocks are there (the peer may have nothing to send before) */
+        pcb->starve = 1;
+        tcp_timer_set(pcb, TCP_TMR_OUTPUT, TCP_STARVE_RETRY_MS);
+    }
     return pcb;
 }
 
@@ -1467,6 +1545,7 @@ bool tcp_synq_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_
     if (in.flags & TCP_SYN) {
         if (!(in.flags & TCP_ACK) && in.seq == e->irs) {
             tcp_synq_send(s, e); /* the peer did not get our SYN-ACK */
+            tcp_synq_arm(s);
             wisp_pbuf_free(p);
             return true;
         }
@@ -1490,10 +1569,12 @@ bool tcp_synq_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_
         wisp_pbuf_free(p);
         return true;
     }
-    /* first step: the sequence number must be in our window */
-    if (TCP_SEQ_LT(in.seq, e->irs + 1u) || TCP_SEQ_GEQ(in.seq, e->irs + 1u + WISP_MIN((uint32_t)WISP_TCP_WND, 65535u))) {
+    /* first step: the sequence number must be in the window the SYN-ACK
+     * offered (a zero window takes just RCV.NXT) */
+    if (TCP_SEQ_LT(in.seq, e->irs + 1u) || (in.seq != e->irs + 1u && TCP_SEQ_GEQ(in.seq, e->irs + 1u + e->wnd))) {
         WISP_CTR_INC(s, TCP_DROP_OOW);
         tcp_synq_send(s, e);
+        tcp_synq_arm(s);
         wisp_pbuf_free(p);
         return true;
     }
@@ -1504,7 +1585,7 @@ bool tcp_synq_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_
     }
     tcp_synq_tuple(e, &t);
     pcb = tcp_passive_pcb(s, l, &t, e->iss, e->irs, e->peer_mss, e->peer_wscale, (e->opts & TCP_SYNO_SACK) != 0,
-                          (e->opts & TCP_SYNO_TS) != 0, e->ts_recent);
+                          (e->opts & TCP_SYNO_TS) != 0, e->ts_recent, e->wnd);
     tcp_synq_remove(s, e);
     tcp_synq_arm(s);
     if (pcb == NULL) {
@@ -1554,8 +1635,13 @@ bool tcp_listen_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tc
                 }
                 sack = (in.opt.tsecr & 0x10u) != 0;
             }
+            uint16_t wnd, blk;
             WISP_CTR_INC(s, TCP_COOKIE_OK);
-            pcb = tcp_passive_pcb(s, l, &t, in.ack - 1u, in.seq - 1u, mss, ws, sack, ts, in.opt.tsval);
+            /* The cookie's SYN-ACK window was not kept (no state): what
+             * the budget allows now is promised; data beyond it (when it
+             * offered more) is dropped and resent. */
+            wnd = tcp_synack_wnd(s, t.rip, &blk);
+            pcb = tcp_passive_pcb(s, l, &t, in.ack - 1u, in.seq - 1u, mss, ws, sack, ts, in.opt.tsval, wnd);
             if (pcb == NULL) {
                 WISP_CTR_INC(s, TCP_LISTEN_OVERFLOW);
                 tcp_rst_reply(s, &in);
@@ -1583,6 +1669,7 @@ bool tcp_listen_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tc
     ts = in.opt.ts && WISP_TCP_TIMESTAMPS;
     {
         struct wisp_tcp_syn *e = NULL;
+        uint16_t blk;
         unsigned i;
         if (l->synq_n < l->backlog) {
             for (i = 0; i < WISP_TCP_SYNQ_COUNT; i++) {
@@ -1606,7 +1693,7 @@ bool tcp_listen_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tc
             e->peer_wscale = WISP_TCP_WND_SCALE ? in.opt.ws : 0xffu;
             e->opts = (uint8_t)((sack ? TCP_SYNO_SACK : 0u) | (ts ? TCP_SYNO_TS : 0u));
             e->ts_recent = in.opt.tsval;
-            e->due = wisp_now(s) + WISP_TCP_RTO_INIT_MS;
+            e->wnd = tcp_synack_wnd(s, t.rip, &blk); /* kept for its retransmissions */
             tcp_synq_send(s, e);
             tcp_synq_arm(s);
         } else {
@@ -1626,8 +1713,8 @@ bool tcp_listen_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tc
             s->tcp.cookie_used = 1;
             s->tcp.cookie_last = wisp_now(s);
             mss = (uint16_t)WISP_MIN(mss, tcp_mss_for(s, t.rip));
-            tcp_send_synack(s, &t, tcp_cookie_make(s, &t, in.seq, mss), in.seq, ws, sack, ts, in.opt.tsval, bits,
-                            l->c.tos, l->c.ttl);
+            (void)tcp_send_synack(s, &t, tcp_cookie_make(s, &t, in.seq, mss), in.seq, ws, sack, ts, in.opt.tsval,
+                                  bits, tcp_synack_wnd(s, t.rip, &blk), l->c.tos, l->c.ttl);
         }
     }
     wisp_pbuf_free(p); /* data on a SYN is not kept (the peer resends it) */
@@ -1661,6 +1748,7 @@ void wisp_tcp_deinit(struct wisp_stack *s)
     memset(s->tcp.tw, 0, sizeof(s->tcp.tw));
     wisp_timer_cancel(s, &s->tcp.synq_tmr);
     wisp_timer_cancel(s, &s->tcp.tw_tmr);
+    wisp_timer_cancel(s, &s->tcp.wake_tmr);
 }
 
 #else

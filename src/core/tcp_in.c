@@ -32,9 +32,16 @@
  * segment is dropped and counted; no wire value is asserted.
  *
  * Choices:
- *  - Refused data is kept as one pbuf chain (at most 64 KB); in-order data
- *    arriving behind more than that is dropped (counted) for the peer to
- *    resend.
+ *  - Refused data is kept as a short queue of pbuf chains (each within a
+ *    chain's 65535 bytes, WISP_TCP_REFUSED_SLOTS of them: a window's worth),
+ *    so nothing in the window is dropped behind it.
+ *  - In-order data that would leave fewer than half of TCP_RX_RESERVE
+ *    receive blocks free is dropped (counted; the peer resends): the
+ *    window promised full-size segments, so this only happens with smaller
+ *    segments or blocks held elsewhere, and the reserve must stay for the
+ *    ACKs that free the transmit blocks.
+ *  - A busy connection's PCB moves to the front of the list when a segment
+ *    finds it (the lookup is a linear scan).
  *  - The out-of-order queue is bounded per connection
  *    (WISP_TCP_OOSEQ_MAX_PBUFS) and, over all connections, never takes the
  *    last quarter (at least 2) of the receive blocks, so the segments that
@@ -169,6 +176,43 @@ static void tcp_parse_opts(struct wisp_stack *s, const uint8_t *o, unsigned n, b
 
 /* --------------------------------------------------- data delivery */
 
+/* Refused data is a short queue of chains (a pbuf chain counts at most
+ * 65535 bytes): len more in-order bytes fit when they join the last
+ * chain or a chain slot is free. At most a window of data is refused
+ * (the window stays closed by it), so with segments below 32 KB the
+ * slots never run out. */
+static bool tcp_refused_fits(const struct wisp_tcp_pcb *pcb, uint32_t len)
+{
+    return pcb->refused_n == 0u || pcb->refused_n < WISP_TCP_REFUSED_SLOTS ||
+           (uint32_t)pcb->refused[pcb->refused_n - 1u]->tot_len + len <= 0xffffu;
+}
+
+/* Queue p behind the refused data (tcp_refused_fits said yes). */
+static void tcp_refused_add(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p)
+{
+    if (pcb->refused_n > 0u && (uint32_t)pcb->refused[pcb->refused_n - 1u]->tot_len + p->tot_len <= 0xffffu) {
+        wisp_pbuf_cat(pcb->refused[pcb->refused_n - 1u], p);
+    } else if (pcb->refused_n < WISP_TCP_REFUSED_SLOTS) {
+        pcb->refused[pcb->refused_n++] = p;
+    } else {
+        WISP_CTR_INC(pcb->c.stack, TCP_DROP_REFUSED); /* not reached (tcp_refused_fits) */
+        wisp_pbuf_free(p);
+    }
+}
+
+uint32_t tcp_refused_free(struct wisp_tcp_pcb *pcb)
+{
+    uint32_t n = 0;
+    unsigned i;
+    for (i = 0; i < pcb->refused_n; i++) {
+        n += pcb->refused[i]->tot_len;
+        wisp_pbuf_free(pcb->refused[i]);
+        pcb->refused[i] = NULL;
+    }
+    pcb->refused_n = 0;
+    return n;
+}
+
 /* Give p to the application (or to the refused queue). False when the
  * PCB died in the callback. */
 static bool tcp_deliver(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p)
@@ -180,8 +224,8 @@ static bool tcp_deliver(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p)
         wisp_tcp_recved(pcb, n);
         return true;
     }
-    if (pcb->refused != NULL) {
-        wisp_pbuf_cat(pcb->refused, p);
+    if (pcb->refused_n > 0u) {
+        tcp_refused_add(pcb, p); /* behind what is held back, in order */
         return true;
     }
     if (pcb->recv == NULL) {
@@ -196,7 +240,7 @@ static bool tcp_deliver(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p)
     if (err != WISP_OK) {
         /* refused: keep it and offer it again later; the window stays
          * closed by these bytes meanwhile */
-        pcb->refused = p;
+        tcp_refused_add(pcb, p);
         tcp_timer_set(pcb, TCP_TMR_REFUSED, TCP_REFUSED_RETRY_MS);
     }
     return true;
@@ -209,7 +253,7 @@ static bool tcp_deliver_eof(struct wisp_tcp_pcb *pcb)
     if (pcb->flags & TF_EOF_DONE) {
         return true;
     }
-    if (pcb->refused != NULL) {
+    if (pcb->refused_n > 0u) {
         pcb->flags |= TF_EOF_PENDING;
         return true;
     }
@@ -226,24 +270,30 @@ static bool tcp_deliver_eof(struct wisp_tcp_pcb *pcb)
 
 void tcp_deliver_refused(struct wisp_tcp_pcb *pcb)
 {
-    struct wisp_pbuf *p = pcb->refused;
-    if (p != NULL) {
+    /* the chains in order, as long as the application takes them */
+    while (pcb->refused_n > 0u) {
+        struct wisp_pbuf *p = pcb->refused[0];
         wisp_err_t err;
-        pcb->refused = NULL;
+        memmove(&pcb->refused[0], &pcb->refused[1], (pcb->refused_n - 1u) * sizeof(pcb->refused[0]));
+        pcb->refused_n--;
+        pcb->refused[pcb->refused_n] = NULL;
         if (pcb->recv == NULL || (pcb->flags & (TF_SHUT_RX | TF_CLOSED))) {
             uint32_t n = p->tot_len;
             wisp_pbuf_free(p);
             wisp_tcp_recved(pcb, n);
-        } else {
-            err = pcb->recv(pcb->c.arg, pcb, p, WISP_OK);
-            if (tcp_dead(pcb)) {
-                return;
-            }
-            if (err != WISP_OK) {
-                pcb->refused = p;
-                tcp_timer_set(pcb, TCP_TMR_REFUSED, TCP_REFUSED_RETRY_MS);
-                return;
-            }
+            continue;
+        }
+        err = pcb->recv(pcb->c.arg, pcb, p, WISP_OK);
+        if (tcp_dead(pcb)) {
+            return;
+        }
+        if (err != WISP_OK) {
+            /* still refused: back to the front (its slot is free) */
+            memmove(&pcb->refused[1], &pcb->refused[0], pcb->refused_n * sizeof(pcb->refused[0]));
+            pcb->refused[0] = p;
+            pcb->refused_n++;
+            tcp_timer_set(pcb, TCP_TMR_REFUSED, TCP_REFUSED_RETRY_MS);
+            return;
         }
     }
     if (pcb->flags & TF_EOF_PENDING) {
@@ -361,7 +411,7 @@ static bool tcp_ooseq_merge(struct wisp_tcp_pcb *pcb, bool *fin)
         if (TCP_SEQ_GT(end, pcb->rcv_nxt)) {
             uint32_t len = end - pcb->rcv_nxt;
             struct wisp_pbuf *p = tcp_pbuf_skip(e.p, pcb->rcv_nxt - e.seq);
-            if (pcb->refused != NULL && (uint32_t)pcb->refused->tot_len + len > 0xffffu) {
+            if (!tcp_refused_fits(pcb, len)) {
                 WISP_CTR_INC(pcb->c.stack, TCP_DROP_REFUSED); /* no room to hold it: the peer resends */
                 wisp_pbuf_free(p);
                 continue;
@@ -438,8 +488,20 @@ static bool tcp_receive(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, const str
     }
     if (len > 0) {
         bool had_gap = pcb->ooseq_n > 0;
-        if (pcb->refused != NULL && (uint32_t)pcb->refused->tot_len + len > 0xffffu) {
+        const struct wisp_pool *rx = &pcb->c.stack->pool[WISP_POOL_PBUF_RX];
+        if (!tcp_refused_fits(pcb, len)) {
             WISP_CTR_INC(pcb->c.stack, TCP_DROP_REFUSED); /* cannot hold more: the peer resends */
+            wisp_pbuf_free(p);
+            pcb->flags |= TF_ACK_NOW;
+            return true;
+        }
+        if (p->pool == rx && (uint32_t)rx->count - rx->used < TCP_RX_RESERVE / 2u) {
+            /* The receive blocks are nearly gone (the window promised
+             * full-size segments, these are smaller, or others hold the
+             * blocks): keeping this data could leave no block for the ACKs
+             * that free our transmit buffers. Drop it; the peer resends
+             * once the applications gave blocks back. */
+            WISP_CTR_INC(pcb->c.stack, TCP_DROP_RXBUDGET);
             wisp_pbuf_free(p);
             pcb->flags |= TF_ACK_NOW;
             return true;
@@ -545,7 +607,7 @@ static bool tcp_syn_sent(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, struct t
     pcb->irs = in->seq;
     pcb->rcv_nxt = in->seq + 1u;
     pcb->last_ack_sent = pcb->rcv_nxt;
-    pcb->rcv_adv = pcb->rcv_nxt + WISP_MIN(pcb->rcv_wnd, 65535u); /* what our SYN offered */
+    pcb->rcv_adv = pcb->rcv_nxt + pcb->syn_wnd; /* what our SYN offered */
     tcp_syn_options(pcb, in);
     /* RFC 7323 §2.2: the window of a SYN is never scaled */
     pcb->snd_wnd = in->wnd;
@@ -851,7 +913,7 @@ void wisp_tcp_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp
 {
     uint8_t hdr[TCP_MAX_HLEN];
     struct tcp_in in;
-    struct wisp_tcp_pcb *pcb;
+    struct wisp_tcp_pcb *pcb, **pp;
     uint16_t hlen, tot = p->tot_len;
 
     WISP_CTR_INC(s, TCP_RX);
@@ -898,10 +960,18 @@ void wisp_tcp_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp
     p = tcp_pbuf_skip(p, hlen); /* data only from here on (NULL: none) */
 
     /* connections */
-    for (pcb = s->tcp.pcbs; pcb != NULL; pcb = pcb->next) {
+    for (pp = &s->tcp.pcbs; (pcb = *pp) != NULL; pp = &pcb->next) {
         if (pcb->c.state != WISP_TCP_CLOSED && pcb->c.local_port == in.dport && pcb->remote_port == in.sport &&
             pcb->remote_ip == ip->src && pcb->c.local_ip == ip->dst) {
-            struct wisp_tcp_pcb *prev = tcp_enter(s, pcb);
+            struct wisp_tcp_pcb *prev;
+            if (pp != &s->tcp.pcbs) {
+                /* move to the front: the next segment of a busy
+                 * connection is found at once, not after every PCB */
+                *pp = pcb->next;
+                pcb->next = s->tcp.pcbs;
+                s->tcp.pcbs = pcb;
+            }
+            prev = tcp_enter(s, pcb);
             tcp_process(pcb, p, &in);
             if (!tcp_dead(pcb)) {
                 tcp_output_run(pcb);

@@ -20,7 +20,22 @@
  *    exceed the interface MTU, so routers along a smaller path fragment.
  *  - A local transmit failure (no header buffer, full interface queue)
  *    leaves the segment unsent and retries shortly; it is no congestion
- *    signal.
+ *    signal. The same holds for a SYN or SYN-ACK (no RTO backoff).
+ *  - The announced window stays within the receive budget (tcp_rcv_right:
+ *    the free receive blocks minus TCP_RX_RESERVE, and a fair share per
+ *    connection of what its application holds plus its window); a window
+ *    the free blocks held back is looked at again on the output timer (20
+ *    to 320 ms) so that the space other connections give back is
+ *    announced. Copies of written data leave TCP_TX_RESERVE transmit
+ *    blocks free.
+ *  - The sent callback runs after the whole ACK was processed (SND.UNA,
+ *    send window, congestion state); output asked for from callbacks
+ *    waits for the end of the processing (TF_OUTPUT_PENDING).
+ *  - ACKs and RSTs carry SEG.SEQ = min(SND.NXT, SND.UNA + SND.WND) (as
+ *    Linux does): after a zero-window probe they stay acceptable to the
+ *    peer's zero window.
+ *  - Without SACKed or lost segments (TF_SCOREBOARD clear) output takes
+ *    pipe = SND.NXT - SND.UNA and skips the walk for lost segments.
  *  - A segment partly acknowledged stays whole until fully acknowledged
  *    (its data may be chained in a queued frame); a retransmission resends
  *    it whole and the receiver trims the old part.
@@ -231,14 +246,113 @@ static uint8_t tcp_build_opts(struct wisp_tcp_pcb *pcb, uint8_t *o, unsigned roo
     return n;
 }
 
+/* ------------------------------------------------- receive budget */
+
+uint16_t tcp_rx_blk(uint16_t mss)
+{
+    /* A full-size segment of a peer with timestamps, in a frame of
+     * link + IP + TCP headers: one block when it fits, else a chain. */
+    uint32_t d = mss > TCP_TS_OPTLEN ? (uint32_t)mss - TCP_TS_OPTLEN : 1u;
+    uint32_t frame = d + WISP_HLEN_LINK + WISP_HLEN_IP4 + WISP_TCP_HLEN + TCP_TS_OPTLEN;
+    uint32_t nb = (frame + WISP_PBUF_BLOCK_SIZE - 1u) / WISP_PBUF_BLOCK_SIZE;
+    d /= nb;
+    return (uint16_t)(d > 0u ? (d < 65535u ? d : 65535u) : 1u);
+}
+
+uint32_t tcp_rx_blocks_avail(struct wisp_stack *s, uint32_t held, uint32_t npcbs, uint32_t *share)
+{
+    const struct wisp_pool *rx = &s->pool[WISP_POOL_PBUF_RX];
+    uint32_t free_blk = (uint32_t)rx->count - rx->used;
+    uint32_t budget = rx->count > TCP_RX_RESERVE ? (uint32_t)rx->count - TCP_RX_RESERVE : 0u;
+    uint32_t sh = budget / (npcbs > 0u ? npcbs : 1u);
+
+    /* A fair share of the budget per connection (at least one block) for
+     * what its application holds plus what its window promises: some
+     * connections cannot take every block from the others, and all the
+     * shares together stay within the budget. */
+    if (sh == 0u) {
+        sh = 1u;
+    }
+    *share = sh > held ? sh - held : 0u;
+    /* New space never beyond what the free blocks hold, minus the
+     * reserve for ACKs and control segments. */
+    return free_blk > TCP_RX_RESERVE ? free_blk - TCP_RX_RESERVE : 0u;
+}
+
+uint32_t tcp_rcv_right(struct wisp_tcp_pcb *pcb, bool *limited)
+{
+    struct wisp_stack *s = pcb->c.stack;
+    uint32_t blk = pcb->rcv_blk;
+    uint32_t want = WISP_MIN(pcb->rcv_wnd, tcp_wnd_max(pcb));
+    /* delivered (or refused) and not yet given back with wisp_tcp_recved */
+    uint32_t held = pcb->rcv_wnd < (uint32_t)WISP_TCP_WND ? (uint32_t)WISP_TCP_WND - pcb->rcv_wnd : 0u;
+    uint32_t share, fresh = tcp_rx_blocks_avail(s, (held + blk - 1u) / blk, s->tcp.npcbs, &share);
+    uint32_t by_share = share * blk;
+    /* the whole window within the free blocks (what it already promised
+     * included: those blocks are free until the data arrives) */
+    uint32_t by_free = fresh * blk;
+    uint32_t wnd = WISP_MIN(want, WISP_MIN(by_share, by_free));
+    /* Held back by blocks in use elsewhere (they free up without any
+     * segment of ours), not by the connection's own share. */
+    *limited = by_free < WISP_MIN(want, by_share);
+    return pcb->rcv_nxt + wnd;
+}
+
+/* The window was (not) held back by the receive budget: while it is, the
+ * output timer comes back to announce the space that frees up (nothing
+ * else would: the blocks are freed by other connections' applications). */
+static void tcp_starve_note(struct wisp_tcp_pcb *pcb, bool limited)
+{
+    if (!limited) {
+        pcb->starve = 0;
+        return;
+    }
+    if (pcb->starve == 0) {
+        pcb->starve = 1;
+        WISP_CTR_INC(pcb->c.stack, TCP_WND_LIMITED);
+    }
+    if (!tcp_timer_on(pcb, TCP_TMR_OUTPUT)) {
+        tcp_timer_set(pcb, TCP_TMR_OUTPUT, TCP_STARVE_RETRY_MS << (pcb->starve - 1u));
+    }
+}
+
+/* A window held back by the budget: announce it now when the right edge
+ * can move by the receiver SWS threshold and the peer's view of the
+ * window has fallen to half the buffer (the wisp_tcp_recved rule); else
+ * back off. */
+static void tcp_starve_check(struct wisp_tcp_pcb *pcb)
+{
+    uint32_t wmax = tcp_wnd_max(pcb);
+    uint32_t thresh = WISP_MIN(wmax / 2u, (uint32_t)pcb->mss);
+    uint32_t adv = TCP_SEQ_GT(pcb->rcv_adv, pcb->rcv_nxt) ? pcb->rcv_adv : pcb->rcv_nxt;
+    bool limited;
+    uint32_t right = tcp_rcv_right(pcb, &limited);
+
+    if (pcb->c.state != WISP_TCP_ESTABLISHED && pcb->c.state != WISP_TCP_FIN_WAIT_1 &&
+        pcb->c.state != WISP_TCP_FIN_WAIT_2) {
+        pcb->starve = 0;
+        return;
+    }
+    if (TCP_SEQ_GT(right, adv) && right - adv >= thresh && adv - pcb->rcv_nxt <= wmax / 2u) {
+        pcb->flags |= TF_ACK_NOW;
+        pcb->starve = 1;
+    } else if (!limited) {
+        pcb->starve = 0;
+    } else if (pcb->starve < TCP_STARVE_STEPS) {
+        pcb->starve++;
+    }
+}
+
 /* The window field of an outgoing segment. RFC 9293 §3.8.6.2.2: the
  * right edge moves on only by at least min(RCV.BUFF/2, MSS) (receiver SWS
  * avoidance) and never moves left (RFC 9293 §3.8.6 "shrinking the
- * window" is discouraged); RFC 7323 §2.3: scaled by our shift. */
+ * window" is discouraged); it moves on only as far as the receive budget
+ * allows (tcp_rcv_right); RFC 7323 §2.3: scaled by our shift. */
 uint16_t tcp_wnd_field(struct wisp_tcp_pcb *pcb)
 {
     uint32_t wmax = tcp_wnd_max(pcb);
-    uint32_t right = pcb->rcv_nxt + WISP_MIN(pcb->rcv_wnd, wmax);
+    bool limited;
+    uint32_t right = tcp_rcv_right(pcb, &limited);
     uint32_t adv = pcb->rcv_adv;
     uint32_t thresh = WISP_MIN(wmax / 2u, (uint32_t)pcb->mss);
     uint32_t wnd, field;
@@ -246,7 +360,7 @@ uint16_t tcp_wnd_field(struct wisp_tcp_pcb *pcb)
     if (TCP_SEQ_LT(adv, pcb->rcv_nxt)) {
         adv = pcb->rcv_nxt;
     }
-    if (TCP_SEQ_GT(right, adv) && (right - adv >= thresh || pcb->rcv_wnd >= wmax)) {
+    if (TCP_SEQ_GT(right, adv) && (right - adv >= thresh || (right - pcb->rcv_nxt >= wmax))) {
         adv = right;
     }
     wnd = adv - pcb->rcv_nxt;
@@ -257,7 +371,22 @@ uint16_t tcp_wnd_field(struct wisp_tcp_pcb *pcb)
     if (TCP_SEQ_GT(pcb->rcv_nxt + (field << pcb->rcv_wscale), pcb->rcv_adv)) {
         pcb->rcv_adv = pcb->rcv_nxt + (field << pcb->rcv_wscale);
     }
+    tcp_starve_note(pcb, limited);
     return (uint16_t)field;
+}
+
+/* SEG.SEQ of a segment without data (ACK, RST): SND.NXT, but never beyond
+ * the peer's right edge. After a zero-window probe the peer's RCV.NXT is
+ * below SND.NXT, and with its window still zero it accepts only SEG.SEQ =
+ * RCV.NXT (RFC 9293 §3.10.7.4 first step; RFC 5961 §3.2 for RST): an ACK
+ * at SND.NXT, e.g. our window update, would be dropped there. */
+static uint32_t tcp_acceptable_seq(const struct wisp_tcp_pcb *pcb)
+{
+    uint32_t edge = pcb->snd_una + pcb->snd_wnd;
+    if (tcp_state_synced(pcb->c.state) && TCP_SEQ_LT(edge, pcb->snd_nxt)) {
+        return edge;
+    }
+    return pcb->snd_nxt;
 }
 
 /* Bookkeeping after any segment carrying our current ACK went out. */
@@ -283,8 +412,8 @@ wisp_err_t tcp_send_ack(struct wisp_tcp_pcb *pcb)
     tcp_pcb_tuple(pcb, &t);
     n = tcp_build_opts(pcb, opt, TCP_MAX_OPTLEN);
     wnd = tcp_wnd_field(pcb);
-    err = tcp_xmit_raw(pcb->c.stack, &t, pcb->snd_nxt, pcb->rcv_nxt, TCP_ACK, wnd, opt, n, NULL, pcb->c.tos,
-                       pcb->c.ttl);
+    err = tcp_xmit_raw(pcb->c.stack, &t, tcp_acceptable_seq(pcb), pcb->rcv_nxt, TCP_ACK, wnd, opt, n, NULL,
+                       pcb->c.tos, pcb->c.ttl);
     if (err == WISP_OK) {
         tcp_acked_out(pcb);
     } else {
@@ -327,8 +456,8 @@ void tcp_send_rst(struct wisp_tcp_pcb *pcb)
 {
     struct tcp_tuple t;
     tcp_pcb_tuple(pcb, &t);
-    (void)tcp_xmit_raw(pcb->c.stack, &t, pcb->snd_nxt, pcb->rcv_nxt, TCP_RST | TCP_ACK, 0, NULL, 0, NULL, pcb->c.tos,
-                       pcb->c.ttl);
+    (void)tcp_xmit_raw(pcb->c.stack, &t, tcp_acceptable_seq(pcb), pcb->rcv_nxt, TCP_RST | TCP_ACK, 0, NULL, 0, NULL,
+                       pcb->c.tos, pcb->c.ttl);
 }
 
 wisp_err_t tcp_send_syn(struct wisp_tcp_pcb *pcb)
@@ -343,16 +472,32 @@ wisp_err_t tcp_send_syn(struct wisp_tcp_pcb *pcb)
         /* RFC 7323 §2.2 / §3.2, RFC 2018 §2: offer what we support. */
         n = tcp_build_syn_opts(opt, mss, WISP_TCP_WND_SCALE ? pcb->rcv_wscale : 0xffu, WISP_TCP_SACK != 0,
                                WISP_TCP_TIMESTAMPS != 0, tcp_tsval(pcb), 0);
-        return tcp_xmit_raw(pcb->c.stack, &t, pcb->iss, 0, TCP_SYN, (uint16_t)WISP_MIN(pcb->rcv_wnd, 65535u), opt,
-                            n, NULL, pcb->c.tos, pcb->c.ttl);
+        /* the window the SYN offers was fixed (and promised) at connect */
+        err = tcp_xmit_raw(pcb->c.stack, &t, pcb->iss, 0, TCP_SYN, pcb->syn_wnd, opt, n, NULL, pcb->c.tos,
+                           pcb->c.ttl);
+    } else {
+        /* SYN-ACK of a simultaneous open: answer only what the peer
+         * offered; the window is the one our SYN offered (RFC 7323 §2.2:
+         * never scaled). */
+        n = tcp_build_syn_opts(opt, mss, (pcb->flags & TF_WS) ? pcb->rcv_wscale : 0xffu,
+                               (pcb->flags & TF_SACK) != 0, (pcb->flags & TF_TS) != 0, tcp_tsval(pcb),
+                               pcb->ts_recent);
+        err = tcp_xmit_raw(pcb->c.stack, &t, pcb->iss, pcb->rcv_nxt, TCP_SYN | TCP_ACK,
+                           (uint16_t)WISP_MIN(pcb->rcv_adv - pcb->rcv_nxt, 65535u), opt, n, NULL, pcb->c.tos,
+                           pcb->c.ttl);
+        if (err == WISP_OK) {
+            tcp_acked_out(pcb);
+        }
     }
-    /* SYN-ACK of a simultaneous open: answer only what the peer offered. */
-    n = tcp_build_syn_opts(opt, mss, (pcb->flags & TF_WS) ? pcb->rcv_wscale : 0xffu, (pcb->flags & TF_SACK) != 0,
-                           (pcb->flags & TF_TS) != 0, tcp_tsval(pcb), pcb->ts_recent);
-    err = tcp_xmit_raw(pcb->c.stack, &t, pcb->iss, pcb->rcv_nxt, TCP_SYN | TCP_ACK,
-                       (uint16_t)WISP_MIN(pcb->rcv_wnd, 65535u), opt, n, NULL, pcb->c.tos, pcb->c.ttl);
+    /* A SYN or SYN-ACK the stack itself could not send (no buffer, full
+     * queue) is no segment lost in the network: try again soon, without
+     * backing off the retransmission timer. */
     if (err == WISP_OK) {
-        tcp_acked_out(pcb);
+        pcb->flags &= ~TF_CTL_UNSENT;
+    } else {
+        pcb->flags |= TF_CTL_UNSENT;
+        WISP_CTR_INC(pcb->c.stack, TCP_CTL_LOCAL_RETRY);
+        tcp_timer_set(pcb, TCP_TMR_OUTPUT, TCP_OUTPUT_RETRY_MS);
     }
     return err;
 }
@@ -452,6 +597,48 @@ static void tcp_chain_grow(struct wisp_pbuf *h, uint16_t n)
     }
 }
 
+/* ------------------------------------------- waiting for buffers
+ * A write refused for want of transmit blocks, segments or references
+ * (not of send buffer: the sent callback reports that) is retried by the
+ * application from its poll callback. So that it need not wait for the
+ * poll interval, the connections refused so since are polled soon after
+ * other connections' acknowledged data gave buffers back. */
+
+static void tcp_wake_fn(struct wisp_stack *s, struct wisp_timer *t)
+{
+    const struct wisp_pool *tx = &s->pool[WISP_POOL_PBUF_TX];
+    struct wisp_tcp_pcb *pcb;
+    WISP_UNUSED(t);
+    if ((uint32_t)tx->count - tx->used <= TCP_TX_RESERVE) {
+        return; /* still nothing to write into: the next freeing re-arms */
+    }
+    for (pcb = s->tcp.pcbs; pcb != NULL && s->tcp.mem_waiters > 0; pcb = pcb->next) {
+        if (pcb->flags & TF_WRITE_MEM) {
+            pcb->flags &= ~TF_WRITE_MEM;
+            s->tcp.mem_waiters--;
+            if (pcb->poll != NULL && pcb->poll_interval > 0 && !(pcb->flags & TF_CLOSED)) {
+                tcp_timer_set(pcb, TCP_TMR_POLL, 0); /* re-armed for its interval when it runs */
+            }
+        }
+    }
+}
+
+void tcp_mem_wait(struct wisp_tcp_pcb *pcb)
+{
+    if (!(pcb->flags & TF_WRITE_MEM)) {
+        pcb->flags |= TF_WRITE_MEM;
+        pcb->c.stack->tcp.mem_waiters++;
+    }
+}
+
+void tcp_mem_freed(struct wisp_stack *s)
+{
+    if (s->tcp.mem_waiters > 0 && !wisp_timer_armed(&s->tcp.wake_tmr)) {
+        /* batched: a burst of ACKs wakes the waiters once */
+        wisp_timer_arm(s, &s->tcp.wake_tmr, TCP_OUTPUT_RETRY_MS, tcp_wake_fn);
+    }
+}
+
 /* Segment size used when writing: the send MSS once known. */
 static uint32_t tcp_write_mss(const struct wisp_tcp_pcb *pcb)
 {
@@ -470,6 +657,7 @@ wisp_err_t wisp_tcp_write(struct wisp_tcp_pcb *pcb, const void *data, uint32_t l
     uint32_t segmax, n_tail = 0, rest, off, room = 0;
     bool copy = (flags & WISP_TCP_WRITE_COPY) != 0;
 
+    WISP_CORE_ASSERT_OWNER(tcp_stack_of(pcb));
     if (pcb == NULL || tcp_common(pcb)->state == WISP_TCP_LISTEN) {
         return WISP_ERR_CONN;
     }
@@ -492,10 +680,25 @@ wisp_err_t wisp_tcp_write(struct wisp_tcp_pcb *pcb, const void *data, uint32_t l
     if (data == NULL) {
         return WISP_ERR_ARG;
     }
+    segmax = tcp_write_mss(pcb);
+    {
+        /* A write that could never be taken whole, not even with the send
+         * buffer, the segment pool and the transmit blocks all free:
+         * WISP_ERR_VAL (the caller splits it); WISP_ERR_MEM only when it
+         * may fit later. */
+        uint32_t nseg, per_seg = (segmax + WISP_PBUF_BLOCK_SIZE - 1u) / WISP_PBUF_BLOCK_SIZE;
+        if (len > (uint32_t)WISP_TCP_SND_BUF) {
+            return WISP_ERR_VAL;
+        }
+        nseg = (len + segmax - 1u) / segmax;
+        if (nseg > (uint32_t)WISP_TCP_SEG_COUNT ||
+            (copy && nseg * per_seg + TCP_TX_RESERVE > (uint32_t)WISP_PBUF_TX_COUNT)) {
+            return WISP_ERR_VAL;
+        }
+    }
     if (len > (uint32_t)WISP_TCP_SND_BUF - pcb->snd_queued) {
         return WISP_ERR_MEM;
     }
-    segmax = tcp_write_mss(pcb);
 
     /* 1. Room in the last unsent segment (small writes are coalesced into
      * full-size segments). */
@@ -511,6 +714,7 @@ wisp_err_t wisp_tcp_write(struct wisp_tcp_pcb *pcb, const void *data, uint32_t l
             tail_ref = wisp_pbuf_alloc_ref(s, src, (uint16_t)n_tail, WISP_PBUF_ROM);
             if (tail_ref == NULL) {
                 WISP_CTR_INC(s, TCP_DROP_NOMEM);
+                tcp_mem_wait(pcb);
                 return WISP_ERR_MEM;
             }
         }
@@ -538,7 +742,15 @@ wisp_err_t wisp_tcp_write(struct wisp_tcp_pcb *pcb, const void *data, uint32_t l
             while (left > 0) {
                 uint32_t chunk = WISP_MIN(segmax, (uint32_t)WISP_PBUF_BLOCK_SIZE);
                 uint32_t k = WISP_MIN(left, chunk);
-                struct wisp_pbuf *q = wisp_pbuf_alloc(s, WISP_LAYER_RAW, (uint16_t)chunk, WISP_PBUF_RAM);
+                const struct wisp_pool *tx = &s->pool[WISP_POOL_PBUF_TX];
+                struct wisp_pbuf *q;
+                if ((uint32_t)tx->count - tx->used <= TCP_TX_RESERVE) {
+                    /* the last transmit blocks stay for the headers of
+                     * ACKs, RSTs and retransmissions */
+                    WISP_CTR_INC(s, TCP_WRITE_TXRESERVE);
+                    goto nomem;
+                }
+                q = wisp_pbuf_alloc(s, WISP_LAYER_RAW, (uint16_t)chunk, WISP_PBUF_RAM);
                 if (q == NULL) {
                     goto nomem;
                 }
@@ -619,6 +831,7 @@ nomem:
     }
     wisp_pbuf_free(tail_ref);
     WISP_CTR_INC(s, TCP_DROP_NOMEM);
+    tcp_mem_wait(pcb);
     return WISP_ERR_MEM;
 }
 
@@ -785,11 +998,18 @@ void tcp_output_run(struct wisp_tcp_pcb *pcb)
     if (pcb->flags & TF_DEAD) {
         return;
     }
+    pcb->flags &= ~TF_OUTPUT_PENDING;
     tcp_timer_clear(pcb, TCP_TMR_OUTPUT);
     switch (pcb->c.state) {
+    case WISP_TCP_SYN_SENT:
     case WISP_TCP_SYN_RCVD:
-        if (pcb->flags & TF_ACK_NOW) {
-            (void)tcp_send_syn(pcb);
+        if ((pcb->flags & TF_CTL_UNSENT) || (pcb->c.state == WISP_TCP_SYN_RCVD && (pcb->flags & TF_ACK_NOW))) {
+            bool unsent = (pcb->flags & TF_CTL_UNSENT) != 0;
+            if (tcp_send_syn(pcb) == WISP_OK && unsent) {
+                /* it left only now: the timers start from here */
+                pcb->rtt_start = wisp_now(pcb->c.stack);
+                tcp_timer_set(pcb, TCP_TMR_RTO, pcb->rto);
+            }
         }
         return;
     case WISP_TCP_ESTABLISHED:
@@ -803,8 +1023,19 @@ void tcp_output_run(struct wisp_tcp_pcb *pcb)
         return;
     }
 
-    pipe = tcp_pipe(pcb);
-    lost = pcb->sndq;
+    if (pcb->starve) {
+        tcp_starve_check(pcb);
+    }
+    /* Without SACKed or lost segments, every sent segment is in the
+     * network (pipe = SND.NXT - SND.UNA) and there is nothing to
+     * retransmit: no walk over the send queue. */
+    if (pcb->flags & TF_SCOREBOARD) {
+        pipe = tcp_pipe(pcb);
+        lost = pcb->sndq;
+    } else {
+        pipe = pcb->snd_nxt - pcb->snd_una;
+        lost = pcb->sndq_next;
+    }
     for (guard = 0; guard < 2u * WISP_TCP_SEG_COUNT + 8u; guard++) {
         uint32_t smss = tcp_seg_max(pcb);
         struct wisp_tcp_seg *g;
@@ -909,15 +1140,31 @@ void tcp_output_run(struct wisp_tcp_pcb *pcb)
             tcp_timer_set(pcb, TCP_TMR_PERSIST, WISP_MAX(pcb->rto, (uint32_t)WISP_TCP_RTO_MIN_MS));
         }
     }
+    if (pcb->starve && !tcp_timer_on(pcb, TCP_TMR_OUTPUT)) {
+        tcp_timer_set(pcb, TCP_TMR_OUTPUT, TCP_STARVE_RETRY_MS << (pcb->starve - 1u));
+    }
     tcp_timer_update(pcb);
+}
+
+void tcp_output_soon(struct wisp_tcp_pcb *pcb)
+{
+    if (tcp_in_proc(pcb)) {
+        /* A callback of the segment (or timer) being processed: the
+         * window, SND.UNA and the congestion state may not all be up to
+         * date yet; the processor runs output when it is done. */
+        pcb->flags |= TF_OUTPUT_PENDING;
+        return;
+    }
+    tcp_output_run(pcb);
 }
 
 wisp_err_t wisp_tcp_output(struct wisp_tcp_pcb *pcb)
 {
+    WISP_CORE_ASSERT_OWNER(tcp_stack_of(pcb));
     if (pcb == NULL || tcp_common(pcb)->state == WISP_TCP_LISTEN) {
         return WISP_ERR_CONN;
     }
-    tcp_output_run(pcb);
+    tcp_output_soon(pcb);
     return WISP_OK;
 }
 
@@ -967,6 +1214,7 @@ void tcp_set_established(struct wisp_tcp_pcb *pcb)
     if (pcb->syn_rtx > 0 && pcb->srtt8 == 0 && pcb->rto < 3000u) {
         pcb->rto = 3000u; /* RFC 6298 §5.7 */
     }
+    pcb->flags &= ~TF_CTL_UNSENT;
 }
 
 /* Abort for exhausted retransmissions. */
@@ -1029,7 +1277,7 @@ void tcp_rto_expired(struct wisp_tcp_pcb *pcb)
     for (g = pcb->sndq; g != NULL && g != pcb->sndq_next; g = g->next) {
         g->flags = (uint8_t)((g->flags & ~(TCP_SEGF_SACKED | TCP_SEGF_RTXD)) | TCP_SEGF_LOST);
     }
-    pcb->flags |= TF_FORCE_RTX;
+    pcb->flags |= TF_FORCE_RTX | TF_SCOREBOARD;
     tcp_output_run(pcb);
     if (!tcp_dead(pcb) && !tcp_timer_on(pcb, TCP_TMR_RTO) && pcb->snd_una != pcb->snd_nxt) {
         tcp_timer_set(pcb, TCP_TMR_RTO, pcb->rto);
@@ -1113,6 +1361,7 @@ static void tcp_sack_update(struct wisp_tcp_pcb *pcb, const struct tcp_in *in)
     uint32_t sacked_segs = 0, sacked_bytes = 0, smss = tcp_seg_max(pcb);
     unsigned i;
 
+    pcb->flags |= TF_SCOREBOARD;
     for (i = 0; i < in->opt.nsack; i++) {
         uint32_t l = in->opt.sack[i][0], r = in->opt.sack[i][1];
         /* RFC 2018 §4 / RFC 6675 §5: ignore blocks that are empty, below
@@ -1163,13 +1412,14 @@ bool tcp_ack_received(struct wisp_tcp_pcb *pcb, const struct tcp_in *in)
     uint32_t ack = in->ack, smss = tcp_seg_max(pcb);
     uint32_t now = wisp_now(s);
     uint32_t new_wnd = (uint32_t)in->wnd << pcb->snd_wscale;
+    uint32_t freed = 0;
     bool dupack = false;
 
     if (pcb->flags & TF_PERSIST) {
         pcb->nrtx = 0; /* the peer answers our probes */
     }
     if (TCP_SEQ_GT(ack, pcb->snd_una)) {
-        uint32_t acked = ack - pcb->snd_una, freed = 0;
+        uint32_t acked = ack - pcb->snd_una;
         uint32_t flight = pcb->snd_nxt - pcb->snd_una; /* before this ACK */
         struct wisp_tcp_seg *g;
 
@@ -1206,6 +1456,12 @@ bool tcp_ack_received(struct wisp_tcp_pcb *pcb, const struct tcp_in *in)
         }
         pcb->snd_queued -= WISP_MIN(freed, pcb->snd_queued);
         pcb->st_bytes_acked += freed;
+        if (freed > 0) {
+            tcp_mem_freed(s);
+        }
+        if (pcb->snd_una == pcb->snd_nxt) {
+            pcb->flags &= ~TF_SCOREBOARD; /* nothing sent is outstanding */
+        }
 
         /* congestion control */
         if (pcb->flags & TF_RECOVERY) {
@@ -1227,7 +1483,7 @@ bool tcp_ack_received(struct wisp_tcp_pcb *pcb, const struct tcp_in *in)
                 g = pcb->sndq;
                 if (g != NULL && (g->flags & TCP_SEGF_SENT)) {
                     g->flags = (uint8_t)((g->flags | TCP_SEGF_LOST) & ~TCP_SEGF_RTXD);
-                    pcb->flags |= TF_FORCE_RTX;
+                    pcb->flags |= TF_FORCE_RTX | TF_SCOREBOARD;
                 }
                 pcb->cwnd = pcb->cwnd > acked ? pcb->cwnd - acked : smss;
                 if (acked >= smss) {
@@ -1262,12 +1518,6 @@ bool tcp_ack_received(struct wisp_tcp_pcb *pcb, const struct tcp_in *in)
         } else if (!(pcb->flags & TF_PERSIST)) {
             tcp_timer_set(pcb, TCP_TMR_RTO, pcb->rto);
         }
-        if (freed > 0 && pcb->sent != NULL && !(pcb->flags & TF_CLOSED)) {
-            wisp_err_t err = pcb->sent(pcb->c.arg, pcb, freed);
-            if (err == WISP_ERR_ABRT || tcp_dead(pcb)) {
-                return false;
-            }
-        }
     } else if (ack == pcb->snd_una && pcb->snd_nxt != pcb->snd_una && in->len == 0 &&
                !(in->flags & (TCP_SYN | TCP_FIN)) && new_wnd == pcb->snd_wnd && new_wnd != 0 &&
                !(pcb->flags & TF_PERSIST)) {
@@ -1300,7 +1550,7 @@ bool tcp_ack_received(struct wisp_tcp_pcb *pcb, const struct tcp_in *in)
         if (pcb->snd_una != pcb->snd_nxt) {
             if (pcb->sndq != NULL && (pcb->sndq->flags & TCP_SEGF_SENT)) {
                 pcb->sndq->flags = (uint8_t)((pcb->sndq->flags | TCP_SEGF_LOST) & ~TCP_SEGF_RTXD);
-                pcb->flags |= TF_FORCE_RTX;
+                pcb->flags |= TF_FORCE_RTX | TF_SCOREBOARD;
             }
             tcp_timer_set(pcb, TCP_TMR_RTO, pcb->rto);
         }
@@ -1324,7 +1574,7 @@ bool tcp_ack_received(struct wisp_tcp_pcb *pcb, const struct tcp_in *in)
             uint32_t flight = pcb->snd_nxt - pcb->snd_una;
             pcb->ssthresh = WISP_MAX(flight / 2u, 2u * smss); /* RFC 5681 eq. (4) */
             pcb->recover = pcb->snd_nxt;
-            pcb->flags |= TF_RECOVERY | TF_FORCE_RTX;
+            pcb->flags |= TF_RECOVERY | TF_FORCE_RTX | TF_SCOREBOARD;
             pcb->flags &= ~TF_RTT;
             hole->flags = (uint8_t)((hole->flags | TCP_SEGF_LOST) & ~TCP_SEGF_RTXD);
             /* RFC 6675 §5 step 4.2: cwnd = ssthresh; RFC 6582 §3.2 step 2
@@ -1335,6 +1585,18 @@ bool tcp_ack_received(struct wisp_tcp_pcb *pcb, const struct tcp_in *in)
         }
     } else if ((pcb->flags & TF_RECOVERY) && dupack && !(pcb->flags & TF_SACK)) {
         pcb->cwnd += smss; /* RFC 6582 §3.2 step 4: inflate per duplicate ACK */
+    }
+
+    /* Only now, with SND.UNA, the send window (SND.WND/WL1/WL2) and the
+     * congestion state all taken from this ACK, the application hears of
+     * the freed send buffer: whatever it writes or sends from the
+     * callback sees the peer's current right edge (and wisp_tcp_output
+     * is deferred to the end of the segment's processing anyway). */
+    if (freed > 0 && pcb->sent != NULL && !(pcb->flags & TF_CLOSED)) {
+        wisp_err_t err = pcb->sent(pcb->c.arg, pcb, freed);
+        if (err == WISP_ERR_ABRT || tcp_dead(pcb)) {
+            return false;
+        }
     }
     return true;
 }

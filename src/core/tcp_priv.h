@@ -71,8 +71,26 @@
 #define TCP_OOSEQ_RX_RESERVE (WISP_PBUF_RX_COUNT / 4u > 2u ? WISP_PBUF_RX_COUNT / 4u : 2u)
 /* Keep trying to hand refused data to the application this often (ms). */
 #define TCP_REFUSED_RETRY_MS 20u
-/* Retry output after a local transmit failure (no buffer, queue full). */
+/* Retry output after a local transmit failure (no buffer, queue full);
+ * also a SYN or SYN-ACK that never left (a local failure is no loss). */
 #define TCP_OUTPUT_RETRY_MS 10u
+/* The receive budget (all connections together). An announced window
+ * never promises more full-size segments than the free receive blocks
+ * minus this reserve can hold (the reserve stays for ACKs and control
+ * segments), nor more than the connection's fair share of the blocks
+ * less what its application holds; so a stack whose receive blocks are
+ * held by the applications still hears the ACKs that free its transmit
+ * blocks. In-order data that would take the last half of the reserve
+ * (segments smaller than full-size, blocks held elsewhere) is dropped for
+ * the peer to resend. */
+#define TCP_RX_RESERVE (WISP_PBUF_RX_COUNT / 16u > 2u ? WISP_PBUF_RX_COUNT / 16u : 2u)
+/* Transmit blocks wisp_tcp_write leaves free (copies), so that the headers
+ * of ACKs, RSTs and retransmissions can always be built. */
+#define TCP_TX_RESERVE (WISP_PBUF_TX_COUNT / 16u > 2u ? WISP_PBUF_TX_COUNT / 16u : 2u)
+/* A window held back by the receive budget is re-examined after this
+ * (ms), doubling up to 16 times that while nothing changes. */
+#define TCP_STARVE_RETRY_MS 20u
+#define TCP_STARVE_STEPS 5u
 /* A FIN-WAIT-2 connection the application closed gives up after this
  * (the peer never sends its FIN; RFC 9293 sets no limit, Linux 60 s). */
 #define TCP_FIN_WAIT2_MS (2u * WISP_TCP_MSL_MS)
@@ -108,6 +126,10 @@
 #define TF_FORCE_RTX 0x00008000u   /* send the first lost segment regardless of cwnd */
 #define TF_PASSIVE 0x00010000u     /* created by a listener */
 #define TF_EOF_DONE 0x00020000u    /* EOF delivered */
+#define TF_OUTPUT_PENDING 0x00040000u /* output asked for while the PCB was processed */
+#define TF_CTL_UNSENT 0x00080000u  /* our SYN / SYN-ACK never left (local failure): retry soon */
+#define TF_SCOREBOARD 0x00100000u  /* some sent segment is flagged SACKED or LOST */
+#define TF_WRITE_MEM 0x00200000u   /* a write was refused for want of buffers (s->tcp.mem_waiters) */
 
 /* ----------------------------------------------------------- timers */
 enum {
@@ -124,6 +146,7 @@ enum {
 /* SYN queue option bits. */
 #define TCP_SYNO_SACK 0x01u
 #define TCP_SYNO_TS 0x02u
+#define TCP_SYNO_UNSENT 0x04u      /* the SYN-ACK never left (local failure): retry soon */
 
 /* -------------------------------------------------- parsed segments */
 struct tcp_opts {
@@ -182,12 +205,28 @@ bool tcp_synq_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_
 bool tcp_listen_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_in *in);
 void tcp_set_established(struct wisp_tcp_pcb *pcb);
 
+/* The stack of a PCB of any kind (NULL for NULL). */
+static inline struct wisp_stack *tcp_stack_of(const struct wisp_tcp_pcb *pcb)
+{
+    return pcb != NULL ? ((const struct wisp_tcp_common *)(const void *)pcb)->stack : NULL;
+}
+#if WISP_TCP
+/* True while pcb is being processed (input, timer): application calls
+ * from its callbacks then defer output to the end of the processing. */
+static inline bool tcp_in_proc(const struct wisp_tcp_pcb *pcb)
+{
+    return pcb->c.stack->tcp.in_pcb == pcb;
+}
+#endif
+
 /* --------------------------------------------------------- tcp_in.c */
 /* Continue processing a segment on a PCB (used for the final ACK of a
  * handshake that created pcb). Consumes p. */
 void tcp_process(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, struct tcp_in *in);
 /* Hand data (or EOF) held back to the application (timer retry). */
 void tcp_deliver_refused(struct wisp_tcp_pcb *pcb);
+/* Free the refused data; returns its bytes. */
+uint32_t tcp_refused_free(struct wisp_tcp_pcb *pcb);
 /* Drop n bytes from the front of chain p (returns the new head, NULL when
  * nothing is left). */
 struct wisp_pbuf *tcp_pbuf_skip(struct wisp_pbuf *p, uint32_t n);
@@ -205,6 +244,18 @@ wisp_err_t tcp_send_syn(struct wisp_tcp_pcb *pcb);
 wisp_err_t tcp_send_keepalive(struct wisp_tcp_pcb *pcb);
 /* The output engine: retransmissions, new data, ACKs. */
 void tcp_output_run(struct wisp_tcp_pcb *pcb);
+/* Output now, or at the end of the processing when pcb is being
+ * processed (an application call from one of its callbacks). */
+void tcp_output_soon(struct wisp_tcp_pcb *pcb);
+/* Receive budget: data bytes one receive block holds for a connection
+ * announcing mss; the receive blocks new window space may take now
+ * (returned) and, in *share, the blocks a connection whose application
+ * holds held blocks may have announced in all, with npcbs connections;
+ * the right edge the buffer and the budget allow pcb now (*limited: the
+ * free blocks cut it). */
+uint16_t tcp_rx_blk(uint16_t mss);
+uint32_t tcp_rx_blocks_avail(struct wisp_stack *s, uint32_t held, uint32_t npcbs, uint32_t *share);
+uint32_t tcp_rcv_right(struct wisp_tcp_pcb *pcb, bool *limited);
 /* Options of a SYN or SYN-ACK (returns the length). mss = ours;
  * ws 0xff = none; tsval/tsecr used when ts. */
 uint8_t tcp_build_syn_opts(uint8_t *o, uint16_t mss, uint8_t ws, bool sack, bool ts, uint32_t tsval,
@@ -218,6 +269,10 @@ bool tcp_ack_received(struct wisp_tcp_pcb *pcb, const struct tcp_in *in);
 void tcp_rto_expired(struct wisp_tcp_pcb *pcb);
 void tcp_persist_expired(struct wisp_tcp_pcb *pcb);
 void tcp_free_sndq(struct wisp_tcp_pcb *pcb);
+/* pcb's write was refused for want of buffers / buffers were given back:
+ * the refused writers get an early poll. */
+void tcp_mem_wait(struct wisp_tcp_pcb *pcb);
+void tcp_mem_freed(struct wisp_stack *s);
 void tcp_rtt_sample(struct wisp_tcp_pcb *pcb, uint32_t rtt);
 uint32_t tcp_seg_max(const struct wisp_tcp_pcb *pcb);
 uint32_t tcp_initial_cwnd(uint32_t mss);

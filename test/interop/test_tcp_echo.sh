@@ -10,7 +10,7 @@
 #    exchange logged);
 #  - flow control: 4 MB echoed while the reader starts 1.5 s late (the
 #    windows close both ways, then everything must flow, byte-exact);
-#  - 2 (WISP_IT_TCP_ECHO_PARALLEL) echo transfers of 2 MB at once, byte-
+#  - 6 (WISP_IT_TCP_ECHO_PARALLEL) echo transfers of 2 MB at once, byte-
 #    exact (the connections share the node's segment and buffer pools);
 #  - a client that sends without reading and then resets the connection:
 #    the node frees what it held (error callback), goes on serving;
@@ -27,11 +27,12 @@ it_init "$@"
 it_python
 
 ECHO_MB=${WISP_IT_TCP_ECHO_MB:-20}
-# Parallel echo connections: each may hold a whole receive window
-# (WISP_TCP_WND) of receive buffers and a send buffer (WISP_TCP_SND_BUF) of
-# transmit buffers, so the host build's pools (512 + 512 blocks, 256 KB
-# windows) carry 2 at full speed; more can exhaust both budgets at once.
-PARALLEL=${WISP_IT_TCP_ECHO_PARALLEL:-2}
+# Parallel echo connections: together their windows (6 x 256 KB) and send
+# buffers exceed the host build's 512 receive and 512 transmit blocks; the
+# receive budget (windows within the free receive blocks, a reserve for
+# ACKs) and the transmit reserve keep them all moving. Up to 8 (the
+# service's connection records).
+PARALLEL=${WISP_IT_TCP_ECHO_PARALLEL:-6}
 PCAP="$IT_DIR/tcp_echo.pcap"
 T_START=$(date +%s)
 

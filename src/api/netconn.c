@@ -1,0 +1,2052 @@
+/**
+ * @file netconn.c
+ * The sequential netconn API (wisp/netconn.h): netconns and their pool,
+ * the raw-API callbacks that fill their mailboxes in the core context, the
+ * blocking / timed / non-blocking calls of application threads and the
+ * wake-up of blocked threads on close, delete and connection errors.
+ *
+ * Who touches what:
+ *  - core context (the core lock: wisp_tcpip_run with core locking, the
+ *    stack thread with message passing, the raw callbacks): a netconn's
+ *    PCB pointer, state, cflags, dscp and byte counters. Application
+ *    threads reach them only through core operations (do_*).
+ *  - the api lock (a leaf: taken inside the core lock, never the other way
+ *    round, never held while calling a callback or entering the core): the
+ *    pools, every netconn's flags, pending error, connect result, users,
+ *    backlog counters and timeouts, and the counters.
+ *  - the OS objects of a slot (mailbox, semaphores, write mutex) are made
+ *    once by wisp_netconn_api_init and reused.
+ *
+ * Blocking and wake-up:
+ *  - recv / accept wait on the mailbox. Every terminal event (peer's FIN,
+ *    connection error, close, shutdown(RD), delete) first records itself in
+ *    the flags under the api lock and then posts the netconn's marker (the
+ *    address of conn->marker) when the mailbox has room. A reader that
+ *    fetches the marker posts it again (so every blocked reader wakes) and
+ *    returns the error the flags say. A reader looks at the flags only
+ *    when the mailbox is empty (peer events: data received before them is
+ *    delivered first) or before fetching (application events: close,
+ *    shutdown, delete), so a marker that found the mailbox full is never
+ *    needed: nobody blocks on a full mailbox.
+ *  - write waits on snd_sem: do_write sets NC_C_WRITE_WAIT in the core
+ *    context when it could not finish, the sent / poll / error callbacks
+ *    signal it; close, shutdown and delete signal it too. Blocking connect
+ *    waits on op_sem the same way. Waits re-check their condition after
+ *    every wake-up, so a stale signal costs one loop, never a wrong result.
+ *  - netconn_delete refuses new calls on the netconn (NC_F_DELETING),
+ *    closes it in the core, wakes everybody, waits on idle_sem until the
+ *    other callers left (users == 0), then frees what is still queued and
+ *    the slot.
+ */
+#include "wisp/netconn.h"
+
+#if WISP_TCP || WISP_UDP
+
+/* conn->flags (api lock) */
+#define NC_F_NONBLOCK 0x01u
+#define NC_F_RX_FIN 0x02u    /* the peer's FIN arrived */
+#define NC_F_RX_SHUT 0x04u   /* shutdown(RD) by the application */
+#define NC_F_CLOSED 0x08u    /* closed by the application */
+#define NC_F_DEAD 0x10u      /* the stack freed the PCB (error or done) */
+#define NC_F_DELETING 0x20u  /* netconn_delete in progress */
+#define NC_F_CONN_DONE 0x40u /* a blocking connect's outcome is in connect_result */
+#define NC_F_LISTEN 0x80u    /* a listener (its mailbox holds netconns) */
+
+/* conn->state (core) */
+enum { NC_S_NONE = 0, NC_S_LISTEN, NC_S_CONNECTING, NC_S_CONNECTED, NC_S_CLOSED };
+
+/* conn->cflags (core) */
+#define NC_C_WRITE_WAIT 0x01u   /* a writer waits on snd_sem */
+#define NC_C_CONNECT_WAIT 0x02u /* a blocking connect waits on op_sem */
+#define NC_C_NOCOPY 0x04u       /* the stack references a writer's memory (unacknowledged) */
+#define NC_C_WSPACE 0x08u       /* SENDMINUS was signalled: SENDPLUS due when space returns */
+#define NC_C_POLL 0x10u         /* the poll callback is armed (write retry) */
+
+/* "Writable" for the events: half the send buffer free (lwIP's TCP_SNDLOWAT idea). */
+#define NC_SNDLOWAT ((uint32_t)WISP_TCP_SND_BUF / 2u)
+/* Smallest piece a write retries with after the stack ran out of buffers. */
+#define NC_WRITE_MIN_CHUNK 536u
+
+const wisp_ipaddr_t wisp_netconn_addr_any = { WISP_AF_INET4, { 0 } };
+const wisp_ipaddr_t wisp_netconn_addr_bcast = { WISP_AF_INET4, { 0xffffffffu } };
+
+/* Arguments of the core operations. */
+struct nc_msg {
+    struct wisp_netconn *conn;
+    const wisp_ipaddr_t *addr;
+    uint16_t port;
+    uint8_t local;            /* getaddr: local; drain: a listener; nodelay: on */
+    uint8_t shut_rx, shut_tx;
+    uint8_t abort;
+    bool blocking, started;
+    wisp_ipaddr_t *out_addr;
+    uint16_t *out_port;
+    uint32_t len;
+    /* write */
+    const uint8_t *data;
+    size_t size, off;
+    uint32_t chunk;
+    uint8_t apiflags;
+    bool copy, done;
+    /* UDP send */
+    struct wisp_netbuf *buf;
+};
+
+/* ---------------------------------------------------------- small helpers */
+
+static void api_lock(struct wisp_netconn_api *api)
+{
+    wisp_sys_mutex_lock(&api->lock);
+}
+
+static void api_unlock(struct wisp_netconn_api *api)
+{
+    wisp_sys_mutex_unlock(&api->lock);
+}
+
+static wisp_err_t nc_run(struct wisp_netconn *conn, wisp_tcpip_fn fn, struct nc_msg *m)
+{
+    m->conn = conn;
+    return wisp_tcpip_run(conn->api->tcpip, fn, m);
+}
+
+static void nc_event(struct wisp_netconn *conn, enum wisp_netconn_evt evt, uint32_t len)
+{
+    if (conn->callback != NULL) {
+        conn->callback(conn, evt, (uint16_t)(len > 0xffffu ? 0xffffu : len));
+    }
+}
+
+/* Wake the readers of conn (see the file comment). */
+static void wake_mbox(struct wisp_netconn *conn)
+{
+    (void)wisp_sys_mbox_trypost(&conn->mbox, &conn->marker);
+}
+
+/* Wake readers, writer and connecter. */
+static void wake_all(struct wisp_netconn *conn)
+{
+    wake_mbox(conn);
+    wisp_sys_sem_signal(&conn->snd_sem);
+    wisp_sys_sem_signal(&conn->op_sem);
+}
+
+static void drain_sem(wisp_sys_sem_t *sem)
+{
+    while (wisp_sys_sem_wait(sem, WISP_SYS_NO_WAIT) == WISP_OK) {
+    }
+}
+
+/* Free a pbuf chain outside the core context (pools are core-only), and
+ * return how many buffers went back to their pools. */
+static unsigned core_pbuf_free(struct wisp_netconn_api *api, struct wisp_pbuf *p)
+{
+    unsigned n;
+    if (p == NULL) {
+        return 0;
+    }
+    if (wisp_tcpip_on_stack_thread(api->tcpip)) {
+        return wisp_pbuf_free(p);
+    }
+    wisp_tcpip_lock(api->tcpip);
+    n = wisp_pbuf_free(p);
+    wisp_tcpip_unlock(api->tcpip);
+    return n;
+}
+
+/* Enter / leave a call on conn: delete waits for the callers inside. */
+static bool conn_enter(struct wisp_netconn *conn)
+{
+    bool ok;
+    api_lock(conn->api);
+    ok = conn->in_use && !(conn->flags & NC_F_DELETING);
+    if (ok) {
+        conn->users++;
+    }
+    api_unlock(conn->api);
+    return ok;
+}
+
+static void conn_leave(struct wisp_netconn *conn)
+{
+    api_lock(conn->api);
+    conn->users--;
+    if (conn->users == 0 && (conn->flags & NC_F_DELETING)) {
+        wisp_sys_sem_signal(&conn->idle_sem);
+    }
+    api_unlock(conn->api);
+}
+
+/* Api lock held: the error of a netconn the application closed, or OK. */
+static wisp_err_t app_closed_err(const struct wisp_netconn *conn)
+{
+    return (conn->flags & (NC_F_CLOSED | NC_F_RX_SHUT | NC_F_DELETING)) ? WISP_ERR_CLSD : WISP_OK;
+}
+
+/* Api lock held: the pending error (taken), or CLSD after FIN / death. */
+static wisp_err_t peer_state_err(struct wisp_netconn *conn)
+{
+    wisp_err_t r = conn->pending_err;
+    if (r != WISP_OK) {
+        conn->pending_err = WISP_OK;
+        return r;
+    }
+    return (conn->flags & (NC_F_RX_FIN | NC_F_DEAD)) ? WISP_ERR_CLSD : WISP_OK;
+}
+
+/* Core context: why a TCP netconn without PCB cannot be used. */
+static wisp_err_t dead_err(struct wisp_netconn *conn)
+{
+    wisp_err_t r;
+    api_lock(conn->api);
+    r = conn->pending_err;
+    if (r != WISP_OK) {
+        conn->pending_err = WISP_OK;
+    } else if (conn->flags & (NC_F_CLOSED | NC_F_DEAD | NC_F_DELETING)) {
+        r = WISP_ERR_CLSD;
+    } else {
+        r = WISP_ERR_CONN;
+    }
+    api_unlock(conn->api);
+    return r;
+}
+
+/* ---------------------------------------------------------------- pools */
+
+static void slot_free_objects(struct wisp_netconn *c)
+{
+    wisp_sys_mbox_free(&c->mbox);
+    wisp_sys_sem_free(&c->snd_sem);
+    wisp_sys_sem_free(&c->op_sem);
+    wisp_sys_sem_free(&c->idle_sem);
+    wisp_sys_mutex_free(&c->write_lock);
+}
+
+static wisp_err_t slot_init(struct wisp_netconn *c)
+{
+    wisp_err_t r = wisp_sys_mbox_new(&c->mbox, WISP_NETCONN_RECVMBOX_SIZE);
+    if (r != WISP_OK) {
+        return r;
+    }
+    r = wisp_sys_sem_new(&c->snd_sem, 0);
+    if (r != WISP_OK) {
+        goto no_snd;
+    }
+    r = wisp_sys_sem_new(&c->op_sem, 0);
+    if (r != WISP_OK) {
+        goto no_op;
+    }
+    r = wisp_sys_sem_new(&c->idle_sem, 0);
+    if (r != WISP_OK) {
+        goto no_idle;
+    }
+    r = wisp_sys_mutex_new(&c->write_lock);
+    if (r == WISP_OK) {
+        return WISP_OK;
+    }
+    wisp_sys_sem_free(&c->idle_sem);
+no_idle:
+    wisp_sys_sem_free(&c->op_sem);
+no_op:
+    wisp_sys_sem_free(&c->snd_sem);
+no_snd:
+    wisp_sys_mbox_free(&c->mbox);
+    return r;
+}
+
+/* Api lock held: take a slot and reset it. */
+static struct wisp_netconn *conn_alloc_locked(struct wisp_netconn_api *api, enum wisp_netconn_type type,
+                                              wisp_netconn_callback cb)
+{
+    struct wisp_netconn *c = api->free_conns;
+    if (c == NULL) {
+        api->st.conns_failed++;
+        return NULL;
+    }
+    api->free_conns = c->next_free;
+    c->next_free = NULL;
+    api->st.conns_used++;
+    if (api->st.conns_used > api->st.conns_high) {
+        api->st.conns_high = api->st.conns_used;
+    }
+    c->type = type;
+    c->socket = -1;
+    c->callback = cb;
+    c->pcb.ip = NULL;
+    c->in_use = 1;
+    c->flags = 0;
+    c->pending_err = WISP_OK;
+    c->connect_result = WISP_OK;
+    c->users = 0;
+    c->backlog = 0;
+    c->accept_pending = 0;
+    c->recv_timeout = 0;
+    c->send_timeout = 0;
+    c->state = NC_S_NONE;
+    c->cflags = 0;
+    c->dscp = 0;
+    c->tx_queued = 0;
+    c->tx_acked = 0;
+    c->nocopy_end = 0;
+    return c;
+}
+
+/* Return a slot whose mailbox is empty and that nobody uses any more. */
+static void conn_release(struct wisp_netconn *c)
+{
+    struct wisp_netconn_api *api = c->api;
+    drain_sem(&c->snd_sem);
+    drain_sem(&c->op_sem);
+    drain_sem(&c->idle_sem);
+    api_lock(api);
+    c->in_use = 0;
+    c->pcb.ip = NULL;
+    c->callback = NULL;
+    c->next_free = api->free_conns;
+    api->free_conns = c;
+    api->st.conns_used--;
+    api_unlock(api);
+}
+
+/* Api lock held. */
+static struct wisp_netbuf *netbuf_alloc_locked(struct wisp_netconn_api *api)
+{
+    struct wisp_netbuf *nb = api->free_bufs;
+    if (nb == NULL) {
+        api->st.bufs_failed++;
+        return NULL;
+    }
+    api->free_bufs = nb->next_free;
+    nb->next_free = NULL;
+    nb->in_use = 1;
+    nb->p = NULL;
+    nb->ptr = NULL;
+    nb->addr = wisp_netconn_addr_any;
+    nb->port = 0;
+    api->st.bufs_used++;
+    if (api->st.bufs_used > api->st.bufs_high) {
+        api->st.bufs_high = api->st.bufs_used;
+    }
+    return nb;
+}
+
+/* Return a netbuf (its data already freed). */
+static void netbuf_release(struct wisp_netbuf *nb)
+{
+    struct wisp_netconn_api *api = nb->api;
+    api_lock(api);
+    WISP_ASSERT(nb->in_use);
+    nb->in_use = 0;
+    nb->p = NULL;
+    nb->ptr = NULL;
+    nb->next_free = api->free_bufs;
+    api->free_bufs = nb;
+    api->st.bufs_used--;
+    api_unlock(api);
+}
+
+/* ------------------------------------------------------------- instance */
+
+wisp_err_t wisp_netconn_api_init(struct wisp_netconn_api *api, struct wisp_tcpip *tcpip)
+{
+    unsigned i;
+    wisp_err_t r;
+    if (api == NULL || tcpip == NULL) {
+        return WISP_ERR_ARG;
+    }
+    memset(api, 0, sizeof(*api));
+    api->tcpip = tcpip;
+    r = wisp_sys_mutex_new(&api->lock);
+    if (r != WISP_OK) {
+        return r;
+    }
+    for (i = 0; i < WISP_NETCONN_COUNT; i++) {
+        r = slot_init(&api->conns[i]);
+        if (r != WISP_OK) {
+            while (i-- > 0) {
+                slot_free_objects(&api->conns[i]);
+            }
+            wisp_sys_mutex_free(&api->lock);
+            return r;
+        }
+        api->conns[i].api = api;
+        api->conns[i].socket = -1;
+        api->conns[i].next_free = (i + 1u < WISP_NETCONN_COUNT) ? &api->conns[i + 1u] : NULL;
+        api->n_ready++;
+    }
+    api->free_conns = &api->conns[0];
+    for (i = 0; i < WISP_NETBUF_COUNT; i++) {
+        api->bufs[i].api = api;
+        api->bufs[i].next_free = (i + 1u < WISP_NETBUF_COUNT) ? &api->bufs[i + 1u] : NULL;
+    }
+    api->free_bufs = &api->bufs[0];
+    return WISP_OK;
+}
+
+wisp_err_t wisp_netconn_api_deinit(struct wisp_netconn_api *api)
+{
+    unsigned i;
+    bool busy;
+    if (api == NULL) {
+        return WISP_ERR_ARG;
+    }
+    api_lock(api);
+    busy = api->st.conns_used != 0 || api->st.bufs_used != 0;
+    api_unlock(api);
+    if (busy) {
+        return WISP_ERR_USE;
+    }
+    for (i = 0; i < api->n_ready; i++) {
+        slot_free_objects(&api->conns[i]);
+    }
+    api->n_ready = 0;
+    wisp_sys_mutex_free(&api->lock);
+    return WISP_OK;
+}
+
+void wisp_netconn_api_stats(struct wisp_netconn_api *api, struct wisp_netconn_stats *out)
+{
+    api_lock(api);
+    *out = api->st;
+    api_unlock(api);
+}
+
+uint8_t wisp_netconn_pbuf_free(struct wisp_netconn_api *api, struct wisp_pbuf *p)
+{
+    unsigned n = core_pbuf_free(api, p);
+    return (uint8_t)(n > 255u ? 255u : n);
+}
+
+/* ------------------------------------------------- raw callbacks: TCP */
+
+#if WISP_TCP
+
+/* Core context: forget the PCB after the stack freed it or we gave it back. */
+static void tcp_forget(struct wisp_netconn *conn)
+{
+    conn->pcb.tcp = NULL;
+    conn->state = NC_S_CLOSED;
+    conn->cflags &= (uint8_t) ~(NC_C_NOCOPY | NC_C_POLL);
+}
+
+/* Core context: detach conn from its PCB (no callback reaches conn any more). */
+static void tcp_detach(struct wisp_tcp_pcb *pcb, bool listener)
+{
+    wisp_tcp_arg(pcb, NULL);
+    if (listener) {
+        wisp_tcp_accept(pcb, NULL);
+        return;
+    }
+    wisp_tcp_recv(pcb, NULL);
+    wisp_tcp_sent(pcb, NULL);
+    wisp_tcp_err(pcb, NULL);
+    wisp_tcp_poll(pcb, NULL, 0);
+}
+
+/* Core context: reset the connection (RST) and forget it. */
+static void tcp_abort_conn(struct wisp_netconn *conn)
+{
+    struct wisp_tcp_pcb *pcb = conn->pcb.tcp;
+    if (pcb == NULL) {
+        return;
+    }
+    tcp_detach(pcb, false);
+    wisp_tcp_abort(pcb);
+    tcp_forget(conn);
+    api_lock(conn->api);
+    conn->flags |= NC_F_DEAD;
+    api_unlock(conn->api);
+}
+
+static wisp_err_t tcp_recv_cb(void *arg, struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, wisp_err_t err)
+{
+    struct wisp_netconn *conn = (struct wisp_netconn *)arg;
+    uint8_t fl;
+    uint16_t len;
+    WISP_UNUSED(err);
+    if (conn == NULL) {
+        if (p != NULL) {
+            wisp_tcp_recved(pcb, p->tot_len);
+            wisp_pbuf_free(p);
+        }
+        return WISP_OK;
+    }
+    api_lock(conn->api);
+    fl = conn->flags;
+    if (p == NULL) {
+        conn->flags |= NC_F_RX_FIN;
+    }
+    api_unlock(conn->api);
+    if (p == NULL) {
+        /* The peer closed its direction: after the data (RFC 9293 §3.10.7.4
+         * eighth step, FIN processing), recv returns ERR_CLSD. */
+        wake_mbox(conn);
+        nc_event(conn, WISP_NETCONN_EVT_RCVPLUS, 0);
+        return WISP_OK;
+    }
+    len = p->tot_len;
+    if (fl & (NC_F_CLOSED | NC_F_RX_SHUT | NC_F_DELETING)) {
+        /* Nobody will read it: consume it. */
+        wisp_tcp_recved(pcb, len);
+        wisp_pbuf_free(p);
+        return WISP_OK;
+    }
+    if (wisp_sys_mbox_trypost(&conn->mbox, p) != WISP_OK) {
+        api_lock(conn->api);
+        conn->api->st.tcp_refused++;
+        api_unlock(conn->api);
+        return WISP_ERR_MEM; /* refused: the stack keeps p and offers it again */
+    }
+    nc_event(conn, WISP_NETCONN_EVT_RCVPLUS, len);
+    return WISP_OK;
+}
+
+static wisp_err_t tcp_sent_cb(void *arg, struct wisp_tcp_pcb *pcb, uint32_t len)
+{
+    struct wisp_netconn *conn = (struct wisp_netconn *)arg;
+    if (conn == NULL) {
+        return WISP_OK;
+    }
+    conn->tx_acked += len;
+    if ((conn->cflags & NC_C_NOCOPY) && (int32_t)(conn->tx_acked - conn->nocopy_end) >= 0) {
+        conn->cflags &= (uint8_t)~NC_C_NOCOPY;
+    }
+    if ((conn->cflags & NC_C_WSPACE) && wisp_tcp_sndbuf(pcb) >= NC_SNDLOWAT) {
+        conn->cflags &= (uint8_t)~NC_C_WSPACE;
+        nc_event(conn, WISP_NETCONN_EVT_SENDPLUS, len);
+    }
+    if (conn->cflags & NC_C_WRITE_WAIT) {
+        conn->cflags &= (uint8_t)~NC_C_WRITE_WAIT;
+        wisp_sys_sem_signal(&conn->snd_sem);
+    }
+    return WISP_OK;
+}
+
+/* Armed when a write found the stack's buffers exhausted with nothing of
+ * ours in flight (no sent callback would come): retry the writer. */
+static wisp_err_t tcp_poll_cb(void *arg, struct wisp_tcp_pcb *pcb)
+{
+    struct wisp_netconn *conn = (struct wisp_netconn *)arg;
+    if (conn == NULL) {
+        return WISP_OK;
+    }
+    if (conn->cflags & NC_C_WRITE_WAIT) {
+        conn->cflags &= (uint8_t)~NC_C_WRITE_WAIT;
+        wisp_sys_sem_signal(&conn->snd_sem);
+    }
+    conn->cflags &= (uint8_t)~NC_C_POLL;
+    wisp_tcp_poll(pcb, NULL, 0);
+    return WISP_OK;
+}
+
+static wisp_err_t tcp_connected_cb(void *arg, struct wisp_tcp_pcb *pcb, wisp_err_t err)
+{
+    struct wisp_netconn *conn = (struct wisp_netconn *)arg;
+    bool waiting;
+    WISP_UNUSED(pcb);
+    WISP_UNUSED(err);
+    if (conn == NULL) {
+        return WISP_OK;
+    }
+    conn->state = NC_S_CONNECTED;
+    waiting = (conn->cflags & NC_C_CONNECT_WAIT) != 0;
+    conn->cflags &= (uint8_t)~NC_C_CONNECT_WAIT;
+    /* the event first: a woken connect finds it delivered */
+    nc_event(conn, WISP_NETCONN_EVT_SENDPLUS, 0);
+    if (waiting) {
+        api_lock(conn->api);
+        conn->flags |= NC_F_CONN_DONE;
+        conn->connect_result = WISP_OK;
+        api_unlock(conn->api);
+        wisp_sys_sem_signal(&conn->op_sem);
+    }
+    return WISP_OK;
+}
+
+static void tcp_err_cb(void *arg, wisp_err_t err)
+{
+    struct wisp_netconn *conn = (struct wisp_netconn *)arg;
+    bool waiting;
+    if (conn == NULL) {
+        return;
+    }
+    waiting = (conn->cflags & NC_C_CONNECT_WAIT) != 0;
+    tcp_forget(conn); /* the stack freed the PCB */
+    conn->cflags &= (uint8_t)~NC_C_CONNECT_WAIT;
+    api_lock(conn->api);
+    conn->flags |= NC_F_DEAD;
+    if (waiting) {
+        /* a blocking connect returns it; not kept pending */
+        conn->flags |= NC_F_CONN_DONE;
+        conn->connect_result = err == WISP_ERR_CLSD ? WISP_ERR_CLSD : err;
+    } else if (err != WISP_ERR_CLSD) {
+        conn->pending_err = err;
+    }
+    api_unlock(conn->api);
+    if (err != WISP_ERR_CLSD) {
+        nc_event(conn, WISP_NETCONN_EVT_ERROR, 0);
+        nc_event(conn, WISP_NETCONN_EVT_RCVPLUS, 0);
+        nc_event(conn, WISP_NETCONN_EVT_SENDPLUS, 0);
+    }
+    wake_all(conn);
+}
+
+static void tcp_attach(struct wisp_netconn *conn, struct wisp_tcp_pcb *pcb)
+{
+    conn->pcb.tcp = pcb;
+    wisp_tcp_arg(pcb, conn);
+    wisp_tcp_recv(pcb, tcp_recv_cb);
+    wisp_tcp_sent(pcb, tcp_sent_cb);
+    wisp_tcp_err(pcb, tcp_err_cb);
+}
+
+static wisp_err_t tcp_accept_cb(void *arg, struct wisp_tcp_pcb *newpcb, wisp_err_t err)
+{
+    struct wisp_netconn *conn = (struct wisp_netconn *)arg;
+    struct wisp_netconn_api *api;
+    struct wisp_netconn *nc = NULL;
+    if (conn == NULL || err != WISP_OK) {
+        return WISP_ERR_VAL;
+    }
+    api = conn->api;
+    api_lock(api);
+    if (!(conn->flags & (NC_F_CLOSED | NC_F_DELETING)) && conn->accept_pending < conn->backlog) {
+        nc = conn_alloc_locked(api, WISP_NETCONN_TCP, conn->callback);
+    }
+    if (nc != NULL) {
+        conn->accept_pending++;
+    } else {
+        api->st.accept_drops++;
+    }
+    api_unlock(api);
+    if (nc == NULL) {
+        return WISP_ERR_MEM; /* the stack resets newpcb */
+    }
+    nc->state = NC_S_CONNECTED;
+    nc->dscp = conn->dscp;
+    tcp_attach(nc, newpcb);
+    if (conn->dscp != 0) {
+        wisp_tcp_set_dscp(newpcb, conn->dscp);
+    }
+    if (wisp_sys_mbox_trypost(&conn->mbox, nc) != WISP_OK) {
+        tcp_detach(newpcb, false);
+        nc->pcb.tcp = NULL;
+        api_lock(api);
+        conn->accept_pending--;
+        api->st.accept_drops++;
+        api_unlock(api);
+        conn_release(nc);
+        return WISP_ERR_MEM;
+    }
+    nc_event(conn, WISP_NETCONN_EVT_RCVPLUS, 0);
+    return WISP_OK;
+}
+
+#endif /* WISP_TCP */
+
+/* ------------------------------------------------- raw callbacks: UDP */
+
+#if WISP_UDP
+static void udp_recv_cb(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, const wisp_ipaddr_t *src,
+                        uint16_t port, const struct wisp_ip4_info *ip)
+{
+    struct wisp_netconn *conn = (struct wisp_netconn *)arg;
+    struct wisp_netconn_api *api = conn->api;
+    struct wisp_netbuf *nb = NULL;
+    uint16_t len = p->tot_len;
+    WISP_UNUSED(pcb);
+    WISP_UNUSED(ip);
+    api_lock(api);
+    if (!(conn->flags & (NC_F_CLOSED | NC_F_DELETING))) {
+        nb = netbuf_alloc_locked(api);
+    }
+    if (nb == NULL) {
+        api->st.udp_drops++;
+    }
+    api_unlock(api);
+    if (nb == NULL) {
+        wisp_pbuf_free(p);
+        return;
+    }
+    nb->p = p;
+    nb->ptr = p;
+    nb->addr = *src;
+    nb->port = port;
+    if (wisp_sys_mbox_trypost(&conn->mbox, nb) != WISP_OK) {
+        wisp_pbuf_free(p);
+        netbuf_release(nb);
+        api_lock(api);
+        api->st.udp_drops++;
+        api_unlock(api);
+        return;
+    }
+    nc_event(conn, WISP_NETCONN_EVT_RCVPLUS, len);
+}
+#endif
+
+/* ---------------------------------------------------- create / delete */
+
+static wisp_err_t do_new(struct wisp_stack *s, void *arg)
+{
+    struct wisp_netconn *conn = ((struct nc_msg *)arg)->conn;
+#if WISP_TCP
+    if (conn->type == WISP_NETCONN_TCP) {
+        struct wisp_tcp_pcb *pcb = wisp_tcp_new(s);
+        if (pcb == NULL) {
+            return WISP_ERR_MEM;
+        }
+        tcp_attach(conn, pcb);
+        return WISP_OK;
+    }
+#endif
+#if WISP_UDP
+    if (conn->type == WISP_NETCONN_UDP) {
+        struct wisp_udp_pcb *pcb = wisp_udp_new(s);
+        if (pcb == NULL) {
+            return WISP_ERR_MEM;
+        }
+        conn->pcb.udp = pcb;
+        wisp_udp_recv(pcb, udp_recv_cb, conn);
+        return WISP_OK;
+    }
+#endif
+    WISP_UNUSED(s);
+    return WISP_ERR_VAL;
+}
+
+struct wisp_netconn *wisp_netconn_new_with_proto_and_callback(struct wisp_netconn_api *api,
+                                                              enum wisp_netconn_type type, uint8_t proto,
+                                                              wisp_netconn_callback callback)
+{
+    struct wisp_netconn *conn;
+    struct nc_msg m;
+    WISP_UNUSED(proto);
+    if (api == NULL) {
+        return NULL;
+    }
+    if (type == WISP_NETCONN_UDPNOCHKSUM) {
+        type = WISP_NETCONN_UDP;
+    }
+    if ((type != WISP_NETCONN_TCP || !WISP_TCP) && (type != WISP_NETCONN_UDP || !WISP_UDP)) {
+        return NULL;
+    }
+    api_lock(api);
+    conn = conn_alloc_locked(api, type, callback);
+    api_unlock(api);
+    if (conn == NULL) {
+        return NULL;
+    }
+    memset(&m, 0, sizeof(m));
+    if (nc_run(conn, do_new, &m) != WISP_OK) {
+        conn_release(conn);
+        return NULL;
+    }
+    return conn;
+}
+
+struct wisp_netconn *wisp_netconn_new(struct wisp_netconn_api *api, enum wisp_netconn_type type)
+{
+    return wisp_netconn_new_with_proto_and_callback(api, type, 0, NULL);
+}
+
+struct wisp_netconn *wisp_netconn_new_with_callback(struct wisp_netconn_api *api, enum wisp_netconn_type type,
+                                                    wisp_netconn_callback callback)
+{
+    return wisp_netconn_new_with_proto_and_callback(api, type, 0, callback);
+}
+
+/* Core: give the PCB back (close; abort when asked, or when the stack
+ * references a writer's memory). WISP_ERR_MEM: the FIN could not be queued. */
+static wisp_err_t do_delete(struct wisp_stack *s, void *arg)
+{
+    struct nc_msg *m = (struct nc_msg *)arg;
+    struct wisp_netconn *conn = m->conn;
+    WISP_UNUSED(s);
+#if WISP_TCP
+    if (conn->type == WISP_NETCONN_TCP && conn->pcb.tcp != NULL) {
+        struct wisp_tcp_pcb *pcb = conn->pcb.tcp;
+        if (conn->state == NC_S_LISTEN) {
+            tcp_detach(pcb, true);
+            (void)wisp_tcp_close(pcb); /* a listener is freed at once */
+            tcp_forget(conn);
+        } else if (m->abort || (conn->cflags & NC_C_NOCOPY)) {
+            tcp_abort_conn(conn);
+        } else {
+            wisp_err_t r = wisp_tcp_close(pcb);
+            if (r != WISP_OK) {
+                return r;
+            }
+            tcp_forget(conn); /* no callback after close */
+        }
+    }
+#endif
+#if WISP_UDP
+    if (conn->type == WISP_NETCONN_UDP && conn->pcb.udp != NULL) {
+        wisp_udp_remove(conn->pcb.udp);
+        conn->pcb.udp = NULL;
+    }
+#endif
+    return WISP_OK;
+}
+
+/* Free a queued item (core context). */
+static void drain_mbox(struct wisp_netconn *conn, bool listener);
+
+static void drop_pending_conn(struct wisp_netconn *nc)
+{
+#if WISP_TCP
+    tcp_abort_conn(nc); /* detached first: no callback */
+#endif
+    drain_mbox(nc, false);
+    conn_release(nc);
+}
+
+static void drain_mbox(struct wisp_netconn *conn, bool listener)
+{
+    void *item;
+    while (wisp_sys_mbox_tryfetch(&conn->mbox, &item) == WISP_OK) {
+        if (item == &conn->marker) {
+            continue;
+        }
+        if (listener) {
+            drop_pending_conn((struct wisp_netconn *)item);
+        } else if (conn->type == WISP_NETCONN_TCP) {
+            wisp_pbuf_free((struct wisp_pbuf *)item);
+        } else {
+            struct wisp_netbuf *nb = (struct wisp_netbuf *)item;
+            wisp_pbuf_free(nb->p);
+            netbuf_release(nb);
+        }
+    }
+}
+
+static wisp_err_t do_drain(struct wisp_stack *s, void *arg)
+{
+    struct nc_msg *m = (struct nc_msg *)arg;
+    WISP_UNUSED(s);
+    drain_mbox(m->conn, m->local != 0);
+    return WISP_OK;
+}
+
+/* Run a close-like operation, retrying while the FIN cannot be queued and
+ * aborting after WISP_NETCONN_CLOSE_TIMEOUT_MS. */
+static wisp_err_t run_close(struct wisp_netconn *conn, wisp_tcpip_fn fn, struct nc_msg *m)
+{
+    uint32_t start = wisp_sys_now_ms();
+    for (;;) {
+        wisp_err_t r = nc_run(conn, fn, m);
+        if (r != WISP_ERR_MEM || m->abort) {
+            return r;
+        }
+        if (wisp_sys_now_ms() - start >= WISP_NETCONN_CLOSE_TIMEOUT_MS) {
+            m->abort = 1;
+        } else {
+            wisp_sys_sleep_ms(10);
+        }
+    }
+}
+
+wisp_err_t wisp_netconn_delete(struct wisp_netconn *conn)
+{
+    struct wisp_netconn_api *api;
+    struct nc_msg m;
+    bool listener;
+    if (conn == NULL) {
+        return WISP_OK;
+    }
+    api = conn->api;
+    api_lock(api);
+    if (!conn->in_use || (conn->flags & NC_F_DELETING)) {
+        api_unlock(api);
+        return WISP_ERR_CLSD;
+    }
+    conn->flags |= NC_F_DELETING;
+    listener = (conn->flags & NC_F_LISTEN) != 0;
+    api_unlock(api);
+
+    memset(&m, 0, sizeof(m));
+    (void)run_close(conn, do_delete, &m);
+
+    /* Wake everybody blocked on conn and wait until they left. */
+    wake_all(conn);
+    api_lock(api);
+    while (conn->users > 0) {
+        api_unlock(api);
+        (void)wisp_sys_sem_wait(&conn->idle_sem, WISP_SYS_FOREVER);
+        api_lock(api);
+    }
+    api_unlock(api);
+
+    memset(&m, 0, sizeof(m));
+    m.local = listener ? 1 : 0;
+    (void)nc_run(conn, do_drain, &m);
+    conn_release(conn);
+    return WISP_OK;
+}
+
+/* ------------------------------------------------------------- addresses */
+
+static wisp_err_t do_bind(struct wisp_stack *s, void *arg)
+{
+    struct nc_msg *m = (struct nc_msg *)arg;
+    struct wisp_netconn *conn = m->conn;
+    WISP_UNUSED(s);
+#if WISP_TCP
+    if (conn->type == WISP_NETCONN_TCP) {
+        if (conn->pcb.tcp == NULL) {
+            return dead_err(conn);
+        }
+        if (conn->state != NC_S_NONE) {
+            return WISP_ERR_VAL;
+        }
+        return wisp_tcp_bind(conn->pcb.tcp, m->addr, m->port);
+    }
+#endif
+#if WISP_UDP
+    if (conn->pcb.udp == NULL) {
+        return WISP_ERR_CLSD;
+    }
+    return wisp_udp_bind(conn->pcb.udp, m->addr, m->port);
+#else
+    return WISP_ERR_VAL;
+#endif
+}
+
+wisp_err_t wisp_netconn_bind(struct wisp_netconn *conn, const wisp_ipaddr_t *addr, uint16_t port)
+{
+    struct nc_msg m;
+    wisp_err_t r;
+    if (conn == NULL) {
+        return WISP_ERR_ARG;
+    }
+    if (!conn_enter(conn)) {
+        return WISP_ERR_CLSD;
+    }
+    memset(&m, 0, sizeof(m));
+    m.addr = addr;
+    m.port = port;
+    r = nc_run(conn, do_bind, &m);
+    conn_leave(conn);
+    return r;
+}
+
+static wisp_err_t do_connect(struct wisp_stack *s, void *arg)
+{
+    struct nc_msg *m = (struct nc_msg *)arg;
+    struct wisp_netconn *conn = m->conn;
+    WISP_UNUSED(s);
+#if WISP_TCP
+    if (conn->type == WISP_NETCONN_TCP) {
+        wisp_err_t r;
+        if (conn->state == NC_S_CONNECTING) {
+            return WISP_ERR_ALREADY;
+        }
+        if (conn->state == NC_S_CONNECTED || conn->state == NC_S_LISTEN) {
+            return WISP_ERR_ISCONN;
+        }
+        if (conn->pcb.tcp == NULL) {
+            return dead_err(conn);
+        }
+        r = wisp_tcp_connect(conn->pcb.tcp, m->addr, m->port, tcp_connected_cb);
+        if (r != WISP_OK) {
+            return r;
+        }
+        conn->state = NC_S_CONNECTING;
+        if (m->blocking) {
+            conn->cflags |= NC_C_CONNECT_WAIT;
+            api_lock(conn->api);
+            conn->flags &= (uint8_t)~NC_F_CONN_DONE;
+            api_unlock(conn->api);
+        }
+        m->started = true;
+        return WISP_OK;
+    }
+#endif
+#if WISP_UDP
+    if (conn->pcb.udp == NULL) {
+        return WISP_ERR_CLSD;
+    }
+    return wisp_udp_connect(conn->pcb.udp, m->addr, m->port);
+#else
+    return WISP_ERR_VAL;
+#endif
+}
+
+wisp_err_t wisp_netconn_connect(struct wisp_netconn *conn, const wisp_ipaddr_t *addr, uint16_t port)
+{
+    struct nc_msg m;
+    wisp_err_t r;
+    bool nonblock;
+    if (conn == NULL || addr == NULL) {
+        return WISP_ERR_ARG;
+    }
+    if (!conn_enter(conn)) {
+        return WISP_ERR_CLSD;
+    }
+    api_lock(conn->api);
+    nonblock = (conn->flags & NC_F_NONBLOCK) != 0;
+    api_unlock(conn->api);
+    memset(&m, 0, sizeof(m));
+    m.addr = addr;
+    m.port = port;
+    m.blocking = !nonblock;
+    r = nc_run(conn, do_connect, &m);
+    if (r == WISP_OK && m.started) {
+        if (nonblock) {
+            r = WISP_ERR_INPROGRESS;
+        } else {
+            for (;;) {
+                api_lock(conn->api);
+                if (conn->flags & NC_F_CONN_DONE) {
+                    conn->flags &= (uint8_t)~NC_F_CONN_DONE;
+                    r = conn->connect_result;
+                    api_unlock(conn->api);
+                    break;
+                }
+                if (conn->flags & (NC_F_CLOSED | NC_F_DELETING)) {
+                    api_unlock(conn->api);
+                    r = WISP_ERR_CLSD;
+                    break;
+                }
+                api_unlock(conn->api);
+                (void)wisp_sys_sem_wait(&conn->op_sem, WISP_SYS_FOREVER);
+            }
+        }
+    }
+    conn_leave(conn);
+    return r;
+}
+
+static wisp_err_t do_disconnect(struct wisp_stack *s, void *arg)
+{
+    struct wisp_netconn *conn = ((struct nc_msg *)arg)->conn;
+    WISP_UNUSED(s);
+#if WISP_UDP
+    if (conn->type == WISP_NETCONN_UDP) {
+        if (conn->pcb.udp == NULL) {
+            return WISP_ERR_CLSD;
+        }
+        wisp_udp_disconnect(conn->pcb.udp);
+        return WISP_OK;
+    }
+#endif
+    WISP_UNUSED(conn);
+    return WISP_ERR_VAL;
+}
+
+wisp_err_t wisp_netconn_disconnect(struct wisp_netconn *conn)
+{
+    struct nc_msg m;
+    wisp_err_t r;
+    if (conn == NULL) {
+        return WISP_ERR_ARG;
+    }
+    if (!conn_enter(conn)) {
+        return WISP_ERR_CLSD;
+    }
+    memset(&m, 0, sizeof(m));
+    r = nc_run(conn, do_disconnect, &m);
+    conn_leave(conn);
+    return r;
+}
+
+static wisp_err_t do_getaddr(struct wisp_stack *s, void *arg)
+{
+    struct nc_msg *m = (struct nc_msg *)arg;
+    struct wisp_netconn *conn = m->conn;
+    WISP_UNUSED(s);
+#if WISP_TCP
+    if (conn->type == WISP_NETCONN_TCP) {
+        if (conn->pcb.tcp == NULL) {
+            return WISP_ERR_CONN;
+        }
+        if (m->local) {
+            wisp_tcp_local(conn->pcb.tcp, m->out_addr, m->out_port);
+            return WISP_OK;
+        }
+        if (conn->state != NC_S_CONNECTED && conn->state != NC_S_CONNECTING) {
+            return WISP_ERR_CONN;
+        }
+        wisp_tcp_remote(conn->pcb.tcp, m->out_addr, m->out_port);
+        return WISP_OK;
+    }
+#endif
+#if WISP_UDP
+    if (conn->pcb.udp == NULL) {
+        return WISP_ERR_CONN;
+    }
+    if (m->local) {
+        *m->out_addr = conn->pcb.udp->local_ip;
+        if (m->out_addr->family == WISP_AF_NONE) {
+            *m->out_addr = wisp_netconn_addr_any;
+        }
+        *m->out_port = conn->pcb.udp->local_port;
+        return WISP_OK;
+    }
+    if (!(conn->pcb.udp->flags & WISP_UDP_F_CONNECTED)) {
+        return WISP_ERR_CONN;
+    }
+    *m->out_addr = conn->pcb.udp->remote_ip;
+    *m->out_port = conn->pcb.udp->remote_port;
+    return WISP_OK;
+#else
+    return WISP_ERR_CONN;
+#endif
+}
+
+wisp_err_t wisp_netconn_getaddr(struct wisp_netconn *conn, wisp_ipaddr_t *addr, uint16_t *port, uint8_t local)
+{
+    struct nc_msg m;
+    wisp_err_t r;
+    if (conn == NULL || addr == NULL || port == NULL) {
+        return WISP_ERR_ARG;
+    }
+    if (!conn_enter(conn)) {
+        return WISP_ERR_CLSD;
+    }
+    memset(&m, 0, sizeof(m));
+    m.out_addr = addr;
+    m.out_port = port;
+    m.local = local;
+    r = nc_run(conn, do_getaddr, &m);
+    conn_leave(conn);
+    return r;
+}
+
+/* ---------------------------------------------------------------- listen */
+
+#if WISP_TCP
+static wisp_err_t do_listen(struct wisp_stack *s, void *arg)
+{
+    struct nc_msg *m = (struct nc_msg *)arg;
+    struct wisp_netconn *conn = m->conn;
+    struct wisp_tcp_pcb *lpcb;
+    wisp_err_t err = WISP_OK;
+    uint8_t backlog = (uint8_t)(m->len == 0 ? 1u : m->len);
+    uint16_t limit = (uint16_t)WISP_MIN((unsigned)backlog, (unsigned)WISP_NETCONN_RECVMBOX_SIZE - 1u);
+    WISP_UNUSED(s);
+    if (conn->pcb.tcp == NULL) {
+        return WISP_ERR_CONN;
+    }
+    if (conn->state == NC_S_LISTEN) {
+        api_lock(conn->api);
+        conn->backlog = limit; /* already listening: update the backlog */
+        api_unlock(conn->api);
+        return WISP_OK;
+    }
+    if (conn->state != NC_S_NONE) {
+        return WISP_ERR_CONN;
+    }
+    if (wisp_tcp_state(conn->pcb.tcp) != WISP_TCP_CLOSED) {
+        return WISP_ERR_VAL;
+    }
+    lpcb = wisp_tcp_listen(conn->pcb.tcp, backlog, &err);
+    if (lpcb == NULL) {
+        return err != WISP_OK ? err : WISP_ERR_MEM;
+    }
+    conn->pcb.tcp = lpcb; /* the connection PCB was freed by listen */
+    conn->state = NC_S_LISTEN;
+    wisp_tcp_arg(lpcb, conn);
+    wisp_tcp_accept(lpcb, tcp_accept_cb);
+    if (conn->dscp != 0) {
+        wisp_tcp_set_dscp(lpcb, conn->dscp);
+    }
+    api_lock(conn->api);
+    conn->flags |= NC_F_LISTEN;
+    conn->backlog = limit;
+    api_unlock(conn->api);
+    return WISP_OK;
+}
+#endif
+
+wisp_err_t wisp_netconn_listen_with_backlog(struct wisp_netconn *conn, uint8_t backlog)
+{
+#if WISP_TCP
+    struct nc_msg m;
+    wisp_err_t r;
+    if (conn == NULL || conn->type != WISP_NETCONN_TCP) {
+        return WISP_ERR_ARG;
+    }
+    if (!conn_enter(conn)) {
+        return WISP_ERR_CLSD;
+    }
+    memset(&m, 0, sizeof(m));
+    m.len = backlog;
+    r = nc_run(conn, do_listen, &m);
+    conn_leave(conn);
+    return r;
+#else
+    WISP_UNUSED(conn);
+    WISP_UNUSED(backlog);
+    return WISP_ERR_ARG;
+#endif
+}
+
+wisp_err_t wisp_netconn_listen(struct wisp_netconn *conn)
+{
+    return wisp_netconn_listen_with_backlog(conn, 255);
+}
+
+/* Take the next item of conn's mailbox (recv and accept). */
+static wisp_err_t fetch_item(struct wisp_netconn *conn, void **item, bool dontblock)
+{
+    struct wisp_netconn_api *api = conn->api;
+    void *m = NULL;
+    uint32_t timeout;
+    wisp_err_t r;
+
+    api_lock(api);
+    r = app_closed_err(conn);
+    if (conn->flags & NC_F_NONBLOCK) {
+        dontblock = true;
+    }
+    timeout = conn->recv_timeout;
+    api_unlock(api);
+    if (r != WISP_OK) {
+        return r;
+    }
+    if (wisp_sys_mbox_tryfetch(&conn->mbox, &m) != WISP_OK) {
+        /* Empty: peer events (FIN, errors) come after the data. */
+        api_lock(api);
+        r = peer_state_err(conn);
+        api_unlock(api);
+        if (r != WISP_OK) {
+            return r;
+        }
+        if (dontblock) {
+            return WISP_ERR_WOULDBLOCK;
+        }
+        if (wisp_sys_mbox_fetch(&conn->mbox, &m, timeout != 0 ? timeout : WISP_SYS_FOREVER) != WISP_OK) {
+            return WISP_ERR_TIMEOUT;
+        }
+    }
+    if (m == &conn->marker) {
+        wake_mbox(conn); /* for the other waiters */
+        api_lock(api);
+        r = app_closed_err(conn);
+        if (r == WISP_OK) {
+            r = peer_state_err(conn);
+        }
+        api_unlock(api);
+        return r != WISP_OK ? r : WISP_ERR_CLSD;
+    }
+    *item = m;
+    return WISP_OK;
+}
+
+wisp_err_t wisp_netconn_accept(struct wisp_netconn *conn, struct wisp_netconn **new_conn)
+{
+    struct wisp_netconn_api *api;
+    void *item = NULL;
+    wisp_err_t r;
+    bool listener;
+    if (new_conn == NULL) {
+        return WISP_ERR_ARG;
+    }
+    *new_conn = NULL;
+    if (conn == NULL) {
+        return WISP_ERR_ARG;
+    }
+    if (!conn_enter(conn)) {
+        return WISP_ERR_CLSD;
+    }
+    api = conn->api;
+    api_lock(api);
+    r = conn->pending_err;
+    conn->pending_err = WISP_OK;
+    listener = (conn->flags & NC_F_LISTEN) != 0;
+    api_unlock(api);
+    if (r == WISP_OK && !listener) {
+        r = WISP_ERR_CLSD; /* lwIP: not accepting */
+    }
+    if (r == WISP_OK) {
+        r = fetch_item(conn, &item, false);
+    }
+    if (r == WISP_OK) {
+        api_lock(api);
+        conn->accept_pending--;
+        api_unlock(api);
+        nc_event(conn, WISP_NETCONN_EVT_RCVMINUS, 0);
+        *new_conn = (struct wisp_netconn *)item;
+    }
+    conn_leave(conn);
+    return r;
+}
+
+/* --------------------------------------------------------------- receive */
+
+static wisp_err_t do_recved(struct wisp_stack *s, void *arg)
+{
+    struct nc_msg *m = (struct nc_msg *)arg;
+    WISP_UNUSED(s);
+#if WISP_TCP
+    if (m->conn->pcb.tcp != NULL && m->conn->state != NC_S_LISTEN) {
+        wisp_tcp_recved(m->conn->pcb.tcp, m->len);
+    }
+#else
+    WISP_UNUSED(m);
+#endif
+    return WISP_OK;
+}
+
+wisp_err_t wisp_netconn_recv_tcp_pbuf_flags(struct wisp_netconn *conn, struct wisp_pbuf **new_buf, uint8_t flags)
+{
+    void *item = NULL;
+    wisp_err_t r;
+    bool listener;
+    if (new_buf == NULL) {
+        return WISP_ERR_ARG;
+    }
+    *new_buf = NULL;
+    if (conn == NULL || conn->type != WISP_NETCONN_TCP) {
+        return WISP_ERR_ARG;
+    }
+    if (!conn_enter(conn)) {
+        return WISP_ERR_CLSD;
+    }
+    api_lock(conn->api);
+    listener = (conn->flags & NC_F_LISTEN) != 0;
+    api_unlock(conn->api);
+    r = listener ? WISP_ERR_CONN : fetch_item(conn, &item, (flags & WISP_NETCONN_DONTBLOCK) != 0);
+    if (r == WISP_OK) {
+        struct wisp_pbuf *p = (struct wisp_pbuf *)item;
+        if (!(flags & WISP_NETCONN_NOAUTORCVD)) {
+            /* The application took the data: reopen the window now, as
+             * lwIP's netconn_recv does. */
+            struct nc_msg m;
+            memset(&m, 0, sizeof(m));
+            m.len = p->tot_len;
+            (void)nc_run(conn, do_recved, &m);
+        }
+        nc_event(conn, WISP_NETCONN_EVT_RCVMINUS, p->tot_len);
+        *new_buf = p;
+    }
+    conn_leave(conn);
+    return r;
+}
+
+wisp_err_t wisp_netconn_recv_tcp_pbuf(struct wisp_netconn *conn, struct wisp_pbuf **new_buf)
+{
+    return wisp_netconn_recv_tcp_pbuf_flags(conn, new_buf, 0);
+}
+
+wisp_err_t wisp_netconn_tcp_recvd(struct wisp_netconn *conn, size_t len)
+{
+    struct nc_msg m;
+    if (conn == NULL || conn->type != WISP_NETCONN_TCP) {
+        return WISP_ERR_ARG;
+    }
+    if (!conn_enter(conn)) {
+        return WISP_ERR_CLSD;
+    }
+    memset(&m, 0, sizeof(m));
+    m.len = (uint32_t)len;
+    (void)nc_run(conn, do_recved, &m);
+    conn_leave(conn);
+    return WISP_OK;
+}
+
+wisp_err_t wisp_netconn_recv_udp_raw_netbuf_flags(struct wisp_netconn *conn, struct wisp_netbuf **new_buf,
+                                                  uint8_t flags)
+{
+    void *item = NULL;
+    wisp_err_t r;
+    if (new_buf == NULL) {
+        return WISP_ERR_ARG;
+    }
+    *new_buf = NULL;
+    if (conn == NULL || conn->type != WISP_NETCONN_UDP) {
+        return WISP_ERR_ARG;
+    }
+    if (!conn_enter(conn)) {
+        return WISP_ERR_CLSD;
+    }
+    r = fetch_item(conn, &item, (flags & WISP_NETCONN_DONTBLOCK) != 0);
+    if (r == WISP_OK) {
+        struct wisp_netbuf *nb = (struct wisp_netbuf *)item;
+        nc_event(conn, WISP_NETCONN_EVT_RCVMINUS, wisp_netbuf_len(nb));
+        *new_buf = nb;
+    }
+    conn_leave(conn);
+    return r;
+}
+
+wisp_err_t wisp_netconn_recv(struct wisp_netconn *conn, struct wisp_netbuf **new_buf)
+{
+    struct wisp_netbuf *buf;
+    struct wisp_pbuf *p = NULL;
+    wisp_err_t r;
+    if (new_buf == NULL) {
+        return WISP_ERR_ARG;
+    }
+    *new_buf = NULL;
+    if (conn == NULL) {
+        return WISP_ERR_ARG;
+    }
+    if (conn->type != WISP_NETCONN_TCP) {
+        return wisp_netconn_recv_udp_raw_netbuf_flags(conn, new_buf, 0);
+    }
+    /* lwIP: the netbuf first, so that an empty pool leaves the data queued. */
+    buf = wisp_netbuf_new(conn->api);
+    if (buf == NULL) {
+        return WISP_ERR_MEM;
+    }
+    r = wisp_netconn_recv_tcp_pbuf_flags(conn, &p, 0);
+    if (r != WISP_OK) {
+        netbuf_release(buf);
+        return r;
+    }
+    buf->p = p;
+    buf->ptr = p;
+    *new_buf = buf;
+    return WISP_OK;
+}
+
+/* ------------------------------------------------------------------ send */
+
+#if WISP_UDP
+static wisp_err_t do_send(struct wisp_stack *s, void *arg)
+{
+    struct nc_msg *m = (struct nc_msg *)arg;
+    struct wisp_udp_pcb *pcb = m->conn->pcb.udp;
+    struct wisp_netbuf *buf = m->buf;
+    WISP_UNUSED(s);
+    if (pcb == NULL) {
+        return WISP_ERR_CLSD;
+    }
+    if (wisp_ipaddr_is_any(&buf->addr)) {
+        if (!(pcb->flags & WISP_UDP_F_CONNECTED)) {
+            return WISP_ERR_CONN;
+        }
+        return wisp_udp_send(pcb, buf->p);
+    }
+    return wisp_udp_sendto(pcb, buf->p, &buf->addr, buf->port);
+}
+#endif
+
+wisp_err_t wisp_netconn_send(struct wisp_netconn *conn, struct wisp_netbuf *buf)
+{
+#if WISP_UDP
+    struct nc_msg m;
+    wisp_err_t r;
+    if (conn == NULL || buf == NULL) {
+        return WISP_ERR_ARG;
+    }
+    if (conn->type != WISP_NETCONN_UDP) {
+        return WISP_ERR_CONN;
+    }
+    if (buf->p == NULL) {
+        return WISP_ERR_BUF;
+    }
+    if (!conn_enter(conn)) {
+        return WISP_ERR_CLSD;
+    }
+    memset(&m, 0, sizeof(m));
+    m.buf = buf;
+    r = nc_run(conn, do_send, &m);
+    conn_leave(conn);
+    return r;
+#else
+    WISP_UNUSED(buf);
+    return conn == NULL ? WISP_ERR_ARG : WISP_ERR_CONN;
+#endif
+}
+
+wisp_err_t wisp_netconn_sendto(struct wisp_netconn *conn, struct wisp_netbuf *buf, const wisp_ipaddr_t *addr,
+                               uint16_t port)
+{
+    if (buf == NULL) {
+        return WISP_ERR_ARG;
+    }
+    if (addr != NULL) {
+        buf->addr = *addr;
+        buf->port = port;
+    }
+    return wisp_netconn_send(conn, buf);
+}
+
+#if WISP_TCP
+/* Core: queue as much of the write as the send buffer takes. Sets m->done
+ * when the write is complete (queued; NOCOPY: acknowledged), else arms the
+ * writer's wake-up. */
+static wisp_err_t do_write(struct wisp_stack *s, void *arg)
+{
+    struct nc_msg *m = (struct nc_msg *)arg;
+    struct wisp_netconn *conn = m->conn;
+    struct wisp_tcp_pcb *pcb = conn->pcb.tcp;
+    bool wrote = false;
+    WISP_UNUSED(s);
+
+    if (pcb == NULL || conn->state != NC_S_CONNECTED) {
+        if (conn->state == NC_S_CONNECTING) {
+            return WISP_ERR_INPROGRESS;
+        }
+        if (conn->state == NC_S_NONE || conn->state == NC_S_LISTEN) {
+            return WISP_ERR_CONN;
+        }
+        return dead_err(conn);
+    }
+    while (m->off < m->size) {
+        uint32_t avail = wisp_tcp_sndbuf(pcb);
+        size_t left = m->size - m->off;
+        uint32_t n;
+        uint8_t fl;
+        wisp_err_t r;
+        if (avail == 0) {
+            break;
+        }
+        n = (uint32_t)WISP_MIN(left, (size_t)WISP_MIN(avail, m->chunk));
+        fl = m->copy ? WISP_TCP_WRITE_COPY : 0u;
+        /* MORE between the pieces of one write; the caller's MORE on the
+         * last piece, except for a NOCOPY write, which waits for the
+         * acknowledgement of that very piece. */
+        if (n < left || ((m->apiflags & WISP_NETCONN_MORE) && m->copy)) {
+            fl |= WISP_TCP_WRITE_MORE;
+        }
+        r = wisp_tcp_write(pcb, m->data + m->off, n, fl);
+        if (r == WISP_ERR_MEM) {
+            if (m->chunk > NC_WRITE_MIN_CHUNK) {
+                m->chunk = WISP_MAX(m->chunk / 2u, NC_WRITE_MIN_CHUNK);
+                continue;
+            }
+            /* Buffers exhausted: a sent callback wakes us when ours are in
+             * flight; the poll callback covers the case they are not. */
+            if (!(conn->cflags & NC_C_POLL)) {
+                conn->cflags |= NC_C_POLL;
+                wisp_tcp_poll(pcb, tcp_poll_cb, 1);
+            }
+            break;
+        }
+        if (r != WISP_OK) {
+            if (wrote) {
+                (void)wisp_tcp_output(pcb);
+            }
+            return r;
+        }
+        m->off += n;
+        conn->tx_queued += n;
+        wrote = true;
+        if (!m->copy) {
+            conn->nocopy_end = conn->tx_queued;
+            conn->cflags |= NC_C_NOCOPY;
+        }
+    }
+    if (wrote) {
+        (void)wisp_tcp_output(pcb);
+        if (!(conn->cflags & NC_C_WSPACE) && wisp_tcp_sndbuf(pcb) < NC_SNDLOWAT) {
+            conn->cflags |= NC_C_WSPACE;
+            nc_event(conn, WISP_NETCONN_EVT_SENDMINUS, 0);
+        }
+    }
+    m->done = m->off == m->size && (m->copy || !(conn->cflags & NC_C_NOCOPY));
+    if (!m->done) {
+        conn->cflags |= NC_C_WRITE_WAIT;
+    }
+    return WISP_OK;
+}
+
+/* Core: a NOCOPY writer leaves before its data was acknowledged (closed,
+ * deleted): make sure the stack no longer references it. */
+static wisp_err_t do_nocopy_release(struct wisp_stack *s, void *arg)
+{
+    struct wisp_netconn *conn = ((struct nc_msg *)arg)->conn;
+    WISP_UNUSED(s);
+    conn->cflags &= (uint8_t)~NC_C_WRITE_WAIT;
+    if (conn->cflags & NC_C_NOCOPY) {
+        tcp_abort_conn(conn);
+    }
+    return WISP_OK;
+}
+#endif /* WISP_TCP */
+
+wisp_err_t wisp_netconn_write_partly(struct wisp_netconn *conn, const void *dataptr, size_t size, uint8_t apiflags,
+                                     size_t *bytes_written)
+{
+#if WISP_TCP
+    struct nc_msg m;
+    wisp_err_t r;
+    bool nonblock, dontblock;
+    uint32_t send_timeout, start;
+
+    if (bytes_written != NULL) {
+        *bytes_written = 0;
+    }
+    if (conn == NULL) {
+        return WISP_ERR_ARG;
+    }
+    if (conn->type != WISP_NETCONN_TCP) {
+        return WISP_ERR_VAL;
+    }
+    if (size == 0) {
+        return WISP_OK;
+    }
+    if (dataptr == NULL) {
+        return WISP_ERR_ARG;
+    }
+    if (!conn_enter(conn)) {
+        return WISP_ERR_CLSD;
+    }
+    api_lock(conn->api);
+    nonblock = (conn->flags & NC_F_NONBLOCK) || (apiflags & WISP_NETCONN_DONTBLOCK);
+    send_timeout = conn->send_timeout;
+    api_unlock(conn->api);
+    dontblock = nonblock || send_timeout != 0;
+    if (dontblock && bytes_written == NULL) {
+        conn_leave(conn);
+        return WISP_ERR_VAL; /* lwIP: no way to report a partial write */
+    }
+
+    memset(&m, 0, sizeof(m));
+    m.data = (const uint8_t *)dataptr;
+    m.size = size;
+    m.apiflags = apiflags;
+    m.chunk = (uint32_t)WISP_TCP_SND_BUF;
+    /* A write that may return before the acknowledgement must not leave
+     * references to the caller's memory behind: it copies. */
+    m.copy = (apiflags & WISP_NETCONN_COPY) != 0 || dontblock;
+
+    wisp_sys_mutex_lock(&conn->write_lock);
+    start = wisp_sys_now_ms();
+    for (;;) {
+        uint32_t wait = WISP_SYS_FOREVER;
+        bool closed;
+        r = nc_run(conn, do_write, &m);
+        if (r != WISP_OK || m.done) {
+            break;
+        }
+        if (nonblock) {
+            r = m.off > 0 ? WISP_OK : WISP_ERR_WOULDBLOCK;
+            break;
+        }
+        if (send_timeout != 0) {
+            uint32_t elapsed = wisp_sys_now_ms() - start;
+            if (elapsed >= send_timeout) {
+                r = m.off > 0 ? WISP_OK : WISP_ERR_WOULDBLOCK;
+                break;
+            }
+            wait = send_timeout - elapsed;
+        }
+        (void)wisp_sys_sem_wait(&conn->snd_sem, wait);
+        api_lock(conn->api);
+        closed = (conn->flags & (NC_F_CLOSED | NC_F_DELETING)) != 0;
+        api_unlock(conn->api);
+        if (closed) {
+            r = WISP_ERR_CLSD;
+            break;
+        }
+    }
+    if (!m.done) {
+        (void)nc_run(conn, do_nocopy_release, &m);
+    }
+    wisp_sys_mutex_unlock(&conn->write_lock);
+    if (bytes_written != NULL) {
+        *bytes_written = m.off;
+    }
+    conn_leave(conn);
+    return r;
+#else
+    WISP_UNUSED(dataptr);
+    WISP_UNUSED(size);
+    WISP_UNUSED(apiflags);
+    if (bytes_written != NULL) {
+        *bytes_written = 0;
+    }
+    return conn == NULL ? WISP_ERR_ARG : WISP_ERR_VAL;
+#endif
+}
+
+wisp_err_t wisp_netconn_write(struct wisp_netconn *conn, const void *dataptr, size_t size, uint8_t apiflags)
+{
+    return wisp_netconn_write_partly(conn, dataptr, size, apiflags, NULL);
+}
+
+/* ----------------------------------------------------------------- close */
+
+#if WISP_TCP
+static wisp_err_t do_close(struct wisp_stack *s, void *arg)
+{
+    struct nc_msg *m = (struct nc_msg *)arg;
+    struct wisp_netconn *conn = m->conn;
+    struct wisp_tcp_pcb *pcb = conn->pcb.tcp;
+    uint8_t set = 0;
+    WISP_UNUSED(s);
+    if (pcb == NULL) {
+        return WISP_ERR_CONN;
+    }
+    if (conn->state == NC_S_LISTEN) {
+        if (!m->shut_rx) {
+            return WISP_OK;
+        }
+        tcp_detach(pcb, true);
+        (void)wisp_tcp_close(pcb);
+        tcp_forget(conn);
+        set = NC_F_CLOSED;
+    } else if (m->shut_rx && m->shut_tx) {
+        if (m->abort || (conn->cflags & NC_C_NOCOPY)) {
+            tcp_abort_conn(conn);
+        } else {
+            wisp_err_t r = wisp_tcp_close(pcb);
+            if (r != WISP_OK) {
+                return r;
+            }
+            tcp_forget(conn);
+        }
+        set = NC_F_CLOSED;
+    } else {
+        wisp_err_t r = wisp_tcp_shutdown(pcb, m->shut_rx != 0, m->shut_tx != 0);
+        if (r != WISP_OK) {
+            return r;
+        }
+        set = m->shut_rx ? NC_F_RX_SHUT : 0;
+    }
+    api_lock(conn->api);
+    conn->flags |= set;
+    api_unlock(conn->api);
+    return WISP_OK;
+}
+#endif
+
+wisp_err_t wisp_netconn_shutdown(struct wisp_netconn *conn, uint8_t shut_rx, uint8_t shut_tx)
+{
+#if WISP_TCP
+    struct nc_msg m;
+    wisp_err_t r;
+    if (conn == NULL) {
+        return WISP_ERR_ARG;
+    }
+    if (conn->type != WISP_NETCONN_TCP) {
+        return WISP_ERR_CONN;
+    }
+    if (!shut_rx && !shut_tx) {
+        return WISP_OK;
+    }
+    if (!conn_enter(conn)) {
+        return WISP_ERR_CLSD;
+    }
+    memset(&m, 0, sizeof(m));
+    m.shut_rx = shut_rx ? 1 : 0;
+    m.shut_tx = shut_tx ? 1 : 0;
+    r = run_close(conn, do_close, &m);
+    if (r == WISP_OK) {
+        /* wake readers (ERR_CLSD), the writer and a blocking connect */
+        wake_all(conn);
+    }
+    conn_leave(conn);
+    return r;
+#else
+    WISP_UNUSED(shut_rx);
+    WISP_UNUSED(shut_tx);
+    return conn == NULL ? WISP_ERR_ARG : WISP_ERR_CONN;
+#endif
+}
+
+wisp_err_t wisp_netconn_close(struct wisp_netconn *conn)
+{
+    return wisp_netconn_shutdown(conn, 1, 1);
+}
+
+/* --------------------------------------------------------------- options */
+
+wisp_err_t wisp_netconn_err(struct wisp_netconn *conn)
+{
+    wisp_err_t r;
+    if (conn == NULL) {
+        return WISP_OK;
+    }
+    api_lock(conn->api);
+    r = conn->pending_err;
+    conn->pending_err = WISP_OK;
+    api_unlock(conn->api);
+    return r;
+}
+
+void wisp_netconn_set_recvtimeout(struct wisp_netconn *conn, uint32_t timeout_ms)
+{
+    api_lock(conn->api);
+    conn->recv_timeout = timeout_ms;
+    api_unlock(conn->api);
+}
+
+uint32_t wisp_netconn_get_recvtimeout(struct wisp_netconn *conn)
+{
+    uint32_t r;
+    api_lock(conn->api);
+    r = conn->recv_timeout;
+    api_unlock(conn->api);
+    return r;
+}
+
+void wisp_netconn_set_sendtimeout(struct wisp_netconn *conn, uint32_t timeout_ms)
+{
+    api_lock(conn->api);
+    conn->send_timeout = timeout_ms;
+    api_unlock(conn->api);
+}
+
+uint32_t wisp_netconn_get_sendtimeout(struct wisp_netconn *conn)
+{
+    uint32_t r;
+    api_lock(conn->api);
+    r = conn->send_timeout;
+    api_unlock(conn->api);
+    return r;
+}
+
+void wisp_netconn_set_nonblocking(struct wisp_netconn *conn, bool on)
+{
+    api_lock(conn->api);
+    if (on) {
+        conn->flags |= NC_F_NONBLOCK;
+    } else {
+        conn->flags &= (uint8_t)~NC_F_NONBLOCK;
+    }
+    api_unlock(conn->api);
+}
+
+bool wisp_netconn_is_nonblocking(struct wisp_netconn *conn)
+{
+    bool r;
+    api_lock(conn->api);
+    r = (conn->flags & NC_F_NONBLOCK) != 0;
+    api_unlock(conn->api);
+    return r;
+}
+
+static wisp_err_t do_set_dscp(struct wisp_stack *s, void *arg)
+{
+    struct nc_msg *m = (struct nc_msg *)arg;
+    struct wisp_netconn *conn = m->conn;
+    uint8_t dscp = (uint8_t)m->len;
+    WISP_UNUSED(s);
+    if (conn->pcb.ip == NULL) {
+        return WISP_ERR_CLSD;
+    }
+    conn->dscp = dscp;
+#if WISP_TCP
+    if (conn->type == WISP_NETCONN_TCP) {
+        wisp_tcp_set_dscp(conn->pcb.tcp, dscp); /* listeners too (common head) */
+        return WISP_OK;
+    }
+#endif
+#if WISP_UDP
+    /* RFC 2474 §3: DSCP in the upper six bits of the TOS octet, ECN kept. */
+    conn->pcb.udp->tos = (uint8_t)((dscp << 2) | (conn->pcb.udp->tos & 0x03u));
+#endif
+    return WISP_OK;
+}
+
+wisp_err_t wisp_netconn_set_dscp(struct wisp_netconn *conn, uint8_t dscp)
+{
+    struct nc_msg m;
+    wisp_err_t r;
+    if (conn == NULL) {
+        return WISP_ERR_ARG;
+    }
+    if (dscp > 63u) {
+        return WISP_ERR_VAL;
+    }
+    if (!conn_enter(conn)) {
+        return WISP_ERR_CLSD;
+    }
+    memset(&m, 0, sizeof(m));
+    m.len = dscp;
+    r = nc_run(conn, do_set_dscp, &m);
+    conn_leave(conn);
+    return r;
+}
+
+#if WISP_TCP
+static wisp_err_t do_set_nodelay(struct wisp_stack *s, void *arg)
+{
+    struct nc_msg *m = (struct nc_msg *)arg;
+    WISP_UNUSED(s);
+    if (m->conn->pcb.tcp == NULL) {
+        return WISP_ERR_CLSD;
+    }
+    wisp_tcp_nodelay(m->conn->pcb.tcp, m->local != 0);
+    return WISP_OK;
+}
+#endif
+
+wisp_err_t wisp_netconn_set_nodelay(struct wisp_netconn *conn, bool on)
+{
+#if WISP_TCP
+    struct nc_msg m;
+    wisp_err_t r;
+    if (conn == NULL) {
+        return WISP_ERR_ARG;
+    }
+    if (conn->type != WISP_NETCONN_TCP) {
+        return WISP_ERR_VAL;
+    }
+    if (!conn_enter(conn)) {
+        return WISP_ERR_CLSD;
+    }
+    memset(&m, 0, sizeof(m));
+    m.local = on ? 1 : 0;
+    r = nc_run(conn, do_set_nodelay, &m);
+    conn_leave(conn);
+    return r;
+#else
+    WISP_UNUSED(on);
+    return conn == NULL ? WISP_ERR_ARG : WISP_ERR_VAL;
+#endif
+}
+
+/* --------------------------------------------------------------- netbufs */
+
+struct wisp_netbuf *wisp_netbuf_new(struct wisp_netconn_api *api)
+{
+    struct wisp_netbuf *nb;
+    if (api == NULL) {
+        return NULL;
+    }
+    api_lock(api);
+    nb = netbuf_alloc_locked(api);
+    api_unlock(api);
+    return nb;
+}
+
+void wisp_netbuf_delete(struct wisp_netbuf *buf)
+{
+    if (buf == NULL) {
+        return;
+    }
+    (void)core_pbuf_free(buf->api, buf->p);
+    buf->p = NULL;
+    netbuf_release(buf);
+}
+
+/* Core: replace buf's data by a fresh RAM buffer (len) or a reference. */
+static wisp_err_t do_pbuf_replace(struct wisp_stack *s, void *arg)
+{
+    struct nc_msg *m = (struct nc_msg *)arg;
+    struct wisp_netbuf *buf = m->buf;
+    struct wisp_pbuf *p;
+    wisp_pbuf_free(buf->p);
+    buf->p = NULL;
+    buf->ptr = NULL;
+    if (m->data != NULL) {
+        p = wisp_pbuf_alloc_ref(s, m->data, (uint16_t)m->size, WISP_PBUF_REF);
+    } else {
+        p = wisp_pbuf_alloc(s, WISP_LAYER_TRANSPORT, (uint16_t)m->size, WISP_PBUF_RAM);
+    }
+    if (p == NULL) {
+        return WISP_ERR_MEM;
+    }
+    buf->p = p;
+    buf->ptr = p;
+    return WISP_OK;
+}
+
+void *wisp_netbuf_alloc(struct wisp_netbuf *buf, uint16_t size)
+{
+    struct nc_msg m;
+    if (buf == NULL) {
+        return NULL;
+    }
+    memset(&m, 0, sizeof(m));
+    m.buf = buf;
+    m.size = size;
+    if ((uint32_t)size + WISP_LAYER_TRANSPORT > (uint32_t)WISP_PBUF_BLOCK_SIZE) {
+        wisp_netbuf_free(buf);
+        return NULL;
+    }
+    if (wisp_tcpip_run(buf->api->tcpip, do_pbuf_replace, &m) != WISP_OK) {
+        return NULL;
+    }
+    return buf->p->payload;
+}
+
+void wisp_netbuf_free(struct wisp_netbuf *buf)
+{
+    if (buf == NULL) {
+        return;
+    }
+    (void)core_pbuf_free(buf->api, buf->p);
+    buf->p = NULL;
+    buf->ptr = NULL;
+}
+
+wisp_err_t wisp_netbuf_ref(struct wisp_netbuf *buf, const void *dataptr, uint16_t size)
+{
+    struct nc_msg m;
+    if (buf == NULL || (dataptr == NULL && size != 0)) {
+        return WISP_ERR_ARG;
+    }
+    memset(&m, 0, sizeof(m));
+    m.buf = buf;
+    m.size = size;
+    m.data = (const uint8_t *)dataptr;
+    if (m.data == NULL) {
+        m.data = (const uint8_t *)&buf->port; /* size 0: any valid address */
+    }
+    return wisp_tcpip_run(buf->api->tcpip, do_pbuf_replace, &m);
+}
+
+void wisp_netbuf_chain(struct wisp_netbuf *head, struct wisp_netbuf *tail)
+{
+    if (head == NULL || tail == NULL) {
+        return;
+    }
+    if (head->p == NULL) {
+        head->p = tail->p;
+    } else if (tail->p != NULL) {
+        wisp_pbuf_cat(head->p, tail->p); /* head takes over tail's reference */
+    }
+    head->ptr = head->p;
+    tail->p = NULL;
+    netbuf_release(tail);
+}
+
+wisp_err_t wisp_netbuf_data(struct wisp_netbuf *buf, void **dataptr, uint16_t *len)
+{
+    if (buf == NULL || dataptr == NULL || len == NULL) {
+        return WISP_ERR_ARG;
+    }
+    if (buf->ptr == NULL) {
+        return WISP_ERR_BUF;
+    }
+    *dataptr = buf->ptr->payload;
+    *len = buf->ptr->len;
+    return WISP_OK;
+}
+
+int8_t wisp_netbuf_next(struct wisp_netbuf *buf)
+{
+    if (buf == NULL || buf->ptr == NULL || buf->ptr->next == NULL) {
+        return -1;
+    }
+    buf->ptr = buf->ptr->next;
+    return buf->ptr->next == NULL ? 1 : 0;
+}
+
+void wisp_netbuf_first(struct wisp_netbuf *buf)
+{
+    if (buf != NULL) {
+        buf->ptr = buf->p;
+    }
+}
+
+uint16_t wisp_netbuf_copy_partial(const struct wisp_netbuf *buf, void *dataptr, uint16_t len, uint16_t offset)
+{
+    if (buf == NULL || buf->p == NULL || dataptr == NULL) {
+        return 0;
+    }
+    return wisp_pbuf_copy_out(buf->p, dataptr, len, offset);
+}
+
+wisp_err_t wisp_netbuf_take(struct wisp_netbuf *buf, const void *dataptr, uint16_t len)
+{
+    if (buf == NULL || buf->p == NULL || dataptr == NULL) {
+        return WISP_ERR_ARG;
+    }
+    return wisp_pbuf_copy_in(buf->p, dataptr, len, 0);
+}
+
+uint16_t wisp_netbuf_len(const struct wisp_netbuf *buf)
+{
+    return (buf != NULL && buf->p != NULL) ? buf->p->tot_len : 0u;
+}
+
+#endif /* WISP_TCP || WISP_UDP */

@@ -1,0 +1,1747 @@
+/**
+ * @file test_netconn.c
+ * The netconn API (src/api/netconn.c) end to end: two wisp stacks in this
+ * process, each run by its own stack thread (wisp/tcpip.h) on the real
+ * clock, joined by an in-process "wire" (a device pair: a transmitted frame
+ * is copied and handed to the other stack's thread, which feeds it to
+ * wisp_dev_input in its core context). Node A is 198.18.0.1, node B
+ * 198.18.0.2.
+ *
+ * Covered: the lwIP-style example servers of apps/examples/netconn_echo.c
+ * (compiled unchanged through the lwIP shims), TCP echo byte-exact with
+ * COPY and NOCOPY writes (NOCOPY: the buffer is overwritten as soon as the
+ * write returns, so an early return would corrupt the stream), UDP
+ * send/sendto/recv with addresses, the error codes of every call, receive /
+ * send timeouts, non-blocking paths, the accept backlog, close / shutdown /
+ * delete waking blocked threads, one reader and two writers on one
+ * netconn, pool exhaustion and recovery, the DSCP emergency queue, the
+ * event callback, and that core locking sends no message to the stack
+ * thread. Every test tears down with a leak check: the netconn and netbuf
+ * pools back at zero (wisp_netconn_api_deinit succeeds) and every stack
+ * pool at zero after wisp_stack_deinit.
+ *
+ * The file is built twice (test/CMakeLists.txt): test_netconn with the
+ * default core locking, test_netconn_msg with WISP_TCPIP_CORE_LOCKING 0
+ * (every call posted to the stack thread). cmocka assertions run on the
+ * main thread only; helper threads record what they saw.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "testutil.h"
+#include "wisp/netconn.h"
+#include "netconn_echo.h"
+
+/* The instance behind the lwIP names (wisp/lwip_compat.h): the application
+ * defines it. Set before the example threads start, read by them. */
+struct wisp_netconn_api *wisp_lwip_netconn_api;
+
+/* ================================================================ wire */
+
+struct tframe {
+    struct tframe *next;
+    uint16_t len;
+    uint8_t data[];
+};
+
+struct tnode {
+    struct wisp_stack *s;
+    struct wisp_netif nif;
+    struct wisp_dev dev;
+    struct wisp_tcpip ctx;
+    struct wisp_netconn_api api;
+    struct tnode *peer;
+    uint8_t mac[6];
+    wisp_ip4_t ip;
+    /* frames on their way to this node (qlock) */
+    wisp_sys_mutex_t qlock;
+    struct tframe *qhead, *qtail;
+    unsigned qlen;
+    bool posted, cut;
+    /* this node's core context */
+    unsigned long rx_nomem;
+};
+
+struct tenv {
+    struct tnode *a, *b;
+};
+
+static uint32_t real_clock(void *ctx)
+{
+    (void)ctx;
+    return wisp_sys_now_ms();
+}
+
+/* Core context of the receiving node: feed every queued frame. */
+static wisp_err_t wire_deliver(struct wisp_stack *s, void *arg)
+{
+    struct tnode *n = (struct tnode *)arg;
+    struct tframe *f;
+    wisp_sys_mutex_lock(&n->qlock);
+    f = n->qhead;
+    n->qhead = n->qtail = NULL;
+    n->qlen = 0;
+    n->posted = false;
+    wisp_sys_mutex_unlock(&n->qlock);
+    while (f != NULL) {
+        struct tframe *next = f->next;
+        struct wisp_pbuf *p = wisp_pbuf_alloc_rx(s, f->len);
+        if (p != NULL) {
+            (void)wisp_pbuf_copy_in(p, f->data, f->len, 0);
+            wisp_dev_input(&n->dev, p);
+        } else {
+            n->rx_nomem++;
+        }
+        free(f);
+        f = next;
+    }
+    return WISP_OK;
+}
+
+/* Core context of the sending node. Lock order: sender's core -> the
+ * receiver's qlock -> the receiver's post lock (inside the callback post);
+ * the receiver's thread takes its core, then its qlock: no cycle. */
+static wisp_err_t wire_transmit(struct wisp_dev *dev, struct wisp_pbuf *frame)
+{
+    struct tnode *n = (struct tnode *)dev->ctx;
+    struct tnode *to = n->peer;
+    struct tframe *f = malloc(sizeof(*f) + frame->tot_len);
+    if (f == NULL) {
+        return WISP_OK; /* lost on the wire */
+    }
+    f->next = NULL;
+    f->len = wisp_pbuf_copy_out(frame, f->data, frame->tot_len, 0);
+    wisp_sys_mutex_lock(&to->qlock);
+    if (to->cut || to->qlen >= 8192) {
+        wisp_sys_mutex_unlock(&to->qlock);
+        free(f);
+        return WISP_OK;
+    }
+    if (to->qtail == NULL) {
+        to->qhead = f;
+    } else {
+        to->qtail->next = f;
+    }
+    to->qtail = f;
+    to->qlen++;
+    if (!to->posted) {
+        /* Held under qlock so that a stop (cut set under qlock first) never
+         * races with this post. */
+        to->posted = wisp_tcpip_callback(&to->ctx, wire_deliver, to) == WISP_OK;
+    }
+    wisp_sys_mutex_unlock(&to->qlock);
+    return WISP_OK;
+}
+
+static const struct wisp_dev_ops wire_ops = { wire_transmit, NULL, NULL };
+
+static struct tnode *node_new(uint8_t id)
+{
+    struct tnode *n = calloc(1, sizeof(*n));
+    struct wisp_config cfg;
+    assert_non_null(n);
+    n->s = malloc(sizeof(*n->s));
+    assert_non_null(n->s);
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.now_ms = real_clock;
+    cfg.seed = 100u + id;
+    assert_int_equal(wisp_stack_init(n->s, &cfg), WISP_OK);
+    n->dev.ops = &wire_ops;
+    n->dev.ctx = n;
+    n->mac[0] = 0x02;
+    n->mac[5] = id;
+    n->ip = wisp_ip4(198, 18, 0, id);
+    assert_int_equal(wisp_netif_add_eth(n->s, &n->nif, "wire0", &n->dev, n->mac, 1500), WISP_OK);
+    wisp_netif_set_ip4(&n->nif, n->ip, wisp_ip4_prefix_mask(24), 0);
+    assert_int_equal(wisp_sys_mutex_new(&n->qlock), WISP_OK);
+    return n;
+}
+
+static void node_up(struct tnode *n)
+{
+    wisp_tcpip_lock(&n->ctx);
+    wisp_netif_set_up(&n->nif, true);
+    wisp_netif_set_link(&n->nif, true);
+    wisp_tcpip_unlock(&n->ctx);
+}
+
+static struct tenv env_new(void)
+{
+    struct tenv e;
+    struct wisp_tcpip_cfg cfg;
+    assert_int_equal(wisp_sys_init(), WISP_OK);
+    e.a = node_new(1);
+    e.b = node_new(2);
+    e.a->peer = e.b;
+    e.b->peer = e.a;
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.name = "tcpip-a";
+    assert_int_equal(wisp_tcpip_start(&e.a->ctx, e.a->s, &cfg), WISP_OK);
+    cfg.name = "tcpip-b";
+    assert_int_equal(wisp_tcpip_start(&e.b->ctx, e.b->s, &cfg), WISP_OK);
+    assert_int_equal(wisp_netconn_api_init(&e.a->api, &e.a->ctx), WISP_OK);
+    assert_int_equal(wisp_netconn_api_init(&e.b->api, &e.b->ctx), WISP_OK);
+    node_up(e.a);
+    node_up(e.b);
+    return e;
+}
+
+static void node_free(struct tnode *n)
+{
+    unsigned i;
+    struct tframe *f = n->qhead;
+    while (f != NULL) {
+        struct tframe *next = f->next;
+        free(f);
+        f = next;
+    }
+    wisp_sys_mutex_free(&n->qlock);
+    wisp_stack_deinit(n->s);
+    for (i = 0; i < WISP_POOL_COUNT; i++) {
+        if (n->s->pool[i].used != 0) {
+            print_error("leak: pool %s has %u elements in use after teardown\n", n->s->pool[i].name,
+                        (unsigned)n->s->pool[i].used);
+        }
+    }
+    assert_int_equal(wisp_stack_pools_in_use(n->s), 0);
+    free(n->s);
+    free(n);
+}
+
+/* Leak check of the netconn layer, stop, leak check of the stacks. */
+static void env_free(struct tenv *e)
+{
+    struct wisp_netconn_stats st;
+    wisp_netconn_api_stats(&e->a->api, &st);
+    assert_int_equal(st.conns_used, 0);
+    assert_int_equal(st.bufs_used, 0);
+    wisp_netconn_api_stats(&e->b->api, &st);
+    assert_int_equal(st.conns_used, 0);
+    assert_int_equal(st.bufs_used, 0);
+    assert_int_equal(wisp_netconn_api_deinit(&e->a->api), WISP_OK);
+    assert_int_equal(wisp_netconn_api_deinit(&e->b->api), WISP_OK);
+    wisp_sys_mutex_lock(&e->a->qlock);
+    e->a->cut = true;
+    wisp_sys_mutex_unlock(&e->a->qlock);
+    wisp_sys_mutex_lock(&e->b->qlock);
+    e->b->cut = true;
+    wisp_sys_mutex_unlock(&e->b->qlock);
+    wisp_tcpip_stop(&e->a->ctx);
+    wisp_tcpip_stop(&e->b->ctx);
+    node_free(e->a);
+    node_free(e->b);
+}
+
+/* ============================================================= helpers */
+
+static uint8_t pat(size_t i, uint32_t seed)
+{
+    uint32_t x = (uint32_t)i * 2654435761u + seed * 40503u;
+    x ^= x >> 13;
+    return (uint8_t)(x ^ (x >> 7));
+}
+
+static void fill(uint8_t *buf, size_t off, size_t n, uint32_t seed)
+{
+    size_t i;
+    for (i = 0; i < n; i++) {
+        buf[i] = pat(off + i, seed);
+    }
+}
+
+static wisp_ipaddr_t ip_of(const struct tnode *n)
+{
+    return wisp_ipaddr4(n->ip);
+}
+
+struct thr {
+    wisp_sys_thread_t t;
+    bool running;
+};
+
+static void thr_start(struct thr *t, const char *name, wisp_sys_thread_fn fn, void *arg)
+{
+    assert_int_equal(wisp_sys_thread_new(&t->t, name, fn, arg, 0, 0), WISP_OK);
+    t->running = true;
+}
+
+static void thr_join(struct thr *t)
+{
+    if (t->running) {
+        assert_int_equal(wisp_sys_thread_join(&t->t), WISP_OK);
+        t->running = false;
+    }
+}
+
+/* Connect from node n to ip:port, retrying while the server is not yet
+ * listening (the connection is refused: ERR_RST). */
+static struct wisp_netconn *connect_retry(struct tnode *n, const struct tnode *to, uint16_t port)
+{
+    unsigned i;
+    wisp_ipaddr_t addr = ip_of(to);
+    for (i = 0; i < 1000; i++) {
+        struct wisp_netconn *c = wisp_netconn_new(&n->api, WISP_NETCONN_TCP);
+        wisp_err_t r;
+        assert_non_null(c);
+        r = wisp_netconn_connect(c, &addr, port);
+        if (r == WISP_OK) {
+            return c;
+        }
+        assert_int_equal(r, WISP_ERR_RST);
+        assert_int_equal(wisp_netconn_delete(c), WISP_OK);
+        wisp_sys_sleep_ms(10);
+    }
+    fail_msg("could not connect");
+    return NULL;
+}
+
+/* Core context probes (the stack thread runs them). */
+static wisp_err_t probe_tcp_pcbs(struct wisp_stack *s, void *arg)
+{
+    *(unsigned *)arg = s->pool[WISP_POOL_TCP_PCB].used;
+    return WISP_OK;
+}
+
+static unsigned tcp_pcbs_used(struct tnode *n)
+{
+    unsigned used = 0;
+    assert_int_equal(wisp_tcpip_call(&n->ctx, probe_tcp_pcbs, &used), WISP_OK);
+    return used;
+}
+
+struct sndbuf_probe {
+    struct wisp_netconn *c;
+    uint32_t sndbuf;
+};
+
+static wisp_err_t probe_sndbuf(struct wisp_stack *s, void *arg)
+{
+    struct sndbuf_probe *sp = (struct sndbuf_probe *)arg;
+    (void)s;
+    sp->sndbuf = sp->c->pcb.tcp != NULL ? wisp_tcp_sndbuf(sp->c->pcb.tcp) : 0xffffffffu;
+    return WISP_OK;
+}
+
+/* Wait (up to 10 s) until a writer on c has queued data: it is inside a
+ * write that cannot complete (the tests' writes exceed what the path
+ * holds). */
+static void wait_writer_started(struct tnode *n, struct wisp_netconn *c)
+{
+    struct sndbuf_probe sp;
+    unsigned i;
+    sp.c = c;
+    for (i = 0; i < 5000; i++) {
+        assert_int_equal(wisp_tcpip_call(&n->ctx, probe_sndbuf, &sp), WISP_OK);
+        if (sp.sndbuf < (uint32_t)WISP_TCP_SND_BUF) {
+            return;
+        }
+        wisp_sys_sleep_ms(2);
+    }
+    fail_msg("the writer did not start");
+}
+
+/* A listener on node n, port, and one accepted connection from a client
+ * on the other node. */
+struct pair {
+    struct wisp_netconn *listener, *client, *server;
+};
+
+static struct pair make_pair(struct tenv *e, uint16_t port, uint8_t backlog)
+{
+    struct pair p;
+    wisp_ipaddr_t any = wisp_netconn_addr_any;
+    p.listener = wisp_netconn_new(&e->b->api, WISP_NETCONN_TCP);
+    assert_non_null(p.listener);
+    assert_int_equal(wisp_netconn_bind(p.listener, &any, port), WISP_OK);
+    assert_int_equal(wisp_netconn_listen_with_backlog(p.listener, backlog), WISP_OK);
+    p.client = connect_retry(e->a, e->b, port);
+    assert_int_equal(wisp_netconn_accept(p.listener, &p.server), WISP_OK);
+    assert_non_null(p.server);
+    return p;
+}
+
+static void free_pair(struct pair *p)
+{
+    assert_int_equal(wisp_netconn_delete(p->client), WISP_OK);
+    assert_int_equal(wisp_netconn_delete(p->server), WISP_OK);
+    assert_int_equal(wisp_netconn_delete(p->listener), WISP_OK);
+}
+
+/* Receive exactly `want` bytes (or until an error) into buf. */
+struct reader {
+    struct wisp_netconn *c;
+    uint8_t *buf;
+    size_t want, got;
+    wisp_err_t last;
+    bool overflow;
+    uint32_t done_ms;
+};
+
+static void reader_fn(void *arg)
+{
+    struct reader *r = (struct reader *)arg;
+    r->last = WISP_OK;
+    while (r->got < r->want) {
+        struct wisp_netbuf *nb;
+        wisp_err_t err = wisp_netconn_recv(r->c, &nb);
+        if (err != WISP_OK) {
+            r->last = err;
+            break;
+        }
+        do {
+            void *data;
+            uint16_t len;
+            if (wisp_netbuf_data(nb, &data, &len) != WISP_OK) {
+                break;
+            }
+            if (r->got + len > r->want) {
+                r->overflow = true;
+                len = (uint16_t)(r->want - r->got);
+            }
+            memcpy(r->buf + r->got, data, len);
+            r->got += len;
+        } while (wisp_netbuf_next(nb) >= 0);
+        wisp_netbuf_delete(nb);
+    }
+    r->done_ms = wisp_sys_now_ms();
+}
+
+/* ================================================================ echo */
+
+/* Client side of an echo exchange: a reader thread collects the echo while
+ * this thread writes `total` bytes in `chunk`-sized writes. With NOCOPY the
+ * buffer is overwritten right after each write returns: that is only
+ * correct if the write returned after the acknowledgement. */
+static void echo_client(struct tnode *a, struct wisp_netconn *c, size_t total, size_t chunk, uint8_t wflags,
+                        uint32_t seed)
+{
+    struct reader rd;
+    struct thr t;
+    uint8_t *wb = malloc(chunk);
+    size_t off;
+    assert_non_null(wb);
+    memset(&rd, 0, sizeof(rd));
+    rd.c = c;
+    rd.want = total;
+    rd.buf = malloc(total);
+    assert_non_null(rd.buf);
+    thr_start(&t, "echo-reader", reader_fn, &rd);
+    for (off = 0; off < total; off += chunk) {
+        size_t n = WISP_MIN(chunk, total - off);
+        fill(wb, off, n, seed);
+        assert_int_equal(wisp_netconn_write(c, wb, n, wflags), WISP_OK);
+        memset(wb, 0xEE, n);
+    }
+    thr_join(&t);
+    assert_int_equal(rd.last, WISP_OK);
+    assert_int_equal(rd.got, total);
+    assert_false(rd.overflow);
+    for (off = 0; off < total; off++) {
+        if (rd.buf[off] != pat(off, seed)) {
+            fail_msg("echo differs at byte %zu: %02x != %02x", off, rd.buf[off], pat(off, seed));
+        }
+    }
+    free(rd.buf);
+    free(wb);
+    (void)a;
+}
+
+/* The lwIP example server (apps/examples/netconn_echo.c), serving one
+ * client on node B; the client uses the wisp API from node A. */
+static void run_lwip_echo(uint8_t wflags, size_t total, size_t chunk)
+{
+    struct tenv e = env_new();
+    struct thr srv;
+    int one = 1;
+    struct wisp_netconn *c;
+    struct wisp_tcpip_stats st;
+    wisp_lwip_netconn_api = &e.b->api;
+    thr_start(&srv, "lwip-echo", netconn_echo_thread, &one);
+    c = connect_retry(e.a, e.b, 7);
+    echo_client(e.a, c, total, chunk, wflags, 7u + wflags);
+    assert_int_equal(wisp_netconn_close(c), WISP_OK);
+    assert_int_equal(wisp_netconn_delete(c), WISP_OK);
+    thr_join(&srv); /* the example returns after its one client */
+    wisp_tcpip_get_stats(&e.a->ctx, &st);
+#if WISP_TCPIP_CORE_LOCKING
+    /* "No socket tax": the client's calls ran under the core lock; not one
+     * message went to its stack thread. */
+    assert_int_equal(st.calls, 0);
+#else
+    assert_true(st.calls > 0);
+#endif
+    env_free(&e);
+}
+
+static void test_netconn_lwip_example_tcp_echo_copy(void **state)
+{
+    (void)state;
+    run_lwip_echo(WISP_NETCONN_COPY, 300000, 4000);
+}
+
+static void test_netconn_tcp_echo_nocopy_returns_after_ack(void **state)
+{
+    (void)state;
+    /* 64 KB writes: more than the initial congestion window, so part of
+     * each write is still unsent when a write returning early would hand
+     * the (then overwritten) buffer back. */
+    run_lwip_echo(WISP_NETCONN_NOCOPY, 512 * 1024, 64 * 1024);
+}
+
+/* The send path with core locking: a stream of writes from A (B reads)
+ * posts no message to A's stack thread and wakes it rarely (a wake-up is
+ * posted only when a write arms a timer earlier than the one the sleeping
+ * thread waits for, e.g. the retransmission timer of an idle connection). */
+struct sink {
+    struct wisp_netconn *c;
+    size_t want, got;
+    wisp_err_t last;
+};
+
+static void sink_fn(void *arg)
+{
+    struct sink *k = (struct sink *)arg;
+    struct wisp_pbuf *pb;
+    k->last = WISP_OK;
+    while (k->got < k->want) {
+        k->last = wisp_netconn_recv_tcp_pbuf(k->c, &pb);
+        if (k->last != WISP_OK) {
+            break;
+        }
+        k->got += pb->tot_len;
+        wisp_netconn_pbuf_free(k->c->api, pb);
+    }
+}
+
+static void test_netconn_send_path_no_message_to_stack_thread(void **state)
+{
+    struct tenv e = env_new();
+    struct pair p;
+    struct sink k;
+    struct thr t;
+    struct wisp_tcpip_stats s0, s1;
+    static uint8_t chunk[4096];
+    unsigned i, writes = 256;
+    (void)state;
+    p = make_pair(&e, 2500, 4);
+    memset(&k, 0, sizeof(k));
+    k.c = p.server;
+    k.want = (size_t)writes * sizeof chunk;
+    thr_start(&t, "sink", sink_fn, &k);
+    wisp_tcpip_get_stats(&e.a->ctx, &s0);
+    for (i = 0; i < writes; i++) {
+        memset(chunk, (int)i, sizeof chunk);
+        assert_int_equal(wisp_netconn_write(p.client, chunk, sizeof chunk, WISP_NETCONN_COPY), WISP_OK);
+    }
+    thr_join(&t);
+    wisp_tcpip_get_stats(&e.a->ctx, &s1);
+    assert_int_equal(k.last, WISP_OK);
+    assert_int_equal(k.got, k.want);
+#if WISP_TCPIP_CORE_LOCKING
+    assert_int_equal(s1.calls - s0.calls, 0);
+    /* observed: 6..29 wake-ups for 256 writes (timer re-arms); one per
+     * write would be the "socket tax" */
+    assert_true(s1.wakes - s0.wakes <= writes / 4);
+#else
+    assert_true(s1.calls - s0.calls >= writes);
+#endif
+    free_pair(&p);
+    env_free(&e);
+}
+
+/* A zero-copy echo server written with the wisp API: it writes the
+ * received pbufs themselves back with NOCOPY, then deletes the netbuf (safe
+ * because a NOCOPY write returns once acknowledged). */
+struct zc_server {
+    struct wisp_netconn *conn;
+    wisp_err_t last;
+    size_t echoed;
+};
+
+static void zc_server_fn(void *arg)
+{
+    struct zc_server *z = (struct zc_server *)arg;
+    struct wisp_netbuf *nb;
+    wisp_err_t err;
+    while ((err = wisp_netconn_recv(z->conn, &nb)) == WISP_OK) {
+        do {
+            void *data;
+            uint16_t len;
+            (void)wisp_netbuf_data(nb, &data, &len);
+            err = wisp_netconn_write(z->conn, data, len, WISP_NETCONN_NOCOPY);
+            z->echoed += len;
+        } while (err == WISP_OK && wisp_netbuf_next(nb) >= 0);
+        wisp_netbuf_delete(nb);
+        if (err != WISP_OK) {
+            break;
+        }
+    }
+    z->last = err;
+}
+
+static void test_netconn_tcp_zero_copy_echo_server_nocopy(void **state)
+{
+    struct tenv e = env_new();
+    struct pair p;
+    struct zc_server z;
+    struct thr t;
+    (void)state;
+    p = make_pair(&e, 2000, 4);
+    memset(&z, 0, sizeof(z));
+    z.conn = p.server;
+    thr_start(&t, "zc-echo", zc_server_fn, &z);
+    echo_client(e.a, p.client, 200000, 10000, WISP_NETCONN_COPY, 99);
+    assert_int_equal(wisp_netconn_close(p.client), WISP_OK);
+    thr_join(&t);
+    assert_int_equal(z.last, WISP_ERR_CLSD); /* the client's FIN */
+    assert_int_equal(z.echoed, 200000);
+    free_pair(&p);
+    env_free(&e);
+}
+
+/* ================================================================= UDP */
+
+struct port_probe {
+    uint16_t port;
+    bool bound;
+};
+
+static wisp_err_t udp_port_bound(struct wisp_stack *s, void *arg)
+{
+    struct port_probe *pp = (struct port_probe *)arg;
+    struct wisp_udp_pcb *pcb;
+    pp->bound = false;
+    for (pcb = s->udp_pcbs; pcb != NULL; pcb = pcb->next) {
+        if (pcb->local_port == pp->port) {
+            pp->bound = true;
+        }
+    }
+    return WISP_OK;
+}
+
+static void test_netconn_lwip_example_udp_echo(void **state)
+{
+    struct tenv e = env_new();
+    struct thr srv;
+    int three = 3;
+    struct wisp_netconn *c;
+    struct wisp_netbuf *nb, *rx;
+    wisp_ipaddr_t to = ip_of(e.b), from;
+    struct port_probe pp;
+    uint16_t port;
+    char msg[32];
+    int i;
+    (void)state;
+    wisp_lwip_netconn_api = &e.b->api;
+    thr_start(&srv, "lwip-udpecho", netconn_udp_echo_thread, &three);
+    pp.port = 7;
+    for (i = 0; i < 5000; i++) {
+        assert_int_equal(wisp_tcpip_call(&e.b->ctx, udp_port_bound, &pp), WISP_OK);
+        if (pp.bound) {
+            break;
+        }
+        wisp_sys_sleep_ms(2);
+    }
+    assert_true(pp.bound);
+    c = wisp_netconn_new(&e.a->api, WISP_NETCONN_UDP);
+    assert_non_null(c);
+    assert_int_equal(wisp_netconn_bind(c, NULL, 5555), WISP_OK);
+    wisp_netconn_set_recvtimeout(c, 3000);
+    for (i = 0; i < 3; i++) {
+        char got[32] = { 0 };
+        snprintf(msg, sizeof msg, "datagram %d", i);
+        nb = wisp_netbuf_new(&e.a->api);
+        assert_non_null(nb);
+        assert_int_equal(wisp_netbuf_ref(nb, msg, (uint16_t)strlen(msg)), WISP_OK);
+        assert_int_equal(wisp_netconn_sendto(c, nb, &to, 7), WISP_OK);
+        wisp_netbuf_delete(nb);
+        assert_int_equal(wisp_netconn_recv(c, &rx), WISP_OK);
+        from = *wisp_netbuf_fromaddr(rx);
+        port = wisp_netbuf_fromport(rx);
+        assert_true(wisp_ipaddr_eq(&from, &to));
+        assert_int_equal(port, 7);
+        assert_int_equal(wisp_netbuf_len(rx), strlen(msg));
+        assert_int_equal(wisp_netbuf_copy(rx, got, sizeof got - 1), strlen(msg));
+        assert_string_equal(got, msg);
+        wisp_netbuf_delete(rx);
+    }
+    thr_join(&srv); /* the example returns after three datagrams */
+    assert_int_equal(wisp_netconn_delete(c), WISP_OK);
+    env_free(&e);
+}
+
+static void test_netconn_udp_send_sendto_recv_addresses(void **state)
+{
+    struct tenv e = env_new();
+    struct wisp_netconn *ca, *cb;
+    struct wisp_netbuf *nb, *rx;
+    wisp_ipaddr_t ipa = ip_of(e.a), ipb = ip_of(e.b), addr;
+    uint16_t port;
+    void *data;
+    uint16_t len;
+    uint8_t *payload;
+    (void)state;
+    ca = wisp_netconn_new(&e.a->api, WISP_NETCONN_UDP);
+    cb = wisp_netconn_new(&e.b->api, WISP_NETCONN_UDP);
+    assert_non_null(ca);
+    assert_non_null(cb);
+    assert_int_equal(wisp_netconn_bind(ca, &ipa, 5000), WISP_OK);
+    assert_int_equal(wisp_netconn_bind(cb, NULL, 6000), WISP_OK);
+    wisp_netconn_set_recvtimeout(cb, 2000);
+    wisp_netconn_set_recvtimeout(ca, 2000);
+
+    /* sendto with a netbuf_alloc'ed buffer */
+    nb = wisp_netbuf_new(&e.a->api);
+    assert_non_null(nb);
+    payload = wisp_netbuf_alloc(nb, 1000);
+    assert_non_null(payload);
+    fill(payload, 0, 1000, 5);
+    assert_int_equal(wisp_netconn_sendto(ca, nb, &ipb, 6000), WISP_OK);
+    wisp_netbuf_delete(nb);
+    assert_int_equal(wisp_netconn_recv(cb, &rx), WISP_OK);
+    assert_true(wisp_ipaddr_eq(wisp_netbuf_fromaddr(rx), &ipa));
+    assert_int_equal(wisp_netbuf_fromport(rx), 5000);
+    assert_int_equal(wisp_netbuf_len(rx), 1000);
+    assert_int_equal(wisp_netbuf_data(rx, &data, &len), WISP_OK);
+    assert_int_equal(len, 1000);
+    assert_int_equal(((uint8_t *)data)[999], pat(999, 5));
+    assert_int_equal(wisp_netbuf_next(rx), -1);
+    /* reply by sending the received netbuf back (its addr is the source) */
+    assert_int_equal(wisp_netconn_send(cb, rx), WISP_OK);
+    wisp_netbuf_delete(rx);
+    assert_int_equal(wisp_netconn_recv(ca, &rx), WISP_OK);
+    assert_true(wisp_ipaddr_eq(wisp_netbuf_fromaddr(rx), &ipb));
+    assert_int_equal(wisp_netbuf_fromport(rx), 6000);
+    assert_int_equal(wisp_netbuf_len(rx), 1000);
+    wisp_netbuf_delete(rx);
+
+    /* connected send: address any = the default peer */
+    assert_int_equal(wisp_netconn_connect(ca, &ipb, 6000), WISP_OK);
+    assert_int_equal(wisp_netconn_peer(ca, &addr, &port), WISP_OK);
+    assert_true(wisp_ipaddr_eq(&addr, &ipb));
+    assert_int_equal(port, 6000);
+    assert_int_equal(wisp_netconn_addr(ca, &addr, &port), WISP_OK);
+    assert_true(wisp_ipaddr_eq(&addr, &ipa));
+    assert_int_equal(port, 5000);
+    nb = wisp_netbuf_new(&e.a->api);
+    assert_non_null(nb);
+    assert_int_equal(wisp_netbuf_ref(nb, "hello", 5), WISP_OK);
+    assert_int_equal(wisp_netconn_send(ca, nb), WISP_OK);
+    assert_int_equal(wisp_netconn_recv(cb, &rx), WISP_OK);
+    assert_int_equal(wisp_netbuf_len(rx), 5);
+    assert_true(wisp_ipaddr_eq(wisp_netbuf_fromaddr(rx), &ipa));
+    wisp_netbuf_delete(rx);
+    /* disconnected: no default peer any more */
+    assert_int_equal(wisp_netconn_disconnect(ca), WISP_OK);
+    assert_int_equal(wisp_netconn_peer(ca, &addr, &port), WISP_ERR_CONN);
+    assert_int_equal(wisp_netconn_send(ca, nb), WISP_ERR_CONN);
+    wisp_netbuf_delete(nb);
+
+    /* a chained netbuf arrives as one datagram */
+    {
+        struct wisp_netbuf *h = wisp_netbuf_new(&e.a->api), *t = wisp_netbuf_new(&e.a->api);
+        char got[16] = { 0 };
+        assert_non_null(h);
+        assert_non_null(t);
+        assert_int_equal(wisp_netbuf_ref(h, "abc", 3), WISP_OK);
+        assert_int_equal(wisp_netbuf_ref(t, "defg", 4), WISP_OK);
+        wisp_netbuf_chain(h, t);
+        assert_int_equal(wisp_netbuf_len(h), 7);
+        assert_int_equal(wisp_netconn_sendto(ca, h, &ipb, 6000), WISP_OK);
+        wisp_netbuf_delete(h);
+        assert_int_equal(wisp_netconn_recv(cb, &rx), WISP_OK);
+        assert_int_equal(wisp_netbuf_copy(rx, got, sizeof got), 7);
+        assert_string_equal(got, "abcdefg");
+        wisp_netbuf_delete(rx);
+    }
+    assert_int_equal(wisp_netconn_delete(ca), WISP_OK);
+    assert_int_equal(wisp_netconn_delete(cb), WISP_OK);
+    env_free(&e);
+}
+
+/* ========================================================= error codes */
+
+static void test_netconn_error_codes(void **state)
+{
+    struct tenv e = env_new();
+    struct wisp_netconn *t, *u, *t2, *nc = NULL;
+    struct wisp_netbuf *nb;
+    struct wisp_pbuf *p;
+    wisp_ipaddr_t ipb = ip_of(e.b), addr, far = wisp_ipaddr4(wisp_ip4(10, 9, 8, 7));
+    uint16_t port;
+    size_t w;
+    void *data;
+    uint16_t len;
+    uint8_t byte = 1;
+    (void)state;
+
+    /* creation */
+    assert_null(wisp_netconn_new(&e.a->api, WISP_NETCONN_RAW));
+    assert_null(wisp_netconn_new(&e.a->api, WISP_NETCONN_UDPLITE));
+    assert_null(wisp_netconn_new(NULL, WISP_NETCONN_TCP));
+    assert_int_equal(wisp_netconn_delete(NULL), WISP_OK);
+    t = wisp_netconn_new(&e.a->api, WISP_NETCONN_TCP);
+    u = wisp_netconn_new(&e.a->api, WISP_NETCONN_UDPNOCHKSUM);
+    assert_non_null(t);
+    assert_non_null(u);
+    assert_int_equal(wisp_netconn_type(u), WISP_NETCONN_UDP);
+    assert_int_equal(t->socket, -1);
+
+    /* arguments */
+    assert_int_equal(wisp_netconn_bind(NULL, NULL, 1), WISP_ERR_ARG);
+    assert_int_equal(wisp_netconn_connect(t, NULL, 1), WISP_ERR_ARG);
+    assert_int_equal(wisp_netconn_accept(t, NULL), WISP_ERR_ARG);
+    assert_int_equal(wisp_netconn_recv(t, NULL), WISP_ERR_ARG);
+    assert_int_equal(wisp_netconn_getaddr(t, NULL, &port, 1), WISP_ERR_ARG);
+    assert_int_equal(wisp_netconn_write(NULL, &byte, 1, WISP_NETCONN_COPY), WISP_ERR_ARG);
+    assert_int_equal(wisp_netconn_send(u, NULL), WISP_ERR_ARG);
+
+    /* wrong type / state */
+    assert_int_equal(wisp_netconn_listen(u), WISP_ERR_ARG);
+    assert_int_equal(wisp_netconn_accept(t, &nc), WISP_ERR_CLSD); /* not a listener (lwIP) */
+    assert_null(nc);
+    assert_int_equal(wisp_netconn_recv_tcp_pbuf(u, &p), WISP_ERR_ARG);
+    assert_int_equal(wisp_netconn_recv_udp_raw_netbuf_flags(t, &nb, 0), WISP_ERR_ARG);
+    assert_int_equal(wisp_netconn_write(u, &byte, 1, WISP_NETCONN_COPY), WISP_ERR_VAL);
+    assert_int_equal(wisp_netconn_write(t, &byte, 0, WISP_NETCONN_COPY), WISP_OK); /* size 0 */
+    assert_int_equal(wisp_netconn_write(t, &byte, 1, WISP_NETCONN_COPY), WISP_ERR_CONN);
+    nb = wisp_netbuf_new(&e.a->api);
+    assert_non_null(nb);
+    assert_int_equal(wisp_netbuf_data(nb, &data, &len), WISP_ERR_BUF);
+    assert_int_equal(wisp_netconn_send(u, nb), WISP_ERR_BUF); /* empty */
+    assert_int_equal(wisp_netbuf_ref(nb, &byte, 1), WISP_OK);
+    assert_int_equal(wisp_netconn_send(t, nb), WISP_ERR_CONN);  /* TCP */
+    assert_int_equal(wisp_netconn_send(u, nb), WISP_ERR_CONN);  /* no address, not connected */
+    assert_null(wisp_netbuf_alloc(nb, (uint16_t)(WISP_PBUF_BLOCK_SIZE))); /* too large: data dropped */
+    assert_int_equal(wisp_netbuf_len(nb), 0);
+    wisp_netbuf_delete(nb);
+    assert_int_equal(wisp_netconn_disconnect(t), WISP_ERR_VAL);
+    assert_int_equal(wisp_netconn_peer(t, &addr, &port), WISP_ERR_CONN);
+    assert_int_equal(wisp_netconn_peer(u, &addr, &port), WISP_ERR_CONN);
+    assert_int_equal(wisp_netconn_close(u), WISP_ERR_CONN);
+    assert_int_equal(wisp_netconn_set_dscp(t, 64), WISP_ERR_VAL);
+    assert_int_equal(wisp_netconn_set_nodelay(u, true), WISP_ERR_VAL);
+    assert_int_equal(wisp_netconn_set_nodelay(t, true), WISP_OK);
+    assert_int_equal(wisp_netconn_err(t), WISP_OK);
+
+    /* bind: port in use, address not ours */
+    t2 = wisp_netconn_new(&e.a->api, WISP_NETCONN_TCP);
+    assert_non_null(t2);
+    assert_int_equal(wisp_netconn_bind(t, NULL, 4242), WISP_OK);
+    assert_int_equal(wisp_netconn_bind(t2, NULL, 4242), WISP_ERR_USE);
+    assert_int_equal(wisp_netconn_bind(t2, &ipb, 4243), WISP_ERR_VAL);
+    assert_int_equal(wisp_netconn_addr(t, &addr, &port), WISP_OK);
+    assert_int_equal(port, 4242);
+
+    /* connect: refused (B has no listener) -> ERR_RST; no route -> ERR_RTE */
+    assert_int_equal(wisp_netconn_connect(t2, &ipb, 1), WISP_ERR_RST);
+    assert_int_equal(wisp_netconn_err(t2), WISP_OK); /* returned by connect, not pending */
+    assert_int_equal(wisp_netconn_write(t2, &byte, 1, WISP_NETCONN_COPY), WISP_ERR_CLSD);
+    assert_int_equal(wisp_netconn_close(t2), WISP_ERR_CONN); /* no connection left */
+    assert_int_equal(wisp_netconn_delete(t2), WISP_OK);
+    t2 = wisp_netconn_new(&e.a->api, WISP_NETCONN_TCP);
+    assert_non_null(t2);
+    assert_int_equal(wisp_netconn_connect(t2, &far, 80), WISP_ERR_RTE);
+    assert_int_equal(wisp_netconn_delete(t2), WISP_OK);
+
+    /* non-blocking connect: INPROGRESS, ALREADY, then ISCONN */
+    {
+        wisp_ipaddr_t any = wisp_netconn_addr_any;
+        struct wisp_netconn *l = wisp_netconn_new(&e.b->api, WISP_NETCONN_TCP), *s = NULL;
+        wisp_err_t r;
+        unsigned i;
+        assert_non_null(l);
+        assert_int_equal(wisp_netconn_bind(l, &any, 80), WISP_OK);
+        assert_int_equal(wisp_netconn_listen(l), WISP_OK);
+        assert_int_equal(wisp_netconn_listen(l), WISP_OK); /* again: backlog update */
+        assert_int_equal(wisp_netconn_connect(l, &ipb, 80), WISP_ERR_ISCONN);
+        t2 = wisp_netconn_new(&e.a->api, WISP_NETCONN_TCP);
+        assert_non_null(t2);
+        wisp_netconn_set_nonblocking(t2, true);
+        assert_true(wisp_netconn_is_nonblocking(t2));
+        assert_int_equal(wisp_netconn_write(t2, &byte, 1, WISP_NETCONN_COPY), WISP_ERR_VAL); /* no bytes_written */
+        assert_int_equal(wisp_netconn_connect(t2, &ipb, 80), WISP_ERR_INPROGRESS);
+        r = wisp_netconn_connect(t2, &ipb, 80);
+        assert_true(r == WISP_ERR_ALREADY || r == WISP_ERR_ISCONN);
+        for (i = 0; i < 5000 && (r = wisp_netconn_connect(t2, &ipb, 80)) == WISP_ERR_ALREADY; i++) {
+            wisp_sys_sleep_ms(2);
+        }
+        assert_int_equal(r, WISP_ERR_ISCONN);
+        assert_int_equal(wisp_netconn_listen(t2), WISP_ERR_CONN);
+        assert_int_equal(wisp_netconn_bind(t2, NULL, 0), WISP_ERR_VAL);
+        assert_int_equal(wisp_netconn_write_partly(t2, &byte, 1, WISP_NETCONN_COPY, &w), WISP_OK);
+        assert_int_equal(w, 1);
+        assert_int_equal(wisp_netconn_accept(l, &s), WISP_OK);
+        assert_int_equal(wisp_netconn_recv_tcp_pbuf(s, &p), WISP_OK);
+        assert_int_equal(p->tot_len, 1);
+        assert_int_equal(wisp_netconn_pbuf_free(&e.b->api, p), 1);
+        assert_int_equal(wisp_netconn_recv_tcp_pbuf(l, &p), WISP_ERR_CONN); /* a listener */
+        assert_int_equal(wisp_netconn_close(t2), WISP_OK);
+        assert_int_equal(wisp_netconn_close(t2), WISP_ERR_CONN);     /* twice */
+        assert_int_equal(wisp_netconn_write_partly(t2, &byte, 1, WISP_NETCONN_COPY, &w), WISP_ERR_CLSD);
+        assert_int_equal(w, 0);
+        assert_int_equal(wisp_netconn_delete(t2), WISP_OK);
+        /* the server sees the FIN: ERR_CLSD, every time */
+        wisp_netconn_set_recvtimeout(s, 3000);
+        assert_int_equal(wisp_netconn_recv_tcp_pbuf(s, &p), WISP_ERR_CLSD);
+        assert_int_equal(wisp_netconn_recv_tcp_pbuf(s, &p), WISP_ERR_CLSD);
+        assert_null(p);
+        assert_int_equal(wisp_netconn_delete(s), WISP_OK);
+        assert_int_equal(wisp_netconn_delete(l), WISP_OK);
+    }
+    assert_int_equal(wisp_netconn_delete(t), WISP_OK);
+    assert_int_equal(wisp_netconn_delete(u), WISP_OK);
+    env_free(&e);
+}
+
+/* A reset is pending once -- reported by recv after the data received
+ * before it -- then the netconn is dead: ERR_CLSD. */
+static void test_netconn_reset_is_pending_once_after_data(void **state)
+{
+    struct tenv e = env_new();
+    struct pair p;
+    struct wisp_pbuf *pb;
+    (void)state;
+    p = make_pair(&e, 3000, 4);
+    assert_int_equal(wisp_netconn_write(p.server, "xyz", 3, WISP_NETCONN_COPY), WISP_OK);
+    wisp_sys_sleep_ms(50);
+    /* The server's netconn goes (FIN); data the client sends afterwards is
+     * answered with RST (RFC 1122 4.2.2.13). */
+    assert_int_equal(wisp_netconn_delete(p.server), WISP_OK);
+    wisp_sys_sleep_ms(50);
+    assert_int_equal(wisp_netconn_write(p.client, "a", 1, WISP_NETCONN_COPY), WISP_OK);
+    {
+        unsigned i;
+        for (i = 0; i < 5000 && tcp_pcbs_used(e.a) != 0; i++) {
+            wisp_sys_sleep_ms(2); /* until the RST freed the client's PCB */
+        }
+        assert_int_equal(tcp_pcbs_used(e.a), 0);
+    }
+    wisp_netconn_set_recvtimeout(p.client, 3000);
+    assert_int_equal(wisp_netconn_recv_tcp_pbuf(p.client, &pb), WISP_OK); /* "xyz" first */
+    assert_int_equal(pb->tot_len, 3);
+    wisp_netconn_pbuf_free(&e.a->api, pb);
+    assert_int_equal(wisp_netconn_recv_tcp_pbuf(p.client, &pb), WISP_ERR_RST);
+    assert_int_equal(wisp_netconn_recv_tcp_pbuf(p.client, &pb), WISP_ERR_CLSD);
+    assert_int_equal(wisp_netconn_recv_tcp_pbuf(p.client, &pb), WISP_ERR_CLSD);
+    assert_int_equal(wisp_netconn_err(p.client), WISP_OK);
+    assert_int_equal(wisp_netconn_write(p.client, "b", 1, WISP_NETCONN_COPY), WISP_ERR_CLSD);
+    assert_int_equal(wisp_netconn_delete(p.client), WISP_OK);
+    assert_int_equal(wisp_netconn_delete(p.listener), WISP_OK);
+    env_free(&e);
+}
+
+/* The pending error also reaches the writer (once) and netconn_err. */
+static void test_netconn_reset_pending_error_for_writer_and_err(void **state)
+{
+    struct tenv e = env_new();
+    struct pair p;
+    unsigned i;
+    wisp_err_t r = WISP_OK;
+    (void)state;
+    p = make_pair(&e, 3004, 4);
+    assert_int_equal(wisp_netconn_delete(p.server), WISP_OK);
+    for (i = 0; i < 1000; i++) {
+        r = wisp_netconn_write(p.client, "a", 1, WISP_NETCONN_COPY);
+        if (r != WISP_OK) {
+            break;
+        }
+        wisp_sys_sleep_ms(10);
+    }
+    assert_int_equal(r, WISP_ERR_RST);
+    assert_int_equal(wisp_netconn_write(p.client, "a", 1, WISP_NETCONN_COPY), WISP_ERR_CLSD);
+    assert_int_equal(wisp_netconn_delete(p.client), WISP_OK);
+    /* netconn_err takes it when nobody else did */
+    p.server = NULL;
+    {
+        struct wisp_netconn *c = connect_retry(e.a, e.b, 3004), *s;
+        assert_int_equal(wisp_netconn_accept(p.listener, &s), WISP_OK);
+        assert_int_equal(wisp_netconn_delete(s), WISP_OK);
+        wisp_sys_sleep_ms(50);
+        (void)wisp_netconn_write(c, "a", 1, WISP_NETCONN_COPY);
+        for (i = 0; i < 1000 && (r = wisp_netconn_err(c)) == WISP_OK; i++) {
+            wisp_sys_sleep_ms(10);
+        }
+        assert_int_equal(r, WISP_ERR_RST);
+        assert_int_equal(wisp_netconn_err(c), WISP_OK);
+        assert_int_equal(wisp_netconn_delete(c), WISP_OK);
+    }
+    assert_int_equal(wisp_netconn_delete(p.listener), WISP_OK);
+    env_free(&e);
+}
+
+/* ============================================== timeouts, non-blocking */
+
+static void test_netconn_recv_and_accept_timeouts(void **state)
+{
+    struct tenv e = env_new();
+    struct pair p;
+    struct wisp_netbuf *nb;
+    struct wisp_netconn *nc;
+    uint32_t t0, dt;
+    (void)state;
+    p = make_pair(&e, 3001, 4);
+    wisp_netconn_set_recvtimeout(p.client, 150);
+    assert_int_equal(wisp_netconn_get_recvtimeout(p.client), 150);
+    t0 = wisp_sys_now_ms();
+    assert_int_equal(wisp_netconn_recv(p.client, &nb), WISP_ERR_TIMEOUT);
+    dt = wisp_sys_now_ms() - t0;
+    assert_true(dt >= 150);
+    assert_true(dt < 10000);
+    assert_null(nb);
+    wisp_netconn_set_recvtimeout(p.listener, 100);
+    t0 = wisp_sys_now_ms();
+    assert_int_equal(wisp_netconn_accept(p.listener, &nc), WISP_ERR_TIMEOUT);
+    assert_true(wisp_sys_now_ms() - t0 >= 100);
+    assert_null(nc);
+    /* data arriving before the timeout is returned */
+    assert_int_equal(wisp_netconn_write(p.server, "ok", 2, WISP_NETCONN_COPY), WISP_OK);
+    wisp_netconn_set_recvtimeout(p.client, 3000);
+    assert_int_equal(wisp_netconn_recv(p.client, &nb), WISP_OK);
+    assert_int_equal(wisp_netbuf_len(nb), 2);
+    wisp_netbuf_delete(nb);
+    free_pair(&p);
+    env_free(&e);
+}
+
+/* Fill the path: the server never reads, so the client's writes stop. */
+static void test_netconn_send_timeout_and_nonblocking_write(void **state)
+{
+    struct tenv e = env_new();
+    struct pair p;
+    size_t big = 4u * 1024u * 1024u, w, total = 0;
+    uint8_t *buf = malloc(big);
+    wisp_err_t r = WISP_OK;
+    uint32_t t0;
+    unsigned i;
+    (void)state;
+    assert_non_null(buf);
+    memset(buf, 0x5a, big);
+    p = make_pair(&e, 3002, 4);
+    wisp_netconn_set_sendtimeout(p.client, 200);
+    assert_int_equal(wisp_netconn_get_sendtimeout(p.client), 200);
+    assert_int_equal(wisp_netconn_write(p.client, buf, 10, WISP_NETCONN_COPY), WISP_ERR_VAL); /* lwIP */
+    /* Timed writes: partial (ERR_OK, fewer bytes) until nothing moves. */
+    for (i = 0; i < 50; i++) {
+        t0 = wisp_sys_now_ms();
+        r = wisp_netconn_write_partly(p.client, buf, big, WISP_NETCONN_COPY, &w);
+        if (r == WISP_ERR_WOULDBLOCK) {
+            assert_int_equal(w, 0);
+            assert_true(wisp_sys_now_ms() - t0 >= 200);
+            break;
+        }
+        assert_int_equal(r, WISP_OK);
+        assert_true(w < big);
+        total += w;
+    }
+    assert_int_equal(r, WISP_ERR_WOULDBLOCK);
+    assert_true(total > 0);
+    /* non-blocking: immediately ERR_WOULDBLOCK (the path is still full) */
+    wisp_netconn_set_sendtimeout(p.client, 0);
+    wisp_netconn_set_nonblocking(p.client, true);
+    t0 = wisp_sys_now_ms();
+    assert_int_equal(wisp_netconn_write_partly(p.client, buf, 1000, WISP_NETCONN_NOCOPY, &w), WISP_ERR_WOULDBLOCK);
+    assert_int_equal(w, 0);
+    assert_true(wisp_sys_now_ms() - t0 < 1000);
+    wisp_netconn_set_nonblocking(p.client, false);
+    assert_int_equal(wisp_netconn_write_partly(p.client, buf, 1000, WISP_NETCONN_DONTBLOCK, &w), WISP_ERR_WOULDBLOCK);
+    /* the server reads everything: the client can write again */
+    {
+        size_t got = 0;
+        struct wisp_pbuf *pb;
+        wisp_netconn_set_recvtimeout(p.server, 2000);
+        while (got < total && wisp_netconn_recv_tcp_pbuf(p.server, &pb) == WISP_OK) {
+            got += pb->tot_len;
+            wisp_netconn_pbuf_free(&e.b->api, pb);
+        }
+        assert_int_equal(got, total);
+    }
+    assert_int_equal(wisp_netconn_write_partly(p.client, buf, 1000, WISP_NETCONN_DONTBLOCK, &w), WISP_OK);
+    assert_int_equal(w, 1000);
+    free_pair(&p);
+    free(buf);
+    env_free(&e);
+}
+
+static void test_netconn_nonblocking_recv_accept_and_dontblock(void **state)
+{
+    struct tenv e = env_new();
+    struct pair p;
+    struct wisp_netbuf *nb;
+    struct wisp_netconn *nc;
+    struct wisp_pbuf *pb;
+    uint32_t t0;
+    (void)state;
+    p = make_pair(&e, 3003, 4);
+    wisp_netconn_set_nonblocking(p.client, true);
+    wisp_netconn_set_nonblocking(p.listener, true);
+    t0 = wisp_sys_now_ms();
+    assert_int_equal(wisp_netconn_recv(p.client, &nb), WISP_ERR_WOULDBLOCK);
+    assert_int_equal(wisp_netconn_accept(p.listener, &nc), WISP_ERR_WOULDBLOCK);
+    assert_true(wisp_sys_now_ms() - t0 < 1000);
+    assert_int_equal(wisp_netconn_recv_tcp_pbuf_flags(p.server, &pb, WISP_NETCONN_DONTBLOCK), WISP_ERR_WOULDBLOCK);
+    /* NOAUTORCVD + tcp_recvd */
+    assert_int_equal(wisp_netconn_write(p.server, "data", 4, WISP_NETCONN_COPY), WISP_OK);
+    wisp_netconn_set_nonblocking(p.client, false);
+    wisp_netconn_set_recvtimeout(p.client, 2000);
+    assert_int_equal(wisp_netconn_recv_tcp_pbuf_flags(p.client, &pb, WISP_NETCONN_NOAUTORCVD), WISP_OK);
+    assert_int_equal(pb->tot_len, 4);
+    assert_int_equal(wisp_netconn_tcp_recvd(p.client, pb->tot_len), WISP_OK);
+    wisp_netconn_pbuf_free(&e.a->api, pb);
+    free_pair(&p);
+    env_free(&e);
+}
+
+/* ============================================================ backlog */
+
+static void test_netconn_accept_backlog_resets_excess(void **state)
+{
+    struct tenv e = env_new();
+    struct wisp_netconn *l, *c[3], *s;
+    struct wisp_netconn_stats st;
+    struct wisp_pbuf *pb;
+    wisp_ipaddr_t ipb = ip_of(e.b);
+    unsigned i;
+    (void)state;
+    l = wisp_netconn_new(&e.b->api, WISP_NETCONN_TCP);
+    assert_non_null(l);
+    assert_int_equal(wisp_netconn_bind(l, NULL, 4000), WISP_OK);
+    assert_int_equal(wisp_netconn_listen_with_backlog(l, 2), WISP_OK);
+    for (i = 0; i < 3; i++) {
+        c[i] = wisp_netconn_new(&e.a->api, WISP_NETCONN_TCP);
+        assert_non_null(c[i]);
+        assert_int_equal(wisp_netconn_connect(c[i], &ipb, 4000), WISP_OK);
+        wisp_sys_sleep_ms(30); /* the server's accept callback has run */
+    }
+    /* the third found the backlog full: reset */
+    wisp_netconn_set_recvtimeout(c[2], 3000);
+    assert_int_equal(wisp_netconn_recv_tcp_pbuf(c[2], &pb), WISP_ERR_RST);
+    wisp_netconn_api_stats(&e.b->api, &st);
+    assert_int_equal(st.accept_drops, 1);
+    /* the first two are accepted, in order */
+    for (i = 0; i < 2; i++) {
+        wisp_ipaddr_t pa;
+        uint16_t pp, cp;
+        assert_int_equal(wisp_netconn_accept(l, &s), WISP_OK);
+        assert_int_equal(wisp_netconn_peer(s, &pa, &pp), WISP_OK);
+        assert_int_equal(wisp_netconn_addr(c[i], &pa, &cp), WISP_OK);
+        assert_int_equal(pp, cp);
+        assert_int_equal(wisp_netconn_delete(s), WISP_OK);
+    }
+    wisp_netconn_set_recvtimeout(l, 50);
+    assert_int_equal(wisp_netconn_accept(l, &s), WISP_ERR_TIMEOUT);
+    /* a fourth connection fits again */
+    assert_int_equal(wisp_netconn_delete(c[2]), WISP_OK);
+    c[2] = wisp_netconn_new(&e.a->api, WISP_NETCONN_TCP);
+    assert_non_null(c[2]);
+    assert_int_equal(wisp_netconn_connect(c[2], &ipb, 4000), WISP_OK);
+    wisp_netconn_set_recvtimeout(l, 3000);
+    assert_int_equal(wisp_netconn_accept(l, &s), WISP_OK);
+    assert_int_equal(wisp_netconn_delete(s), WISP_OK);
+    /* a connection still waiting for accept is reset when the listener goes */
+    {
+        struct wisp_netconn *c4 = wisp_netconn_new(&e.a->api, WISP_NETCONN_TCP);
+        assert_non_null(c4);
+        assert_int_equal(wisp_netconn_connect(c4, &ipb, 4000), WISP_OK);
+        wisp_sys_sleep_ms(30);
+        assert_int_equal(wisp_netconn_delete(l), WISP_OK);
+        wisp_netconn_set_recvtimeout(c4, 3000);
+        assert_int_equal(wisp_netconn_recv_tcp_pbuf(c4, &pb), WISP_ERR_RST);
+        assert_int_equal(wisp_netconn_delete(c4), WISP_OK);
+    }
+    for (i = 0; i < 3; i++) {
+        assert_int_equal(wisp_netconn_delete(c[i]), WISP_OK);
+    }
+    env_free(&e);
+}
+
+/* ============================================ close / delete wake-ups */
+
+struct blocked {
+    struct wisp_netconn *c;
+    int op; /* 0 recv, 1 accept, 2 write COPY, 3 write NOCOPY */
+    uint8_t *buf;
+    size_t size, written;
+    wisp_err_t r;
+    uint32_t end_ms;
+};
+
+static void blocked_fn(void *arg)
+{
+    struct blocked *b = (struct blocked *)arg;
+    struct wisp_netbuf *nb = NULL;
+    struct wisp_netconn *nc = NULL;
+    switch (b->op) {
+    case 0:
+        b->r = wisp_netconn_recv(b->c, &nb);
+        wisp_netbuf_delete(nb);
+        break;
+    case 1:
+        b->r = wisp_netconn_accept(b->c, &nc);
+        (void)wisp_netconn_delete(nc);
+        break;
+    default:
+        b->r = wisp_netconn_write_partly(b->c, b->buf, b->size,
+                                         b->op == 2 ? WISP_NETCONN_COPY : WISP_NETCONN_NOCOPY, &b->written);
+        break;
+    }
+    b->end_ms = wisp_sys_now_ms();
+}
+
+/* Start op on c in a thread, let it block, then run `action` on c from
+ * this thread; the blocked thread returns ERR_CLSD after the action. */
+static void block_then(struct tnode *n, struct blocked *b, int action /* 0 close, 1 delete, 2 shutdown RD */)
+{
+    struct thr t;
+    uint32_t t_action;
+    thr_start(&t, "blocked", blocked_fn, b);
+    if (b->op >= 2) {
+        wait_writer_started(n, b->c);
+    }
+    wisp_sys_sleep_ms(100);
+    t_action = wisp_sys_now_ms();
+    if (action == 0) {
+        assert_int_equal(wisp_netconn_close(b->c), WISP_OK);
+    } else if (action == 1) {
+        assert_int_equal(wisp_netconn_delete(b->c), WISP_OK);
+    } else {
+        assert_int_equal(wisp_netconn_shutdown(b->c, 1, 0), WISP_OK);
+    }
+    thr_join(&t);
+    assert_int_equal(b->r, WISP_ERR_CLSD);
+    assert_true(wisp_time_before(t_action, b->end_ms + 1));
+}
+
+static void test_netconn_close_wakes_blocked_recv_and_accept(void **state)
+{
+    struct tenv e = env_new();
+    struct pair p;
+    struct blocked b;
+    (void)state;
+    p = make_pair(&e, 5000, 4);
+    memset(&b, 0, sizeof(b));
+    b.c = p.server;
+    b.op = 0;
+    block_then(NULL, &b, 2); /* recv + shutdown(RD) */
+    memset(&b, 0, sizeof(b));
+    b.c = p.client;
+    b.op = 0;
+    block_then(NULL, &b, 0); /* recv + close */
+    memset(&b, 0, sizeof(b));
+    b.c = p.listener;
+    b.op = 1;
+    block_then(NULL, &b, 0); /* accept + close */
+    free_pair(&p);
+    env_free(&e);
+}
+
+static void test_netconn_delete_wakes_blocked_recv_and_waits(void **state)
+{
+    struct tenv e = env_new();
+    struct pair p;
+    struct blocked b;
+    (void)state;
+    p = make_pair(&e, 5001, 4);
+    memset(&b, 0, sizeof(b));
+    b.c = p.server;
+    b.op = 0;
+    block_then(NULL, &b, 1); /* recv + delete: delete returns after the reader left */
+    p.server = NULL;
+    /* the client sees the FIN */
+    {
+        struct wisp_pbuf *pb;
+        wisp_netconn_set_recvtimeout(p.client, 3000);
+        assert_int_equal(wisp_netconn_recv_tcp_pbuf(p.client, &pb), WISP_ERR_CLSD);
+    }
+    assert_int_equal(wisp_netconn_delete(p.client), WISP_OK);
+    assert_int_equal(wisp_netconn_delete(p.listener), WISP_OK);
+    env_free(&e);
+}
+
+static void test_netconn_close_wakes_blocked_writers(void **state)
+{
+    struct tenv e = env_new();
+    struct pair p;
+    struct blocked b;
+    size_t big = 4u * 1024u * 1024u;
+    uint8_t *buf = malloc(big);
+    struct wisp_pbuf *pb;
+    wisp_err_t r;
+    (void)state;
+    assert_non_null(buf);
+    memset(buf, 0x33, big);
+
+    /* COPY writer blocked on a full path: close -> ERR_CLSD, partial count */
+    p = make_pair(&e, 5002, 4);
+    memset(&b, 0, sizeof(b));
+    b.c = p.client;
+    b.op = 2;
+    b.buf = buf;
+    b.size = big;
+    block_then(e.a, &b, 0);
+    assert_true(b.written > 0);
+    assert_true(b.written < big);
+    free_pair(&p);
+
+    /* NOCOPY writer waiting for the acknowledgement: close aborts the
+     * connection (nothing may reference the buffer after the write
+     * returned): the server gets its data, then ERR_RST. */
+    p = make_pair(&e, 5003, 4);
+    memset(&b, 0, sizeof(b));
+    b.c = p.client;
+    b.op = 3;
+    b.buf = buf;
+    b.size = big;
+    block_then(e.a, &b, 0);
+    memset(buf, 0x44, big); /* the caller owns it again */
+    wisp_netconn_set_recvtimeout(p.server, 3000);
+    while ((r = wisp_netconn_recv_tcp_pbuf(p.server, &pb)) == WISP_OK) {
+        assert_int_equal(wisp_pbuf_get_u8(pb, 0), 0x33);
+        wisp_netconn_pbuf_free(&e.b->api, pb);
+    }
+    assert_int_equal(r, WISP_ERR_RST);
+    free_pair(&p);
+    free(buf);
+    env_free(&e);
+}
+
+/* ============================================== two threads, one conn */
+
+struct tagged_writer {
+    struct wisp_netconn *c;
+    uint8_t tag0;
+    unsigned blocks;
+    size_t block;
+    wisp_err_t r;
+};
+
+static void tagged_writer_fn(void *arg)
+{
+    struct tagged_writer *w = (struct tagged_writer *)arg;
+    uint8_t *buf = malloc(w->block);
+    unsigned i;
+    w->r = WISP_OK;
+    if (buf == NULL) {
+        w->r = WISP_ERR_MEM;
+        return;
+    }
+    for (i = 0; i < w->blocks && w->r == WISP_OK; i++) {
+        memset(buf, w->tag0 + (int)i, w->block);
+        w->r = wisp_netconn_write(w->c, buf, w->block, (i & 1) ? WISP_NETCONN_NOCOPY : WISP_NETCONN_COPY);
+    }
+    free(buf);
+}
+
+/* A reader and two writers on the same client netconn, against the lwIP
+ * echo example: each write is atomic (the echoed stream is whole blocks). */
+static void test_netconn_reader_and_two_writers_on_one_netconn(void **state)
+{
+    struct tenv e = env_new();
+    struct thr srv, tr, tw1, tw2;
+    struct tagged_writer w1, w2;
+    struct reader rd;
+    struct wisp_netconn *c;
+    int one = 1;
+    bool seen[256];
+    size_t block = 24 * 1024, off;
+    unsigned blocks = 6;
+    (void)state;
+    wisp_lwip_netconn_api = &e.b->api;
+    thr_start(&srv, "lwip-echo", netconn_echo_thread, &one);
+    c = connect_retry(e.a, e.b, 7);
+    memset(&rd, 0, sizeof(rd));
+    rd.c = c;
+    rd.want = 2u * blocks * block;
+    rd.buf = malloc(rd.want);
+    assert_non_null(rd.buf);
+    w1.c = w2.c = c;
+    w1.blocks = w2.blocks = blocks;
+    w1.block = w2.block = block;
+    w1.tag0 = 0x10;
+    w2.tag0 = 0x80;
+    thr_start(&tr, "reader", reader_fn, &rd);
+    thr_start(&tw1, "writer1", tagged_writer_fn, &w1);
+    thr_start(&tw2, "writer2", tagged_writer_fn, &w2);
+    thr_join(&tw1);
+    thr_join(&tw2);
+    thr_join(&tr);
+    assert_int_equal(w1.r, WISP_OK);
+    assert_int_equal(w2.r, WISP_OK);
+    assert_int_equal(rd.last, WISP_OK);
+    assert_int_equal(rd.got, rd.want);
+    memset(seen, 0, sizeof seen);
+    for (off = 0; off < rd.want; off += block) {
+        uint8_t tag = rd.buf[off];
+        size_t i;
+        for (i = 1; i < block; i++) {
+            if (rd.buf[off + i] != tag) {
+                fail_msg("writes interleaved at %zu", off + i);
+            }
+        }
+        assert_false(seen[tag]);
+        seen[tag] = true;
+    }
+    assert_int_equal(wisp_netconn_delete(c), WISP_OK);
+    thr_join(&srv);
+    free(rd.buf);
+    env_free(&e);
+}
+
+/* ===================================================== pool exhaustion */
+
+static void test_netconn_pool_exhaustion_and_recovery(void **state)
+{
+    struct tenv e = env_new();
+    struct wisp_netconn *conns[WISP_NETCONN_COUNT + 1];
+    struct wisp_netbuf *bufs[WISP_NETBUF_COUNT + 1];
+    struct wisp_netconn_stats st;
+    struct wisp_netconn *ub, *ua;
+    struct wisp_netbuf *nb;
+    wisp_ipaddr_t ipb = ip_of(e.b);
+    unsigned i, n;
+    (void)state;
+
+    /* netconn pool */
+    for (n = 0; n <= WISP_NETCONN_COUNT; n++) {
+        conns[n] = wisp_netconn_new(&e.a->api, WISP_NETCONN_TCP);
+        if (conns[n] == NULL) {
+            break;
+        }
+    }
+    assert_int_equal(n, WISP_NETCONN_COUNT);
+    wisp_netconn_api_stats(&e.a->api, &st);
+    assert_int_equal(st.conns_used, WISP_NETCONN_COUNT);
+    assert_int_equal(st.conns_high, WISP_NETCONN_COUNT);
+    assert_int_equal(st.conns_failed, 1);
+    assert_int_equal(wisp_netconn_api_deinit(&e.a->api), WISP_ERR_USE); /* still in use */
+    assert_int_equal(wisp_netconn_delete(conns[0]), WISP_OK);
+    conns[0] = wisp_netconn_new(&e.a->api, WISP_NETCONN_TCP); /* recovered */
+    assert_non_null(conns[0]);
+    for (i = 0; i < n; i++) {
+        assert_int_equal(wisp_netconn_delete(conns[i]), WISP_OK);
+    }
+
+    /* the stack's UDP PCB pool runs out first: NULL, and the slot is back */
+    for (n = 0; n < WISP_NETCONN_COUNT; n++) {
+        conns[n] = wisp_netconn_new(&e.a->api, WISP_NETCONN_UDP);
+        if (conns[n] == NULL) {
+            break;
+        }
+    }
+    assert_true(n < WISP_NETCONN_COUNT);
+    assert_int_equal(n, WISP_UDP_PCB_COUNT);
+    wisp_netconn_api_stats(&e.a->api, &st);
+    assert_int_equal(st.conns_used, n);
+    for (i = 0; i < n; i++) {
+        assert_int_equal(wisp_netconn_delete(conns[i]), WISP_OK);
+    }
+
+    /* netbuf pool of B: received datagrams are dropped and counted */
+    ub = wisp_netconn_new(&e.b->api, WISP_NETCONN_UDP);
+    ua = wisp_netconn_new(&e.a->api, WISP_NETCONN_UDP);
+    assert_non_null(ub);
+    assert_non_null(ua);
+    assert_int_equal(wisp_netconn_bind(ub, NULL, 9), WISP_OK);
+    for (n = 0; n <= WISP_NETBUF_COUNT; n++) {
+        bufs[n] = wisp_netbuf_new(&e.b->api);
+        if (bufs[n] == NULL) {
+            break;
+        }
+    }
+    assert_int_equal(n, WISP_NETBUF_COUNT);
+    nb = wisp_netbuf_new(&e.a->api);
+    assert_non_null(nb);
+    assert_int_equal(wisp_netbuf_ref(nb, "drop", 4), WISP_OK);
+    for (i = 0; i < 3; i++) {
+        assert_int_equal(wisp_netconn_sendto(ua, nb, &ipb, 9), WISP_OK);
+    }
+    for (i = 0; i < 2000; i++) {
+        wisp_netconn_api_stats(&e.b->api, &st);
+        if (st.udp_drops >= 3) {
+            break;
+        }
+        wisp_sys_sleep_ms(5);
+    }
+    assert_int_equal(st.udp_drops, 3);
+    assert_true(st.bufs_failed >= 4);
+    wisp_netconn_set_nonblocking(ub, true);
+    {
+        struct wisp_netbuf *rx;
+        assert_int_equal(wisp_netconn_recv(ub, &rx), WISP_ERR_WOULDBLOCK);
+        /* TCP: recv needs a netbuf first -> ERR_MEM, the data stays */
+        {
+            struct pair p = make_pair(&e, 6000, 4);
+            struct wisp_netbuf *tb = NULL;
+            assert_int_equal(wisp_netconn_write(p.client, "kept", 4, WISP_NETCONN_COPY), WISP_OK);
+            wisp_sys_sleep_ms(50);
+            assert_int_equal(wisp_netconn_recv(p.server, &tb), WISP_ERR_MEM);
+            assert_null(tb);
+            for (i = 0; i < n; i++) {
+                wisp_netbuf_delete(bufs[i]);
+            }
+            wisp_netconn_set_recvtimeout(p.server, 2000);
+            assert_int_equal(wisp_netconn_recv(p.server, &tb), WISP_OK);
+            assert_int_equal(wisp_netbuf_len(tb), 4);
+            wisp_netbuf_delete(tb);
+            free_pair(&p);
+        }
+        /* UDP recovered */
+        assert_int_equal(wisp_netconn_sendto(ua, nb, &ipb, 9), WISP_OK);
+        wisp_netconn_set_nonblocking(ub, false);
+        wisp_netconn_set_recvtimeout(ub, 2000);
+        assert_int_equal(wisp_netconn_recv(ub, &rx), WISP_OK);
+        assert_int_equal(wisp_netbuf_len(rx), 4);
+        wisp_netbuf_delete(rx);
+    }
+    wisp_netbuf_delete(nb);
+    assert_int_equal(wisp_netconn_delete(ua), WISP_OK);
+    assert_int_equal(wisp_netconn_delete(ub), WISP_OK);
+    env_free(&e);
+}
+
+/* ================================================================ DSCP */
+
+struct txcount {
+    struct wisp_netif *nif;
+    uint32_t emerg, common;
+};
+
+static wisp_err_t read_tx(struct wisp_stack *s, void *arg)
+{
+    struct txcount *t = (struct txcount *)arg;
+    (void)s;
+    t->emerg = t->nif->st.tx_emerg;
+    t->common = t->nif->st.tx_common;
+    return WISP_OK;
+}
+
+static struct txcount tx_of(struct tnode *n)
+{
+    struct txcount t;
+    t.nif = &n->nif;
+    assert_int_equal(wisp_tcpip_call(&n->ctx, read_tx, &t), WISP_OK);
+    return t;
+}
+
+static void test_netconn_dscp_selects_emergency_queue(void **state)
+{
+    struct tenv e = env_new();
+    struct wisp_netconn *u, *ub;
+    struct wisp_netbuf *nb, *rx;
+    struct txcount t0, t1;
+    struct pair p;
+    wisp_ipaddr_t ipb = ip_of(e.b);
+    unsigned i;
+    (void)state;
+    u = wisp_netconn_new(&e.a->api, WISP_NETCONN_UDP);
+    ub = wisp_netconn_new(&e.b->api, WISP_NETCONN_UDP);
+    assert_non_null(u);
+    assert_non_null(ub);
+    assert_int_equal(wisp_netconn_bind(ub, NULL, 53), WISP_OK);
+    wisp_netconn_set_recvtimeout(ub, 2000);
+    nb = wisp_netbuf_new(&e.a->api);
+    assert_non_null(nb);
+    assert_int_equal(wisp_netbuf_ref(nb, "prio", 4), WISP_OK);
+    /* resolve ARP first, with a common datagram */
+    assert_int_equal(wisp_netconn_sendto(u, nb, &ipb, 53), WISP_OK);
+    assert_int_equal(wisp_netconn_recv(ub, &rx), WISP_OK);
+    wisp_netbuf_delete(rx);
+
+    assert_int_equal(wisp_netconn_set_dscp(u, 46), WISP_OK); /* EF */
+    t0 = tx_of(e.a);
+    for (i = 0; i < 5; i++) {
+        assert_int_equal(wisp_netconn_sendto(u, nb, &ipb, 53), WISP_OK);
+        assert_int_equal(wisp_netconn_recv(ub, &rx), WISP_OK);
+        wisp_netbuf_delete(rx);
+    }
+    t1 = tx_of(e.a);
+    assert_int_equal(t1.emerg - t0.emerg, 5);
+    assert_int_equal(wisp_netconn_set_dscp(u, 0), WISP_OK);
+    t0 = t1;
+    assert_int_equal(wisp_netconn_sendto(u, nb, &ipb, 53), WISP_OK);
+    assert_int_equal(wisp_netconn_recv(ub, &rx), WISP_OK);
+    wisp_netbuf_delete(rx);
+    t1 = tx_of(e.a);
+    assert_int_equal(t1.emerg - t0.emerg, 0);
+    assert_true(t1.common - t0.common >= 1);
+    wisp_netbuf_delete(nb);
+
+    /* TCP: the listener's DSCP goes to the accepted connection (B), the
+     * client sets its own (A) */
+    {
+        struct wisp_netconn *l = wisp_netconn_new(&e.b->api, WISP_NETCONN_TCP);
+        struct txcount b0, b1;
+        struct wisp_pbuf *pb;
+        static uint8_t data[20000];
+        size_t got = 0;
+        assert_non_null(l);
+        assert_int_equal(wisp_netconn_bind(l, NULL, 7000), WISP_OK);
+        assert_int_equal(wisp_netconn_set_dscp(l, 48), WISP_OK); /* CS6 */
+        assert_int_equal(wisp_netconn_listen(l), WISP_OK);
+        p.listener = l;
+        p.client = connect_retry(e.a, e.b, 7000);
+        assert_int_equal(wisp_netconn_accept(l, &p.server), WISP_OK);
+        assert_int_equal(wisp_netconn_set_dscp(p.client, 46), WISP_OK);
+        t0 = tx_of(e.a);
+        b0 = tx_of(e.b);
+        assert_int_equal(wisp_netconn_write(p.client, data, sizeof data, WISP_NETCONN_COPY), WISP_OK);
+        wisp_netconn_set_recvtimeout(p.server, 2000);
+        while (got < sizeof data && wisp_netconn_recv_tcp_pbuf(p.server, &pb) == WISP_OK) {
+            got += pb->tot_len;
+            wisp_netconn_pbuf_free(&e.b->api, pb);
+        }
+        assert_int_equal(got, sizeof data);
+        assert_int_equal(wisp_netconn_write(p.server, data, 3000, WISP_NETCONN_COPY), WISP_OK);
+        got = 0;
+        wisp_netconn_set_recvtimeout(p.client, 2000);
+        while (got < 3000 && wisp_netconn_recv_tcp_pbuf(p.client, &pb) == WISP_OK) {
+            got += pb->tot_len;
+            wisp_netconn_pbuf_free(&e.a->api, pb);
+        }
+        t1 = tx_of(e.a);
+        b1 = tx_of(e.b);
+        assert_true(t1.emerg - t0.emerg >= 14); /* 20000 bytes: at least 14 segments */
+        assert_true(b1.emerg - b0.emerg >= 3);  /* 3000 bytes + ACKs */
+        free_pair(&p);
+    }
+    assert_int_equal(wisp_netconn_delete(u), WISP_OK);
+    assert_int_equal(wisp_netconn_delete(ub), WISP_OK);
+    env_free(&e);
+}
+
+/* ============================================================== events */
+
+#define EVLOG_MAX 4096
+struct evlog {
+    wisp_sys_mutex_t lock;
+    unsigned n;
+    struct {
+        struct wisp_netconn *c;
+        enum wisp_netconn_evt evt;
+        uint16_t len;
+    } e[EVLOG_MAX];
+};
+static struct evlog *g_evlog; /* the callback has no user argument (lwIP) */
+
+static void ev_cb(struct wisp_netconn *c, enum wisp_netconn_evt evt, uint16_t len)
+{
+    wisp_sys_mutex_lock(&g_evlog->lock);
+    if (g_evlog->n < EVLOG_MAX) {
+        g_evlog->e[g_evlog->n].c = c;
+        g_evlog->e[g_evlog->n].evt = evt;
+        g_evlog->e[g_evlog->n].len = len;
+        g_evlog->n++;
+    }
+    wisp_sys_mutex_unlock(&g_evlog->lock);
+}
+
+static unsigned ev_count(struct wisp_netconn *c, enum wisp_netconn_evt evt, uint32_t *sum)
+{
+    unsigned i, k = 0;
+    uint32_t s = 0;
+    wisp_sys_mutex_lock(&g_evlog->lock);
+    for (i = 0; i < g_evlog->n; i++) {
+        if (g_evlog->e[i].c == c && g_evlog->e[i].evt == evt) {
+            k++;
+            s += g_evlog->e[i].len;
+        }
+    }
+    wisp_sys_mutex_unlock(&g_evlog->lock);
+    if (sum != NULL) {
+        *sum = s;
+    }
+    return k;
+}
+
+/* Events follow their mailbox post (the taker may be faster): wait a bit. */
+static unsigned ev_wait(struct wisp_netconn *c, enum wisp_netconn_evt evt, unsigned want, uint32_t *sum)
+{
+    unsigned i, k = 0;
+    for (i = 0; i < 2000; i++) {
+        k = ev_count(c, evt, sum);
+        if (k >= want) {
+            break;
+        }
+        wisp_sys_sleep_ms(5);
+    }
+    return k;
+}
+
+static void test_netconn_event_callback(void **state)
+{
+    struct tenv e = env_new();
+    struct wisp_netconn *l, *c, *s;
+    struct wisp_pbuf *pb;
+    wisp_ipaddr_t ipb = ip_of(e.b);
+    uint32_t sum;
+    unsigned i;
+    (void)state;
+    g_evlog = calloc(1, sizeof(*g_evlog));
+    assert_non_null(g_evlog);
+    assert_int_equal(wisp_sys_mutex_new(&g_evlog->lock), WISP_OK);
+    l = wisp_netconn_new_with_callback(&e.b->api, WISP_NETCONN_TCP, ev_cb);
+    c = wisp_netconn_new_with_proto_and_callback(&e.a->api, WISP_NETCONN_TCP, 0, ev_cb);
+    assert_non_null(l);
+    assert_non_null(c);
+    assert_ptr_equal(l->callback, ev_cb);
+    assert_int_equal(wisp_netconn_bind(l, NULL, 8000), WISP_OK);
+    assert_int_equal(wisp_netconn_listen(l), WISP_OK);
+    assert_int_equal(wisp_netconn_connect(c, &ipb, 8000), WISP_OK);
+    assert_int_equal(ev_count(c, WISP_NETCONN_EVT_SENDPLUS, NULL), 1); /* connected */
+    assert_int_equal(wisp_netconn_accept(l, &s), WISP_OK);
+    assert_int_equal(ev_wait(l, WISP_NETCONN_EVT_RCVPLUS, 1, NULL), 1);
+    assert_int_equal(ev_count(l, WISP_NETCONN_EVT_RCVMINUS, NULL), 1);
+    assert_ptr_equal(s->callback, ev_cb); /* inherited */
+    assert_int_equal(wisp_netconn_write(c, "0123456789", 10, WISP_NETCONN_COPY), WISP_OK);
+    wisp_netconn_set_recvtimeout(s, 2000);
+    assert_int_equal(wisp_netconn_recv_tcp_pbuf(s, &pb), WISP_OK);
+    wisp_netconn_pbuf_free(&e.b->api, pb);
+    assert_true(ev_wait(s, WISP_NETCONN_EVT_RCVPLUS, 1, &sum) >= 1);
+    assert_int_equal(sum, 10);
+    assert_int_equal(ev_count(s, WISP_NETCONN_EVT_RCVMINUS, &sum), 1);
+    assert_int_equal(sum, 10);
+    /* a reset: ERROR, then RCVPLUS and SENDPLUS for select */
+    assert_int_equal(wisp_netconn_delete(s), WISP_OK); /* FIN, then RST to data */
+    wisp_sys_sleep_ms(30);
+    for (i = 0; i < 1000 && ev_count(c, WISP_NETCONN_EVT_ERROR, NULL) == 0; i++) {
+        (void)wisp_netconn_write(c, "x", 1, WISP_NETCONN_COPY);
+        wisp_sys_sleep_ms(10);
+    }
+    assert_int_equal(ev_count(c, WISP_NETCONN_EVT_ERROR, NULL), 1);
+    assert_true(ev_count(c, WISP_NETCONN_EVT_SENDPLUS, NULL) >= 2);
+    assert_int_equal(wisp_netconn_delete(c), WISP_OK);
+    assert_int_equal(wisp_netconn_delete(l), WISP_OK);
+    env_free(&e);
+    wisp_sys_mutex_free(&g_evlog->lock);
+    free(g_evlog);
+    g_evlog = NULL;
+}
+
+/* ================================================================ main */
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_netconn_lwip_example_tcp_echo_copy),
+        cmocka_unit_test(test_netconn_tcp_echo_nocopy_returns_after_ack),
+        cmocka_unit_test(test_netconn_send_path_no_message_to_stack_thread),
+        cmocka_unit_test(test_netconn_tcp_zero_copy_echo_server_nocopy),
+        cmocka_unit_test(test_netconn_lwip_example_udp_echo),
+        cmocka_unit_test(test_netconn_udp_send_sendto_recv_addresses),
+        cmocka_unit_test(test_netconn_error_codes),
+        cmocka_unit_test(test_netconn_reset_is_pending_once_after_data),
+        cmocka_unit_test(test_netconn_reset_pending_error_for_writer_and_err),
+        cmocka_unit_test(test_netconn_recv_and_accept_timeouts),
+        cmocka_unit_test(test_netconn_send_timeout_and_nonblocking_write),
+        cmocka_unit_test(test_netconn_nonblocking_recv_accept_and_dontblock),
+        cmocka_unit_test(test_netconn_accept_backlog_resets_excess),
+        cmocka_unit_test(test_netconn_close_wakes_blocked_recv_and_accept),
+        cmocka_unit_test(test_netconn_delete_wakes_blocked_recv_and_waits),
+        cmocka_unit_test(test_netconn_close_wakes_blocked_writers),
+        cmocka_unit_test(test_netconn_reader_and_two_writers_on_one_netconn),
+        cmocka_unit_test(test_netconn_pool_exhaustion_and_recovery),
+        cmocka_unit_test(test_netconn_dscp_selects_emergency_queue),
+        cmocka_unit_test(test_netconn_event_callback),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
