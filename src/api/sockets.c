@@ -1,0 +1,2827 @@
+/**
+ * @file sockets.c
+ * BSD sockets on top of netconn (wisp/sockets.h): the socket table, the
+ * event counters fed by the netconn callback, select/poll with a list of
+ * waiting threads woken through their own semaphores, and every socket
+ * call as a thin, direct wrapper of the netconn call (no extra copy, no
+ * extra thread).
+ *
+ * Locking. One mutex per table (the "table lock") guards the entries'
+ * state, the event counters and the waiter list. It is a leaf lock with
+ * respect to netconn: the netconn callback takes it (possibly with the
+ * core lock held), and no thread ever calls a netconn function or takes
+ * the core lock while holding it (netconn.h's rule for callbacks).
+ *
+ * Lifetime. A call "enters" a socket (users + 1 under the table lock,
+ * refused with EBADF once close() ran) and "leaves" it at the end. close()
+ * marks the entry closing, wakes the threads blocked in it (select/poll
+ * waiters through their semaphores; netconn waiters by closing the netconn,
+ * which is sticky: a thread that enters the netconn call afterwards returns
+ * at once) and leaves; whoever leaves last deletes the netconn and frees
+ * the entry. So a netconn is never deleted while a thread of this layer
+ * may still be about to call into it.
+ *
+ * Receive. TCP data comes as pbuf chains (netconn_recv_tcp_pbuf_flags);
+ * recv copies straight from the chain into the caller's buffer and keeps
+ * a partly read chain (lastp) for the next call; consumed chains are
+ * freed in batches (one core-lock entry per batch). UDP datagrams come as
+ * netbufs. The receive window is reopened by netconn when the data leaves
+ * its mailbox.
+ */
+#include "wisp/sockets.h"
+#include "wisp/netconn.h"
+
+#include <stdarg.h>
+
+#ifndef WISP_SOCKET_ERRNO_SET
+#include <errno.h>
+#define WISP_SOCKET_ERRNO_SET(e) (errno = (e))
+#define WISP_SOCKET_ERRNO_GET() (errno)
+#endif
+
+/* The process's socket table (sockets.h: descriptors are process-wide by
+ * the definition of the BSD API; this pointer is the only global of wisp).
+ * Written only by wisp_sockets_init/deinit, which run while no other
+ * thread uses sockets. */
+static struct wisp_sockets *g_socks;
+
+/** Largest UDP payload in one IPv4 datagram (65535 - 20 - 8). */
+#define SOCK_UDP_MAX 65507u
+/** Consumed TCP chains freed per core-lock entry. */
+#define SOCK_FREE_BATCH 16
+
+/** A thread waiting in select/poll (or for its turn to read/write). Lives
+ *  on the waiting thread's stack, linked into the table while it waits. */
+struct wisp_select_wait {
+    struct wisp_select_wait *next;
+    wisp_sys_sem_t sem;
+    /* what it watches (one of the three) */
+    const wisp_fd_set *rd, *wr, *ex;
+    int maxfdp1;
+    const struct wisp_pollfd *fds;
+    wisp_nfds_t nfds;
+    int watch_idx;                /**< >= 0: waits for any change of this entry (turn, UDP data) */
+    uint8_t signalled;
+};
+
+/* ------------------------------------------------------------ errno */
+
+static int set_errno(int e)
+{
+    WISP_SOCKET_ERRNO_SET(e);
+    return -1;
+}
+
+int wisp_errno(void)
+{
+    return WISP_SOCKET_ERRNO_GET();
+}
+
+int wisp_err_to_errno(wisp_err_t err)
+{
+    switch (err) {
+    case WISP_OK: return 0;
+    case WISP_ERR_MEM: return WISP_ENOMEM;
+    case WISP_ERR_BUF: return WISP_ENOBUFS;
+    case WISP_ERR_TIMEOUT: return WISP_ETIMEDOUT;
+    case WISP_ERR_RTE: return WISP_EHOSTUNREACH;
+    case WISP_ERR_INPROGRESS: return WISP_EINPROGRESS;
+    case WISP_ERR_VAL: return WISP_EINVAL;
+    case WISP_ERR_WOULDBLOCK: return WISP_EAGAIN;
+    case WISP_ERR_USE: return WISP_EADDRINUSE;
+    case WISP_ERR_ALREADY: return WISP_EALREADY;
+    case WISP_ERR_ISCONN: return WISP_EISCONN;
+    case WISP_ERR_CONN: return WISP_ENOTCONN;
+    case WISP_ERR_IF: return WISP_ENETDOWN;
+    case WISP_ERR_ABRT: return WISP_ECONNABORTED;
+    case WISP_ERR_RST: return WISP_ECONNRESET;
+    case WISP_ERR_CLSD: return WISP_ENOTCONN;
+    case WISP_ERR_ARG: return WISP_EINVAL;
+    default: return WISP_EIO;
+    }
+}
+
+/* ------------------------------------------------------- table helpers */
+
+static int sock_idx(const struct wisp_sockets *t, const struct wisp_sock *sk)
+{
+    return (int)(sk - t->sock);
+}
+
+static void lock_tbl(struct wisp_sockets *t)
+{
+    wisp_sys_mutex_lock(&t->lock);
+}
+
+static void unlock_tbl(struct wisp_sockets *t)
+{
+    wisp_sys_mutex_unlock(&t->lock);
+}
+
+/* Does waiter w watch entry idx? (table lock held) */
+static bool waiter_watches(const struct wisp_select_wait *w, int idx)
+{
+    int fd = idx + WISP_SOCKET_OFFSET;
+    wisp_nfds_t i;
+    if (w->watch_idx >= 0) {
+        return w->watch_idx == idx;
+    }
+    if (w->fds != NULL) {
+        for (i = 0; i < w->nfds; i++) {
+            if (w->fds[i].fd == fd) {
+                return true;
+            }
+        }
+        return false;
+    }
+    if (fd >= w->maxfdp1) {
+        return false;
+    }
+    return (w->rd != NULL && WISP_FD_ISSET(fd, w->rd)) || (w->wr != NULL && WISP_FD_ISSET(fd, w->wr)) ||
+           (w->ex != NULL && WISP_FD_ISSET(fd, w->ex));
+}
+
+/* Wake every waiter that watches entry idx (table lock held). */
+static void wake_waiters(struct wisp_sockets *t, int idx)
+{
+    struct wisp_select_wait *w;
+    for (w = t->waiters; w != NULL; w = w->next) {
+        if (!w->signalled && waiter_watches(w, idx)) {
+            w->signalled = 1;
+            wisp_sys_sem_signal(&w->sem);
+        }
+    }
+}
+
+static void waiter_add(struct wisp_sockets *t, struct wisp_select_wait *w)
+{
+    w->signalled = 0;
+    w->next = t->waiters;
+    t->waiters = w;
+}
+
+static void waiter_remove(struct wisp_sockets *t, struct wisp_select_wait *w)
+{
+    struct wisp_select_wait **pp;
+    for (pp = &t->waiters; *pp != NULL; pp = &(*pp)->next) {
+        if (*pp == w) {
+            *pp = w->next;
+            return;
+        }
+    }
+}
+
+/* The netconn event callback (netconn.h: core context for PLUS/SENDMINUS/
+ * ERROR, the receiving thread for RCVMINUS; never blocks). */
+static void sock_event(struct wisp_netconn *conn, enum wisp_netconn_evt evt, uint16_t len)
+{
+    struct wisp_sockets *t = g_socks;
+    struct wisp_sock *sk;
+    int idx;
+    if (t == NULL || conn == NULL) {
+        return;
+    }
+    lock_tbl(t);
+    idx = conn->socket;
+    if (idx < 0) {
+        /* An accepted netconn whose socket does not exist yet: count its
+         * receive events in conn->socket (-1 - n), as lwIP does; accept()
+         * turns them into rcvevent. */
+        if (evt == WISP_NETCONN_EVT_RCVPLUS && idx > -30000) {
+            conn->socket = idx - 1;
+        }
+        unlock_tbl(t);
+        return;
+    }
+    if (idx >= WISP_SOCKET_COUNT || t->sock[idx].conn != conn) {
+        unlock_tbl(t);
+        return;
+    }
+    sk = &t->sock[idx];
+    switch (evt) {
+    case WISP_NETCONN_EVT_RCVPLUS:
+        sk->rcvevent++;
+        sk->rcv_bytes += len;
+        break;
+    case WISP_NETCONN_EVT_RCVMINUS:
+        sk->rcvevent--;
+        sk->rcv_bytes = (sk->rcv_bytes > len) ? sk->rcv_bytes - len : 0u;
+        unlock_tbl(t);
+        return; /* never makes anything ready */
+    case WISP_NETCONN_EVT_SENDPLUS:
+        sk->sendevent = 1;
+        if (sk->connecting && !sk->dead) {
+            sk->connecting = 0; /* a non-blocking connect completed */
+            sk->established = 1;
+        }
+        break;
+    case WISP_NETCONN_EVT_SENDMINUS:
+        sk->sendevent = 0;
+        unlock_tbl(t);
+        return;
+    case WISP_NETCONN_EVT_ERROR:
+        sk->errevent = 1;
+        sk->dead = 1;
+        if (sk->connecting) {
+            sk->connecting = 0; /* a non-blocking connect failed */
+            sk->connect_failed = 1;
+        }
+        break;
+    default:
+        break;
+    }
+    if (sk->select_waiting > 0) {
+        wake_waiters(t, idx);
+    }
+    unlock_tbl(t);
+}
+
+/* Find the open entry of descriptor fd (table lock held): NULL with *e set. */
+static struct wisp_sock *lookup(struct wisp_sockets *t, int fd, int *e)
+{
+    int idx;
+    if (fd < WISP_SOCKET_OFFSET) {
+        *e = (fd < 0) ? WISP_EBADF : WISP_ENOTSOCK;
+        return NULL;
+    }
+    idx = fd - WISP_SOCKET_OFFSET;
+    if (idx >= WISP_SOCKET_COUNT || t->sock[idx].conn == NULL || t->sock[idx].closing) {
+        *e = WISP_EBADF;
+        return NULL;
+    }
+    return &t->sock[idx];
+}
+
+/* Enter socket fd: NULL with errno set, or the entry with users + 1. */
+static struct wisp_sock *sock_enter(int fd)
+{
+    struct wisp_sockets *t = g_socks;
+    struct wisp_sock *sk;
+    int e = WISP_EBADF;
+    if (t == NULL) {
+        set_errno(WISP_EBADF);
+        return NULL;
+    }
+    lock_tbl(t);
+    sk = lookup(t, fd, &e);
+    if (sk != NULL) {
+        sk->users++;
+    }
+    unlock_tbl(t);
+    if (sk == NULL) {
+        set_errno(e);
+    }
+    return sk;
+}
+
+static void sock_free_entry(struct wisp_sockets *t, struct wisp_sock *sk);
+
+/* Leave (table lock held on entry; released on return): the last user of
+ * a closing socket frees it. */
+static void sock_leave_locked(struct wisp_sockets *t, struct wisp_sock *sk)
+{
+    WISP_ASSERT(sk->users > 0);
+    sk->users--;
+    if (sk->users == 0 && sk->closing && !sk->freeing) {
+        sk->freeing = 1;
+        unlock_tbl(t);
+        sock_free_entry(t, sk);
+        return;
+    }
+    unlock_tbl(t);
+}
+
+static void sock_leave(struct wisp_sock *sk)
+{
+    struct wisp_sockets *t = g_socks;
+    lock_tbl(t);
+    sock_leave_locked(t, sk);
+}
+
+/* Record error e for socket sk and the calling thread, leave; returns -1. */
+static int sock_fail_leave(struct wisp_sock *sk, int e)
+{
+    struct wisp_sockets *t = g_socks;
+    lock_tbl(t);
+    sk->last_err = e;
+    sock_leave_locked(t, sk);
+    return set_errno(e);
+}
+
+static bool sock_is_closing(struct wisp_sock *sk)
+{
+    struct wisp_sockets *t = g_socks;
+    bool c;
+    lock_tbl(t);
+    c = sk->closing != 0;
+    unlock_tbl(t);
+    return c;
+}
+
+/* Did the stack report a connection error (ERROR event) not yet handed
+ * out? Takes it (the netconn hands a pending error out once). */
+static bool take_errevent(struct wisp_sock *sk)
+{
+    struct wisp_sockets *t = g_socks;
+    bool r;
+    lock_tbl(t);
+    r = sk->errevent != 0;
+    sk->errevent = 0;
+    unlock_tbl(t);
+    return r;
+}
+
+/* errno for a connection error the stack reported (pending error). */
+static int conn_err_errno(const struct wisp_sock *sk, wisp_err_t err, bool connecting)
+{
+    (void)sk;
+    switch (err) {
+    case WISP_ERR_RST: return connecting ? WISP_ECONNREFUSED : WISP_ECONNRESET;
+    case WISP_ERR_TIMEOUT: return WISP_ETIMEDOUT;
+    case WISP_ERR_ABRT: return WISP_ECONNABORTED;
+    default: return wisp_err_to_errno(err);
+    }
+}
+
+/* ------------------------------------------------------ core-context ops */
+
+enum { CORE_KEEPALIVE, CORE_TTL, CORE_BCAST, CORE_ABORT, CORE_MSS, CORE_FREE, CORE_SHUT_WR };
+
+struct core_op {
+    int op;
+    struct wisp_netconn *conn;
+    bool listening;
+    uint32_t a, b, c, d;
+    struct wisp_pbuf **bufs;
+    unsigned nbufs;
+    uint32_t recved;              /**< CORE_FREE: bytes to reopen the window by */
+};
+
+static wisp_err_t core_op_fn(struct wisp_stack *s, void *arg)
+{
+    struct core_op *o = (struct core_op *)arg;
+    struct wisp_netconn *conn = o->conn;
+    unsigned i;
+    (void)s;
+    switch (o->op) {
+    case CORE_FREE:
+        for (i = 0; i < o->nbufs; i++) {
+            (void)wisp_pbuf_free(o->bufs[i]);
+        }
+        if (o->recved > 0 && conn != NULL && conn->pcb.tcp != NULL) {
+            /* the application consumed them: reopen the window (received
+             * with NETCONN_NOAUTORCVD, so this is the only update) */
+            wisp_tcp_recved(conn->pcb.tcp, o->recved);
+        }
+        return WISP_OK;
+    default:
+        break;
+    }
+    if (conn == NULL || conn->pcb.ip == NULL) {
+        return WISP_ERR_CONN;
+    }
+    if (wisp_netconn_type(conn) == WISP_NETCONN_TCP) {
+        if (o->listening) {
+            return WISP_ERR_CONN; /* options wait for the accepted connections */
+        }
+        switch (o->op) {
+        case CORE_KEEPALIVE:
+            wisp_tcp_keepalive(conn->pcb.tcp, o->a != 0, o->b, o->c, o->d);
+            return WISP_OK;
+        case CORE_TTL:
+            wisp_tcp_set_ttl(conn->pcb.tcp, (uint8_t)o->a);
+            return WISP_OK;
+        case CORE_ABORT:
+            wisp_tcp_abort(conn->pcb.tcp);
+            return WISP_OK;
+        case CORE_SHUT_WR:
+            return wisp_tcp_shutdown(conn->pcb.tcp, false, true);
+        case CORE_MSS: {
+            struct wisp_tcp_info info;
+            wisp_tcp_get_info(conn->pcb.tcp, &info);
+            o->a = info.mss;
+            return WISP_OK;
+        }
+        default:
+            return WISP_ERR_ARG;
+        }
+    }
+    switch (o->op) {
+    case CORE_TTL:
+        conn->pcb.udp->ttl = (uint8_t)o->a;
+        return WISP_OK;
+    case CORE_BCAST:
+        if (o->a != 0) {
+            conn->pcb.udp->flags = (uint8_t)(conn->pcb.udp->flags | WISP_UDP_F_BCAST);
+        } else {
+            conn->pcb.udp->flags = (uint8_t)(conn->pcb.udp->flags & ~WISP_UDP_F_BCAST);
+        }
+        return WISP_OK;
+    default:
+        return WISP_ERR_ARG;
+    }
+}
+
+static wisp_err_t core_run(struct wisp_sock *sk, struct core_op *o)
+{
+    return wisp_tcpip_run(sk->api->tcpip, core_op_fn, o);
+}
+
+/* Free consumed TCP chains and reopen the window by the bytes consumed,
+ * with one entry into the core. */
+static void rx_flush(struct wisp_sock *sk, struct wisp_pbuf **bufs, unsigned n, uint32_t recved)
+{
+    struct core_op o;
+    if (n == 0 && recved == 0) {
+        return;
+    }
+    memset(&o, 0, sizeof o);
+    o.op = CORE_FREE;
+    o.conn = sk->conn;
+    o.bufs = bufs;
+    o.nbufs = n;
+    o.recved = recved;
+    (void)core_run(sk, &o);
+}
+
+/* Apply the keepalive settings of sk to its connection. */
+static void apply_keepalive(struct wisp_sock *sk, struct wisp_netconn *conn)
+{
+    struct wisp_sockets *t = g_socks;
+    struct core_op o;
+    memset(&o, 0, sizeof o);
+    o.op = CORE_KEEPALIVE;
+    o.conn = conn;
+    lock_tbl(t);
+    o.listening = sk->listening != 0;
+    o.a = sk->keepalive;
+    o.b = sk->keepidle_s * 1000u;
+    o.c = sk->keepintvl_s * 1000u;
+    o.d = sk->keepcnt;
+    unlock_tbl(t);
+    (void)core_run(sk, &o);
+}
+
+/* -------------------------------------------------- allocation and free */
+
+/* Reserve a free entry (table lock held): NULL when the table is full. */
+static struct wisp_sock *reserve_entry(struct wisp_sockets *t)
+{
+    unsigned i;
+    for (i = 0; i < WISP_SOCKET_COUNT; i++) {
+        struct wisp_sock *sk = &t->sock[i];
+        if (sk->conn == NULL && !sk->reserved) {
+            memset(sk, 0, sizeof(*sk));
+            sk->reserved = 1;
+            return sk;
+        }
+    }
+    return NULL;
+}
+
+/* Bind a reserved entry to conn (table lock held). */
+static void attach_entry(struct wisp_sockets *t, struct wisp_sock *sk, struct wisp_netconn *conn,
+                         struct wisp_netconn_api *api, uint8_t type)
+{
+    sk->conn = conn;
+    sk->api = api;
+    sk->type = type;
+    sk->reserved = 0;
+    sk->ttl = 0;
+    sk->keepidle_s = WISP_TCP_KEEPIDLE_MS / 1000u;
+    sk->keepintvl_s = WISP_TCP_KEEPINTVL_MS / 1000u;
+    sk->keepcnt = WISP_TCP_KEEPCNT;
+    sk->sendevent = (type == WISP_SOCK_DGRAM) ? 1u : 0u;
+    conn->socket = sock_idx(t, sk);
+}
+
+/* Last user gone: delete the netconn and release the entry. */
+static void sock_free_entry(struct wisp_sockets *t, struct wisp_sock *sk)
+{
+    struct wisp_netconn *conn = sk->conn;
+    struct wisp_pbuf *lastp = sk->lastp;
+    struct wisp_netbuf *lastbuf = sk->lastbuf;
+    bool abort_it = false;
+
+    lock_tbl(t);
+    abort_it = sk->type == WISP_SOCK_STREAM && sk->linger_on && sk->linger_s == 0 && !sk->listening;
+    conn->socket = -1; /* events from now on find no socket */
+    unlock_tbl(t);
+    sk->lastp = NULL;
+    sk->lastbuf = NULL;
+    if (abort_it) {
+        /* SO_LINGER {1, 0}: reset instead of the orderly close */
+        struct core_op o;
+        memset(&o, 0, sizeof o);
+        o.op = CORE_ABORT;
+        o.conn = conn;
+        (void)core_run(sk, &o);
+    }
+    if (lastp != NULL) {
+        (void)wisp_netconn_pbuf_free(sk->api, lastp);
+    }
+    if (lastbuf != NULL) {
+        wisp_netbuf_delete(lastbuf);
+    }
+    (void)wisp_netconn_delete(conn);
+    lock_tbl(t);
+    sk->conn = NULL;
+    sk->closing = 0;
+    sk->freeing = 0;
+    sk->users = 0;
+    unlock_tbl(t);
+}
+
+/* ------------------------------------------------------------- set-up */
+
+wisp_err_t wisp_sockets_init(struct wisp_sockets *tbl, struct wisp_netconn_api *default_api)
+{
+    if (tbl == NULL) {
+        return WISP_ERR_ARG;
+    }
+    if (g_socks != NULL) {
+        return WISP_ERR_ALREADY;
+    }
+    memset(tbl, 0, sizeof(*tbl));
+    if (wisp_sys_mutex_new(&tbl->lock) != WISP_OK) {
+        return WISP_ERR_MEM;
+    }
+    tbl->default_api = default_api;
+    g_socks = tbl;
+    return WISP_OK;
+}
+
+int wisp_sockets_deinit(void)
+{
+    struct wisp_sockets *t = g_socks;
+    int open_n = 0;
+    unsigned i;
+    if (t == NULL) {
+        return 0;
+    }
+    for (i = 0; i < WISP_SOCKET_COUNT; i++) {
+        struct wisp_sock *sk = &t->sock[i];
+        if (sk->conn != NULL) {
+            open_n++;
+            sk->closing = 1;
+            sk->freeing = 1;
+            sock_free_entry(t, sk);
+        }
+    }
+    g_socks = NULL;
+    wisp_sys_mutex_free(&t->lock);
+    return open_n;
+}
+
+int wisp_sockets_in_use(void)
+{
+    struct wisp_sockets *t = g_socks;
+    int n = 0;
+    unsigned i;
+    if (t == NULL) {
+        return 0;
+    }
+    lock_tbl(t);
+    for (i = 0; i < WISP_SOCKET_COUNT; i++) {
+        if (t->sock[i].conn != NULL || t->sock[i].reserved) {
+            n++;
+        }
+    }
+    unlock_tbl(t);
+    return n;
+}
+
+int wisp_socket_errno(int s)
+{
+    struct wisp_sockets *t = g_socks;
+    struct wisp_sock *sk;
+    int e, r;
+    if (t == NULL) {
+        return -1;
+    }
+    lock_tbl(t);
+    sk = lookup(t, s, &e);
+    r = (sk != NULL) ? sk->last_err : -1;
+    unlock_tbl(t);
+    return r;
+}
+
+/* ------------------------------------------------------------ sockets */
+
+int wisp_socket_on(struct wisp_netconn_api *api, int domain, int type, int protocol)
+{
+    struct wisp_sockets *t = g_socks;
+    struct wisp_sock *sk;
+    struct wisp_netconn *conn;
+    enum wisp_netconn_type nct;
+    int base = type & ~(WISP_SOCK_NONBLOCK | WISP_SOCK_CLOEXEC);
+    int fd;
+
+    if (t == NULL || api == NULL) {
+        return set_errno(WISP_ENOSYS);
+    }
+    if (domain != WISP_AF_INET) {
+        return set_errno(WISP_EAFNOSUPPORT);
+    }
+    switch (base) {
+    case WISP_SOCK_STREAM:
+        if (protocol != 0 && protocol != WISP_IPPROTO_TCP) {
+            return set_errno(WISP_EPROTONOSUPPORT);
+        }
+        nct = WISP_NETCONN_TCP;
+        break;
+    case WISP_SOCK_DGRAM:
+        if (protocol != 0 && protocol != WISP_IPPROTO_UDP) {
+            return set_errno(WISP_EPROTONOSUPPORT);
+        }
+        nct = WISP_NETCONN_UDP;
+        break;
+    case WISP_SOCK_RAW:
+        return set_errno(WISP_EPROTONOSUPPORT);
+    default:
+        return set_errno(WISP_EINVAL);
+    }
+    lock_tbl(t);
+    sk = reserve_entry(t);
+    unlock_tbl(t);
+    if (sk == NULL) {
+        return set_errno(WISP_EMFILE);
+    }
+    conn = wisp_netconn_new_with_proto_and_callback(api, nct, 0, sock_event);
+    lock_tbl(t);
+    if (conn == NULL) {
+        sk->reserved = 0;
+        unlock_tbl(t);
+        return set_errno(WISP_ENOBUFS);
+    }
+    attach_entry(t, sk, conn, api, (uint8_t)base);
+    sk->nonblock = (type & WISP_SOCK_NONBLOCK) != 0;
+    fd = sock_idx(t, sk) + WISP_SOCKET_OFFSET;
+    unlock_tbl(t);
+    if (type & WISP_SOCK_NONBLOCK) {
+        wisp_netconn_set_nonblocking(conn, true);
+    }
+    return fd;
+}
+
+int wisp_socket(int domain, int type, int protocol)
+{
+    struct wisp_sockets *t = g_socks;
+    if (t == NULL) {
+        return set_errno(WISP_ENOSYS);
+    }
+    return wisp_socket_on(t->default_api, domain, type, protocol);
+}
+
+/* Parse a struct sockaddr_in: false with *e set when it is not one. */
+static bool parse_sin(const struct wisp_sockaddr *name, wisp_socklen_t namelen, wisp_ipaddr_t *ip, uint16_t *port,
+                      int *e, bool allow_unspec)
+{
+    struct wisp_sockaddr_in sin;
+    if (name == NULL) {
+        *e = WISP_EFAULT;
+        return false;
+    }
+    if (namelen < sizeof(wisp_sa_family_t)) {
+        *e = WISP_EINVAL;
+        return false;
+    }
+    memcpy(&sin.sin_family, &name->sa_family, sizeof sin.sin_family);
+    if (allow_unspec && sin.sin_family == WISP_AF_UNSPEC) {
+        *ip = wisp_ipaddr4(WISP_IP4_ANY);
+        *port = 0;
+        return true;
+    }
+    if (sin.sin_family != WISP_AF_INET) {
+        *e = WISP_EAFNOSUPPORT;
+        return false;
+    }
+    if (namelen < sizeof(struct wisp_sockaddr_in)) {
+        *e = WISP_EINVAL;
+        return false;
+    }
+    memcpy(&sin, name, sizeof sin);
+    *ip = wisp_ipaddr4(sin.sin_addr.s_addr);
+    *port = wisp_ntohs(sin.sin_port);
+    return true;
+}
+
+/* Write ip:port as a struct sockaddr_in into name (truncated to *namelen,
+ * which is set to the full size, as POSIX says). */
+static void fill_sin(struct wisp_sockaddr *name, wisp_socklen_t *namelen, const wisp_ipaddr_t *ip, uint16_t port)
+{
+    struct wisp_sockaddr_in sin;
+    size_t n;
+    if (name == NULL || namelen == NULL) {
+        return;
+    }
+    memset(&sin, 0, sizeof sin);
+    sin.sin_family = WISP_AF_INET;
+    sin.sin_port = wisp_htons(port);
+    sin.sin_addr.s_addr = (ip != NULL && ip->family == WISP_AF_INET4) ? ip->u.ip4 : 0u;
+    n = WISP_MIN((size_t)*namelen, sizeof sin);
+    memcpy(name, &sin, n);
+    *namelen = (wisp_socklen_t)sizeof sin;
+}
+
+int wisp_bind(int s, const struct wisp_sockaddr *name, wisp_socklen_t namelen)
+{
+    struct wisp_sock *sk = sock_enter(s);
+    struct wisp_sockets *t = g_socks;
+    wisp_ipaddr_t ip;
+    uint16_t port;
+    int e;
+    wisp_err_t err;
+    if (sk == NULL) {
+        return -1;
+    }
+    if (!parse_sin(name, namelen, &ip, &port, &e, false)) {
+        return sock_fail_leave(sk, e);
+    }
+    lock_tbl(t);
+    e = (sk->bound || sk->listening || sk->established || sk->connecting) ? WISP_EINVAL : 0;
+    unlock_tbl(t);
+    if (e != 0) {
+        return sock_fail_leave(sk, e);
+    }
+    err = wisp_netconn_bind(sk->conn, &ip, port);
+    switch (err) {
+    case WISP_OK:
+        lock_tbl(t);
+        sk->bound = 1;
+        sock_leave_locked(t, sk);
+        return 0;
+    case WISP_ERR_USE: return sock_fail_leave(sk, WISP_EADDRINUSE);
+    case WISP_ERR_VAL: return sock_fail_leave(sk, wisp_ipaddr_is_any(&ip) ? WISP_EINVAL : WISP_EADDRNOTAVAIL);
+    case WISP_ERR_CLSD: return sock_fail_leave(sk, sock_is_closing(sk) ? WISP_EBADF : WISP_EINVAL);
+    default: return sock_fail_leave(sk, wisp_err_to_errno(err));
+    }
+}
+
+int wisp_listen(int s, int backlog)
+{
+    struct wisp_sock *sk = sock_enter(s);
+    struct wisp_sockets *t = g_socks;
+    wisp_err_t err;
+    int e;
+    if (sk == NULL) {
+        return -1;
+    }
+    if (sk->type != WISP_SOCK_STREAM) {
+        return sock_fail_leave(sk, WISP_EOPNOTSUPP);
+    }
+    lock_tbl(t);
+    e = (sk->established || sk->connecting) ? WISP_EINVAL : 0;
+    unlock_tbl(t);
+    if (e != 0) {
+        return sock_fail_leave(sk, e);
+    }
+    backlog = backlog < 1 ? 1 : (backlog > 255 ? 255 : backlog);
+    err = wisp_netconn_listen_with_backlog(sk->conn, (uint8_t)backlog);
+    switch (err) {
+    case WISP_OK:
+        lock_tbl(t);
+        sk->listening = 1;
+        sk->bound = 1;
+        sock_leave_locked(t, sk);
+        return 0;
+    case WISP_ERR_MEM: return sock_fail_leave(sk, WISP_ENOBUFS);
+    case WISP_ERR_USE: return sock_fail_leave(sk, WISP_EADDRINUSE);
+    case WISP_ERR_CLSD: return sock_fail_leave(sk, sock_is_closing(sk) ? WISP_EBADF : WISP_EINVAL);
+    default: return sock_fail_leave(sk, WISP_EINVAL);
+    }
+}
+
+int wisp_accept(int s, struct wisp_sockaddr *addr, wisp_socklen_t *addrlen)
+{
+    struct wisp_sockets *t = g_socks;
+    struct wisp_sock *sk = sock_enter(s);
+    struct wisp_sock *nsk;
+    struct wisp_netconn *nc = NULL;
+    wisp_ipaddr_t ip;
+    uint16_t port = 0;
+    wisp_err_t err;
+    int fd, early;
+    bool listening, apply_ka, apply_ttl, nodelay;
+    uint8_t ttl;
+
+    if (sk == NULL) {
+        return -1;
+    }
+    lock_tbl(t);
+    listening = sk->listening != 0;
+    unlock_tbl(t);
+    if (!listening) {
+        return sock_fail_leave(sk, sk->type == WISP_SOCK_STREAM ? WISP_EINVAL : WISP_EOPNOTSUPP);
+    }
+    err = wisp_netconn_accept(sk->conn, &nc);
+    if (err != WISP_OK) {
+        int e;
+        switch (err) {
+        case WISP_ERR_WOULDBLOCK:
+        case WISP_ERR_TIMEOUT: e = WISP_EAGAIN; break;
+        case WISP_ERR_CLSD: e = sock_is_closing(sk) ? WISP_EBADF : WISP_EINVAL; break;
+        case WISP_ERR_MEM: e = WISP_ENOBUFS; break;
+        case WISP_ERR_ABRT:
+        case WISP_ERR_RST: e = WISP_ECONNABORTED; break;
+        default: e = wisp_err_to_errno(err); break;
+        }
+        return sock_fail_leave(sk, e);
+    }
+    lock_tbl(t);
+    nsk = reserve_entry(t);
+    unlock_tbl(t);
+    if (nsk == NULL) {
+        /* No descriptor for it: reset the connection (the peer learns at
+         * once) and report EMFILE; the listener stays usable. */
+        struct core_op o;
+        memset(&o, 0, sizeof o);
+        o.op = CORE_ABORT;
+        o.conn = nc;
+        (void)wisp_tcpip_run(sk->api->tcpip, core_op_fn, &o);
+        (void)wisp_netconn_delete(nc);
+        return sock_fail_leave(sk, WISP_EMFILE);
+    }
+    lock_tbl(t);
+    early = (nc->socket < -1) ? (-1 - nc->socket) : 0;
+    attach_entry(t, nsk, nc, sk->api, WISP_SOCK_STREAM);
+    nsk->rcvevent = (int16_t)early;
+    nsk->sendevent = 1;
+    nsk->established = 1;
+    nsk->bound = 1;
+    /* options inherited from the listener (as BSD does) */
+    nsk->rcvtimeo = sk->rcvtimeo;
+    nsk->sndtimeo = sk->sndtimeo;
+    nsk->keepalive = sk->keepalive;
+    nsk->keepidle_s = sk->keepidle_s;
+    nsk->keepintvl_s = sk->keepintvl_s;
+    nsk->keepcnt = sk->keepcnt;
+    nsk->nodelay = sk->nodelay;
+    nsk->linger_on = sk->linger_on;
+    nsk->linger_s = sk->linger_s;
+    nsk->tos = sk->tos;
+    nsk->ttl = sk->ttl;
+    nsk->reuseaddr = sk->reuseaddr;
+    apply_ka = sk->keepalive || sk->keepidle_s != WISP_TCP_KEEPIDLE_MS / 1000u ||
+               sk->keepintvl_s != WISP_TCP_KEEPINTVL_MS / 1000u || sk->keepcnt != WISP_TCP_KEEPCNT;
+    apply_ttl = sk->ttl != 0;
+    ttl = sk->ttl;
+    nodelay = sk->nodelay != 0;
+    fd = sock_idx(t, nsk) + WISP_SOCKET_OFFSET;
+    unlock_tbl(t);
+    if (nsk->rcvtimeo != 0) {
+        wisp_netconn_set_recvtimeout(nc, nsk->rcvtimeo);
+    }
+    if (nsk->sndtimeo != 0) {
+        wisp_netconn_set_sendtimeout(nc, nsk->sndtimeo);
+    }
+    if (nodelay) {
+        (void)wisp_netconn_set_nodelay(nc, true);
+    }
+    if (apply_ka) {
+        apply_keepalive(nsk, nc);
+    }
+    if (apply_ttl) {
+        struct core_op o;
+        memset(&o, 0, sizeof o);
+        o.op = CORE_TTL;
+        o.conn = nc;
+        o.a = ttl;
+        (void)core_run(nsk, &o);
+    }
+    if (addr != NULL && addrlen != NULL) {
+        ip = wisp_ipaddr4(WISP_IP4_ANY);
+        (void)wisp_netconn_getaddr(nc, &ip, &port, 0);
+        fill_sin(addr, addrlen, &ip, port);
+    }
+    sock_leave(sk);
+    return fd;
+}
+
+int wisp_connect(int s, const struct wisp_sockaddr *name, wisp_socklen_t namelen)
+{
+    struct wisp_sockets *t = g_socks;
+    struct wisp_sock *sk = sock_enter(s);
+    wisp_ipaddr_t ip;
+    uint16_t port;
+    wisp_err_t err;
+    int e;
+    bool nonblock;
+
+    if (sk == NULL) {
+        return -1;
+    }
+    if (!parse_sin(name, namelen, &ip, &port, &e, sk->type == WISP_SOCK_DGRAM)) {
+        return sock_fail_leave(sk, e);
+    }
+    if (sk->type == WISP_SOCK_DGRAM) {
+        if (name->sa_family == WISP_AF_UNSPEC) {
+            err = wisp_netconn_disconnect(sk->conn);
+            lock_tbl(t);
+            sk->established = 0;
+            sock_leave_locked(t, sk);
+            return err == WISP_OK ? 0 : set_errno(wisp_err_to_errno(err));
+        }
+        err = wisp_netconn_connect(sk->conn, &ip, port);
+        if (err != WISP_OK) {
+            return sock_fail_leave(sk, err == WISP_ERR_RTE ? WISP_ENETUNREACH : wisp_err_to_errno(err));
+        }
+        lock_tbl(t);
+        sk->established = 1;
+        sk->bound = 1;
+        sock_leave_locked(t, sk);
+        return 0;
+    }
+    lock_tbl(t);
+    e = sk->listening ? WISP_EISCONN : (sk->connecting ? WISP_EALREADY : (sk->established ? WISP_EISCONN : 0));
+    if (e == 0 && sk->dead) {
+        e = WISP_ECONNABORTED; /* a failed connect: the socket cannot be reused (BSD) */
+    }
+    nonblock = sk->nonblock != 0;
+    if (e == 0 && nonblock) {
+        sk->connecting = 1; /* before the call: the SENDPLUS may come first */
+    }
+    unlock_tbl(t);
+    if (e != 0) {
+        return sock_fail_leave(sk, e);
+    }
+    err = wisp_netconn_connect(sk->conn, &ip, port);
+    lock_tbl(t);
+    switch (err) {
+    case WISP_OK:
+        sk->connecting = 0;
+        sk->established = 1;
+        sk->bound = 1;
+        sock_leave_locked(t, sk);
+        return 0;
+    case WISP_ERR_INPROGRESS:
+        sk->bound = 1;
+        sk->last_err = WISP_EINPROGRESS;
+        sock_leave_locked(t, sk);
+        return set_errno(WISP_EINPROGRESS);
+    default:
+        break;
+    }
+    sk->connecting = 0;
+    e = sk->closing ? WISP_EBADF : 0;
+    if (e == 0) {
+        switch (err) {
+        case WISP_ERR_ALREADY: e = WISP_EALREADY; break;
+        case WISP_ERR_ISCONN: e = WISP_EISCONN; break;
+        case WISP_ERR_RST: e = WISP_ECONNREFUSED; sk->errevent = 0; sk->dead = 1; break;
+        case WISP_ERR_TIMEOUT: e = WISP_ETIMEDOUT; sk->errevent = 0; sk->dead = 1; break;
+        case WISP_ERR_ABRT: e = WISP_ECONNABORTED; sk->errevent = 0; sk->dead = 1; break;
+        case WISP_ERR_RTE: e = WISP_ENETUNREACH; break;
+        case WISP_ERR_USE: e = WISP_EADDRNOTAVAIL; break;
+        case WISP_ERR_CLSD: e = WISP_ECONNABORTED; break;
+        case WISP_ERR_VAL: e = WISP_EINVAL; break;
+        case WISP_ERR_MEM: e = WISP_ENOBUFS; break;
+        default: e = wisp_err_to_errno(err); break;
+        }
+    }
+    sk->last_err = e;
+    sock_leave_locked(t, sk);
+    return set_errno(e);
+}
+
+/* ---------------------------------------------------- rx / tx ownership */
+
+/** The state a reading / writing call needs, read under the table lock
+ *  when it enters (so the fast path takes the lock once on entry and once
+ *  on leaving). */
+struct sock_snap {
+    uint32_t rcvtimeo;
+    int rx_err;
+    uint8_t nonblock, listening, established, connecting, dead, wr_shut, rd_shut, rd_eof, broadcast; /* 0 / 1 */
+};
+
+static void take_snap(const struct wisp_sock *sk, struct sock_snap *snap)
+{
+    snap->rcvtimeo = sk->rcvtimeo;
+    snap->rx_err = sk->rx_err;
+    snap->nonblock = sk->nonblock;
+    snap->listening = sk->listening;
+    snap->established = sk->established;
+    snap->connecting = sk->connecting;
+    snap->dead = sk->dead;
+    snap->wr_shut = sk->wr_shut;
+    snap->rd_shut = sk->rd_shut;
+    snap->rd_eof = sk->rd_eof;
+    snap->broadcast = sk->broadcast;
+}
+
+/* sock_enter_dir's slow path: errors, and a second reader (writer) that
+ * waits for its turn within its timeout (one thread at a time per
+ * direction). */
+static struct wisp_sock *sock_enter_dir_slow(int fd, bool rx, bool dontwait, struct sock_snap *snap)
+{
+    struct wisp_sockets *t = g_socks;
+    struct wisp_sock *sk;
+    struct wisp_select_wait w;
+    uint32_t start = 0, timeout;
+    bool have_sem = false;
+    int e = WISP_EBADF;
+
+    if (t == NULL) {
+        set_errno(WISP_EBADF);
+        return NULL;
+    }
+    lock_tbl(t);
+    sk = lookup(t, fd, &e);
+    if (sk == NULL) {
+        unlock_tbl(t);
+        set_errno(e);
+        return NULL;
+    }
+    sk->users++;
+    for (;;) {
+        uint8_t *busy = rx ? &sk->rx_busy : &sk->tx_busy;
+        wisp_err_t werr;
+        if (sk->closing) {
+            e = WISP_EBADF;
+            break;
+        }
+        if (!*busy) {
+            *busy = 1;
+            e = 0;
+            break;
+        }
+        /* slow path: another thread reads (writes) this socket now */
+        if (dontwait || sk->nonblock) {
+            e = WISP_EAGAIN;
+            break;
+        }
+        timeout = rx ? sk->rcvtimeo : sk->sndtimeo;
+        if (!have_sem) {
+            unlock_tbl(t);
+            memset(&w, 0, sizeof w);
+            w.watch_idx = sock_idx(t, sk);
+            if (wisp_sys_sem_new(&w.sem, 0) != WISP_OK) {
+                lock_tbl(t);
+                e = WISP_ENOMEM;
+                break;
+            }
+            have_sem = true;
+            start = wisp_sys_now_ms();
+            lock_tbl(t);
+            continue; /* re-check after the unlock */
+        }
+        if (timeout != 0) {
+            uint32_t el = wisp_sys_now_ms() - start;
+            if (el >= timeout) {
+                e = WISP_EAGAIN;
+                break;
+            }
+            timeout -= el;
+        } else {
+            timeout = WISP_SYS_FOREVER;
+        }
+        waiter_add(t, &w);
+        sk->select_waiting++;
+        unlock_tbl(t);
+        werr = wisp_sys_sem_wait(&w.sem, timeout);
+        lock_tbl(t);
+        waiter_remove(t, &w);
+        sk->select_waiting--;
+        if (werr == WISP_OK) {
+            continue;
+        }
+        if (!sk->closing && *busy) {
+            e = WISP_EAGAIN;
+            break;
+        }
+    }
+    if (e != 0) {
+        sk->last_err = e;
+        sock_leave_locked(t, sk);
+        if (have_sem) {
+            wisp_sys_sem_free(&w.sem);
+        }
+        set_errno(e);
+        return NULL;
+    }
+    take_snap(sk, snap);
+    unlock_tbl(t);
+    if (have_sem) {
+        /* nobody can signal w any more: it left the list under the lock */
+        wisp_sys_sem_free(&w.sem);
+    }
+    return sk;
+}
+
+/* Enter fd for reading (rx) or writing (tx). The fast path -- the socket
+ * is open and nobody else reads (writes) it -- takes the table lock once. */
+static struct wisp_sock *sock_enter_dir(int fd, bool rx, bool dontwait, struct sock_snap *snap)
+{
+    struct wisp_sockets *t = g_socks;
+    unsigned idx = (unsigned)fd - (unsigned)WISP_SOCKET_OFFSET;
+    if (t != NULL && fd >= WISP_SOCKET_OFFSET && idx < (unsigned)WISP_SOCKET_COUNT) {
+        struct wisp_sock *sk = &t->sock[idx];
+        uint8_t *busy = rx ? &sk->rx_busy : &sk->tx_busy;
+        lock_tbl(t);
+        if (sk->conn != NULL && !sk->closing && !*busy) {
+            *busy = 1;
+            sk->users++;
+            take_snap(sk, snap);
+            unlock_tbl(t);
+            return sk;
+        }
+        unlock_tbl(t);
+    }
+    return sock_enter_dir_slow(fd, rx, dontwait, snap);
+}
+
+/* Leave after reading / writing; e != 0 is the call's error (recorded). */
+static void sock_leave_dir(struct wisp_sock *sk, bool rx, int e)
+{
+    struct wisp_sockets *t = g_socks;
+    lock_tbl(t);
+    if (rx) {
+        sk->rx_busy = 0;
+        sk->has_last = (sk->lastp != NULL || sk->lastbuf != NULL);
+    } else {
+        sk->tx_busy = 0;
+    }
+    if (e != 0) {
+        sk->last_err = e;
+    }
+    if (sk->select_waiting > 0) {
+        wake_waiters(t, sock_idx(t, sk));
+    }
+    sock_leave_locked(t, sk);
+}
+
+/* ------------------------------------------------------------- receive */
+
+/* Scatter state over an iovec array. */
+struct iov_pos {
+    const struct wisp_iovec *iov;
+    int n, i;
+    size_t off;
+};
+
+static size_t iov_total(const struct wisp_iovec *iov, int n)
+{
+    size_t tot = 0;
+    int i;
+    for (i = 0; i < n; i++) {
+        if (iov[i].iov_len > (size_t)PTRDIFF_MAX - tot) {
+            return (size_t)PTRDIFF_MAX;
+        }
+        tot += iov[i].iov_len;
+    }
+    return tot;
+}
+
+/* Copy up to len bytes of chain p from offset off into the iovec; returns
+ * the bytes copied. */
+static size_t copy_to_iov(const struct wisp_pbuf *p, uint32_t off, size_t len, struct iov_pos *ip)
+{
+    size_t done = 0;
+    /* skip to the buffer holding off */
+    while (p != NULL && off >= p->len) {
+        off -= p->len;
+        p = p->next;
+    }
+    while (p != NULL && done < len && ip->i < ip->n) {
+        size_t room = ip->iov[ip->i].iov_len - ip->off;
+        size_t avail = (size_t)p->len - off;
+        size_t n = WISP_MIN(WISP_MIN(room, avail), len - done);
+        if (room == 0) {
+            ip->i++;
+            ip->off = 0;
+            continue;
+        }
+        memcpy((uint8_t *)ip->iov[ip->i].iov_base + ip->off, p->payload + off, n);
+        done += n;
+        ip->off += n;
+        off += (uint32_t)n;
+        if (off == p->len) {
+            p = p->next;
+            off = 0;
+        }
+        if (ip->off == ip->iov[ip->i].iov_len) {
+            ip->i++;
+            ip->off = 0;
+        }
+    }
+    return done;
+}
+
+/* Set rd_eof (table lock). */
+static void mark_eof(struct wisp_sock *sk)
+{
+    struct wisp_sockets *t = g_socks;
+    lock_tbl(t);
+    sk->rd_eof = 1;
+    unlock_tbl(t);
+}
+
+/* TCP receive into iov. Returns bytes (>= 0) or -errno. */
+static wisp_ssize_t recv_tcp(struct wisp_sock *sk, const struct wisp_iovec *iov, int iovcnt, int flags,
+                             const struct sock_snap *snap)
+{
+    struct wisp_sockets *t = g_socks;
+    struct wisp_pbuf *done[SOCK_FREE_BATCH];
+    unsigned ndone = 0;
+    uint32_t consumed = 0;
+    struct iov_pos pos;
+    size_t total = iov_total(iov, iovcnt), copied = 0;
+    int e = 0;
+    /* rd_eof and rx_err are written by the reading thread only (this one):
+     * the entry snapshot stays valid while we read */
+    bool eof = snap->rd_eof != 0, dontwait = (flags & WISP_MSG_DONTWAIT) != 0;
+    int rx_err = snap->rx_err;
+    uint32_t rcvtimeo = snap->rcvtimeo;
+
+    pos.iov = iov;
+    pos.n = iovcnt;
+    pos.i = 0;
+    pos.off = 0;
+    if (total == 0) {
+        return 0;
+    }
+    for (;;) {
+        size_t n;
+        if (sk->lastp == NULL) {
+            struct wisp_pbuf *p = NULL;
+            uint8_t nflags = WISP_NETCONN_NOAUTORCVD;
+            bool block;
+            wisp_err_t err;
+            if (rx_err != 0 && copied == 0) {
+                /* a connection error seen after data the last call returned */
+                e = rx_err;
+                rx_err = 0;
+                lock_tbl(t);
+                sk->rx_err = 0;
+                unlock_tbl(t);
+            }
+            if (eof || e != 0 || rx_err != 0) {
+                break;
+            }
+            block = !dontwait && (copied == 0 || (flags & WISP_MSG_WAITALL));
+            if (!block) {
+                nflags |= WISP_NETCONN_DONTBLOCK;
+            } else if (ndone > 0 || consumed > 0) {
+                /* about to wait: give the window back first */
+                rx_flush(sk, done, ndone, consumed);
+                ndone = 0;
+                consumed = 0;
+            }
+            err = wisp_netconn_recv_tcp_pbuf_flags(sk->conn, &p, nflags);
+            if (err != WISP_OK) {
+                switch (err) {
+                case WISP_ERR_WOULDBLOCK:
+                    e = WISP_EAGAIN;
+                    break;
+                case WISP_ERR_TIMEOUT:
+                    /* our SO_RCVTIMEO, or the connection timed out
+                     * (retransmissions exhausted: a pending error) */
+                    if (rcvtimeo == 0 || snap->nonblock || take_errevent(sk)) {
+                        e = WISP_ETIMEDOUT;
+                        mark_eof(sk);
+                    } else {
+                        e = WISP_EAGAIN;
+                    }
+                    break;
+                case WISP_ERR_CLSD:
+                    if (sock_is_closing(sk)) {
+                        e = WISP_EBADF;
+                    } else {
+                        mark_eof(sk); /* end of stream (or SHUT_RD) */
+                    }
+                    break;
+                case WISP_ERR_MEM:
+                    e = WISP_ENOBUFS;
+                    break;
+                case WISP_ERR_RST:
+                case WISP_ERR_ABRT:
+                    (void)take_errevent(sk);
+                    e = sock_is_closing(sk) ? WISP_EBADF : conn_err_errno(sk, err, false);
+                    mark_eof(sk);
+                    break;
+                case WISP_ERR_CONN:
+                    e = WISP_ENOTCONN;
+                    break;
+                default:
+                    e = wisp_err_to_errno(err);
+                    break;
+                }
+                if (copied > 0) {
+                    if (e != WISP_EAGAIN && e != WISP_ENOBUFS && e != WISP_EBADF && e != 0) {
+                        /* report it with the next call; return the data now */
+                        lock_tbl(t);
+                        sk->rx_err = e;
+                        unlock_tbl(t);
+                    }
+                    e = 0;
+                }
+                break;
+            }
+            sk->lastp = p;
+            sk->lastoff = 0;
+        }
+        n = copy_to_iov(sk->lastp, sk->lastoff, total - copied, &pos);
+        copied += n;
+        if (flags & WISP_MSG_PEEK) {
+            break;
+        }
+        sk->lastoff += (uint32_t)n;
+        consumed += (uint32_t)n;
+        if (sk->lastoff >= sk->lastp->tot_len) {
+            done[ndone++] = sk->lastp;
+            sk->lastp = NULL;
+            sk->lastoff = 0;
+            if (ndone == SOCK_FREE_BATCH) {
+                rx_flush(sk, done, ndone, consumed);
+                ndone = 0;
+                consumed = 0;
+            }
+        }
+        if (copied >= total) {
+            break;
+        }
+    }
+    rx_flush(sk, done, ndone, consumed);
+    if (e != 0) {
+        return -(wisp_ssize_t)e;
+    }
+    return (wisp_ssize_t)copied;
+}
+
+/* Wait on w (registered for entry sk, semaphore made by the caller) until
+ * sk changes (an event, close, shutdown) or timeout_ms passes since start
+ * (0 = no limit). The caller checked, under the lock it still holds, that
+ * it has to wait: registering under that same lock loses no wake-up.
+ * Returns false when the time was already up. Lock held on entry and
+ * return. */
+static bool wait_change(struct wisp_sockets *t, struct wisp_sock *sk, struct wisp_select_wait *w, uint32_t timeout_ms,
+                        uint32_t start)
+{
+    uint32_t tmo = WISP_SYS_FOREVER;
+    if (timeout_ms != 0) {
+        uint32_t el = wisp_sys_now_ms() - start;
+        if (el >= timeout_ms) {
+            return false;
+        }
+        tmo = timeout_ms - el;
+    }
+    waiter_add(t, w);
+    sk->select_waiting++;
+    unlock_tbl(t);
+    (void)wisp_sys_sem_wait(&w->sem, tmo);
+    lock_tbl(t);
+    waiter_remove(t, w);
+    sk->select_waiting--;
+    /* a signal that raced with the timeout stays in the semaphore: drain */
+    while (wisp_sys_sem_wait(&w->sem, 0) == WISP_OK) {
+    }
+    return true; /* the caller re-checks (and times out on its next round) */
+}
+
+/* UDP receive into iov. Returns bytes (>= 0) or -errno. Blocking waits
+ * happen here, on the socket's events (not inside netconn), so that close
+ * and shutdown wake them. */
+static wisp_ssize_t recv_udp(struct wisp_sock *sk, const struct wisp_iovec *iov, int iovcnt, int flags,
+                             struct wisp_sockaddr *from, wisp_socklen_t *fromlen, int *msg_flags)
+{
+    struct wisp_sockets *t = g_socks;
+    struct wisp_netbuf *buf = sk->lastbuf;
+    size_t total = iov_total(iov, iovcnt), copied = 0, dlen;
+    struct iov_pos pos;
+    uint32_t start = wisp_sys_now_ms();
+    struct wisp_select_wait w;
+    bool have_sem = false;
+    wisp_ssize_t r = 0;
+
+    while (buf == NULL) {
+        wisp_err_t err;
+        uint32_t tmo;
+        bool nowait, wait_more, stop;
+        lock_tbl(t);
+        stop = sk->closing || sk->rd_shut;
+        r = sk->closing ? -(wisp_ssize_t)WISP_EBADF : 0;
+        nowait = (flags & WISP_MSG_DONTWAIT) || sk->nonblock;
+        tmo = sk->rcvtimeo;
+        unlock_tbl(t);
+        if (stop) {
+            goto out; /* closed (EBADF) or shut down (0) */
+        }
+        err = wisp_netconn_recv_udp_raw_netbuf_flags(sk->conn, &buf, WISP_NETCONN_DONTBLOCK);
+        if (err == WISP_OK) {
+            break;
+        }
+        if (err != WISP_ERR_WOULDBLOCK) {
+            if (err == WISP_ERR_CLSD) {
+                r = sock_is_closing(sk) ? -(wisp_ssize_t)WISP_EBADF : 0;
+            } else {
+                r = -(wisp_ssize_t)wisp_err_to_errno(err);
+            }
+            goto out;
+        }
+        if (nowait) {
+            r = -(wisp_ssize_t)WISP_EAGAIN;
+            goto out;
+        }
+        if (!have_sem) {
+            memset(&w, 0, sizeof w);
+            w.watch_idx = sock_idx(t, sk);
+            if (wisp_sys_sem_new(&w.sem, 0) != WISP_OK) {
+                r = -(wisp_ssize_t)WISP_ENOMEM;
+                goto out;
+            }
+            have_sem = true;
+            continue; /* look again before waiting */
+        }
+        lock_tbl(t);
+        wait_more = true;
+        if (sk->rcvevent <= 0 && !sk->closing && !sk->rd_shut) {
+            wait_more = wait_change(t, sk, &w, tmo, start);
+        }
+        unlock_tbl(t);
+        if (!wait_more) {
+            r = -(wisp_ssize_t)WISP_EAGAIN; /* SO_RCVTIMEO */
+            goto out;
+        }
+    }
+    sk->lastbuf = NULL;
+    dlen = wisp_netbuf_len(buf);
+    pos.iov = iov;
+    pos.n = iovcnt;
+    pos.i = 0;
+    pos.off = 0;
+    if (buf->p != NULL) {
+        copied = copy_to_iov(buf->p, 0, WISP_MIN(total, dlen), &pos);
+    }
+    if (dlen > copied && msg_flags != NULL) {
+        *msg_flags |= WISP_MSG_TRUNC;
+    }
+    fill_sin(from, fromlen, &buf->addr, buf->port);
+    if (flags & WISP_MSG_PEEK) {
+        sk->lastbuf = buf;
+    } else {
+        wisp_netbuf_delete(buf);
+    }
+    r = (wisp_ssize_t)((flags & WISP_MSG_TRUNC) ? dlen : copied);
+out:
+    if (have_sem) {
+        wisp_sys_sem_free(&w.sem); /* w left the list under the lock */
+    }
+    return r;
+}
+
+static wisp_ssize_t do_recv(int s, const struct wisp_iovec *iov, int iovcnt, int flags, struct wisp_sockaddr *from,
+                            wisp_socklen_t *fromlen, int *msg_flags)
+{
+    struct sock_snap snap;
+    struct wisp_sock *sk;
+    wisp_ssize_t r;
+    int e = 0;
+
+    if (iovcnt < 0 || iovcnt > WISP_SOCKET_IOV_MAX || (iov == NULL && iovcnt > 0)) {
+        /* still a socket check first, as Linux does */
+        sk = sock_enter(s);
+        if (sk == NULL) {
+            return -1;
+        }
+        return sock_fail_leave(sk, WISP_EINVAL);
+    }
+    sk = sock_enter_dir(s, true, (flags & WISP_MSG_DONTWAIT) != 0, &snap);
+    if (sk == NULL) {
+        return -1;
+    }
+    if (flags & WISP_MSG_OOB) {
+        e = WISP_EOPNOTSUPP;
+    } else if (sk->type == WISP_SOCK_STREAM) {
+        if (snap.listening || (!snap.established && !snap.connecting && !snap.dead)) {
+            e = WISP_ENOTCONN;
+        } else if (snap.rd_shut && sk->lastp == NULL) {
+            e = -1; /* return 0 */
+        }
+        if (e == -1) {
+            e = 0;
+            r = 0;
+        } else if (e == 0) {
+            r = recv_tcp(sk, iov, iovcnt, flags, &snap);
+            if (r < 0) {
+                e = (int)-r;
+            }
+            if (e == 0 && fromlen != NULL) {
+                *fromlen = 0; /* connected stream: no address (as Linux) */
+            }
+        }
+    } else {
+        r = recv_udp(sk, iov, iovcnt, flags, from, fromlen, msg_flags);
+        if (r < 0) {
+            e = (int)-r;
+        }
+    }
+    sock_leave_dir(sk, true, e);
+    if (e != 0) {
+        return set_errno(e);
+    }
+    return r;
+}
+
+wisp_ssize_t wisp_recv(int s, void *mem, size_t len, int flags)
+{
+    struct wisp_iovec v;
+    v.iov_base = mem;
+    v.iov_len = len;
+    if (mem == NULL && len > 0) {
+        return wisp_recvfrom(s, NULL, 0, flags, NULL, NULL) < 0 ? -1 : set_errno(WISP_EFAULT);
+    }
+    return do_recv(s, &v, 1, flags, NULL, NULL, NULL);
+}
+
+wisp_ssize_t wisp_recvfrom(int s, void *mem, size_t len, int flags, struct wisp_sockaddr *from,
+                           wisp_socklen_t *fromlen)
+{
+    struct wisp_iovec v;
+    v.iov_base = mem;
+    v.iov_len = (mem == NULL) ? 0 : len;
+    if (mem == NULL && len > 0) {
+        struct wisp_sock *sk = sock_enter(s);
+        if (sk == NULL) {
+            return -1;
+        }
+        return sock_fail_leave(sk, WISP_EFAULT);
+    }
+    return do_recv(s, &v, 1, flags, from, fromlen, NULL);
+}
+
+wisp_ssize_t wisp_recvmsg(int s, struct wisp_msghdr *msg, int flags)
+{
+    wisp_ssize_t r;
+    int mflags = 0;
+    if (msg == NULL || msg->msg_iovlen > (size_t)WISP_SOCKET_IOV_MAX) {
+        struct wisp_sock *sk = sock_enter(s);
+        if (sk == NULL) {
+            return -1;
+        }
+        return sock_fail_leave(sk, msg == NULL ? WISP_EFAULT : WISP_EMSGSIZE);
+    }
+    r = do_recv(s, msg->msg_iov, (int)msg->msg_iovlen, flags, (struct wisp_sockaddr *)msg->msg_name,
+                msg->msg_name != NULL ? &msg->msg_namelen : NULL, &mflags);
+    if (r >= 0) {
+        msg->msg_controllen = 0;
+        msg->msg_flags = mflags;
+    }
+    return r;
+}
+
+wisp_ssize_t wisp_read(int s, void *mem, size_t len)
+{
+    return wisp_recv(s, mem, len, 0);
+}
+
+wisp_ssize_t wisp_readv(int s, const struct wisp_iovec *iov, int iovcnt)
+{
+    return do_recv(s, iov, iovcnt, 0, NULL, NULL, NULL);
+}
+
+/* ---------------------------------------------------------------- send */
+
+/* errno for a failed TCP write. */
+static int tcp_write_errno(struct wisp_sock *sk, wisp_err_t err)
+{
+    struct wisp_sockets *t = g_socks;
+    bool closing, wr_shut, established, connecting;
+    lock_tbl(t);
+    closing = sk->closing != 0;
+    wr_shut = sk->wr_shut != 0;
+    established = sk->established != 0;
+    connecting = sk->connecting != 0;
+    unlock_tbl(t);
+    if (closing) {
+        return WISP_EBADF;
+    }
+    switch (err) {
+    case WISP_ERR_WOULDBLOCK:
+    case WISP_ERR_INPROGRESS: return WISP_EAGAIN;
+    case WISP_ERR_CLSD: return WISP_EPIPE;
+    case WISP_ERR_CONN: return (wr_shut || established) ? WISP_EPIPE : (connecting ? WISP_EAGAIN : WISP_ENOTCONN);
+    case WISP_ERR_RST:
+    case WISP_ERR_ABRT:
+    case WISP_ERR_TIMEOUT:
+        (void)take_errevent(sk);
+        return conn_err_errno(sk, err, false);
+    case WISP_ERR_MEM: return WISP_ENOBUFS;
+    default: return wisp_err_to_errno(err);
+    }
+}
+
+/* TCP send of the iovec. Returns bytes or -errno. */
+static wisp_ssize_t send_tcp(struct wisp_sock *sk, const struct wisp_iovec *iov, int iovcnt, int flags)
+{
+    size_t sent = 0;
+    int i;
+    uint8_t base = WISP_NETCONN_COPY;
+    if (flags & WISP_MSG_DONTWAIT) {
+        base |= WISP_NETCONN_DONTBLOCK;
+    }
+    for (i = 0; i < iovcnt; i++) {
+        size_t written = 0;
+        uint8_t f = base;
+        wisp_err_t err;
+        if (iov[i].iov_len == 0) {
+            continue;
+        }
+        if ((flags & WISP_MSG_MORE) || i + 1 < iovcnt) {
+            f |= WISP_NETCONN_MORE;
+        }
+        err = wisp_netconn_write_partly(sk->conn, iov[i].iov_base, iov[i].iov_len, f, &written);
+        sent += written;
+        if (err != WISP_OK) {
+            /* a partial write counts, unless close() woke us: the
+             * descriptor is gone (EBADF, see sockets.h) */
+            if (sent > 0 && !sock_is_closing(sk)) {
+                return (wisp_ssize_t)sent;
+            }
+            return -(wisp_ssize_t)tcp_write_errno(sk, err);
+        }
+        if (written < iov[i].iov_len) {
+            if (sock_is_closing(sk)) {
+                return -(wisp_ssize_t)WISP_EBADF; /* woken by close() */
+            }
+            break; /* non-blocking or SO_SNDTIMEO: partial */
+        }
+    }
+    return (wisp_ssize_t)sent;
+}
+
+/* UDP send of the iovec as one datagram. Returns bytes or -errno. */
+static wisp_ssize_t send_udp(struct wisp_sock *sk, const struct wisp_iovec *iov, int iovcnt, const wisp_ipaddr_t *ip,
+                             uint16_t port)
+{
+    struct wisp_netbuf *buf = NULL;
+    size_t total = iov_total(iov, iovcnt);
+    wisp_err_t err = WISP_OK;
+    int i;
+
+    if (total > SOCK_UDP_MAX) {
+        return -(wisp_ssize_t)WISP_EMSGSIZE;
+    }
+    for (i = 0; i < iovcnt && err == WISP_OK; i++) {
+        struct wisp_netbuf *nb;
+        if (iov[i].iov_len == 0 && (buf != NULL || i + 1 < iovcnt)) {
+            continue;
+        }
+        nb = wisp_netbuf_new(sk->api);
+        if (nb == NULL) {
+            err = WISP_ERR_MEM;
+            break;
+        }
+        err = wisp_netbuf_ref(nb, iov[i].iov_base, (uint16_t)iov[i].iov_len);
+        if (err != WISP_OK) {
+            wisp_netbuf_delete(nb);
+            break;
+        }
+        if (buf == NULL) {
+            buf = nb;
+        } else {
+            wisp_netbuf_chain(buf, nb);
+        }
+    }
+    if (err == WISP_OK && buf == NULL) {
+        /* an empty iovec: an empty datagram */
+        buf = wisp_netbuf_new(sk->api);
+        if (buf == NULL) {
+            err = WISP_ERR_MEM;
+        } else {
+            err = wisp_netbuf_ref(buf, "", 0);
+        }
+    }
+    if (err == WISP_OK) {
+        err = (ip != NULL) ? wisp_netconn_sendto(sk->conn, buf, ip, port) : wisp_netconn_send(sk->conn, buf);
+    }
+    wisp_netbuf_delete(buf);
+    switch (err) {
+    case WISP_OK: return (wisp_ssize_t)total;
+    case WISP_ERR_MEM:
+    case WISP_ERR_BUF: return -(wisp_ssize_t)WISP_ENOBUFS;
+    case WISP_ERR_CONN: return -(wisp_ssize_t)WISP_EDESTADDRREQ;
+    case WISP_ERR_RTE: return -(wisp_ssize_t)WISP_ENETUNREACH;
+    case WISP_ERR_VAL: return -(wisp_ssize_t)WISP_EACCES; /* broadcast without SO_BROADCAST */
+    case WISP_ERR_CLSD: return -(wisp_ssize_t)(sock_is_closing(sk) ? WISP_EBADF : WISP_EPIPE);
+    default: return -(wisp_ssize_t)wisp_err_to_errno(err);
+    }
+}
+
+static wisp_ssize_t do_send(int s, const struct wisp_iovec *iov, int iovcnt, int flags, const struct wisp_sockaddr *to,
+                            wisp_socklen_t tolen)
+{
+    struct sock_snap snap;
+    struct wisp_sock *sk;
+    wisp_ssize_t r = 0;
+    int e = 0;
+
+    if (iovcnt < 0 || iovcnt > WISP_SOCKET_IOV_MAX || (iov == NULL && iovcnt > 0)) {
+        sk = sock_enter(s);
+        if (sk == NULL) {
+            return -1;
+        }
+        return sock_fail_leave(sk, WISP_EINVAL);
+    }
+    sk = sock_enter_dir(s, false, (flags & WISP_MSG_DONTWAIT) != 0, &snap);
+    if (sk == NULL) {
+        return -1;
+    }
+    if (flags & WISP_MSG_OOB) {
+        e = WISP_EOPNOTSUPP;
+    } else if (sk->type == WISP_SOCK_STREAM) {
+        if (snap.wr_shut) {
+            e = WISP_EPIPE;
+        } else if (snap.listening) {
+            e = WISP_ENOTCONN;
+        }
+        if (e == 0) {
+            r = send_tcp(sk, iov, iovcnt, flags);
+            if (r < 0) {
+                e = (int)-r;
+            }
+        }
+    } else {
+        wisp_ipaddr_t ip;
+        uint16_t port = 0;
+        bool have_to = false;
+        if (snap.wr_shut) {
+            e = WISP_EPIPE;
+        }
+        if (e == 0 && to != NULL) {
+            have_to = parse_sin(to, tolen, &ip, &port, &e, false);
+            if (have_to && ip.u.ip4 == WISP_IP4_BCAST && !snap.broadcast) {
+                e = WISP_EACCES; /* SO_BROADCAST not set (POSIX, Linux) */
+            }
+        }
+        if (e == 0) {
+            r = send_udp(sk, iov, iovcnt, have_to ? &ip : NULL, port);
+            if (r < 0) {
+                e = (int)-r;
+            }
+        }
+    }
+    sock_leave_dir(sk, false, e);
+    if (e != 0) {
+        return set_errno(e);
+    }
+    return r;
+}
+
+wisp_ssize_t wisp_send(int s, const void *data, size_t size, int flags)
+{
+    struct sock_snap snap;
+    struct wisp_sock *sk;
+    size_t written = 0;
+    wisp_err_t err;
+    uint8_t f = WISP_NETCONN_COPY;
+
+    if (data == NULL || size == 0 || (flags & ~(WISP_MSG_DONTWAIT | WISP_MSG_MORE | WISP_MSG_NOSIGNAL)) != 0) {
+        return wisp_sendto(s, data, size, flags, NULL, 0);
+    }
+    /* The common case, a TCP write, straight to netconn_write_partly
+     * (NETCONN_COPY: the copy into the send buffer netconn makes anyway). */
+    sk = sock_enter_dir(s, false, (flags & WISP_MSG_DONTWAIT) != 0, &snap);
+    if (sk == NULL) {
+        return -1;
+    }
+    if (sk->type != WISP_SOCK_STREAM || snap.wr_shut || snap.listening) {
+        sock_leave_dir(sk, false, 0);
+        return wisp_sendto(s, data, size, flags, NULL, 0);
+    }
+    if (flags & WISP_MSG_DONTWAIT) {
+        f |= WISP_NETCONN_DONTBLOCK;
+    }
+    if (flags & WISP_MSG_MORE) {
+        f |= WISP_NETCONN_MORE;
+    }
+    err = wisp_netconn_write_partly(sk->conn, data, size, f, &written);
+    if (err == WISP_OK && written == size) {
+        sock_leave_dir(sk, false, 0);
+        return (wisp_ssize_t)written;
+    }
+    if ((err == WISP_OK || written > 0) && !sock_is_closing(sk)) {
+        sock_leave_dir(sk, false, 0); /* partial: non-blocking, SO_SNDTIMEO */
+        return (wisp_ssize_t)written;
+    }
+    {
+        int e = (err == WISP_OK) ? WISP_EBADF : tcp_write_errno(sk, err);
+        sock_leave_dir(sk, false, e);
+        return set_errno(e);
+    }
+}
+
+wisp_ssize_t wisp_sendto(int s, const void *data, size_t size, int flags, const struct wisp_sockaddr *to,
+                         wisp_socklen_t tolen)
+{
+    struct wisp_iovec v;
+    if (data == NULL && size > 0) {
+        struct wisp_sock *sk = sock_enter(s);
+        if (sk == NULL) {
+            return -1;
+        }
+        return sock_fail_leave(sk, WISP_EFAULT);
+    }
+    v.iov_base = (void *)(uintptr_t)data;
+    v.iov_len = size;
+    return do_send(s, &v, 1, flags, to, tolen);
+}
+
+wisp_ssize_t wisp_sendmsg(int s, const struct wisp_msghdr *msg, int flags)
+{
+    if (msg == NULL || msg->msg_iovlen > (size_t)WISP_SOCKET_IOV_MAX) {
+        struct wisp_sock *sk = sock_enter(s);
+        if (sk == NULL) {
+            return -1;
+        }
+        return sock_fail_leave(sk, msg == NULL ? WISP_EFAULT : WISP_EMSGSIZE);
+    }
+    return do_send(s, msg->msg_iov, (int)msg->msg_iovlen, flags, (const struct wisp_sockaddr *)msg->msg_name,
+                   msg->msg_namelen);
+}
+
+wisp_ssize_t wisp_write(int s, const void *data, size_t size)
+{
+    return wisp_send(s, data, size, 0);
+}
+
+wisp_ssize_t wisp_writev(int s, const struct wisp_iovec *iov, int iovcnt)
+{
+    return do_send(s, iov, iovcnt, 0, NULL, 0);
+}
+
+/* ------------------------------------------------------ shutdown/close */
+
+int wisp_shutdown(int s, int how)
+{
+    struct wisp_sockets *t = g_socks;
+    struct wisp_sock *sk = sock_enter(s);
+    bool rx, tx, connected;
+    wisp_err_t err = WISP_OK;
+    if (sk == NULL) {
+        return -1;
+    }
+    if (how != WISP_SHUT_RD && how != WISP_SHUT_WR && how != WISP_SHUT_RDWR) {
+        return sock_fail_leave(sk, WISP_EINVAL);
+    }
+    rx = how != WISP_SHUT_WR;
+    tx = how != WISP_SHUT_RD;
+    lock_tbl(t);
+    connected = sk->established || sk->dead;
+    unlock_tbl(t);
+    if (!connected) {
+        return sock_fail_leave(sk, WISP_ENOTCONN);
+    }
+    if (sk->type == WISP_SOCK_STREAM && rx) {
+        err = wisp_netconn_shutdown(sk->conn, rx, tx);
+    } else if (sk->type == WISP_SOCK_STREAM) {
+        /* SHUT_WR alone: the FIN, straight in the core. (netconn_shutdown
+         * would also wake this socket's readers, and their next recv would
+         * report the end of the stream although the peer still sends.) */
+        struct core_op o;
+        uint32_t start = wisp_sys_now_ms();
+        memset(&o, 0, sizeof o);
+        o.op = CORE_SHUT_WR;
+        o.conn = sk->conn;
+        for (;;) {
+            err = core_run(sk, &o);
+            if (err != WISP_ERR_MEM || wisp_sys_now_ms() - start >= WISP_NETCONN_CLOSE_TIMEOUT_MS) {
+                break; /* WISP_ERR_MEM: the FIN could not be queued yet */
+            }
+            wisp_sys_sleep_ms(10);
+        }
+    }
+    lock_tbl(t);
+    if (rx) {
+        sk->rd_shut = 1;
+        if (sk->type == WISP_SOCK_DGRAM) {
+            sk->rd_eof = 1;
+        }
+    }
+    if (tx) {
+        sk->wr_shut = 1;
+    }
+    if (sk->select_waiting > 0) {
+        wake_waiters(t, sock_idx(t, sk));
+    }
+    unlock_tbl(t);
+    if (err != WISP_OK && err != WISP_ERR_CONN && err != WISP_ERR_CLSD) {
+        return sock_fail_leave(sk, wisp_err_to_errno(err));
+    }
+    sock_leave(sk);
+    return 0;
+}
+
+int wisp_close(int s)
+{
+    struct wisp_sockets *t = g_socks;
+    struct wisp_sock *sk;
+    struct wisp_netconn *conn;
+    int e = WISP_EBADF;
+    bool others, stream, linger0;
+    if (t == NULL) {
+        return set_errno(WISP_EBADF);
+    }
+    lock_tbl(t);
+    sk = lookup(t, s, &e);
+    if (sk == NULL) {
+        unlock_tbl(t);
+        return set_errno(e);
+    }
+    sk->closing = 1;
+    others = sk->users > 0;
+    sk->users++;
+    conn = sk->conn;
+    stream = sk->type == WISP_SOCK_STREAM;
+    linger0 = sk->linger_on && sk->linger_s == 0 && !sk->listening;
+    if (sk->select_waiting > 0) {
+        wake_waiters(t, sock_idx(t, sk));
+    }
+    unlock_tbl(t);
+    if (others && stream) {
+        /* Threads blocked inside netconn calls on it (recv, accept, send,
+         * connect): closing the netconn wakes them (ERR_CLSD) and makes
+         * later calls fail at once; the last one to leave deletes it.
+         * (UDP sockets never block inside netconn: see recv_udp.) With
+         * SO_LINGER {1, 0} the connection is reset instead. */
+        if (linger0) {
+            struct core_op o;
+            memset(&o, 0, sizeof o);
+            o.op = CORE_ABORT;
+            o.conn = conn;
+            (void)core_run(sk, &o);
+        } else {
+            (void)wisp_netconn_close(conn);
+        }
+    }
+    sock_leave(sk);
+    return 0;
+}
+
+/* ----------------------------------------------------------- addresses */
+
+static int get_name(int s, struct wisp_sockaddr *name, wisp_socklen_t *namelen, uint8_t local)
+{
+    struct wisp_sock *sk = sock_enter(s);
+    wisp_ipaddr_t ip;
+    uint16_t port = 0;
+    wisp_err_t err;
+    if (sk == NULL) {
+        return -1;
+    }
+    if (name == NULL || namelen == NULL) {
+        return sock_fail_leave(sk, WISP_EFAULT);
+    }
+    ip = wisp_ipaddr4(WISP_IP4_ANY);
+    err = wisp_netconn_getaddr(sk->conn, &ip, &port, local);
+    if (err != WISP_OK) {
+        if (!local) {
+            return sock_fail_leave(sk, WISP_ENOTCONN);
+        }
+        ip = wisp_ipaddr4(WISP_IP4_ANY);
+        port = 0;
+    }
+    if (!local && sk->type == WISP_SOCK_DGRAM && port == 0) {
+        return sock_fail_leave(sk, WISP_ENOTCONN);
+    }
+    fill_sin(name, namelen, &ip, port);
+    sock_leave(sk);
+    return 0;
+}
+
+int wisp_getsockname(int s, struct wisp_sockaddr *name, wisp_socklen_t *namelen)
+{
+    return get_name(s, name, namelen, 1);
+}
+
+int wisp_getpeername(int s, struct wisp_sockaddr *name, wisp_socklen_t *namelen)
+{
+    return get_name(s, name, namelen, 0);
+}
+
+/* ------------------------------------------------------------ options */
+
+static uint32_t tv_to_ms(const struct wisp_timeval *tv)
+{
+    uint64_t ms;
+    if (tv->tv_sec == 0 && tv->tv_usec == 0) {
+        return 0;
+    }
+    ms = (uint64_t)tv->tv_sec * 1000u + ((uint64_t)tv->tv_usec + 999u) / 1000u;
+    if (ms == 0) {
+        ms = 1;
+    }
+    return ms >= WISP_SYS_FOREVER ? WISP_SYS_FOREVER - 1u : (uint32_t)ms;
+}
+
+static void ms_to_tv(uint32_t ms, struct wisp_timeval *tv)
+{
+    tv->tv_sec = (long)(ms / 1000u);
+    tv->tv_usec = (long)(ms % 1000u) * 1000L;
+}
+
+int wisp_setsockopt(int s, int level, int optname, const void *optval, wisp_socklen_t optlen)
+{
+    struct wisp_sockets *t = g_socks;
+    struct wisp_sock *sk = sock_enter(s);
+    int v = 0;
+    bool is_int = true, tcp;
+    wisp_err_t err = WISP_OK;
+
+    if (sk == NULL) {
+        return -1;
+    }
+    tcp = sk->type == WISP_SOCK_STREAM;
+    if (optval == NULL) {
+        return sock_fail_leave(sk, WISP_EFAULT);
+    }
+    if ((level == WISP_SOL_SOCKET && (optname == WISP_SO_RCVTIMEO || optname == WISP_SO_SNDTIMEO)) ||
+        (level == WISP_SOL_SOCKET && optname == WISP_SO_LINGER)) {
+        is_int = false;
+    }
+    if (is_int) {
+        if (optlen < sizeof(int)) {
+            return sock_fail_leave(sk, WISP_EINVAL);
+        }
+        memcpy(&v, optval, sizeof v);
+    }
+    switch (level) {
+    case WISP_SOL_SOCKET:
+        switch (optname) {
+        case WISP_SO_RCVTIMEO:
+        case WISP_SO_SNDTIMEO: {
+            struct wisp_timeval tv;
+            uint32_t ms;
+            if (optlen < sizeof tv) {
+                return sock_fail_leave(sk, WISP_EINVAL);
+            }
+            memcpy(&tv, optval, sizeof tv);
+            if (tv.tv_sec < 0 || tv.tv_usec < 0 || tv.tv_usec >= 1000000L) {
+                return sock_fail_leave(sk, WISP_EDOM);
+            }
+            ms = tv_to_ms(&tv);
+            lock_tbl(t);
+            if (optname == WISP_SO_RCVTIMEO) {
+                sk->rcvtimeo = ms;
+            } else {
+                sk->sndtimeo = ms;
+            }
+            unlock_tbl(t);
+            if (optname == WISP_SO_RCVTIMEO) {
+                wisp_netconn_set_recvtimeout(sk->conn, ms);
+            } else {
+                wisp_netconn_set_sendtimeout(sk->conn, ms);
+            }
+            break;
+        }
+        case WISP_SO_LINGER: {
+            struct wisp_linger l;
+            if (optlen < sizeof l) {
+                return sock_fail_leave(sk, WISP_EINVAL);
+            }
+            memcpy(&l, optval, sizeof l);
+            if (l.l_linger < 0) {
+                return sock_fail_leave(sk, WISP_EINVAL);
+            }
+            lock_tbl(t);
+            sk->linger_on = l.l_onoff != 0;
+            sk->linger_s = (uint16_t)WISP_MIN(l.l_linger, 65535);
+            unlock_tbl(t);
+            break;
+        }
+        case WISP_SO_REUSEADDR:
+        case WISP_SO_REUSEPORT:
+            lock_tbl(t);
+            sk->reuseaddr = v != 0;
+            unlock_tbl(t);
+            break;
+        case WISP_SO_KEEPALIVE:
+            lock_tbl(t);
+            sk->keepalive = v != 0;
+            unlock_tbl(t);
+            if (tcp) {
+                apply_keepalive(sk, sk->conn);
+            }
+            break;
+        case WISP_SO_BROADCAST:
+            lock_tbl(t);
+            sk->broadcast = v != 0;
+            unlock_tbl(t);
+            if (!tcp) {
+                struct core_op o;
+                memset(&o, 0, sizeof o);
+                o.op = CORE_BCAST;
+                o.conn = sk->conn;
+                o.a = v != 0;
+                (void)core_run(sk, &o);
+            }
+            break;
+        case WISP_SO_RCVBUF:
+        case WISP_SO_SNDBUF:
+            if (v < 0) {
+                return sock_fail_leave(sk, WISP_EINVAL);
+            }
+            break; /* accepted; the stack's buffers are fixed (opt.h) */
+        case WISP_SO_DEBUG:
+        case WISP_SO_DONTROUTE:
+        case WISP_SO_OOBINLINE:
+            break; /* accepted, no effect */
+        default:
+            return sock_fail_leave(sk, WISP_ENOPROTOOPT);
+        }
+        break;
+    case WISP_IPPROTO_TCP:
+        if (!tcp) {
+            return sock_fail_leave(sk, WISP_ENOPROTOOPT);
+        }
+        switch (optname) {
+        case WISP_TCPOPT_NODELAY:
+            lock_tbl(t);
+            sk->nodelay = v != 0;
+            unlock_tbl(t);
+            err = wisp_netconn_set_nodelay(sk->conn, v != 0);
+            if (err == WISP_ERR_CLSD) {
+                err = WISP_OK; /* remembered for what this socket accepts */
+            }
+            break;
+        case WISP_TCPOPT_KEEPIDLE:
+        case WISP_TCPOPT_KEEPINTVL:
+        case WISP_TCPOPT_KEEPCNT:
+            if (v < 1 || (optname != WISP_TCPOPT_KEEPCNT && v > 4194303) || (optname == WISP_TCPOPT_KEEPCNT && v > 255)) {
+                return sock_fail_leave(sk, WISP_EINVAL);
+            }
+            lock_tbl(t);
+            if (optname == WISP_TCPOPT_KEEPIDLE) {
+                sk->keepidle_s = (uint32_t)v;
+            } else if (optname == WISP_TCPOPT_KEEPINTVL) {
+                sk->keepintvl_s = (uint32_t)v;
+            } else {
+                sk->keepcnt = (uint32_t)v;
+            }
+            unlock_tbl(t);
+            apply_keepalive(sk, sk->conn);
+            break;
+        default:
+            return sock_fail_leave(sk, WISP_ENOPROTOOPT);
+        }
+        break;
+    case WISP_IPPROTO_IP:
+        switch (optname) {
+        case WISP_IP_TOS:
+            if (v < 0 || v > 255) {
+                return sock_fail_leave(sk, WISP_EINVAL);
+            }
+            lock_tbl(t);
+            sk->tos = (uint8_t)(v & 0xfc);
+            unlock_tbl(t);
+            /* the DSCP picks the transmit queue (netif.h): the priority
+             * write of the socket API */
+            err = wisp_netconn_set_dscp(sk->conn, (uint8_t)((unsigned)v >> 2));
+            break;
+        case WISP_IP_TTL: {
+            struct core_op o;
+            if (v < -1 || v == 0 || v > 255) {
+                return sock_fail_leave(sk, WISP_EINVAL);
+            }
+            if (v == -1) {
+                v = 0; /* back to the default */
+            }
+            lock_tbl(t);
+            sk->ttl = (uint8_t)v;
+            unlock_tbl(t);
+            memset(&o, 0, sizeof o);
+            o.op = CORE_TTL;
+            o.conn = sk->conn;
+            o.a = (uint32_t)v;
+            lock_tbl(t);
+            o.listening = sk->listening != 0;
+            unlock_tbl(t);
+            (void)core_run(sk, &o);
+            break;
+        }
+        default:
+            return sock_fail_leave(sk, WISP_ENOPROTOOPT);
+        }
+        break;
+    default:
+        return sock_fail_leave(sk, WISP_ENOPROTOOPT);
+    }
+    if (err != WISP_OK) {
+        return sock_fail_leave(sk, err == WISP_ERR_CLSD ? WISP_EINVAL : wisp_err_to_errno(err));
+    }
+    sock_leave(sk);
+    return 0;
+}
+
+/* Store an int option value (truncated to *optlen like Linux). */
+static void put_int(void *optval, wisp_socklen_t *optlen, int v)
+{
+    size_t n = WISP_MIN((size_t)*optlen, sizeof v);
+    memcpy(optval, &v, n);
+    *optlen = (wisp_socklen_t)n;
+}
+
+int wisp_getsockopt(int s, int level, int optname, void *optval, wisp_socklen_t *optlen)
+{
+    struct wisp_sockets *t = g_socks;
+    struct wisp_sock *sk = sock_enter(s);
+    bool tcp;
+    int v = 0;
+
+    if (sk == NULL) {
+        return -1;
+    }
+    if (optval == NULL || optlen == NULL) {
+        return sock_fail_leave(sk, WISP_EFAULT);
+    }
+    tcp = sk->type == WISP_SOCK_STREAM;
+    switch (level) {
+    case WISP_SOL_SOCKET:
+        switch (optname) {
+        case WISP_SO_RCVTIMEO:
+        case WISP_SO_SNDTIMEO: {
+            struct wisp_timeval tv;
+            if (*optlen < sizeof tv) {
+                return sock_fail_leave(sk, WISP_EINVAL);
+            }
+            lock_tbl(t);
+            ms_to_tv(optname == WISP_SO_RCVTIMEO ? sk->rcvtimeo : sk->sndtimeo, &tv);
+            unlock_tbl(t);
+            memcpy(optval, &tv, sizeof tv);
+            *optlen = sizeof tv;
+            sock_leave(sk);
+            return 0;
+        }
+        case WISP_SO_LINGER: {
+            struct wisp_linger l;
+            if (*optlen < sizeof l) {
+                return sock_fail_leave(sk, WISP_EINVAL);
+            }
+            lock_tbl(t);
+            l.l_onoff = sk->linger_on;
+            l.l_linger = sk->linger_s;
+            unlock_tbl(t);
+            memcpy(optval, &l, sizeof l);
+            *optlen = sizeof l;
+            sock_leave(sk);
+            return 0;
+        }
+        case WISP_SO_ERROR: {
+            /* the pending asynchronous error, cleared by reading it */
+            bool connecting;
+            wisp_err_t err;
+            lock_tbl(t);
+            v = sk->rx_err;
+            sk->rx_err = 0;
+            connecting = sk->connect_failed || !sk->established;
+            unlock_tbl(t);
+            if (v == 0) {
+                err = wisp_netconn_err(sk->conn);
+                if (err != WISP_OK) {
+                    v = conn_err_errno(sk, err, connecting && tcp);
+                    lock_tbl(t);
+                    sk->errevent = 0;
+                    sk->connecting = 0;
+                    unlock_tbl(t);
+                }
+            }
+            break;
+        }
+        case WISP_SO_TYPE: v = sk->type; break;
+        case WISP_SO_ACCEPTCONN:
+            lock_tbl(t);
+            v = sk->listening;
+            unlock_tbl(t);
+            break;
+        case WISP_SO_REUSEADDR:
+        case WISP_SO_REUSEPORT:
+            lock_tbl(t);
+            v = sk->reuseaddr;
+            unlock_tbl(t);
+            break;
+        case WISP_SO_KEEPALIVE:
+            lock_tbl(t);
+            v = sk->keepalive;
+            unlock_tbl(t);
+            break;
+        case WISP_SO_BROADCAST:
+            lock_tbl(t);
+            v = sk->broadcast;
+            unlock_tbl(t);
+            break;
+        case WISP_SO_RCVBUF:
+            v = tcp ? (int)WISP_TCP_WND : (int)(WISP_NETCONN_RECVMBOX_SIZE * SOCK_UDP_MAX > 0x7fffffff
+                                                    ? 0x7fffffff
+                                                    : WISP_NETCONN_RECVMBOX_SIZE * (long)SOCK_UDP_MAX);
+            break;
+        case WISP_SO_SNDBUF: v = tcp ? (int)WISP_TCP_SND_BUF : (int)SOCK_UDP_MAX; break;
+        default: return sock_fail_leave(sk, WISP_ENOPROTOOPT);
+        }
+        break;
+    case WISP_IPPROTO_TCP:
+        if (!tcp) {
+            return sock_fail_leave(sk, WISP_ENOPROTOOPT);
+        }
+        switch (optname) {
+        case WISP_TCPOPT_NODELAY:
+            lock_tbl(t);
+            v = sk->nodelay;
+            unlock_tbl(t);
+            break;
+        case WISP_TCPOPT_KEEPIDLE:
+            lock_tbl(t);
+            v = (int)sk->keepidle_s;
+            unlock_tbl(t);
+            break;
+        case WISP_TCPOPT_KEEPINTVL:
+            lock_tbl(t);
+            v = (int)sk->keepintvl_s;
+            unlock_tbl(t);
+            break;
+        case WISP_TCPOPT_KEEPCNT:
+            lock_tbl(t);
+            v = (int)sk->keepcnt;
+            unlock_tbl(t);
+            break;
+        case WISP_TCPOPT_MAXSEG: {
+            struct core_op o;
+            memset(&o, 0, sizeof o);
+            o.op = CORE_MSS;
+            o.conn = sk->conn;
+            lock_tbl(t);
+            o.listening = sk->listening != 0 || !sk->established;
+            unlock_tbl(t);
+            v = (core_run(sk, &o) == WISP_OK) ? (int)o.a : (int)WISP_TCP_MSS;
+            break;
+        }
+        default: return sock_fail_leave(sk, WISP_ENOPROTOOPT);
+        }
+        break;
+    case WISP_IPPROTO_IP:
+        switch (optname) {
+        case WISP_IP_TOS:
+            lock_tbl(t);
+            v = sk->tos;
+            unlock_tbl(t);
+            break;
+        case WISP_IP_TTL:
+            lock_tbl(t);
+            v = sk->ttl != 0 ? sk->ttl : WISP_IP_DEFAULT_TTL;
+            unlock_tbl(t);
+            break;
+        default: return sock_fail_leave(sk, WISP_ENOPROTOOPT);
+        }
+        break;
+    default:
+        return sock_fail_leave(sk, WISP_ENOPROTOOPT);
+    }
+    put_int(optval, optlen, v);
+    sock_leave(sk);
+    return 0;
+}
+
+/* ------------------------------------------------------- fcntl / ioctl */
+
+static void set_nonblock(struct wisp_sock *sk, bool on)
+{
+    struct wisp_sockets *t = g_socks;
+    lock_tbl(t);
+    sk->nonblock = on;
+    unlock_tbl(t);
+    wisp_netconn_set_nonblocking(sk->conn, on);
+}
+
+int wisp_fcntl(int s, int cmd, ...)
+{
+    struct wisp_sockets *t = g_socks;
+    struct wisp_sock *sk = sock_enter(s);
+    int r = 0, val;
+    va_list ap;
+    if (sk == NULL) {
+        return -1;
+    }
+    switch (cmd) {
+    case WISP_F_GETFL:
+        lock_tbl(t);
+        r = WISP_O_RDWR | (sk->nonblock ? WISP_O_NONBLOCK : 0);
+        unlock_tbl(t);
+        break;
+    case WISP_F_SETFL:
+        va_start(ap, cmd);
+        val = va_arg(ap, int);
+        va_end(ap);
+        set_nonblock(sk, (val & WISP_O_NONBLOCK) != 0);
+        break;
+    default:
+        return sock_fail_leave(sk, WISP_EINVAL);
+    }
+    sock_leave(sk);
+    return r;
+}
+
+int wisp_ioctl(int s, unsigned long request, ...)
+{
+    struct wisp_sockets *t = g_socks;
+    struct wisp_sock *sk;
+    int *argp;
+    va_list ap;
+    va_start(ap, request);
+    argp = va_arg(ap, int *);
+    va_end(ap);
+    switch (request) {
+    case WISP_FIONBIO:
+        sk = sock_enter(s);
+        if (sk == NULL) {
+            return -1;
+        }
+        if (argp == NULL) {
+            return sock_fail_leave(sk, WISP_EFAULT);
+        }
+        set_nonblock(sk, *argp != 0);
+        sock_leave(sk);
+        return 0;
+    case WISP_FIONREAD: {
+        long n = 0;
+        int e = 0;
+        struct sock_snap snap;
+        sk = sock_enter_dir(s, true, true, &snap);
+        if (sk == NULL) {
+            if (wisp_errno() != WISP_EAGAIN) {
+                return -1;
+            }
+            /* another thread is reading: report what the events say */
+            sk = sock_enter(s);
+            if (sk == NULL) {
+                return -1;
+            }
+            if (argp == NULL) {
+                return sock_fail_leave(sk, WISP_EFAULT);
+            }
+            lock_tbl(t);
+            *argp = (int)WISP_MIN(sk->rcv_bytes, 0x7fffffffu);
+            unlock_tbl(t);
+            sock_leave(sk);
+            return 0;
+        }
+        if (argp == NULL) {
+            e = WISP_EFAULT;
+        } else if (sk->type == WISP_SOCK_DGRAM) {
+            bool pending;
+            lock_tbl(t);
+            pending = sk->rcvevent > 0;
+            unlock_tbl(t);
+            if (sk->lastbuf == NULL && pending) {
+                struct wisp_netbuf *buf = NULL;
+                if (wisp_netconn_recv_udp_raw_netbuf_flags(sk->conn, &buf, WISP_NETCONN_DONTBLOCK) == WISP_OK) {
+                    sk->lastbuf = buf;
+                }
+            }
+            n = (sk->lastbuf != NULL) ? (long)wisp_netbuf_len(sk->lastbuf) : 0;
+        } else {
+            lock_tbl(t);
+            n = (long)WISP_MIN(sk->rcv_bytes, 0x7fffffffu);
+            if (sk->lastp != NULL) {
+                n += (long)(sk->lastp->tot_len - sk->lastoff);
+            }
+            unlock_tbl(t);
+        }
+        if (e == 0) {
+            *argp = (int)WISP_MIN(n, 0x7fffffffL);
+        }
+        sock_leave_dir(sk, true, e);
+        return e != 0 ? set_errno(e) : 0;
+    }
+    default:
+        sk = sock_enter(s);
+        if (sk == NULL) {
+            return -1;
+        }
+        return sock_fail_leave(sk, WISP_EINVAL);
+    }
+}
+
+/* ------------------------------------------------------- select / poll */
+
+#define RDY_IN 0x1u
+#define RDY_OUT 0x2u
+#define RDY_ERR 0x4u
+#define RDY_HUP 0x8u
+
+/* Readiness of entry sk (table lock held). */
+static unsigned readiness(const struct wisp_sock *sk)
+{
+    unsigned r = 0;
+    if (sk->closing) {
+        return RDY_IN | RDY_OUT; /* the call on it then fails with EBADF */
+    }
+    if (sk->rcvevent > 0 || sk->has_last || sk->rd_eof || sk->rx_err != 0 || sk->dead) {
+        r |= RDY_IN;
+    }
+    if (!sk->listening && (sk->sendevent || sk->dead || sk->wr_shut)) {
+        r |= RDY_OUT;
+    }
+    if (sk->errevent || sk->rx_err != 0) {
+        r |= RDY_ERR;
+    }
+    if (sk->dead || (sk->rd_eof && sk->wr_shut)) {
+        r |= RDY_HUP;
+    }
+    return r;
+}
+
+/* Entry of descriptor fd for select/poll (lock held): NULL if not open. */
+static struct wisp_sock *sel_entry(struct wisp_sockets *t, int fd)
+{
+    int e;
+    return lookup(t, fd, &e);
+}
+
+/* One scan of the select sets (lock held): fills the out sets, returns the
+ * count, or -EBADF. */
+static int select_scan(struct wisp_sockets *t, int maxfdp1, const wisp_fd_set *rd, const wisp_fd_set *wr,
+                       const wisp_fd_set *ex, wisp_fd_set *ord, wisp_fd_set *owr, wisp_fd_set *oex)
+{
+    int fd, n = 0;
+    WISP_FD_ZERO(ord);
+    WISP_FD_ZERO(owr);
+    WISP_FD_ZERO(oex);
+    for (fd = 0; fd < maxfdp1; fd++) {
+        bool want_r = rd != NULL && WISP_FD_ISSET(fd, rd);
+        bool want_w = wr != NULL && WISP_FD_ISSET(fd, wr);
+        bool want_e = ex != NULL && WISP_FD_ISSET(fd, ex);
+        struct wisp_sock *sk;
+        unsigned r;
+        if (!want_r && !want_w && !want_e) {
+            continue;
+        }
+        sk = sel_entry(t, fd);
+        if (sk == NULL) {
+            return -WISP_EBADF;
+        }
+        r = readiness(sk);
+        if (want_r && (r & RDY_IN)) {
+            WISP_FD_SET(fd, ord);
+            n++;
+        }
+        if (want_w && (r & RDY_OUT)) {
+            WISP_FD_SET(fd, owr);
+            n++;
+        }
+        if (want_e && (r & RDY_ERR)) {
+            WISP_FD_SET(fd, oex);
+            n++;
+        }
+    }
+    return n;
+}
+
+/* Add (+1) or remove (-1) the watch counts of a waiter (lock held). */
+static void watch_count(struct wisp_sockets *t, const struct wisp_select_wait *w, int delta)
+{
+    int fd;
+    wisp_nfds_t i;
+    if (w->fds != NULL) {
+        for (i = 0; i < w->nfds; i++) {
+            struct wisp_sock *sk = sel_entry(t, w->fds[i].fd);
+            if (sk != NULL) {
+                sk->select_waiting = (uint16_t)(sk->select_waiting + delta);
+            }
+        }
+        return;
+    }
+    for (fd = WISP_SOCKET_OFFSET; fd < w->maxfdp1; fd++) {
+        if ((w->rd != NULL && WISP_FD_ISSET(fd, w->rd)) || (w->wr != NULL && WISP_FD_ISSET(fd, w->wr)) ||
+            (w->ex != NULL && WISP_FD_ISSET(fd, w->ex))) {
+            struct wisp_sock *sk = &t->sock[fd - WISP_SOCKET_OFFSET];
+            if (sk->conn != NULL) {
+                sk->select_waiting = (uint16_t)(sk->select_waiting + delta);
+            }
+        }
+    }
+}
+
+/* Wait on w's semaphore up to the deadline; returns false on timeout.
+ * forever: no deadline. Lock held on entry and return. */
+static bool sel_wait(struct wisp_sockets *t, struct wisp_select_wait *w, bool forever, uint32_t deadline)
+{
+    uint32_t tmo = WISP_SYS_FOREVER;
+    wisp_err_t r;
+    if (!forever) {
+        uint32_t now = wisp_sys_now_ms();
+        int32_t left = (int32_t)(deadline - now);
+        if (left <= 0) {
+            return false;
+        }
+        tmo = (uint32_t)left;
+    }
+    waiter_add(t, w);
+    watch_count(t, w, +1);
+    unlock_tbl(t);
+    r = wisp_sys_sem_wait(&w->sem, tmo);
+    lock_tbl(t);
+    watch_count(t, w, -1);
+    waiter_remove(t, w);
+    if (r != WISP_OK) {
+        /* a signal may have raced with the timeout: nobody signals w any
+         * more (it left the list), so just rescan once more */
+        return true;
+    }
+    return true;
+}
+
+int wisp_select(int maxfdp1, wisp_fd_set *readset, wisp_fd_set *writeset, wisp_fd_set *exceptset,
+                struct wisp_timeval *timeout)
+{
+    struct wisp_sockets *t = g_socks;
+    struct wisp_select_wait w;
+    wisp_fd_set ord, owr, oex;
+    uint32_t deadline = 0;
+    bool forever = (timeout == NULL), sem_ok = false, last = false;
+    int n;
+
+    if (maxfdp1 < 0 ||
+        (timeout != NULL && (timeout->tv_sec < 0 || timeout->tv_usec < 0 || timeout->tv_usec >= 1000000L))) {
+        return set_errno(WISP_EINVAL);
+    }
+    if (t == NULL) {
+        return set_errno(WISP_EBADF);
+    }
+    if (maxfdp1 > WISP_FD_SETSIZE) {
+        maxfdp1 = WISP_FD_SETSIZE;
+    }
+    if (!forever) {
+        deadline = wisp_sys_now_ms() + tv_to_ms(timeout);
+    }
+    memset(&w, 0, sizeof w);
+    w.rd = readset;
+    w.wr = writeset;
+    w.ex = exceptset;
+    w.maxfdp1 = maxfdp1;
+    w.watch_idx = -1;
+    lock_tbl(t);
+    for (;;) {
+        n = select_scan(t, maxfdp1, readset, writeset, exceptset, &ord, &owr, &oex);
+        if (n != 0 || last || (timeout != NULL && timeout->tv_sec == 0 && timeout->tv_usec == 0)) {
+            break;
+        }
+        if (!sem_ok) {
+            unlock_tbl(t);
+            if (wisp_sys_sem_new(&w.sem, 0) != WISP_OK) {
+                return set_errno(WISP_ENOMEM);
+            }
+            sem_ok = true;
+            lock_tbl(t);
+            continue;
+        }
+        if (!sel_wait(t, &w, forever, deadline)) {
+            last = true; /* timed out: one final scan */
+        } else if (!forever && (int32_t)(deadline - wisp_sys_now_ms()) <= 0) {
+            last = true;
+        }
+    }
+    unlock_tbl(t);
+    if (sem_ok) {
+        wisp_sys_sem_free(&w.sem);
+    }
+    if (n < 0) {
+        return set_errno(-n);
+    }
+    if (readset != NULL) {
+        *readset = ord;
+    }
+    if (writeset != NULL) {
+        *writeset = owr;
+    }
+    if (exceptset != NULL) {
+        *exceptset = oex;
+    }
+    return n;
+}
+
+/* One scan of the pollfds (lock held): sets revents, returns the count. */
+static int poll_scan(struct wisp_sockets *t, struct wisp_pollfd *fds, wisp_nfds_t nfds)
+{
+    wisp_nfds_t i;
+    int n = 0;
+    for (i = 0; i < nfds; i++) {
+        struct wisp_sock *sk;
+        unsigned r;
+        short rev = 0;
+        fds[i].revents = 0;
+        if (fds[i].fd < 0) {
+            continue;
+        }
+        sk = sel_entry(t, fds[i].fd);
+        if (sk == NULL) {
+            fds[i].revents = WISP_POLLNVAL;
+            n++;
+            continue;
+        }
+        r = readiness(sk);
+        if ((r & RDY_IN) && (fds[i].events & (WISP_POLLIN | WISP_POLLRDNORM))) {
+            rev = (short)(rev | (fds[i].events & (WISP_POLLIN | WISP_POLLRDNORM)));
+        }
+        if ((r & RDY_OUT) && (fds[i].events & (WISP_POLLOUT | WISP_POLLWRNORM))) {
+            rev = (short)(rev | (fds[i].events & (WISP_POLLOUT | WISP_POLLWRNORM)));
+        }
+        if (r & RDY_ERR) {
+            rev = (short)(rev | WISP_POLLERR);
+        }
+        if (r & RDY_HUP) {
+            rev = (short)(rev | WISP_POLLHUP);
+        }
+        fds[i].revents = rev;
+        if (rev != 0) {
+            n++;
+        }
+    }
+    return n;
+}
+
+int wisp_poll(struct wisp_pollfd *fds, wisp_nfds_t nfds, int timeout)
+{
+    struct wisp_sockets *t = g_socks;
+    struct wisp_select_wait w;
+    uint32_t deadline = 0;
+    bool forever = timeout < 0, sem_ok = false, last = false;
+    int n;
+
+    if (fds == NULL && nfds > 0) {
+        return set_errno(WISP_EFAULT);
+    }
+    if (t == NULL) {
+        return set_errno(WISP_EINVAL);
+    }
+    if (!forever) {
+        deadline = wisp_sys_now_ms() + (uint32_t)timeout;
+    }
+    memset(&w, 0, sizeof w);
+    w.fds = fds;
+    w.nfds = nfds;
+    w.watch_idx = -1;
+    lock_tbl(t);
+    for (;;) {
+        n = poll_scan(t, fds, nfds);
+        if (n != 0 || last || timeout == 0) {
+            break;
+        }
+        if (!sem_ok) {
+            unlock_tbl(t);
+            if (wisp_sys_sem_new(&w.sem, 0) != WISP_OK) {
+                return set_errno(WISP_ENOMEM);
+            }
+            sem_ok = true;
+            lock_tbl(t);
+            continue;
+        }
+        if (!sel_wait(t, &w, forever, deadline)) {
+            last = true;
+        } else if (!forever && (int32_t)(deadline - wisp_sys_now_ms()) <= 0) {
+            last = true;
+        }
+    }
+    unlock_tbl(t);
+    if (sem_ok) {
+        wisp_sys_sem_free(&w.sem);
+    }
+    return n;
+}
+
+/* ------------------------------------------------------ address text */
+
+int wisp_inet_pton(int af, const char *src, void *dst)
+{
+    wisp_ip4_t a;
+    if (af != WISP_AF_INET) {
+        return set_errno(WISP_EAFNOSUPPORT);
+    }
+    if (src == NULL || dst == NULL || !wisp_ip4_aton(src, &a)) {
+        return 0;
+    }
+    memcpy(dst, &a, sizeof a);
+    return 1;
+}
+
+const char *wisp_inet_ntop(int af, const void *src, char *dst, wisp_socklen_t size)
+{
+    char buf[WISP_INET_ADDRSTRLEN];
+    wisp_ip4_t a;
+    size_t n;
+    if (af != WISP_AF_INET) {
+        set_errno(WISP_EAFNOSUPPORT);
+        return NULL;
+    }
+    if (src == NULL || dst == NULL) {
+        set_errno(WISP_EFAULT);
+        return NULL;
+    }
+    memcpy(&a, src, sizeof a);
+    (void)wisp_ip4_ntoa(a, buf);
+    n = strlen(buf) + 1;
+    if (n > size) {
+        set_errno(WISP_ENOSPC);
+        return NULL;
+    }
+    memcpy(dst, buf, n);
+    return dst;
+}
