@@ -3,7 +3,10 @@
 # -mthumb -Os, default options of include/wisp/opt.h) and print its size:
 # text/data/bss of the core library (sum over its objects, per object with
 # -v), and of a minimal linked image (ports/cortex-m/size_probe.c) whose bss
-# holds one struct wisp_stack with the default pools.
+# holds one struct wisp_stack with the default pools; and the RAM one TCP
+# connection takes on the same target: its core PCB, its netconn and its
+# socket slot (OS objects laid out by the no-OS port, ports/none/sys_none.h;
+# an RTOS port lays out its own).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$top/build/cross}
@@ -43,3 +46,29 @@ echo "== RAM of the instance structs with default options =="
 arm-none-eabi-nm -S --size-sort "$out/sizeof.o" | while read -r _ size _ name; do
   printf '  %-22s %6d bytes\n' "$name" "$((16#$size))"
 done
+cat > "$out/sizeof_conn.c" <<'C'
+#include "wisp/netconn.h"
+#include "wisp/sockets.h"
+struct os_objects {
+    wisp_sys_mbox_t mbox;
+    wisp_sys_sem_t snd, op, idle;
+    wisp_sys_mutex_t wr;
+};
+char wisp_sizeof_tcp_pcb[sizeof(struct wisp_tcp_pcb)];
+char wisp_sizeof_netconn[sizeof(struct wisp_netconn)];
+char wisp_sizeof_netconn_os[sizeof(struct os_objects)];
+char wisp_sizeof_socket_slot[sizeof(struct wisp_sock)];
+C
+arm-none-eabi-gcc $flags -DWISP_SYS_PORT_HEADER='"sys_none.h"' -I"$top/include" -I"$top/ports/none" \
+    -c "$out/sizeof_conn.c" -o "$out/sizeof_conn.o"
+echo "== RAM per TCP connection (default options; netconn OS objects as ports/none/sys_none.h) =="
+declare -A sz
+while read -r _ size _ name; do
+  sz[$name]=$((16#$size))
+done < <(arm-none-eabi-nm -S "$out/sizeof_conn.o")
+pcb=${sz[wisp_sizeof_tcp_pcb]} nc=${sz[wisp_sizeof_netconn]} os=${sz[wisp_sizeof_netconn_os]} sock=${sz[wisp_sizeof_socket_slot]}
+printf '  %-36s %6d bytes\n' "core TCP PCB (struct wisp_tcp_pcb)" "$pcb"
+printf '  %-36s %6d bytes (OS objects: %d)\n' "netconn (struct wisp_netconn)" "$nc" "$os"
+printf '  %-36s %6d bytes\n' "socket slot (struct wisp_sock)" "$sock"
+printf '  %-36s %6d bytes\n' "total, netconn connection" "$((pcb + nc))"
+printf '  %-36s %6d bytes\n' "total, socket connection" "$((pcb + nc + sock))"

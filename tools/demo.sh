@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
 # The wisp demo (README's first command): builds build/wisp-demo and runs
-# it. Two wisp stacks in one process on the simulated wire, virtual time:
-# needs no root, no TAP device and no network.
+# it. Four wisp stacks in one process: two on the simulated wire (virtual
+# time: ARP + ping, UDP echo, HTTP, the emergency queue) and two with stack
+# threads on a real-time wire (wall clock: TCP goodput of the raw, netconn
+# and socket APIs, small writes). Needs no root, no TAP device and no
+# network, and takes well under a minute.
 #  - run as root on a fresh Debian machine, it installs the missing build
 #    tools with apt-get (build-essential cmake libcmocka-dev: the CMake
 #    configuration finds cmocka for the tests);
-#  - every argument goes to wisp-demo (try: tools/demo.sh --help).
+#  - every argument goes to wisp-demo, e.g. the wire's impairment for the
+#    whole demo: tools/demo.sh --loss 1 --delay-ms 5 --rate-mbit 100 --seed 7
+#    (tools/demo.sh --help lists them all).
 # The capture (wisp-demo.pcap unless --pcap) is written to the current
 # directory. Env: BUILD_DIR (default: build, under the repository top),
 # JOBS (default 2).

@@ -28,7 +28,7 @@
  *
  * Usage: wisp-api-bench [-q] [--bytes N] [--reps N] [--conns N]
  *                       [--check RATIO] [--one-cpu] [--size S] [--api A]
- *   -q           quick mode (2 MB per run, 5 pairs of runs, 50 connections)
+ *   -q           quick mode (8 MB per run, 5 pairs of runs, 50 connections)
  *   --check R    exit 1 unless, for every write size, the median of the
  *                per-pair goodput ratios socket/netconn is >= R (a size is
  *                measured up to three times before it counts as failed: the
@@ -260,6 +260,23 @@ struct bench {
     uint16_t next_port;
 };
 
+/* A listener on stack B, port, with the given API (*lconn or *lfd). */
+static bool listen_on(struct bench *bn, enum api api, uint16_t port, uint8_t backlog, struct wisp_netconn **lconn,
+                      int *lfd)
+{
+    struct wisp_sockaddr_in sa;
+    if (api == API_NETCONN) {
+        *lconn = wisp_netconn_new(&bn->b.api, WISP_NETCONN_TCP);
+        return *lconn != NULL && wisp_netconn_bind(*lconn, NULL, port) == WISP_OK &&
+               wisp_netconn_listen_with_backlog(*lconn, backlog) == WISP_OK;
+    }
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = WISP_AF_INET;
+    sa.sin_port = wisp_htons(port);
+    *lfd = wisp_socket_on(&bn->b.api, WISP_AF_INET, WISP_SOCK_STREAM, 0);
+    return *lfd >= 0 && wisp_bind(*lfd, (struct wisp_sockaddr *)&sa, sizeof sa) == 0 && wisp_listen(*lfd, backlog) == 0;
+}
+
 /* Receiver side of one transfer (a thread on stack B). */
 struct rx_job {
     struct bench *bn;
@@ -344,21 +361,8 @@ static bool transfer(struct bench *bn, enum api api, uint32_t wsize, struct resu
     }
     j.lfd = -1;
     /* listener on B, client on A */
-    if (rxa == API_NETCONN) {
-        j.lconn = wisp_netconn_new(&bn->b.api, WISP_NETCONN_TCP);
-        if (j.lconn == NULL || wisp_netconn_bind(j.lconn, NULL, j.port) != WISP_OK ||
-            wisp_netconn_listen_with_backlog(j.lconn, 1) != WISP_OK) {
-            return false;
-        }
-    } else {
-        struct wisp_sockaddr_in sa;
-        memset(&sa, 0, sizeof sa);
-        sa.sin_family = WISP_AF_INET;
-        sa.sin_port = wisp_htons(j.port);
-        j.lfd = wisp_socket_on(&bn->b.api, WISP_AF_INET, WISP_SOCK_STREAM, 0);
-        if (j.lfd < 0 || wisp_bind(j.lfd, (struct wisp_sockaddr *)&sa, sizeof sa) != 0 || wisp_listen(j.lfd, 1) != 0) {
-            return false;
-        }
+    if (!listen_on(bn, rxa, j.port, 1, &j.lconn, &j.lfd)) {
+        return false;
     }
     if (txa == API_NETCONN) {
         cc = wisp_netconn_new(&bn->a.api, WISP_NETCONN_TCP);
@@ -560,21 +564,8 @@ static bool conn_times(struct bench *bn, enum api api, double *conn_us, double *
     j.t_acc = calloc(bn->conns, sizeof(double));
     j.done = &done;
     j.lfd = -1;
-    if (api == API_NETCONN) {
-        j.lconn = wisp_netconn_new(&bn->b.api, WISP_NETCONN_TCP);
-        if (j.lconn == NULL || wisp_netconn_bind(j.lconn, NULL, port) != WISP_OK ||
-            wisp_netconn_listen_with_backlog(j.lconn, 4) != WISP_OK) {
-            return false;
-        }
-    } else {
-        struct wisp_sockaddr_in sa_;
-        memset(&sa_, 0, sizeof sa_);
-        sa_.sin_family = WISP_AF_INET;
-        sa_.sin_port = wisp_htons(port);
-        j.lfd = wisp_socket_on(&bn->b.api, WISP_AF_INET, WISP_SOCK_STREAM, 0);
-        if (j.lfd < 0 || wisp_bind(j.lfd, (struct wisp_sockaddr *)&sa_, sizeof sa_) != 0 || wisp_listen(j.lfd, 4) != 0) {
-            return false;
-        }
+    if (!listen_on(bn, api, port, 4, &j.lconn, &j.lfd)) {
+        return false;
     }
     if (wisp_sys_thread_new(&th, "bench-acc", acc_thread, &j, 0, 0) != WISP_OK) {
         return false;
@@ -680,7 +671,7 @@ int main(int argc, char **argv)
         }
     }
     if (quick) {
-        bn->bytes = 2u * 1000u * 1000u;
+        bn->bytes = 8u * 1000u * 1000u; /* a few tens of ms per run at the goodput of today */
         bn->reps = 5;
         bn->conns = 50;
     }
@@ -688,25 +679,6 @@ int main(int argc, char **argv)
         usage();
     }
     bn->next_port = PORT_BASE;
-    if (check > 0.0) {
-        pin = true;
-    }
-#ifdef __linux__
-    if (pin) {
-        /* Every thread of the process on the CPU we run on now: the
-         * scheduling of the stack, wire and application threads is then
-         * the same for both APIs (like a single-core device), which takes
-         * most of the noise of a shared machine out of the ratios. */
-        cpu_set_t set;
-        int cpu = sched_getcpu();
-        CPU_ZERO(&set);
-        CPU_SET(cpu < 0 ? 0 : cpu, &set);
-        if (sched_setaffinity(0, sizeof set, &set) != 0) {
-            fprintf(stderr, "wisp-api-bench: could not pin to one CPU (running unpinned)\n");
-            pin = false;
-        }
-    }
-#endif
     if (check > 0.0) {
         pin = true;
     }
@@ -787,7 +759,7 @@ int main(int argc, char **argv)
         struct wisp_netconn_stats st;
         wisp_netconn_api_stats(&bn->b.api, &st);
         printf("\nwire: %llu frames A->B, %llu B->A, %llu dropped (receive budget); receiver's netconn layer: "
-               "%lu segments refused (receive mailbox full, the stack offers them again)\n",
+               "%lu segments refused (receive mailbox full; offered again when the reader makes room)\n",
                (unsigned long long)bn->ab->frames, (unsigned long long)bn->ba->frames,
                (unsigned long long)(bn->ab->drops + bn->ba->drops), (unsigned long)st.tcp_refused);
     }

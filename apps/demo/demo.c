@@ -1,27 +1,33 @@
 /**
  * @file demo.c
- * wisp-demo: two wisp stacks in one process on the simulated Ethernet wire
- * (sim/simwire.h), on virtual time, reproducible from a seed. It runs four
- * parts and prints a short report of what it measured:
+ * wisp-demo: the whole stack in one short report, in under a minute, with
+ * no root, no TAP device and no network. Four wisp stacks in one process:
+ * two on the simulated Ethernet wire (sim/simwire.h, virtual time,
+ * reproducible from the seed) and two with stack threads on a real-time
+ * wire (demo_tcp.c, wall-clock time), all with the impairment given on the
+ * command line. Parts:
  *
  *  1. ARP + ping: A resolves B and pings it at 56, 1472 and 8000 bytes
  *     (the last one fragmented): replies, loss, RTT in virtual ms.
  *  2. UDP echo: datagrams of random sizes echoed byte-exact by B's RFC 862
  *     service, then 60 KB datagrams fragmented across the impaired wire,
  *     with an application-level retry (how many attempts were needed).
- *  3. Emergency queue (paper 001 §4.3): on a 10 Mbit/s wire a bulk UDP
- *     stream (common class) with urgent datagrams (tos 0xB8, DSCP EF)
- *     interleaved, at several offered loads; the delay from the send call
- *     to the frame entering the wire (seen by the world's tap) per class.
- *  4. Pools: high-water marks of every pool of every node, and whether all
- *     pools are back at zero use after the teardown.
+ *  3. HTTP (demo_http.c): GETs from a raw-API client on A to B's wisp_httpd.
+ *  4. Emergency queue (paper 001 §4.3): a bulk UDP stream (common queue)
+ *     with urgent datagrams (tos 0xB8, DSCP EF) interleaved, at 30..120 %
+ *     of the link; the delay from the send call to the frame entering the
+ *     wire (seen by the world's tap), urgent against common.
+ *  5. TCP bulk goodput of the raw, netconn and socket APIs, and
+ *  6. small writes against full-size ones (demo_tcp.c, wall clock).
+ *  7. Pools: high-water marks of every pool of every stack, and whether
+ *     all pools are back at zero use after the teardowns.
+ * Then a summary. Everything on a wire is captured into one pcap file.
+ * Exit status: 0 when every check held, 1 when one failed, 2 on a usage
+ * error.
  *
- * The whole run is captured into a pcap file (sim_pcap_open). Exit status:
- * 0 when every check held, 1 when one failed, 2 on a usage error.
- *
- *   wisp-demo [--seed N] [--loss PCT] [--reorder PCT] [--dup PCT]
- *             [--corrupt PCT] [--latency-ms N] [--bandwidth-mbit N]
- *             [--pcap FILE]
+ *   wisp-demo [--seed N] [--loss PCT] [--delay-ms MS] [--rate-mbit N]
+ *             [--reorder PCT] [--dup PCT] [--corrupt PCT] [--pcap FILE]
+ *             [--quick]
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 
@@ -31,12 +37,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "simwire.h"
-#include "services.h"
+#include "demo.h"
 
 /* ------------------------------------------------------------ constants */
 
-#define DEMO_NET "198.18.0."         /**< RFC 2544 benchmarking range */
 #define PING_ID 0x5744u              /**< ICMP echo identifier of the demo */
 #define PING_COUNT 10u               /**< echo requests per size */
 #define ECHO_COUNT 200u              /**< random-size UDP datagrams */
@@ -48,12 +52,13 @@
 #define TRIES_CAP 5000u              /**< ...at most this (else skipped) */
 #define CLIENT_PORT 5000u            /**< A's echo client */
 
-/* Part 3: the emergency-queue experiment. */
-#define PRIO_BW_BPS 10000000u        /**< 10 Mbit/s */
+/* Part 4: the emergency-queue experiment, timed in bulk frames so that
+ * it has the same shape at any rate. */
+#define PRIO_BW_BPS 10000000u        /**< 10 Mbit/s when the wire's rate is infinite */
 #define PRIO_BULK_LEN 1400u          /**< one transmit block per datagram */
 #define PRIO_URG_LEN 200u
-#define PRIO_URG_GAP_US 4000u        /**< mean gap between urgent datagrams */
-#define PRIO_WINDOW_US 500000u       /**< sending time per load */
+#define PRIO_URG_GAP_FRAMES 3.5      /**< mean gap between urgent datagrams */
+#define PRIO_WINDOW_FRAMES 400u      /**< sending time per load */
 #define PRIO_MAX 4096u               /**< datagrams per class and load */
 #define PRIO_BULK_PORT 4001u
 #define PRIO_URG_PORT 4002u
@@ -65,51 +70,14 @@
 #define IP_HLEN 20u
 #define UDP_HLEN 8u
 
-/** Offered bulk loads of part 3, percent of the link. */
+/** Offered bulk loads of the emergency-queue part, percent of the link. */
 static const unsigned prio_loads[PRIO_NLOADS] = { 30, 60, 90, 120 };
 /** Ping sizes of part 1 (ICMP data bytes). */
 static const uint16_t ping_sizes[] = { 56, 1472, 8000 };
 
 /* ---------------------------------------------------------------- state */
 
-struct demo_opts {
-    uint64_t seed;
-    double loss, reorder, dup, corrupt;   /**< percent */
-    double latency_ms, bandwidth_mbit;
-    const char *pcap;
-};
-
-/** What the tap saw of ARP (part 1). */
-struct arp_watch {
-    unsigned requests;          /**< A's non-gratuitous requests */
-    unsigned replies;           /**< B's replies */
-    uint64_t first_req_us, first_reply_us;
-};
-
-/** Echo replies awaited by A's ping (part 1). */
-struct ping_state {
-    struct sim_world *w;
-    uint16_t seq;               /**< sequence number awaited */
-    bool got;
-    uint64_t t_reply;
-    unsigned late;              /**< replies to earlier requests, duplicates */
-    unsigned bad;               /**< replies with wrong data */
-};
-
-/** A's UDP echo client (part 2). */
-struct echo_client {
-    struct sim_world *w;
-    struct wisp_udp_pcb *pcb;
-    uint64_t seed;
-    uint8_t *rx;                /**< last datagram received (65536 bytes) */
-    uint8_t *ref;               /**< the expected contents (65536 bytes) */
-    uint32_t want;              /**< datagram number awaited */
-    bool got;                   /**< it came back intact */
-    unsigned stale;             /**< intact echoes of earlier datagrams, duplicates */
-    unsigned bad;               /**< echoes that match no datagram we sent */
-};
-
-/** One class of part 3, for one load. */
+/** One class of the emergency-queue part, for one load. */
 struct prio_class {
     uint64_t sent_us[PRIO_MAX];   /**< send-call time, by sequence number */
     uint64_t wire_us[PRIO_MAX];   /**< wire-entry time (UINT64_MAX: not yet) */
@@ -119,13 +87,13 @@ struct prio_class {
     unsigned tos_ok;              /**< frames carrying the class's tos */
 };
 
-/** Part 3 measurement (0 = bulk, 1 = urgent). */
+/** Emergency-queue measurement (0 = bulk, 1 = urgent). */
 struct prio_meas {
     struct sim_node *sender;
     struct prio_class c[2];
 };
 
-/** One row of the part 3 table: statistics over the datagrams that
+/** One row of the emergency-queue table: statistics over the datagrams that
  *  reached the wire (n sent - refused). */
 struct prio_row {
     unsigned n, refused;
@@ -134,24 +102,9 @@ struct prio_row {
     unsigned qmax;               /**< peak length of the class's queue */
 };
 
-struct demo {
-    struct demo_opts o;
-    struct sim_world *w;
-    struct sim_node *a, *b;
-    struct wisp_services svc;    /**< B's echo and discard services */
-    bool svc_up;
-    struct sim_rng rng;          /**< the demo's own draws: sizes, send times */
-    struct arp_watch arp;
-    struct prio_meas *prio;      /**< non-NULL while part 3 measures */
-    struct ping_state ping;
-    struct echo_client ec;
-    uint8_t *tx;                 /**< datagram being sent (65536 bytes) */
-    unsigned checks, failed;
-};
-
 /* -------------------------------------------------------------- helpers */
 
-static void check(struct demo *d, bool ok, const char *what)
+void demo_check(struct demo *d, bool ok, const char *what)
 {
     d->checks++;
     if (!ok) {
@@ -165,7 +118,7 @@ static bool world_ok(struct demo *d)
 {
     const char *e = sim_error(d->w);
     if (e != NULL) {
-        check(d, false, e);
+        demo_check(d, false, e);
         return false;
     }
     return true;
@@ -230,7 +183,7 @@ static wisp_err_t udp_send_copy(struct wisp_udp_pcb *pcb, const uint8_t *data, u
 
 /* ---------------------------------------------------------------- tap */
 
-/* Part 3: a UDP datagram from the sender whose payload starts with the
+/* Emergency queue: a UDP datagram from the sender whose payload starts with the
  * magic, then the class (4 bytes) and the sequence number (4 bytes). */
 static void prio_tap(struct prio_meas *m, const uint8_t *f, size_t len, uint64_t t)
 {
@@ -350,7 +303,7 @@ static void part_ping(struct demo *d)
     uint8_t mac[6];
     uint64_t rtt = 0, arp_timeout;
     uint16_t seq = 0;
-    unsigned i, k, total_replies = 0;
+    unsigned i, k, total_replies = 0, total_hit = 0;
     char ipa[16], ipb[16];
     bool a_knows, b_knows;
 
@@ -375,13 +328,13 @@ static void part_ping(struct demo *d)
     b_knows = wisp_arp_lookup(sb, sim_netif(d->b)->index, sim_ip(d->a), mac) && memcmp(mac, sim_mac(d->a), 6) == 0;
     printf("   ARP caches       A has B's MAC: %s; B learned A's from the request: %s\n", a_knows ? "yes" : "no",
            b_knows ? "yes" : "no");
-    check(d, a_knows, "A resolved B's MAC address");
+    demo_check(d, a_knows, "A resolved B's MAC address");
 
-    printf("   %8s  %6s  %4s  %7s  %6s   %s\n", "size (B)", "frames", "sent", "replies", "loss",
+    printf("   %8s  %6s  %4s  %7s  %4s   %s\n", "size (B)", "frames", "sent", "replies", "hit",
            "rtt min / avg / max (virtual ms)");
     for (i = 0; i < WISP_ARRAY_SIZE(ping_sizes); i++) {
         uint16_t len = ping_sizes[i];
-        unsigned frames = ip_frames(&l, 8u + len), replies = 0;
+        unsigned frames = ip_frames(&l, 8u + len), replies = 0, hit = 0;
         uint64_t min = UINT64_MAX, max = 0, sum = 0;
         uint64_t timeout = wait_us(d, frames);
 
@@ -389,28 +342,39 @@ static void part_ping(struct demo *d)
             timeout = 1000000u; /* ping's customary 1 s */
         }
         for (k = 0; k < PING_COUNT; k++) {
-            if (ping_once(d, seq++, len, timeout, &rtt)) {
+            const struct sim_counters *wc = sim_counters(d->w);
+            uint64_t bad0 = wc->lost + wc->corrupted;
+            bool ok = ping_once(d, seq++, len, timeout, &rtt);
+            bool wire_hit = wc->lost + wc->corrupted != bad0;
+            if (ok) {
                 replies++;
                 sum += rtt;
                 min = rtt < min ? rtt : min;
                 max = rtt > max ? rtt : max;
+            } else if (wire_hit) {
+                hit++; /* a request or reply frame lost / corrupted on the wire */
             }
             if (!world_ok(d)) {
                 return;
             }
         }
         total_replies += replies;
+        total_hit += hit;
         if (replies > 0) {
-            printf("   %8u  %6u  %4u  %7u  %5.1f%%   %.3f / %.3f / %.3f\n", (unsigned)len, frames, PING_COUNT,
-                   replies, 100.0 * (PING_COUNT - replies) / PING_COUNT, ms(min), ms(sum) / replies, ms(max));
+            printf("   %8u  %6u  %4u  %7u  %4u   %.3f / %.3f / %.3f\n", (unsigned)len, frames, PING_COUNT, replies, hit,
+                   ms(min), ms(sum) / replies, ms(max));
         } else {
-            printf("   %8u  %6u  %4u  %7u  %5.1f%%   -\n", (unsigned)len, frames, PING_COUNT, replies, 100.0);
+            printf("   %8u  %6u  %4u  %7u  %4u   -\n", (unsigned)len, frames, PING_COUNT, replies, hit);
         }
     }
-    printf("   frames = Ethernet frames per request (IP fragments, RFC 791); %u late or duplicate replies ignored\n",
+    printf("   frames = Ethernet frames per request (IP fragments, RFC 791); hit = unanswered requests whose\n"
+           "   exchange lost a frame on the impaired wire; %u late or duplicate replies ignored\n",
            d->ping.late);
-    check(d, d->ping.bad == 0, "every echo reply carried the request's data");
-    check(d, total_replies > 0, "B answered pings");
+    d->sum.ping_sent = PING_COUNT * (unsigned)WISP_ARRAY_SIZE(ping_sizes);
+    d->sum.ping_replies = total_replies;
+    demo_check(d, d->ping.bad == 0, "every echo reply carried the request's data");
+    demo_check(d, total_replies + total_hit == d->sum.ping_sent,
+               "every request whose frames all crossed the wire was answered");
     wisp_icmp_set_echo_cb(sa, NULL, NULL);
 }
 
@@ -541,8 +505,10 @@ static void echo_random(struct demo *d, uint32_t *k)
     printf("   B's echo count   %u datagrams, %u bytes echoed, %u dropped (A sent %u)\n",
            (unsigned)d->svc.udp_echo_st.datagrams, (unsigned)d->svc.udp_echo_st.bytes,
            (unsigned)d->svc.udp_echo_st.dropped, ok + resends);
-    check(d, ok == ECHO_COUNT, "every random-size datagram came back byte-exact");
-    check(d, d->svc.udp_echo_st.datagrams >= ok, "B's echo service counted every datagram that came back");
+    d->sum.echo_ok = ok;
+    d->sum.echo_total = ECHO_COUNT;
+    demo_check(d, ok == ECHO_COUNT, "every random-size datagram came back byte-exact");
+    demo_check(d, d->svc.udp_echo_st.datagrams >= ok, "B's echo service counted every datagram that came back");
 }
 
 /** 60 KB datagrams: 42 fragments each way; one lost fragment loses the
@@ -589,7 +555,9 @@ static void echo_big(struct demo *d, uint32_t *k)
                       sim_stack(d->a)->ctr[WISP_CTR_IP4_REASS_EVICT]),
            (unsigned)(sim_stack(d->b)->ctr[WISP_CTR_IP4_REASS_TIMEOUT] +
                       sim_stack(d->b)->ctr[WISP_CTR_IP4_REASS_EVICT]));
-    check(d, ok == BIG_COUNT, "every 60 KB datagram came back byte-exact");
+    d->sum.big_ok = ok;
+    d->sum.big_total = BIG_COUNT;
+    demo_check(d, ok == BIG_COUNT, "every 60 KB datagram came back byte-exact");
 }
 
 static void part_echo(struct demo *d)
@@ -602,10 +570,10 @@ static void part_echo(struct demo *d)
     if (world_ok(d)) {
         echo_big(d, &k);
     }
-    check(d, d->ec.bad == 0, "no corrupted or foreign datagram reached the application");
+    demo_check(d, d->ec.bad == 0, "no corrupted or foreign datagram reached the application");
 }
 
-/* ------------------------------------------ part 3: emergency queue */
+/* ------------------------------------------ part 4: emergency queue */
 
 static bool prio_all_seen(void *arg)
 {
@@ -669,21 +637,24 @@ static void prio_send(struct demo *d, struct wisp_udp_pcb *pcb, unsigned cls, ui
 }
 
 /** One load: bulk at load % of the link plus the urgent stream, for
- *  PRIO_WINDOW_US, then drain. Fills rows[0] (urgent), rows[1] (bulk). */
+ *  PRIO_WINDOW_FRAMES bulk frame times, then drain. Fills rows[0] (urgent), rows[1] (bulk). */
 static bool prio_run_load(struct demo *d, struct wisp_udp_pcb *bulk, struct wisp_udp_pcb *urg, unsigned load,
                           uint64_t *scratch, struct prio_row rows[2])
 {
     struct sim_link_cfg l;
     struct wisp_netif *nif = sim_netif(d->a);
-    uint64_t now = sim_now_us(d->w), end = now + PRIO_WINDOW_US, next_bulk, next_urg;
-    double bulk_gap;
+    uint64_t now = sim_now_us(d->w), end, next_bulk, next_urg, frame_us;
+    double bulk_gap, urg_gap;
     unsigned qmax[2] = { 0, 0 }, q, cls;
 
     sim_get_link(d->w, &l);
-    bulk_gap = (double)ser_us(&l, ETH_HLEN + IP_HLEN + UDP_HLEN + PRIO_BULK_LEN) * 100.0 / load;
+    frame_us = ser_us(&l, ETH_HLEN + IP_HLEN + UDP_HLEN + PRIO_BULK_LEN);
+    end = now + PRIO_WINDOW_FRAMES * frame_us;
+    bulk_gap = (double)frame_us * 100.0 / load;
+    urg_gap = (double)frame_us * PRIO_URG_GAP_FRAMES;
     memset(d->prio->c, 0, sizeof(d->prio->c));
     next_bulk = now + prio_gap(d, bulk_gap);
-    next_urg = now + prio_gap(d, PRIO_URG_GAP_US);
+    next_urg = now + prio_gap(d, urg_gap);
     for (;;) {
         uint64_t next = next_bulk < next_urg ? next_bulk : next_urg;
         if (next >= end || d->prio->c[0].n >= PRIO_MAX || d->prio->c[1].n >= PRIO_MAX) {
@@ -699,7 +670,7 @@ static bool prio_run_load(struct demo *d, struct wisp_udp_pcb *bulk, struct wisp
         }
         if (next_urg == now) {
             prio_send(d, urg, 1, PRIO_URG_LEN);
-            next_urg += prio_gap(d, PRIO_URG_GAP_US);
+            next_urg += prio_gap(d, urg_gap);
         }
         for (cls = 0; cls < 2; cls++) {
             q = wisp_netif_txq_len(nif, cls == 1 ? WISP_PRIO_EMERG : WISP_PRIO_COMMON);
@@ -709,7 +680,7 @@ static bool prio_run_load(struct demo *d, struct wisp_udp_pcb *bulk, struct wisp
     /* drain: every datagram the stack accepted reaches the wire */
     if (!sim_run_until(d->w, prio_all_seen, d->prio, 10000000u)) {
         if (world_ok(d)) {
-            check(d, false, "every accepted datagram of part 3 reached the wire");
+            demo_check(d, false, "every accepted datagram of the emergency-queue part reached the wire");
         }
         return false;
     }
@@ -717,17 +688,11 @@ static bool prio_run_load(struct demo *d, struct wisp_udp_pcb *bulk, struct wisp
     prio_stats(&d->prio->c[0], scratch, &rows[1]);
     rows[0].qmax = qmax[1];
     rows[1].qmax = qmax[0];
-    check(d, d->prio->c[1].tos_ok == d->prio->c[1].seen, "urgent datagrams carried tos 0xB8 on the wire");
+    demo_check(d, d->prio->c[1].tos_ok == d->prio->c[1].seen, "urgent datagrams carried tos 0xB8 on the wire");
     return true;
 }
 
-static void print_prio_row(unsigned load, const char *cls, const struct prio_row *r)
-{
-    printf("   %4u %%  %-6s  %5u  %7u  %8.0f  %7llu  %7llu  %6u\n", load, cls, r->n, r->refused, r->mean_us,
-           (unsigned long long)r->p99_us, (unsigned long long)r->max_us, r->qmax);
-}
-
-static void part_prio(struct demo *d)
+static void part_prio(struct demo *d, unsigned num)
 {
     struct sim_link_cfg saved, l;
     struct wisp_udp_pcb *bulk = wisp_udp_new(sim_stack(d->a)), *urg = wisp_udp_new(sim_stack(d->a));
@@ -735,13 +700,12 @@ static void part_prio(struct demo *d)
     struct prio_meas *meas = calloc(1, sizeof(*meas));
     uint64_t *scratch = malloc(PRIO_MAX * sizeof(uint64_t));
     uint64_t bulk_frame_us;
-    double umin = 0, umax = 0;
     unsigned i, done = 0;
 
     d->prio = meas;
     if (bulk == NULL || urg == NULL || scratch == NULL || meas == NULL ||
         wisp_udp_bind(bulk, NULL, PRIO_BULK_PORT) != WISP_OK || wisp_udp_bind(urg, NULL, PRIO_URG_PORT) != WISP_OK) {
-        check(d, false, "part 3 set-up (PCBs, memory)");
+        demo_check(d, false, "emergency queue set-up (PCBs, memory)");
         goto out;
     }
     urg->tos = PRIO_TOS_EF; /* DSCP EF: IP output picks the emergency queue */
@@ -749,47 +713,52 @@ static void part_prio(struct demo *d)
 
     sim_get_link(d->w, &saved);
     l = saved;
-    l.bandwidth_bps = PRIO_BW_BPS;
+    if (l.bandwidth_bps == 0) {
+        l.bandwidth_bps = PRIO_BW_BPS; /* an infinite wire never queues */
+    }
     sim_set_link(d->w, &l);
     bulk_frame_us = ser_us(&l, ETH_HLEN + IP_HLEN + UDP_HLEN + PRIO_BULK_LEN);
 
-    printf("\n3. Emergency queue  (paper 001 §4.3: A -> B's discard service on a %.0f Mbit/s wire)\n",
-           PRIO_BW_BPS / 1e6);
-    printf("   bulk   %u B datagrams, common queue, offered at %u..%u %% of the link\n", PRIO_BULK_LEN,
-           prio_loads[0], prio_loads[PRIO_NLOADS - 1]);
-    printf("   urgent %u B datagrams, UDP PCB tos 0x%02X (DSCP EF), one every %.0f ms on average\n", PRIO_URG_LEN,
-           PRIO_TOS_EF, PRIO_URG_GAP_US / 1000.0);
-    printf("   latency = send call -> frame enters the wire (virtual us), %.0f ms of sending per load\n",
-           PRIO_WINDOW_US / 1000.0);
-    printf("   %6s  %-6s  %5s  %7s  %8s  %7s  %7s  %6s\n", "load", "class", "sent", "refused", "mean us", "p99 us",
-           "max us", "queue");
+    printf("\n%u. Emergency queue  (paper 001 §4.3; A -> B's discard service, %g Mbit/s, virtual time)\n", num,
+           (double)l.bandwidth_bps / 1e6);
+    if (saved.bandwidth_bps == 0) {
+        printf("   (%g Mbit/s here: a wire of infinite rate never queues)\n", (double)l.bandwidth_bps / 1e6);
+    }
+    printf("   common: %u B UDP datagrams (tos 0) offered at %u..%u %% of the link; one takes %llu us on the wire\n",
+           PRIO_BULK_LEN, prio_loads[0], prio_loads[PRIO_NLOADS - 1], (unsigned long long)bulk_frame_us);
+    printf("   urgent: %u B UDP datagrams (tos 0x%02X, DSCP EF -> emergency queue), one per %.1f common frame times\n",
+           PRIO_URG_LEN, PRIO_TOS_EF, PRIO_URG_GAP_FRAMES);
+    printf("   latency = send call -> frame enters the wire, us; %u common frame times of sending per load\n",
+           PRIO_WINDOW_FRAMES);
+    printf("   %6s  %11s  %19s  %19s  %7s  %10s\n", "load", "sent u / c", "urgent mean / p99", "common mean / p99",
+           "refused", "peak queue");
     for (i = 0; i < PRIO_NLOADS; i++) {
+        const struct prio_row *u, *c;
         if (!prio_run_load(d, bulk, urg, prio_loads[i], scratch, rows[i])) {
             break;
         }
-        print_prio_row(prio_loads[i], "urgent", &rows[i][0]);
-        print_prio_row(prio_loads[i], "bulk", &rows[i][1]);
-        if (done == 0 || rows[i][0].mean_us < umin) {
-            umin = rows[i][0].mean_us;
-        }
-        if (done == 0 || rows[i][0].mean_us > umax) {
-            umax = rows[i][0].mean_us;
-        }
+        u = &rows[i][0];
+        c = &rows[i][1];
+        printf("   %4u %%  %4u / %4u  %8.0f / %8llu  %8.0f / %8llu  %7u  %4u / %3u\n", prio_loads[i], u->n, c->n,
+               u->mean_us, (unsigned long long)u->p99_us, c->mean_us, (unsigned long long)c->p99_us,
+               u->refused + c->refused, u->qmax, c->qmax);
         done++;
     }
-    check(d, done == PRIO_NLOADS, "every load of part 3 ran and drained");
+    demo_check(d, done == PRIO_NLOADS, "every load of the emergency-queue part ran and drained");
     if (done > 0) {
         const struct prio_row *top = rows[done - 1];
-        printf("   queue = peak length of the class's transmit queue (emergency %u, common %u slots);\n"
-               "   refused = sends rejected because that queue was full (an overloaded link)\n",
-               (unsigned)WISP_TXQ_EMERG_LEN, (unsigned)WISP_TXQ_COMMON_LEN);
-        printf("   urgent mean stays within %.0f..%.0f us (one bulk frame takes %llu us); bulk mean grows "
-               "from %.0f to %.0f us\n",
-               umin, umax, (unsigned long long)bulk_frame_us, rows[0][1].mean_us, top[1].mean_us);
+        printf("   refused = sends rejected because their queue was full (emergency %u, common %u slots);\n"
+               "   an urgent frame waits at most for the frame being sent (%llu us), a common one for the queue\n",
+               (unsigned)WISP_TXQ_EMERG_LEN, (unsigned)WISP_TXQ_COMMON_LEN, (unsigned long long)bulk_frame_us);
         if (top[0].mean_us > 0) {
-            printf("   at %u %%: urgent waits %.0fx less than bulk on average\n", prio_loads[done - 1],
-                   top[1].mean_us / top[0].mean_us);
+            printf("   at %u %%: urgent %.0f us vs common %.0f us on average: urgent %.0fx faster\n",
+                   prio_loads[done - 1], top[0].mean_us, top[1].mean_us, top[1].mean_us / top[0].mean_us);
         }
+        d->sum.prio_ran = true;
+        d->sum.prio_load = prio_loads[done - 1];
+        d->sum.prio_urgent_us = top[0].mean_us;
+        d->sum.prio_common_us = top[1].mean_us;
+        demo_check(d, top[0].mean_us < top[1].mean_us, "urgent latency below common latency under overload");
     }
     sim_set_link(d->w, &saved);
 
@@ -805,22 +774,50 @@ out:
     free(meas);
 }
 
-/* ---------------------------------------------------- part 4: pools */
+/* ---------------------------------------------------- part 7: pools */
 
-static void part_pools(struct demo *d)
+void demo_pool_snapshot(struct demo *d, const char *node, const struct wisp_stack *s)
+{
+    struct demo_pool_snap *p;
+    unsigned i;
+
+    if (d->npools >= DEMO_MAX_STACKS) {
+        return;
+    }
+    p = &d->pools[d->npools++];
+    (void)snprintf(p->node, sizeof p->node, "%s", node);
+    for (i = 0; i < WISP_POOL_COUNT; i++) {
+        p->name[i] = s->pool[i].name;
+        p->count[i] = (unsigned)s->pool[i].count;
+        p->high[i] = (unsigned)s->pool[i].high;
+        p->failed[i] = (unsigned)s->pool[i].failed;
+    }
+}
+
+static void part_pools(struct demo *d, unsigned num)
 {
     unsigned n, i;
 
-    printf("\n4. Pools  (high-water marks over the whole run)\n");
-    printf("   %-4s  %-11s  %5s  %5s  %6s\n", "node", "pool", "size", "high", "failed");
-    for (n = 0; n < sim_node_count(d->w); n++) {
-        struct sim_node *node = sim_node_at(d->w, n);
-        const struct wisp_stack *s = sim_stack(node);
-        for (i = 0; i < WISP_POOL_COUNT; i++) {
-            printf("   %-4s  %-11s  %5u  %5u  %6u\n", i == 0 ? sim_name(node) : "", s->pool[i].name,
-                   (unsigned)s->pool[i].count, (unsigned)s->pool[i].high, (unsigned)s->pool[i].failed);
-        }
+    printf("\n%u. Pools  (high-water marks of every stack over its run; failed = allocations refused)\n", num);
+    if (d->npools == 0) {
+        return;
     }
+    printf("   %-11s  %5s", "pool", "size");
+    for (n = 0; n < d->npools; n++) {
+        printf("  %6s", d->pools[n].node);
+    }
+    printf("  %6s\n", "failed");
+    for (i = 0; i < WISP_POOL_COUNT; i++) {
+        unsigned failed = 0;
+        printf("   %-11s  %5u", d->pools[0].name[i] != NULL ? d->pools[0].name[i] : "?", d->pools[0].count[i]);
+        for (n = 0; n < d->npools; n++) {
+            printf("  %6u", d->pools[n].high[i]);
+            failed += d->pools[n].failed[i];
+        }
+        printf("  %6u\n", failed);
+    }
+    printf("   after the teardowns: %u pool element(s) in use in %u stacks -> pools back at baseline: %s\n",
+           d->sum.leaked, d->sum.stacks, d->sum.leaked == 0 ? "yes" : "NO");
 }
 
 /* ---------------------------------------------------------- options */
@@ -828,14 +825,18 @@ static void part_pools(struct demo *d)
 static void usage(FILE *f)
 {
     fprintf(f, "usage: wisp-demo [options]\n"
-               "  --seed N            seed of the run (default 1): same seed, same run\n"
+               "  --seed N            seed of the run (default 1): with the same seed parts 1-4\n"
+               "                      repeat exactly, parts 5-6 meet the same losses\n"
                "  --loss PCT          frames lost on the wire (default 1)\n"
                "  --reorder PCT       frame copies delayed past later ones (default 0)\n"
                "  --dup PCT           frames delivered twice (default 0)\n"
                "  --corrupt PCT       frame copies with 1..3 flipped bits (default 0)\n"
-               "  --latency-ms N      propagation delay (default 1)\n"
-               "  --bandwidth-mbit N  link speed, 0 = infinite (default 100); part 3 uses 10\n"
+               "  --delay-ms MS       one-way delay (default 1; alias --latency-ms)\n"
+               "  --rate-mbit N       link rate, 0 = infinite (default 100; alias --bandwidth-mbit);\n"
+               "                      the small-write part caps it at 10, the emergency queue\n"
+               "                      uses 10 when it is infinite\n"
                "  --pcap FILE         capture of the whole run (default wisp-demo.pcap)\n"
+               "  --quick             smaller TCP transfers (the test under sanitizers)\n"
                "  --help              this text\n"
                "exit status: 0 = every check held, 1 = a check failed, 2 = usage error\n");
 }
@@ -881,7 +882,7 @@ static int parse_args(int argc, char **argv, struct demo_opts *o)
     o->seed = 1;
     o->loss = 1.0;
     o->latency_ms = 1.0;
-    o->bandwidth_mbit = 100.0;
+    o->rate_mbit = 100.0;
     o->pcap = "wisp-demo.pcap";
     for (i = 1; i < argc; i++) {
         const char *opt = argv[i], *val = (i + 1 < argc) ? argv[i + 1] : NULL;
@@ -895,6 +896,9 @@ static int parse_args(int argc, char **argv, struct demo_opts *o)
                 return 2;
             }
             i++;
+            continue;
+        } else if (strcmp(opt, "--quick") == 0) {
+            o->quick = true;
             continue;
         } else if (strcmp(opt, "--pcap") == 0) {
             if (val == NULL || *val == '\0') {
@@ -912,11 +916,11 @@ static int parse_args(int argc, char **argv, struct demo_opts *o)
             num = &o->dup;
         } else if (strcmp(opt, "--corrupt") == 0) {
             num = &o->corrupt;
-        } else if (strcmp(opt, "--latency-ms") == 0) {
+        } else if (strcmp(opt, "--delay-ms") == 0 || strcmp(opt, "--latency-ms") == 0) {
             num = &o->latency_ms;
             hi = 10000.0;
-        } else if (strcmp(opt, "--bandwidth-mbit") == 0) {
-            num = &o->bandwidth_mbit;
+        } else if (strcmp(opt, "--rate-mbit") == 0 || strcmp(opt, "--bandwidth-mbit") == 0) {
+            num = &o->rate_mbit;
             hi = 100000.0;
         } else {
             fprintf(stderr, "wisp-demo: unknown option '%s'\n", opt);
@@ -935,7 +939,7 @@ static int parse_args(int argc, char **argv, struct demo_opts *o)
 
 /* ------------------------------------------------------------- main */
 
-static double real_seconds(void)
+double demo_real_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -960,7 +964,7 @@ static bool setup(struct demo *d)
     }
     sim_set_tap(d->w, demo_tap, d);
     sim_link_defaults(&l);
-    l.bandwidth_bps = (uint64_t)(d->o.bandwidth_mbit * 1e6 + 0.5);
+    l.bandwidth_bps = (uint64_t)(d->o.rate_mbit * 1e6 + 0.5);
     l.latency_us = (uint32_t)(d->o.latency_ms * 1000.0 + 0.5);
     l.loss = d->o.loss / 100.0;
     l.reorder = d->o.reorder / 100.0;
@@ -1009,11 +1013,53 @@ static unsigned teardown(struct demo *d)
     return sim_world_free(d->w);
 }
 
+static void print_summary(struct demo *d, double t_virtual_s)
+{
+    const struct demo_summary *m = &d->sum;
+
+    printf("\nsummary  (seed %llu; every wire: ", (unsigned long long)d->o.seed);
+    if (d->o.rate_mbit > 0) {
+        printf("%g Mbit/s", d->o.rate_mbit);
+    } else {
+        printf("infinite rate");
+    }
+    printf(", %g ms delay, loss %g %%", d->o.latency_ms, d->o.loss);
+    if (d->o.reorder > 0 || d->o.dup > 0 || d->o.corrupt > 0) {
+        printf(", reorder %g %%, dup %g %%, corrupt %g %%", d->o.reorder, d->o.dup, d->o.corrupt);
+    }
+    printf(")\n");
+    printf("   %-13s %u/%u echo replies (56, 1472 and 8000 B, the last in 6 fragments)\n", "ping", m->ping_replies,
+           m->ping_sent);
+    printf("   %-13s %u/%u random-size and %u/%u 60 KB datagrams echoed byte-exact\n", "UDP echo", m->echo_ok,
+           m->echo_total, m->big_ok, m->big_total);
+    if (m->http_built) {
+        printf("   %-13s %u/%u GETs answered 200 with the whole body; /big.bin %llu B in %.1f virtual ms\n", "HTTP",
+               m->http_ok, m->http_total, (unsigned long long)m->http_big_bytes, m->http_big_ms);
+    } else {
+        printf("   %-13s server not in this build (apps/lib/httpd.h absent); the client saw the refusal\n", "HTTP");
+    }
+    if (m->tcp_ran) {
+        printf("   %-13s raw %.1f, netconn %.1f, socket %.1f Mbit/s (wall clock); %u/3 byte-exact\n", "TCP goodput",
+               m->tcp_mbit[0], m->tcp_mbit[1], m->tcp_mbit[2], m->tcp_exact);
+        printf("   %-13s worst: %u B writes at %.0f %% of the 1460-byte goodput\n", "small writes",
+               m->small_min_size, m->small_ratio * 100.0);
+    }
+    if (m->prio_ran) {
+        printf("   %-13s at %u %% load: urgent %.0f us vs common %.0f us from send call to wire\n", "urgent",
+               m->prio_load, m->prio_urgent_us, m->prio_common_us);
+    }
+    printf("   %-13s %s (%u stacks)\n", "pools", m->leaked == 0 ? "all back at baseline" : "NOT back at baseline",
+           m->stacks);
+    printf("   %-13s %s: %llu frames (tshark -r %s)\n", "capture", d->o.pcap,
+           (unsigned long long)m->frames_captured, d->o.pcap);
+    printf("   %-13s %.3f s virtual; whole demo %.1f s wall clock\n", "time", t_virtual_s,
+           demo_real_s() - d->t_real0);
+}
+
 int main(int argc, char **argv)
 {
     struct demo *d = calloc(1, sizeof(*d));
     struct sim_counters wire;
-    double t_real = real_seconds();
     uint64_t t_virtual;
     unsigned leaked;
     int rc;
@@ -1022,6 +1068,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "wisp-demo: out of memory\n");
         return 1;
     }
+    d->t_real0 = demo_real_s();
     rc = parse_args(argc, argv, &d->o);
     if (rc >= 0) {
         free(d);
@@ -1038,49 +1085,57 @@ int main(int argc, char **argv)
         free(d);
         return 1;
     }
+    setvbuf(stdout, NULL, _IOLBF, 0); /* the report as it happens, also into a pipe */
 
-    printf("wisp demo: two wisp stacks in one process on a simulated Ethernet wire, virtual time, seed %llu\n",
-           (unsigned long long)d->o.seed);
-    if (d->o.bandwidth_mbit > 0) {
-        printf("wire: %g Mbit/s", d->o.bandwidth_mbit);
+    printf("wisp demo: four wisp stacks in one process, seed %llu\n", (unsigned long long)d->o.seed);
+    printf("wire (every part): ");
+    if (d->o.rate_mbit > 0) {
+        printf("%g Mbit/s", d->o.rate_mbit);
     } else {
-        printf("wire: infinite bandwidth");
+        printf("infinite rate");
     }
-    printf(", %g ms latency, loss %g %%, reorder %g %%, dup %g %%, corrupt %g %%, MTU 1500\n", d->o.latency_ms,
+    printf(", %g ms delay, loss %g %%, reorder %g %%, dup %g %%, corrupt %g %%, MTU 1500\n", d->o.latency_ms,
            d->o.loss, d->o.reorder, d->o.dup, d->o.corrupt);
-    printf("nodes: A %s1/24 (02:00:00:00:00:01), B %s2/24 (02:00:00:00:00:02, UDP echo 7 + discard 9)\n", DEMO_NET,
-           DEMO_NET);
+    printf("parts 1-4: A " DEMO_NET "1, B " DEMO_NET "2 (UDP echo 7, discard 9, HTTP 80) on the simulated wire,\n"
+           "           virtual time: reproducible from the seed\n");
+    printf("parts 5-6: A " DEMO_RT_NET "1, B " DEMO_RT_NET "2 with stack threads on a real-time wire, wall-clock "
+           "time\n");
 
     part_ping(d);
     if (world_ok(d)) {
         part_echo(d);
     }
     if (world_ok(d)) {
-        part_prio(d);
+        demo_part_http(d, 3);
     }
-    part_pools(d);
+    if (world_ok(d)) {
+        part_prio(d, 4);
+    }
 
+    /* the simulated part ends here: its stacks go, the capture is closed
+     * (the real-time part appends to it) */
     wire = *sim_counters(d->w);
     t_virtual = sim_now_us(d->w);
+    d->pcap_end_us = t_virtual;
+    demo_pool_snapshot(d, "sim-A", sim_stack(d->a));
+    demo_pool_snapshot(d, "sim-B", sim_stack(d->b));
     leaked = teardown(d);
-    printf("   teardown: PCBs removed, services stopped, stacks deinitialised (sim_world_free)\n");
-    printf("   pools back at baseline: %s\n", leaked == 0 ? "yes" : "NO");
-    if (leaked != 0) {
-        printf("   %u pool element(s) still in use (see stderr)\n", leaked);
-    }
-    check(d, leaked == 0, "every pool back at zero use after teardown");
-
-    printf("\nwire totals: %llu frames (%llu bytes) sent, %llu lost, %llu duplicated, %llu reordered, "
-           "%llu corrupted\n",
+    d->w = NULL;
+    d->sum.leaked += leaked;
+    d->sum.stacks += 2;
+    d->sum.frames_captured += wire.sent;
+    printf("   simulated wire: %llu frames (%llu B), %llu lost, %llu duplicated, %llu reordered, %llu corrupted; "
+           "%.3f s virtual\n",
            (unsigned long long)wire.sent, (unsigned long long)wire.bytes, (unsigned long long)wire.lost,
            (unsigned long long)wire.duplicated, (unsigned long long)wire.reordered,
-           (unsigned long long)wire.corrupted);
-    printf("capture: %s, %llu frames as they entered the wire (virtual timestamps, before impairments);\n"
-           "         Wireshark opens it, or: tshark -r %s\n",
-           d->o.pcap, (unsigned long long)wire.sent, d->o.pcap);
-    printf("not yet: TCP, netconn/socket goodput and HTTP are not implemented; the demo will grow with them\n");
-    printf("run: %.3f s of virtual time in %.2f s of real time\n", (double)t_virtual / 1e6,
-           real_seconds() - t_real);
+           (unsigned long long)wire.corrupted, (double)t_virtual / 1e6);
+    printf("   teardown: PCBs removed, services stopped, stacks freed; pools back at baseline: %s\n",
+           leaked == 0 ? "yes" : "NO");
+    demo_check(d, leaked == 0, "simulated part: every pool back at zero use after teardown");
+
+    demo_part_tcp(d, 5);
+    part_pools(d, 7);
+    print_summary(d, (double)t_virtual / 1e6);
     printf("result: %u/%u checks held%s\n", d->checks - d->failed, d->checks, d->failed == 0 ? "" : " -- FAILED");
 
     rc = d->failed == 0 ? 0 : 1;

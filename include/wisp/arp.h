@@ -31,11 +31,25 @@ struct wisp_arp_entry {
     struct wisp_pbuf *q[WISP_ARP_QUEUE_LEN];  /**< packets waiting (IP packets, no link header) */
 };
 
+/** An observer of received ARP packets, for address conflict detection
+ *  (RFC 5227 §2.1.1, used by DHCP while it probes an offered address).
+ *  Intrusive: the owner keeps the struct alive while it is registered. fn
+ *  is called for every well-formed request or reply (after the sender
+ *  checks: never for our own MAC as sender) on any interface, before the
+ *  ARP layer acts on it; it must not add or remove watches. */
+struct wisp_arp_watch {
+    struct wisp_arp_watch *next;
+    void (*fn)(void *arg, struct wisp_netif *nif, uint16_t op, const uint8_t sha[6], wisp_ip4_t spa,
+               wisp_ip4_t tpa);
+    void *arg;
+};
+
 struct wisp_arp {
     struct wisp_arp_entry e[WISP_ARP_TABLE_SIZE];
     struct wisp_timer tmr;    /**< next ageing/retry deadline */
     uint32_t defend_at;       /**< time of the last address defence (RFC 5227 §2.4) */
     uint8_t defended;         /**< defend_at is valid */
+    struct wisp_arp_watch *watch;  /**< registered observers (wisp_arp_watch_add) */
 };
 
 /** Input of an ARP packet (link header already removed; consumes p). */
@@ -51,6 +65,13 @@ wisp_err_t wisp_arp_output(struct wisp_netif *nif, struct wisp_pbuf *p, wisp_ip4
 wisp_err_t wisp_arp_request(struct wisp_netif *nif, wisp_ip4_t ip);
 /** Send a gratuitous ARP announcement of nif's address (RFC 5227 §3). */
 wisp_err_t wisp_arp_announce(struct wisp_netif *nif);
+/** Send an ARP probe for ip (RFC 5227 §2.1.1: a broadcast request with
+ *  sender IP 0.0.0.0, target hardware address 0, target IP ip). */
+wisp_err_t wisp_arp_probe(struct wisp_netif *nif, wisp_ip4_t ip);
+/** Register / unregister an observer of received ARP packets (see struct
+ *  wisp_arp_watch). Adding one that is registered already is a no-op. */
+void wisp_arp_watch_add(struct wisp_stack *s, struct wisp_arp_watch *w);
+void wisp_arp_watch_remove(struct wisp_stack *s, struct wisp_arp_watch *w);
 /** Look up a resolved entry; true and mac filled when found. */
 bool wisp_arp_lookup(struct wisp_stack *s, uint8_t if_idx, wisp_ip4_t ip, uint8_t mac[6]);
 /** Add a static entry (never ages). WISP_ERR_MEM when the table is full. */

@@ -24,7 +24,9 @@
  * Receive is zero-copy: the raw receive callbacks (core context) post the
  * received pbufs into the netconn's bounded receive mailbox
  * (WISP_NETCONN_RECVMBOX_SIZE): TCP posts the data pbuf chains (a full
- * mailbox refuses the data, the TCP stack keeps it and offers it again),
+ * mailbox refuses the data, the TCP stack keeps it and offers it again as
+ * soon as a reader takes an item out -- recv, or with NETCONN_NOAUTORCVD
+ * wisp_netconn_tcp_recvd / _consumed -- and every 20 ms meanwhile),
  * UDP posts netbufs holding the datagram and its source (a full mailbox or
  * an empty netbuf pool drops the datagram, counted in
  * wisp_netconn_api_stats.udp_drops). netconn_recv hands those very pbufs to
@@ -46,9 +48,10 @@
  *    nothing. Non-blocking (wisp_netconn_set_nonblocking, or
  *    NETCONN_DONTBLOCK per call) returns ERR_WOULDBLOCK instead of waiting;
  *    a non-blocking connect returns ERR_INPROGRESS.
- *  - Closing (wisp_netconn_close / _shutdown) or deleting a netconn while
- *    other threads block in recv / accept / write / connect on it wakes them:
- *    they return ERR_CLSD. wisp_netconn_delete waits until every other
+ *  - Closing (wisp_netconn_close / _shutdown of the receive side) or
+ *    deleting a netconn while other threads block in recv / accept /
+ *    write / connect on it wakes them: they return ERR_CLSD (shutting the
+ *    send side alone wakes a writer, not the readers). wisp_netconn_delete waits until every other
  *    thread has left its calls on the netconn before it frees it, so a
  *    socket layer may delete a netconn another thread is blocked in.
  *  - One reader thread and one writer thread may use a netconn at the same
@@ -187,6 +190,7 @@ struct wisp_netconn {
     wisp_sys_mutex_t write_lock;      /**< serialises writers */
     uint8_t marker;                   /**< its address is the wake-up message */
     uint8_t in_use;
+    uint8_t layered;                  /**< wisp_netconn_set_layered (set before sharing) */
     /* under the api lock */
     uint8_t flags;                    /**< NC_F_* (netconn.c) */
     wisp_err_t pending_err;
@@ -198,6 +202,7 @@ struct wisp_netconn {
     uint8_t state;                    /**< NC_S_* (netconn.c) */
     uint8_t cflags;                   /**< NC_C_* (netconn.c) */
     uint8_t dscp;
+    uint8_t ttl;                      /**< 0 = default; a listener passes it on */
     uint32_t tx_queued, tx_acked;     /**< bytes written / acknowledged (wrapping) */
     uint32_t nocopy_end;              /**< tx_queued after the last NOCOPY byte */
 };
@@ -364,15 +369,24 @@ wisp_err_t wisp_netconn_write(struct wisp_netconn *conn, const void *dataptr, si
 
 /* -------------------------------------------------------------- close */
 
-/** TCP: close both directions (FIN after the queued data; the PCB goes back
- *  to the stack, which finishes the close). Wakes threads blocked on conn
- *  (ERR_CLSD). A listener stops listening. ERR_OK; ERR_CONN (no
- *  connection: UDP, already closed, reset). The netconn still has to be
- *  deleted. */
+/** Close both directions: TCP sends FIN after the queued data (the PCB
+ *  goes back to the stack, which finishes the close), a listener stops
+ *  listening, UDP stops receiving (the PCB is removed). Wakes threads
+ *  blocked on conn (ERR_CLSD), without deleting it (lwIP's
+ *  netconn_prepare_delete wake-up): the netconn still has to be deleted.
+ *  ERR_OK; ERR_CONN (already closed, reset). */
 wisp_err_t wisp_netconn_close(struct wisp_netconn *conn);
-/** TCP half-close: shut_rx stops receiving (recv returns ERR_CLSD; blocked
- *  readers wake), shut_tx sends FIN after the queued data; both = close. */
+/** Half-close. shut_rx stops receiving: recv returns ERR_CLSD, blocked
+ *  readers wake (TCP and UDP; received data still queued is dropped with
+ *  the netconn). shut_tx (TCP) sends FIN after the queued data and wakes a
+ *  blocked writer, but not the readers: they keep receiving until the
+ *  peer's FIN. Both = close. UDP: shut_tx alone is ERR_CONN (a datagram
+ *  socket has no FIN to send). */
 wisp_err_t wisp_netconn_shutdown(struct wisp_netconn *conn, uint8_t shut_rx, uint8_t shut_tx);
+/** Close with a reset: TCP sends RST now and drops what is queued (the
+ *  SO_LINGER {1, 0} close); otherwise as wisp_netconn_close, whose
+ *  wake-ups it makes. Not in lwIP. */
+wisp_err_t wisp_netconn_abort(struct wisp_netconn *conn);
 
 /* ------------------------------------------------------------ options */
 
@@ -393,8 +407,51 @@ bool wisp_netconn_is_nonblocking(struct wisp_netconn *conn);
  *  queue. ERR_OK, ERR_VAL (> 63), ERR_CLSD. Not in lwIP. */
 wisp_err_t wisp_netconn_set_dscp(struct wisp_netconn *conn, uint8_t dscp);
 /** Nagle off (on = true) / on, for TCP (lwIP's tcp_nagle_disable through
- *  the socket layer's TCP_NODELAY). ERR_OK, ERR_VAL (not TCP), ERR_CLSD. */
+ *  the socket layer's TCP_NODELAY). ERR_OK, ERR_VAL (not TCP), ERR_CONN (a
+ *  listener: set it on the accepted connections), ERR_CLSD. */
 wisp_err_t wisp_netconn_set_nodelay(struct wisp_netconn *conn, bool on);
+/** TTL of everything the netconn sends (0 = WISP_IP_DEFAULT_TTL; a
+ *  listener passes it to the connections it accepts). lwIP sets
+ *  conn->pcb.ip->ttl. ERR_OK, ERR_CLSD. */
+wisp_err_t wisp_netconn_set_ttl(struct wisp_netconn *conn, uint8_t ttl);
+/** TCP keepalive (RFC 9293 §3.8.4; lwIP's SOF_KEEPALIVE and keep_idle /
+ *  keep_intvl / keep_cnt): on/off, idle time and probe interval in ms and
+ *  probe count (0 = keep the current value). ERR_OK, ERR_VAL (not TCP),
+ *  ERR_CONN (a listener), ERR_CLSD. */
+wisp_err_t wisp_netconn_set_keepalive(struct wisp_netconn *conn, bool on, uint32_t idle_ms, uint32_t intvl_ms,
+                                      uint32_t cnt);
+/** UDP: allow sending to the broadcast address (lwIP's SOF_BROADCAST).
+ *  ERR_OK, ERR_VAL (not UDP), ERR_CLSD. */
+wisp_err_t wisp_netconn_set_broadcast(struct wisp_netconn *conn, bool on);
+/** Statistics of a TCP connection (wisp_tcp_get_info; mss for
+ *  TCP_MAXSEG). ERR_OK, ERR_VAL (not TCP), ERR_CONN (a listener),
+ *  ERR_CLSD. */
+wisp_err_t wisp_netconn_get_tcp_info(struct wisp_netconn *conn, struct wisp_tcp_info *info);
+
+/* ------------------------------------------------- for layers on top */
+
+/** For a layer built on netconn, such as the socket layer, that already
+ *  counts the threads inside its calls (and deletes the netconn only after
+ *  they all left) and lets one thread at a time write: the netconn skips
+ *  its own bookkeeping of both, so a call through the layer costs no
+ *  second count and no second lock. Set it before conn is shared; accepted
+ *  netconns inherit it from their listener. Any thread. */
+void wisp_netconn_set_layered(struct wisp_netconn *conn);
+/** wisp_netconn_write_partly on a layered netconn whose layer keeps the
+ *  non-blocking mode and the send timeout itself and passes them (non-
+ *  blocking as WISP_NETCONN_DONTBLOCK in apiflags; send_timeout_ms 0 =
+ *  none; the netconn's own settings are not read): the call takes no
+ *  netconn lock, only the core lock. ERR_ARG when conn is not layered. */
+wisp_err_t wisp_netconn_write_layered(struct wisp_netconn *conn, const void *dataptr, size_t size, uint8_t apiflags,
+                                      uint32_t send_timeout_ms, size_t *bytes_written);
+/** Free n received chains (wisp_netconn_recv_tcp_pbuf_flags with
+ *  NETCONN_NOAUTORCVD) and reopen the window by len bytes, in one entry
+ *  into the core (a reader that copies data out and frees the chains in
+ *  batches). Data the receive mailbox refused meanwhile is offered again
+ *  at once. The chains are freed in every case. ERR_OK, ERR_ARG, ERR_CLSD
+ *  (being deleted). */
+wisp_err_t wisp_netconn_tcp_consumed(struct wisp_netconn *conn, struct wisp_pbuf *const *chains, unsigned n,
+                                     size_t len);
 
 /* ------------------------------------------------------------- netbufs */
 

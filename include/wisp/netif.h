@@ -83,6 +83,16 @@ struct wisp_txq {
     uint8_t cap, head, count;
 };
 
+/** An observer of an interface becoming usable (admin up and link up) or
+ *  unusable, e.g. DHCP restarting on link up (RFC 2131 §3.2). Intrusive:
+ *  the owner keeps it alive while registered. fn runs after the stack's
+ *  own link handling; it must not add or remove watches. */
+struct wisp_netif_watch {
+    struct wisp_netif_watch *next;
+    void (*fn)(void *arg, struct wisp_netif *nif, bool usable);
+    void *arg;
+};
+
 struct wisp_netif {
     struct wisp_netif *next;
     struct wisp_stack *stack;
@@ -103,6 +113,7 @@ struct wisp_netif {
     struct wisp_pbuf *txq_common_slot[WISP_TXQ_COMMON_LEN];
     struct wisp_netif_stats st;
     void *user;                  /**< application data */
+    struct wisp_netif_watch *watch;  /**< usable/unusable observers (wisp_netif_watch_add) */
 };
 
 /** Add an Ethernet interface driven by dev (a driver or top wrapper).
@@ -124,6 +135,11 @@ static inline bool wisp_netif_is_usable(const struct wisp_netif *nif)
 {
     return (nif->flags & (WISP_NETIF_F_UP | WISP_NETIF_F_LINK_UP)) == (WISP_NETIF_F_UP | WISP_NETIF_F_LINK_UP);
 }
+/** Register / unregister an observer of nif becoming usable or unusable
+ *  (struct wisp_netif_watch). Register after wisp_netif_add_eth (which
+ *  clears the netif); adding one that is registered already is a no-op. */
+void wisp_netif_watch_add(struct wisp_netif *nif, struct wisp_netif_watch *w);
+void wisp_netif_watch_remove(struct wisp_netif *nif, struct wisp_netif_watch *w);
 /** Interface by index (1-based), or NULL. */
 struct wisp_netif *wisp_netif_by_index(struct wisp_stack *s, uint8_t index);
 /** Interface by name, or NULL. */

@@ -227,6 +227,139 @@ void wisp_assert_fail(const char *expr, const char *file, int line);
 #define WISP_EPHEMERAL_MAX 65535u
 #endif
 
+/* ------------------------------------------------------------------ DHCP */
+/* The DHCP client (RFC 2131/2132, wisp/dhcp.h, src/core/dhcp.c). Each
+ * timing below is the default of a field of struct wisp_dhcp_cfg, which an
+ * application (or a test) may change per client. */
+
+/** 1: the DHCP client (needs WISP_UDP; one UDP PCB per running client).
+ *  Default 1. */
+#ifndef WISP_DHCP
+#define WISP_DHCP 1
+#endif
+
+/** DNS servers (option 6) kept from a lease; more are ignored.
+ *  Range 1..8, default 2. */
+#ifndef WISP_DHCP_MAX_DNS
+#define WISP_DHCP_MAX_DNS 2
+#endif
+
+/** Retransmission of DISCOVER / REQUEST (RFC 2131 §4.1): the first wait
+ *  is the base, doubled after each try up to the maximum, each randomised
+ *  by +-base/4 (+-1 s with the RFC's 4 s). Defaults 4000 and 64000 ms. */
+#ifndef WISP_DHCP_BACKOFF_BASE_MS
+#define WISP_DHCP_BACKOFF_BASE_MS 4000u
+#endif
+#ifndef WISP_DHCP_BACKOFF_MAX_MS
+#define WISP_DHCP_BACKOFF_MAX_MS 64000u
+#endif
+
+/** REQUESTs sent in REQUESTING / REBOOTING before the client gives up on
+ *  that exchange (RFC 2131 §3.1 step 5, §3.2: back to INIT). Range 1..255,
+ *  default 4 (4 + 8 + 16 + 32 s with the default backoff). */
+#ifndef WISP_DHCP_REQUEST_TRIES
+#define WISP_DHCP_REQUEST_TRIES 4
+#endif
+
+/** Largest random delay before the first DISCOVER (RFC 2131 §4.4.1: "a
+ *  random time between one and ten seconds" to desynchronise clients
+ *  after a power failure). The delay is uniform in [max/10, max];
+ *  0 = send at once. Default 10000 ms. */
+#ifndef WISP_DHCP_INIT_DELAY_MS
+#define WISP_DHCP_INIT_DELAY_MS 10000u
+#endif
+
+/** Shortest wait between REQUESTs in RENEWING / REBINDING (RFC 2131
+ *  §4.4.5: half the time left until T2 / expiry, "down to a minimum of 60
+ *  seconds"). Default 60000 ms. */
+#ifndef WISP_DHCP_RENEW_MIN_MS
+#define WISP_DHCP_RENEW_MIN_MS 60000u
+#endif
+
+/** Wait after a DECLINE before discovery restarts (RFC 2131 §3.1 step 5:
+ *  "a minimum of ten seconds"). Default 10000 ms. */
+#ifndef WISP_DHCP_DECLINE_WAIT_MS
+#define WISP_DHCP_DECLINE_WAIT_MS 10000u
+#endif
+
+/** Longest host name sent in option 12 (RFC 2132 §3.14), bytes.
+ *  Range 1..63, default 32. */
+#ifndef WISP_DHCP_HOSTNAME_MAX
+#define WISP_DHCP_HOSTNAME_MAX 32
+#endif
+
+
+/* ------------------------------------------------------------------- DNS */
+/* The stub resolver (wisp/dns.h, src/core/dns.c): its state is part of
+ * struct wisp_stack, sized by these options. */
+
+/** 1: DNS stub resolver (RFC 1035, A records). Needs WISP_UDP. Default 1. */
+#ifndef WISP_DNS
+#define WISP_DNS WISP_UDP
+#endif
+
+/** Configured DNS servers (wisp_dns_set_server; a DHCP client fills them).
+ *  Range 1..8, default 2. */
+#ifndef WISP_DNS_MAX_SERVERS
+#define WISP_DNS_MAX_SERVERS 2
+#endif
+
+/** Cached answers (name -> address until the TTL runs out; least recently
+ *  used replaced when full). Each entry holds a name of
+ *  WISP_DNS_NAME_MAX + 1 bytes. Range 0..255, 0 = no cache. Default 4. */
+#ifndef WISP_DNS_CACHE_SIZE
+#define WISP_DNS_CACHE_SIZE 4
+#endif
+
+/** Queries in flight at once (distinct names; requests for a name already
+ *  being resolved join its query). Each takes a UDP PCB from the UDP pool
+ *  while it runs (RFC 5452: its own random source port), so
+ *  WISP_UDP_PCB_COUNT must leave room. Range 1..32, default 2. */
+#ifndef WISP_DNS_MAX_QUERIES
+#define WISP_DNS_MAX_QUERIES 2
+#endif
+
+/** Requests waiting for a query (callbacks to call). Range
+ *  WISP_DNS_MAX_QUERIES..255, default 4. */
+#ifndef WISP_DNS_MAX_WAITERS
+#define WISP_DNS_MAX_WAITERS 4
+#endif
+
+/** Longest name in characters (without a trailing dot). RFC 1035 §2.3.4
+ *  allows 253 (255 octets on the wire); each query slot and cache entry
+ *  stores one, so the default trades that for RAM. Longer names are
+ *  refused (WISP_ERR_ARG). Range 16..253, default 128. */
+#ifndef WISP_DNS_NAME_MAX
+#define WISP_DNS_NAME_MAX 128
+#endif
+
+/** Retransmissions of a query after the first transmission; each goes to
+ *  the next configured server (rotation). Range 0..31, default 3. */
+#ifndef WISP_DNS_MAX_RETRIES
+#define WISP_DNS_MAX_RETRIES 3
+#endif
+
+/** Time to wait for an answer to one transmission, in ms; doubled after
+ *  every round over all servers (at most 8 x). RFC 1536 §1 warns against
+ *  short fixed timeouts; glibc waits 5 s, we retry sooner on a LAN.
+ *  Range 100..60000, default 1000 (4 transmissions, 2 servers: 6 s). */
+#ifndef WISP_DNS_TIMEOUT_MS
+#define WISP_DNS_TIMEOUT_MS 1000u
+#endif
+
+/** Longest time an answer stays cached, in seconds, whatever TTL the
+ *  server gave (RFC 2181 §8 allows capping). Range 1..604800 (a week),
+ *  default 86400. */
+#ifndef WISP_DNS_MAX_TTL_S
+#define WISP_DNS_MAX_TTL_S 86400u
+#endif
+
+/** CNAME links followed within one answer before giving up (the chain
+ *  must be complete in the answer section). Range 1..16, default 8. */
+#ifndef WISP_DNS_MAX_CNAME
+#define WISP_DNS_MAX_CNAME 8
+#endif
+
 
 /* ------------------------------------------------------------------- TCP */
 
@@ -467,6 +600,17 @@ void wisp_assert_fail(const char *expr, const char *file, int line);
 #define WISP_SOCKET_IOV_MAX 16
 #endif
 
+/* Name resolution for threads (wisp/netdb.h, src/api/netdb.c): getaddrinfo
+ * and gethostbyname on top of the core resolver. */
+
+/** struct wisp_addrinfo records of the netdb layer instance (struct
+ *  wisp_netdb): one per address returned by getaddrinfo (one per socket
+ *  type asked for), held until freeaddrinfo. When empty, getaddrinfo fails
+ *  with EAI_MEMORY. Range 1..65535, default 4. */
+#ifndef WISP_NETDB_ADDRINFO_COUNT
+#define WISP_NETDB_ADDRINFO_COUNT 4
+#endif
+
 /* How the socket layer hands errno values (WISP_E*, Linux numbers) to the
  * calling thread: WISP_SOCKET_ERRNO_SET(e) stores, WISP_SOCKET_ERRNO_GET()
  * reads (wisp_errno()). Default (both undefined): the C library's errno of
@@ -517,6 +661,14 @@ void wisp_assert_fail(const char *expr, const char *file, int line);
 #if WISP_LOOP_QUEUE_LEN < 1 || WISP_LOOP_QUEUE_LEN > 255
 #error "WISP_LOOP_QUEUE_LEN must be 1..255"
 #endif
+#if WISP_DHCP && !WISP_UDP
+#error "WISP_DHCP needs WISP_UDP"
+#endif
+#if WISP_DHCP_MAX_DNS < 1 || WISP_DHCP_MAX_DNS > 8 || WISP_DHCP_REQUEST_TRIES < 1 || WISP_DHCP_REQUEST_TRIES > 255 || \
+    WISP_DHCP_HOSTNAME_MAX < 1 || WISP_DHCP_HOSTNAME_MAX > 63 || WISP_DHCP_BACKOFF_BASE_MS < 4 || \
+    WISP_DHCP_BACKOFF_MAX_MS < WISP_DHCP_BACKOFF_BASE_MS
+#error "DHCP: MAX_DNS 1..8, REQUEST_TRIES 1..255, HOSTNAME_MAX 1..63, 4 <= BACKOFF_BASE_MS <= BACKOFF_MAX_MS"
+#endif
 #if WISP_ICMP_ERR_RATE < 1 || WISP_ICMP_ERR_BURST < 1
 #error "ICMP error rate and burst must be >= 1"
 #endif
@@ -535,6 +687,29 @@ void wisp_assert_fail(const char *expr, const char *file, int line);
 #endif
 #if WISP_SOCKET_IOV_MAX < 1 || WISP_SOCKET_IOV_MAX > 1024
 #error "WISP_SOCKET_IOV_MAX must be 1..1024"
+#endif
+
+#if WISP_DNS
+#if !WISP_UDP
+#error "WISP_DNS needs WISP_UDP"
+#endif
+#if WISP_DNS_MAX_SERVERS < 1 || WISP_DNS_MAX_SERVERS > 8 || WISP_DNS_CACHE_SIZE < 0 || WISP_DNS_CACHE_SIZE > 255
+#error "WISP_DNS_MAX_SERVERS must be 1..8, WISP_DNS_CACHE_SIZE 0..255"
+#endif
+#if WISP_DNS_MAX_QUERIES < 1 || WISP_DNS_MAX_QUERIES > 32 || WISP_DNS_MAX_WAITERS < WISP_DNS_MAX_QUERIES || \
+    WISP_DNS_MAX_WAITERS > 255
+#error "WISP_DNS_MAX_QUERIES must be 1..32, WISP_DNS_MAX_WAITERS WISP_DNS_MAX_QUERIES..255"
+#endif
+#if WISP_DNS_NAME_MAX < 16 || WISP_DNS_NAME_MAX > 253 || WISP_DNS_MAX_RETRIES < 0 || WISP_DNS_MAX_RETRIES > 31
+#error "WISP_DNS_NAME_MAX must be 16..253, WISP_DNS_MAX_RETRIES 0..31"
+#endif
+#if WISP_DNS_TIMEOUT_MS < 100 || WISP_DNS_TIMEOUT_MS > 60000 || WISP_DNS_MAX_TTL_S < 1 || WISP_DNS_MAX_TTL_S > 604800 || \
+    WISP_DNS_MAX_CNAME < 1 || WISP_DNS_MAX_CNAME > 16
+#error "WISP_DNS_TIMEOUT_MS 100..60000, WISP_DNS_MAX_TTL_S 1..604800, WISP_DNS_MAX_CNAME 1..16"
+#endif
+#endif
+#if WISP_NETDB_ADDRINFO_COUNT < 1 || WISP_NETDB_ADDRINFO_COUNT > 65535
+#error "WISP_NETDB_ADDRINFO_COUNT must be 1..65535"
 #endif
 
 #if WISP_TCP

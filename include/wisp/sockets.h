@@ -26,14 +26,20 @@
  *
  * No socket tax: every call is a direct call of the netconn function in
  * the caller's thread (no extra thread hop; with WISP_TCPIP_CORE_LOCKING
- * there is no message at all). send() hands the caller's buffer to
- * netconn_write_partly() with NETCONN_COPY, which copies it into the
- * stack's send buffers (the copy netconn makes anyway); recv() copies from
+ * there is no message at all), and no second round of bookkeeping: the
+ * socket's netconn is layered (wisp_netconn_set_layered), so netconn
+ * neither counts the callers nor serialises the writers again, and a
+ * send() takes one table-lock round trip in, the core lock, one out -- no
+ * more lock traffic than netconn_write. send() hands the caller's buffer
+ * to wisp_netconn_write_layered() with NETCONN_COPY, which copies it into
+ * the stack's send buffers (the copy netconn makes anyway); recv() copies from
  * the received pbuf chain (netconn_recv_tcp_pbuf_flags) straight into the
  * caller's buffer (the one unavoidable copy), keeping the rest of a partly
  * read chain for the next call; the chains it consumed are freed, and the
  * receive window reopened by the bytes consumed, in one entry into the
- * core per call (NETCONN_NOAUTORCVD). There is no intermediate buffer and
+ * core per call (NETCONN_NOAUTORCVD, wisp_netconn_tcp_consumed, which also
+ * has the stack offer data a full receive mailbox refused). There is no
+ * intermediate buffer and
  * no socket-layer thread. UDP datagrams come as netbufs.
  *
  * Errors. Functions return -1 (or NULL) and report a WISP_E* value:

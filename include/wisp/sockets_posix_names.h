@@ -31,8 +31,12 @@
  * included afterwards would see the macros (e.g. its own struct timeval
  * would be renamed).
  *
- * Not mapped (no wisp equivalent): getaddrinfo/gethostbyname (no resolver),
- * AF_INET6 addresses, socketpair, sendfile.
+ * Name resolution (getaddrinfo, freeaddrinfo, gai_strerror, gethostbyname,
+ * gethostbyname_r, h_errno, struct addrinfo, struct hostent, EAI_*, AI_*)
+ * maps onto wisp/netdb.h (do not include <netdb.h> in the same file).
+ *
+ * Not mapped (no wisp equivalent): AF_INET6 addresses, socketpair,
+ * sendfile.
  */
 #ifndef WISP_SOCKETS_POSIX_NAMES_H
 #define WISP_SOCKETS_POSIX_NAMES_H
@@ -369,5 +373,64 @@
 #define EHOSTUNREACH WISP_EHOSTUNREACH
 #define EALREADY WISP_EALREADY
 #define EINPROGRESS WISP_EINPROGRESS
+
+/* ---------------------------------------- name resolution (netdb.h) */
+#include "wisp/netdb.h"
+#define addrinfo wisp_addrinfo
+#define hostent wisp_hostent
+#define getaddrinfo(n, s, h, r) wisp_getaddrinfo(n, s, h, r)
+#define freeaddrinfo(a) wisp_freeaddrinfo(a)
+#define gai_strerror(e) wisp_gai_strerror(e)
+#define gethostbyname(n) wisp_gethostbyname(n)
+#define gethostbyname_r(n, r, b, l, res, e) wisp_gethostbyname_r(n, r, b, l, res, e)
+#undef h_errno
+#define h_errno (wisp_h_errno())
+#undef h_addr
+#define h_addr h_addr_list[0]
+
+#undef EAI_BADFLAGS
+#undef EAI_NONAME
+#undef EAI_AGAIN
+#undef EAI_FAIL
+#undef EAI_FAMILY
+#undef EAI_SOCKTYPE
+#undef EAI_SERVICE
+#undef EAI_MEMORY
+#undef EAI_SYSTEM
+#undef EAI_OVERFLOW
+#define EAI_BADFLAGS WISP_EAI_BADFLAGS
+#define EAI_NONAME WISP_EAI_NONAME
+#define EAI_AGAIN WISP_EAI_AGAIN
+#define EAI_FAIL WISP_EAI_FAIL
+#define EAI_FAMILY WISP_EAI_FAMILY
+#define EAI_SOCKTYPE WISP_EAI_SOCKTYPE
+#define EAI_SERVICE WISP_EAI_SERVICE
+#define EAI_MEMORY WISP_EAI_MEMORY
+#define EAI_SYSTEM WISP_EAI_SYSTEM
+#define EAI_OVERFLOW WISP_EAI_OVERFLOW
+
+#undef AI_PASSIVE
+#undef AI_CANONNAME
+#undef AI_NUMERICHOST
+#undef AI_V4MAPPED
+#undef AI_ALL
+#undef AI_ADDRCONFIG
+#undef AI_NUMERICSERV
+#define AI_PASSIVE WISP_AI_PASSIVE
+#define AI_CANONNAME WISP_AI_CANONNAME
+#define AI_NUMERICHOST WISP_AI_NUMERICHOST
+#define AI_V4MAPPED WISP_AI_V4MAPPED
+#define AI_ALL WISP_AI_ALL
+#define AI_ADDRCONFIG WISP_AI_ADDRCONFIG
+#define AI_NUMERICSERV WISP_AI_NUMERICSERV
+
+#undef HOST_NOT_FOUND
+#undef TRY_AGAIN
+#undef NO_RECOVERY
+#undef NO_DATA
+#define HOST_NOT_FOUND WISP_HOST_NOT_FOUND
+#define TRY_AGAIN WISP_TRY_AGAIN
+#define NO_RECOVERY WISP_NO_RECOVERY
+#define NO_DATA WISP_NO_DATA
 
 #endif /* WISP_SOCKETS_POSIX_NAMES_H */

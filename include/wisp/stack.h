@@ -30,6 +30,7 @@
 #include "wisp/icmp.h"
 #include "wisp/udp.h"
 #include "wisp/tcp.h"
+#include "wisp/dns.h"
 
 struct wisp_config {
     /** Monotonic milliseconds (wrapping is handled). Required. */
@@ -81,6 +82,9 @@ struct wisp_stack {
 #endif
 #if WISP_TCP
     struct wisp_tcp tcp;               /**< TCP state (tcp.h) */
+#endif
+#if WISP_DNS
+    struct wisp_dns dns;               /**< DNS resolver state (dns.h); zeroed by init */
 #endif
 
 #if WISP_LOOPBACK
@@ -136,5 +140,19 @@ unsigned wisp_stack_pools_in_use(const struct wisp_stack *s);
  *  high-water marks through a printf-like callback. */
 typedef int (*wisp_print_fn)(void *ctx, const char *fmt, ...);
 void wisp_stack_dump(const struct wisp_stack *s, wisp_print_fn pr, void *ctx, bool all);
+
+#if WISP_TCP
+/** Iterate the stack's TCP connection PCBs (for status pages): the first
+ *  when prev is NULL, else the one after prev; NULL at the end. Read them
+ *  only (wisp_tcp_state, wisp_tcp_local, wisp_tcp_remote,
+ *  wisp_tcp_get_info) and keep no pointer past the current core-context
+ *  call. Interfaces: s->netifs / nif->next; pools: s->pool[]; counters:
+ *  s->ctr[] with wisp_counter_name(). Core context only. */
+static inline const struct wisp_tcp_pcb *wisp_stack_tcp_next(const struct wisp_stack *s,
+                                                            const struct wisp_tcp_pcb *prev)
+{
+    return prev == NULL ? s->tcp.pcbs : prev->next;
+}
+#endif
 
 #endif /* WISP_STACK_H */

@@ -85,6 +85,23 @@
     X(UDP_DROP_CHKSUM, "udp.drop.chksum") \
     X(UDP_DROP_NOPORT, "udp.drop.noport") \
     X(UDP_DROP_NOMEM, "udp.drop.nomem") \
+    X(DHCP_TX, "dhcp.tx") \
+    X(DHCP_RX, "dhcp.rx") \
+    X(DHCP_RETRANSMIT, "dhcp.retransmit") \
+    X(DHCP_DROP_SHORT, "dhcp.drop.short") \
+    X(DHCP_DROP_BAD, "dhcp.drop.bad") \
+    X(DHCP_DROP_XID, "dhcp.drop.xid") \
+    X(DHCP_DROP_CHADDR, "dhcp.drop.chaddr") \
+    X(DHCP_DROP_OPTS, "dhcp.drop.opts") \
+    X(DHCP_DROP_STATE, "dhcp.drop.state") \
+    X(DHCP_DROP_NOMEM, "dhcp.drop.nomem") \
+    X(DHCP_NAK_RX, "dhcp.nak.rx") \
+    X(DHCP_BOUND, "dhcp.bound") \
+    X(DHCP_RENEWED, "dhcp.renewed") \
+    X(DHCP_CONFLICT, "dhcp.conflict") \
+    X(DHCP_DECLINE_TX, "dhcp.decline.tx") \
+    X(DHCP_RELEASE_TX, "dhcp.release.tx") \
+    X(DHCP_EXPIRED, "dhcp.lease.expired") \
     X(TCP_RX, "tcp.rx") \
     X(TCP_TX, "tcp.tx") \
     X(TCP_DROP_SHORT, "tcp.drop.short") \
@@ -132,6 +149,28 @@
     X(TCP_WND_LIMITED, "tcp.wnd.budgetlimited") \
     X(TCP_WRITE_TXRESERVE, "tcp.write.txreserve") \
     X(TCP_CTL_LOCAL_RETRY, "tcp.ctl.localretry") \
+    X(DNS_TX, "dns.tx") \
+    X(DNS_RETRANSMIT, "dns.retransmit") \
+    X(DNS_RX, "dns.rx") \
+    X(DNS_TIMEOUT, "dns.timeout") \
+    X(DNS_ANSWER, "dns.answer") \
+    X(DNS_NXDOMAIN, "dns.nxdomain") \
+    X(DNS_NODATA, "dns.nodata") \
+    X(DNS_SERVFAIL, "dns.servfail") \
+    X(DNS_RCODE_ERR, "dns.rcode.err") \
+    X(DNS_TRUNCATED, "dns.truncated") \
+    X(DNS_CNAME_LIMIT, "dns.cname.limit") \
+    X(DNS_DROP_SRC, "dns.drop.src") \
+    X(DNS_DROP_SHORT, "dns.drop.short") \
+    X(DNS_DROP_LEN, "dns.drop.len") \
+    X(DNS_DROP_ID, "dns.drop.id") \
+    X(DNS_DROP_HDR, "dns.drop.hdr") \
+    X(DNS_DROP_QUESTION, "dns.drop.question") \
+    X(DNS_DROP_MALFORMED, "dns.drop.malformed") \
+    X(DNS_FAIL, "dns.fail") \
+    X(DNS_NOMEM, "dns.nomem") \
+    X(DNS_CACHE_HIT, "dns.cache.hit") \
+    X(DNS_CACHE_EVICT, "dns.cache.evict") \
     X(NETIF_RX_NOMEM, "netif.rx.nomem") \
     X(NETIF_TXQ_DROP, "netif.txq.drop") \
     X(NETIF_TX_ERR, "netif.tx.err") \

@@ -169,6 +169,12 @@ void wisp_tcp_recv(struct wisp_tcp_pcb *pcb, wisp_tcp_recv_fn fn);
 /** The application consumed len bytes: reopen the receive window (with
  *  receiver-side silly window avoidance, RFC 9293 §3.8.6.2.2). */
 void wisp_tcp_recved(struct wisp_tcp_pcb *pcb, uint32_t len);
+/** The application can take data again (e.g. its receive queue has room
+ *  now): offer the data it refused (and a FIN held behind it) at once,
+ *  instead of at the next 20 ms retry. Does nothing when nothing was
+ *  refused (cheap to call). From a callback of this PCB the offer is made
+ *  once the stack has finished that segment or timer. Core context. */
+void wisp_tcp_recv_retry(struct wisp_tcp_pcb *pcb);
 void wisp_tcp_sent(struct wisp_tcp_pcb *pcb, wisp_tcp_sent_fn fn);
 void wisp_tcp_err(struct wisp_tcp_pcb *pcb, wisp_tcp_err_fn fn);
 void wisp_tcp_poll(struct wisp_tcp_pcb *pcb, wisp_tcp_poll_fn fn, uint8_t interval);

@@ -61,6 +61,7 @@ enum { NC_S_NONE = 0, NC_S_LISTEN, NC_S_CONNECTING, NC_S_CONNECTED, NC_S_CLOSED 
 #define NC_C_NOCOPY 0x04u       /* the stack references a writer's memory (unacknowledged) */
 #define NC_C_WSPACE 0x08u       /* SENDMINUS was signalled: SENDPLUS due when space returns */
 #define NC_C_POLL 0x10u         /* the poll callback is armed (write retry) */
+#define NC_C_REFUSED 0x20u      /* the mailbox refused data: offer it again when room returns */
 
 /* "Writable" for the events: half the send buffer free (lwIP's TCP_SNDLOWAT idea). */
 #define NC_SNDLOWAT ((uint32_t)WISP_TCP_SND_BUF / 2u)
@@ -70,12 +71,19 @@ enum { NC_S_NONE = 0, NC_S_LISTEN, NC_S_CONNECTING, NC_S_CONNECTED, NC_S_CLOSED 
 const wisp_ipaddr_t wisp_netconn_addr_any = { WISP_AF_INET4, { 0 } };
 const wisp_ipaddr_t wisp_netconn_addr_bcast = { WISP_AF_INET4, { 0xffffffffu } };
 
+/* What a call needs of the api-locked fields, read when it enters (one
+ * lock round trip for the call's bookkeeping and its settings). */
+struct nc_snap {
+    uint8_t flags;
+    uint32_t recv_timeout, send_timeout;
+};
+
 /* Arguments of the core operations. */
 struct nc_msg {
     struct wisp_netconn *conn;
     const wisp_ipaddr_t *addr;
     uint16_t port;
-    uint8_t local;            /* getaddr: local; drain: a listener; nodelay: on */
+    uint8_t local;            /* getaddr: local; drain: a listener; bind (not connect) */
     uint8_t shut_rx, shut_tx;
     uint8_t abort;
     bool blocking, started;
@@ -90,6 +98,13 @@ struct nc_msg {
     bool copy, done;
     /* UDP send */
     struct wisp_netbuf *buf;
+    /* consumed receive chains */
+    struct wisp_pbuf *const *chains;
+    unsigned nchains;
+    /* options */
+    uint8_t opt;
+    uint32_t v[3];
+    struct wisp_tcp_info *info;
 };
 
 /* ---------------------------------------------------------- small helpers */
@@ -108,6 +123,21 @@ static wisp_err_t nc_run(struct wisp_netconn *conn, wisp_tcpip_fn fn, struct nc_
 {
     m->conn = conn;
     return wisp_tcpip_run(conn->api->tcpip, fn, m);
+}
+
+static bool conn_enter(struct wisp_netconn *conn, struct nc_snap *snap);
+static void conn_leave(struct wisp_netconn *conn);
+
+/* A whole call that is one core operation: enter, run fn, leave. */
+static wisp_err_t nc_call(struct wisp_netconn *conn, wisp_tcpip_fn fn, struct nc_msg *m)
+{
+    wisp_err_t r;
+    if (!conn_enter(conn, NULL)) {
+        return WISP_ERR_CLSD;
+    }
+    r = nc_run(conn, fn, m);
+    conn_leave(conn);
+    return r;
 }
 
 static void nc_event(struct wisp_netconn *conn, enum wisp_netconn_evt evt, uint32_t len)
@@ -154,14 +184,21 @@ static unsigned core_pbuf_free(struct wisp_netconn_api *api, struct wisp_pbuf *p
     return n;
 }
 
-/* Enter / leave a call on conn: delete waits for the callers inside. */
-static bool conn_enter(struct wisp_netconn *conn)
+/* Enter / leave a call on conn: delete waits for the callers inside. A
+ * layered netconn (wisp_netconn_set_layered) is not counted: the layer
+ * above deletes it only after its own callers left. snap may be NULL. */
+static bool conn_enter(struct wisp_netconn *conn, struct nc_snap *snap)
 {
     bool ok;
     api_lock(conn->api);
     ok = conn->in_use && !(conn->flags & NC_F_DELETING);
-    if (ok) {
+    if (ok && !conn->layered) {
         conn->users++;
+    }
+    if (snap != NULL) {
+        snap->flags = conn->flags;
+        snap->recv_timeout = conn->recv_timeout;
+        snap->send_timeout = conn->send_timeout;
     }
     api_unlock(conn->api);
     return ok;
@@ -169,6 +206,9 @@ static bool conn_enter(struct wisp_netconn *conn)
 
 static void conn_leave(struct wisp_netconn *conn)
 {
+    if (conn->layered) {
+        return;
+    }
     api_lock(conn->api);
     conn->users--;
     if (conn->users == 0 && (conn->flags & NC_F_DELETING)) {
@@ -177,10 +217,20 @@ static void conn_leave(struct wisp_netconn *conn)
     api_unlock(conn->api);
 }
 
-/* Api lock held: the error of a netconn the application closed, or OK. */
-static wisp_err_t app_closed_err(const struct wisp_netconn *conn)
+/* Set flags of conn (under the api lock). */
+static void set_flags(struct wisp_netconn *conn, uint8_t f)
 {
-    return (conn->flags & (NC_F_CLOSED | NC_F_RX_SHUT | NC_F_DELETING)) ? WISP_ERR_CLSD : WISP_OK;
+    if (f != 0) {
+        api_lock(conn->api);
+        conn->flags |= f;
+        api_unlock(conn->api);
+    }
+}
+
+/* The error of a netconn the application closed (for reading), or OK. */
+static wisp_err_t app_closed_err(uint8_t flags)
+{
+    return (flags & (NC_F_CLOSED | NC_F_RX_SHUT | NC_F_DELETING)) ? WISP_ERR_CLSD : WISP_OK;
 }
 
 /* Api lock held: the pending error (taken), or CLSD after FIN / death. */
@@ -194,6 +244,7 @@ static wisp_err_t peer_state_err(struct wisp_netconn *conn)
     return (conn->flags & (NC_F_RX_FIN | NC_F_DEAD)) ? WISP_ERR_CLSD : WISP_OK;
 }
 
+#if WISP_TCP
 /* Core context: why a TCP netconn without PCB cannot be used. */
 static wisp_err_t dead_err(struct wisp_netconn *conn)
 {
@@ -210,6 +261,7 @@ static wisp_err_t dead_err(struct wisp_netconn *conn)
     api_unlock(conn->api);
     return r;
 }
+#endif
 
 /* ---------------------------------------------------------------- pools */
 
@@ -285,6 +337,8 @@ static struct wisp_netconn *conn_alloc_locked(struct wisp_netconn_api *api, enum
     c->state = NC_S_NONE;
     c->cflags = 0;
     c->dscp = 0;
+    c->ttl = 0;
+    c->layered = 0;
     c->tx_queued = 0;
     c->tx_acked = 0;
     c->nocopy_end = 0;
@@ -453,9 +507,7 @@ static void tcp_abort_conn(struct wisp_netconn *conn)
     tcp_detach(pcb, false);
     wisp_tcp_abort(pcb);
     tcp_forget(conn);
-    api_lock(conn->api);
-    conn->flags |= NC_F_DEAD;
-    api_unlock(conn->api);
+    set_flags(conn, NC_F_DEAD);
 }
 
 static wisp_err_t tcp_recv_cb(void *arg, struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, wisp_err_t err)
@@ -492,10 +544,13 @@ static wisp_err_t tcp_recv_cb(void *arg, struct wisp_tcp_pcb *pcb, struct wisp_p
         return WISP_OK;
     }
     if (wisp_sys_mbox_trypost(&conn->mbox, p) != WISP_OK) {
+        /* refused: the stack keeps p; the reader that makes room asks for
+         * it again (tcp_consumed), the stack's retry timer is the backstop */
+        conn->cflags |= NC_C_REFUSED;
         api_lock(conn->api);
         conn->api->st.tcp_refused++;
         api_unlock(conn->api);
-        return WISP_ERR_MEM; /* refused: the stack keeps p and offers it again */
+        return WISP_ERR_MEM;
     }
     nc_event(conn, WISP_NETCONN_EVT_RCVPLUS, len);
     return WISP_OK;
@@ -624,9 +679,14 @@ static wisp_err_t tcp_accept_cb(void *arg, struct wisp_tcp_pcb *newpcb, wisp_err
     }
     nc->state = NC_S_CONNECTED;
     nc->dscp = conn->dscp;
+    nc->ttl = conn->ttl;
+    nc->layered = conn->layered;
     tcp_attach(nc, newpcb);
     if (conn->dscp != 0) {
         wisp_tcp_set_dscp(newpcb, conn->dscp);
+    }
+    if (conn->ttl != 0) {
+        wisp_tcp_set_ttl(newpcb, conn->ttl);
     }
     if (wisp_sys_mbox_trypost(&conn->mbox, nc) != WISP_OK) {
         tcp_detach(newpcb, false);
@@ -657,7 +717,7 @@ static void udp_recv_cb(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf *p
     WISP_UNUSED(pcb);
     WISP_UNUSED(ip);
     api_lock(api);
-    if (!(conn->flags & (NC_F_CLOSED | NC_F_DELETING))) {
+    if (!(conn->flags & (NC_F_CLOSED | NC_F_RX_SHUT | NC_F_DELETING))) {
         nb = netbuf_alloc_locked(api);
     }
     if (nb == NULL) {
@@ -886,66 +946,27 @@ wisp_err_t wisp_netconn_delete(struct wisp_netconn *conn)
 
 /* ------------------------------------------------------------- addresses */
 
-static wisp_err_t do_bind(struct wisp_stack *s, void *arg)
+/* Core: bind (m->local) or connect. */
+static wisp_err_t do_bind_connect(struct wisp_stack *s, void *arg)
 {
     struct nc_msg *m = (struct nc_msg *)arg;
     struct wisp_netconn *conn = m->conn;
-    WISP_UNUSED(s);
-#if WISP_TCP
-    if (conn->type == WISP_NETCONN_TCP) {
-        if (conn->pcb.tcp == NULL) {
-            return dead_err(conn);
-        }
-        if (conn->state != NC_S_NONE) {
-            return WISP_ERR_VAL;
-        }
-        return wisp_tcp_bind(conn->pcb.tcp, m->addr, m->port);
-    }
-#endif
-#if WISP_UDP
-    if (conn->pcb.udp == NULL) {
-        return WISP_ERR_CLSD;
-    }
-    return wisp_udp_bind(conn->pcb.udp, m->addr, m->port);
-#else
-    return WISP_ERR_VAL;
-#endif
-}
-
-wisp_err_t wisp_netconn_bind(struct wisp_netconn *conn, const wisp_ipaddr_t *addr, uint16_t port)
-{
-    struct nc_msg m;
-    wisp_err_t r;
-    if (conn == NULL) {
-        return WISP_ERR_ARG;
-    }
-    if (!conn_enter(conn)) {
-        return WISP_ERR_CLSD;
-    }
-    memset(&m, 0, sizeof(m));
-    m.addr = addr;
-    m.port = port;
-    r = nc_run(conn, do_bind, &m);
-    conn_leave(conn);
-    return r;
-}
-
-static wisp_err_t do_connect(struct wisp_stack *s, void *arg)
-{
-    struct nc_msg *m = (struct nc_msg *)arg;
-    struct wisp_netconn *conn = m->conn;
+    bool bind = m->local != 0;
     WISP_UNUSED(s);
 #if WISP_TCP
     if (conn->type == WISP_NETCONN_TCP) {
         wisp_err_t r;
-        if (conn->state == NC_S_CONNECTING) {
+        if (!bind && conn->state == NC_S_CONNECTING) {
             return WISP_ERR_ALREADY;
         }
-        if (conn->state == NC_S_CONNECTED || conn->state == NC_S_LISTEN) {
+        if (!bind && (conn->state == NC_S_CONNECTED || conn->state == NC_S_LISTEN)) {
             return WISP_ERR_ISCONN;
         }
         if (conn->pcb.tcp == NULL) {
             return dead_err(conn);
+        }
+        if (bind) {
+            return conn->state != NC_S_NONE ? WISP_ERR_VAL : wisp_tcp_bind(conn->pcb.tcp, m->addr, m->port);
         }
         r = wisp_tcp_connect(conn->pcb.tcp, m->addr, m->port, tcp_connected_cb);
         if (r != WISP_OK) {
@@ -966,31 +987,43 @@ static wisp_err_t do_connect(struct wisp_stack *s, void *arg)
     if (conn->pcb.udp == NULL) {
         return WISP_ERR_CLSD;
     }
-    return wisp_udp_connect(conn->pcb.udp, m->addr, m->port);
+    return bind ? wisp_udp_bind(conn->pcb.udp, m->addr, m->port) : wisp_udp_connect(conn->pcb.udp, m->addr, m->port);
 #else
     return WISP_ERR_VAL;
 #endif
 }
 
+wisp_err_t wisp_netconn_bind(struct wisp_netconn *conn, const wisp_ipaddr_t *addr, uint16_t port)
+{
+    struct nc_msg m;
+    if (conn == NULL) {
+        return WISP_ERR_ARG;
+    }
+    memset(&m, 0, sizeof(m));
+    m.addr = addr;
+    m.port = port;
+    m.local = 1;
+    return nc_call(conn, do_bind_connect, &m);
+}
+
 wisp_err_t wisp_netconn_connect(struct wisp_netconn *conn, const wisp_ipaddr_t *addr, uint16_t port)
 {
     struct nc_msg m;
+    struct nc_snap snap;
     wisp_err_t r;
     bool nonblock;
     if (conn == NULL || addr == NULL) {
         return WISP_ERR_ARG;
     }
-    if (!conn_enter(conn)) {
+    if (!conn_enter(conn, &snap)) {
         return WISP_ERR_CLSD;
     }
-    api_lock(conn->api);
-    nonblock = (conn->flags & NC_F_NONBLOCK) != 0;
-    api_unlock(conn->api);
+    nonblock = (snap.flags & NC_F_NONBLOCK) != 0;
     memset(&m, 0, sizeof(m));
     m.addr = addr;
     m.port = port;
     m.blocking = !nonblock;
-    r = nc_run(conn, do_connect, &m);
+    r = nc_run(conn, do_bind_connect, &m);
     if (r == WISP_OK && m.started) {
         if (nonblock) {
             r = WISP_ERR_INPROGRESS;
@@ -1037,17 +1070,11 @@ static wisp_err_t do_disconnect(struct wisp_stack *s, void *arg)
 wisp_err_t wisp_netconn_disconnect(struct wisp_netconn *conn)
 {
     struct nc_msg m;
-    wisp_err_t r;
     if (conn == NULL) {
         return WISP_ERR_ARG;
     }
-    if (!conn_enter(conn)) {
-        return WISP_ERR_CLSD;
-    }
     memset(&m, 0, sizeof(m));
-    r = nc_run(conn, do_disconnect, &m);
-    conn_leave(conn);
-    return r;
+    return nc_call(conn, do_disconnect, &m);
 }
 
 static wisp_err_t do_getaddr(struct wisp_stack *s, void *arg)
@@ -1097,20 +1124,14 @@ static wisp_err_t do_getaddr(struct wisp_stack *s, void *arg)
 wisp_err_t wisp_netconn_getaddr(struct wisp_netconn *conn, wisp_ipaddr_t *addr, uint16_t *port, uint8_t local)
 {
     struct nc_msg m;
-    wisp_err_t r;
     if (conn == NULL || addr == NULL || port == NULL) {
         return WISP_ERR_ARG;
-    }
-    if (!conn_enter(conn)) {
-        return WISP_ERR_CLSD;
     }
     memset(&m, 0, sizeof(m));
     m.out_addr = addr;
     m.out_port = port;
     m.local = local;
-    r = nc_run(conn, do_getaddr, &m);
-    conn_leave(conn);
-    return r;
+    return nc_call(conn, do_getaddr, &m);
 }
 
 /* ---------------------------------------------------------------- listen */
@@ -1163,18 +1184,12 @@ wisp_err_t wisp_netconn_listen_with_backlog(struct wisp_netconn *conn, uint8_t b
 {
 #if WISP_TCP
     struct nc_msg m;
-    wisp_err_t r;
     if (conn == NULL || conn->type != WISP_NETCONN_TCP) {
         return WISP_ERR_ARG;
     }
-    if (!conn_enter(conn)) {
-        return WISP_ERR_CLSD;
-    }
     memset(&m, 0, sizeof(m));
     m.len = backlog;
-    r = nc_run(conn, do_listen, &m);
-    conn_leave(conn);
-    return r;
+    return nc_call(conn, do_listen, &m);
 #else
     WISP_UNUSED(conn);
     WISP_UNUSED(backlog);
@@ -1187,34 +1202,65 @@ wisp_err_t wisp_netconn_listen(struct wisp_netconn *conn)
     return wisp_netconn_listen_with_backlog(conn, 255);
 }
 
-/* Take the next item of conn's mailbox (recv and accept). */
-static wisp_err_t fetch_item(struct wisp_netconn *conn, void **item, bool dontblock)
+/* Core: the reader consumed received data -- free the chains it is done
+ * with, reopen the window by len -- and, when the mailbox refused data,
+ * offer that again now that the reader made room (without this, the stack
+ * would retry only every 20 ms: a reader that keeps the mailbox full would
+ * stall the connection). m->conn NULL: only free the chains. */
+static wisp_err_t do_recved(struct wisp_stack *s, void *arg)
+{
+    struct nc_msg *m = (struct nc_msg *)arg;
+    struct wisp_netconn *conn = m->conn;
+    unsigned i;
+    WISP_UNUSED(s);
+    for (i = 0; i < m->nchains; i++) {
+        (void)wisp_pbuf_free(m->chains[i]);
+    }
+#if WISP_TCP
+    if (conn != NULL && conn->pcb.tcp != NULL && conn->state != NC_S_LISTEN) {
+        if (m->len > 0) {
+            wisp_tcp_recved(conn->pcb.tcp, m->len);
+        }
+        if (conn->cflags & NC_C_REFUSED) {
+            conn->cflags &= (uint8_t)~NC_C_REFUSED;
+            wisp_tcp_recv_retry(conn->pcb.tcp);
+        }
+    }
+#else
+    WISP_UNUSED(conn);
+#endif
+    return WISP_OK;
+}
+
+/* Take the next item of conn's mailbox (recv and accept); snap was read
+ * when the call entered. offer: a TCP reader that reopens the window
+ * itself (NOAUTORCVD) asks for refused data before it blocks. */
+static wisp_err_t fetch_item(struct wisp_netconn *conn, const struct nc_snap *snap, void **item, bool dontblock,
+                             bool offer)
 {
     struct wisp_netconn_api *api = conn->api;
     void *m = NULL;
-    uint32_t timeout;
-    wisp_err_t r;
+    wisp_err_t r = app_closed_err(snap->flags);
 
-    api_lock(api);
-    r = app_closed_err(conn);
-    if (conn->flags & NC_F_NONBLOCK) {
-        dontblock = true;
-    }
-    timeout = conn->recv_timeout;
-    api_unlock(api);
     if (r != WISP_OK) {
         return r;
     }
     if (wisp_sys_mbox_tryfetch(&conn->mbox, &m) != WISP_OK) {
         /* Empty: peer events (FIN, errors) come after the data. */
+        uint32_t timeout = snap->recv_timeout;
         api_lock(api);
         r = peer_state_err(conn);
         api_unlock(api);
         if (r != WISP_OK) {
             return r;
         }
-        if (dontblock) {
+        if (dontblock || (snap->flags & NC_F_NONBLOCK)) {
             return WISP_ERR_WOULDBLOCK;
+        }
+        if (offer) {
+            struct nc_msg om;
+            memset(&om, 0, sizeof(om));
+            (void)nc_run(conn, do_recved, &om);
         }
         if (wisp_sys_mbox_fetch(&conn->mbox, &m, timeout != 0 ? timeout : WISP_SYS_FOREVER) != WISP_OK) {
             return WISP_ERR_TIMEOUT;
@@ -1223,7 +1269,7 @@ static wisp_err_t fetch_item(struct wisp_netconn *conn, void **item, bool dontbl
     if (m == &conn->marker) {
         wake_mbox(conn); /* for the other waiters */
         api_lock(api);
-        r = app_closed_err(conn);
+        r = app_closed_err(conn->flags);
         if (r == WISP_OK) {
             r = peer_state_err(conn);
         }
@@ -1237,9 +1283,9 @@ static wisp_err_t fetch_item(struct wisp_netconn *conn, void **item, bool dontbl
 wisp_err_t wisp_netconn_accept(struct wisp_netconn *conn, struct wisp_netconn **new_conn)
 {
     struct wisp_netconn_api *api;
+    struct nc_snap snap;
     void *item = NULL;
     wisp_err_t r;
-    bool listener;
     if (new_conn == NULL) {
         return WISP_ERR_ARG;
     }
@@ -1247,20 +1293,19 @@ wisp_err_t wisp_netconn_accept(struct wisp_netconn *conn, struct wisp_netconn **
     if (conn == NULL) {
         return WISP_ERR_ARG;
     }
-    if (!conn_enter(conn)) {
+    if (!conn_enter(conn, &snap)) {
         return WISP_ERR_CLSD;
     }
     api = conn->api;
     api_lock(api);
     r = conn->pending_err;
     conn->pending_err = WISP_OK;
-    listener = (conn->flags & NC_F_LISTEN) != 0;
     api_unlock(api);
-    if (r == WISP_OK && !listener) {
+    if (r == WISP_OK && !(snap.flags & NC_F_LISTEN)) {
         r = WISP_ERR_CLSD; /* lwIP: not accepting */
     }
     if (r == WISP_OK) {
-        r = fetch_item(conn, &item, false);
+        r = fetch_item(conn, &snap, &item, false, false);
     }
     if (r == WISP_OK) {
         api_lock(api);
@@ -1275,25 +1320,12 @@ wisp_err_t wisp_netconn_accept(struct wisp_netconn *conn, struct wisp_netconn **
 
 /* --------------------------------------------------------------- receive */
 
-static wisp_err_t do_recved(struct wisp_stack *s, void *arg)
-{
-    struct nc_msg *m = (struct nc_msg *)arg;
-    WISP_UNUSED(s);
-#if WISP_TCP
-    if (m->conn->pcb.tcp != NULL && m->conn->state != NC_S_LISTEN) {
-        wisp_tcp_recved(m->conn->pcb.tcp, m->len);
-    }
-#else
-    WISP_UNUSED(m);
-#endif
-    return WISP_OK;
-}
-
 wisp_err_t wisp_netconn_recv_tcp_pbuf_flags(struct wisp_netconn *conn, struct wisp_pbuf **new_buf, uint8_t flags)
 {
+    struct nc_snap snap;
     void *item = NULL;
     wisp_err_t r;
-    bool listener;
+    bool autorcvd = !(flags & WISP_NETCONN_NOAUTORCVD);
     if (new_buf == NULL) {
         return WISP_ERR_ARG;
     }
@@ -1301,18 +1333,16 @@ wisp_err_t wisp_netconn_recv_tcp_pbuf_flags(struct wisp_netconn *conn, struct wi
     if (conn == NULL || conn->type != WISP_NETCONN_TCP) {
         return WISP_ERR_ARG;
     }
-    if (!conn_enter(conn)) {
+    if (!conn_enter(conn, &snap)) {
         return WISP_ERR_CLSD;
     }
-    api_lock(conn->api);
-    listener = (conn->flags & NC_F_LISTEN) != 0;
-    api_unlock(conn->api);
-    r = listener ? WISP_ERR_CONN : fetch_item(conn, &item, (flags & WISP_NETCONN_DONTBLOCK) != 0);
+    r = (snap.flags & NC_F_LISTEN) ? WISP_ERR_CONN
+                                   : fetch_item(conn, &snap, &item, (flags & WISP_NETCONN_DONTBLOCK) != 0, !autorcvd);
     if (r == WISP_OK) {
         struct wisp_pbuf *p = (struct wisp_pbuf *)item;
-        if (!(flags & WISP_NETCONN_NOAUTORCVD)) {
+        if (autorcvd) {
             /* The application took the data: reopen the window now, as
-             * lwIP's netconn_recv does. */
+             * lwIP's netconn_recv does (and take refused data, if any). */
             struct nc_msg m;
             memset(&m, 0, sizeof(m));
             m.len = p->tot_len;
@@ -1330,25 +1360,36 @@ wisp_err_t wisp_netconn_recv_tcp_pbuf(struct wisp_netconn *conn, struct wisp_pbu
     return wisp_netconn_recv_tcp_pbuf_flags(conn, new_buf, 0);
 }
 
-wisp_err_t wisp_netconn_tcp_recvd(struct wisp_netconn *conn, size_t len)
+wisp_err_t wisp_netconn_tcp_consumed(struct wisp_netconn *conn, struct wisp_pbuf *const *chains, unsigned n,
+                                     size_t len)
 {
     struct nc_msg m;
-    if (conn == NULL || conn->type != WISP_NETCONN_TCP) {
+    if (conn == NULL || conn->type != WISP_NETCONN_TCP || (chains == NULL && n > 0)) {
         return WISP_ERR_ARG;
     }
-    if (!conn_enter(conn)) {
+    memset(&m, 0, sizeof(m));
+    m.chains = chains;
+    m.nchains = n;
+    m.len = (uint32_t)WISP_MIN(len, (size_t)0xffffffffu);
+    if (!conn_enter(conn, NULL)) {
+        /* being deleted: just free the chains (m.conn NULL) */
+        (void)wisp_tcpip_run(conn->api->tcpip, do_recved, &m);
         return WISP_ERR_CLSD;
     }
-    memset(&m, 0, sizeof(m));
-    m.len = (uint32_t)len;
     (void)nc_run(conn, do_recved, &m);
     conn_leave(conn);
     return WISP_OK;
 }
 
+wisp_err_t wisp_netconn_tcp_recvd(struct wisp_netconn *conn, size_t len)
+{
+    return wisp_netconn_tcp_consumed(conn, NULL, 0, len);
+}
+
 wisp_err_t wisp_netconn_recv_udp_raw_netbuf_flags(struct wisp_netconn *conn, struct wisp_netbuf **new_buf,
                                                   uint8_t flags)
 {
+    struct nc_snap snap;
     void *item = NULL;
     wisp_err_t r;
     if (new_buf == NULL) {
@@ -1358,10 +1399,10 @@ wisp_err_t wisp_netconn_recv_udp_raw_netbuf_flags(struct wisp_netconn *conn, str
     if (conn == NULL || conn->type != WISP_NETCONN_UDP) {
         return WISP_ERR_ARG;
     }
-    if (!conn_enter(conn)) {
+    if (!conn_enter(conn, &snap)) {
         return WISP_ERR_CLSD;
     }
-    r = fetch_item(conn, &item, (flags & WISP_NETCONN_DONTBLOCK) != 0);
+    r = fetch_item(conn, &snap, &item, (flags & WISP_NETCONN_DONTBLOCK) != 0, false);
     if (r == WISP_OK) {
         struct wisp_netbuf *nb = (struct wisp_netbuf *)item;
         nc_event(conn, WISP_NETCONN_EVT_RCVMINUS, wisp_netbuf_len(nb));
@@ -1428,7 +1469,6 @@ wisp_err_t wisp_netconn_send(struct wisp_netconn *conn, struct wisp_netbuf *buf)
 {
 #if WISP_UDP
     struct nc_msg m;
-    wisp_err_t r;
     if (conn == NULL || buf == NULL) {
         return WISP_ERR_ARG;
     }
@@ -1438,14 +1478,9 @@ wisp_err_t wisp_netconn_send(struct wisp_netconn *conn, struct wisp_netbuf *buf)
     if (buf->p == NULL) {
         return WISP_ERR_BUF;
     }
-    if (!conn_enter(conn)) {
-        return WISP_ERR_CLSD;
-    }
     memset(&m, 0, sizeof(m));
     m.buf = buf;
-    r = nc_run(conn, do_send, &m);
-    conn_leave(conn);
-    return r;
+    return nc_call(conn, do_send, &m);
 #else
     WISP_UNUSED(buf);
     return conn == NULL ? WISP_ERR_ARG : WISP_ERR_CONN;
@@ -1559,43 +1594,20 @@ static wisp_err_t do_nocopy_release(struct wisp_stack *s, void *arg)
 }
 #endif /* WISP_TCP */
 
-wisp_err_t wisp_netconn_write_partly(struct wisp_netconn *conn, const void *dataptr, size_t size, uint8_t apiflags,
-                                     size_t *bytes_written)
-{
 #if WISP_TCP
+/* The write loop of an entered call: queue, wait for room (or the
+ * acknowledgement of NOCOPY data), queue again. */
+static wisp_err_t write_run(struct wisp_netconn *conn, const void *dataptr, size_t size, uint8_t apiflags,
+                            bool nonblock, uint32_t send_timeout, size_t *bytes_written)
+{
     struct nc_msg m;
     wisp_err_t r;
-    bool nonblock, dontblock;
-    uint32_t send_timeout, start;
+    uint32_t start;
+    bool dontblock = nonblock || send_timeout != 0;
 
-    if (bytes_written != NULL) {
-        *bytes_written = 0;
-    }
-    if (conn == NULL) {
-        return WISP_ERR_ARG;
-    }
-    if (conn->type != WISP_NETCONN_TCP) {
-        return WISP_ERR_VAL;
-    }
-    if (size == 0) {
-        return WISP_OK;
-    }
-    if (dataptr == NULL) {
-        return WISP_ERR_ARG;
-    }
-    if (!conn_enter(conn)) {
-        return WISP_ERR_CLSD;
-    }
-    api_lock(conn->api);
-    nonblock = (conn->flags & NC_F_NONBLOCK) || (apiflags & WISP_NETCONN_DONTBLOCK);
-    send_timeout = conn->send_timeout;
-    api_unlock(conn->api);
-    dontblock = nonblock || send_timeout != 0;
     if (dontblock && bytes_written == NULL) {
-        conn_leave(conn);
         return WISP_ERR_VAL; /* lwIP: no way to report a partial write */
     }
-
     memset(&m, 0, sizeof(m));
     m.data = (const uint8_t *)dataptr;
     m.size = size;
@@ -1605,7 +1617,9 @@ wisp_err_t wisp_netconn_write_partly(struct wisp_netconn *conn, const void *data
      * references to the caller's memory behind: it copies. */
     m.copy = (apiflags & WISP_NETCONN_COPY) != 0 || dontblock;
 
-    wisp_sys_mutex_lock(&conn->write_lock);
+    if (!conn->layered) {
+        wisp_sys_mutex_lock(&conn->write_lock); /* a layered netconn's layer serialises its writers */
+    }
     start = wisp_sys_now_ms();
     for (;;) {
         uint32_t wait = WISP_SYS_FOREVER;
@@ -1638,21 +1652,77 @@ wisp_err_t wisp_netconn_write_partly(struct wisp_netconn *conn, const void *data
     if (!m.done) {
         (void)nc_run(conn, do_nocopy_release, &m);
     }
-    wisp_sys_mutex_unlock(&conn->write_lock);
+    if (!conn->layered) {
+        wisp_sys_mutex_unlock(&conn->write_lock);
+    }
     if (bytes_written != NULL) {
         *bytes_written = m.off;
     }
-    conn_leave(conn);
     return r;
-#else
-    WISP_UNUSED(dataptr);
-    WISP_UNUSED(size);
-    WISP_UNUSED(apiflags);
+}
+#endif
+
+/* The argument checks of the writes: false with *r set when the call is
+ * over before it started. */
+static bool write_args(const struct wisp_netconn *conn, const void *dataptr, size_t size, size_t *bytes_written,
+                       wisp_err_t *r)
+{
     if (bytes_written != NULL) {
         *bytes_written = 0;
     }
-    return conn == NULL ? WISP_ERR_ARG : WISP_ERR_VAL;
+    *r = WISP_OK;
+    if (conn == NULL) {
+        *r = WISP_ERR_ARG;
+    } else if (conn->type != WISP_NETCONN_TCP || !WISP_TCP) {
+        *r = WISP_ERR_VAL;
+    } else if (size != 0 && dataptr == NULL) {
+        *r = WISP_ERR_ARG;
+    }
+    return *r == WISP_OK && size != 0;
+}
+
+wisp_err_t wisp_netconn_write_partly(struct wisp_netconn *conn, const void *dataptr, size_t size, uint8_t apiflags,
+                                     size_t *bytes_written)
+{
+    wisp_err_t r;
+    if (!write_args(conn, dataptr, size, bytes_written, &r)) {
+        return r;
+    }
+#if WISP_TCP
+    {
+        struct nc_snap snap;
+        if (!conn_enter(conn, &snap)) {
+            return WISP_ERR_CLSD;
+        }
+        r = write_run(conn, dataptr, size, apiflags,
+                      (snap.flags & NC_F_NONBLOCK) || (apiflags & WISP_NETCONN_DONTBLOCK), snap.send_timeout,
+                      bytes_written);
+        conn_leave(conn);
+    }
+#else
+    WISP_UNUSED(apiflags);
 #endif
+    return r;
+}
+
+wisp_err_t wisp_netconn_write_layered(struct wisp_netconn *conn, const void *dataptr, size_t size, uint8_t apiflags,
+                                      uint32_t send_timeout_ms, size_t *bytes_written)
+{
+    wisp_err_t r;
+    if (!write_args(conn, dataptr, size, bytes_written, &r)) {
+        return r;
+    }
+    if (!conn->layered) {
+        return WISP_ERR_ARG;
+    }
+#if WISP_TCP
+    r = write_run(conn, dataptr, size, apiflags, (apiflags & WISP_NETCONN_DONTBLOCK) != 0, send_timeout_ms,
+                  bytes_written);
+#else
+    WISP_UNUSED(apiflags);
+    WISP_UNUSED(send_timeout_ms);
+#endif
+    return r;
 }
 
 wisp_err_t wisp_netconn_write(struct wisp_netconn *conn, const void *dataptr, size_t size, uint8_t apiflags)
@@ -1662,87 +1732,111 @@ wisp_err_t wisp_netconn_write(struct wisp_netconn *conn, const void *dataptr, si
 
 /* ----------------------------------------------------------------- close */
 
-#if WISP_TCP
 static wisp_err_t do_close(struct wisp_stack *s, void *arg)
 {
     struct nc_msg *m = (struct nc_msg *)arg;
     struct wisp_netconn *conn = m->conn;
-    struct wisp_tcp_pcb *pcb = conn->pcb.tcp;
     uint8_t set = 0;
     WISP_UNUSED(s);
-    if (pcb == NULL) {
+    if (conn->pcb.ip == NULL) {
         return WISP_ERR_CONN;
     }
-    if (conn->state == NC_S_LISTEN) {
+#if WISP_UDP
+    if (conn->type == WISP_NETCONN_UDP) {
         if (!m->shut_rx) {
-            return WISP_OK;
+            return WISP_ERR_CONN; /* no send direction to shut: a datagram has no FIN */
         }
-        tcp_detach(pcb, true);
-        (void)wisp_tcp_close(pcb);
-        tcp_forget(conn);
-        set = NC_F_CLOSED;
-    } else if (m->shut_rx && m->shut_tx) {
-        if (m->abort || (conn->cflags & NC_C_NOCOPY)) {
-            tcp_abort_conn(conn);
+        if (m->shut_tx) {
+            wisp_udp_remove(conn->pcb.udp);
+            conn->pcb.udp = NULL;
+            set = NC_F_CLOSED;
         } else {
-            wisp_err_t r = wisp_tcp_close(pcb);
+            set = NC_F_RX_SHUT;
+        }
+    }
+#endif
+#if WISP_TCP
+    if (conn->type == WISP_NETCONN_TCP) {
+        struct wisp_tcp_pcb *pcb = conn->pcb.tcp;
+        if (conn->state == NC_S_LISTEN) {
+            if (!m->shut_rx) {
+                return WISP_OK;
+            }
+            tcp_detach(pcb, true);
+            (void)wisp_tcp_close(pcb);
+            tcp_forget(conn);
+            set = NC_F_CLOSED;
+        } else if (m->shut_rx && m->shut_tx) {
+            if (m->abort || (conn->cflags & NC_C_NOCOPY)) {
+                tcp_abort_conn(conn);
+            } else {
+                wisp_err_t r = wisp_tcp_close(pcb);
+                if (r != WISP_OK) {
+                    return r;
+                }
+                tcp_forget(conn);
+            }
+            set = NC_F_CLOSED;
+        } else {
+            wisp_err_t r = wisp_tcp_shutdown(pcb, m->shut_rx != 0, m->shut_tx != 0);
             if (r != WISP_OK) {
                 return r;
             }
-            tcp_forget(conn);
+            set = m->shut_rx ? NC_F_RX_SHUT : 0;
         }
-        set = NC_F_CLOSED;
-    } else {
-        wisp_err_t r = wisp_tcp_shutdown(pcb, m->shut_rx != 0, m->shut_tx != 0);
-        if (r != WISP_OK) {
-            return r;
-        }
-        set = m->shut_rx ? NC_F_RX_SHUT : 0;
     }
-    api_lock(conn->api);
-    conn->flags |= set;
-    api_unlock(conn->api);
+#endif
+    set_flags(conn, set);
     return WISP_OK;
 }
-#endif
 
-wisp_err_t wisp_netconn_shutdown(struct wisp_netconn *conn, uint8_t shut_rx, uint8_t shut_tx)
+/* shutdown, close and abort. */
+static wisp_err_t close_call(struct wisp_netconn *conn, uint8_t shut_rx, uint8_t shut_tx, uint8_t abort)
 {
-#if WISP_TCP
     struct nc_msg m;
     wisp_err_t r;
     if (conn == NULL) {
         return WISP_ERR_ARG;
     }
-    if (conn->type != WISP_NETCONN_TCP) {
-        return WISP_ERR_CONN;
-    }
     if (!shut_rx && !shut_tx) {
         return WISP_OK;
     }
-    if (!conn_enter(conn)) {
+    if (!conn_enter(conn, NULL)) {
         return WISP_ERR_CLSD;
     }
     memset(&m, 0, sizeof(m));
     m.shut_rx = shut_rx ? 1 : 0;
     m.shut_tx = shut_tx ? 1 : 0;
+    m.abort = abort;
     r = run_close(conn, do_close, &m);
     if (r == WISP_OK) {
-        /* wake readers (ERR_CLSD), the writer and a blocking connect */
-        wake_all(conn);
+        /* Wake the writer and a blocking connect; the readers only when
+         * receiving stopped: after shutting the send side alone they keep
+         * receiving until the peer's FIN (RFC 9293 §3.6: a half-closed
+         * connection still delivers in the other direction). */
+        if (shut_rx) {
+            wake_mbox(conn);
+        }
+        wisp_sys_sem_signal(&conn->snd_sem);
+        wisp_sys_sem_signal(&conn->op_sem);
     }
     conn_leave(conn);
     return r;
-#else
-    WISP_UNUSED(shut_rx);
-    WISP_UNUSED(shut_tx);
-    return conn == NULL ? WISP_ERR_ARG : WISP_ERR_CONN;
-#endif
+}
+
+wisp_err_t wisp_netconn_shutdown(struct wisp_netconn *conn, uint8_t shut_rx, uint8_t shut_tx)
+{
+    return close_call(conn, shut_rx, shut_tx, 0);
 }
 
 wisp_err_t wisp_netconn_close(struct wisp_netconn *conn)
 {
-    return wisp_netconn_shutdown(conn, 1, 1);
+    return close_call(conn, 1, 1, 0);
+}
+
+wisp_err_t wisp_netconn_abort(struct wisp_netconn *conn)
+{
+    return close_call(conn, 1, 1, 1);
 }
 
 /* --------------------------------------------------------------- options */
@@ -1760,36 +1854,45 @@ wisp_err_t wisp_netconn_err(struct wisp_netconn *conn)
     return r;
 }
 
-void wisp_netconn_set_recvtimeout(struct wisp_netconn *conn, uint32_t timeout_ms)
+static uint32_t *timeout_of(struct wisp_netconn *conn, bool send)
+{
+    return send ? &conn->send_timeout : &conn->recv_timeout;
+}
+
+static void set_timeout(struct wisp_netconn *conn, bool send, uint32_t timeout_ms)
 {
     api_lock(conn->api);
-    conn->recv_timeout = timeout_ms;
+    *timeout_of(conn, send) = timeout_ms;
     api_unlock(conn->api);
+}
+
+static uint32_t get_timeout(struct wisp_netconn *conn, bool send)
+{
+    uint32_t r;
+    api_lock(conn->api);
+    r = *timeout_of(conn, send);
+    api_unlock(conn->api);
+    return r;
+}
+
+void wisp_netconn_set_recvtimeout(struct wisp_netconn *conn, uint32_t timeout_ms)
+{
+    set_timeout(conn, false, timeout_ms);
 }
 
 uint32_t wisp_netconn_get_recvtimeout(struct wisp_netconn *conn)
 {
-    uint32_t r;
-    api_lock(conn->api);
-    r = conn->recv_timeout;
-    api_unlock(conn->api);
-    return r;
+    return get_timeout(conn, false);
 }
 
 void wisp_netconn_set_sendtimeout(struct wisp_netconn *conn, uint32_t timeout_ms)
 {
-    api_lock(conn->api);
-    conn->send_timeout = timeout_ms;
-    api_unlock(conn->api);
+    set_timeout(conn, true, timeout_ms);
 }
 
 uint32_t wisp_netconn_get_sendtimeout(struct wisp_netconn *conn)
 {
-    uint32_t r;
-    api_lock(conn->api);
-    r = conn->send_timeout;
-    api_unlock(conn->api);
-    return r;
+    return get_timeout(conn, true);
 }
 
 void wisp_netconn_set_nonblocking(struct wisp_netconn *conn, bool on)
@@ -1812,85 +1915,146 @@ bool wisp_netconn_is_nonblocking(struct wisp_netconn *conn)
     return r;
 }
 
-static wisp_err_t do_set_dscp(struct wisp_stack *s, void *arg)
+void wisp_netconn_set_layered(struct wisp_netconn *conn)
+{
+    if (conn != NULL) {
+        conn->layered = 1;
+    }
+}
+
+/* Options set in the core (nc_msg.opt). */
+enum { NC_OPT_DSCP, NC_OPT_TTL, NC_OPT_NODELAY, NC_OPT_KEEPALIVE, NC_OPT_INFO, NC_OPT_BROADCAST };
+
+/* Core: apply option m->opt (value m->len; keepalive: m->v[]). */
+static wisp_err_t do_option(struct wisp_stack *s, void *arg)
 {
     struct nc_msg *m = (struct nc_msg *)arg;
     struct wisp_netconn *conn = m->conn;
-    uint8_t dscp = (uint8_t)m->len;
+    uint8_t v = (uint8_t)m->len;
     WISP_UNUSED(s);
     if (conn->pcb.ip == NULL) {
         return WISP_ERR_CLSD;
     }
-    conn->dscp = dscp;
 #if WISP_TCP
     if (conn->type == WISP_NETCONN_TCP) {
-        wisp_tcp_set_dscp(conn->pcb.tcp, dscp); /* listeners too (common head) */
-        return WISP_OK;
+        struct wisp_tcp_pcb *pcb = conn->pcb.tcp;
+        switch (m->opt) {
+        case NC_OPT_DSCP: /* listeners too (common head); passed on to accepted ones */
+            conn->dscp = v;
+            wisp_tcp_set_dscp(pcb, v);
+            return WISP_OK;
+        case NC_OPT_TTL:
+            conn->ttl = v;
+            wisp_tcp_set_ttl(pcb, v);
+            return WISP_OK;
+        case NC_OPT_BROADCAST:
+            return WISP_ERR_VAL; /* UDP only */
+        default:
+            break;
+        }
+        if (conn->state == NC_S_LISTEN) {
+            return WISP_ERR_CONN; /* connection options: set them on the accepted ones */
+        }
+        switch (m->opt) {
+        case NC_OPT_NODELAY:
+            wisp_tcp_nodelay(pcb, v != 0);
+            return WISP_OK;
+        case NC_OPT_KEEPALIVE:
+            wisp_tcp_keepalive(pcb, v != 0, m->v[0], m->v[1], m->v[2]);
+            return WISP_OK;
+        default: /* NC_OPT_INFO */
+            wisp_tcp_get_info(pcb, m->info);
+            return WISP_OK;
+        }
     }
 #endif
 #if WISP_UDP
-    /* RFC 2474 §3: DSCP in the upper six bits of the TOS octet, ECN kept. */
-    conn->pcb.udp->tos = (uint8_t)((dscp << 2) | (conn->pcb.udp->tos & 0x03u));
+    switch (m->opt) {
+    case NC_OPT_DSCP:
+        /* RFC 2474 §3: DSCP in the upper six bits of the TOS octet, ECN kept. */
+        conn->dscp = v;
+        conn->pcb.udp->tos = (uint8_t)((v << 2) | (conn->pcb.udp->tos & 0x03u));
+        return WISP_OK;
+    case NC_OPT_TTL:
+        conn->pcb.udp->ttl = v;
+        return WISP_OK;
+    case NC_OPT_BROADCAST:
+        if (v != 0) {
+            conn->pcb.udp->flags = (uint8_t)(conn->pcb.udp->flags | WISP_UDP_F_BCAST);
+        } else {
+            conn->pcb.udp->flags = (uint8_t)(conn->pcb.udp->flags & ~WISP_UDP_F_BCAST);
+        }
+        return WISP_OK;
+    default:
+        return WISP_ERR_VAL; /* TCP options */
+    }
+#else
+    return WISP_ERR_VAL;
 #endif
-    return WISP_OK;
+}
+
+/* Set option opt to value v through the core. */
+static wisp_err_t set_option(struct wisp_netconn *conn, uint8_t opt, uint32_t v, struct nc_msg *m)
+{
+    if (conn == NULL) {
+        return WISP_ERR_ARG;
+    }
+    m->opt = opt;
+    m->len = v;
+    return nc_call(conn, do_option, m);
 }
 
 wisp_err_t wisp_netconn_set_dscp(struct wisp_netconn *conn, uint8_t dscp)
 {
     struct nc_msg m;
-    wisp_err_t r;
-    if (conn == NULL) {
-        return WISP_ERR_ARG;
-    }
     if (dscp > 63u) {
-        return WISP_ERR_VAL;
-    }
-    if (!conn_enter(conn)) {
-        return WISP_ERR_CLSD;
+        return conn == NULL ? WISP_ERR_ARG : WISP_ERR_VAL;
     }
     memset(&m, 0, sizeof(m));
-    m.len = dscp;
-    r = nc_run(conn, do_set_dscp, &m);
-    conn_leave(conn);
-    return r;
+    return set_option(conn, NC_OPT_DSCP, dscp, &m);
 }
 
-#if WISP_TCP
-static wisp_err_t do_set_nodelay(struct wisp_stack *s, void *arg)
+wisp_err_t wisp_netconn_set_ttl(struct wisp_netconn *conn, uint8_t ttl)
 {
-    struct nc_msg *m = (struct nc_msg *)arg;
-    WISP_UNUSED(s);
-    if (m->conn->pcb.tcp == NULL) {
-        return WISP_ERR_CLSD;
-    }
-    wisp_tcp_nodelay(m->conn->pcb.tcp, m->local != 0);
-    return WISP_OK;
+    struct nc_msg m;
+    memset(&m, 0, sizeof(m));
+    return set_option(conn, NC_OPT_TTL, ttl, &m);
 }
-#endif
 
 wisp_err_t wisp_netconn_set_nodelay(struct wisp_netconn *conn, bool on)
 {
-#if WISP_TCP
     struct nc_msg m;
-    wisp_err_t r;
-    if (conn == NULL) {
+    memset(&m, 0, sizeof(m));
+    return set_option(conn, NC_OPT_NODELAY, on ? 1u : 0u, &m);
+}
+
+wisp_err_t wisp_netconn_set_keepalive(struct wisp_netconn *conn, bool on, uint32_t idle_ms, uint32_t intvl_ms,
+                                      uint32_t cnt)
+{
+    struct nc_msg m;
+    memset(&m, 0, sizeof(m));
+    m.v[0] = idle_ms;
+    m.v[1] = intvl_ms;
+    m.v[2] = cnt;
+    return set_option(conn, NC_OPT_KEEPALIVE, on ? 1u : 0u, &m);
+}
+
+wisp_err_t wisp_netconn_set_broadcast(struct wisp_netconn *conn, bool on)
+{
+    struct nc_msg m;
+    memset(&m, 0, sizeof(m));
+    return set_option(conn, NC_OPT_BROADCAST, on ? 1u : 0u, &m);
+}
+
+wisp_err_t wisp_netconn_get_tcp_info(struct wisp_netconn *conn, struct wisp_tcp_info *info)
+{
+    struct nc_msg m;
+    if (info == NULL) {
         return WISP_ERR_ARG;
     }
-    if (conn->type != WISP_NETCONN_TCP) {
-        return WISP_ERR_VAL;
-    }
-    if (!conn_enter(conn)) {
-        return WISP_ERR_CLSD;
-    }
     memset(&m, 0, sizeof(m));
-    m.local = on ? 1 : 0;
-    r = nc_run(conn, do_set_nodelay, &m);
-    conn_leave(conn);
-    return r;
-#else
-    WISP_UNUSED(on);
-    return conn == NULL ? WISP_ERR_ARG : WISP_ERR_VAL;
-#endif
+    m.info = info;
+    return set_option(conn, NC_OPT_INFO, 0, &m);
 }
 
 /* --------------------------------------------------------------- netbufs */

@@ -19,14 +19,21 @@
  * which is sticky: a thread that enters the netconn call afterwards returns
  * at once) and leaves; whoever leaves last deletes the netconn and frees
  * the entry. So a netconn is never deleted while a thread of this layer
- * may still be about to call into it.
+ * may still be about to call into it -- which is why the netconns are
+ * layered (wisp_netconn_set_layered): netconn does not count the callers
+ * again, does not lock writers again (tx_busy serialises them) and takes
+ * the writer's settings from the call (wisp_netconn_write_layered). A
+ * send is one table-lock round trip in, the core lock, one out: no more
+ * locking than netconn_write by itself.
  *
  * Receive. TCP data comes as pbuf chains (netconn_recv_tcp_pbuf_flags);
  * recv copies straight from the chain into the caller's buffer and keeps
  * a partly read chain (lastp) for the next call; consumed chains are
- * freed in batches (one core-lock entry per batch). UDP datagrams come as
- * netbufs. The receive window is reopened by netconn when the data leaves
- * its mailbox.
+ * freed in batches (wisp_netconn_tcp_consumed: one core-lock entry per
+ * batch, which also reopens the window by the bytes copied out and has the
+ * stack offer data the full receive mailbox refused). UDP datagrams come
+ * as netbufs; blocking UDP receives wait inside netconn, and close /
+ * shutdown(SHUT_RD) wake them by closing / shutting the netconn.
  */
 #include "wisp/sockets.h"
 #include "wisp/netconn.h"
@@ -308,6 +315,14 @@ static int sock_fail_leave(struct wisp_sock *sk, int e)
     return set_errno(e);
 }
 
+/* Fail a call on descriptor s with e, after the check that s is an open
+ * socket (EBADF / ENOTSOCK first, as Linux checks). Returns -1. */
+static int sock_fail(int s, int e)
+{
+    struct wisp_sock *sk = sock_enter(s);
+    return sk == NULL ? -1 : sock_fail_leave(sk, e);
+}
+
 static bool sock_is_closing(struct wisp_sock *sk)
 {
     struct wisp_sockets *t = g_socks;
@@ -343,123 +358,32 @@ static int conn_err_errno(const struct wisp_sock *sk, wisp_err_t err, bool conne
     }
 }
 
-/* ------------------------------------------------------ core-context ops */
-
-enum { CORE_KEEPALIVE, CORE_TTL, CORE_BCAST, CORE_ABORT, CORE_MSS, CORE_FREE, CORE_SHUT_WR };
-
-struct core_op {
-    int op;
-    struct wisp_netconn *conn;
-    bool listening;
-    uint32_t a, b, c, d;
-    struct wisp_pbuf **bufs;
-    unsigned nbufs;
-    uint32_t recved;              /**< CORE_FREE: bytes to reopen the window by */
-};
-
-static wisp_err_t core_op_fn(struct wisp_stack *s, void *arg)
-{
-    struct core_op *o = (struct core_op *)arg;
-    struct wisp_netconn *conn = o->conn;
-    unsigned i;
-    (void)s;
-    switch (o->op) {
-    case CORE_FREE:
-        for (i = 0; i < o->nbufs; i++) {
-            (void)wisp_pbuf_free(o->bufs[i]);
-        }
-        if (o->recved > 0 && conn != NULL && conn->pcb.tcp != NULL) {
-            /* the application consumed them: reopen the window (received
-             * with NETCONN_NOAUTORCVD, so this is the only update) */
-            wisp_tcp_recved(conn->pcb.tcp, o->recved);
-        }
-        return WISP_OK;
-    default:
-        break;
-    }
-    if (conn == NULL || conn->pcb.ip == NULL) {
-        return WISP_ERR_CONN;
-    }
-    if (wisp_netconn_type(conn) == WISP_NETCONN_TCP) {
-        if (o->listening) {
-            return WISP_ERR_CONN; /* options wait for the accepted connections */
-        }
-        switch (o->op) {
-        case CORE_KEEPALIVE:
-            wisp_tcp_keepalive(conn->pcb.tcp, o->a != 0, o->b, o->c, o->d);
-            return WISP_OK;
-        case CORE_TTL:
-            wisp_tcp_set_ttl(conn->pcb.tcp, (uint8_t)o->a);
-            return WISP_OK;
-        case CORE_ABORT:
-            wisp_tcp_abort(conn->pcb.tcp);
-            return WISP_OK;
-        case CORE_SHUT_WR:
-            return wisp_tcp_shutdown(conn->pcb.tcp, false, true);
-        case CORE_MSS: {
-            struct wisp_tcp_info info;
-            wisp_tcp_get_info(conn->pcb.tcp, &info);
-            o->a = info.mss;
-            return WISP_OK;
-        }
-        default:
-            return WISP_ERR_ARG;
-        }
-    }
-    switch (o->op) {
-    case CORE_TTL:
-        conn->pcb.udp->ttl = (uint8_t)o->a;
-        return WISP_OK;
-    case CORE_BCAST:
-        if (o->a != 0) {
-            conn->pcb.udp->flags = (uint8_t)(conn->pcb.udp->flags | WISP_UDP_F_BCAST);
-        } else {
-            conn->pcb.udp->flags = (uint8_t)(conn->pcb.udp->flags & ~WISP_UDP_F_BCAST);
-        }
-        return WISP_OK;
-    default:
-        return WISP_ERR_ARG;
-    }
-}
-
-static wisp_err_t core_run(struct wisp_sock *sk, struct core_op *o)
-{
-    return wisp_tcpip_run(sk->api->tcpip, core_op_fn, o);
-}
+/* ------------------------------------------------------ netconn helpers */
 
 /* Free consumed TCP chains and reopen the window by the bytes consumed,
- * with one entry into the core. */
+ * with one entry into the core (received with NETCONN_NOAUTORCVD, so this
+ * is the only window update). */
 static void rx_flush(struct wisp_sock *sk, struct wisp_pbuf **bufs, unsigned n, uint32_t recved)
 {
-    struct core_op o;
-    if (n == 0 && recved == 0) {
-        return;
+    if (n > 0 || recved > 0) {
+        (void)wisp_netconn_tcp_consumed(sk->conn, bufs, n, recved);
     }
-    memset(&o, 0, sizeof o);
-    o.op = CORE_FREE;
-    o.conn = sk->conn;
-    o.bufs = bufs;
-    o.nbufs = n;
-    o.recved = recved;
-    (void)core_run(sk, &o);
 }
 
-/* Apply the keepalive settings of sk to its connection. */
+/* Apply the keepalive settings of sk to conn (a listener keeps them for
+ * the connections it accepts: netconn answers ERR_CONN, ignored). */
 static void apply_keepalive(struct wisp_sock *sk, struct wisp_netconn *conn)
 {
     struct wisp_sockets *t = g_socks;
-    struct core_op o;
-    memset(&o, 0, sizeof o);
-    o.op = CORE_KEEPALIVE;
-    o.conn = conn;
+    bool on;
+    uint32_t idle, intvl, cnt;
     lock_tbl(t);
-    o.listening = sk->listening != 0;
-    o.a = sk->keepalive;
-    o.b = sk->keepidle_s * 1000u;
-    o.c = sk->keepintvl_s * 1000u;
-    o.d = sk->keepcnt;
+    on = sk->keepalive != 0;
+    idle = sk->keepidle_s * 1000u;
+    intvl = sk->keepintvl_s * 1000u;
+    cnt = sk->keepcnt;
     unlock_tbl(t);
-    (void)core_run(sk, &o);
+    (void)wisp_netconn_set_keepalive(conn, on, idle, intvl, cnt);
 }
 
 /* -------------------------------------------------- allocation and free */
@@ -510,12 +434,7 @@ static void sock_free_entry(struct wisp_sockets *t, struct wisp_sock *sk)
     sk->lastp = NULL;
     sk->lastbuf = NULL;
     if (abort_it) {
-        /* SO_LINGER {1, 0}: reset instead of the orderly close */
-        struct core_op o;
-        memset(&o, 0, sizeof o);
-        o.op = CORE_ABORT;
-        o.conn = conn;
-        (void)core_run(sk, &o);
+        (void)wisp_netconn_abort(conn); /* SO_LINGER {1, 0}: reset instead of the orderly close */
     }
     if (lastp != NULL) {
         (void)wisp_netconn_pbuf_free(sk->api, lastp);
@@ -648,6 +567,8 @@ int wisp_socket_on(struct wisp_netconn_api *api, int domain, int type, int proto
         return set_errno(WISP_EMFILE);
     }
     conn = wisp_netconn_new_with_proto_and_callback(api, nct, 0, sock_event);
+    /* this layer counts its callers and serialises each direction itself */
+    wisp_netconn_set_layered(conn);
     lock_tbl(t);
     if (conn == NULL) {
         sk->reserved = 0;
@@ -802,8 +723,7 @@ int wisp_accept(int s, struct wisp_sockaddr *addr, wisp_socklen_t *addrlen)
     uint16_t port = 0;
     wisp_err_t err;
     int fd, early;
-    bool listening, apply_ka, apply_ttl, nodelay;
-    uint8_t ttl;
+    bool listening, apply_ka, nodelay;
 
     if (sk == NULL) {
         return -1;
@@ -834,11 +754,7 @@ int wisp_accept(int s, struct wisp_sockaddr *addr, wisp_socklen_t *addrlen)
     if (nsk == NULL) {
         /* No descriptor for it: reset the connection (the peer learns at
          * once) and report EMFILE; the listener stays usable. */
-        struct core_op o;
-        memset(&o, 0, sizeof o);
-        o.op = CORE_ABORT;
-        o.conn = nc;
-        (void)wisp_tcpip_run(sk->api->tcpip, core_op_fn, &o);
+        (void)wisp_netconn_abort(nc);
         (void)wisp_netconn_delete(nc);
         return sock_fail_leave(sk, WISP_EMFILE);
     }
@@ -864,30 +780,17 @@ int wisp_accept(int s, struct wisp_sockaddr *addr, wisp_socklen_t *addrlen)
     nsk->reuseaddr = sk->reuseaddr;
     apply_ka = sk->keepalive || sk->keepidle_s != WISP_TCP_KEEPIDLE_MS / 1000u ||
                sk->keepintvl_s != WISP_TCP_KEEPINTVL_MS / 1000u || sk->keepcnt != WISP_TCP_KEEPCNT;
-    apply_ttl = sk->ttl != 0;
-    ttl = sk->ttl;
     nodelay = sk->nodelay != 0;
     fd = sock_idx(t, nsk) + WISP_SOCKET_OFFSET;
     unlock_tbl(t);
     if (nsk->rcvtimeo != 0) {
         wisp_netconn_set_recvtimeout(nc, nsk->rcvtimeo);
     }
-    if (nsk->sndtimeo != 0) {
-        wisp_netconn_set_sendtimeout(nc, nsk->sndtimeo);
-    }
     if (nodelay) {
         (void)wisp_netconn_set_nodelay(nc, true);
     }
     if (apply_ka) {
         apply_keepalive(nsk, nc);
-    }
-    if (apply_ttl) {
-        struct core_op o;
-        memset(&o, 0, sizeof o);
-        o.op = CORE_TTL;
-        o.conn = nc;
-        o.a = ttl;
-        (void)core_run(nsk, &o);
     }
     if (addr != NULL && addrlen != NULL) {
         ip = wisp_ipaddr4(WISP_IP4_ANY);
@@ -990,24 +893,29 @@ int wisp_connect(int s, const struct wisp_sockaddr *name, wisp_socklen_t namelen
  *  when it enters (so the fast path takes the lock once on entry and once
  *  on leaving). */
 struct sock_snap {
-    uint32_t rcvtimeo;
+    uint32_t rcvtimeo, sndtimeo;
     int rx_err;
     uint8_t nonblock, listening, established, connecting, dead, wr_shut, rd_shut, rd_eof, broadcast; /* 0 / 1 */
 };
 
-static void take_snap(const struct wisp_sock *sk, struct sock_snap *snap)
+/* The state a reading (rx) or writing call looks at: only that. */
+static void take_snap(const struct wisp_sock *sk, struct sock_snap *snap, bool rx)
 {
-    snap->rcvtimeo = sk->rcvtimeo;
-    snap->rx_err = sk->rx_err;
     snap->nonblock = sk->nonblock;
     snap->listening = sk->listening;
-    snap->established = sk->established;
-    snap->connecting = sk->connecting;
-    snap->dead = sk->dead;
-    snap->wr_shut = sk->wr_shut;
-    snap->rd_shut = sk->rd_shut;
-    snap->rd_eof = sk->rd_eof;
-    snap->broadcast = sk->broadcast;
+    if (rx) {
+        snap->rcvtimeo = sk->rcvtimeo;
+        snap->rx_err = sk->rx_err;
+        snap->established = sk->established;
+        snap->connecting = sk->connecting;
+        snap->dead = sk->dead;
+        snap->rd_shut = sk->rd_shut;
+        snap->rd_eof = sk->rd_eof;
+    } else {
+        snap->sndtimeo = sk->sndtimeo;
+        snap->wr_shut = sk->wr_shut;
+        snap->broadcast = sk->broadcast;
+    }
 }
 
 /* sock_enter_dir's slow path: errors, and a second reader (writer) that
@@ -1100,7 +1008,7 @@ static struct wisp_sock *sock_enter_dir_slow(int fd, bool rx, bool dontwait, str
         set_errno(e);
         return NULL;
     }
-    take_snap(sk, snap);
+    take_snap(sk, snap, rx);
     unlock_tbl(t);
     if (have_sem) {
         /* nobody can signal w any more: it left the list under the lock */
@@ -1122,13 +1030,25 @@ static struct wisp_sock *sock_enter_dir(int fd, bool rx, bool dontwait, struct s
         if (sk->conn != NULL && !sk->closing && !*busy) {
             *busy = 1;
             sk->users++;
-            take_snap(sk, snap);
+            take_snap(sk, snap, rx);
             unlock_tbl(t);
             return sk;
         }
         unlock_tbl(t);
     }
     return sock_enter_dir_slow(fd, rx, dontwait, snap);
+}
+
+/* Enter s for a vectored read (rx) / write: the iovec is checked first
+ * (EINVAL, after the socket check, as Linux does). NULL with errno set. */
+static struct wisp_sock *sock_enter_iov(int s, const struct wisp_iovec *iov, int iovcnt, int flags, bool rx,
+                                        struct sock_snap *snap)
+{
+    if (iovcnt < 0 || iovcnt > WISP_SOCKET_IOV_MAX || (iov == NULL && iovcnt > 0)) {
+        (void)sock_fail(s, WISP_EINVAL);
+        return NULL;
+    }
+    return sock_enter_dir(s, rx, (flags & WISP_MSG_DONTWAIT) != 0, snap);
 }
 
 /* Leave after reading / writing; e != 0 is the call's error (recorded). */
@@ -1349,99 +1269,30 @@ static wisp_ssize_t recv_tcp(struct wisp_sock *sk, const struct wisp_iovec *iov,
     return (wisp_ssize_t)copied;
 }
 
-/* Wait on w (registered for entry sk, semaphore made by the caller) until
- * sk changes (an event, close, shutdown) or timeout_ms passes since start
- * (0 = no limit). The caller checked, under the lock it still holds, that
- * it has to wait: registering under that same lock loses no wake-up.
- * Returns false when the time was already up. Lock held on entry and
- * return. */
-static bool wait_change(struct wisp_sockets *t, struct wisp_sock *sk, struct wisp_select_wait *w, uint32_t timeout_ms,
-                        uint32_t start)
-{
-    uint32_t tmo = WISP_SYS_FOREVER;
-    if (timeout_ms != 0) {
-        uint32_t el = wisp_sys_now_ms() - start;
-        if (el >= timeout_ms) {
-            return false;
-        }
-        tmo = timeout_ms - el;
-    }
-    waiter_add(t, w);
-    sk->select_waiting++;
-    unlock_tbl(t);
-    (void)wisp_sys_sem_wait(&w->sem, tmo);
-    lock_tbl(t);
-    waiter_remove(t, w);
-    sk->select_waiting--;
-    /* a signal that raced with the timeout stays in the semaphore: drain */
-    while (wisp_sys_sem_wait(&w->sem, 0) == WISP_OK) {
-    }
-    return true; /* the caller re-checks (and times out on its next round) */
-}
-
 /* UDP receive into iov. Returns bytes (>= 0) or -errno. Blocking waits
- * happen here, on the socket's events (not inside netconn), so that close
- * and shutdown wake them. */
+ * happen inside netconn (its receive timeout is SO_RCVTIMEO); close and
+ * shutdown(SHUT_RD) wake them by closing / shutting the netconn. */
 static wisp_ssize_t recv_udp(struct wisp_sock *sk, const struct wisp_iovec *iov, int iovcnt, int flags,
-                             struct wisp_sockaddr *from, wisp_socklen_t *fromlen, int *msg_flags)
+                             struct wisp_sockaddr *from, wisp_socklen_t *fromlen, int *msg_flags,
+                             const struct sock_snap *snap)
 {
-    struct wisp_sockets *t = g_socks;
     struct wisp_netbuf *buf = sk->lastbuf;
     size_t total = iov_total(iov, iovcnt), copied = 0, dlen;
     struct iov_pos pos;
-    uint32_t start = wisp_sys_now_ms();
-    struct wisp_select_wait w;
-    bool have_sem = false;
-    wisp_ssize_t r = 0;
 
-    while (buf == NULL) {
+    if (buf == NULL) {
         wisp_err_t err;
-        uint32_t tmo;
-        bool nowait, wait_more, stop;
-        lock_tbl(t);
-        stop = sk->closing || sk->rd_shut;
-        r = sk->closing ? -(wisp_ssize_t)WISP_EBADF : 0;
-        nowait = (flags & WISP_MSG_DONTWAIT) || sk->nonblock;
-        tmo = sk->rcvtimeo;
-        unlock_tbl(t);
-        if (stop) {
-            goto out; /* closed (EBADF) or shut down (0) */
+        if (snap->rd_shut) {
+            return 0;
         }
-        err = wisp_netconn_recv_udp_raw_netbuf_flags(sk->conn, &buf, WISP_NETCONN_DONTBLOCK);
-        if (err == WISP_OK) {
-            break;
-        }
-        if (err != WISP_ERR_WOULDBLOCK) {
-            if (err == WISP_ERR_CLSD) {
-                r = sock_is_closing(sk) ? -(wisp_ssize_t)WISP_EBADF : 0;
-            } else {
-                r = -(wisp_ssize_t)wisp_err_to_errno(err);
-            }
-            goto out;
-        }
-        if (nowait) {
-            r = -(wisp_ssize_t)WISP_EAGAIN;
-            goto out;
-        }
-        if (!have_sem) {
-            memset(&w, 0, sizeof w);
-            w.watch_idx = sock_idx(t, sk);
-            if (wisp_sys_sem_new(&w.sem, 0) != WISP_OK) {
-                r = -(wisp_ssize_t)WISP_ENOMEM;
-                goto out;
-            }
-            have_sem = true;
-            continue; /* look again before waiting */
-        }
-        lock_tbl(t);
-        wait_more = true;
-        if (sk->rcvevent <= 0 && !sk->closing && !sk->rd_shut) {
-            wait_more = wait_change(t, sk, &w, tmo, start);
-        }
-        unlock_tbl(t);
-        if (!wait_more) {
-            r = -(wisp_ssize_t)WISP_EAGAIN; /* SO_RCVTIMEO */
-            goto out;
+        err = wisp_netconn_recv_udp_raw_netbuf_flags(
+            sk->conn, &buf, (flags & WISP_MSG_DONTWAIT) ? WISP_NETCONN_DONTBLOCK : WISP_NETCONN_NOFLAG);
+        switch (err) {
+        case WISP_OK: break;
+        case WISP_ERR_WOULDBLOCK:
+        case WISP_ERR_TIMEOUT: return -(wisp_ssize_t)WISP_EAGAIN;
+        case WISP_ERR_CLSD: return sock_is_closing(sk) ? -(wisp_ssize_t)WISP_EBADF : 0; /* SHUT_RD */
+        default: return -(wisp_ssize_t)wisp_err_to_errno(err);
         }
     }
     sk->lastbuf = NULL;
@@ -1462,12 +1313,7 @@ static wisp_ssize_t recv_udp(struct wisp_sock *sk, const struct wisp_iovec *iov,
     } else {
         wisp_netbuf_delete(buf);
     }
-    r = (wisp_ssize_t)((flags & WISP_MSG_TRUNC) ? dlen : copied);
-out:
-    if (have_sem) {
-        wisp_sys_sem_free(&w.sem); /* w left the list under the lock */
-    }
-    return r;
+    return (wisp_ssize_t)((flags & WISP_MSG_TRUNC) ? dlen : copied);
 }
 
 static wisp_ssize_t do_recv(int s, const struct wisp_iovec *iov, int iovcnt, int flags, struct wisp_sockaddr *from,
@@ -1478,15 +1324,7 @@ static wisp_ssize_t do_recv(int s, const struct wisp_iovec *iov, int iovcnt, int
     wisp_ssize_t r;
     int e = 0;
 
-    if (iovcnt < 0 || iovcnt > WISP_SOCKET_IOV_MAX || (iov == NULL && iovcnt > 0)) {
-        /* still a socket check first, as Linux does */
-        sk = sock_enter(s);
-        if (sk == NULL) {
-            return -1;
-        }
-        return sock_fail_leave(sk, WISP_EINVAL);
-    }
-    sk = sock_enter_dir(s, true, (flags & WISP_MSG_DONTWAIT) != 0, &snap);
+    sk = sock_enter_iov(s, iov, iovcnt, flags, true, &snap);
     if (sk == NULL) {
         return -1;
     }
@@ -1511,7 +1349,7 @@ static wisp_ssize_t do_recv(int s, const struct wisp_iovec *iov, int iovcnt, int
             }
         }
     } else {
-        r = recv_udp(sk, iov, iovcnt, flags, from, fromlen, msg_flags);
+        r = recv_udp(sk, iov, iovcnt, flags, from, fromlen, msg_flags, &snap);
         if (r < 0) {
             e = (int)-r;
         }
@@ -1541,11 +1379,7 @@ wisp_ssize_t wisp_recvfrom(int s, void *mem, size_t len, int flags, struct wisp_
     v.iov_base = mem;
     v.iov_len = (mem == NULL) ? 0 : len;
     if (mem == NULL && len > 0) {
-        struct wisp_sock *sk = sock_enter(s);
-        if (sk == NULL) {
-            return -1;
-        }
-        return sock_fail_leave(sk, WISP_EFAULT);
+        return sock_fail(s, WISP_EFAULT);
     }
     return do_recv(s, &v, 1, flags, from, fromlen, NULL);
 }
@@ -1555,11 +1389,7 @@ wisp_ssize_t wisp_recvmsg(int s, struct wisp_msghdr *msg, int flags)
     wisp_ssize_t r;
     int mflags = 0;
     if (msg == NULL || msg->msg_iovlen > (size_t)WISP_SOCKET_IOV_MAX) {
-        struct wisp_sock *sk = sock_enter(s);
-        if (sk == NULL) {
-            return -1;
-        }
-        return sock_fail_leave(sk, msg == NULL ? WISP_EFAULT : WISP_EMSGSIZE);
+        return sock_fail(s, msg == NULL ? WISP_EFAULT : WISP_EMSGSIZE);
     }
     r = do_recv(s, msg->msg_iov, (int)msg->msg_iovlen, flags, (struct wisp_sockaddr *)msg->msg_name,
                 msg->msg_name != NULL ? &msg->msg_namelen : NULL, &mflags);
@@ -1611,15 +1441,27 @@ static int tcp_write_errno(struct wisp_sock *sk, wisp_err_t err)
     }
 }
 
+/* netconn write flags of a send with flags (the socket's own
+ * non-blocking mode included: the write is layered, sockets.c keeps it). */
+static uint8_t tcp_write_flags(int flags, const struct sock_snap *snap)
+{
+    uint8_t f = WISP_NETCONN_COPY;
+    if ((flags & WISP_MSG_DONTWAIT) || snap->nonblock) {
+        f |= WISP_NETCONN_DONTBLOCK;
+    }
+    if (flags & WISP_MSG_MORE) {
+        f |= WISP_NETCONN_MORE;
+    }
+    return f;
+}
+
 /* TCP send of the iovec. Returns bytes or -errno. */
-static wisp_ssize_t send_tcp(struct wisp_sock *sk, const struct wisp_iovec *iov, int iovcnt, int flags)
+static wisp_ssize_t send_tcp(struct wisp_sock *sk, const struct wisp_iovec *iov, int iovcnt, int flags,
+                             const struct sock_snap *snap)
 {
     size_t sent = 0;
     int i;
-    uint8_t base = WISP_NETCONN_COPY;
-    if (flags & WISP_MSG_DONTWAIT) {
-        base |= WISP_NETCONN_DONTBLOCK;
-    }
+    uint8_t base = tcp_write_flags(flags & ~WISP_MSG_MORE, snap);
     for (i = 0; i < iovcnt; i++) {
         size_t written = 0;
         uint8_t f = base;
@@ -1630,7 +1472,7 @@ static wisp_ssize_t send_tcp(struct wisp_sock *sk, const struct wisp_iovec *iov,
         if ((flags & WISP_MSG_MORE) || i + 1 < iovcnt) {
             f |= WISP_NETCONN_MORE;
         }
-        err = wisp_netconn_write_partly(sk->conn, iov[i].iov_base, iov[i].iov_len, f, &written);
+        err = wisp_netconn_write_layered(sk->conn, iov[i].iov_base, iov[i].iov_len, f, snap->sndtimeo, &written);
         sent += written;
         if (err != WISP_OK) {
             /* a partial write counts, unless close() woke us: the
@@ -1716,14 +1558,7 @@ static wisp_ssize_t do_send(int s, const struct wisp_iovec *iov, int iovcnt, int
     wisp_ssize_t r = 0;
     int e = 0;
 
-    if (iovcnt < 0 || iovcnt > WISP_SOCKET_IOV_MAX || (iov == NULL && iovcnt > 0)) {
-        sk = sock_enter(s);
-        if (sk == NULL) {
-            return -1;
-        }
-        return sock_fail_leave(sk, WISP_EINVAL);
-    }
-    sk = sock_enter_dir(s, false, (flags & WISP_MSG_DONTWAIT) != 0, &snap);
+    sk = sock_enter_iov(s, iov, iovcnt, flags, false, &snap);
     if (sk == NULL) {
         return -1;
     }
@@ -1736,7 +1571,7 @@ static wisp_ssize_t do_send(int s, const struct wisp_iovec *iov, int iovcnt, int
             e = WISP_ENOTCONN;
         }
         if (e == 0) {
-            r = send_tcp(sk, iov, iovcnt, flags);
+            r = send_tcp(sk, iov, iovcnt, flags, &snap);
             if (r < 0) {
                 e = (int)-r;
             }
@@ -1774,12 +1609,11 @@ wisp_ssize_t wisp_send(int s, const void *data, size_t size, int flags)
     struct wisp_sock *sk;
     size_t written = 0;
     wisp_err_t err;
-    uint8_t f = WISP_NETCONN_COPY;
 
     if (data == NULL || size == 0 || (flags & ~(WISP_MSG_DONTWAIT | WISP_MSG_MORE | WISP_MSG_NOSIGNAL)) != 0) {
         return wisp_sendto(s, data, size, flags, NULL, 0);
     }
-    /* The common case, a TCP write, straight to netconn_write_partly
+    /* The common case, a TCP write, straight to netconn_write_layered
      * (NETCONN_COPY: the copy into the send buffer netconn makes anyway). */
     sk = sock_enter_dir(s, false, (flags & WISP_MSG_DONTWAIT) != 0, &snap);
     if (sk == NULL) {
@@ -1789,13 +1623,7 @@ wisp_ssize_t wisp_send(int s, const void *data, size_t size, int flags)
         sock_leave_dir(sk, false, 0);
         return wisp_sendto(s, data, size, flags, NULL, 0);
     }
-    if (flags & WISP_MSG_DONTWAIT) {
-        f |= WISP_NETCONN_DONTBLOCK;
-    }
-    if (flags & WISP_MSG_MORE) {
-        f |= WISP_NETCONN_MORE;
-    }
-    err = wisp_netconn_write_partly(sk->conn, data, size, f, &written);
+    err = wisp_netconn_write_layered(sk->conn, data, size, tcp_write_flags(flags, &snap), snap.sndtimeo, &written);
     if (err == WISP_OK && written == size) {
         sock_leave_dir(sk, false, 0);
         return (wisp_ssize_t)written;
@@ -1816,11 +1644,7 @@ wisp_ssize_t wisp_sendto(int s, const void *data, size_t size, int flags, const 
 {
     struct wisp_iovec v;
     if (data == NULL && size > 0) {
-        struct wisp_sock *sk = sock_enter(s);
-        if (sk == NULL) {
-            return -1;
-        }
-        return sock_fail_leave(sk, WISP_EFAULT);
+        return sock_fail(s, WISP_EFAULT);
     }
     v.iov_base = (void *)(uintptr_t)data;
     v.iov_len = size;
@@ -1830,11 +1654,7 @@ wisp_ssize_t wisp_sendto(int s, const void *data, size_t size, int flags, const 
 wisp_ssize_t wisp_sendmsg(int s, const struct wisp_msghdr *msg, int flags)
 {
     if (msg == NULL || msg->msg_iovlen > (size_t)WISP_SOCKET_IOV_MAX) {
-        struct wisp_sock *sk = sock_enter(s);
-        if (sk == NULL) {
-            return -1;
-        }
-        return sock_fail_leave(sk, msg == NULL ? WISP_EFAULT : WISP_EMSGSIZE);
+        return sock_fail(s, msg == NULL ? WISP_EFAULT : WISP_EMSGSIZE);
     }
     return do_send(s, msg->msg_iov, (int)msg->msg_iovlen, flags, (const struct wisp_sockaddr *)msg->msg_name,
                    msg->msg_namelen);
@@ -1872,24 +1692,10 @@ int wisp_shutdown(int s, int how)
     if (!connected) {
         return sock_fail_leave(sk, WISP_ENOTCONN);
     }
-    if (sk->type == WISP_SOCK_STREAM && rx) {
-        err = wisp_netconn_shutdown(sk->conn, rx, tx);
-    } else if (sk->type == WISP_SOCK_STREAM) {
-        /* SHUT_WR alone: the FIN, straight in the core. (netconn_shutdown
-         * would also wake this socket's readers, and their next recv would
-         * report the end of the stream although the peer still sends.) */
-        struct core_op o;
-        uint32_t start = wisp_sys_now_ms();
-        memset(&o, 0, sizeof o);
-        o.op = CORE_SHUT_WR;
-        o.conn = sk->conn;
-        for (;;) {
-            err = core_run(sk, &o);
-            if (err != WISP_ERR_MEM || wisp_sys_now_ms() - start >= WISP_NETCONN_CLOSE_TIMEOUT_MS) {
-                break; /* WISP_ERR_MEM: the FIN could not be queued yet */
-            }
-            wisp_sys_sleep_ms(10);
-        }
+    if (sk->type == WISP_SOCK_STREAM || rx) {
+        /* TCP: FIN and / or no more receiving; UDP: readers blocked in
+         * the netconn wake (SHUT_WR alone has nothing to send there). */
+        err = wisp_netconn_shutdown(sk->conn, rx, sk->type == WISP_SOCK_STREAM && tx);
     }
     lock_tbl(t);
     if (rx) {
@@ -1938,21 +1744,12 @@ int wisp_close(int s)
         wake_waiters(t, sock_idx(t, sk));
     }
     unlock_tbl(t);
-    if (others && stream) {
+    if (others) {
         /* Threads blocked inside netconn calls on it (recv, accept, send,
          * connect): closing the netconn wakes them (ERR_CLSD) and makes
          * later calls fail at once; the last one to leave deletes it.
-         * (UDP sockets never block inside netconn: see recv_udp.) With
-         * SO_LINGER {1, 0} the connection is reset instead. */
-        if (linger0) {
-            struct core_op o;
-            memset(&o, 0, sizeof o);
-            o.op = CORE_ABORT;
-            o.conn = conn;
-            (void)core_run(sk, &o);
-        } else {
-            (void)wisp_netconn_close(conn);
-        }
+         * With SO_LINGER {1, 0} the connection is reset instead. */
+        (void)((linger0 && stream) ? wisp_netconn_abort(conn) : wisp_netconn_close(conn));
     }
     sock_leave(sk);
     return 0;
@@ -2068,9 +1865,7 @@ int wisp_setsockopt(int s, int level, int optname, const void *optval, wisp_sock
             }
             unlock_tbl(t);
             if (optname == WISP_SO_RCVTIMEO) {
-                wisp_netconn_set_recvtimeout(sk->conn, ms);
-            } else {
-                wisp_netconn_set_sendtimeout(sk->conn, ms);
+                wisp_netconn_set_recvtimeout(sk->conn, ms); /* SO_SNDTIMEO: passed with each write */
             }
             break;
         }
@@ -2108,12 +1903,7 @@ int wisp_setsockopt(int s, int level, int optname, const void *optval, wisp_sock
             sk->broadcast = v != 0;
             unlock_tbl(t);
             if (!tcp) {
-                struct core_op o;
-                memset(&o, 0, sizeof o);
-                o.op = CORE_BCAST;
-                o.conn = sk->conn;
-                o.a = v != 0;
-                (void)core_run(sk, &o);
+                (void)wisp_netconn_set_broadcast(sk->conn, v != 0);
             }
             break;
         case WISP_SO_RCVBUF:
@@ -2140,8 +1930,8 @@ int wisp_setsockopt(int s, int level, int optname, const void *optval, wisp_sock
             sk->nodelay = v != 0;
             unlock_tbl(t);
             err = wisp_netconn_set_nodelay(sk->conn, v != 0);
-            if (err == WISP_ERR_CLSD) {
-                err = WISP_OK; /* remembered for what this socket accepts */
+            if (err == WISP_ERR_CLSD || err == WISP_ERR_CONN) {
+                err = WISP_OK; /* remembered (a listener: for what it accepts) */
             }
             break;
         case WISP_TCPOPT_KEEPIDLE:
@@ -2178,8 +1968,7 @@ int wisp_setsockopt(int s, int level, int optname, const void *optval, wisp_sock
              * write of the socket API */
             err = wisp_netconn_set_dscp(sk->conn, (uint8_t)((unsigned)v >> 2));
             break;
-        case WISP_IP_TTL: {
-            struct core_op o;
+        case WISP_IP_TTL:
             if (v < -1 || v == 0 || v > 255) {
                 return sock_fail_leave(sk, WISP_EINVAL);
             }
@@ -2189,16 +1978,8 @@ int wisp_setsockopt(int s, int level, int optname, const void *optval, wisp_sock
             lock_tbl(t);
             sk->ttl = (uint8_t)v;
             unlock_tbl(t);
-            memset(&o, 0, sizeof o);
-            o.op = CORE_TTL;
-            o.conn = sk->conn;
-            o.a = (uint32_t)v;
-            lock_tbl(t);
-            o.listening = sk->listening != 0;
-            unlock_tbl(t);
-            (void)core_run(sk, &o);
+            (void)wisp_netconn_set_ttl(sk->conn, (uint8_t)v); /* a listener passes it on */
             break;
-        }
         default:
             return sock_fail_leave(sk, WISP_ENOPROTOOPT);
         }
@@ -2211,6 +1992,25 @@ int wisp_setsockopt(int s, int level, int optname, const void *optval, wisp_sock
     }
     sock_leave(sk);
     return 0;
+}
+
+/* An option field of an entry, read under the table lock. */
+static int read_u8(const uint8_t *field)
+{
+    int v;
+    lock_tbl(g_socks);
+    v = *field;
+    unlock_tbl(g_socks);
+    return v;
+}
+
+static int read_u32(const uint32_t *field)
+{
+    uint32_t v;
+    lock_tbl(g_socks);
+    v = *field;
+    unlock_tbl(g_socks);
+    return (int)WISP_MIN(v, 0x7fffffffu);
 }
 
 /* Store an int option value (truncated to *optlen like Linux). */
@@ -2289,25 +2089,17 @@ int wisp_getsockopt(int s, int level, int optname, void *optval, wisp_socklen_t 
         }
         case WISP_SO_TYPE: v = sk->type; break;
         case WISP_SO_ACCEPTCONN:
-            lock_tbl(t);
-            v = sk->listening;
-            unlock_tbl(t);
+            v = read_u8(&sk->listening);
             break;
         case WISP_SO_REUSEADDR:
         case WISP_SO_REUSEPORT:
-            lock_tbl(t);
-            v = sk->reuseaddr;
-            unlock_tbl(t);
+            v = read_u8(&sk->reuseaddr);
             break;
         case WISP_SO_KEEPALIVE:
-            lock_tbl(t);
-            v = sk->keepalive;
-            unlock_tbl(t);
+            v = read_u8(&sk->keepalive);
             break;
         case WISP_SO_BROADCAST:
-            lock_tbl(t);
-            v = sk->broadcast;
-            unlock_tbl(t);
+            v = read_u8(&sk->broadcast);
             break;
         case WISP_SO_RCVBUF:
             v = tcp ? (int)WISP_TCP_WND : (int)(WISP_NETCONN_RECVMBOX_SIZE * SOCK_UDP_MAX > 0x7fffffff
@@ -2324,34 +2116,24 @@ int wisp_getsockopt(int s, int level, int optname, void *optval, wisp_socklen_t 
         }
         switch (optname) {
         case WISP_TCPOPT_NODELAY:
-            lock_tbl(t);
-            v = sk->nodelay;
-            unlock_tbl(t);
+            v = read_u8(&sk->nodelay);
             break;
         case WISP_TCPOPT_KEEPIDLE:
-            lock_tbl(t);
-            v = (int)sk->keepidle_s;
-            unlock_tbl(t);
+            v = read_u32(&sk->keepidle_s);
             break;
         case WISP_TCPOPT_KEEPINTVL:
-            lock_tbl(t);
-            v = (int)sk->keepintvl_s;
-            unlock_tbl(t);
+            v = read_u32(&sk->keepintvl_s);
             break;
         case WISP_TCPOPT_KEEPCNT:
-            lock_tbl(t);
-            v = (int)sk->keepcnt;
-            unlock_tbl(t);
+            v = read_u32(&sk->keepcnt);
             break;
         case WISP_TCPOPT_MAXSEG: {
-            struct core_op o;
-            memset(&o, 0, sizeof o);
-            o.op = CORE_MSS;
-            o.conn = sk->conn;
+            struct wisp_tcp_info info;
+            bool est;
             lock_tbl(t);
-            o.listening = sk->listening != 0 || !sk->established;
+            est = sk->established != 0;
             unlock_tbl(t);
-            v = (core_run(sk, &o) == WISP_OK) ? (int)o.a : (int)WISP_TCP_MSS;
+            v = (est && wisp_netconn_get_tcp_info(sk->conn, &info) == WISP_OK) ? (int)info.mss : (int)WISP_TCP_MSS;
             break;
         }
         default: return sock_fail_leave(sk, WISP_ENOPROTOOPT);
@@ -2360,9 +2142,7 @@ int wisp_getsockopt(int s, int level, int optname, void *optval, wisp_socklen_t 
     case WISP_IPPROTO_IP:
         switch (optname) {
         case WISP_IP_TOS:
-            lock_tbl(t);
-            v = sk->tos;
-            unlock_tbl(t);
+            v = read_u8(&sk->tos);
             break;
         case WISP_IP_TTL:
             lock_tbl(t);
@@ -2492,11 +2272,7 @@ int wisp_ioctl(int s, unsigned long request, ...)
         return e != 0 ? set_errno(e) : 0;
     }
     default:
-        sk = sock_enter(s);
-        if (sk == NULL) {
-            return -1;
-        }
-        return sock_fail_leave(sk, WISP_EINVAL);
+        return sock_fail(s, WISP_EINVAL);
     }
 }
 
@@ -2629,14 +2405,61 @@ static bool sel_wait(struct wisp_sockets *t, struct wisp_select_wait *w, bool fo
     return true;
 }
 
+/* The wait loop of select and poll: scan (table lock held) until it finds
+ * something (or fails), the time is up or no_wait (one scan only). w is
+ * set up but for its semaphore. Returns the scan's result or -ENOMEM. */
+typedef int (*sel_scan_fn)(struct wisp_sockets *t, void *ctx);
+
+static int sel_run(struct wisp_sockets *t, struct wisp_select_wait *w, bool forever, uint32_t deadline, bool no_wait,
+                   sel_scan_fn scan, void *ctx)
+{
+    bool sem_ok = false, last = false;
+    int n;
+    lock_tbl(t);
+    for (;;) {
+        n = scan(t, ctx);
+        if (n != 0 || last || no_wait) {
+            break;
+        }
+        if (!sem_ok) {
+            unlock_tbl(t);
+            if (wisp_sys_sem_new(&w->sem, 0) != WISP_OK) {
+                return -WISP_ENOMEM;
+            }
+            sem_ok = true;
+            lock_tbl(t);
+            continue;
+        }
+        if (!sel_wait(t, w, forever, deadline) || (!forever && (int32_t)(deadline - wisp_sys_now_ms()) <= 0)) {
+            last = true; /* timed out: one final scan */
+        }
+    }
+    unlock_tbl(t);
+    if (sem_ok) {
+        wisp_sys_sem_free(&w->sem);
+    }
+    return n;
+}
+
+struct select_ctx {
+    int maxfdp1;
+    const wisp_fd_set *rd, *wr, *ex;
+    wisp_fd_set ord, owr, oex;
+};
+
+static int select_scan_fn(struct wisp_sockets *t, void *arg)
+{
+    struct select_ctx *c = (struct select_ctx *)arg;
+    return select_scan(t, c->maxfdp1, c->rd, c->wr, c->ex, &c->ord, &c->owr, &c->oex);
+}
+
 int wisp_select(int maxfdp1, wisp_fd_set *readset, wisp_fd_set *writeset, wisp_fd_set *exceptset,
                 struct wisp_timeval *timeout)
 {
     struct wisp_sockets *t = g_socks;
     struct wisp_select_wait w;
-    wisp_fd_set ord, owr, oex;
+    struct select_ctx c;
     uint32_t deadline = 0;
-    bool forever = (timeout == NULL), sem_ok = false, last = false;
     int n;
 
     if (maxfdp1 < 0 ||
@@ -2649,7 +2472,7 @@ int wisp_select(int maxfdp1, wisp_fd_set *readset, wisp_fd_set *writeset, wisp_f
     if (maxfdp1 > WISP_FD_SETSIZE) {
         maxfdp1 = WISP_FD_SETSIZE;
     }
-    if (!forever) {
+    if (timeout != NULL) {
         deadline = wisp_sys_now_ms() + tv_to_ms(timeout);
     }
     memset(&w, 0, sizeof w);
@@ -2658,42 +2481,23 @@ int wisp_select(int maxfdp1, wisp_fd_set *readset, wisp_fd_set *writeset, wisp_f
     w.ex = exceptset;
     w.maxfdp1 = maxfdp1;
     w.watch_idx = -1;
-    lock_tbl(t);
-    for (;;) {
-        n = select_scan(t, maxfdp1, readset, writeset, exceptset, &ord, &owr, &oex);
-        if (n != 0 || last || (timeout != NULL && timeout->tv_sec == 0 && timeout->tv_usec == 0)) {
-            break;
-        }
-        if (!sem_ok) {
-            unlock_tbl(t);
-            if (wisp_sys_sem_new(&w.sem, 0) != WISP_OK) {
-                return set_errno(WISP_ENOMEM);
-            }
-            sem_ok = true;
-            lock_tbl(t);
-            continue;
-        }
-        if (!sel_wait(t, &w, forever, deadline)) {
-            last = true; /* timed out: one final scan */
-        } else if (!forever && (int32_t)(deadline - wisp_sys_now_ms()) <= 0) {
-            last = true;
-        }
-    }
-    unlock_tbl(t);
-    if (sem_ok) {
-        wisp_sys_sem_free(&w.sem);
-    }
+    c.maxfdp1 = maxfdp1;
+    c.rd = readset;
+    c.wr = writeset;
+    c.ex = exceptset;
+    n = sel_run(t, &w, timeout == NULL, deadline, timeout != NULL && timeout->tv_sec == 0 && timeout->tv_usec == 0,
+                select_scan_fn, &c);
     if (n < 0) {
         return set_errno(-n);
     }
     if (readset != NULL) {
-        *readset = ord;
+        *readset = c.ord;
     }
     if (writeset != NULL) {
-        *writeset = owr;
+        *writeset = c.owr;
     }
     if (exceptset != NULL) {
-        *exceptset = oex;
+        *exceptset = c.oex;
     }
     return n;
 }
@@ -2738,12 +2542,23 @@ static int poll_scan(struct wisp_sockets *t, struct wisp_pollfd *fds, wisp_nfds_
     return n;
 }
 
+struct poll_ctx {
+    struct wisp_pollfd *fds;
+    wisp_nfds_t nfds;
+};
+
+static int poll_scan_fn(struct wisp_sockets *t, void *arg)
+{
+    struct poll_ctx *c = (struct poll_ctx *)arg;
+    return poll_scan(t, c->fds, c->nfds);
+}
+
 int wisp_poll(struct wisp_pollfd *fds, wisp_nfds_t nfds, int timeout)
 {
     struct wisp_sockets *t = g_socks;
     struct wisp_select_wait w;
+    struct poll_ctx c;
     uint32_t deadline = 0;
-    bool forever = timeout < 0, sem_ok = false, last = false;
     int n;
 
     if (fds == NULL && nfds > 0) {
@@ -2752,39 +2567,17 @@ int wisp_poll(struct wisp_pollfd *fds, wisp_nfds_t nfds, int timeout)
     if (t == NULL) {
         return set_errno(WISP_EINVAL);
     }
-    if (!forever) {
+    if (timeout >= 0) {
         deadline = wisp_sys_now_ms() + (uint32_t)timeout;
     }
     memset(&w, 0, sizeof w);
     w.fds = fds;
     w.nfds = nfds;
     w.watch_idx = -1;
-    lock_tbl(t);
-    for (;;) {
-        n = poll_scan(t, fds, nfds);
-        if (n != 0 || last || timeout == 0) {
-            break;
-        }
-        if (!sem_ok) {
-            unlock_tbl(t);
-            if (wisp_sys_sem_new(&w.sem, 0) != WISP_OK) {
-                return set_errno(WISP_ENOMEM);
-            }
-            sem_ok = true;
-            lock_tbl(t);
-            continue;
-        }
-        if (!sel_wait(t, &w, forever, deadline)) {
-            last = true;
-        } else if (!forever && (int32_t)(deadline - wisp_sys_now_ms()) <= 0) {
-            last = true;
-        }
-    }
-    unlock_tbl(t);
-    if (sem_ok) {
-        wisp_sys_sem_free(&w.sem);
-    }
-    return n;
+    c.fds = fds;
+    c.nfds = nfds;
+    n = sel_run(t, &w, timeout < 0, deadline, timeout == 0, poll_scan_fn, &c);
+    return n < 0 ? set_errno(-n) : n;
 }
 
 /* ------------------------------------------------------ address text */

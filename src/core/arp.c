@@ -321,6 +321,16 @@ void wisp_arp_input(struct wisp_netif *nif, struct wisp_pbuf *p, const uint8_t s
     else
         WISP_CTR_INC(s, ARP_REPLY_RX);
 
+    /* RFC 5227 §2.1.1: observers (an address being probed) see every
+     * valid packet, whoever it is addressed to. */
+    {
+        struct wisp_arp_watch *w, *wnext;
+        for (w = s->arp.watch; w != NULL; w = wnext) {
+            wnext = w->next;
+            w->fn(w->arg, nif, op, sha, spa, tpa);
+        }
+    }
+
     /* ---- act */
     if (nif->ip4 != 0 && spa == nif->ip4) {
         /* Another host claims our address (sha differs from ours, checked
@@ -481,6 +491,45 @@ wisp_err_t wisp_arp_announce(struct wisp_netif *nif)
     if (err == WISP_OK)
         WISP_CTR_INC(nif->stack, ARP_GRATUITOUS_TX);
     return err;
+}
+
+wisp_err_t wisp_arp_probe(struct wisp_netif *nif, wisp_ip4_t ip)
+{
+    wisp_err_t err;
+
+    if (ip == WISP_IP4_ANY || ip == WISP_IP4_BCAST || wisp_ip4_is_multicast(ip))
+        return WISP_ERR_VAL;
+    /* RFC 5227 §2.1.1: an ARP request, sender hardware address ours, sender
+     * IP all zeroes, target hardware address all zeroes, target IP the
+     * address being probed, broadcast. */
+    err = arp_send(nif, ARP_OP_REQUEST, wisp_eth_bcast, arp_zero_mac, WISP_IP4_ANY, ip);
+    if (err == WISP_OK)
+        WISP_CTR_INC(nif->stack, ARP_REQ_TX);
+    return err;
+}
+
+void wisp_arp_watch_add(struct wisp_stack *s, struct wisp_arp_watch *w)
+{
+    struct wisp_arp_watch *q;
+
+    for (q = s->arp.watch; q != NULL; q = q->next)
+        if (q == w)
+            return;
+    w->next = s->arp.watch;
+    s->arp.watch = w;
+}
+
+void wisp_arp_watch_remove(struct wisp_stack *s, struct wisp_arp_watch *w)
+{
+    struct wisp_arp_watch **pp;
+
+    for (pp = &s->arp.watch; *pp != NULL; pp = &(*pp)->next) {
+        if (*pp == w) {
+            *pp = w->next;
+            w->next = NULL;
+            return;
+        }
+    }
 }
 
 /* ------------------------------------------------------------ management */

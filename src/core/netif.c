@@ -279,6 +279,37 @@ static void netif_set_flag(struct wisp_netif *nif, uint8_t flag, bool on)
     } else if (!was && is) {
         netif_went_up(nif);
     }
+    if (was != is) {
+        struct wisp_netif_watch *w, *wnext;
+        for (w = nif->watch; w != NULL; w = wnext) {
+            wnext = w->next;
+            w->fn(w->arg, nif, is);
+        }
+    }
+}
+
+void wisp_netif_watch_add(struct wisp_netif *nif, struct wisp_netif_watch *w)
+{
+    struct wisp_netif_watch *q;
+    for (q = nif->watch; q != NULL; q = q->next) {
+        if (q == w) {
+            return;
+        }
+    }
+    w->next = nif->watch;
+    nif->watch = w;
+}
+
+void wisp_netif_watch_remove(struct wisp_netif *nif, struct wisp_netif_watch *w)
+{
+    struct wisp_netif_watch **pp;
+    for (pp = &nif->watch; *pp != NULL; pp = &(*pp)->next) {
+        if (*pp == w) {
+            *pp = w->next;
+            w->next = NULL;
+            return;
+        }
+    }
 }
 
 void wisp_netif_set_up(struct wisp_netif *nif, bool up)

@@ -221,6 +221,9 @@ wisp_err_t wisp_stack_init(struct wisp_stack *s, const struct wisp_config *cfg)
 void wisp_stack_deinit(struct wisp_stack *s)
 {
     struct wisp_netif *nif;
+#if WISP_DNS
+    wisp_dns_deinit(s); /* resolver queries (their UDP PCBs), cache */
+#endif
 #if WISP_TCP
     wisp_tcp_deinit(s); /* orphaned connections, SYN queue, TIME-WAIT */
 #endif

@@ -835,6 +835,30 @@ void wisp_tcp_recved(struct wisp_tcp_pcb *pcb, uint32_t len)
     }
 }
 
+void wisp_tcp_recv_retry(struct wisp_tcp_pcb *pcb)
+{
+    struct wisp_stack *s;
+    struct wisp_tcp_pcb *prev;
+    WISP_CORE_ASSERT_OWNER(tcp_stack_of(pcb));
+    if (pcb == NULL || tcp_is_listen(pcb) || (pcb->refused_n == 0u && !(pcb->flags & TF_EOF_PENDING))) {
+        return;
+    }
+    if (tcp_in_proc(pcb)) {
+        tcp_timer_set(pcb, TCP_TMR_REFUSED, 0); /* from its own callback: right after the processing */
+        return;
+    }
+    s = pcb->c.stack;
+    prev = tcp_enter(s, pcb);
+    tcp_timer_clear(pcb, TCP_TMR_REFUSED);
+    tcp_deliver_refused(pcb); /* re-arms the retry timer when refused again */
+    if (!tcp_dead(pcb)) {
+        tcp_output_run(pcb); /* a window update the application asked for meanwhile */
+    }
+    if (tcp_leave(s, pcb, prev)) {
+        tcp_timer_update(pcb);
+    }
+}
+
 wisp_err_t wisp_tcp_close(struct wisp_tcp_pcb *pcb)
 {
     wisp_err_t err;

@@ -818,9 +818,13 @@ static void test_netconn_error_codes(void **state)
     assert_int_equal(wisp_netconn_disconnect(t), WISP_ERR_VAL);
     assert_int_equal(wisp_netconn_peer(t, &addr, &port), WISP_ERR_CONN);
     assert_int_equal(wisp_netconn_peer(u, &addr, &port), WISP_ERR_CONN);
-    assert_int_equal(wisp_netconn_close(u), WISP_ERR_CONN);
-    assert_int_equal(wisp_netconn_set_dscp(t, 64), WISP_ERR_VAL);
     assert_int_equal(wisp_netconn_set_nodelay(u, true), WISP_ERR_VAL);
+    assert_int_equal(wisp_netconn_set_keepalive(u, true, 0, 0, 0), WISP_ERR_VAL);
+    assert_int_equal(wisp_netconn_set_broadcast(t, true), WISP_ERR_VAL);
+    assert_int_equal(wisp_netconn_shutdown(u, 0, 1), WISP_ERR_CONN); /* UDP: no FIN to send */
+    assert_int_equal(wisp_netconn_close(u), WISP_OK);               /* UDP: stops receiving */
+    assert_int_equal(wisp_netconn_close(u), WISP_ERR_CONN);         /* already closed */
+    assert_int_equal(wisp_netconn_set_dscp(t, 64), WISP_ERR_VAL);
     assert_int_equal(wisp_netconn_set_nodelay(t, true), WISP_OK);
     assert_int_equal(wisp_netconn_err(t), WISP_OK);
 
@@ -1717,6 +1721,329 @@ static void test_netconn_event_callback(void **state)
     g_evlog = NULL;
 }
 
+/* ======================================================= added: apiperf */
+
+/* Wait (up to 10 s) until everything c wrote is acknowledged: the peer
+ * holds it (in its mailbox, or refused by a full one). */
+static void wait_all_acked(struct tnode *n, struct wisp_netconn *c)
+{
+    struct sndbuf_probe sp;
+    unsigned i;
+    sp.c = c;
+    for (i = 0; i < 1000; i++) {
+        assert_int_equal(wisp_tcpip_call(&n->ctx, probe_sndbuf, &sp), WISP_OK);
+        if (sp.sndbuf == (uint32_t)WISP_TCP_SND_BUF) {
+            return;
+        }
+        wisp_sys_sleep_ms(10);
+    }
+    fail_msg("data not acknowledged");
+}
+
+/* Fill the receive mailbox of p->server beyond its slots (refused data),
+ * with every byte acknowledged. Returns the bytes written. */
+static size_t fill_beyond_mailbox(struct tenv *e, struct pair *p, uint8_t *buf)
+{
+    size_t total = (WISP_NETCONN_RECVMBOX_SIZE + 8u) * (size_t)WISP_TCP_MSS;
+    struct wisp_netconn_stats st;
+    assert_true(total <= (size_t)WISP_TCP_WND);  /* all of it fits the window */
+    assert_true(total <= (size_t)WISP_TCP_SND_BUF);
+    fill(buf, 0, total, 11);
+    assert_int_equal(wisp_netconn_write(p->client, buf, total, WISP_NETCONN_COPY), WISP_OK);
+    wait_all_acked(e->a, p->client);
+    wisp_netconn_api_stats(&e->b->api, &st);
+    assert_true(st.tcp_refused > 0); /* the mailbox is full and refused data */
+    return total;
+}
+
+/* Rule: a reader that takes an item out of a full mailbox gets the data the
+ * mailbox refused at once (not at the stack's next 20 ms retry): right after
+ * one blocking recv, the rest is all there without waiting. */
+static void test_netconn_recv_making_room_takes_refused_data_at_once(void **state)
+{
+    struct tenv e = env_new();
+    struct pair p;
+    static uint8_t buf[(WISP_NETCONN_RECVMBOX_SIZE + 8u) * WISP_TCP_MSS];
+    static uint8_t got[sizeof buf];
+    size_t total, n;
+    struct wisp_netbuf *nb;
+    (void)state;
+    p = make_pair(&e, 5200, 1);
+    total = fill_beyond_mailbox(&e, &p, buf);
+    assert_int_equal(wisp_netconn_recv(p.server, &nb), WISP_OK); /* makes room */
+    n = wisp_netbuf_copy_partial(nb, got, wisp_netbuf_len(nb), 0);
+    wisp_netbuf_delete(nb);
+    for (;;) { /* the rest, without waiting */
+        struct wisp_pbuf *pb = NULL;
+        if (wisp_netconn_recv_tcp_pbuf_flags(p.server, &pb, WISP_NETCONN_DONTBLOCK) != WISP_OK) {
+            break;
+        }
+        n += wisp_pbuf_copy_out(pb, got + n, pb->tot_len, 0);
+        wisp_netconn_pbuf_free(&e.b->api, pb);
+    }
+    assert_int_equal(n, total); /* nothing left behind for a timer */
+    assert_memory_equal(got, buf, total);
+    free_pair(&p);
+    env_free(&e);
+}
+
+/* Rule: a reader that reopens the window itself (NETCONN_NOAUTORCVD) gets
+ * the refused data when it hands the chains back with
+ * wisp_netconn_tcp_consumed, which frees them in the same core entry. */
+static void test_netconn_tcp_consumed_frees_and_takes_refused_data(void **state)
+{
+    struct tenv e = env_new();
+    struct pair p;
+    static uint8_t buf[(WISP_NETCONN_RECVMBOX_SIZE + 8u) * WISP_TCP_MSS];
+    struct wisp_pbuf *chains[WISP_NETCONN_RECVMBOX_SIZE + 8u];
+    size_t total, n = 0;
+    unsigned k = 0;
+    (void)state;
+    p = make_pair(&e, 5201, 1);
+    total = fill_beyond_mailbox(&e, &p, buf);
+    assert_int_equal(wisp_netconn_tcp_consumed(p.server, NULL, 1, 0), WISP_ERR_ARG);
+    /* take every item the mailbox holds, without freeing */
+    while (k < WISP_NETCONN_RECVMBOX_SIZE &&
+           wisp_netconn_recv_tcp_pbuf_flags(p.server, &chains[k], WISP_NETCONN_NOAUTORCVD | WISP_NETCONN_DONTBLOCK) ==
+               WISP_OK) {
+        n += chains[k]->tot_len;
+        k++;
+    }
+    assert_true(n < total);
+    assert_int_equal(wisp_netconn_tcp_consumed(p.server, chains, k, n), WISP_OK);
+    /* the refused data is queued now */
+    k = 0;
+    while (k < WISP_NETCONN_RECVMBOX_SIZE &&
+           wisp_netconn_recv_tcp_pbuf_flags(p.server, &chains[k], WISP_NETCONN_NOAUTORCVD | WISP_NETCONN_DONTBLOCK) ==
+               WISP_OK) {
+        n += chains[k]->tot_len;
+        k++;
+    }
+    assert_int_equal(n, total);
+    assert_int_equal(wisp_netconn_tcp_consumed(p.server, chains, k, 0), WISP_OK);
+    free_pair(&p); /* leak check: every chain went back */
+    env_free(&e);
+}
+
+struct wr_shut_reader {
+    struct wisp_netconn *c;
+    uint8_t data[16];
+    size_t n;
+    wisp_err_t r;
+};
+
+static void wr_shut_reader_fn(void *arg)
+{
+    struct wr_shut_reader *rd = (struct wr_shut_reader *)arg;
+    struct wisp_netbuf *nb;
+    while ((rd->r = wisp_netconn_recv(rd->c, &nb)) == WISP_OK) {
+        rd->n += wisp_netbuf_copy_partial(nb, rd->data + rd->n, (uint16_t)(sizeof rd->data - rd->n), 0);
+        wisp_netbuf_delete(nb);
+    }
+}
+
+/* Rule: shutdown of the send side alone (netconn_shutdown(conn, 0, 1))
+ * does not wake readers: a reader blocked in recv keeps receiving what the
+ * peer sends after our FIN and gets ERR_CLSD only at the peer's FIN. */
+static void test_netconn_shutdown_write_side_keeps_readers_receiving(void **state)
+{
+    struct tenv e = env_new();
+    struct pair p;
+    struct wr_shut_reader rd;
+    struct wisp_netbuf *nb;
+    struct thr t;
+    (void)state;
+    p = make_pair(&e, 5202, 1);
+    memset(&rd, 0, sizeof rd);
+    rd.c = p.client;
+    thr_start(&t, "reader", wr_shut_reader_fn, &rd);
+    wisp_sys_sleep_ms(50); /* let it block */
+    assert_int_equal(wisp_netconn_shutdown(p.client, 0, 1), WISP_OK);
+    wisp_netconn_set_recvtimeout(p.server, 5000);
+    assert_int_equal(wisp_netconn_recv(p.server, &nb), WISP_ERR_CLSD); /* our FIN arrived */
+    assert_int_equal(wisp_netconn_write(p.client, "x", 1, WISP_NETCONN_COPY), WISP_ERR_CONN);
+    wisp_sys_sleep_ms(50);
+    assert_int_equal(wisp_netconn_write(p.server, "after-fin", 9, WISP_NETCONN_COPY), WISP_OK);
+    assert_int_equal(wisp_netconn_close(p.server), WISP_OK);
+    thr_join(&t);
+    assert_int_equal(rd.n, 9);
+    assert_memory_equal(rd.data, "after-fin", 9);
+    assert_int_equal(rd.r, WISP_ERR_CLSD); /* the peer's FIN */
+    free_pair(&p);
+    env_free(&e);
+}
+
+/* Rule: closing (or shutting for receiving) a UDP netconn wakes a thread
+ * blocked in its recv (ERR_CLSD) without deleting it; datagrams arriving
+ * afterwards are not queued; the netconn is deleted later. */
+static void test_netconn_udp_close_wakes_blocked_recv_without_delete(void **state)
+{
+    struct tenv e = env_new();
+    struct wisp_netconn *u, *tx;
+    struct blocked b;
+    struct thr t;
+    struct wisp_netbuf *nb;
+    wisp_ipaddr_t ipb = ip_of(e.b);
+    int round;
+    (void)state;
+    tx = wisp_netconn_new(&e.a->api, WISP_NETCONN_UDP);
+    assert_non_null(tx);
+    for (round = 0; round < 2; round++) {
+        u = wisp_netconn_new(&e.b->api, WISP_NETCONN_UDP);
+        assert_non_null(u);
+        assert_int_equal(wisp_netconn_bind(u, NULL, 7100), WISP_OK);
+        memset(&b, 0, sizeof b);
+        b.c = u;
+        b.op = 0;
+        thr_start(&t, "udp-recv", blocked_fn, &b);
+        wisp_sys_sleep_ms(50);
+        assert_int_equal(round == 0 ? wisp_netconn_close(u) : wisp_netconn_shutdown(u, 1, 0), WISP_OK);
+        thr_join(&t);
+        assert_int_equal(b.r, WISP_ERR_CLSD);
+        /* a datagram now is not delivered; recv keeps saying closed */
+        nb = wisp_netbuf_new(&e.a->api);
+        assert_non_null(nb);
+        assert_int_equal(wisp_netbuf_ref(nb, "late", 4), WISP_OK);
+        assert_int_equal(wisp_netconn_sendto(tx, nb, &ipb, 7100), WISP_OK);
+        wisp_netbuf_delete(nb);
+        wisp_sys_sleep_ms(30);
+        assert_int_equal(wisp_netconn_recv(u, &nb), WISP_ERR_CLSD);
+        assert_null(nb);
+        assert_int_equal(wisp_netconn_delete(u), WISP_OK);
+    }
+    assert_int_equal(wisp_netconn_delete(tx), WISP_OK);
+    env_free(&e);
+}
+
+struct opt_probe {
+    struct wisp_netconn *c;
+    uint8_t ttl, bcast, keep_on;
+    uint32_t keep_idle, keep_intvl, keep_cnt;
+};
+
+static wisp_err_t probe_opts(struct wisp_stack *s, void *arg)
+{
+    struct opt_probe *o = (struct opt_probe *)arg;
+    (void)s;
+    if (o->c->type == WISP_NETCONN_UDP) {
+        o->ttl = o->c->pcb.udp->ttl;
+        o->bcast = (o->c->pcb.udp->flags & WISP_UDP_F_BCAST) != 0;
+    } else {
+        struct wisp_tcp_pcb *pcb = o->c->pcb.tcp;
+        o->ttl = ((struct wisp_tcp_common *)(void *)pcb)->ttl;
+        o->keep_idle = pcb->keep_idle;
+        o->keep_intvl = pcb->keep_intvl;
+        o->keep_cnt = pcb->keep_cnt;
+    }
+    return WISP_OK;
+}
+
+static void probe(struct tnode *n, struct opt_probe *o, struct wisp_netconn *c)
+{
+    memset(o, 0, sizeof(*o));
+    o->c = c;
+    assert_int_equal(wisp_tcpip_call(&n->ctx, probe_opts, o), WISP_OK);
+}
+
+/* Rule: the option setters reach the PCB (TTL, keepalive, broadcast,
+ * tcp_info), connection options on a listener are refused (ERR_CONN) while
+ * its TTL and DSCP pass on to the connections it accepts. */
+static void test_netconn_option_setters_reach_the_pcb(void **state)
+{
+    struct tenv e = env_new();
+    struct wisp_netconn *l, *c, *s, *u;
+    struct opt_probe o;
+    struct wisp_tcp_info info;
+    (void)state;
+    l = wisp_netconn_new(&e.b->api, WISP_NETCONN_TCP);
+    assert_non_null(l);
+    assert_int_equal(wisp_netconn_bind(l, NULL, 5203), WISP_OK);
+    assert_int_equal(wisp_netconn_listen(l), WISP_OK);
+    assert_int_equal(wisp_netconn_set_ttl(l, 17), WISP_OK);
+    assert_int_equal(wisp_netconn_set_keepalive(l, true, 1000, 500, 3), WISP_ERR_CONN);
+    assert_int_equal(wisp_netconn_set_nodelay(l, true), WISP_ERR_CONN);
+    assert_int_equal(wisp_netconn_get_tcp_info(l, &info), WISP_ERR_CONN);
+    c = connect_retry(e.a, e.b, 5203);
+    assert_int_equal(wisp_netconn_accept(l, &s), WISP_OK);
+    probe(e.b, &o, s);
+    assert_int_equal(o.ttl, 17); /* inherited */
+    assert_int_equal(wisp_netconn_set_keepalive(c, true, 7000, 900, 4), WISP_OK);
+    assert_int_equal(wisp_netconn_set_ttl(c, 33), WISP_OK);
+    probe(e.a, &o, c);
+    assert_int_equal(o.ttl, 33);
+    assert_int_equal(o.keep_idle, 7000);
+    assert_int_equal(o.keep_intvl, 900);
+    assert_int_equal(o.keep_cnt, 4);
+    assert_int_equal(wisp_netconn_get_tcp_info(c, &info), WISP_OK);
+    assert_int_equal(info.state, WISP_TCP_ESTABLISHED);
+    assert_true(info.mss > 0 && info.mss <= WISP_TCP_MSS);
+    u = wisp_netconn_new(&e.a->api, WISP_NETCONN_UDP);
+    assert_non_null(u);
+    assert_int_equal(wisp_netconn_set_ttl(u, 5), WISP_OK);
+    assert_int_equal(wisp_netconn_set_broadcast(u, true), WISP_OK);
+    probe(e.a, &o, u);
+    assert_int_equal(o.ttl, 5);
+    assert_int_equal(o.bcast, 1);
+    assert_int_equal(wisp_netconn_set_broadcast(u, false), WISP_OK);
+    probe(e.a, &o, u);
+    assert_int_equal(o.bcast, 0);
+    assert_int_equal(wisp_netconn_get_tcp_info(u, &info), WISP_ERR_VAL);
+    assert_int_equal(wisp_netconn_delete(u), WISP_OK);
+    assert_int_equal(wisp_netconn_delete(c), WISP_OK);
+    assert_int_equal(wisp_netconn_delete(s), WISP_OK);
+    assert_int_equal(wisp_netconn_delete(l), WISP_OK);
+    env_free(&e);
+}
+
+/* Rule: wisp_netconn_abort resets the connection at once: the peer's recv
+ * reports ERR_RST and no FIN handshake is left behind on our side. */
+static void test_netconn_abort_resets_the_peer(void **state)
+{
+    struct tenv e = env_new();
+    struct pair p;
+    struct wisp_netbuf *nb;
+    (void)state;
+    p = make_pair(&e, 5204, 1);
+    assert_int_equal(wisp_netconn_abort(p.client), WISP_OK);
+    assert_int_equal(wisp_netconn_write(p.client, "x", 1, WISP_NETCONN_COPY), WISP_ERR_CLSD);
+    wisp_netconn_set_recvtimeout(p.server, 5000);
+    assert_int_equal(wisp_netconn_recv(p.server, &nb), WISP_ERR_RST);
+    assert_int_equal(tcp_pcbs_used(e.a), 0);
+    free_pair(&p);
+    env_free(&e);
+}
+
+/* Rule: a layered netconn (the socket layer's) takes its writer's settings
+ * from the call: wisp_netconn_write_layered refuses a netconn that is not
+ * layered, and DONTBLOCK / the timeout passed apply, not the netconn's. */
+static void test_netconn_write_layered_uses_the_callers_settings(void **state)
+{
+    struct tenv e = env_new();
+    struct pair p;
+    static uint8_t big[WISP_TCP_SND_BUF + WISP_TCP_WND + 65536];
+    size_t w = 0;
+    uint32_t t0;
+    wisp_err_t r;
+    (void)state;
+    p = make_pair(&e, 5205, 1);
+    assert_int_equal(wisp_netconn_write_layered(p.client, "x", 1, WISP_NETCONN_COPY, 0, &w), WISP_ERR_ARG);
+    wisp_netconn_set_layered(p.client);
+    assert_int_equal(wisp_netconn_write_layered(p.client, "abc", 3, WISP_NETCONN_COPY, 0, &w), WISP_OK);
+    assert_int_equal(w, 3);
+    /* the netconn's own send timeout is not read: only the one passed */
+    wisp_netconn_set_sendtimeout(p.client, 1);
+    t0 = wisp_sys_now_ms();
+    r = wisp_netconn_write_layered(p.client, big, sizeof big, WISP_NETCONN_COPY, 200, &w);
+    assert_int_equal(r, WISP_OK);
+    assert_true(w > 0 && w < sizeof big); /* partial after the timeout passed */
+    assert_true(wisp_sys_now_ms() - t0 >= 150);
+    r = wisp_netconn_write_layered(p.client, big, sizeof big, WISP_NETCONN_COPY | WISP_NETCONN_DONTBLOCK, 0, &w);
+    assert_int_equal(r, WISP_ERR_WOULDBLOCK); /* full: nothing written, no wait */
+    assert_int_equal(w, 0);
+    free_pair(&p);
+    env_free(&e);
+}
+
 /* ================================================================ main */
 
 int main(void)
@@ -1742,6 +2069,13 @@ int main(void)
         cmocka_unit_test(test_netconn_pool_exhaustion_and_recovery),
         cmocka_unit_test(test_netconn_dscp_selects_emergency_queue),
         cmocka_unit_test(test_netconn_event_callback),
+        cmocka_unit_test(test_netconn_recv_making_room_takes_refused_data_at_once),
+        cmocka_unit_test(test_netconn_tcp_consumed_frees_and_takes_refused_data),
+        cmocka_unit_test(test_netconn_shutdown_write_side_keeps_readers_receiving),
+        cmocka_unit_test(test_netconn_udp_close_wakes_blocked_recv_without_delete),
+        cmocka_unit_test(test_netconn_option_setters_reach_the_pcb),
+        cmocka_unit_test(test_netconn_abort_resets_the_peer),
+        cmocka_unit_test(test_netconn_write_layered_uses_the_callers_settings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,1130 @@
+/**
+ * @file dhcp.c
+ * DHCP client (RFC 2131) with the options of RFC 2132 it needs, address
+ * conflict detection by ARP probes (RFC 5227 §2.1.1), in the core: one
+ * UDP PCB on port 68 bound to the interface, two event timers (the
+ * exchange: retransmissions and state steps; the lease: T1, T2, expiry).
+ *
+ * Choices where the RFCs leave room:
+ *  - The first acceptable OFFER is taken (RFC 2131 §4.4.1 allows it).
+ *  - Retransmission waits are base * 2^(n-1) capped at the maximum and
+ *    randomised by +-base/4 (RFC 2131 §4.1: 4, 8, ... 64 s +-1 s). DISCOVER
+ *    is retransmitted for ever; a REQUEST in REQUESTING / REBOOTING
+ *    WISP_DHCP_REQUEST_TRIES times, then the client restarts discovery
+ *    (REBOOTING with a still valid lease keeps it instead: RFC 2131 §4.4.2
+ *    allows using it for the rest of the lease).
+ *  - Lease times run on a 64-bit millisecond clock extended from the stack
+ *    clock (the lease timer fires at least every 2^30 ms), so leases of
+ *    any length (up to infinite, 0xffffffff) are exact.
+ *  - The lease starts when the acknowledged exchange's first REQUEST was
+ *    sent (RFC 2131 §4.4.1: "the time at which the original request was
+ *    sent"). T1 / T2 that are not T1 <= T2 <= lease are replaced by the
+ *    defaults 0.5 / 0.875 of the lease (RFC 2131 §4.4.5).
+ *  - Options are parsed bounded (no byte read outside the message), every
+ *    known option with a wrong length is a malformed message (counted
+ *    drop), unknown options are skipped, option overload (52) is honoured
+ *    (options field, then 'file', then 'sname', RFC 2131 §4.1); a field
+ *    that ends without the End option is accepted at its boundary. A
+ *    repeated option: the last one counts (no RFC 3396 concatenation).
+ *    Missing subnet mask: the classful mask of the address. A router
+ *    that is not on the leased subnet is ignored. Interface MTU below 68
+ *    is ignored; above the device MTU it is capped to it.
+ *  - An OFFER or ACK without server identifier or lease time (both MUST,
+ *    RFC 2131 Table 3), or with an unusable yiaddr, is a malformed
+ *    message. A NAK with a server identifier other than the server being
+ *    talked to (REQUESTING, RENEWING) is ignored.
+ *  - After a NAK or an expiry the client starts again from INIT with the
+ *    random start delay; after a DECLINE it waits cfg.decline_wait_ms.
+ *  - On link up with a live lease the address stays configured while
+ *    INIT-REBOOT asks for it again (like lwIP); without one: INIT.
+ *  - DHCPRELEASE goes unicast to the server when the next hop's MAC is in
+ *    the ARP cache, else to the limited broadcast (a frame that waits for
+ *    ARP would be flushed when the address is removed right after).
+ *  - Messages are padded to 300 bytes, the BOOTP minimum (RFC 1542 §2.1).
+ */
+#include "wisp/dhcp.h"
+#include "wisp/ethernet.h"
+
+#if WISP_DHCP
+
+/* Message layout (RFC 2131 §2, Figure 1). */
+#define DHCP_OFF_OP 0u
+#define DHCP_OFF_HTYPE 1u
+#define DHCP_OFF_HLEN 2u
+#define DHCP_OFF_XID 4u
+#define DHCP_OFF_SECS 8u
+#define DHCP_OFF_FLAGS 10u
+#define DHCP_OFF_CIADDR 12u
+#define DHCP_OFF_YIADDR 16u
+#define DHCP_OFF_CHADDR 28u
+#define DHCP_OFF_SNAME 44u
+#define DHCP_OFF_FILE 108u
+#define DHCP_OFF_COOKIE 236u
+#define DHCP_OFF_OPTIONS 240u
+#define DHCP_SNAME_LEN 64u
+#define DHCP_FILE_LEN 128u
+#define DHCP_BOOTREQUEST 1u
+#define DHCP_BOOTREPLY 2u
+#define DHCP_HTYPE_ETH 1u
+#define DHCP_FLAG_BROADCAST 0x8000u
+#define DHCP_MIN_LEN 300u /* RFC 1542 §2.1: the minimal BOOTP message */
+
+/* RFC 2132 option codes. */
+#define OPT_PAD 0u
+#define OPT_MASK 1u
+#define OPT_ROUTER 3u
+#define OPT_DNS 6u
+#define OPT_HOSTNAME 12u
+#define OPT_MTU 26u
+#define OPT_REQ_IP 50u
+#define OPT_LEASE 51u
+#define OPT_OVERLOAD 52u
+#define OPT_MSGTYPE 53u
+#define OPT_SERVER_ID 54u
+#define OPT_PRL 55u
+#define OPT_MAX_SIZE 57u
+#define OPT_T1 58u
+#define OPT_T2 59u
+#define OPT_END 255u
+
+/* RFC 2132 §9.6 message types. */
+#define DHCPDISCOVER 1u
+#define DHCPOFFER 2u
+#define DHCPREQUEST 3u
+#define DHCPDECLINE 4u
+#define DHCPACK 5u
+#define DHCPNAK 6u
+#define DHCPRELEASE 7u
+
+/* RFC 5227 §1.1 constants (ms). */
+#define PROBE_WAIT_MS 1000u
+#define PROBE_NUM 3u
+#define PROBE_MIN_MS 1000u
+#define PROBE_MAX_MS 2000u
+#define ANNOUNCE_WAIT_MS 2000u
+
+/* Longest single arming of a timer: well inside the stack clock's
+ * wrap-safe range (2^31 ms). */
+#define DHCP_TIMER_CHUNK_MS (1u << 30)
+#define DHCP_NEVER UINT64_MAX
+
+/* Parameter request list (RFC 2132 §9.8): what we use. */
+static const uint8_t dhcp_prl[] = { OPT_MASK, OPT_ROUTER, OPT_DNS, OPT_MTU, OPT_LEASE, OPT_T1, OPT_T2 };
+
+/* Largest message we build: header, cookie, type (3), requested IP (6),
+ * server id (6), max size (4), PRL, host name, End. */
+#define DHCP_OPTS_MAX (3u + 6u + 6u + 4u + 2u + sizeof(dhcp_prl) + 2u + WISP_DHCP_HOSTNAME_MAX + 1u)
+#define DHCP_MSG_MAX WISP_MAX(DHCP_MIN_LEN, DHCP_OFF_OPTIONS + DHCP_OPTS_MAX)
+
+/* Have-bits of a parsed message. */
+#define HAVE_MASK 0x01u
+#define HAVE_ROUTER 0x02u
+#define HAVE_LEASE 0x04u
+#define HAVE_T1 0x08u
+#define HAVE_T2 0x10u
+#define HAVE_SERVER 0x20u
+
+/** A received message, parsed. */
+struct dhcp_msg {
+    uint8_t type, overload, have, dns_count;
+    wisp_ip4_t yiaddr, mask, router, server;
+    wisp_ip4_t dns[WISP_DHCP_MAX_DNS];
+    uint32_t lease, t1, t2;
+    uint16_t mtu;
+};
+
+static void dhcp_tmr_fn(struct wisp_stack *s, struct wisp_timer *t);
+static void dhcp_lease_fn(struct wisp_stack *s, struct wisp_timer *t);
+
+/* ----------------------------------------------------------------- helpers */
+
+static struct wisp_stack *dhcp_stack(const struct wisp_dhcp *d)
+{
+    return d->nif->stack;
+}
+
+/* The 64-bit clock: the stack clock's progress since the last call. */
+static uint64_t dhcp_clock(struct wisp_dhcp *d)
+{
+    uint32_t now = wisp_now(dhcp_stack(d));
+    d->clock += (uint32_t)(now - d->clock_last);
+    d->clock_last = now;
+    return d->clock;
+}
+
+static void dhcp_notify(struct wisp_dhcp *d, enum wisp_dhcp_event ev)
+{
+    if (d->cb != NULL) {
+        d->cb(d->cb_arg, d, ev);
+    }
+}
+
+static uint32_t dhcp_rand_below(struct wisp_dhcp *d, uint32_t n)
+{
+    return n == 0 ? 0u : wisp_random(dhcp_stack(d)) % n;
+}
+
+/* RFC 2131 §4.4.1: a random start delay, here uniform in [max/10, max]. */
+static uint32_t dhcp_init_delay(struct wisp_dhcp *d)
+{
+    uint32_t max = d->cfg.init_delay_ms;
+    if (max == 0) {
+        return 0;
+    }
+    return max / 10u + dhcp_rand_below(d, max - max / 10u + 1u);
+}
+
+/* RFC 2131 §4.1: the wait after the tries-th transmission: base doubled
+ * per retransmission up to the maximum, randomised by +-base/4 (+-1 s for
+ * the RFC's 4 s base). */
+static uint32_t dhcp_backoff(struct wisp_dhcp *d)
+{
+    uint32_t wait = d->cfg.backoff_base_ms, max = d->cfg.backoff_max_ms, jit = d->cfg.backoff_base_ms / 4u;
+    unsigned i;
+    for (i = 1; i < d->tries && wait < max; i++) {
+        wait = wait > max / 2u ? max : wait * 2u;
+    }
+    if (wait > max) {
+        wait = max;
+    }
+    return wait - jit + dhcp_rand_below(d, 2u * jit + 1u);
+}
+
+/* A new transaction id (RFC 2131 §4.1: random, so that clients differ). */
+static void dhcp_new_xid(struct wisp_dhcp *d)
+{
+    d->xid = wisp_random(dhcp_stack(d));
+    d->exch_start = wisp_now(dhcp_stack(d));
+}
+
+/* RFC 2131 §2 'secs': seconds since the client began the exchange. */
+static uint16_t dhcp_secs(struct wisp_dhcp *d)
+{
+    uint32_t s = (wisp_now(dhcp_stack(d)) - d->exch_start) / 1000u;
+    return s > 0xffffu ? (uint16_t)0xffffu : (uint16_t)s;
+}
+
+/* A usable unicast host address for yiaddr / prev_addr. */
+static bool dhcp_addr_ok(wisp_ip4_t a)
+{
+    uint8_t o0 = wisp_ip4_octet(a, 0);
+    return a != WISP_IP4_ANY && a != WISP_IP4_BCAST && o0 != 0u && o0 != 127u && o0 < 224u;
+}
+
+static void dhcp_arm(struct wisp_dhcp *d, uint32_t ms)
+{
+    wisp_timer_arm(dhcp_stack(d), &d->tmr, ms, dhcp_tmr_fn);
+}
+
+/* ------------------------------------------------------------------ output */
+
+/* Build and send one message (RFC 2131 §4.4, Table 5). ciaddr, requested
+ * IP and server identifier as given (0 = field zero / option absent). */
+static wisp_err_t dhcp_send(struct wisp_dhcp *d, uint8_t type, wisp_ip4_t ciaddr, wisp_ip4_t req_ip,
+                            wisp_ip4_t server_id, wisp_ip4_t dst, uint16_t secs)
+{
+    struct wisp_stack *s = dhcp_stack(d);
+    struct wisp_pbuf *p;
+    uint8_t *m, *o;
+    uint16_t len;
+    wisp_ipaddr_t to;
+    wisp_err_t err;
+
+    p = wisp_pbuf_alloc(s, WISP_LAYER_TRANSPORT, (uint16_t)DHCP_MSG_MAX, WISP_PBUF_RAM);
+    if (p == NULL) {
+        WISP_CTR_INC(s, DHCP_DROP_NOMEM);
+        return WISP_ERR_MEM;
+    }
+    m = p->payload;
+    memset(m, 0, DHCP_MSG_MAX);
+    m[DHCP_OFF_OP] = DHCP_BOOTREQUEST;
+    m[DHCP_OFF_HTYPE] = DHCP_HTYPE_ETH;
+    m[DHCP_OFF_HLEN] = WISP_ETH_ADDR_LEN;
+    wisp_wr32(m + DHCP_OFF_XID, d->xid);
+    wisp_wr16(m + DHCP_OFF_SECS, secs);
+    /* RFC 2131 §4.1: a client that cannot receive unicast datagrams before
+     * its address is configured sets the BROADCAST bit. */
+    if ((type == DHCPDISCOVER || type == DHCPREQUEST) && d->nif->ip4 == WISP_IP4_ANY) {
+        wisp_wr16(m + DHCP_OFF_FLAGS, DHCP_FLAG_BROADCAST);
+    }
+    wisp_ip4_wr(m + DHCP_OFF_CIADDR, ciaddr);
+    memcpy(m + DHCP_OFF_CHADDR, d->nif->hwaddr, WISP_ETH_ADDR_LEN);
+    /* RFC 2131 §3: the magic cookie 99.130.83.99 starts the options. */
+    m[DHCP_OFF_COOKIE] = 99;
+    m[DHCP_OFF_COOKIE + 1u] = 130;
+    m[DHCP_OFF_COOKIE + 2u] = 83;
+    m[DHCP_OFF_COOKIE + 3u] = 99;
+    o = m + DHCP_OFF_OPTIONS;
+    *o++ = OPT_MSGTYPE; /* RFC 2132 §9.6 */
+    *o++ = 1;
+    *o++ = type;
+    if (req_ip != WISP_IP4_ANY) {
+        *o++ = OPT_REQ_IP; /* RFC 2132 §9.1 */
+        *o++ = 4;
+        wisp_ip4_wr(o, req_ip);
+        o += 4;
+    }
+    if (server_id != WISP_IP4_ANY) {
+        *o++ = OPT_SERVER_ID; /* RFC 2132 §9.7 */
+        *o++ = 4;
+        wisp_ip4_wr(o, server_id);
+        o += 4;
+    }
+    /* RFC 2131 Table 5: PRL and maximum size only in DISCOVER / REQUEST. */
+    if (type == DHCPDISCOVER || type == DHCPREQUEST) {
+        size_t hn = strlen(d->hostname);
+        /* RFC 2132 §9.10: at least 576; we take whole datagrams of our MTU. */
+        *o++ = OPT_MAX_SIZE;
+        *o++ = 2;
+        wisp_wr16(o, (uint16_t)WISP_MAX(576u, d->dev_mtu));
+        o += 2;
+        *o++ = OPT_PRL; /* RFC 2132 §9.8 */
+        *o++ = (uint8_t)sizeof(dhcp_prl);
+        memcpy(o, dhcp_prl, sizeof(dhcp_prl));
+        o += sizeof(dhcp_prl);
+        if (hn > 0) {
+            *o++ = OPT_HOSTNAME; /* RFC 2132 §3.14 */
+            *o++ = (uint8_t)hn;
+            memcpy(o, d->hostname, hn);
+            o += hn;
+        }
+    }
+    *o++ = OPT_END;
+    len = (uint16_t)(o - m);
+    if (len < DHCP_MIN_LEN) {
+        len = DHCP_MIN_LEN; /* zero padding after End */
+    }
+    wisp_pbuf_trim(p, len);
+    to = wisp_ipaddr4(dst);
+    err = wisp_udp_sendto(d->pcb, p, &to, WISP_DHCP_SERVER_PORT);
+    wisp_pbuf_free(p);
+    if (err == WISP_OK) {
+        WISP_CTR_INC(s, DHCP_TX);
+    }
+    return err;
+}
+
+static void dhcp_send_discover(struct wisp_dhcp *d)
+{
+    if (d->tries > 0) {
+        WISP_CTR_INC(dhcp_stack(d), DHCP_RETRANSMIT);
+    }
+    d->tries++;
+    d->secs = dhcp_secs(d);
+    /* RFC 2131 §4.4.1: the client MAY suggest the address it had. */
+    (void)dhcp_send(d, DHCPDISCOVER, WISP_IP4_ANY, d->reboot_addr, WISP_IP4_ANY, WISP_IP4_BCAST, d->secs);
+    dhcp_arm(d, dhcp_backoff(d));
+}
+
+/* The REQUEST of the current state (RFC 2131 §4.3.2, Table 4/5). */
+static void dhcp_send_request(struct wisp_dhcp *d)
+{
+    if (d->tries > 0) {
+        WISP_CTR_INC(dhcp_stack(d), DHCP_RETRANSMIT);
+    }
+    d->tries++;
+    switch (d->state) {
+    case WISP_DHCP_REQUESTING:
+        /* RFC 2131 §4.4.1: broadcast, server identifier and requested IP
+         * of the offer, ciaddr 0, 'secs' of the DISCOVER. */
+        (void)dhcp_send(d, DHCPREQUEST, WISP_IP4_ANY, d->pend.addr, d->pend.server, WISP_IP4_BCAST, d->secs);
+        break;
+    case WISP_DHCP_REBOOTING:
+        /* RFC 2131 §4.4.2: requested IP, no server identifier, ciaddr 0. */
+        (void)dhcp_send(d, DHCPREQUEST, WISP_IP4_ANY, d->reboot_addr, WISP_IP4_ANY, WISP_IP4_BCAST, dhcp_secs(d));
+        break;
+    case WISP_DHCP_RENEWING:
+        /* RFC 2131 §4.4.5: unicast to the leasing server, ciaddr ours, no
+         * server identifier, no requested IP. */
+        (void)dhcp_send(d, DHCPREQUEST, d->lease.addr, WISP_IP4_ANY, WISP_IP4_ANY, d->lease.server, dhcp_secs(d));
+        break;
+    case WISP_DHCP_REBINDING:
+        /* RFC 2131 §4.4.5: the same, broadcast. */
+        (void)dhcp_send(d, DHCPREQUEST, d->lease.addr, WISP_IP4_ANY, WISP_IP4_ANY, WISP_IP4_BCAST, dhcp_secs(d));
+        break;
+    default:
+        break;
+    }
+}
+
+/* RFC 2131 §4.4.5: in RENEWING wait half the time left until T2, in
+ * REBINDING half the time left on the lease, at least renew_min_ms. */
+static uint32_t dhcp_renew_wait(struct wisp_dhcp *d)
+{
+    uint64_t now = dhcp_clock(d);
+    uint64_t until = d->state == WISP_DHCP_RENEWING ? d->t2_at : d->expire_at;
+    uint64_t w = until > now ? (until - now) / 2u : 0u;
+    if (w < d->cfg.renew_min_ms) {
+        w = d->cfg.renew_min_ms;
+    }
+    return w > DHCP_TIMER_CHUNK_MS ? DHCP_TIMER_CHUNK_MS : (uint32_t)w;
+}
+
+/* ------------------------------------------------------------ transitions */
+
+/* Remove the lease's configuration from the interface. */
+static void dhcp_unconfigure(struct wisp_dhcp *d)
+{
+    if (!d->have_lease) {
+        return;
+    }
+    d->have_lease = 0;
+    wisp_timer_cancel(dhcp_stack(d), &d->lease_tmr);
+    d->nif->mtu = d->dev_mtu;
+    wisp_netif_set_ip4(d->nif, WISP_IP4_ANY, WISP_IP4_ANY, WISP_IP4_ANY);
+}
+
+/* INIT: wait delay_ms, then discover (no timer while the link is down;
+ * link up restarts). */
+static void dhcp_enter_init(struct wisp_dhcp *d, uint32_t delay_ms)
+{
+    d->state = WISP_DHCP_INIT;
+    d->tries = 0;
+    wisp_timer_cancel(dhcp_stack(d), &d->tmr);
+    if (wisp_netif_is_usable(d->nif)) {
+        dhcp_arm(d, delay_ms);
+    }
+}
+
+/* INIT -> SELECTING: a new exchange, the first DISCOVER. */
+static void dhcp_discover(struct wisp_dhcp *d)
+{
+    dhcp_new_xid(d);
+    d->state = WISP_DHCP_SELECTING;
+    d->tries = 0;
+    dhcp_send_discover(d);
+}
+
+/* Arm the lease timer for the next deadline of the current state. */
+static void dhcp_lease_arm(struct wisp_dhcp *d)
+{
+    uint64_t now = dhcp_clock(d), next = d->expire_at, delay;
+
+    if (!d->have_lease) {
+        wisp_timer_cancel(dhcp_stack(d), &d->lease_tmr);
+        return;
+    }
+    if (d->state == WISP_DHCP_BOUND || d->state == WISP_DHCP_RENEWING) {
+        next = WISP_MIN(next, d->t2_at);
+    }
+    if (d->state == WISP_DHCP_BOUND) {
+        next = WISP_MIN(next, d->t1_at);
+    }
+    if (next == DHCP_NEVER) {
+        wisp_timer_cancel(dhcp_stack(d), &d->lease_tmr);
+        return;
+    }
+    delay = next > now ? next - now : 0u;
+    if (delay > DHCP_TIMER_CHUNK_MS) {
+        delay = DHCP_TIMER_CHUNK_MS;
+    }
+    wisp_timer_arm(dhcp_stack(d), &d->lease_tmr, (uint32_t)delay, dhcp_lease_fn);
+}
+
+/* The acknowledged lease (pend) is checked: configure the interface and
+ * start the lease timers (RFC 2131 §4.4.1, §4.4.5). */
+static void dhcp_bind(struct wisp_dhcp *d, enum wisp_dhcp_event ev)
+{
+    struct wisp_stack *s = dhcp_stack(d);
+    uint16_t mtu;
+
+    d->lease = d->pend;
+    d->lease_start = d->req_start;
+    if (d->lease.lease_s == WISP_DHCP_INFINITE) {
+        d->t1_at = d->t2_at = d->expire_at = DHCP_NEVER;
+    } else {
+        d->t1_at = d->lease_start + (uint64_t)d->lease.t1_s * 1000u;
+        d->t2_at = d->lease_start + (uint64_t)d->lease.t2_s * 1000u;
+        d->expire_at = d->lease_start + (uint64_t)d->lease.lease_s * 1000u;
+    }
+    /* RFC 2132 §5.1: the interface MTU, never above what the device carries. */
+    mtu = (d->lease.mtu != 0 && d->lease.mtu < d->dev_mtu) ? d->lease.mtu : d->dev_mtu;
+    d->nif->mtu = mtu;
+    wisp_netif_set_ip4(d->nif, d->lease.addr, d->lease.mask, d->lease.router);
+    d->have_lease = 1;
+    d->reboot_addr = d->lease.addr;
+    d->state = WISP_DHCP_BOUND;
+    d->tries = 0;
+    wisp_timer_cancel(s, &d->tmr);
+    dhcp_lease_arm(d);
+    if (ev == WISP_DHCP_EV_BOUND) {
+        WISP_CTR_INC(s, DHCP_BOUND);
+    } else {
+        WISP_CTR_INC(s, DHCP_RENEWED);
+    }
+    dhcp_notify(d, ev);
+}
+
+/* RFC 5227 §2.1.1: probe the address before using it. */
+static void dhcp_check_start(struct wisp_dhcp *d)
+{
+    d->state = WISP_DHCP_CHECKING;
+    d->probes = 0;
+    d->conflict = 0;
+    /* "wait for a random time interval selected uniformly in the range
+     * zero to PROBE_WAIT seconds" */
+    dhcp_arm(d, dhcp_rand_below(d, PROBE_WAIT_MS + 1u));
+}
+
+/* RFC 2131 §3.1 step 5 / §4.4.1: the address is in use: DECLINE it and
+ * restart after a wait of at least ten seconds. */
+static void dhcp_decline(struct wisp_dhcp *d)
+{
+    struct wisp_stack *s = dhcp_stack(d);
+
+    WISP_CTR_INC(s, DHCP_CONFLICT);
+    /* RFC 2131 Table 5: DECLINE: ciaddr 0, requested IP and server
+     * identifier MUST, 'secs' 0. */
+    if (dhcp_send(d, DHCPDECLINE, WISP_IP4_ANY, d->pend.addr, d->pend.server, WISP_IP4_BCAST, 0) == WISP_OK) {
+        WISP_CTR_INC(s, DHCP_DECLINE_TX);
+    }
+    d->reboot_addr = WISP_IP4_ANY; /* never suggest the address again */
+    dhcp_enter_init(d, d->cfg.decline_wait_ms);
+    dhcp_notify(d, WISP_DHCP_EV_CONFLICT);
+}
+
+/* An ACK with a lease in pend (REQUESTING, REBOOTING, RENEWING,
+ * REBINDING). */
+static void dhcp_accept(struct wisp_dhcp *d)
+{
+    if (d->have_lease && d->pend.addr == d->lease.addr) {
+        dhcp_bind(d, WISP_DHCP_EV_RENEWED);
+        return;
+    }
+    /* A new address: the old one (if any) goes first. */
+    dhcp_unconfigure(d);
+    /* RFC 2131 §4.4.1: "The client SHOULD perform a check on the suggested
+     * address to ensure that the address is not already in use", here with
+     * RFC 5227 probes. */
+    if (d->cfg.arp_check) {
+        dhcp_check_start(d);
+    } else {
+        dhcp_bind(d, WISP_DHCP_EV_BOUND);
+    }
+}
+
+/* NAK (RFC 2131 §4.4.1 / §4.4.5) or expiry: stop using the address and
+ * start again from INIT. */
+static void dhcp_restart(struct wisp_dhcp *d)
+{
+    bool had = d->have_lease != 0;
+    dhcp_unconfigure(d);
+    dhcp_enter_init(d, dhcp_init_delay(d));
+    if (had) {
+        dhcp_notify(d, WISP_DHCP_EV_LOST);
+    }
+}
+
+/* ------------------------------------------------------------------ timers */
+
+static void dhcp_tmr_fn(struct wisp_stack *s, struct wisp_timer *t)
+{
+    struct wisp_dhcp *d = (struct wisp_dhcp *)(void *)((uint8_t *)t - offsetof(struct wisp_dhcp, tmr));
+    uint64_t now = dhcp_clock(d);
+    WISP_UNUSED(s);
+
+    switch (d->state) {
+    case WISP_DHCP_INIT:
+        dhcp_discover(d);
+        break;
+    case WISP_DHCP_SELECTING:
+        dhcp_send_discover(d); /* RFC 2131 §4.1: retransmit */
+        break;
+    case WISP_DHCP_REQUESTING:
+        if (d->tries >= WISP_DHCP_REQUEST_TRIES) {
+            /* RFC 2131 §3.1 step 5: no ACK nor NAK: restart. */
+            dhcp_discover(d);
+        } else {
+            dhcp_send_request(d);
+            dhcp_arm(d, dhcp_backoff(d));
+        }
+        break;
+    case WISP_DHCP_CHECKING:
+        if (d->conflict) {
+            dhcp_decline(d);
+        } else if (d->probes < PROBE_NUM) {
+            /* RFC 5227 §2.1.1: PROBE_NUM probes, PROBE_MIN..PROBE_MAX
+             * apart, then ANNOUNCE_WAIT after the last. */
+            (void)wisp_arp_probe(d->nif, d->pend.addr);
+            d->probes++;
+            if (d->probes < PROBE_NUM) {
+                dhcp_arm(d, PROBE_MIN_MS + dhcp_rand_below(d, PROBE_MAX_MS - PROBE_MIN_MS + 1u));
+            } else {
+                dhcp_arm(d, ANNOUNCE_WAIT_MS);
+            }
+        } else {
+            dhcp_bind(d, WISP_DHCP_EV_BOUND);
+        }
+        break;
+    case WISP_DHCP_RENEWING:
+    case WISP_DHCP_REBINDING:
+        dhcp_send_request(d);
+        dhcp_arm(d, dhcp_renew_wait(d));
+        break;
+    case WISP_DHCP_INIT_REBOOT:
+        dhcp_new_xid(d);
+        d->state = WISP_DHCP_REBOOTING;
+        d->tries = 0;
+        d->req_start = now;
+        dhcp_send_request(d);
+        dhcp_arm(d, dhcp_backoff(d));
+        break;
+    case WISP_DHCP_REBOOTING:
+        if (d->tries < WISP_DHCP_REQUEST_TRIES) {
+            dhcp_send_request(d);
+            dhcp_arm(d, dhcp_backoff(d));
+        } else if (d->have_lease && now < d->expire_at) {
+            /* RFC 2131 §4.4.2: no answer: the client MAY use the address
+             * for the rest of its lease. */
+            d->state = WISP_DHCP_BOUND;
+            d->tries = 0;
+            dhcp_lease_arm(d);
+        } else {
+            bool had = d->have_lease != 0;
+            dhcp_unconfigure(d);
+            dhcp_discover(d);
+            if (had) {
+                dhcp_notify(d, WISP_DHCP_EV_LOST);
+            }
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+static void dhcp_lease_fn(struct wisp_stack *s, struct wisp_timer *t)
+{
+    struct wisp_dhcp *d = (struct wisp_dhcp *)(void *)((uint8_t *)t - offsetof(struct wisp_dhcp, lease_tmr));
+    uint64_t now = dhcp_clock(d);
+
+    if (!d->have_lease) {
+        return;
+    }
+    if (now >= d->expire_at) {
+        /* RFC 2131 §4.4.5: the lease expired: stop using the address and
+         * start over as if uninitialised. */
+        WISP_CTR_INC(s, DHCP_EXPIRED);
+        dhcp_restart(d);
+        return;
+    }
+    if ((d->state == WISP_DHCP_BOUND || d->state == WISP_DHCP_RENEWING) && now >= d->t2_at) {
+        /* RFC 2131 §4.4.5: T2: REBINDING, broadcast to any server. */
+        d->state = WISP_DHCP_REBINDING;
+    } else if (d->state == WISP_DHCP_BOUND && now >= d->t1_at) {
+        /* RFC 2131 §4.4.5: T1: RENEWING, unicast to our server. */
+        d->state = WISP_DHCP_RENEWING;
+    } else {
+        dhcp_lease_arm(d); /* a chunk of a long wait, or a state without T1/T2 */
+        return;
+    }
+    dhcp_new_xid(d);
+    d->tries = 0;
+    d->req_start = now;
+    dhcp_lease_arm(d);
+    if (wisp_netif_is_usable(d->nif)) {
+        dhcp_send_request(d);
+        dhcp_arm(d, dhcp_renew_wait(d));
+    }
+}
+
+/* ------------------------------------------------------------------- input */
+
+/* One option field (options, 'file' or 'sname') of p: off, len. False when
+ * malformed (an option running past the field, a known option with a bad
+ * length, overload outside the options field). */
+static bool dhcp_parse_field(const struct wisp_pbuf *p, uint32_t off, uint32_t len, struct dhcp_msg *m, bool top)
+{
+    uint32_t i = 0;
+
+    while (i < len) {
+        uint8_t code = (uint8_t)wisp_pbuf_get_u8(p, (uint16_t)(off + i));
+        uint8_t olen, v[4];
+        uint16_t vo;
+
+        /* RFC 2132 §3.1 / §3.2: Pad and End are single octets. */
+        if (code == OPT_PAD) {
+            i++;
+            continue;
+        }
+        if (code == OPT_END) {
+            return true;
+        }
+        if (i + 1u >= len) {
+            return false;
+        }
+        olen = (uint8_t)wisp_pbuf_get_u8(p, (uint16_t)(off + i + 1u));
+        if (i + 2u + olen > len) {
+            return false;
+        }
+        vo = (uint16_t)(off + i + 2u);
+        memset(v, 0, sizeof(v));
+        (void)wisp_pbuf_copy_out(p, v, olen < 4u ? olen : 4u, vo);
+        switch (code) {
+        case OPT_MASK: /* RFC 2132 §3.3 */
+            if (olen != 4u) {
+                return false;
+            }
+            m->mask = wisp_ip4_rd(v);
+            m->have |= HAVE_MASK;
+            break;
+        case OPT_ROUTER: /* RFC 2132 §3.5: a list, preferred first */
+            if (olen < 4u || (olen % 4u) != 0) {
+                return false;
+            }
+            m->router = wisp_ip4_rd(v);
+            m->have |= HAVE_ROUTER;
+            break;
+        case OPT_DNS: { /* RFC 2132 §3.8 */
+            unsigned k;
+            if (olen < 4u || (olen % 4u) != 0) {
+                return false;
+            }
+            m->dns_count = 0;
+            for (k = 0; k < olen / 4u && m->dns_count < WISP_DHCP_MAX_DNS; k++) {
+                uint8_t a[4];
+                (void)wisp_pbuf_copy_out(p, a, 4, (uint16_t)(vo + 4u * k));
+                m->dns[m->dns_count++] = wisp_ip4_rd(a);
+            }
+            break;
+        }
+        case OPT_MTU: /* RFC 2132 §5.1: minimum 68 */
+            if (olen != 2u) {
+                return false;
+            }
+            m->mtu = wisp_rd16(v) >= 68u ? wisp_rd16(v) : 0u;
+            break;
+        case OPT_LEASE: /* RFC 2132 §9.2 */
+        case OPT_T1:    /* RFC 2132 §9.11 */
+        case OPT_T2:    /* RFC 2132 §9.12 */
+            if (olen != 4u) {
+                return false;
+            }
+            if (code == OPT_LEASE) {
+                m->lease = wisp_rd32(v);
+                m->have |= HAVE_LEASE;
+            } else if (code == OPT_T1) {
+                m->t1 = wisp_rd32(v);
+                m->have |= HAVE_T1;
+            } else {
+                m->t2 = wisp_rd32(v);
+                m->have |= HAVE_T2;
+            }
+            break;
+        case OPT_SERVER_ID: /* RFC 2132 §9.7 */
+            if (olen != 4u) {
+                return false;
+            }
+            m->server = wisp_ip4_rd(v);
+            m->have |= HAVE_SERVER;
+            break;
+        case OPT_MSGTYPE: /* RFC 2132 §9.6: 1..8 */
+            if (olen != 1u || v[0] < 1u || v[0] > 8u) {
+                return false;
+            }
+            m->type = v[0];
+            break;
+        case OPT_OVERLOAD: /* RFC 2132 §9.3: 1 file, 2 sname, 3 both */
+            if (!top || olen != 1u || v[0] < 1u || v[0] > 3u) {
+                return false;
+            }
+            m->overload = v[0];
+            break;
+        default:
+            break; /* not used: skipped */
+        }
+        i += 2u + olen;
+    }
+    return true;
+}
+
+/* The lease an OFFER / ACK describes; false when unusable. */
+static bool dhcp_make_lease(const struct dhcp_msg *m, struct wisp_dhcp_lease *l)
+{
+    uint32_t hm;
+    uint8_t i;
+
+    if (!dhcp_addr_ok(m->yiaddr) || (m->have & HAVE_SERVER) == 0 || m->server == WISP_IP4_ANY ||
+        (m->have & HAVE_LEASE) == 0 || m->lease == 0) {
+        return false;
+    }
+    memset(l, 0, sizeof(*l));
+    l->addr = m->yiaddr;
+    l->server = m->server;
+    if (m->have & HAVE_MASK) {
+        hm = wisp_ntohl(m->mask);
+        /* a contiguous, non-zero mask (RFC 950 §2.1 recommends it; RFC 4632) */
+        if (hm == 0 || ((~hm) & (~hm + 1u)) != 0) {
+            return false;
+        }
+        l->mask = m->mask;
+    } else {
+        /* RFC 1122 §3.3.1.1 leaves it open: the classful mask. */
+        uint8_t o0 = wisp_ip4_octet(m->yiaddr, 0);
+        l->mask = wisp_ip4_prefix_mask(o0 < 128u ? 8u : (o0 < 192u ? 16u : 24u));
+    }
+    if ((m->have & HAVE_ROUTER) && dhcp_addr_ok(m->router) && m->router != m->yiaddr &&
+        ((m->router ^ m->yiaddr) & l->mask) == 0) {
+        l->router = m->router;
+    }
+    for (i = 0; i < m->dns_count; i++) {
+        l->dns[i] = m->dns[i];
+    }
+    l->dns_count = m->dns_count;
+    l->mtu = m->mtu;
+    l->lease_s = m->lease;
+    if (m->lease == WISP_DHCP_INFINITE) {
+        l->t1_s = l->t2_s = WISP_DHCP_INFINITE;
+    } else {
+        /* RFC 2131 §4.4.5: T1 defaults to 0.5 * lease, T2 to 0.875 * lease. */
+        l->t1_s = (m->have & HAVE_T1) ? m->t1 : m->lease / 2u;
+        l->t2_s = (m->have & HAVE_T2) ? m->t2 : (uint32_t)(((uint64_t)m->lease * 7u) / 8u);
+        if (!(l->t1_s <= l->t2_s && l->t2_s <= m->lease)) {
+            l->t1_s = m->lease / 2u;
+            l->t2_s = (uint32_t)(((uint64_t)m->lease * 7u) / 8u);
+        }
+    }
+    return true;
+}
+
+static void dhcp_recv(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, const wisp_ipaddr_t *src,
+                      uint16_t port, const struct wisp_ip4_info *ip)
+{
+    struct wisp_dhcp *d = (struct wisp_dhcp *)arg;
+    struct wisp_stack *s = pcb->stack;
+    struct dhcp_msg m;
+    struct wisp_dhcp_lease l;
+    uint8_t h[DHCP_OFF_SNAME];
+    uint8_t cookie[4];
+    uint16_t tot;
+    bool ok;
+
+    WISP_UNUSED(src);
+    WISP_UNUSED(ip);
+    WISP_CTR_INC(s, DHCP_RX);
+    memset(&l, 0, sizeof(l));
+
+    /* ---- parse */
+    tot = p->tot_len;
+    if (port != WISP_DHCP_SERVER_PORT) {
+        WISP_CTR_INC(s, DHCP_DROP_BAD); /* RFC 2131 §4.1: servers send from 67 */
+        wisp_pbuf_free(p);
+        return;
+    }
+    if (tot < DHCP_OFF_OPTIONS) {
+        WISP_CTR_INC(s, DHCP_DROP_SHORT);
+        wisp_pbuf_free(p);
+        return;
+    }
+    (void)wisp_pbuf_copy_out(p, h, sizeof(h), 0);
+    (void)wisp_pbuf_copy_out(p, cookie, sizeof(cookie), DHCP_OFF_COOKIE);
+    if (h[DHCP_OFF_OP] != DHCP_BOOTREPLY || h[DHCP_OFF_HTYPE] != DHCP_HTYPE_ETH ||
+        h[DHCP_OFF_HLEN] != WISP_ETH_ADDR_LEN || cookie[0] != 99u || cookie[1] != 130u || cookie[2] != 83u ||
+        cookie[3] != 99u) {
+        WISP_CTR_INC(s, DHCP_DROP_BAD);
+        wisp_pbuf_free(p);
+        return;
+    }
+    /* RFC 2131 §4.4.1: replies are matched by 'xid' ... */
+    if (wisp_rd32(h + DHCP_OFF_XID) != d->xid) {
+        WISP_CTR_INC(s, DHCP_DROP_XID);
+        wisp_pbuf_free(p);
+        return;
+    }
+    /* ... and must carry our hardware address (broadcast replies reach every
+     * client on the link). */
+    if (memcmp(h + DHCP_OFF_CHADDR, d->nif->hwaddr, WISP_ETH_ADDR_LEN) != 0) {
+        WISP_CTR_INC(s, DHCP_DROP_CHADDR);
+        wisp_pbuf_free(p);
+        return;
+    }
+    memset(&m, 0, sizeof(m));
+    m.yiaddr = wisp_ip4_rd(h + DHCP_OFF_YIADDR);
+    ok = dhcp_parse_field(p, DHCP_OFF_OPTIONS, (uint32_t)tot - DHCP_OFF_OPTIONS, &m, true);
+    /* RFC 2131 §4.1: with option overload, 'file' then 'sname' hold more
+     * options. */
+    if (ok && (m.overload & 1u)) {
+        ok = dhcp_parse_field(p, DHCP_OFF_FILE, DHCP_FILE_LEN, &m, false);
+    }
+    if (ok && (m.overload & 2u)) {
+        ok = dhcp_parse_field(p, DHCP_OFF_SNAME, DHCP_SNAME_LEN, &m, false);
+    }
+    wisp_pbuf_free(p);
+    if (!ok || m.type == 0) {
+        WISP_CTR_INC(s, DHCP_DROP_OPTS);
+        return;
+    }
+    if ((m.type == DHCPOFFER || m.type == DHCPACK) && !dhcp_make_lease(&m, &l)) {
+        WISP_CTR_INC(s, DHCP_DROP_OPTS);
+        return;
+    }
+
+    /* ---- act */
+    switch (m.type) {
+    case DHCPOFFER:
+        if (d->state != WISP_DHCP_SELECTING) {
+            break;
+        }
+        /* RFC 2131 §4.4.1: the first offer is taken; REQUEST it with the
+         * same xid. */
+        d->pend = l;
+        d->state = WISP_DHCP_REQUESTING;
+        d->tries = 0;
+        d->req_start = dhcp_clock(d);
+        dhcp_send_request(d);
+        dhcp_arm(d, dhcp_backoff(d));
+        return;
+    case DHCPACK:
+        if (d->state == WISP_DHCP_REQUESTING && l.server != d->pend.server) {
+            break; /* from a server we did not choose */
+        }
+        if (d->state != WISP_DHCP_REQUESTING && d->state != WISP_DHCP_REBOOTING &&
+            d->state != WISP_DHCP_RENEWING && d->state != WISP_DHCP_REBINDING) {
+            break;
+        }
+        d->pend = l;
+        dhcp_accept(d);
+        return;
+    case DHCPNAK:
+        if (d->state != WISP_DHCP_REQUESTING && d->state != WISP_DHCP_REBOOTING &&
+            d->state != WISP_DHCP_RENEWING && d->state != WISP_DHCP_REBINDING) {
+            break;
+        }
+        if ((m.have & HAVE_SERVER) != 0 &&
+            ((d->state == WISP_DHCP_REQUESTING && m.server != d->pend.server) ||
+             (d->state == WISP_DHCP_RENEWING && m.server != d->lease.server))) {
+            break;
+        }
+        /* RFC 2131 §4.4.1, §4.4.5: NAK: stop using the address, INIT. */
+        WISP_CTR_INC(s, DHCP_NAK_RX);
+        dhcp_restart(d);
+        return;
+    default:
+        WISP_CTR_INC(s, DHCP_DROP_BAD); /* not a message a server sends a client */
+        return;
+    }
+    WISP_CTR_INC(s, DHCP_DROP_STATE);
+}
+
+/* RFC 5227 §2.1.1: while probing, a packet whose sender IP is the address,
+ * or a probe (sender IP 0) for it from another host, is a conflict. */
+static void dhcp_arp_fn(void *arg, struct wisp_netif *nif, uint16_t op, const uint8_t sha[6], wisp_ip4_t spa,
+                        wisp_ip4_t tpa)
+{
+    struct wisp_dhcp *d = (struct wisp_dhcp *)arg;
+    WISP_UNUSED(sha);
+
+    if (d->state != WISP_DHCP_CHECKING || nif != d->nif || d->conflict) {
+        return;
+    }
+    if (spa == d->pend.addr || (op == 1u && spa == WISP_IP4_ANY && tpa == d->pend.addr)) {
+        d->conflict = 1;
+        dhcp_arm(d, 0); /* act from the timer, outside ARP input */
+    }
+}
+
+/* Link changes (RFC 2131 §3.2: a client that was configured before
+ * reuses its address through INIT-REBOOT). */
+static void dhcp_link_fn(void *arg, struct wisp_netif *nif, bool usable)
+{
+    struct wisp_dhcp *d = (struct wisp_dhcp *)arg;
+    WISP_UNUSED(nif);
+
+    if (d->state == WISP_DHCP_STOPPED) {
+        return;
+    }
+    if (!usable) {
+        /* Nothing can be sent: the exchange pauses, the lease keeps
+         * ageing (its expiry still unconfigures the interface). */
+        wisp_timer_cancel(dhcp_stack(d), &d->tmr);
+        if (d->state == WISP_DHCP_CHECKING) {
+            d->state = WISP_DHCP_INIT; /* the probes are void */
+        }
+        return;
+    }
+    if (d->have_lease && dhcp_clock(d) < d->expire_at) {
+        d->state = WISP_DHCP_INIT_REBOOT;
+        d->reboot_addr = d->lease.addr;
+        d->tries = 0;
+        dhcp_arm(d, dhcp_init_delay(d));
+    } else if (!d->have_lease && d->reboot_addr != WISP_IP4_ANY &&
+               (d->state == WISP_DHCP_INIT_REBOOT || d->state == WISP_DHCP_REBOOTING)) {
+        /* started with cfg.prev_addr: ask for it again */
+        d->state = WISP_DHCP_INIT_REBOOT;
+        d->tries = 0;
+        dhcp_arm(d, dhcp_init_delay(d));
+    } else {
+        dhcp_enter_init(d, dhcp_init_delay(d));
+    }
+}
+
+/* -------------------------------------------------------------------- API */
+
+void wisp_dhcp_cfg_defaults(struct wisp_dhcp_cfg *cfg)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->backoff_base_ms = WISP_DHCP_BACKOFF_BASE_MS;
+    cfg->backoff_max_ms = WISP_DHCP_BACKOFF_MAX_MS;
+    cfg->init_delay_ms = WISP_DHCP_INIT_DELAY_MS;
+    cfg->renew_min_ms = WISP_DHCP_RENEW_MIN_MS;
+    cfg->decline_wait_ms = WISP_DHCP_DECLINE_WAIT_MS;
+    cfg->arp_check = true;
+}
+
+/* Port 68 on this interface: another DHCP client may hold it on another
+ * interface (its PCB bound to that interface), so the pair is taken over
+ * directly when every holder is bound to a different interface. */
+static wisp_err_t dhcp_bind_port(struct wisp_dhcp *d)
+{
+    struct wisp_stack *s = dhcp_stack(d);
+    struct wisp_udp_pcb *q;
+    wisp_err_t err = wisp_udp_bind(d->pcb, NULL, WISP_DHCP_CLIENT_PORT);
+
+    if (err != WISP_ERR_USE) {
+        return err;
+    }
+    for (q = s->udp_pcbs; q != NULL; q = q->next) {
+        if (q != d->pcb && q->local_port == WISP_DHCP_CLIENT_PORT &&
+            (q->bound_if == 0 || q->bound_if == d->pcb->bound_if)) {
+            return WISP_ERR_USE;
+        }
+    }
+    d->pcb->local_ip = wisp_ipaddr4(WISP_IP4_ANY);
+    d->pcb->local_port = WISP_DHCP_CLIENT_PORT;
+    return WISP_OK;
+}
+
+wisp_err_t wisp_dhcp_start(struct wisp_dhcp *d, struct wisp_netif *nif, const struct wisp_dhcp_cfg *cfg,
+                           wisp_dhcp_fn fn, void *arg)
+{
+    struct wisp_stack *s;
+    wisp_err_t err;
+    size_t i;
+
+    if (d == NULL || nif == NULL || (nif->flags & WISP_NETIF_F_ETHARP) == 0) {
+        return WISP_ERR_ARG;
+    }
+    s = nif->stack;
+    WISP_CORE_ASSERT_OWNER(s);
+    if (d->state != WISP_DHCP_STOPPED) {
+        return WISP_ERR_ALREADY;
+    }
+    memset(d, 0, sizeof(*d));
+    if (cfg != NULL) {
+        d->cfg = *cfg;
+    } else {
+        wisp_dhcp_cfg_defaults(&d->cfg);
+    }
+    if (d->cfg.backoff_base_ms < 4u) {
+        d->cfg.backoff_base_ms = 4u;
+    }
+    if (d->cfg.backoff_max_ms < d->cfg.backoff_base_ms) {
+        d->cfg.backoff_max_ms = d->cfg.backoff_base_ms;
+    }
+    if (d->cfg.backoff_max_ms > DHCP_TIMER_CHUNK_MS) {
+        d->cfg.backoff_max_ms = DHCP_TIMER_CHUNK_MS;
+    }
+    if (d->cfg.hostname != NULL) {
+        for (i = 0; i < WISP_DHCP_HOSTNAME_MAX && d->cfg.hostname[i] != '\0'; i++) {
+            d->hostname[i] = d->cfg.hostname[i];
+        }
+    }
+    d->cfg.hostname = NULL; /* copied; the caller's string is not kept */
+    d->nif = nif;
+    d->cb = fn;
+    d->cb_arg = arg;
+    d->pcb = wisp_udp_new(s);
+    if (d->pcb == NULL) {
+        return WISP_ERR_MEM;
+    }
+    d->pcb->bound_if = nif->index;
+    err = dhcp_bind_port(d);
+    if (err != WISP_OK) {
+        wisp_udp_remove(d->pcb);
+        d->pcb = NULL;
+        return err;
+    }
+    wisp_udp_recv(d->pcb, dhcp_recv, d);
+    d->dev_mtu = nif->mtu;
+    d->clock_last = wisp_now(s);
+    d->arp_watch.fn = dhcp_arp_fn;
+    d->arp_watch.arg = d;
+    wisp_arp_watch_add(s, &d->arp_watch);
+    d->nif_watch.fn = dhcp_link_fn;
+    d->nif_watch.arg = d;
+    wisp_netif_watch_add(nif, &d->nif_watch);
+    /* The lease will configure the interface; until then it has none. */
+    wisp_netif_set_ip4(nif, WISP_IP4_ANY, WISP_IP4_ANY, WISP_IP4_ANY);
+    if (d->cfg.prev_addr != WISP_IP4_ANY && dhcp_addr_ok(d->cfg.prev_addr)) {
+        /* RFC 2131 §3.2: a client that knows its previous address starts
+         * in INIT-REBOOT. */
+        d->reboot_addr = d->cfg.prev_addr;
+        d->state = WISP_DHCP_INIT_REBOOT;
+        if (wisp_netif_is_usable(nif)) {
+            dhcp_arm(d, dhcp_init_delay(d));
+        }
+    } else {
+        dhcp_enter_init(d, dhcp_init_delay(d));
+    }
+    return WISP_OK;
+}
+
+void wisp_dhcp_stop(struct wisp_dhcp *d, bool release)
+{
+    struct wisp_stack *s;
+
+    if (d == NULL || d->state == WISP_DHCP_STOPPED) {
+        return;
+    }
+    s = dhcp_stack(d);
+    WISP_CORE_ASSERT_OWNER(s);
+    wisp_timer_cancel(s, &d->tmr);
+    wisp_timer_cancel(s, &d->lease_tmr);
+    wisp_arp_watch_remove(s, &d->arp_watch);
+    wisp_netif_watch_remove(d->nif, &d->nif_watch);
+    if (release && d->have_lease && wisp_netif_is_usable(d->nif)) {
+        /* RFC 2131 §4.4.6: DHCPRELEASE to the server: ciaddr ours, server
+         * identifier, new xid, 'secs' 0. Unicast when the next hop is
+         * resolved (see the file comment). */
+        wisp_ip4_t nh = ((d->lease.server ^ d->lease.addr) & d->lease.mask) == 0 ? d->lease.server : d->lease.router;
+        wisp_ip4_t dst = (nh != WISP_IP4_ANY && wisp_arp_lookup(s, d->nif->index, nh, NULL)) ? d->lease.server
+                                                                                             : WISP_IP4_BCAST;
+        dhcp_new_xid(d);
+        if (dhcp_send(d, DHCPRELEASE, d->lease.addr, WISP_IP4_ANY, d->lease.server, dst, 0) == WISP_OK) {
+            WISP_CTR_INC(s, DHCP_RELEASE_TX);
+        }
+    }
+    dhcp_unconfigure(d);
+    wisp_udp_remove(d->pcb);
+    d->pcb = NULL;
+    d->state = WISP_DHCP_STOPPED;
+}
+
+const char *wisp_dhcp_state_name(enum wisp_dhcp_state st)
+{
+    static const char *const names[] = { "STOPPED", "INIT",      "SELECTING",   "REQUESTING", "CHECKING",
+                                         "BOUND",   "RENEWING",  "REBINDING",   "INIT-REBOOT", "REBOOTING" };
+    return (unsigned)st < WISP_ARRAY_SIZE(names) ? names[st] : "?";
+}
+
+const struct wisp_dhcp_lease *wisp_dhcp_lease(const struct wisp_dhcp *d)
+{
+    return d->have_lease ? &d->lease : NULL;
+}
+
+uint32_t wisp_dhcp_lease_left_s(struct wisp_dhcp *d)
+{
+    uint64_t now;
+    if (!d->have_lease) {
+        return 0;
+    }
+    if (d->expire_at == DHCP_NEVER) {
+        return WISP_DHCP_INFINITE;
+    }
+    now = dhcp_clock(d);
+    return now >= d->expire_at ? 0u : (uint32_t)((d->expire_at - now) / 1000u);
+}
+
+#else
+typedef int wisp_dhcp_disabled_t; /* ISO C forbids an empty translation unit */
+#endif /* WISP_DHCP */
