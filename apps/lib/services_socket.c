@@ -51,36 +51,6 @@ static wisp_err_t errno_how(int e)
     }
 }
 
-/* Why a send failed: EPIPE says only that the connection is gone. The
- * pending error (SO_ERROR) or, when the data received before the error is
- * still queued, the error a read returns after that data (read and
- * dropped here, counted in *rx; bounded by the receive window) tells a
- * reset or a timeout apart. */
-static wisp_err_t send_fail_how(int fd, uint8_t *buf, size_t size, uint64_t *rx)
-{
-    int e = wisp_errno(), pending = 0;
-    wisp_socklen_t len = sizeof pending;
-    unsigned guard;
-
-    if (e != WISP_EPIPE) {
-        return errno_how(e);
-    }
-    if (wisp_getsockopt(fd, WISP_SOL_SOCKET, WISP_SO_ERROR, &pending, &len) == 0 && pending != 0) {
-        return errno_how(pending);
-    }
-    for (guard = 0; guard < 100000u; guard++) {
-        wisp_ssize_t n = wisp_recv(fd, buf, size, WISP_MSG_DONTWAIT);
-        if (n <= 0) {
-            if (n < 0 && wisp_errno() != WISP_EAGAIN) {
-                e = wisp_errno();
-            }
-            break;
-        }
-        *rx += (uint64_t)n;
-    }
-    return errno_how(e);
-}
-
 /* Both timeouts of a socket: blocked calls return now and then. */
 static int set_timeouts(int fd)
 {
@@ -97,8 +67,7 @@ static int set_timeouts(int fd)
 /* ------------------------------------------------------------------ TCP */
 
 /* send() all of data; a send that timed out returns what it sent. */
-static wisp_err_t send_all(struct wisp_sock_services *svc, struct wisp_sock_svc_slot *slot, size_t len, uint64_t *rx,
-                           uint64_t *tx)
+static wisp_err_t send_all(struct wisp_sock_services *svc, struct wisp_sock_svc_slot *slot, size_t len, uint64_t *tx)
 {
     const uint8_t *data = slot->buf;
     int fd = slot->fd;
@@ -107,8 +76,10 @@ static wisp_err_t send_all(struct wisp_sock_services *svc, struct wisp_sock_svc_
         wisp_ssize_t n = wisp_send(fd, data, len, 0);
         if (n < 0) {
             if (wisp_errno() != WISP_EAGAIN) {
-                /* data is slot->buf, whose bytes are not needed any more */
-                return send_fail_how(fd, slot->buf, sizeof slot->buf, rx);
+                /* a reset: ECONNRESET (sockets.h: the send after a
+                 * partial one reports it); EPIPE only after our own
+                 * shutdown or a reset already reported */
+                return errno_how(wisp_errno());
             }
             n = 0;
         }
@@ -143,7 +114,7 @@ static wisp_err_t run_echo(struct wisp_sock_services *svc, struct wisp_sock_svc_
             continue;
         }
         *rx += (uint64_t)n;
-        err = send_all(svc, slot, (size_t)n, rx, tx);
+        err = send_all(svc, slot, (size_t)n, tx);
         if (err != WISP_OK) {
             return err;
         }
@@ -191,7 +162,7 @@ static wisp_err_t run_chargen(struct wisp_sock_services *svc, struct wisp_sock_s
         n = wisp_send(slot->fd, svc->chargen + pos, WISP_SOCK_SERVICES_BUF, 0);
         if (n < 0) {
             if (wisp_errno() != WISP_EAGAIN) {
-                return send_fail_how(slot->fd, slot->buf, sizeof slot->buf, rx);
+                return errno_how(wisp_errno());
             }
             n = 0;
         }

@@ -63,6 +63,11 @@
  * *pending*: it is returned once -- by the next recv (after the data
  * received before it), write, accept or wisp_netconn_err, which clears it
  * -- and the netconn is dead afterwards: recv and write return ERR_CLSD.
+ * A recv or write that was already in progress when the error arrived (a
+ * thread blocked in it) returns the error as well, even when another
+ * thread's call took the pending error first: a reader blocked in recv and
+ * a writer blocked in write both wake with ERR_RST (as in lwIP, where both
+ * get the error through their own wake-up).
  * After the peer's FIN, recv returns ERR_CLSD (every time; lwIP returns
  * ERR_CLSD once, then ERR_CONN).
  *
@@ -195,6 +200,7 @@ struct wisp_netconn {
     uint8_t flags;                    /**< NC_F_* (netconn.c) */
     wisp_err_t pending_err;
     wisp_err_t connect_result;
+    wisp_err_t conn_err;              /**< the connection error the stack reported (kept) */
     uint16_t users;                   /**< threads inside calls on this netconn */
     uint16_t backlog, accept_pending;
     uint32_t recv_timeout, send_timeout; /**< ms, 0 = forever */

@@ -53,6 +53,16 @@
  *  Successful calls do not clear errno (POSIX); a pending asynchronous
  *  error (a refused non-blocking connect, a reset) is returned once by
  *  getsockopt(SO_ERROR) and then cleared.
+ *  A reset (as Linux): the error is pending once, for whichever comes
+ *  first of send() (WISP_ECONNRESET; WISP_EPIPE only after shutdown
+ *  (SHUT_WR) or once the error was reported), recv() (the data received
+ *  before the reset first, then WISP_ECONNRESET, then 0) and SO_ERROR;
+ *  poll() reports POLLERR while it is pending, POLLIN and POLLHUP (and
+ *  POLLOUT) from the reset on. A send and a recv blocked in the socket (in
+ *  two threads) when the reset arrives both fail with it (a third thread
+ *  still waiting for its turn behind one of them is a later call: EPIPE /
+ *  0). A send that wrote some bytes before the reset returns their count;
+ *  the error goes to the next call.
  *
  * Threads. Every call may be made from any thread except the stack thread
  * and the core context (they would block the core). A socket may be used
@@ -351,7 +361,7 @@ struct wisp_sock {
     uint32_t rcv_bytes;              /**< bytes announced by RCVPLUS, not yet taken */
     uint32_t rcvtimeo, sndtimeo;     /**< ms, 0 = none */
     uint32_t keepidle_s, keepintvl_s, keepcnt;
-    int rx_err;                      /**< connection error to report by the next recv */
+    int rx_err;                      /**< pending connection error taken from the netconn (next send / recv / SO_ERROR) */
     int last_err;                    /**< last error of any call (wisp_socket_errno) */
     int16_t rcvevent;                /**< items waiting in the netconn (data, connections) */
     uint16_t users;                  /**< threads inside a call on this socket */

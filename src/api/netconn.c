@@ -33,6 +33,11 @@
  *    signal it; close, shutdown and delete signal it too. Blocking connect
  *    waits on op_sem the same way. Waits re-check their condition after
  *    every wake-up, so a stale signal costs one loop, never a wrong result.
+ *  - connection errors: tcp_err_cb keeps the error twice, as the pending
+ *    error (taken once by the next call) and in conn_err (kept). A recv
+ *    that entered before the netconn died, or a write that saw it
+ *    established, returns conn_err when the pending error is already
+ *    gone: every call the error interrupts reports it (netconn.h).
  *  - netconn_delete refuses new calls on the netconn (NC_F_DELETING),
  *    closes it in the core, wakes everybody, waits on idle_sem until the
  *    other callers left (users == 0), then frees what is still queued and
@@ -96,6 +101,7 @@ struct nc_msg {
     uint32_t chunk;
     uint8_t apiflags;
     bool copy, done;
+    bool alive; /* write: a do_write found the connection established */
     /* UDP send */
     struct wisp_netbuf *buf;
     /* consumed receive chains */
@@ -233,26 +239,37 @@ static wisp_err_t app_closed_err(uint8_t flags)
     return (flags & (NC_F_CLOSED | NC_F_RX_SHUT | NC_F_DELETING)) ? WISP_ERR_CLSD : WISP_OK;
 }
 
-/* Api lock held: the pending error (taken), or CLSD after FIN / death. */
-static wisp_err_t peer_state_err(struct wisp_netconn *conn)
+/* Api lock held: the pending error (taken), or CLSD after FIN / death.
+ * entry_flags are conn's flags when the call entered: a connection error
+ * that arrived during the call (the netconn was not dead yet) is returned
+ * even when another thread's call took the pending error first -- both a
+ * blocked reader and a blocked writer learn of the reset (netconn.h). */
+static wisp_err_t peer_state_err(struct wisp_netconn *conn, uint8_t entry_flags)
 {
     wisp_err_t r = conn->pending_err;
     if (r != WISP_OK) {
         conn->pending_err = WISP_OK;
         return r;
     }
+    if (!(entry_flags & NC_F_DEAD) && conn->conn_err != WISP_OK) {
+        return conn->conn_err;
+    }
     return (conn->flags & (NC_F_RX_FIN | NC_F_DEAD)) ? WISP_ERR_CLSD : WISP_OK;
 }
 
 #if WISP_TCP
-/* Core context: why a TCP netconn without PCB cannot be used. */
-static wisp_err_t dead_err(struct wisp_netconn *conn)
+/* Core context: why a TCP netconn without PCB cannot be used. during: the
+ * call saw the connection alive before (a write that waited): a connection
+ * error is returned even when another call took the pending error. */
+static wisp_err_t dead_err(struct wisp_netconn *conn, bool during)
 {
     wisp_err_t r;
     api_lock(conn->api);
     r = conn->pending_err;
     if (r != WISP_OK) {
         conn->pending_err = WISP_OK;
+    } else if (during && conn->conn_err != WISP_OK && !(conn->flags & (NC_F_CLOSED | NC_F_DELETING))) {
+        r = conn->conn_err;
     } else if (conn->flags & (NC_F_CLOSED | NC_F_DEAD | NC_F_DELETING)) {
         r = WISP_ERR_CLSD;
     } else {
@@ -329,6 +346,7 @@ static struct wisp_netconn *conn_alloc_locked(struct wisp_netconn_api *api, enum
     c->flags = 0;
     c->pending_err = WISP_OK;
     c->connect_result = WISP_OK;
+    c->conn_err = WISP_OK;
     c->users = 0;
     c->backlog = 0;
     c->accept_pending = 0;
@@ -636,6 +654,7 @@ static void tcp_err_cb(void *arg, wisp_err_t err)
         conn->connect_result = err == WISP_ERR_CLSD ? WISP_ERR_CLSD : err;
     } else if (err != WISP_ERR_CLSD) {
         conn->pending_err = err;
+        conn->conn_err = err; /* kept: for the calls it interrupts */
     }
     api_unlock(conn->api);
     if (err != WISP_ERR_CLSD) {
@@ -963,7 +982,7 @@ static wisp_err_t do_bind_connect(struct wisp_stack *s, void *arg)
             return WISP_ERR_ISCONN;
         }
         if (conn->pcb.tcp == NULL) {
-            return dead_err(conn);
+            return dead_err(conn, false);
         }
         if (bind) {
             return conn->state != NC_S_NONE ? WISP_ERR_VAL : wisp_tcp_bind(conn->pcb.tcp, m->addr, m->port);
@@ -1249,7 +1268,7 @@ static wisp_err_t fetch_item(struct wisp_netconn *conn, const struct nc_snap *sn
         /* Empty: peer events (FIN, errors) come after the data. */
         uint32_t timeout = snap->recv_timeout;
         api_lock(api);
-        r = peer_state_err(conn);
+        r = peer_state_err(conn, snap->flags);
         api_unlock(api);
         if (r != WISP_OK) {
             return r;
@@ -1271,7 +1290,7 @@ static wisp_err_t fetch_item(struct wisp_netconn *conn, const struct nc_snap *sn
         api_lock(api);
         r = app_closed_err(conn->flags);
         if (r == WISP_OK) {
-            r = peer_state_err(conn);
+            r = peer_state_err(conn, snap->flags);
         }
         api_unlock(api);
         return r != WISP_OK ? r : WISP_ERR_CLSD;
@@ -1519,8 +1538,11 @@ static wisp_err_t do_write(struct wisp_stack *s, void *arg)
         if (conn->state == NC_S_NONE || conn->state == NC_S_LISTEN) {
             return WISP_ERR_CONN;
         }
-        return dead_err(conn);
+        /* m->alive: the error ended the connection while this write
+         * waited -- it gets the error, whoever took the pending one */
+        return dead_err(conn, m->alive);
     }
+    m->alive = true;
     while (m->off < m->size) {
         uint32_t avail = wisp_tcp_sndbuf(pcb);
         size_t left = m->size - m->off;

@@ -333,19 +333,6 @@ static bool sock_is_closing(struct wisp_sock *sk)
     return c;
 }
 
-/* Did the stack report a connection error (ERROR event) not yet handed
- * out? Takes it (the netconn hands a pending error out once). */
-static bool take_errevent(struct wisp_sock *sk)
-{
-    struct wisp_sockets *t = g_socks;
-    bool r;
-    lock_tbl(t);
-    r = sk->errevent != 0;
-    sk->errevent = 0;
-    unlock_tbl(t);
-    return r;
-}
-
 /* errno for a connection error the stack reported (pending error). */
 static int conn_err_errno(const struct wisp_sock *sk, wisp_err_t err, bool connecting)
 {
@@ -356,6 +343,83 @@ static int conn_err_errno(const struct wisp_sock *sk, wisp_err_t err, bool conne
     case WISP_ERR_ABRT: return WISP_ECONNABORTED;
     default: return wisp_err_to_errno(err);
     }
+}
+
+/* Is err a connection error (the stack ended the connection)? */
+static bool is_conn_err(wisp_err_t err)
+{
+    return err == WISP_ERR_RST || err == WISP_ERR_ABRT || err == WISP_ERR_TIMEOUT;
+}
+
+/* Table lock held: does a reset of sk mean "refused" (its connect failed)? */
+static bool err_is_connect(const struct wisp_sock *sk)
+{
+    return sk->type == WISP_SOCK_STREAM && (sk->connect_failed || !sk->established);
+}
+
+/*
+ * The pending connection error of a socket (POSIX so_error, Linux sk_err).
+ * It lives in one of two places: in the netconn (its pending error, taken
+ * once by the next netconn call; errevent says it is there) or, once a
+ * socket call took it from the netconn but could not report it -- a send
+ * that returns the bytes it wrote before the reset, a recv that returns
+ * the data received before it -- in sk->rx_err. The next send, recv (after
+ * the queued data) or getsockopt(SO_ERROR) reports it and clears it; the
+ * calls after that see a dead connection: EPIPE for send, 0 for recv (as
+ * Linux). A call that was in progress when the error came (blocked in
+ * netconn) reports it too: netconn returns the error to every call it
+ * interrupts.
+ */
+
+/* A call reports connection error err that netconn returned: the pending
+ * error is consumed, wherever it was. Returns its errno. */
+static int take_conn_err(struct wisp_sock *sk, wisp_err_t err)
+{
+    struct wisp_sockets *t = g_socks;
+    bool connecting;
+    lock_tbl(t);
+    connecting = err_is_connect(sk);
+    sk->errevent = 0;
+    sk->rx_err = 0;
+    unlock_tbl(t);
+    return conn_err_errno(sk, err, connecting);
+}
+
+/* A call got connection error err from netconn but returns data / bytes
+ * written: the error stays pending in the socket for the next call. */
+static void keep_conn_err(struct wisp_sock *sk, wisp_err_t err)
+{
+    struct wisp_sockets *t = g_socks;
+    lock_tbl(t);
+    sk->errevent = 0;
+    if (sk->rx_err == 0) {
+        sk->rx_err = conn_err_errno(sk, err, err_is_connect(sk));
+    }
+    unlock_tbl(t);
+}
+
+/* Take the pending error (0: none): the socket's, else the netconn's. */
+static int take_pending_err(struct wisp_sock *sk)
+{
+    struct wisp_sockets *t = g_socks;
+    bool in_conn;
+    int e;
+    lock_tbl(t);
+    e = sk->rx_err;
+    sk->rx_err = 0;
+    in_conn = e == 0 && sk->errevent;
+    sk->errevent = 0;
+    unlock_tbl(t);
+    if (in_conn) {
+        /* no lock held: a netconn call (takes only the netconn's own lock) */
+        wisp_err_t err = wisp_netconn_err(sk->conn);
+        if (err != WISP_OK) {
+            lock_tbl(t);
+            e = conn_err_errno(sk, err, err_is_connect(sk));
+            unlock_tbl(t);
+        }
+    }
+    return e;
 }
 
 /* ------------------------------------------------------ netconn helpers */
@@ -894,7 +958,6 @@ int wisp_connect(int s, const struct wisp_sockaddr *name, wisp_socklen_t namelen
  *  on leaving). */
 struct sock_snap {
     uint32_t rcvtimeo, sndtimeo;
-    int rx_err;
     uint8_t nonblock, listening, established, connecting, dead, wr_shut, rd_shut, rd_eof, broadcast; /* 0 / 1 */
 };
 
@@ -905,7 +968,6 @@ static void take_snap(const struct wisp_sock *sk, struct sock_snap *snap, bool r
     snap->listening = sk->listening;
     if (rx) {
         snap->rcvtimeo = sk->rcvtimeo;
-        snap->rx_err = sk->rx_err;
         snap->established = sk->established;
         snap->connecting = sk->connecting;
         snap->dead = sk->dead;
@@ -1137,22 +1199,91 @@ static void mark_eof(struct wisp_sock *sk)
     unlock_tbl(t);
 }
 
+/* recv_tcp got no data from netconn (err): the errno the call reports, or
+ * 0 -- end of stream, or (have_data) the call returns the data it copied
+ * and a connection error stays pending for the next call. */
+static int recv_tcp_fail(struct wisp_sock *sk, wisp_err_t err, bool have_data, const struct sock_snap *snap)
+{
+    struct wisp_sockets *t = g_socks;
+    int e = 0, pe;
+    bool conn = false;
+    switch (err) {
+    case WISP_ERR_WOULDBLOCK:
+        e = WISP_EAGAIN;
+        break;
+    case WISP_ERR_TIMEOUT: {
+        /* our SO_RCVTIMEO, or the connection timed out (retransmissions
+         * exhausted: a connection error, and the connection is dead) */
+        bool dead;
+        lock_tbl(t);
+        dead = sk->dead != 0;
+        unlock_tbl(t);
+        if (snap->rcvtimeo != 0 && !snap->nonblock && !dead) {
+            e = WISP_EAGAIN;
+        } else {
+            conn = true;
+        }
+        break;
+    }
+    case WISP_ERR_RST:
+    case WISP_ERR_ABRT:
+        conn = true;
+        break;
+    case WISP_ERR_CLSD:
+        if (sock_is_closing(sk)) {
+            return WISP_EBADF;
+        }
+        break; /* end of stream, SHUT_RD, or dead after an error */
+    case WISP_ERR_MEM:
+        return have_data ? 0 : WISP_ENOBUFS;
+    case WISP_ERR_CONN:
+        return have_data ? 0 : WISP_ENOTCONN;
+    default:
+        return have_data ? 0 : wisp_err_to_errno(err);
+    }
+    if (conn) {
+        /* netconn handed the connection error to this call */
+        if (sock_is_closing(sk)) {
+            return WISP_EBADF;
+        }
+        if (have_data) {
+            keep_conn_err(sk, err); /* after the data, as Linux: next call */
+            return 0;
+        }
+        e = take_conn_err(sk, err);
+        mark_eof(sk); /* reported once; then end of stream (Linux) */
+        return e;
+    }
+    if (have_data) {
+        return 0;
+    }
+    /* No data now (EAGAIN) or no more (0): a pending connection error
+     * comes first -- the one a send took from netconn but could not
+     * report, or the one still in netconn (recv after the data). */
+    pe = take_pending_err(sk);
+    if (pe != 0) {
+        mark_eof(sk);
+        return pe;
+    }
+    if (e == 0) {
+        mark_eof(sk); /* end of stream (or SHUT_RD) */
+    }
+    return e;
+}
+
 /* TCP receive into iov. Returns bytes (>= 0) or -errno. */
 static wisp_ssize_t recv_tcp(struct wisp_sock *sk, const struct wisp_iovec *iov, int iovcnt, int flags,
                              const struct sock_snap *snap)
 {
-    struct wisp_sockets *t = g_socks;
     struct wisp_pbuf *done[SOCK_FREE_BATCH];
     unsigned ndone = 0;
     uint32_t consumed = 0;
     struct iov_pos pos;
     size_t total = iov_total(iov, iovcnt), copied = 0;
     int e = 0;
-    /* rd_eof and rx_err are written by the reading thread only (this one):
-     * the entry snapshot stays valid while we read */
+    /* rd_eof is written by the reading thread only (this one): the entry
+     * snapshot stays valid while we read */
     bool eof = snap->rd_eof != 0, dontwait = (flags & WISP_MSG_DONTWAIT) != 0;
-    int rx_err = snap->rx_err;
-    uint32_t rcvtimeo = snap->rcvtimeo;
 
     pos.iov = iov;
     pos.n = iovcnt;
@@ -1168,15 +1299,7 @@ static wisp_ssize_t recv_tcp(struct wisp_sock *sk, const struct wisp_iovec *iov,
             uint8_t nflags = WISP_NETCONN_NOAUTORCVD;
             bool block;
             wisp_err_t err;
-            if (rx_err != 0 && copied == 0) {
-                /* a connection error seen after data the last call returned */
-                e = rx_err;
-                rx_err = 0;
-                lock_tbl(t);
-                sk->rx_err = 0;
-                unlock_tbl(t);
-            }
-            if (eof || e != 0 || rx_err != 0) {
+            if (eof) {
                 break;
             }
             block = !dontwait && (copied == 0 || (flags & WISP_MSG_WAITALL));
@@ -1190,52 +1313,7 @@ static wisp_ssize_t recv_tcp(struct wisp_sock *sk, const struct wisp_iovec *iov,
             }
             err = wisp_netconn_recv_tcp_pbuf_flags(sk->conn, &p, nflags);
             if (err != WISP_OK) {
-                switch (err) {
-                case WISP_ERR_WOULDBLOCK:
-                    e = WISP_EAGAIN;
-                    break;
-                case WISP_ERR_TIMEOUT:
-                    /* our SO_RCVTIMEO, or the connection timed out
-                     * (retransmissions exhausted: a pending error) */
-                    if (rcvtimeo == 0 || snap->nonblock || take_errevent(sk)) {
-                        e = WISP_ETIMEDOUT;
-                        mark_eof(sk);
-                    } else {
-                        e = WISP_EAGAIN;
-                    }
-                    break;
-                case WISP_ERR_CLSD:
-                    if (sock_is_closing(sk)) {
-                        e = WISP_EBADF;
-                    } else {
-                        mark_eof(sk); /* end of stream (or SHUT_RD) */
-                    }
-                    break;
-                case WISP_ERR_MEM:
-                    e = WISP_ENOBUFS;
-                    break;
-                case WISP_ERR_RST:
-                case WISP_ERR_ABRT:
-                    (void)take_errevent(sk);
-                    e = sock_is_closing(sk) ? WISP_EBADF : conn_err_errno(sk, err, false);
-                    mark_eof(sk);
-                    break;
-                case WISP_ERR_CONN:
-                    e = WISP_ENOTCONN;
-                    break;
-                default:
-                    e = wisp_err_to_errno(err);
-                    break;
-                }
-                if (copied > 0) {
-                    if (e != WISP_EAGAIN && e != WISP_ENOBUFS && e != WISP_EBADF && e != 0) {
-                        /* report it with the next call; return the data now */
-                        lock_tbl(t);
-                        sk->rx_err = e;
-                        unlock_tbl(t);
-                    }
-                    e = 0;
-                }
+                e = recv_tcp_fail(sk, err, copied > 0, snap);
                 break;
             }
             sk->lastp = p;
@@ -1263,7 +1341,7 @@ static wisp_ssize_t recv_tcp(struct wisp_sock *sk, const struct wisp_iovec *iov,
         }
     }
     rx_flush(sk, done, ndone, consumed);
-    if (e != 0) {
+    if (e != 0 && copied == 0) {
         return -(wisp_ssize_t)e;
     }
     return (wisp_ssize_t)copied;
@@ -1429,13 +1507,17 @@ static int tcp_write_errno(struct wisp_sock *sk, wisp_err_t err)
     switch (err) {
     case WISP_ERR_WOULDBLOCK:
     case WISP_ERR_INPROGRESS: return WISP_EAGAIN;
-    case WISP_ERR_CLSD: return WISP_EPIPE;
+    case WISP_ERR_CLSD: {
+        /* the connection is gone: its error first, if not reported yet
+         * (a recv or a partial send took it from netconn); EPIPE once it
+         * was, and after shutdown(SHUT_WR) (Linux) */
+        int pe = take_pending_err(sk);
+        return pe != 0 ? pe : WISP_EPIPE;
+    }
     case WISP_ERR_CONN: return (wr_shut || established) ? WISP_EPIPE : (connecting ? WISP_EAGAIN : WISP_ENOTCONN);
     case WISP_ERR_RST:
     case WISP_ERR_ABRT:
-    case WISP_ERR_TIMEOUT:
-        (void)take_errevent(sk);
-        return conn_err_errno(sk, err, false);
+    case WISP_ERR_TIMEOUT: return take_conn_err(sk, err);
     case WISP_ERR_MEM: return WISP_ENOBUFS;
     default: return wisp_err_to_errno(err);
     }
@@ -1476,8 +1558,12 @@ static wisp_ssize_t send_tcp(struct wisp_sock *sk, const struct wisp_iovec *iov,
         sent += written;
         if (err != WISP_OK) {
             /* a partial write counts, unless close() woke us: the
-             * descriptor is gone (EBADF, see sockets.h) */
+             * descriptor is gone (EBADF, see sockets.h); a connection
+             * error after some bytes is the next call's (Linux) */
             if (sent > 0 && !sock_is_closing(sk)) {
+                if (is_conn_err(err)) {
+                    keep_conn_err(sk, err);
+                }
                 return (wisp_ssize_t)sent;
             }
             return -(wisp_ssize_t)tcp_write_errno(sk, err);
@@ -1629,7 +1715,12 @@ wisp_ssize_t wisp_send(int s, const void *data, size_t size, int flags)
         return (wisp_ssize_t)written;
     }
     if ((err == WISP_OK || written > 0) && !sock_is_closing(sk)) {
-        sock_leave_dir(sk, false, 0); /* partial: non-blocking, SO_SNDTIMEO */
+        /* partial: non-blocking, SO_SNDTIMEO, or the connection failed
+         * after some bytes (its error is the next call's, as Linux) */
+        if (is_conn_err(err)) {
+            keep_conn_err(sk, err);
+        }
+        sock_leave_dir(sk, false, 0);
         return (wisp_ssize_t)written;
     }
     {
@@ -2066,27 +2157,15 @@ int wisp_getsockopt(int s, int level, int optname, void *optval, wisp_socklen_t 
             sock_leave(sk);
             return 0;
         }
-        case WISP_SO_ERROR: {
+        case WISP_SO_ERROR:
             /* the pending asynchronous error, cleared by reading it */
-            bool connecting;
-            wisp_err_t err;
-            lock_tbl(t);
-            v = sk->rx_err;
-            sk->rx_err = 0;
-            connecting = sk->connect_failed || !sk->established;
-            unlock_tbl(t);
-            if (v == 0) {
-                err = wisp_netconn_err(sk->conn);
-                if (err != WISP_OK) {
-                    v = conn_err_errno(sk, err, connecting && tcp);
-                    lock_tbl(t);
-                    sk->errevent = 0;
-                    sk->connecting = 0;
-                    unlock_tbl(t);
-                }
+            v = take_pending_err(sk);
+            if (v != 0) {
+                lock_tbl(t);
+                sk->connecting = 0;
+                unlock_tbl(t);
             }
             break;
-        }
         case WISP_SO_TYPE: v = sk->type; break;
         case WISP_SO_ACCEPTCONN:
             v = read_u8(&sk->listening);

@@ -893,9 +893,13 @@ wisp_err_t wisp_tcp_close(struct wisp_tcp_pcb *pcb)
         if (err != WISP_OK) {
             return err;
         }
-        /* RFC 9293 §3.10.4 CLOSE: ESTABLISHED -> FIN-WAIT-1, CLOSE-WAIT -> LAST-ACK */
-        pcb->c.state = (pcb->c.state == WISP_TCP_CLOSE_WAIT) ? (uint8_t)WISP_TCP_LAST_ACK
-                                                              : (uint8_t)WISP_TCP_FIN_WAIT_1;
+        /* RFC 9293 §3.10.4 CLOSE: ESTABLISHED -> FIN-WAIT-1, CLOSE-WAIT -> LAST-ACK;
+         * SYN-RECEIVED: the FIN is "queued for processing after entering
+         * ESTABLISHED state" (tcp_in.c makes it FIN-WAIT-1 then) */
+        if (pcb->c.state != WISP_TCP_SYN_RCVD) {
+            pcb->c.state = (pcb->c.state == WISP_TCP_CLOSE_WAIT) ? (uint8_t)WISP_TCP_LAST_ACK
+                                                                  : (uint8_t)WISP_TCP_FIN_WAIT_1;
+        }
     }
     pcb->flags |= TF_CLOSED;
     pcb->recv = NULL;
@@ -947,8 +951,10 @@ wisp_err_t wisp_tcp_shutdown(struct wisp_tcp_pcb *pcb, bool shut_rx, bool shut_t
         if (err != WISP_OK) {
             return err;
         }
-        pcb->c.state = (pcb->c.state == WISP_TCP_CLOSE_WAIT) ? (uint8_t)WISP_TCP_LAST_ACK
-                                                              : (uint8_t)WISP_TCP_FIN_WAIT_1;
+        if (pcb->c.state != WISP_TCP_SYN_RCVD) { /* RFC 9293 §3.10.4: as in wisp_tcp_close */
+            pcb->c.state = (pcb->c.state == WISP_TCP_CLOSE_WAIT) ? (uint8_t)WISP_TCP_LAST_ACK
+                                                                  : (uint8_t)WISP_TCP_FIN_WAIT_1;
+        }
         tcp_output_soon(pcb);
     }
     return WISP_OK;

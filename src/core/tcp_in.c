@@ -808,6 +808,10 @@ void tcp_process(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, struct tcp_in *i
         if (TCP_SEQ_GT(in->ack, pcb->snd_una) && TCP_SEQ_LEQ(in->ack, pcb->snd_nxt)) {
             pcb->snd_una = in->ack;
             tcp_set_established(pcb);
+            if (pcb->flags & TF_FIN_QUEUED) {
+                /* RFC 9293 §3.10.4: a CLOSE in SYN-RECEIVED waited for ESTABLISHED */
+                pcb->c.state = WISP_TCP_FIN_WAIT_1;
+            }
             tcp_timer_clear(pcb, TCP_TMR_RTO);
             pcb->snd_wnd = (uint32_t)in->wnd << pcb->snd_wscale;
             pcb->max_snd_wnd = WISP_MAX(pcb->max_snd_wnd, pcb->snd_wnd);

@@ -974,6 +974,86 @@ static void test_netconn_reset_pending_error_for_writer_and_err(void **state)
     env_free(&e);
 }
 
+/* A thread blocked in a call on the client when the reset comes. */
+struct rst_waiter {
+    struct wisp_netconn *c;
+    bool write;
+    wisp_err_t r;
+};
+
+static void rst_waiter_fn(void *arg)
+{
+    struct rst_waiter *w = (struct rst_waiter *)arg;
+    static const uint8_t data[200000]; /* more than trickles through meanwhile */
+    if (w->write) {
+        w->r = wisp_netconn_write(w->c, data, sizeof data, WISP_NETCONN_COPY);
+    } else {
+        struct wisp_pbuf *pb = NULL;
+        w->r = wisp_netconn_recv_tcp_pbuf(w->c, &pb);
+        if (pb != NULL) {
+            wisp_netconn_pbuf_free(w->c->api, pb);
+        }
+    }
+}
+
+/* A reset that arrives while one thread blocks in write (the path is full)
+ * and another in recv wakes both with ERR_RST -- not ERR_RST for one and
+ * ERR_CLSD for the other -- as lwIP does; calls made afterwards find the
+ * error taken: ERR_CLSD, netconn_err OK. */
+static void test_netconn_reset_wakes_blocked_writer_and_reader_with_err_rst(void **state)
+{
+    struct tenv e = env_new();
+    static uint8_t fill[16384];
+    struct pair p;
+    struct wisp_pbuf *pb = NULL;
+    unsigned pass;
+    (void)state;
+    p = make_pair(&e, 3010, 4);
+    /* fill the path until nothing more goes: the server never reads */
+    for (pass = 0; pass < 100; pass++) {
+        size_t total = 0, w;
+        wisp_err_t r;
+        unsigned i;
+        for (i = 0; i < 1000; i++) {
+            w = 0;
+            r = wisp_netconn_write_partly(p.client, fill, sizeof fill, WISP_NETCONN_COPY | WISP_NETCONN_DONTBLOCK, &w);
+            total += w;
+            if (r != WISP_OK) {
+                assert_int_equal(r, WISP_ERR_WOULDBLOCK);
+                break;
+            }
+        }
+        if (total == 0 && pass > 0) {
+            break;
+        }
+        wisp_sys_sleep_ms(50);
+    }
+    assert_true(pass < 100);
+    {
+        struct rst_waiter wr, rd;
+        struct thr tw, tr;
+        memset(&wr, 0, sizeof wr);
+        memset(&rd, 0, sizeof rd);
+        memset(&tw, 0, sizeof tw);
+        memset(&tr, 0, sizeof tr);
+        wr.c = rd.c = p.client;
+        wr.write = true;
+        thr_start(&tw, "rst-w", rst_waiter_fn, &wr);
+        thr_start(&tr, "rst-r", rst_waiter_fn, &rd);
+        wisp_sys_sleep_ms(150); /* let both block */
+        assert_int_equal(wisp_netconn_abort(p.server), WISP_OK); /* RST */
+        thr_join(&tw);
+        thr_join(&tr);
+        assert_int_equal(wr.r, WISP_ERR_RST);
+        assert_int_equal(rd.r, WISP_ERR_RST);
+    }
+    assert_int_equal(wisp_netconn_err(p.client), WISP_OK);
+    assert_int_equal(wisp_netconn_recv_tcp_pbuf(p.client, &pb), WISP_ERR_CLSD);
+    assert_int_equal(wisp_netconn_write(p.client, "a", 1, WISP_NETCONN_COPY), WISP_ERR_CLSD);
+    free_pair(&p);
+    env_free(&e);
+}
+
 /* ============================================== timeouts, non-blocking */
 
 static void test_netconn_recv_and_accept_timeouts(void **state)
@@ -2058,6 +2138,7 @@ int main(void)
         cmocka_unit_test(test_netconn_error_codes),
         cmocka_unit_test(test_netconn_reset_is_pending_once_after_data),
         cmocka_unit_test(test_netconn_reset_pending_error_for_writer_and_err),
+        cmocka_unit_test(test_netconn_reset_wakes_blocked_writer_and_reader_with_err_rst),
         cmocka_unit_test(test_netconn_recv_and_accept_timeouts),
         cmocka_unit_test(test_netconn_send_timeout_and_nonblocking_write),
         cmocka_unit_test(test_netconn_nonblocking_recv_accept_and_dontblock),

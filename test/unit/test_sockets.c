@@ -4,7 +4,10 @@
  * the POSIX sys port: every call, blocking / timed / non-blocking paths,
  * errno values, select and poll over 64 connections, close while other
  * threads block in a socket, one reader and one writer per socket, accept
- * backlog overflow, a full socket table and exhausted stack pools (clean
+ * backlog overflow, a reset by the peer (ECONNRESET for the next send, for
+ * recv after the queued data, once in SO_ERROR; poll flags; a send and a
+ * recv blocked at the time both fail with it; a partial send passes it on
+ * to the next call), a full socket table and exhausted stack pools (clean
  * errors, then recovery), and the pool leak check of tu_env_free at the end
  * of every test.
  *
@@ -18,6 +21,7 @@
 #include <errno.h>
 
 #include "testutil.h"
+#include "tcp_testlib.h"
 #include "wisp/tcpip.h"
 #include "wisp/netconn.h"
 #include "wisp/sockets.h"
@@ -778,6 +782,326 @@ static void test_sockets_shutdown_wr_gives_peer_eof_and_local_epipe(void **state
     assert_int_equal(wisp_close(cli), 0);
     assert_int_equal(wisp_close(srv), 0);
     assert_int_equal(wisp_close(lfd), 0);
+    senv_stop(&t);
+}
+
+/* --------------------------------------------------- reset by the peer */
+
+/* The peer resets the connection (srv closed with SO_LINGER {1, 0}); wait
+ * until cli saw the RST (poll reports POLLHUP whatever is asked). */
+static void peer_resets(int srv, int cli)
+{
+    struct wisp_linger lg = { 1, 0 };
+    struct wisp_pollfd pfd;
+    assert_int_equal(wisp_setsockopt(srv, WISP_SOL_SOCKET, WISP_SO_LINGER, &lg, sizeof lg), 0);
+    assert_int_equal(wisp_close(srv), 0);
+    pfd.fd = cli;
+    pfd.events = 0;
+    pfd.revents = 0;
+    assert_int_equal(wisp_poll(&pfd, 1, 3000), 1);
+    assert_true(pfd.revents & WISP_POLLHUP);
+}
+
+static int so_error(int fd)
+{
+    int err = -1;
+    wisp_socklen_t el = sizeof err;
+    assert_int_equal(wisp_getsockopt(fd, WISP_SOL_SOCKET, WISP_SO_ERROR, &err, &el), 0);
+    return err;
+}
+
+/* Wait (up to 3 s) until fd has n bytes to read. */
+static void wait_readable(int fd, int n)
+{
+    int avail = -1, i;
+    for (i = 0; i < 1500; i++) {
+        assert_int_equal(wisp_ioctl(fd, WISP_FIONREAD, &avail), 0);
+        if (avail >= n) {
+            break;
+        }
+        wisp_sys_sleep_ms(2);
+    }
+    assert_int_equal(avail, n);
+}
+
+/* The first send after the reset fails with ECONNRESET (not EPIPE); the
+ * error is then reported: EPIPE, SO_ERROR 0, recv 0 (Linux). */
+static void test_sockets_reset_next_send_gets_econnreset_then_epipe(void **state)
+{
+    struct senv t = senv_start();
+    struct wisp_iovec v[2];
+    int lfd, cli, srv;
+    uint8_t b;
+    (void)state;
+    lfd = tcp_listener(5080, 2);
+    tcp_pair(lfd, 5080, &cli, &srv);
+    assert_int_equal(wisp_send(cli, "ab", 2, 0), 2); /* unread: the close resets anyway */
+    peer_resets(srv, cli);
+    assert_int_equal(wisp_send(cli, "x", 1, WISP_MSG_NOSIGNAL), -1);
+    assert_int_equal(errno, WISP_ECONNRESET);
+    assert_int_equal(wisp_socket_errno(cli), WISP_ECONNRESET);
+    assert_int_equal(wisp_send(cli, "x", 1, 0), -1);
+    assert_int_equal(errno, WISP_EPIPE);
+    assert_int_equal(so_error(cli), 0);
+    assert_int_equal(wisp_recv(cli, &b, 1, 0), 0);
+    assert_int_equal(wisp_close(cli), 0);
+    /* the vectored path (writev) likewise */
+    tcp_pair(lfd, 5080, &cli, &srv);
+    peer_resets(srv, cli);
+    v[0].iov_base = (void *)(uintptr_t) "ab";
+    v[0].iov_len = 2;
+    v[1].iov_base = (void *)(uintptr_t) "cd";
+    v[1].iov_len = 2;
+    assert_int_equal(wisp_writev(cli, v, 2), -1);
+    assert_int_equal(errno, WISP_ECONNRESET);
+    assert_int_equal(wisp_writev(cli, v, 2), -1);
+    assert_int_equal(errno, WISP_EPIPE);
+    assert_int_equal(wisp_close(cli), 0);
+    assert_int_equal(wisp_close(lfd), 0);
+    senv_stop(&t);
+}
+
+/* recv returns the data received before the reset, then ECONNRESET once,
+ * then 0 (end of stream), as Linux. */
+static void test_sockets_reset_recv_gives_queued_data_then_econnreset_then_eof(void **state)
+{
+    struct senv t = senv_start();
+    int lfd, cli, srv, round;
+    char b[100];
+    (void)state;
+    lfd = tcp_listener(5081, 2);
+    for (round = 0; round < 2; round++) {
+        int fl = round == 0 ? 0 : WISP_MSG_DONTWAIT;
+        tcp_pair(lfd, 5081, &cli, &srv);
+        assert_int_equal(wisp_send(srv, "hello world", 11, 0), 11);
+        wait_readable(cli, 11);
+        peer_resets(srv, cli);
+        memset(b, 0, sizeof b);
+        assert_int_equal(wisp_recv(cli, b, 4, fl), 4);
+        assert_memory_equal(b, "hell", 4);
+        assert_int_equal(wisp_recv(cli, b, sizeof b, fl), 7);
+        assert_memory_equal(b, "o world", 7);
+        assert_int_equal(wisp_recv(cli, b, sizeof b, fl), -1);
+        assert_int_equal(errno, WISP_ECONNRESET);
+        assert_int_equal(wisp_recv(cli, b, sizeof b, fl), 0);
+        assert_int_equal(wisp_recv(cli, b, sizeof b, 0), 0);
+        assert_int_equal(so_error(cli), 0);
+        assert_int_equal(wisp_send(cli, "x", 1, 0), -1);
+        assert_int_equal(errno, WISP_EPIPE);
+        assert_int_equal(wisp_close(cli), 0);
+    }
+    assert_int_equal(wisp_close(lfd), 0);
+    senv_stop(&t);
+}
+
+/* SO_ERROR reports the reset once and clears it; poll says POLLERR while
+ * it is pending, POLLIN | POLLOUT | POLLHUP from the reset on. */
+static void test_sockets_reset_so_error_once_and_poll_flags(void **state)
+{
+    struct senv t = senv_start();
+    struct wisp_pollfd pfd;
+    struct wisp_timeval zero = { 0, 0 };
+    wisp_fd_set rs, ws;
+    int lfd, cli, srv;
+    uint8_t b;
+    (void)state;
+    lfd = tcp_listener(5082, 2);
+    tcp_pair(lfd, 5082, &cli, &srv);
+    pfd.fd = cli;
+    pfd.events = WISP_POLLIN | WISP_POLLOUT;
+    assert_int_equal(wisp_poll(&pfd, 1, 0), 1);
+    assert_int_equal(pfd.revents, WISP_POLLOUT); /* before: writable only */
+    peer_resets(srv, cli);
+    assert_int_equal(wisp_poll(&pfd, 1, 0), 1);
+    assert_int_equal(pfd.revents, WISP_POLLIN | WISP_POLLOUT | WISP_POLLERR | WISP_POLLHUP);
+    pfd.events = WISP_POLLIN;
+    assert_int_equal(wisp_poll(&pfd, 1, 0), 1);
+    assert_int_equal(pfd.revents, WISP_POLLIN | WISP_POLLERR | WISP_POLLHUP);
+    WISP_FD_ZERO(&rs);
+    WISP_FD_ZERO(&ws);
+    WISP_FD_SET(cli, &rs);
+    WISP_FD_SET(cli, &ws);
+    assert_int_equal(wisp_select(cli + 1, &rs, &ws, NULL, &zero), 2);
+    assert_int_equal(so_error(cli), WISP_ECONNRESET);
+    assert_int_equal(so_error(cli), 0); /* cleared by reading it */
+    pfd.events = WISP_POLLIN | WISP_POLLOUT;
+    assert_int_equal(wisp_poll(&pfd, 1, 0), 1);
+    assert_int_equal(pfd.revents, WISP_POLLIN | WISP_POLLOUT | WISP_POLLHUP);
+    /* reported: recv sees the end, send EPIPE */
+    assert_int_equal(wisp_recv(cli, &b, 1, 0), 0);
+    assert_int_equal(wisp_send(cli, "x", 1, 0), -1);
+    assert_int_equal(errno, WISP_EPIPE);
+    assert_int_equal(wisp_close(cli), 0);
+    assert_int_equal(wisp_close(lfd), 0);
+    senv_stop(&t);
+}
+
+struct rst_call {
+    int fd;
+    int kind; /* 0 send (more than the path holds), 1 send (1000 bytes), 2 recv */
+    wisp_ssize_t r;
+    int err;
+};
+
+static void rst_call_thread(void *arg)
+{
+    struct rst_call *c = (struct rst_call *)arg;
+    static uint8_t big[WISP_TCP_SND_BUF + WISP_TCP_WND + 100000];
+    uint8_t b;
+    switch (c->kind) {
+    case 0: c->r = wisp_send(c->fd, big, sizeof big, 0); break;
+    case 1: c->r = wisp_send(c->fd, big, 1000, 0); break;
+    default: c->r = wisp_recv(c->fd, &b, 1, 0); break;
+    }
+    c->err = errno;
+}
+
+/* A send blocked after writing part of its data when the reset comes
+ * returns the bytes it wrote (as Linux); the reset is not lost: the next
+ * call reports it -- a send, a recv after the data queued before the
+ * reset, or SO_ERROR (wisp-node's socket echo once saw EPIPE and then
+ * nothing here). */
+static void test_sockets_reset_during_partial_send_goes_to_the_next_call(void **state)
+{
+    struct senv t = senv_start();
+    int lfd, cli, srv, next;
+    char b[16];
+    (void)state;
+    lfd = tcp_listener(5083, 2);
+    for (next = 0; next < 3; next++) {
+        struct rst_call c;
+        wisp_sys_thread_t th;
+        tcp_pair(lfd, 5083, &cli, &srv);
+        assert_int_equal(wisp_send(srv, "abc", 3, 0), 3);
+        wait_readable(cli, 3);
+        memset(&c, 0, sizeof c);
+        c.fd = cli;
+        c.kind = 0;
+        start_thread(&th, rst_call_thread, &c);
+        wisp_sys_sleep_ms(200); /* it fills the window and waits */
+        peer_resets(srv, cli);
+        wisp_sys_thread_join(&th);
+        assert_true(c.r > 0);
+        assert_true((size_t)c.r < (size_t)(WISP_TCP_SND_BUF + WISP_TCP_WND + 100000));
+        switch (next) {
+        case 0:
+            assert_int_equal(wisp_send(cli, "x", 1, 0), -1);
+            assert_int_equal(errno, WISP_ECONNRESET);
+            assert_int_equal(wisp_send(cli, "x", 1, 0), -1);
+            assert_int_equal(errno, WISP_EPIPE);
+            assert_int_equal(wisp_recv(cli, b, sizeof b, 0), 3); /* the data stays readable */
+            assert_int_equal(wisp_recv(cli, b, sizeof b, 0), 0);
+            break;
+        case 1:
+            assert_int_equal(wisp_recv(cli, b, sizeof b, 0), 3);
+            assert_memory_equal(b, "abc", 3);
+            assert_int_equal(wisp_recv(cli, b, sizeof b, 0), -1);
+            assert_int_equal(errno, WISP_ECONNRESET);
+            assert_int_equal(wisp_recv(cli, b, sizeof b, 0), 0);
+            assert_int_equal(wisp_send(cli, "x", 1, 0), -1);
+            assert_int_equal(errno, WISP_EPIPE);
+            break;
+        default:
+            assert_int_equal(so_error(cli), WISP_ECONNRESET);
+            assert_int_equal(so_error(cli), 0);
+            assert_int_equal(wisp_send(cli, "x", 1, 0), -1);
+            assert_int_equal(errno, WISP_EPIPE);
+            break;
+        }
+        assert_int_equal(wisp_close(cli), 0);
+    }
+    assert_int_equal(wisp_close(lfd), 0);
+    senv_stop(&t);
+}
+
+/* The race: the reset arrives while one thread blocks in send() (nothing
+ * of it written: the send buffer is full) and another in recv(): both
+ * wake with ECONNRESET; the error is then reported (SO_ERROR 0, recv 0,
+ * send EPIPE). The peer is 198.18.0.1 played by the test (tcp_testlib.h):
+ * it answers the SYN with a zero window and never acknowledges anything,
+ * so the send buffer stays full -- a wisp peer over loopback would take a
+ * byte now and then, and a send that wrote some bytes returns their count
+ * (Linux) -- and its RST carries the exact sequence number (RFC 5961). */
+static void test_sockets_reset_wakes_blocked_sender_and_receiver_with_econnreset(void **state)
+{
+    struct senv t = senv_start();
+    static uint8_t fill[4096];
+    static struct tt tt;
+    struct tt_seg g;
+    int cli, round;
+    uint8_t b;
+    (void)state;
+    memset(&tt, 0, sizeof tt);
+    tt.e = t.e;
+    for (round = 0; round < 3; round++) {
+        uint16_t pport = (uint16_t)(7700 + round), lport = 0;
+        struct wisp_sockaddr_in a = sin_of(tu_ip_peer(), pport);
+        const uint32_t pisn = 0x20000000u;
+        uint32_t iss = 0;
+        struct rst_call snd, rcv;
+        wisp_sys_thread_t ts, tr;
+        struct wisp_pollfd pfd;
+        bool syn = false;
+        unsigned i;
+        wisp_ssize_t r;
+        cli = wisp_socket(WISP_AF_INET, WISP_SOCK_STREAM | WISP_SOCK_NONBLOCK, 0);
+        assert_true(cli >= 0);
+        assert_int_equal(wisp_connect(cli, SA(&a), sizeof a), -1);
+        assert_int_equal(errno, WISP_EINPROGRESS);
+        for (i = 0; i < 200 && !syn; i++) {
+            wisp_tcpip_lock(t.ctx);
+            while (!syn && tt_pop(&tt, &g)) {
+                if ((g.flags & TT_SYN) && g.dport == pport) {
+                    syn = true;
+                    iss = g.seq;
+                    lport = g.sport;
+                }
+            }
+            if (syn) {
+                /* SYN-ACK, window 0 */
+                tt_inject(&tt, pport, lport, pisn, iss + 1u, TT_SYN | TT_ACK, 0, NULL, NULL, 0);
+            }
+            wisp_tcpip_unlock(t.ctx);
+            if (!syn) {
+                wisp_sys_sleep_ms(5);
+            }
+        }
+        assert_true(syn);
+        pfd.fd = cli;
+        pfd.events = WISP_POLLOUT;
+        assert_int_equal(wisp_poll(&pfd, 1, 3000), 1);
+        assert_int_equal(pfd.revents, WISP_POLLOUT);
+        assert_int_equal(so_error(cli), 0);
+        assert_int_equal(wisp_fcntl(cli, WISP_F_SETFL, 0), 0); /* blocking from now on */
+        /* fill the send buffer: nothing is ever acknowledged */
+        for (i = 0; i < 1000 && (r = wisp_send(cli, fill, sizeof fill, WISP_MSG_DONTWAIT)) > 0; i++) {
+        }
+        assert_true(i > 0 && i < 1000);
+        assert_int_equal(errno, WISP_EAGAIN);
+        memset(&snd, 0, sizeof snd);
+        memset(&rcv, 0, sizeof rcv);
+        snd.fd = rcv.fd = cli;
+        snd.kind = 1;
+        rcv.kind = 2;
+        start_thread(&ts, rst_call_thread, &snd);
+        start_thread(&tr, rst_call_thread, &rcv);
+        wisp_sys_sleep_ms(150); /* let both block */
+        wisp_tcpip_lock(t.ctx);
+        tt_inject(&tt, pport, lport, pisn + 1u, iss + 1u, TT_RST | TT_ACK, 0, NULL, NULL, 0);
+        tu_clear(t.e); /* the probes and the handshake's ACK */
+        wisp_tcpip_unlock(t.ctx);
+        wisp_sys_thread_join(&ts);
+        wisp_sys_thread_join(&tr);
+        assert_int_equal(snd.r, -1);
+        assert_int_equal(snd.err, WISP_ECONNRESET);
+        assert_int_equal(rcv.r, -1);
+        assert_int_equal(rcv.err, WISP_ECONNRESET);
+        assert_int_equal(so_error(cli), 0);
+        assert_int_equal(wisp_recv(cli, &b, 1, 0), 0);
+        assert_int_equal(wisp_send(cli, "x", 1, 0), -1);
+        assert_int_equal(errno, WISP_EPIPE);
+        assert_int_equal(wisp_close(cli), 0);
+    }
     senv_stop(&t);
 }
 
@@ -1638,6 +1962,12 @@ int main(void)
         cmocka_unit_test_teardown(test_sockets_connect_refused_blocking_and_nonblocking, senv_teardown),
         cmocka_unit_test_teardown(test_sockets_peer_reset_gives_econnreset_then_eof_and_epipe, senv_teardown),
         cmocka_unit_test_teardown(test_sockets_shutdown_wr_gives_peer_eof_and_local_epipe, senv_teardown),
+        cmocka_unit_test_teardown(test_sockets_reset_next_send_gets_econnreset_then_epipe, senv_teardown),
+        cmocka_unit_test_teardown(test_sockets_reset_recv_gives_queued_data_then_econnreset_then_eof, senv_teardown),
+        cmocka_unit_test_teardown(test_sockets_reset_so_error_once_and_poll_flags, senv_teardown),
+        cmocka_unit_test_teardown(test_sockets_reset_during_partial_send_goes_to_the_next_call, senv_teardown),
+        cmocka_unit_test_teardown(test_sockets_reset_wakes_blocked_sender_and_receiver_with_econnreset,
+                                  senv_teardown),
         cmocka_unit_test_teardown(test_sockets_udp_sendto_recvfrom_peek_trunc_connect, senv_teardown),
         cmocka_unit_test_teardown(test_sockets_udp_recv_timeout_and_ip_tos_goes_to_emergency_queue, senv_teardown),
         cmocka_unit_test_teardown(test_sockets_tcp_options_reach_the_connection, senv_teardown),

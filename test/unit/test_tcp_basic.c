@@ -290,6 +290,49 @@ static void test_rfc9293_3_5_simultaneous_open(void **state)
     tt_done(&t);
 }
 
+/* RFC 9293 §3.10.4 CLOSE in SYN-RECEIVED (here after a simultaneous open):
+ * "queue for processing after entering ESTABLISHED state" -- nothing
+ * leaves before the peer acknowledges our SYN, then the written data and
+ * the FIN do. (Found by fuzzing, test/fuzz/corpus/tcp/crash-tcp-synrcvd-
+ * close.bin: the PCB went to FIN-WAIT-1 at once, skipped the ESTABLISHED
+ * setup -- congestion window 0 -- and never sent, nor freed, anything.) */
+static void test_rfc9293_3_10_4_close_in_syn_received(void **state)
+{
+    struct tt t;
+    struct tt_seg g, sa, d;
+    wisp_ipaddr_t dst = wisp_ipaddr4(tu_ip_peer());
+    (void)state;
+    t_fresh(&t);
+    t.pcb = wisp_tcp_new(t.e->s);
+    tt_callbacks(&t, t.pcb);
+    assert_int_equal(wisp_tcp_bind(t.pcb, NULL, t.port), WISP_OK);
+    assert_int_equal(wisp_tcp_connect(t.pcb, &dst, t.pport, tt_rec_connected), WISP_OK);
+    tt_expect(&t, &g);
+    tt_send(&t, TT_SYN, t.snd, 0, NULL, 0);
+    assert_int_equal(wisp_tcp_state(t.pcb), WISP_TCP_SYN_RCVD);
+    tt_expect(&t, &sa);
+    assert_int_equal(sa.flags, TT_SYN | TT_ACK);
+    assert_int_equal(wisp_tcp_write(t.pcb, g_data, 100, WISP_TCP_WRITE_COPY), WISP_OK);
+    assert_int_equal(wisp_tcp_close(t.pcb), WISP_OK);
+    t.pcb = NULL;
+    tu_advance(t.e, 10);
+    tt_expect_none(&t);
+    /* the peer acknowledges our SYN */
+    t.snd++;
+    tt_send(&t, TT_ACK, t.snd, g.seq + 1u, NULL, 0);
+    tu_advance(t.e, 10);
+    tt_expect(&t, &d);
+    assert_int_equal(d.seq, g.seq + 1u);
+    assert_int_equal(d.len, 100);
+    assert_true((d.flags & TT_FIN) != 0);
+    assert_memory_equal(d.data, g_data, 100);
+    /* it acknowledges data and FIN and closes too: our last ACK, TIME-WAIT */
+    tt_send(&t, TT_ACK | TT_FIN, t.snd, g.seq + 102u, NULL, 0);
+    tt_expect_ack(&t, t.snd + 1u);
+    assert_int_equal(t.e->s->pool[WISP_POOL_TCP_PCB].used, 0);
+    tt_done(&t);
+}
+
 /* RFC 6298 §5.5 + RFC 1122 §4.2.3.5: the SYN is retransmitted with the
  * timer doubled each time; after WISP_TCP_SYNMAXRTX the connect fails with
  * WISP_ERR_TIMEOUT. */
@@ -1121,6 +1164,7 @@ int main(void)
         cmocka_unit_test(test_rfc9293_3_10_7_3_syn_sent_bad_ack_gets_rst),
         cmocka_unit_test(test_rfc9293_3_10_7_3_syn_sent_rst_refused),
         cmocka_unit_test(test_rfc9293_3_5_simultaneous_open),
+        cmocka_unit_test(test_rfc9293_3_10_4_close_in_syn_received),
         cmocka_unit_test(test_rfc6298_5_5_syn_retransmit_backoff_then_timeout),
         cmocka_unit_test(test_rfc5681_4_2_delayed_ack_for_one_segment),
         cmocka_unit_test(test_rfc5681_4_2_ack_every_second_full_segment),
