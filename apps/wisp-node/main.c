@@ -24,7 +24,9 @@
  * (wisp_tcpip_start) and run the same services and the client as
  * application threads on that API (apps/lib/services_netconn.c,
  * services_socket.c; one thread per TCP connection from a bounded pool);
- * the main loop then only reads the tap, under the core lock. At a stop
+ * the main loop is then the tap's I/O thread: it reads the tap under the
+ * core lock and writes the frames the stack queued in the tap's transmit
+ * ring without it (deferred transmit, ports/unix/tapdev.h). At a stop
  * the threads close their connections first (FIN), then the stack thread
  * stops, and the report and pool check are those of raw.
  *
@@ -1299,10 +1301,14 @@ static void raw_dump(struct node *n)
 
 /* ------------------------------------------------ --api netconn|socket
  * The stack runs on its own thread (wisp_tcpip_start, core locking); the
- * main loop reads the tap under the core lock (wisp_tcpip_lock: the tap's
- * receive buffer is also its transmit linearisation buffer, and every
- * transmit happens in the core context, so both are serialised by that
- * lock). The services and the client are application threads on the
+ * main loop is the tap's I/O thread: it reads the tap in batches under the
+ * core lock (wisp_tcpip_lock; each frame goes straight to wisp_dev_input,
+ * no mailbox hop) and writes the tap's transmit ring without any lock.
+ * Transmit runs in whichever thread holds the core lock (an application
+ * thread's write, this thread's ACK processing, the stack thread's timers)
+ * and only copies the frame into that ring (wisp_tapdev_tx_defer), so no
+ * thread holds the core while Linux runs its receive path inside a tap
+ * write(2). The services and the client are application threads on the
  * chosen API (apps/lib/services_netconn.c, services_socket.c). */
 
 static int node_tap_pump(struct node *n, const sigset_t *wait_mask, uint32_t wait_ms);
@@ -1343,6 +1349,7 @@ static void threaded_quiesce(struct node *n)
     double until;
 
     if (!n->tcpip_up) {
+        wisp_tapdev_tx_direct(&n->tap);
         return;
     }
     tclient_request_stop(n);
@@ -1396,6 +1403,7 @@ static void threaded_quiesce(struct node *n)
     wisp_tcpip_get_stats(&n->tcpip, &n->tcpip_st);
     wisp_tcpip_stop(&n->tcpip);
     n->tcpip_up = false;
+    wisp_tapdev_tx_direct(&n->tap);   /* single-threaded again: direct writes */
     if (n->tc.lock_made) {
         wisp_sys_mutex_free(&n->tc.lock);
         n->tc.lock_made = false;
@@ -1407,10 +1415,17 @@ static int threaded_start(struct node *n, enum node_api_kind kind)
     unsigned i, cnt;
     const struct wisp_service_desc *t = wisp_services_table(&cnt);
     const char *what = kind == NODE_API_SOCKET ? "socket" : "netconn";
+    char msg[160];
     wisp_err_t err;
 
     n->kind = kind;
     n->threaded = true;
+    /* Transmit becomes a copy into a ring the main thread writes out
+     * without the core lock (before any other thread may transmit). */
+    if (wisp_tapdev_tx_defer(&n->tap, 0, msg, sizeof msg) != 0) {
+        fprintf(stderr, "wisp-node: %s\n", msg);
+        return -1;
+    }
     err = wisp_sys_init();
     if (err == WISP_OK) {
         err = wisp_tcpip_start(&n->tcpip, &n->stack, NULL);
@@ -2528,24 +2543,53 @@ static bool client_finished(struct node *n, unsigned baseline, double *linger_un
     return wisp_stack_pools_in_use(&n->stack) <= baseline || now >= *linger_until;
 }
 
-/* Wait on the tap for at most wait_ms (ppoll with wait_mask; NULL = keep
- * the signals blocked) and take what it brought, in batches under the
- * core lock (--api netconn|socket). 0, or -1 on a fatal error. */
+/* Write what the stack queued for the tap (deferred transmit: no lock
+ * held during the writes); when the ring had refused a frame and has room
+ * again, tell the stack (core lock) and write what that released. */
+static void node_tx_flush(struct node *n)
+{
+    unsigned k;
+
+    for (k = 0; k < 4u; k++) {
+        (void)wisp_tapdev_tx_flush(&n->tap, 64u);
+        if (!wisp_tapdev_tx_ready_due(&n->tap)) {
+            break;
+        }
+        wisp_tcpip_lock(&n->tcpip);
+        wisp_dev_tx_ready(&n->tap.dev);
+        pcap_flush(n);
+        wisp_tcpip_unlock(&n->tcpip);
+    }
+}
+
+/* The I/O thread of --api netconn|socket (the main thread): write the
+ * transmit ring, wait on the tap and the ring's wake fd for at most
+ * wait_ms (ppoll with wait_mask; NULL = keep the signals blocked; no wait
+ * while frames are queued), then take what the tap brought in batches
+ * under the core lock, writing what each batch made the stack send right
+ * after it (outside the lock). 0, or -1 on a fatal error. */
 static int node_tap_pump(struct node *n, const sigset_t *wait_mask, uint32_t wait_ms)
 {
-    struct pollfd pfd;
+    struct pollfd pfd[2];
     struct timespec ts;
     unsigned batch;
     int r;
 
+    node_tx_flush(n);
+    if (!wisp_tapdev_tx_sleep_begin(&n->tap) && !n->tap.want_pollout) {
+        wait_ms = 0;   /* frames queued: just look (after EAGAIN: wait for POLLOUT) */
+    }
     ts.tv_sec = (time_t)(wait_ms / 1000u);
     ts.tv_nsec = (long)(wait_ms % 1000u) * 1000000L;
-    pfd.fd = n->tap.fd;
-    wisp_tcpip_lock(&n->tcpip);
-    pfd.events = wisp_tapdev_poll_events(&n->tap);
-    wisp_tcpip_unlock(&n->tcpip);
-    pfd.revents = 0;
-    r = ppoll(&pfd, 1, &ts, wait_mask);
+    /* want_pollout is this thread's own in deferred mode: no lock */
+    pfd[0].fd = n->tap.fd;
+    pfd[0].events = wisp_tapdev_poll_events(&n->tap);
+    pfd[0].revents = 0;
+    pfd[1].fd = wisp_tapdev_tx_wake_fd(&n->tap);
+    pfd[1].events = POLLIN;
+    pfd[1].revents = 0;
+    r = ppoll(pfd, 2, &ts, wait_mask);
+    wisp_tapdev_tx_sleep_end(&n->tap, r > 0 ? pfd[1].revents : 0);
     if (r < 0) {
         if (errno == EINTR) {
             return 0;
@@ -2556,22 +2600,21 @@ static int node_tap_pump(struct node *n, const sigset_t *wait_mask, uint32_t wai
     if (r == 0) {
         return 0;
     }
-    if (pfd.revents & POLLNVAL) {
+    if ((pfd[0].revents | pfd[1].revents) & POLLNVAL) {
         fprintf(stderr, "wisp-node: tap fd became invalid\n");
         return -1;
     }
+    if (pfd[0].revents & POLLOUT) {
+        (void)wisp_tapdev_handle(&n->tap, POLLOUT);   /* deferred: only clears the wait */
+    }
     /* Bounded batches: the application threads get the lock in between. */
-    for (batch = 0; batch < WISP_TAPDEV_RX_BATCH / 16u; batch++) {
-        unsigned got = 0;
+    for (batch = 0; batch < WISP_TAPDEV_RX_BATCH / 16u && (pfd[0].revents & (POLLIN | POLLERR | POLLHUP)); batch++) {
+        unsigned got;
         wisp_tcpip_lock(&n->tcpip);
-        if (batch == 0 && (pfd.revents & POLLOUT)) {
-            (void)wisp_tapdev_handle(&n->tap, POLLOUT);
-        }
-        if (pfd.revents & (POLLIN | POLLERR | POLLHUP)) {
-            got = wisp_tapdev_rx(&n->tap, 16u);
-        }
+        got = wisp_tapdev_rx(&n->tap, 16u);
         pcap_flush(n);
         wisp_tcpip_unlock(&n->tcpip);
+        node_tx_flush(n);
         if (got < 16u) {
             break;
         }
@@ -2663,6 +2706,11 @@ static void print_report(struct node *n, const struct node_api *api)
            "tx %" PRIu32 " frames %" PRIu32 " bytes, %" PRIu32 " wouldblock, %" PRIu32 " errors\n",
            t->name, t->rx_frames, t->rx_bytes, t->rx_nomem, t->rx_errors, t->tx_frames, t->tx_bytes,
            t->tx_wouldblock, t->tx_errors);
+    if (n->threaded) {
+        printf("tap %s tx ring (deferred transmit): %" PRIu32 " frames refused (ring full), high %" PRIu32
+               " bytes, %" PRIu32 " wake-ups of the I/O thread\n",
+               t->name, t->tx_ring_full, t->tx_ring_high, t->tx_ring_kicks);
+    }
     if (n->pcap_file != NULL) {
         printf("pcap %s: %" PRIu32 " rx records, %" PRIu32 " tx records, %" PRIu32 " write errors%s\n", n->o.pcap,
                n->pcap.rx_records, n->pcap.tx_records, n->pcap.write_errors,

@@ -2,18 +2,32 @@
  * @file tapdev.c
  * Linux TAP driver (see tapdev.h): /dev/net/tun in IFF_TAP | IFF_NO_PI
  * mode, non-blocking, frames copied into receive pbufs on input and
- * written with writev() straight from the chain's buffers on output.
+ * written with writev() straight from the chain's buffers on output --
+ * or, in deferred mode, copied into a ring that the I/O thread writes out
+ * without the core lock.
+ *
+ * The ring: records of a 4-byte length followed by the frame, each at a
+ * 4-byte aligned offset; a record that does not fit before the end of the
+ * buffer is preceded by a wrap marker (length TXQ_WRAP) and starts at 0.
+ * One producer at a time (transmit runs in the core context, serialised by
+ * the core lock), one consumer (the I/O thread); the indices and flags are
+ * guarded by the ring's own mutex, which nobody holds across a syscall:
+ * the consumer writes the record at the tail without it (producers never
+ * touch used space).
  */
 #include "tapdev.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <net/if.h>
 #include <linux/if_tun.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -36,6 +50,306 @@ void wisp_tapdev_mac_for(uint32_t ip4_be, uint8_t mac[6])
     mac[5] = wisp_ip4_octet(ip4_be, 3);
 }
 
+static void tap_err(char *err, size_t errlen, const char *fmt, const char *a, int e);
+
+/* ------------------------------------------------ deferred transmit */
+
+#define TXQ_HDR 4u
+#define TXQ_WRAP 0xffffffffu
+
+struct wisp_tapdev_txq {
+    pthread_mutex_t mtx;
+    uint8_t *buf;
+    size_t cap;            /**< bytes, multiple of 4 */
+    size_t head, tail;     /**< next record written / read (offsets) */
+    size_t used;           /**< bytes between tail and head incl. skips */
+    bool sleeping;         /**< the I/O thread waits in poll */
+    bool kicked;           /**< the wake fd was signalled for this sleep */
+    bool refused;          /**< a frame was refused: tx_ready owed */
+    uint32_t full, high, oversize, kicks;
+    int wake_fd;           /**< eventfd */
+};
+
+static size_t txq_rec_len(size_t frame_len)
+{
+    return TXQ_HDR + ((frame_len + 3u) & ~(size_t)3u);
+}
+
+/* Transmit in deferred mode (core context): copy into the ring. */
+static wisp_err_t txq_put(struct wisp_tapdev *t, struct wisp_pbuf *frame)
+{
+    struct wisp_tapdev_txq *q = t->txq;
+    size_t rec = txq_rec_len(frame->tot_len), skip = 0;
+    uint32_t len = frame->tot_len;
+    bool kick = false;
+
+    if (rec > q->cap) {
+        pthread_mutex_lock(&q->mtx);
+        q->oversize++;
+        pthread_mutex_unlock(&q->mtx);
+        return WISP_ERR_IF;
+    }
+    pthread_mutex_lock(&q->mtx);
+    if (q->used == 0) {
+        q->head = q->tail = 0;       /* empty (the consumer holds no record) */
+    }
+    if (q->head + rec > q->cap) {
+        skip = q->cap - q->head;     /* wrap: the rest of the buffer unused */
+    }
+    if (rec + skip > q->cap - q->used) {
+        q->refused = true;
+        q->full++;
+        pthread_mutex_unlock(&q->mtx);
+        return WISP_ERR_WOULDBLOCK;
+    }
+    if (skip > 0) {
+        uint32_t w = TXQ_WRAP;
+        memcpy(q->buf + q->head, &w, TXQ_HDR);   /* skip >= 4: offsets are 4-aligned */
+        q->head = 0;
+    }
+    memcpy(q->buf + q->head, &len, TXQ_HDR);
+    (void)wisp_pbuf_copy_out(frame, q->buf + q->head + TXQ_HDR, frame->tot_len, 0);
+    q->head += rec;
+    if (q->head == q->cap) {
+        q->head = 0;
+    }
+    q->used += rec + skip;
+    if (q->used > q->high) {
+        q->high = (uint32_t)q->used;
+    }
+    if (q->sleeping && !q->kicked) {
+        q->kicked = true;
+        q->kicks++;
+        kick = true;
+    }
+    pthread_mutex_unlock(&q->mtx);
+    if (kick) {
+        uint64_t one = 1;
+        ssize_t r;
+        do {
+            r = write(q->wake_fd, &one, sizeof one);
+        } while (r < 0 && errno == EINTR);
+        /* EAGAIN: the counter is saturated, i.e. already readable */
+    }
+    return WISP_OK;
+}
+
+int wisp_tapdev_tx_defer(struct wisp_tapdev *t, size_t ring_bytes, char *err, size_t errlen)
+{
+    struct wisp_tapdev_txq *q;
+
+    if (t->txq != NULL) {
+        return 0;
+    }
+    if (ring_bytes == 0) {
+        ring_bytes = WISP_TAPDEV_TXQ_BYTES;
+    }
+    ring_bytes = (ring_bytes + 3u) & ~(size_t)3u;
+    q = calloc(1, sizeof *q);
+    if (q != NULL) {
+        q->buf = malloc(ring_bytes);
+    }
+    if (q == NULL || q->buf == NULL) {
+        if (q != NULL) {
+            free(q);
+        }
+        if (err != NULL && errlen > 0) {
+            snprintf(err, errlen, "no memory for a %zu-byte transmit ring", ring_bytes);
+        }
+        return -1;
+    }
+    q->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (q->wake_fd < 0) {
+        tap_err(err, errlen, "eventfd for %s", t->name, errno);
+        free(q->buf);
+        free(q);
+        return -1;
+    }
+    if (pthread_mutex_init(&q->mtx, NULL) != 0) {
+        if (err != NULL && errlen > 0) {
+            snprintf(err, errlen, "no mutex for the transmit ring");
+        }
+        close(q->wake_fd);
+        free(q->buf);
+        free(q);
+        return -1;
+    }
+    q->cap = ring_bytes;
+    t->txq = q;
+    return 0;
+}
+
+static void txq_free(struct wisp_tapdev *t)
+{
+    struct wisp_tapdev_txq *q = t->txq;
+    if (q == NULL) {
+        return;
+    }
+    t->tx_errors += q->oversize;
+    t->tx_ring_full = q->full;
+    t->tx_ring_high = q->high;
+    t->tx_ring_kicks = q->kicks;
+    pthread_mutex_destroy(&q->mtx);
+    close(q->wake_fd);
+    free(q->buf);
+    free(q);
+    t->txq = NULL;
+}
+
+void wisp_tapdev_tx_direct(struct wisp_tapdev *t)
+{
+    unsigned guard;
+    if (t->txq == NULL) {
+        return;
+    }
+    /* Bounded: a tap that keeps saying EAGAIN loses what is left. */
+    for (guard = 0; guard < 100u && wisp_tapdev_tx_pending(t); guard++) {
+        if (wisp_tapdev_tx_flush(t, 256u) == 0 && t->want_pollout) {
+            struct pollfd pfd;
+            pfd.fd = t->fd;
+            pfd.events = POLLOUT;
+            pfd.revents = 0;
+            (void)poll(&pfd, 1, 10);
+            t->want_pollout = 0;
+        }
+    }
+    t->want_pollout = 0;
+    txq_free(t);
+}
+
+int wisp_tapdev_tx_wake_fd(const struct wisp_tapdev *t)
+{
+    return t->txq != NULL ? t->txq->wake_fd : -1;
+}
+
+bool wisp_tapdev_tx_pending(struct wisp_tapdev *t)
+{
+    struct wisp_tapdev_txq *q = t->txq;
+    bool r;
+    if (q == NULL) {
+        return false;
+    }
+    pthread_mutex_lock(&q->mtx);
+    r = q->used > 0;
+    pthread_mutex_unlock(&q->mtx);
+    return r;
+}
+
+unsigned wisp_tapdev_tx_flush(struct wisp_tapdev *t, unsigned max)
+{
+    struct wisp_tapdev_txq *q = t->txq;
+    unsigned done = 0;
+
+    if (q == NULL || t->want_pollout) {
+        return 0;
+    }
+    while (done < max) {
+        uint32_t len;
+        size_t skip = 0, tail;
+        ssize_t n;
+
+        pthread_mutex_lock(&q->mtx);
+        if (q->used == 0) {
+            q->head = q->tail = 0;   /* empty: start over, records stay contiguous */
+            pthread_mutex_unlock(&q->mtx);
+            break;
+        }
+        memcpy(&len, q->buf + q->tail, TXQ_HDR);
+        if (len == TXQ_WRAP) {
+            skip = q->cap - q->tail;
+            q->tail = 0;
+            q->used -= skip;
+            memcpy(&len, q->buf, TXQ_HDR);
+        }
+        tail = q->tail;
+        pthread_mutex_unlock(&q->mtx);
+
+        /* The record at the tail is ours until the tail moves. */
+        if (t->fd < 0) {
+            n = -1;
+            errno = EBADF;
+        } else {
+            do {
+                n = write(t->fd, q->buf + tail + TXQ_HDR, len);
+            } while (n < 0 && errno == EINTR);
+        }
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            t->tx_wouldblock++;
+            t->want_pollout = 1;
+            break;
+        }
+        if (n < 0 || (size_t)n != len) {
+            t->tx_errors++;
+        } else {
+            t->tx_frames++;
+            t->tx_bytes += (uint32_t)n;
+        }
+        done++;
+        pthread_mutex_lock(&q->mtx);
+        q->tail += txq_rec_len(len);
+        if (q->tail == q->cap) {
+            q->tail = 0;
+        }
+        q->used -= txq_rec_len(len);
+        pthread_mutex_unlock(&q->mtx);
+    }
+    return done;
+}
+
+bool wisp_tapdev_tx_ready_due(struct wisp_tapdev *t)
+{
+    struct wisp_tapdev_txq *q = t->txq;
+    bool r = false;
+    if (q == NULL) {
+        return false;
+    }
+    pthread_mutex_lock(&q->mtx);
+    /* Resume once half the ring is free: a refused burst fits again. */
+    if (q->refused && q->used <= q->cap / 2u) {
+        q->refused = false;
+        r = true;
+    }
+    pthread_mutex_unlock(&q->mtx);
+    return r;
+}
+
+bool wisp_tapdev_tx_sleep_begin(struct wisp_tapdev *t)
+{
+    struct wisp_tapdev_txq *q = t->txq;
+    bool empty;
+    if (q == NULL) {
+        return true;
+    }
+    pthread_mutex_lock(&q->mtx);
+    empty = q->used == 0;
+    if (empty) {
+        q->sleeping = true;
+        q->kicked = false;
+    }
+    pthread_mutex_unlock(&q->mtx);
+    return empty;
+}
+
+void wisp_tapdev_tx_sleep_end(struct wisp_tapdev *t, short wake_revents)
+{
+    struct wisp_tapdev_txq *q = t->txq;
+    if (q == NULL) {
+        return;
+    }
+    pthread_mutex_lock(&q->mtx);
+    q->sleeping = false;
+    pthread_mutex_unlock(&q->mtx);
+    if (wake_revents & POLLIN) {
+        uint64_t v;
+        ssize_t r;
+        do {
+            r = read(q->wake_fd, &v, sizeof v);
+        } while (r < 0 && errno == EINTR);
+    }
+}
+
+/* ------------------------------------------------------------ transmit */
+
 static wisp_err_t tap_transmit(struct wisp_dev *dev, struct wisp_pbuf *frame)
 {
     struct wisp_tapdev *t = (struct wisp_tapdev *)dev->ctx;
@@ -44,6 +358,9 @@ static wisp_err_t tap_transmit(struct wisp_dev *dev, struct wisp_pbuf *frame)
     int niov = 0;
     ssize_t n;
 
+    if (t->txq != NULL) {
+        return txq_put(t, frame);   /* any thread holding the core lock */
+    }
     if (t->fd < 0) {
         t->tx_errors++;
         return WISP_ERR_IF;
@@ -139,7 +456,9 @@ unsigned wisp_tapdev_handle(struct wisp_tapdev *t, short revents)
 {
     if ((revents & POLLOUT) && t->want_pollout) {
         t->want_pollout = 0;
-        wisp_dev_tx_ready(&t->dev);
+        if (t->txq == NULL) {
+            wisp_dev_tx_ready(&t->dev);
+        }
     }
     if (revents & (POLLIN | POLLERR | POLLHUP)) {
         return wisp_tapdev_rx(t, WISP_TAPDEV_RX_BATCH);
@@ -187,16 +506,35 @@ static int tap_link_up(const char *name, char *err, size_t errlen)
     return rc;
 }
 
-int wisp_tapdev_open(struct wisp_tapdev *t, struct wisp_stack *s, const char *name, char *err, size_t errlen)
+static void tap_init(struct wisp_tapdev *t, struct wisp_stack *s)
 {
-    struct ifreq ifr;
-    int fd, e;
-
     memset(t, 0, offsetof(struct wisp_tapdev, rxbuf));
     t->fd = -1;
     t->dev.ops = &tapdev_ops;
     t->dev.ctx = t;
     t->stack = s;
+}
+
+void wisp_tapdev_attach_fd(struct wisp_tapdev *t, struct wisp_stack *s, int fd, const char *name)
+{
+    tap_init(t, s);
+    if (name != NULL) {
+        size_t n = strlen(name);
+        if (n >= sizeof t->name) {
+            n = sizeof t->name - 1;
+        }
+        memcpy(t->name, name, n);
+        t->name[n] = '\0';
+    }
+    t->fd = fd;
+}
+
+int wisp_tapdev_open(struct wisp_tapdev *t, struct wisp_stack *s, const char *name, char *err, size_t errlen)
+{
+    struct ifreq ifr;
+    int fd, e;
+
+    tap_init(t, s);
     if (name == NULL || name[0] == '\0' || strlen(name) >= IFNAMSIZ || strlen(name) >= sizeof t->name) {
         if (err != NULL && errlen > 0) {
             snprintf(err, errlen, "invalid tap interface name (1..%d characters)", IFNAMSIZ - 1);
@@ -235,6 +573,7 @@ int wisp_tapdev_open(struct wisp_tapdev *t, struct wisp_stack *s, const char *na
 
 void wisp_tapdev_close(struct wisp_tapdev *t)
 {
+    txq_free(t);
     if (t->fd >= 0) {
         close(t->fd);
         t->fd = -1;
