@@ -187,8 +187,19 @@ void tcp_timer_set(struct wisp_tcp_pcb *pcb, unsigned which, uint32_t delay_ms)
 
 void tcp_timer_clear(struct wisp_tcp_pcb *pcb, unsigned which)
 {
+    bool was_on = (pcb->tmr_on & (1u << which)) != 0;
+
     pcb->tmr_on = (uint8_t)(pcb->tmr_on & ~(1u << which));
-    /* the event timer may stay armed early: it re-arms itself when it fires */
+    /* An event timer armed for exactly this deadline would fire for
+     * nothing -- and wake a stack thread that sleeps until the next
+     * deadline (tcpip.c): every write arms the output timer "now" and the
+     * writer's own output run clears it. Re-arm for the next deadline.
+     * Otherwise the event timer may stay armed early: it re-arms itself
+     * when it fires. */
+    if (was_on && wisp_timer_armed(&pcb->tmr) && pcb->tmr.due == pcb->due[which] && !(pcb->flags & TF_DEAD)) {
+        wisp_timer_cancel(pcb->c.stack, &pcb->tmr);
+        tcp_timer_update(pcb);
+    }
 }
 
 bool tcp_timer_on(const struct wisp_tcp_pcb *pcb, unsigned which)
