@@ -707,7 +707,7 @@ static void srv_udp_recv(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf *
     uint8_t h[WISP_IPERF_UDP_HDR_LEN + 4];
     uint16_t n = wisp_pbuf_copy_out(p, h, (uint16_t)sizeof(h), 0);
     uint16_t len = p->tot_len;
-    uint64_t now = srv_now(srv), sent_us;
+    uint64_t now = srv_now(srv), sent_us, num;
     uint32_t flags = 0;
     int64_t id, transit;
 
@@ -774,14 +774,17 @@ static void srv_udp_recv(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf *
         }
         x->prev_transit = transit;
         x->have_transit = true;
+        num = (uint64_t)id;
     } else {
-        id = -id;   /* the FIN: its number counts as sent (iperf 2) */
+        /* the FIN: its number counts as sent (iperf 2); negated in
+         * unsigned arithmetic (a bogus -2^63 has no int64_t negation) */
+        num = 0u - (uint64_t)id;
     }
-    if ((uint64_t)id == x->max_id + 1u) {
-        x->max_id = (uint64_t)id;
-    } else if ((uint64_t)id > x->max_id) {
-        x->gaps += (uint64_t)id - x->max_id - 1u;
-        x->max_id = (uint64_t)id;
+    if (num == x->max_id + 1u) {
+        x->max_id = num;
+    } else if (num > x->max_id) {
+        x->gaps += num - x->max_id - 1u;
+        x->max_id = num;
     } else {
         x->ooo++;
     }

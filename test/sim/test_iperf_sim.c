@@ -326,9 +326,46 @@ static void udp_runt(void **state)
     ST_FREE(w);
 }
 
+/* A FIN whose 64-bit number is -2^63 (found by fuzzing,
+ * test/fuzz/corpus/iperf/crash-iperf-fin-int64-min.bin: negating it in
+ * int64_t was undefined behaviour): its number is taken as 2^63 in
+ * unsigned arithmetic, the session ends and the report says so. */
+static void udp_fin_int64_min(void **state)
+{
+    static struct wisp_iperf_server srv;
+    struct wisp_iperf_server_cfg scfg;
+    struct wisp_iperf_udp_report rep;
+    struct sim_world *w = sim_world_new(67);
+    struct sim_node *a = st_node(w, "a", 1), *b = st_node(w, "b", 2);
+    struct st_client c;
+    wisp_ipaddr_t dst = st_addr(b);
+    uint8_t dg[20];
+    (void)state;
+
+    memset(&scfg, 0, sizeof(scfg));
+    scfg.udp = true;
+    assert_int_equal(wisp_iperf_server_start(sim_stack(b), &srv, &scfg), WISP_OK);
+    st_client_open(&c, w, a, 0);
+    memset(dg, 0, sizeof(dg));
+    wisp_wr32(dg + 12, 0x80000000u);                /* id2:id = -2^63 */
+    wisp_wr32(dg + 16, WISP_IPERF_HDR_SEQNO64B);
+    assert_int_equal(st_send(&c, dg, sizeof(dg), &dst, WISP_IPERF_PORT), WISP_OK);
+    assert_true(sim_run_for(w, 100000u));
+    assert_int_equal(srv.st.udp_tests, 1);
+    assert_int_equal(srv.st.reports_sent, 1);
+    assert_int_equal(c.rx, 1);
+    assert_true(wisp_iperf_parse_report(c.last, c.last_len, &rep));
+    assert_true(rep.datagrams == 0x8000000000000000ull);
+    assert_true(rep.lost == 0x7fffffffffffffffull);
+    st_client_close(&c);
+    wisp_iperf_server_stop(&srv);
+    ST_FREE(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(udp_fin_int64_min),
         cmocka_unit_test(report_format),
         cmocka_unit_test(tcp_bytes_clean),
         cmocka_unit_test(tcp_time_lossy),

@@ -1,0 +1,61 @@
+#!/bin/bash
+# tools/fuzz.sh: build and run wisp's libFuzzer harnesses (test/fuzz/fuzz_*.c).
+#
+#   tools/fuzz.sh build                 build every harness into $FUZZ_BUILD (default build-fuzz)
+#   tools/fuzz.sh run TARGET [SECONDS] [libFuzzer args...]
+#                                       fuzz one target (default 300 s), ONE process
+#   tools/fuzz.sh repro TARGET FILE...  run the harness once on given inputs
+#   tools/fuzz.sh min TARGET CRASHFILE  minimize a crash input (-minimize_crash, 60 s)
+#
+# The libraries (core, unix port, apps) are built by CMake with clang and
+# -fsanitize=fuzzer-no-link,address,undefined; each harness is linked with
+# -fsanitize=fuzzer. New corpus entries go to $FUZZ_BUILD/corpus/TARGET (the
+# seeds in test/fuzz/corpus/TARGET are read, never written); crashes to
+# $FUZZ_BUILD/artifacts/. Targets: eth tcp dhcp dns http iperf.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+B=${FUZZ_BUILD:-$ROOT/build-fuzz}
+TARGETS=${FUZZ_TARGETS:-"eth tcp dhcp dns http iperf"}
+SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+
+build() {
+    CC=clang cmake -S "$ROOT" -B "$B" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+        -DCMAKE_C_FLAGS="-fsanitize=fuzzer-no-link $SAN" >/dev/null
+    cmake --build "$B" --target wisp_apps wisp_api wisp_unix wisp -j2
+    for t in $TARGETS; do
+        clang -std=c99 -g -O1 $SAN -fsanitize=fuzzer -DFUZZ_LIBFUZZER \
+            -Wall -Wextra -Werror -pedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wundef \
+            -DWISP_OPTS_HEADER='"wisp_opts_host.h"' \
+            -I"$ROOT/include" -I"$ROOT/ports/unix" -I"$ROOT/apps/lib" -I"$ROOT/test/fuzz" \
+            "$ROOT/test/fuzz/fuzz_$t.c" "$ROOT/test/fuzz/fuzz_env.c" \
+            -Wl,--start-group "$B/libwisp_apps.a" "$B/libwisp_api.a" "$B/libwisp.a" "$B/libwisp_unix.a" -Wl,--end-group \
+            -lpthread -o "$B/fuzz_$t"
+        echo "built $B/fuzz_$t"
+    done
+}
+
+case "${1:-}" in
+build)
+    build
+    ;;
+run)
+    t=$2
+    secs=${3:-300}
+    shift 3 || shift $#
+    mkdir -p "$B/corpus/$t" "$B/artifacts"
+    exec "$B/fuzz_$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+        -artifact_prefix="$B/artifacts/$t-" "$@" "$B/corpus/$t" "$ROOT/test/fuzz/corpus/$t"
+    ;;
+repro)
+    t=$2
+    shift 2
+    exec "$B/fuzz_$t" "$@"
+    ;;
+min)
+    exec "$B/fuzz_$2" -minimize_crash=1 -max_total_time=60 -exact_artifact_path="$3.min" "$3"
+    ;;
+*)
+    sed -n '2,16p' "$0"
+    exit 2
+    ;;
+esac
