@@ -5,6 +5,35 @@
 #include "wisp/opt.h"
 #include "wisp/pool.h"
 
+#if WISP_DEBUG
+/* Debug builds mark free elements: after the free-list link, a word that
+ * depends on the element's address (elements big enough for both only). */
+#define POOL_MARK_MAGIC 0x5eedf4eeu
+
+static uint32_t pool_mark_value(const void *elem)
+{
+    return POOL_MARK_MAGIC ^ (uint32_t)(uintptr_t)elem;
+}
+
+static void pool_mark(const struct wisp_pool *pool, void *elem, bool on)
+{
+    uint32_t v = on ? pool_mark_value(elem) : 0u;
+    if (pool->elem_size >= sizeof(void *) + sizeof(uint32_t)) {
+        memcpy((uint8_t *)elem + sizeof(void *), &v, sizeof v);
+    }
+}
+
+static bool pool_marked(const struct wisp_pool *pool, const void *elem)
+{
+    uint32_t v;
+    if (pool->elem_size < sizeof(void *) + sizeof(uint32_t)) {
+        return true; /* no room for a mark: always walk */
+    }
+    memcpy(&v, (const uint8_t *)elem + sizeof(void *), sizeof v);
+    return v == pool_mark_value(elem);
+}
+#endif
+
 void wisp_pool_init(struct wisp_pool *pool, const char *name, void *mem, size_t mem_size, size_t elem_size,
                     uint16_t count)
 {
@@ -29,6 +58,9 @@ void wisp_pool_init(struct wisp_pool *pool, const char *name, void *mem, size_t 
     for (i = count; i > 0; i--) {
         void *e = pool->base + (size_t)(i - 1u) * pool->elem_size;
         memcpy(e, &pool->free_list, sizeof(void *));
+#if WISP_DEBUG
+        pool_mark(pool, e, true);
+#endif
         pool->free_list = e;
     }
 }
@@ -52,6 +84,9 @@ void *wisp_pool_alloc(struct wisp_pool *pool)
         return NULL;
     }
     memcpy(&pool->free_list, e, sizeof(void *));
+#if WISP_DEBUG
+    pool_mark(pool, e, false);
+#endif
     pool->used++;
     pool->allocs++;
     if (pool->used > pool->high) {
@@ -68,8 +103,10 @@ void wisp_pool_free(struct wisp_pool *pool, void *elem)
     WISP_ASSERT(wisp_pool_owns(pool, elem));
     WISP_ASSERT(pool->used > 0);
 #if WISP_DEBUG
-    {
-        /* Double free: elem must not already be on the free list. */
+    /* Double free: elem must not already be on the free list. The mark
+     * makes the common case O(1); a live object that happens to hold the
+     * mark's value is told apart by walking the list (rare). */
+    if (pool_marked(pool, elem)) {
         void *f = pool->free_list;
         while (f != NULL) {
             WISP_ASSERT(f != elem);
@@ -78,6 +115,9 @@ void wisp_pool_free(struct wisp_pool *pool, void *elem)
     }
 #endif
     memcpy(elem, &pool->free_list, sizeof(void *));
+#if WISP_DEBUG
+    pool_mark(pool, elem, true);
+#endif
     pool->free_list = elem;
     pool->used--;
 }

@@ -3,9 +3,14 @@
  * Unit tests of pools and pbufs: kinds, budgets, chains, reference counts,
  * header push/pop, trim, copies across chains, clone, chain checksum.
  */
+#define _POSIX_C_SOURCE 200809L /* fork, waitpid */
 #include "testutil.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static void test_pool_counters_and_exhaustion(void **state)
 {
@@ -52,6 +57,48 @@ static void test_budgets_are_separate(void **state)
     }
     tu_env_free(e);
 }
+
+#if WISP_DEBUG
+/* Debug builds catch a double free (pool.c marks free elements, walks the
+ * free list only when the mark is present); a live element whose contents
+ * happen to equal the mark is not mistaken for a free one. The double free
+ * runs in a child process: the assertion aborts it. */
+static void test_pool_double_free_caught_in_debug_builds(void **state)
+{
+    uint64_t mem[4 * 8];
+    struct wisp_pool pool;
+    void *a, *b;
+    uint32_t look_alike;
+    pid_t pid;
+    int st = 0;
+    (void)state;
+
+    wisp_pool_init(&pool, "t", mem, sizeof mem, 64, 4);
+    a = wisp_pool_alloc(&pool);
+    b = wisp_pool_alloc(&pool);
+    assert_non_null(a);
+    assert_non_null(b);
+    /* a live element holding the mark's value at the mark's place */
+    look_alike = 0x5eedf4eeu ^ (uint32_t)(uintptr_t)b;
+    memcpy((uint8_t *)b + sizeof(void *), &look_alike, sizeof look_alike);
+    wisp_pool_free(&pool, b);
+    assert_int_equal(pool.used, 1);
+    fflush(NULL);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        (void)freopen("/dev/null", "w", stderr);
+        wisp_pool_free(&pool, a);
+        wisp_pool_free(&pool, a); /* must abort here */
+        _exit(0);
+    }
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFSIGNALED(st));
+    assert_int_equal(WTERMSIG(st), SIGABRT);
+    wisp_pool_free(&pool, a);
+    assert_int_equal(pool.used, 0);
+}
+#endif
 
 static void test_small_ram_uses_small_pool_then_falls_back(void **state)
 {
@@ -259,6 +306,9 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pool_counters_and_exhaustion),
+#if WISP_DEBUG
+        cmocka_unit_test(test_pool_double_free_caught_in_debug_builds),
+#endif
         cmocka_unit_test(test_budgets_are_separate),
         cmocka_unit_test(test_small_ram_uses_small_pool_then_falls_back),
         cmocka_unit_test(test_ram_headroom_push_pop),
