@@ -75,7 +75,12 @@ last_counter() {
 }
 
 resolve host.wisp-test.example 0 '^wisp-node: resolve host\.wisp-test\.example -> 198\.18\.7\.7 \(ttl 120\)$'
-[ "$(last_counter dns.tx)" -eq 1 ] || it_fail "dns.tx $(last_counter dns.tx), want 1 (no retransmission on a clean link)"
+# One query on a clean link -- unless the node's first ARP request was lost
+# while the tap's carrier was still coming up (seen once in CI: the ARP
+# retry and the DNS retransmission both fire at 1 s; arp.req.tx then >= 2).
+if [ "$(last_counter dns.tx)" -ne 1 ] && [ "$(last_counter arp.req.tx)" -lt 2 ]; then
+    it_fail "dns.tx $(last_counter dns.tx), want 1 (no retransmission on a clean link; arp.req.tx $(last_counter arp.req.tx))"
+fi
 resolve web.wisp.lan 0 '^wisp-node: resolve web\.wisp\.lan -> 198\.18\.7\.8 \(ttl 120\)$'
 resolve WeB.WISP.lan 0 '^wisp-node: resolve WeB\.WISP\.lan -> 198\.18\.7\.8 '
 resolve alias.wisp.lan 0 '^wisp-node: resolve alias\.wisp\.lan -> 198\.18\.7\.8 ' --pcap "$IT_DIR/cname.pcap"
