@@ -12,7 +12,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$top/build/cross}
 verbose=${VERBOSE:-0}
 command -v arm-none-eabi-gcc >/dev/null || { echo "arm-none-eabi-gcc missing (apt-get install gcc-arm-none-eabi libnewlib-arm-none-eabi)"; exit 1; }
-cmake -S "$top" -B "$out" -DCMAKE_TOOLCHAIN_FILE="$top/cmake/arm-none-eabi.cmake" -DWISP_HOST=OFF \
+cmake -S "$top" -B "$out" -DCMAKE_TOOLCHAIN_FILE="$top/cmake/arm-none-eabi.cmake" -DWISP_HOST=OFF -DWISP_WERROR=ON \
       -DCMAKE_BUILD_TYPE=MinSizeRel >/dev/null
 cmake --build "$out" -j2 >/dev/null
 lib="$out/libwisp.a"
@@ -28,7 +28,7 @@ echo "== minimal image: one stack + UDP echo (linked, --gc-sections, newlib-nano
 arm-none-eabi-size "$out/size_probe.elf" | sed 's/^/  /'
 # The same image from a core built without TCP (-DWISP_TCP=0): what a
 # UDP-only firmware pays.
-cmake -S "$top" -B "$out-notcp" -DCMAKE_TOOLCHAIN_FILE="$top/cmake/arm-none-eabi.cmake" -DWISP_HOST=OFF \
+cmake -S "$top" -B "$out-notcp" -DCMAKE_TOOLCHAIN_FILE="$top/cmake/arm-none-eabi.cmake" -DWISP_HOST=OFF -DWISP_WERROR=ON \
       -DCMAKE_BUILD_TYPE=MinSizeRel -DCMAKE_C_FLAGS="-mcpu=cortex-m4 -mthumb -ffunction-sections -fdata-sections -DWISP_TCP=0" >/dev/null
 cmake --build "$out-notcp" -j2 >/dev/null
 arm-none-eabi-gcc $flags -DWISP_TCP=0 -I"$top/include" "$top/ports/cortex-m/size_probe.c" "$out-notcp/libwisp.a" \

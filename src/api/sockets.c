@@ -1399,7 +1399,7 @@ static wisp_ssize_t do_recv(int s, const struct wisp_iovec *iov, int iovcnt, int
 {
     struct sock_snap snap;
     struct wisp_sock *sk;
-    wisp_ssize_t r;
+    wisp_ssize_t r = 0; /* every path sets r or e */
     int e = 0;
 
     sk = sock_enter_iov(s, iov, iovcnt, flags, true, &snap);

@@ -760,20 +760,18 @@ static void dns_recv(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, c
     m.p = p;
     m.len = p->tot_len;
     m.flat = (const uint8_t *)wisp_pbuf_contig(p, 0, p->tot_len);
-    if (m.len < DNS_HDR_LEN) {
-        WISP_CTR_INC(s, DNS_DROP_SHORT);
-        wisp_pbuf_free(p);
-        return;
-    }
     if (m.len > DNS_UDP_MAX) {
         WISP_CTR_INC(s, DNS_DROP_LEN); /* RFC 1035 §4.2.1, no EDNS sent */
         wisp_pbuf_free(p);
         return;
     }
-    (void)msg_u16(&m, 0, &id);
-    (void)msg_u16(&m, 2, &flags);
-    (void)msg_u16(&m, 4, &qdcount);
-    (void)msg_u16(&m, 6, &ancount);
+    /* RFC 1035 §4.1.1: the 12-byte header; each field read is checked. */
+    if (m.len < DNS_HDR_LEN || !msg_u16(&m, 0, &id) || !msg_u16(&m, 2, &flags) || !msg_u16(&m, 4, &qdcount) ||
+        !msg_u16(&m, 6, &ancount)) {
+        WISP_CTR_INC(s, DNS_DROP_SHORT);
+        wisp_pbuf_free(p);
+        return;
+    }
     if (id != q->id) {
         WISP_CTR_INC(s, DNS_DROP_ID); /* RFC 5452 §9.1 */
         wisp_pbuf_free(p);
