@@ -5,8 +5,15 @@
 #     (Linux kernel over TAP in network namespaces), Cortex-M4 cross build;
 #  3. clang build with AddressSanitizer + UndefinedBehaviorSanitizer, all
 #     tiers again (wisp-node itself runs sanitized in the interop tests);
-#  4. clang ThreadSanitizer build of the threaded tests (label threads).
-# Usage: tools/test.sh [ctest -R regex]   (env JOBS=N, SKIP_ASAN=1, SKIP_TSAN=1)
+#  4. clang ThreadSanitizer build of the threaded tests (label threads);
+#  5. Release and MinSizeRel builds with gcc and clang: compile only;
+#  6. every libFuzzer harness for FUZZ_SECONDS (25) under ASan+UBSan
+#     (tools/fuzz.sh ci: a crash fails the suite and leaves its reproducer);
+#  7. line coverage of the input parsers against tools/coverage-floor.txt
+#     (tools/coverage.sh, gcovr).
+# Every build uses -DWISP_WERROR=ON (warnings are errors in CI only).
+# Usage: tools/test.sh [ctest -R regex]   (env JOBS=N, SKIP_ASAN=1, SKIP_TSAN=1,
+#        SKIP_OPT=1, SKIP_FUZZ=1, SKIP_COV=1, FUZZ_SECONDS=N; 5-7 run without a regex only)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -15,6 +22,7 @@ filter=${1:-}
 
 need_pkgs=(build-essential cmake clang libclang-rt-14-dev libcmocka-dev pkg-config gcc-arm-none-eabi libnewlib-arm-none-eabi
            binutils-arm-none-eabi iproute2 iputils-ping tshark socat python3 procps kmod dnsmasq-base iperf curl valgrind)
+need_pkgs+=(gcovr)  # tools/coverage.sh
 missing=()
 for p in "${need_pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -35,13 +43,13 @@ args=(--output-on-failure -j "$jobs")
 [ -n "$filter" ] && args+=(-R "$filter")
 
 echo "== gcc build"
-cmake -S . -B build -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake -S . -B build -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWISP_WERROR=ON >/dev/null
 cmake --build build -j "$jobs"
 (cd build && ctest "${args[@]}")
 
 if [ "${SKIP_ASAN:-0}" != 1 ]; then
   echo "== clang + ASan + UBSan build"
-  cmake -S . -B build-asan -DCMAKE_C_COMPILER=clang -DWISP_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
+  cmake -S . -B build-asan -DCMAKE_C_COMPILER=clang -DWISP_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DWISP_WERROR=ON >/dev/null
   cmake --build build-asan -j "$jobs"
   # Benchmarks (label bench: ratios of timings) run in the gcc pass only.
   # The heavy impairment test (sim/test_tcp_impair.c) runs seeds 1..100 in
@@ -51,9 +59,27 @@ if [ "${SKIP_ASAN:-0}" != 1 ]; then
 fi
 if [ "${SKIP_TSAN:-0}" != 1 ] && [ -z "$filter" ]; then
   echo "== clang + ThreadSanitizer build (the tests that use threads)"
-  cmake -S . -B build-tsan -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug \
+  cmake -S . -B build-tsan -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug -DWISP_WERROR=ON \
         -DCMAKE_C_FLAGS="-fsanitize=thread -fno-omit-frame-pointer" -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread >/dev/null
   cmake --build build-tsan -j "$jobs"
   (cd build-tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --output-on-failure -L threads)
+fi
+if [ "${SKIP_OPT:-0}" != 1 ] && [ -z "$filter" ]; then
+  echo "== Release and MinSizeRel builds, gcc and clang (compile only, warnings are errors)"
+  for cc in gcc clang; do
+    for bt in Release MinSizeRel; do
+      cmake -S . -B "build-$cc-$bt" -DCMAKE_C_COMPILER=$cc -DCMAKE_BUILD_TYPE=$bt -DWISP_WERROR=ON >/dev/null
+      cmake --build "build-$cc-$bt" -j "$jobs" >/dev/null
+      echo "  $cc $bt: ok"
+    done
+  done
+fi
+if [ "${SKIP_FUZZ:-0}" != 1 ] && [ -z "$filter" ]; then
+  echo "== libFuzzer harnesses, ${FUZZ_SECONDS:-25} s each under ASan+UBSan (tools/fuzz.sh ci)"
+  JOBS=$jobs tools/fuzz.sh ci "${FUZZ_SECONDS:-25}"
+fi
+if [ "${SKIP_COV:-0}" != 1 ] && [ -z "$filter" ]; then
+  echo "== coverage of the input parsers (tools/coverage.sh, floor tools/coverage-floor.txt)"
+  JOBS=$jobs tools/coverage.sh check
 fi
 echo "== all tiers passed"

@@ -25,6 +25,9 @@ int fuzz_dhcp_one(const uint8_t *data, size_t size);
 int fuzz_dns_one(const uint8_t *data, size_t size);
 int fuzz_http_one(const uint8_t *data, size_t size);
 int fuzz_iperf_one(const uint8_t *data, size_t size);
+int fuzz_arp_one(const uint8_t *data, size_t size);
+int fuzz_ip4_frag_one(const uint8_t *data, size_t size);
+int fuzz_sockets_one(const uint8_t *data, size_t size);
 
 typedef int (*fuzz_fn)(const uint8_t *data, size_t size);
 
@@ -123,11 +126,30 @@ static void test_iperf(void **state)
     run_target("iperf", fuzz_iperf_one);
 }
 
+static void test_arp(void **state)
+{
+    (void)state;
+    run_target("arp", fuzz_arp_one);
+}
+
+static void test_ip4_frag(void **state)
+{
+    (void)state;
+    run_target("ip4_frag", fuzz_ip4_frag_one);
+}
+
+static void test_sockets(void **state)
+{
+    (void)state;
+    run_target("sockets", fuzz_sockets_one);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_eth),  cmocka_unit_test(test_tcp),  cmocka_unit_test(test_dhcp),
         cmocka_unit_test(test_dns),  cmocka_unit_test(test_http), cmocka_unit_test(test_iperf),
+        cmocka_unit_test(test_arp),  cmocka_unit_test(test_ip4_frag), cmocka_unit_test(test_sockets),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
