@@ -7,7 +7,7 @@
 #   tools/fuzz.sh repro TARGET FILE...  run the harness once on given inputs
 #   tools/fuzz.sh min TARGET CRASHFILE  minimize a crash input (-minimize_crash, 60 s)
 #   tools/fuzz.sh ci [SECONDS]          CI (tools/test.sh): build, then fuzz every target for
-#                                       SECONDS (default 25), $JOBS (default 2) at a time, from
+#                                       SECONDS (default 20), $JOBS (default 2) at a time, from
 #                                       the committed seeds; fails when any target finds a
 #                                       crash, leak, hang (> 20 s per input) or check failure,
 #                                       and leaves the reproducer in $FUZZ_BUILD/ci/
@@ -61,7 +61,7 @@ min)
     exec "$B/fuzz_$2" -minimize_crash=1 -max_total_time=60 -exact_artifact_path="$3.min" "$3"
     ;;
 ci)
-    secs=${2:-25}
+    secs=${2:-20}
     jobs=${JOBS:-2}
     build >/dev/null
     rm -rf "$B/ci"

@@ -7,7 +7,7 @@
 #     tiers again (wisp-node itself runs sanitized in the interop tests);
 #  4. clang ThreadSanitizer build of the threaded tests (label threads);
 #  5. Release and MinSizeRel builds with gcc and clang: compile only;
-#  6. every libFuzzer harness for FUZZ_SECONDS (25) under ASan+UBSan
+#  6. every libFuzzer harness for FUZZ_SECONDS (20) under ASan+UBSan
 #     (tools/fuzz.sh ci: a crash fails the suite and leaves its reproducer);
 #  7. line coverage of the input parsers against tools/coverage-floor.txt
 #     (tools/coverage.sh, gcovr).
@@ -75,8 +75,8 @@ if [ "${SKIP_OPT:-0}" != 1 ] && [ -z "$filter" ]; then
   done
 fi
 if [ "${SKIP_FUZZ:-0}" != 1 ] && [ -z "$filter" ]; then
-  echo "== libFuzzer harnesses, ${FUZZ_SECONDS:-25} s each under ASan+UBSan (tools/fuzz.sh ci)"
-  JOBS=$jobs tools/fuzz.sh ci "${FUZZ_SECONDS:-25}"
+  echo "== libFuzzer harnesses, ${FUZZ_SECONDS:-20} s each under ASan+UBSan (tools/fuzz.sh ci)"
+  JOBS=$jobs tools/fuzz.sh ci "${FUZZ_SECONDS:-20}"
 fi
 if [ "${SKIP_COV:-0}" != 1 ] && [ -z "$filter" ]; then
   echo "== coverage of the input parsers (tools/coverage.sh, floor tools/coverage-floor.txt)"

@@ -13,13 +13,16 @@
  * of 5 bytes [ctl][o1][o2][l1][l2]: ctl bits 0-1 template, bit 2 MF, bit
  * 3 DF, bits 4-5 advance the clock after the fragment (0, 100 ms, 5 s,
  * 16 s > WISP_IP_REASS_TIMEOUT_MS), bit 6 a second source host (another
- * reassembly key), bit 7 ID + 1 (another datagram of the same source);
+ * reassembly key), bit 7 ID + 1 (another datagram of the same source; the
+ * IDs of the templates never collide);
  * fragment offset = (o1 << 8 | o2) & 0x1fff in 8-byte units, length =
  * (l1 << 8 | l2) & 0x7ff bytes (at most 1480: one frame of MTU 1500;
  * bytes past the template are zeros); l1 bit 7 adds 40 bytes of IP options
  * (NOPs, IHL 15; the payload shrinks to keep the frame within the MTU).
  *
- * Checks after every fragment: the receive pool holds at most
+ * Checks: a UDP datagram delivered to port 7 is its template byte for
+ * byte (no mixed-up or lost data). After every fragment the receive pool
+ * holds at most
  * WISP_IP_REASS_MAX_PBUFS buffers (everything else is freed when the
  * frame has been handled); at the end, after the reassembly timeout,
  * pool use is back at the baseline, and after the teardown every pool is
@@ -43,11 +46,20 @@ static wisp_ip4_t frag_src(int other)
     return other ? wisp_ip4(198, 18, 0, 9) : fz_ip_peer();
 }
 
+/* Port 7: a datagram delivered must be one of the UDP templates, byte
+ * for byte (each datagram's fragments come from one template: the
+ * reassembly key's ID is unique per template), then it is echoed. */
 static void frag_udp_echo(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, const wisp_ipaddr_t *src,
                           uint16_t port, const struct wisp_ip4_info *ip)
 {
+    static uint8_t got[FRAG_TPL_MAX];
+    unsigned t = p->tot_len == 1000u ? 0u : 1u;
     (void)arg;
     (void)ip;
+    if ((p->tot_len != 1000u && p->tot_len != 3900u) || wisp_pbuf_copy_out(p, got, sizeof(got), 0) != p->tot_len ||
+        memcmp(got, frag_tpl[t] + 8, p->tot_len) != 0) {
+        fz_fail("frag: UDP datagram of %u bytes delivered that is not template %u", (unsigned)p->tot_len, t);
+    }
     (void)wisp_udp_sendto(pcb, p, src, port);
     wisp_pbuf_free(p);
 }
@@ -129,7 +141,7 @@ static void frag_send(struct fz_env *e, const uint8_t *r)
         ip[0] = 0x4f;
         memset(ip + 20, 1, opt); /* NOP options */
     }
-    wisp_wr16(ip + 4, (uint16_t)(0x5000u + t + ((ctl & 0x80u) ? 1u : 0u)));
+    wisp_wr16(ip + 4, (uint16_t)(0x5000u + t * 2u + ((ctl & 0x80u) ? 1u : 0u))); /* unique per template */
     wisp_wr16(ip + 6, (uint16_t)(fo | ((ctl & 4u) ? 0x2000u : 0u) | ((ctl & 8u) ? 0x4000u : 0u)));
     wisp_wr16(ip + 10, 0);
     wisp_wr16(ip + 10, (uint16_t)~wisp_chksum_sum(ip, (uint16_t)(20u + opt)));

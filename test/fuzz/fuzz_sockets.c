@@ -24,6 +24,12 @@
  * clock. Every socket is made non-blocking at creation and stays so
  * (SO_LINGER is only ever {0|1, 0}: close never waits).
  *
+ * Data check: every byte sent is a pattern of its position in its stream
+ * (TCP: the sender's local port and the stream offset; UDP: the offset in
+ * the datagram), so each byte received is checked against the pattern of
+ * the peer's port (getpeername) and the receiver's offset: data lost,
+ * duplicated, reordered or mixed between connections fails the input.
+ *
  * At the end every descriptor is closed, the clock runs 20 minutes
  * (TIME-WAIT, retransmission give-up), and then: no socket open, stack
  * pools back at the baseline taken before the first call, and after the
@@ -47,6 +53,12 @@ static struct wisp_netconn_api sock_api;
 static struct wisp_sockets sock_tbl;
 static int sock_fd[SOCK_SLOTS];
 static uint8_t sock_buf[4096];
+/* Per slot: bytes sent / received on its TCP stream; lost = the offsets
+ * are no longer known (no data check on this slot). */
+static struct {
+    uint32_t tx, rx;
+    uint8_t lost;
+} sock_st[SOCK_SLOTS];
 static int sock_verbose;
 
 static wisp_err_t sock_noop(struct wisp_stack *s, void *arg)
@@ -134,10 +146,79 @@ static void sock_store(int fd)
     for (i = 0; i < SOCK_SLOTS; i++) {
         if (sock_fd[i] < 0) {
             sock_fd[i] = fd;
+            memset(&sock_st[i], 0, sizeof(sock_st[i]));
             return;
         }
     }
     (void)wisp_close(fd); /* no slot: closed at once */
+}
+
+static uint8_t sock_pat(uint16_t port, uint32_t k)
+{
+    return (uint8_t)(port * 7u + k * 13u + (k >> 8) * 3u);
+}
+
+static int sock_is_stream(int fd)
+{
+    int t = 0;
+    wisp_socklen_t len = sizeof(t);
+    return wisp_getsockopt(fd, WISP_SOL_SOCKET, WISP_SO_TYPE, &t, &len) == 0 && t == WISP_SOCK_STREAM;
+}
+
+/* The local (peer = 0) or remote port of fd, or -1. */
+static int sock_port(int fd, int peer)
+{
+    struct wisp_sockaddr_in a;
+    wisp_socklen_t len = sizeof(a);
+    int r = peer ? wisp_getpeername(fd, (struct wisp_sockaddr *)&a, &len)
+                 : wisp_getsockname(fd, (struct wisp_sockaddr *)&a, &len);
+    return r == 0 ? (int)wisp_ntohs(a.sin_port) : -1;
+}
+
+/* Fill the n1 bytes at p1 and the n2 at p2 with what slot sends next: the
+ * TCP stream pattern from its offset, or a datagram's. */
+static void sock_fill(unsigned slot, int stream, uint8_t *p1, size_t n1, uint8_t *p2, size_t n2)
+{
+    int port = stream ? sock_port(sock_fd[slot], 0) : 0;
+    uint32_t base = stream ? sock_st[slot].tx : 0;
+    size_t i;
+    if (port < 0) { /* a stream without a local port sends nothing; if it did, its receiver is not checkable */
+        port = 0;
+        sock_st[slot].lost = 1;
+    }
+    for (i = 0; i < n1; i++) {
+        p1[i] = sock_pat((uint16_t)port, base + (uint32_t)i);
+    }
+    for (i = 0; i < n2; i++) {
+        p2[i] = sock_pat((uint16_t)port, base + (uint32_t)(n1 + i));
+    }
+}
+
+/* Check r received bytes (n1 at p1, the rest at p2) against the pattern;
+ * advance the stream offset unless peek. port < 0: not checkable. */
+static void sock_check(unsigned slot, int stream, int port, const uint8_t *p1, size_t n1, const uint8_t *p2,
+                       long r, int peek)
+{
+    uint32_t base = stream ? sock_st[slot].rx : 0;
+    size_t i;
+    if (r <= 0) {
+        return;
+    }
+    if (port < 0 || (stream && sock_st[slot].lost)) {
+        sock_st[slot].lost = (uint8_t)(sock_st[slot].lost | stream);
+        return;
+    }
+    for (i = 0; i < (size_t)r; i++) {
+        uint8_t got = i < n1 ? p1[i] : p2[i - n1];
+        uint8_t want = sock_pat((uint16_t)(stream ? port : 0), base + (uint32_t)i);
+        if (got != want) {
+            fz_fail("sockets: slot %u (fd %d) %s byte %u of %ld received 0x%02x, expected 0x%02x (peer port %d)", slot,
+                    sock_fd[slot], stream ? "stream" : "datagram", (unsigned)(base + i), r, got, want, port);
+        }
+    }
+    if (stream && !peek) {
+        sock_st[slot].rx += (uint32_t)r;
+    }
 }
 
 static void sock_setopt(int fd, uint8_t which, uint8_t v)
@@ -265,7 +346,7 @@ static void sock_op(uint8_t op, uint8_t a, uint8_t b)
     struct wisp_sockaddr_in sa;
     wisp_socklen_t alen;
     size_t len;
-    int r = 0;
+    int r = 0, stream;
 
     switch (op % 20u) {
     case 0: { /* socket */
@@ -306,28 +387,47 @@ static void sock_op(uint8_t op, uint8_t a, uint8_t b)
         break;
     case 5:
         len = (size_t)(b >> 2) * 61u + (a >> 3);
-        memset(sock_buf, 'a' + (int)slot, len);
+        stream = sock_is_stream(fd);
+        sock_fill(slot, stream, sock_buf, len, NULL, 0);
         r = (int)wisp_send(fd, sock_buf, len, sendflags[b & 3u]);
+        if (stream && r > 0) {
+            sock_st[slot].tx += (uint32_t)r;
+        }
         break;
     case 6:
         len = (size_t)(b >> 2) * 67u + 1u;
+        stream = sock_is_stream(fd);
         r = (int)wisp_recv(fd, sock_buf, len, recvflags[b & 3u] | WISP_MSG_DONTWAIT);
+        if (r > 0) { /* a datagram's source: the connected peer */
+            sock_check(slot, stream, stream ? sock_port(fd, 1) : 0, sock_buf, (size_t)r, NULL, r,
+                       (recvflags[b & 3u] & WISP_MSG_PEEK) != 0);
+        }
         break;
     case 7:
         sa = sock_addr(b);
         len = (size_t)(a >> 3) * 100u;
-        memset(sock_buf, 'u', len);
+        stream = sock_is_stream(fd);
+        sock_fill(slot, stream, sock_buf, len, NULL, 0);
         r = (int)wisp_sendto(fd, sock_buf, len, 0, (const struct wisp_sockaddr *)&sa, sock_alen(b));
+        if (stream && r > 0) {
+            sock_st[slot].tx += (uint32_t)r;
+        }
         break;
     case 8:
         alen = (b & 1u) ? 2u : (wisp_socklen_t)sizeof(sa);
-        r = (int)wisp_recvfrom(fd, sock_buf, (size_t)(b >> 1) * 5u, recvflags[(a >> 3) & 3u],
-                               (struct wisp_sockaddr *)&sa, &alen);
+        stream = sock_is_stream(fd);
+        len = (size_t)(b >> 1) * 5u;
+        r = (int)wisp_recvfrom(fd, sock_buf, len, recvflags[(a >> 3) & 3u], (struct wisp_sockaddr *)&sa, &alen);
+        if (r > 0) { /* with MSG_TRUNC a datagram's r is its length: check what was copied */
+            sock_check(slot, stream, stream ? sock_port(fd, 1) : 0, sock_buf, (size_t)r, NULL,
+                       (long)((size_t)r < len ? (size_t)r : len), (recvflags[(a >> 3) & 3u] & WISP_MSG_PEEK) != 0);
+        }
         break;
     case 9: r = wisp_shutdown(fd, (int)(b % 4u)); break;
     case 10:
         r = wisp_close(fd);
         sock_fd[slot] = -1;
+        memset(&sock_st[slot], 0, sizeof(sock_st[slot]));
         break;
     case 11: sock_setopt(fd, (uint8_t)(a >> 3), b); break;
     case 12: sock_getopt(fd, b); break;
@@ -347,7 +447,7 @@ static void sock_op(uint8_t op, uint8_t a, uint8_t b)
         struct wisp_iovec iov[3];
         struct wisp_msghdr m;
         memset(&m, 0, sizeof(m));
-        memset(sock_buf, 'v', 600);
+        stream = sock_is_stream(fd);
         iov[0].iov_base = sock_buf;
         iov[0].iov_len = (size_t)(b & 7u) * 30u;
         iov[1].iov_base = sock_buf + 300;
@@ -356,12 +456,27 @@ static void sock_op(uint8_t op, uint8_t a, uint8_t b)
         iov[2].iov_len = (size_t)((b >> 3) & 7u) * 40u;
         m.msg_iov = iov;
         m.msg_iovlen = 3;
+        if (!(b & 0x80u)) {
+            sock_fill(slot, stream, sock_buf, iov[0].iov_len, sock_buf + 300, iov[2].iov_len);
+        }
         if (b & 0x40u) {
             sa = sock_addr(a);
             m.msg_name = &sa;
             m.msg_namelen = sizeof(sa);
         }
-        r = (int)((b & 0x80u) ? wisp_recvmsg(fd, &m, WISP_MSG_DONTWAIT) : wisp_sendmsg(fd, &m, 0));
+        if (b & 0x80u) {
+            size_t cap = iov[0].iov_len + iov[2].iov_len;
+            r = (int)wisp_recvmsg(fd, &m, WISP_MSG_DONTWAIT);
+            if (r > 0) {
+                sock_check(slot, stream, stream ? sock_port(fd, 1) : 0, sock_buf, iov[0].iov_len, sock_buf + 300,
+                           (long)((size_t)r < cap ? (size_t)r : cap), 0);
+            }
+        } else {
+            r = (int)wisp_sendmsg(fd, &m, 0);
+            if (stream && r > 0) {
+                sock_st[slot].tx += (uint32_t)r;
+            }
+        }
         break;
     }
     default: sock_advance(adv[b & 7u]); break;
