@@ -52,7 +52,7 @@ static struct wisp_tcpip sock_ctx;
 static struct wisp_netconn_api sock_api;
 static struct wisp_sockets sock_tbl;
 static int sock_fd[SOCK_SLOTS];
-static uint8_t sock_buf[4096];
+static uint8_t sock_buf[8192]; /* > every length the ops use (recv: 4222) */
 /* Per slot: bytes sent / received on its TCP stream; lost = the offsets
  * are no longer known (no data check on this slot). */
 static struct {
