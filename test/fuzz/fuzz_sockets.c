@@ -398,9 +398,9 @@ static void sock_op(uint8_t op, uint8_t a, uint8_t b)
         len = (size_t)(b >> 2) * 67u + 1u;
         stream = sock_is_stream(fd);
         r = (int)wisp_recv(fd, sock_buf, len, recvflags[b & 3u] | WISP_MSG_DONTWAIT);
-        if (r > 0) { /* a datagram's source: the connected peer */
-            sock_check(slot, stream, stream ? sock_port(fd, 1) : 0, sock_buf, (size_t)r, NULL, r,
-                       (recvflags[b & 3u] & WISP_MSG_PEEK) != 0);
+        if (r > 0) { /* with MSG_TRUNC a datagram's r is its length: check what was copied */
+            sock_check(slot, stream, stream ? sock_port(fd, 1) : 0, sock_buf, (size_t)r, NULL,
+                       (long)((size_t)r < len ? (size_t)r : len), (recvflags[b & 3u] & WISP_MSG_PEEK) != 0);
         }
         break;
     case 7:
