@@ -6,8 +6,9 @@
 #
 # Builds the tree with gcc --coverage (-O0, Debug; atomic counters: the
 # threaded tests) in $COV_BUILD, runs the
-# unit and simulator tests there (labels unit and sim, not bench: the fuzz
-# corpus replay, unit.test_fuzz_corpus, is one of them), collects the
+# unit and simulator tests there (labels unit and sim, not bench, not
+# sim.demo; the fuzz corpus replay, unit.test_fuzz_corpus, is one of
+# them), collects the
 # counts with gcovr (Debian package gcovr) from the core and apps libraries
 # (libwisp, libwisp_apps; not the bench/no-OS copies of the core, which are
 # other builds of the same lines), and for each entry of the floor file
@@ -28,8 +29,14 @@ cmake -S . -B "$B" -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=Debug -DWISP_WERROR
       -DCMAKE_C_FLAGS="--coverage -fprofile-update=atomic -O0" -DCMAKE_EXE_LINKER_FLAGS=--coverage >/dev/null
 cmake --build "$B" -j "$jobs" >/dev/null
 find "$B" -name '*.gcda' -delete
-(cd "$B" && TSL_IMPAIR_SEEDS=${TSL_IMPAIR_SEEDS:-10} ctest --output-on-failure -j "$jobs" -L 'unit|sim' -LE bench >"$B/coverage-ctest.log" 2>&1) || {
-  tail -40 "$B/coverage-ctest.log"; echo "coverage: tests failed (log: $B/coverage-ctest.log)"; exit 1; }
+# Pass or fail is the business of the gcc and sanitizer passes: here a
+# failed test only costs the coverage it would have brought (the floor
+# check then says so). sim.demo is left out: its wall-clock checks are not
+# meant for an instrumented -O0 build, and it reaches no parser line the
+# other tests do not.
+(cd "$B" && TSL_IMPAIR_SEEDS=${TSL_IMPAIR_SEEDS:-10} ctest --output-on-failure -j "$jobs" -L 'unit|sim' -LE bench \
+    -E '^sim\.demo$' >"$B/coverage-ctest.log" 2>&1) ||
+  echo "coverage: some tests failed in the coverage build (log: $B/coverage-ctest.log); counting what ran"
 objs=("$B/CMakeFiles/wisp.dir" "$B/CMakeFiles/wisp_apps.dir")
 gcovr -r "$top" --json "$B/coverage.json" "${objs[@]}" >/dev/null
 gcovr -r "$top" --html-details "$B/coverage.html" "${objs[@]}" >/dev/null 2>&1 || true
