@@ -101,7 +101,7 @@ ci)
     exit $fail
     ;;
 *)
-    sed -n '2,21p' "$0"
+    sed -n '2,20p' "$0"
     exit 2
     ;;
 esac
