@@ -308,7 +308,10 @@ it_peer() {
 
 # it_bg_start LOG SECONDS cmd...: run cmd in the namespace in the
 # background (bounded by timeout(1)); its PID goes to IT_BG_PID and to the
-# list it_cleanup stops.
+# list it_cleanup stops. SECONDS must cover every bounded wait of the test
+# while the helper is needed (e.g. a server: its start-up wait + the
+# client's timeout + 5 s kill delay + it_bg_wait), so that a slow but
+# passing run never loses its helper.
 it_bg_start() {
     local log=$1 t=$2
     shift 2
