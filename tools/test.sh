@@ -21,7 +21,8 @@ jobs=${JOBS:-2}
 filter=${1:-}
 
 need_pkgs=(build-essential cmake clang libclang-rt-14-dev libcmocka-dev pkg-config gcc-arm-none-eabi libnewlib-arm-none-eabi
-           binutils-arm-none-eabi iproute2 iputils-ping tshark socat python3 procps kmod dnsmasq-base iperf curl valgrind)
+           binutils-arm-none-eabi iproute2 iputils-ping tshark socat python3 procps kmod dnsmasq-base iperf curl valgrind
+           strace)
 need_pkgs+=(gcovr)  # tools/coverage.sh
 missing=()
 for p in "${need_pkgs[@]}"; do

@@ -267,7 +267,7 @@ wisp_err_t wisp_ping_start_cfg(struct wisp_ping *p, struct wisp_stack *s, const 
     if (p->cfg.timeout_ms == 0u) {
         p->cfg.timeout_ms = WISP_PING_TIMEOUT_MS;
     }
-    p->id = (uint16_t)wisp_random(s);
+    p->id = (uint16_t)wisp_random_id(s, WISP_RID_ICMP_ID);
     p->running = 1;
     p->tmr.fn = ping_timer;
     p->start_ms = wisp_now(s);

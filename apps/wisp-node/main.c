@@ -2106,7 +2106,8 @@ static void usage(FILE *f)
             "  --gw ADDR           default gateway\n"
             "  --pcap FILE         write a capture of every frame to FILE\n"
             "  --mtu N             IP MTU of the interface (68..65000, default 1500)\n"
-            "  --seed N            seed of the stack's generator (default: random)\n"
+            "  --seed N            derive the stack's secrets from N: a reproducible run\n"
+            "                      (default: entropy from getrandom())\n"
             "  --api API           application API of the services and the client: raw\n"
             "                      (callbacks in the main loop, default), netconn or socket\n"
             "                      (a stack thread; services and client as threads)\n"
@@ -2784,7 +2785,11 @@ int main(int argc, char **argv)
 
     memset(&cfg, 0, sizeof cfg);
     cfg.now_ms = wisp_unix_now_ms;
-    cfg.seed = n->o.have_seed ? n->o.seed : wisp_unix_seed();
+    if (n->o.have_seed) {
+        cfg.seed = n->o.seed; /* reproducible run */
+    } else {
+        cfg.rand = wisp_unix_random; /* the host's entropy: getrandom() */
+    }
     e = wisp_stack_init(&n->stack, &cfg);
     if (e != WISP_OK) {
         fprintf(stderr, "wisp-node: stack init failed: %s\n", wisp_err_str(e));
@@ -2847,10 +2852,14 @@ int main(int argc, char **argv)
         }
         if (rc < 0) {
             if (!n->o.quiet) {
+                char entropy[48] = "entropy getrandom";
+                if (n->o.have_seed) {
+                    snprintf(entropy, sizeof entropy, "seed %" PRIu64, n->o.seed);
+                }
                 printf("wisp-node: up on %s, %s/%u gw %s, mac %02x:%02x:%02x:%02x:%02x:%02x, mtu %u, api %s, "
-                       "seed %" PRIu64 "%s%s\n",
+                       "%s%s%s\n",
                        n->tap.name, wisp_ip4_ntoa(n->o.addr, a), n->o.prefix, wisp_ip4_ntoa(n->o.gw, g), mac[0],
-                       mac[1], mac[2], mac[3], mac[4], mac[5], n->o.mtu, api->name, cfg.seed,
+                       mac[1], mac[2], mac[3], mac[4], mac[5], n->o.mtu, api->name, entropy,
                        n->o.pcap ? ", pcap " : "", n->o.pcap ? n->o.pcap : "");
             }
             {

@@ -227,6 +227,16 @@ void wisp_assert_fail(const char *expr, const char *file, int line);
 #define WISP_EPHEMERAL_MAX 65535u
 #endif
 
+/** Entries of the RFC 6056 §3.3.4 (Algorithm 4) table of per-destination
+ *  port counters (2 bytes each). Range 1..65535, default 16. Destinations
+ *  hashing to one entry share its counter, so one peer can see that the
+ *  stack opened k connections elsewhere in between when both hash alike;
+ *  16 keeps that to 1 peer in 16 for 32 bytes (RFC 6056 §3.3.4 discusses
+ *  the length; Linux uses far more entries for many more connections). */
+#ifndef WISP_PORT_TABLE_LEN
+#define WISP_PORT_TABLE_LEN 16
+#endif
+
 /* ------------------------------------------------------------------ DHCP */
 /* The DHCP client (RFC 2131/2132, wisp/dhcp.h, src/core/dhcp.c). Each
  * timing below is the default of a field of struct wisp_dhcp_cfg, which an
@@ -657,6 +667,9 @@ void wisp_assert_fail(const char *expr, const char *file, int line);
 #endif
 #if WISP_EPHEMERAL_MIN < 1024 || WISP_EPHEMERAL_MIN > WISP_EPHEMERAL_MAX || WISP_EPHEMERAL_MAX > 65535
 #error "ephemeral port range must lie in 1024..65535"
+#endif
+#if WISP_PORT_TABLE_LEN < 1 || WISP_PORT_TABLE_LEN > 65535
+#error "WISP_PORT_TABLE_LEN must lie in 1..65535"
 #endif
 #if WISP_LOOP_QUEUE_LEN < 1 || WISP_LOOP_QUEUE_LEN > 255
 #error "WISP_LOOP_QUEUE_LEN must be 1..255"

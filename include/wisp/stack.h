@@ -6,8 +6,23 @@
  * in one process (the simulator and the tests do).
  *
  * Time and randomness are injected: the clock callback returns monotonic
- * milliseconds; randomness comes from the rand callback or, when none is
- * given, from a generator seeded with cfg.seed (deterministic runs).
+ * milliseconds; the entropy comes from the rand callback or, when none is
+ * given, from cfg.seed (deterministic runs: same seed, same values).
+ *
+ * Secrets and random values (RFC 6528, RFC 5452, RFC 6056): wisp_stack_init
+ * draws a 128-bit master secret from that source once and derives one key
+ * per purpose from it with a keyed PRF (SipHash-2-4, wisp_siphash24):
+ *  - the TCP key (s->tcp.key): ISNs (RFC 6528 §3), timestamp offsets and
+ *    SYN cookies;
+ *  - WISP_KEY_PORT: ephemeral port selection (RFC 6056 §3.3.4 / §3.3.1,
+ *    wisp_port_select);
+ *  - WISP_KEY_ID: identifiers seen on the wire -- DHCP xid, DNS query ID,
+ *    IPv4 ID start, ICMP echo identifier, random ports (wisp_random_id);
+ *  - WISP_KEY_GEN: other random values -- delays and jitter (wisp_random).
+ * Values are SipHash of a counter under the purpose key, so what an
+ * observer sees (ids, ports, ISNs) reveals neither the keys nor the next
+ * value, and no secret is a generator output anyone sees. The master
+ * secret is not kept.
  *
  * The core is single-threaded: one context at a time calls into a stack
  * ("the core context"). The host loop (or the simulator) calls
@@ -36,10 +51,33 @@ struct wisp_config {
     /** Monotonic milliseconds (wrapping is handled). Required. */
     uint32_t (*now_ms)(void *ctx);
     void *clock_ctx;
-    /** Random 32-bit values; NULL = internal generator seeded from seed. */
+    /** Entropy source: random 32-bit values. It MUST be cryptographically
+     *  strong in production (a hardware TRNG, getrandom() on a host: see
+     *  ports/unix wisp_unix_random): every secret of the stack derives
+     *  from it. Called only by wisp_stack_init (4 times, 128 bits).
+     *  NULL = derive everything from seed instead (deterministic runs:
+     *  simulator, tests, reproducing a run; not for production). */
     uint32_t (*rand)(void *ctx);
     void *rand_ctx;
+    /** Used only when rand is NULL. */
     uint64_t seed;
+};
+
+/** Purposes of the stack's keys (s->key[]; the TCP key is s->tcp.key). */
+enum wisp_key_purpose {
+    WISP_KEY_GEN = 0,   /**< wisp_random: delays, jitter */
+    WISP_KEY_ID,        /**< wisp_random_id: identifiers on the wire */
+    WISP_KEY_PORT,      /**< wisp_port_select (RFC 6056 F and G) */
+    WISP_KEY_COUNT
+};
+
+/** What a wisp_random_id value is for (its domain under WISP_KEY_ID). */
+enum wisp_rid {
+    WISP_RID_PORT = 1,  /**< start of a port search without destination */
+    WISP_RID_DHCP_XID,  /**< DHCP transaction id (RFC 2131 §4.1) */
+    WISP_RID_DNS_ID,    /**< DNS query ID (RFC 5452 §9.2) */
+    WISP_RID_IP_ID,     /**< start of the IPv4 ID counter (RFC 7739) */
+    WISP_RID_ICMP_ID    /**< ICMP echo identifier (apps) */
 };
 
 /** Pool identifiers. */
@@ -63,7 +101,9 @@ enum wisp_pool_id {
 
 struct wisp_stack {
     struct wisp_config cfg;
-    uint64_t rng[2];                   /**< internal generator state */
+    uint32_t key[WISP_KEY_COUNT][4];   /**< per-purpose secret keys (see above) */
+    uint64_t rnd_ctr;                  /**< counter of the keyed generators */
+    uint16_t port_table[WISP_PORT_TABLE_LEN]; /**< RFC 6056 §3.3.4 table[] */
     uint32_t now;                      /**< clock sampled at the last entry */
     void *core_lock;                   /**< OS layer: the stack thread's core mutex (wisp/tcpip.h), NULL = single-threaded use */
 
@@ -131,8 +171,30 @@ bool wisp_stack_next_deadline(struct wisp_stack *s, uint32_t *deadline);
 
 /** Current time (samples the clock). */
 uint32_t wisp_now(struct wisp_stack *s);
-/** Next random 32-bit value. */
+/** Next random 32-bit value for delays and jitter: SipHash-2-4 of a
+ *  counter under WISP_KEY_GEN. */
 uint32_t wisp_random(struct wisp_stack *s);
+/** Next random 32-bit identifier that goes on the wire (truncate as
+ *  needed): SipHash-2-4 of (counter, what) under WISP_KEY_ID. */
+uint32_t wisp_random_id(struct wisp_stack *s, enum wisp_rid what);
+/** SipHash-2-4 of len bytes at msg under a 128-bit key (four 32-bit
+ *  words, key[0] the least significant: the reference key bytes k[0..15]
+ *  read as little-endian words). */
+uint64_t wisp_siphash24(const uint32_t key[4], const void *msg, size_t len);
+
+/** Whether an ephemeral port may be taken (the caller's own rules). */
+typedef bool (*wisp_port_free_fn)(struct wisp_stack *s, uint16_t port, const void *ctx);
+/** An ephemeral port (WISP_EPHEMERAL_MIN..MAX) accepted by port_free, or 0
+ *  when none is. With a destination (rip not any): RFC 6056 §3.3.4
+ *  (Algorithm 4): offset = F(lip, rip, rport, proto) mod num, index =
+ *  G(...) mod WISP_PORT_TABLE_LEN, where F and G are SipHash-2-4 under
+ *  s->key[WISP_KEY_PORT] of the 12 bytes lip, rip (network order), rport
+ *  (big-endian), proto, then 'F' or 'G'; probes start at offset +
+ *  port_table[index] and each probe advances port_table[index]. Without
+ *  a destination: RFC 6056 §3.3.1 (Algorithm 1), the start from
+ *  wisp_random_id(WISP_RID_PORT). One pass at most. */
+uint16_t wisp_port_select(struct wisp_stack *s, uint8_t proto, wisp_ip4_t lip, wisp_ip4_t rip, uint16_t rport,
+                          wisp_port_free_fn port_free, const void *ctx);
 
 /** Sum of pool use (every pool), for leak checks. */
 unsigned wisp_stack_pools_in_use(const struct wisp_stack *s);

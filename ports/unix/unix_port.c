@@ -5,6 +5,8 @@
  */
 #include "unix_port.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <time.h>
@@ -34,6 +36,35 @@ uint64_t wisp_unix_time_us(void *ctx)
         return 0;
     }
     return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+uint32_t wisp_unix_random(void *ctx)
+{
+    uint32_t v = 0;
+    unsigned tries;
+    int fd;
+
+    (void)ctx;
+    for (tries = 0; tries < 100u; tries++) {
+        ssize_t n = getrandom(&v, sizeof v, 0);
+        if (n == (ssize_t)sizeof v) {
+            return v;
+        }
+        if (n < 0 && errno != EINTR) {
+            break; /* ENOSYS: no getrandom() in this kernel */
+        }
+    }
+    fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        ssize_t n = read(fd, &v, sizeof v);
+        (void)close(fd);
+        if (n == (ssize_t)sizeof v) {
+            return v;
+        }
+    }
+    fflush(stdout);
+    fprintf(stderr, "wisp: no entropy source (getrandom() and /dev/urandom failed)\n");
+    abort();
 }
 
 uint64_t wisp_unix_seed(void)

@@ -193,7 +193,7 @@ static uint32_t dhcp_backoff(struct wisp_dhcp *d)
 /* A new transaction id (RFC 2131 §4.1: random, so that clients differ). */
 static void dhcp_new_xid(struct wisp_dhcp *d)
 {
-    d->xid = wisp_random(dhcp_stack(d));
+    d->xid = wisp_random_id(dhcp_stack(d), WISP_RID_DHCP_XID);
     d->exch_start = wisp_now(dhcp_stack(d));
 }
 

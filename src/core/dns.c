@@ -526,7 +526,7 @@ static void q_send(struct wisp_stack *s, struct wisp_dns_query *q, unsigned srv)
 
     q->srv = (uint8_t)srv;
     q->asked = s->dns.server[srv];
-    q->id = (uint16_t)wisp_random(s); /* RFC 5452 §9.2: random ID per query */
+    q->id = (uint16_t)wisp_random_id(s, WISP_RID_DNS_ID); /* RFC 5452 §9.2: random ID per query */
     if (q->tx > 0) {
         WISP_CTR_INC(s, DNS_RETRANSMIT);
     }

@@ -582,5 +582,5 @@ void wisp_ip4_init(struct wisp_stack *s)
 {
     memset(&s->ip4, 0, sizeof(s->ip4));
     /* RFC 6864 §4.1 / RFC 7739: do not start the ID at a predictable value. */
-    s->ip4.next_id = (uint16_t)wisp_random(s);
+    s->ip4.next_id = (uint16_t)wisp_random_id(s, WISP_RID_IP_ID);
 }

@@ -45,19 +45,152 @@ static uint64_t splitmix64(uint64_t *x)
     return z ^ (z >> 31);
 }
 
+/* SipHash-2-4 (Aumasson & Bernstein, "SipHash: a fast short-input PRF",
+ * 2012): the keyed PRF behind every secret-dependent value of the stack.
+ * The rounds are a loop (one copy of the SipRound), not unrolled: about a
+ * third of the code on Cortex-M, for a few cycles per round. */
+static uint64_t sip_rotl(uint64_t x, unsigned b)
+{
+    return (x << b) | (x >> (64u - b));
+}
+
+static void sip_rounds(uint64_t v[4], unsigned n)
+{
+    while (n-- > 0u) {
+        v[0] += v[1];
+        v[1] = sip_rotl(v[1], 13) ^ v[0];
+        v[0] = sip_rotl(v[0], 32);
+        v[2] += v[3];
+        v[3] = sip_rotl(v[3], 16) ^ v[2];
+        v[0] += v[3];
+        v[3] = sip_rotl(v[3], 21) ^ v[0];
+        v[2] += v[1];
+        v[1] = sip_rotl(v[1], 17) ^ v[2];
+        v[2] = sip_rotl(v[2], 32);
+    }
+}
+
+uint64_t wisp_siphash24(const uint32_t key[4], const void *msg, size_t len)
+{
+    const uint8_t *m = msg;
+    uint64_t k0 = (uint64_t)key[0] | ((uint64_t)key[1] << 32);
+    uint64_t k1 = (uint64_t)key[2] | ((uint64_t)key[3] << 32);
+    uint64_t v[4];
+    size_t i = 0;
+
+    v[0] = 0x736f6d6570736575ull ^ k0;
+    v[1] = 0x646f72616e646f6dull ^ k1;
+    v[2] = 0x6c7967656e657261ull ^ k0;
+    v[3] = 0x7465646279746573ull ^ k1;
+    for (;;) {
+        /* 8-byte little-endian words; the last one holds the length
+         * (mod 256) in its top byte and the 0..7 remaining bytes. */
+        size_t n = len - i < 8u ? len - i : 8u;
+        uint64_t w = n < 8u ? (uint64_t)len << 56 : 0u;
+        unsigned j;
+        for (j = 0; j < (unsigned)n; j++) {
+            w |= (uint64_t)m[i + j] << (8u * j);
+        }
+        v[3] ^= w;
+        sip_rounds(v, 2); /* c = 2 compression rounds */
+        v[0] ^= w;
+        if (n < 8u) {
+            break;
+        }
+        i += 8u;
+    }
+    v[2] ^= 0xffu;
+    sip_rounds(v, 4); /* d = 4 finalisation rounds */
+    return v[0] ^ v[1] ^ v[2] ^ v[3];
+}
+
+/* Purpose byte of the TCP key (kept in s->tcp.key, not in s->key[]). */
+#define STACK_KEY_TCP 0x80u
+
+/* A per-purpose key: SipHash of "wisp", the purpose and the half under the
+ * master secret (a PRF used as key-derivation function: knowing one
+ * derived key tells nothing about the master or another key). */
+static void stack_key_derive(const uint32_t master[4], uint8_t purpose, uint32_t out[4])
+{
+    uint8_t m[6] = { 'w', 'i', 's', 'p', 0, 0 };
+    unsigned h;
+    m[4] = purpose;
+    for (h = 0; h < 2u; h++) {
+        uint64_t x;
+        m[5] = (uint8_t)h;
+        x = wisp_siphash24(master, m, sizeof(m));
+        out[2u * h] = (uint32_t)x;
+        out[2u * h + 1u] = (uint32_t)(x >> 32);
+    }
+}
+
+/* The keyed generators: SipHash of (counter, domain) under a key. The
+ * counter never repeats within a stack's life (2^64), so every output is a
+ * fresh PRF value: outputs say nothing about the key, about each other or
+ * about the other keys (unlike a state generator such as xorshift, whose
+ * state follows from a few outputs). */
+static uint64_t stack_keyed_next(struct wisp_stack *s, unsigned key, uint8_t domain)
+{
+    uint8_t m[9];
+    uint64_t c = s->rnd_ctr++;
+    unsigned i;
+    for (i = 0; i < 8u; i++) {
+        m[i] = (uint8_t)(c >> (8u * i));
+    }
+    m[8] = domain;
+    return wisp_siphash24(s->key[key], m, sizeof(m));
+}
+
 uint32_t wisp_random(struct wisp_stack *s)
 {
-    uint64_t a, b;
-    if (s->cfg.rand != NULL) {
-        return s->cfg.rand(s->cfg.rand_ctx);
+    return (uint32_t)stack_keyed_next(s, WISP_KEY_GEN, 0);
+}
+
+uint32_t wisp_random_id(struct wisp_stack *s, enum wisp_rid what)
+{
+    return (uint32_t)stack_keyed_next(s, WISP_KEY_ID, (uint8_t)what);
+}
+
+/* RFC 6056 §3.3.4 (Algorithm 4, "double-hash port selection") with the
+ * destination; §3.3.1 (Algorithm 1, random start) without one. */
+uint16_t wisp_port_select(struct wisp_stack *s, uint8_t proto, wisp_ip4_t lip, wisp_ip4_t rip, uint16_t rport,
+                          wisp_port_free_fn port_free, const void *ctx)
+{
+    const uint32_t num = (uint32_t)WISP_EPHEMERAL_MAX - (uint32_t)WISP_EPHEMERAL_MIN + 1u;
+    uint32_t offset, count;
+    uint16_t alg1 = 0, *next;
+
+    if (rip == WISP_IP4_ANY) {
+        /* RFC 6056 §3.3.1: no destination yet (bind, a resolver's query
+         * port): a start from the keyed generator, then linear probing. */
+        offset = wisp_random_id(s, WISP_RID_PORT) % num;
+        next = &alg1;
+    } else {
+        /* RFC 6056 §3.3.4: offset = F(local address, remote address,
+         * remote port, secret_key1); index = G(..., secret_key2); the
+         * search starts at offset + table[index] and each probe advances
+         * table[index]. F and G: SipHash under the port key, told apart by
+         * the last byte (separate keys in effect). A destination sees its
+         * own ports advance one by one; other destinations' choices do
+         * not show. */
+        uint8_t m[12];
+        wisp_ip4_wr(m, lip);
+        wisp_ip4_wr(m + 4, rip);
+        wisp_wr16(m + 8, rport);
+        m[10] = proto;
+        m[11] = 'F';
+        offset = (uint32_t)(wisp_siphash24(s->key[WISP_KEY_PORT], m, sizeof(m)) % num);
+        m[11] = 'G';
+        next = &s->port_table[wisp_siphash24(s->key[WISP_KEY_PORT], m, sizeof(m)) % WISP_PORT_TABLE_LEN];
     }
-    /* xorshift128+ */
-    a = s->rng[0];
-    b = s->rng[1];
-    s->rng[0] = b;
-    a ^= a << 23;
-    s->rng[1] = a ^ b ^ (a >> 17) ^ (b >> 26);
-    return (uint32_t)((s->rng[1] + b) >> 32);
+    for (count = 0; count < num; count++) {
+        uint16_t port = (uint16_t)(WISP_EPHEMERAL_MIN + (offset + *next) % num);
+        (*next)++;
+        if (port_free(s, port, ctx)) {
+            return port;
+        }
+    }
+    return 0;
 }
 
 /* ------------------------------------------------------------ timers */
@@ -156,17 +289,29 @@ void wisp_stack_poll(struct wisp_stack *s)
 
 wisp_err_t wisp_stack_init(struct wisp_stack *s, const struct wisp_config *cfg)
 {
-    uint64_t x;
+    uint32_t master[4];
+    volatile uint32_t *wipe = master;
+    unsigned i;
     if (s == NULL || cfg == NULL || cfg->now_ms == NULL) {
         return WISP_ERR_ARG;
     }
     memset(s, 0, offsetof(struct wisp_stack, mem_rx));
     s->cfg = *cfg;
-    x = cfg->seed;
-    s->rng[0] = splitmix64(&x);
-    s->rng[1] = splitmix64(&x);
-    if ((s->rng[0] | s->rng[1]) == 0) {
-        s->rng[1] = 1;
+    /* The master secret: 128 bits of the injected entropy source (the
+     * only time it is called), or from the seed (deterministic runs). */
+    if (cfg->rand != NULL) {
+        for (i = 0; i < 4u; i++) {
+            master[i] = cfg->rand(cfg->rand_ctx);
+        }
+    } else {
+        uint64_t x = cfg->seed, a = splitmix64(&x), b = splitmix64(&x);
+        master[0] = (uint32_t)a;
+        master[1] = (uint32_t)(a >> 32);
+        master[2] = (uint32_t)b;
+        master[3] = (uint32_t)(b >> 32);
+    }
+    for (i = 0; i < WISP_KEY_COUNT; i++) {
+        stack_key_derive(master, (uint8_t)i, s->key[i]);
     }
     wisp_now(s);
 
@@ -198,7 +343,13 @@ wisp_err_t wisp_stack_init(struct wisp_stack *s, const struct wisp_config *cfg)
 #endif
 #if WISP_TCP
     wisp_tcp_init(s);
+    /* RFC 6528 §3: the secret key of F (ISNs), also keying the timestamp
+     * offsets and SYN cookies (tcp.c, domain-separated). */
+    stack_key_derive(master, STACK_KEY_TCP, s->tcp.key);
 #endif
+    for (i = 0; i < 4u; i++) {
+        wipe[i] = 0; /* the master secret is not kept */
+    }
 
 #if WISP_LOOPBACK
     {

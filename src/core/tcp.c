@@ -71,53 +71,11 @@ static bool tcp_is_listen(struct wisp_tcp_pcb *pcb)
 
 /* ------------------------------------------------------- SipHash-2-4 */
 
-#define SIP_ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
-#define SIP_ROUND(v0, v1, v2, v3) \
-    do { \
-        v0 += v1; v1 = SIP_ROTL(v1, 13); v1 ^= v0; v0 = SIP_ROTL(v0, 32); \
-        v2 += v3; v3 = SIP_ROTL(v3, 16); v3 ^= v2; \
-        v0 += v3; v3 = SIP_ROTL(v3, 21); v3 ^= v0; \
-        v2 += v1; v1 = SIP_ROTL(v1, 17); v1 ^= v2; v2 = SIP_ROTL(v2, 32); \
-    } while (0)
-
-/* SipHash-2-4 (Aumasson & Bernstein, 2012): a keyed PRF, the "F" of
- * RFC 6528 §3 and the hash of the SYN cookies. key[0..3] are the 128 key
- * bits as four little-endian 32-bit words. */
+/* SipHash-2-4 is wisp_siphash24 (stack.c); this name stays for tcp_hash
+ * and the tests. */
 uint64_t tcp_siphash24(const uint32_t key[4], const uint8_t *m, size_t len)
 {
-    uint64_t k0 = (uint64_t)key[0] | ((uint64_t)key[1] << 32);
-    uint64_t k1 = (uint64_t)key[2] | ((uint64_t)key[3] << 32);
-    uint64_t v0 = 0x736f6d6570736575ull ^ k0;
-    uint64_t v1 = 0x646f72616e646f6dull ^ k1;
-    uint64_t v2 = 0x6c7967656e657261ull ^ k0;
-    uint64_t v3 = 0x7465646279746573ull ^ k1;
-    uint64_t b = (uint64_t)len << 56;
-    size_t i, full = len & ~(size_t)7u;
-    unsigned j;
-
-    for (i = 0; i < full; i += 8) {
-        uint64_t mi = 0;
-        for (j = 0; j < 8; j++) {
-            mi |= (uint64_t)m[i + j] << (8u * j);
-        }
-        v3 ^= mi;
-        SIP_ROUND(v0, v1, v2, v3);
-        SIP_ROUND(v0, v1, v2, v3);
-        v0 ^= mi;
-    }
-    for (j = 0; j < (unsigned)(len & 7u); j++) {
-        b |= (uint64_t)m[full + j] << (8u * j);
-    }
-    v3 ^= b;
-    SIP_ROUND(v0, v1, v2, v3);
-    SIP_ROUND(v0, v1, v2, v3);
-    v0 ^= b;
-    v2 ^= 0xffu;
-    SIP_ROUND(v0, v1, v2, v3);
-    SIP_ROUND(v0, v1, v2, v3);
-    SIP_ROUND(v0, v1, v2, v3);
-    SIP_ROUND(v0, v1, v2, v3);
-    return v0 ^ v1 ^ v2 ^ v3;
+    return wisp_siphash24(key, m, len);
 }
 
 /* Hash of a 4-tuple in a domain (0 ISN, 1 timestamp offset, 2 cookie)
@@ -526,20 +484,19 @@ static bool tcp_port_used_any(const struct wisp_stack *s, uint16_t port)
     return false;
 }
 
-/* RFC 6056 §3.3.1 (Algorithm 1): a random start in the ephemeral range,
- * then linear probing, at most one pass. 0 when every port is in use. */
-static uint16_t tcp_ephemeral_port(struct wisp_stack *s)
+static bool tcp_port_free(struct wisp_stack *s, uint16_t port, const void *ctx)
 {
-    const uint32_t num = (uint32_t)WISP_EPHEMERAL_MAX - (uint32_t)WISP_EPHEMERAL_MIN + 1u;
-    uint32_t offset = wisp_random(s) % num;
-    uint32_t count;
-    for (count = 0; count < num; count++) {
-        uint16_t port = (uint16_t)(WISP_EPHEMERAL_MIN + (offset + count) % num);
-        if (!tcp_port_used_any(s, port)) {
-            return port;
-        }
-    }
-    return 0;
+    (void)ctx;
+    return !tcp_port_used_any(s, port);
+}
+
+/* RFC 6056 (wisp_port_select, stack.c): Algorithm 4 (double-hash) when the
+ * destination is known (connect), Algorithm 1 (keyed random start) when
+ * not (bind); at most one pass. 0 when every port is in use. */
+static uint16_t tcp_ephemeral_port(struct wisp_stack *s, const struct tcp_tuple *t)
+{
+    return wisp_port_select(s, WISP_IP4_PROTO_TCP, t != NULL ? t->lip : WISP_IP4_ANY,
+                            t != NULL ? t->rip : WISP_IP4_ANY, t != NULL ? t->rport : 0u, tcp_port_free, NULL);
 }
 
 /* A connection or TIME-WAIT record with exactly this 4-tuple exists. */
@@ -593,7 +550,7 @@ wisp_err_t wisp_tcp_bind(struct wisp_tcp_pcb *pcb, const wisp_ipaddr_t *ip, uint
         }
     }
     if (port == 0) {
-        port = tcp_ephemeral_port(s);
+        port = tcp_ephemeral_port(s, NULL);
         if (port == 0) {
             return WISP_ERR_USE;
         }
@@ -724,7 +681,7 @@ wisp_err_t wisp_tcp_connect(struct wisp_tcp_pcb *pcb, const wisp_ipaddr_t *ip, u
         unsigned tries;
         t.lport = 0;
         for (tries = 0; tries < 16u; tries++) {
-            uint16_t lp = tcp_ephemeral_port(s);
+            uint16_t lp = tcp_ephemeral_port(s, &t);
             if (lp == 0) {
                 return WISP_ERR_USE;
             }
@@ -1766,11 +1723,8 @@ bool tcp_listen_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tc
 
 void wisp_tcp_init(struct wisp_stack *s)
 {
-    unsigned i;
     memset(&s->tcp, 0, sizeof(s->tcp));
-    for (i = 0; i < 4u; i++) {
-        s->tcp.key[i] = wisp_random(s); /* RFC 6528 §3: the secret key */
-    }
+    /* RFC 6528 §3: the secret key -- wisp_stack_init derives it next. */
     s->tcp.chal_tokens = TCP_CHALLENGE_PER_S * 1000u;
     s->tcp.chal_last = wisp_now(s);
 }

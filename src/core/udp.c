@@ -64,7 +64,7 @@ static bool udp_port_taken(const struct wisp_stack *s, const struct wisp_udp_pcb
 static uint16_t udp_ephemeral_port(struct wisp_stack *s, const struct wisp_udp_pcb *self, wisp_ip4_t ip)
 {
     const uint32_t num = (uint32_t)WISP_EPHEMERAL_MAX - (uint32_t)WISP_EPHEMERAL_MIN + 1u;
-    uint32_t offset = wisp_random(s) % num;
+    uint32_t offset = wisp_random_id(s, WISP_RID_PORT) % num; /* keyed, not a state generator's output */
     uint32_t count;
 
     for (count = 0; count < num; count++) {

@@ -34,6 +34,7 @@ IT_LINUX_IP=198.18.0.1
 IT_NODE_IP=198.18.0.2
 IT_PREFIX=24
 IT_NODE_MAX_S=600          # wisp-node is killed by timeout(1) after this
+IT_NODE_STOP_S=15          # it_stop_node: longest wait for exit after SIGTERM
 IT_KEEP=${WISP_IT_KEEP:-0} # 1: keep the work directory even on success
 
 it_log() { printf '[%s] %s\n' "$IT_NAME" "$*"; }
@@ -62,9 +63,12 @@ it_cleanup() {
     local p
     trap - EXIT INT TERM
     # Linux-side helpers started with it_bg_start (only our own PIDs).
+    # SIGTERM to timeout(1) goes on to its process group and arms its
+    # own SIGKILL 5 s later (-k 5): wait longer than that (10 s), so the
+    # helper is gone before timeout(1) itself could be killed.
     for p in ${IT_BG_PIDS:-}; do
         if kill -TERM "$p" 2>/dev/null; then
-            for _ in $(seq 1 50); do
+            for _ in $(seq 1 100); do
                 kill -0 "$p" 2>/dev/null || break
                 sleep 0.1
             done
@@ -73,15 +77,7 @@ it_cleanup() {
         fi
     done
     if [ -n "$IT_NODE_PID" ]; then
-        if kill -0 "$IT_NODE_PID" 2>/dev/null; then
-            kill -TERM "$IT_NODE_PID" 2>/dev/null
-            for _ in $(seq 1 50); do
-                kill -0 "$IT_NODE_PID" 2>/dev/null || break
-                sleep 0.1
-            done
-            kill -KILL "$IT_NODE_PID" 2>/dev/null
-        fi
-        wait "$IT_NODE_PID" 2>/dev/null
+        it_stop_timed "$IT_NODE_PID" 5 || true
         IT_NODE_PID=""
     fi
     if [ -n "$IT_NS" ]; then
@@ -166,22 +162,69 @@ it_node_alive() {
     fi
 }
 
-# SIGTERM, wait (bounded), require exit 0 and the clean-pools line.
-it_stop_node() {
-    it_node_alive "before SIGTERM"
-    kill -TERM "$IT_NODE_PID"
-    for _ in $(seq 1 150); do
-        kill -0 "$IT_NODE_PID" 2>/dev/null || break
+# it_timed_child PID: the PID of the command that timeout(1) (PID) runs --
+# its only child (`ip netns exec` execs the command) -- or nothing.
+it_timed_child() {
+    local f st ppid pid
+    for f in /proc/[0-9]*/stat; do
+        st=$(cat "$f" 2>/dev/null) || continue
+        read -r _ ppid _ <<<"${st##*) }"
+        if [ "$ppid" = "$1" ]; then
+            pid=${f#/proc/}
+            echo "${pid%/stat}"
+            return 0
+        fi
+    done
+    return 1
+}
+
+# it_stop_timed PID SECONDS: stop a command started under
+# `timeout -k 5 ...` (PID is timeout's) by SIGTERM to the command's own PID.
+# Not to timeout(1): that would forward the signal and SIGKILL the command
+# 5 s later (-k 5), whatever SECONDS says -- an ASan build that needs more
+# than 5 s to shut down then "fails" with status 137. Waits up to SECONDS
+# for the exit, then SIGKILLs the command (its own PID) and reaps timeout.
+# IT_STOP_RC gets the exit status (timeout(1) passes the command's on);
+# returns 0, or 1 when the command had to be killed. Not in a subshell:
+# only this shell can wait for PID.
+IT_STOP_RC=""
+it_stop_timed() {
+    local tpid=$1 t=$2 cpid i
+    cpid=$(it_timed_child "$tpid")
+    if [ -n "$cpid" ]; then
+        kill -TERM "$cpid" 2>/dev/null
+    else
+        kill -TERM "$tpid" 2>/dev/null # command not started or gone: timeout itself
+    fi
+    for i in $(seq 1 $((t * 10))); do
+        kill -0 "$tpid" 2>/dev/null || break
         sleep 0.1
     done
-    if kill -0 "$IT_NODE_PID" 2>/dev/null; then
-        kill -KILL "$IT_NODE_PID" 2>/dev/null
-        wait "$IT_NODE_PID" 2>/dev/null
-        IT_NODE_PID=""
-        it_fail "wisp-node did not stop within 15 s of SIGTERM"
+    if kill -0 "$tpid" 2>/dev/null; then
+        [ -n "$cpid" ] && kill -KILL "$cpid" 2>/dev/null
+        for i in $(seq 1 50); do # timeout(1) exits right after its child
+            kill -0 "$tpid" 2>/dev/null || break
+            sleep 0.1
+        done
+        kill -KILL "$tpid" 2>/dev/null
+        wait "$tpid" 2>/dev/null
+        IT_STOP_RC=137
+        return 1
     fi
-    wait "$IT_NODE_PID"
-    IT_NODE_RC=$?
+    wait "$tpid"
+    IT_STOP_RC=$?
+    return 0
+}
+
+# SIGTERM to the node's own PID, wait (bounded), require exit 0 and the
+# clean-pools line.
+it_stop_node() {
+    it_node_alive "before SIGTERM"
+    if ! it_stop_timed "$IT_NODE_PID" "$IT_NODE_STOP_S"; then
+        IT_NODE_PID=""
+        it_fail "wisp-node did not stop within $IT_NODE_STOP_S s of SIGTERM"
+    fi
+    IT_NODE_RC=$IT_STOP_RC
     IT_NODE_PID=""
     [ "$IT_NODE_RC" -eq 0 ] || it_fail "wisp-node exit status $IT_NODE_RC (want 0)"
     grep -q '^pools: all back at baseline$' "$IT_NODE_LOG" ||
@@ -265,7 +308,10 @@ it_peer() {
 
 # it_bg_start LOG SECONDS cmd...: run cmd in the namespace in the
 # background (bounded by timeout(1)); its PID goes to IT_BG_PID and to the
-# list it_cleanup stops.
+# list it_cleanup stops. SECONDS must cover every bounded wait of the test
+# while the helper is needed (e.g. a server: its start-up wait + the
+# client's timeout + 5 s kill delay + it_bg_wait), so that a slow but
+# passing run never loses its helper.
 it_bg_start() {
     local log=$1 t=$2
     shift 2

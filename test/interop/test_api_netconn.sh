@@ -178,7 +178,7 @@ other_rst=$(it_pcap_count "$PCAP" "tcp.flags.reset == 1 && !(tcp.port == $rst_po
 cb=$((CLIENT_MB * 1024 * 1024))
 PORT=5001
 SRV_LOG="$IT_DIR/server_recv.log"
-it_bg_start "$SRV_LOG" 90 "$IT_PY" "$IT_TCPPEER" server-recv "$IT_LINUX_IP" "$PORT"
+it_bg_start "$SRV_LOG" 120 "$IT_PY" "$IT_TCPPEER" server-recv "$IT_LINUX_IP" "$PORT"
 srv=$IT_BG_PID
 it_wait_line "$SRV_LOG" '^LISTENING' 10 || it_fail "Linux server not listening: $(cat "$SRV_LOG")"
 it_run_node_client "$IT_DIR/node_send.log" 60 --api "$API" --pcap "$IT_DIR/send.pcap" \
@@ -195,7 +195,7 @@ it_pcap_tcp_check "$IT_DIR/send.pcap" 0 -d tcp.port==$PORT,data
 
 PORT=5002
 SRV_LOG="$IT_DIR/server_send.log"
-it_bg_start "$SRV_LOG" 90 "$IT_PY" "$IT_TCPPEER" server-send "$IT_LINUX_IP" "$PORT" "$cb"
+it_bg_start "$SRV_LOG" 120 "$IT_PY" "$IT_TCPPEER" server-send "$IT_LINUX_IP" "$PORT" "$cb"
 srv=$IT_BG_PID
 it_wait_line "$SRV_LOG" '^LISTENING' 10 || it_fail "Linux server not listening: $(cat "$SRV_LOG")"
 it_run_node_client "$IT_DIR/node_recv.log" 60 --api "$API" --pcap "$IT_DIR/recv.pcap" \
@@ -233,7 +233,7 @@ while n < count:
     n += 1
 print("ACCEPTED %d" % n, flush=True)
 PYEOF
-it_bg_start "$IT_DIR/acceptor.log" 60 "$IT_PY" "$ACC" "$IT_LINUX_IP" "$PORT" 20
+it_bg_start "$IT_DIR/acceptor.log" 120 "$IT_PY" "$ACC" "$IT_LINUX_IP" "$PORT" 20
 srv=$IT_BG_PID
 it_wait_line "$IT_DIR/acceptor.log" '^LISTENING' 10 || it_fail "Linux acceptor not listening"
 it_run_node_client "$IT_DIR/node_connects.log" 60 --api "$API" --connect "$IT_LINUX_IP:$PORT" --connects 20

@@ -27,7 +27,7 @@ T1=8
 
 # dnsmasq in the foreground on the tap: DHCP, and DNS for the names of
 # wisp.example only (no upstream, no /etc/hosts).
-it_bg_start "$DLOG" 60 "$DNSMASQ" --no-daemon --conf-file=/dev/null --user=root \
+it_bg_start "$DLOG" 300 "$DNSMASQ" --no-daemon --conf-file=/dev/null --user=root \
     --no-resolv --no-hosts --local=/wisp.example/ --address=/www.wisp.example/198.18.7.7 \
     --interface="$IT_TAP" --bind-interfaces --pid-file="$IT_DIR/dnsmasq.pid" \
     --dhcp-range=198.18.0.100,198.18.0.150,255.255.255.0,2m \

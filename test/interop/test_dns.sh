@@ -30,7 +30,7 @@ DNSMASQ=/usr/sbin/dnsmasq
 [ -x "$DNSMASQ" ] || DNSMASQ=$(command -v dnsmasq 2>/dev/null || true)
 [ -n "$DNSMASQ" ] && [ -x "$DNSMASQ" ] || it_fail "dnsmasq not installed (Debian: dnsmasq-base)"
 
-it_bg_start "$IT_DIR/dnsmasq.log" 60 "$DNSMASQ" --no-daemon --conf-file=/dev/null --no-resolv --no-hosts \
+it_bg_start "$IT_DIR/dnsmasq.log" 300 "$DNSMASQ" --no-daemon --conf-file=/dev/null --no-resolv --no-hosts \
     --port=53 --listen-address="$IT_LINUX_IP" --bind-interfaces --pid-file= --user=root --group=root \
     --log-queries --log-facility=- --local-ttl=120 \
     --address=/wisp-test.example/198.18.7.7 \

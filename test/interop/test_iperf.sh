@@ -94,7 +94,7 @@ it_pcap_tcp_check "$IT_DIR/server.pcap" 0 -d tcp.port==5001,data -d udp.port==50
 
 # ------------------------------------------------------- wisp -> Linux
 # TCP
-it_bg_start "$IT_DIR/s_tcp.log" 30 iperf -s -f b
+it_bg_start "$IT_DIR/s_tcp.log" 60 iperf -s -f b
 srv=$IT_BG_PID
 it_wait_line "$IT_DIR/s_tcp.log" 'Server listening' 10 || it_fail "Linux iperf -s did not start"
 sleep 0.2
@@ -111,7 +111,7 @@ it_log "FIGURES tcp wisp->linux: $sbytes bytes, Linux server $(awk -v b="$sbps" 
 kill -TERM "$srv" 2>/dev/null
 
 # UDP 50 Mbit/s
-it_bg_start "$IT_DIR/s_udp.log" 30 iperf -s -u -f b
+it_bg_start "$IT_DIR/s_udp.log" 60 iperf -s -u -f b
 srv=$IT_BG_PID
 it_wait_line "$IT_DIR/s_udp.log" 'Server listening' 10 || it_fail "Linux iperf -s -u did not start"
 sleep 0.2

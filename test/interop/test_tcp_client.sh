@@ -26,7 +26,7 @@ T_START=$(date +%s)
 # ---- wisp -> Linux
 PORT=5001
 SRV_LOG="$IT_DIR/server_recv.log"
-it_bg_start "$SRV_LOG" 150 "$IT_PY" "$IT_TCPPEER" server-recv "$IT_LINUX_IP" "$PORT"
+it_bg_start "$SRV_LOG" 180 "$IT_PY" "$IT_TCPPEER" server-recv "$IT_LINUX_IP" "$PORT"
 srv=$IT_BG_PID
 it_wait_line "$SRV_LOG" '^LISTENING' 10 || it_fail "Linux server not listening: $(cat "$SRV_LOG")"
 it_run_node_client "$IT_DIR/node_send.log" 120 --pcap "$IT_DIR/send.pcap" \
@@ -49,7 +49,7 @@ it_pcap_tcp_check "$IT_DIR/send.pcap" 0 -d tcp.port==$PORT,data
 # ---- Linux -> wisp
 PORT=5002
 SRV_LOG="$IT_DIR/server_send.log"
-it_bg_start "$SRV_LOG" 150 "$IT_PY" "$IT_TCPPEER" server-send "$IT_LINUX_IP" "$PORT" "$bytes"
+it_bg_start "$SRV_LOG" 180 "$IT_PY" "$IT_TCPPEER" server-send "$IT_LINUX_IP" "$PORT" "$bytes"
 srv=$IT_BG_PID
 it_wait_line "$SRV_LOG" '^LISTENING' 10 || it_fail "Linux server not listening: $(cat "$SRV_LOG")"
 it_run_node_client "$IT_DIR/node_recv.log" 120 --pcap "$IT_DIR/recv.pcap" \

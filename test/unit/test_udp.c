@@ -433,25 +433,36 @@ static void test_ephemeral_ports_in_range_and_distinct(void **state)
     tu_env_free(e);
 }
 
-/* The probe skips used ports: with a one-port range left, that one is
- * chosen; when none is left, WISP_ERR_USE. Uses a stack whose random
- * callback always returns the same value. */
-static uint32_t fixed_rand(void *ctx)
+/* The probe skips used ports: the search starts where an identical stack
+ * (same seed: the keyed generator gives the same start) put its first
+ * ephemeral port; with that port and the next taken, the one after is
+ * chosen (RFC 6056 §3.3.1: linear probing, wrapping in the range). */
+static uint16_t next_ephemeral(uint16_t p)
 {
-    (void)ctx;
-    return 0; /* offset 0: the probe starts at WISP_EPHEMERAL_MIN */
+    return p == WISP_EPHEMERAL_MAX ? (uint16_t)WISP_EPHEMERAL_MIN : (uint16_t)(p + 1u);
 }
 
 static void test_ephemeral_probe_skips_used_ports(void **state)
 {
-    struct tu_env *e = env();
-    struct wisp_udp_pcb *a = wisp_udp_new(e->s), *b = wisp_udp_new(e->s), *c = wisp_udp_new(e->s);
+    struct tu_env *e0 = env();
+    struct wisp_udp_pcb *x = wisp_udp_new(e0->s);
+    struct tu_env *e;
+    struct wisp_udp_pcb *a, *b, *c;
+    uint16_t first;
     (void)state;
-    e->s->cfg.rand = fixed_rand;
-    assert_int_equal(wisp_udp_bind(a, NULL, WISP_EPHEMERAL_MIN), WISP_OK);
-    assert_int_equal(wisp_udp_bind(b, NULL, WISP_EPHEMERAL_MIN + 1), WISP_OK);
+    assert_int_equal(wisp_udp_bind(x, NULL, 0), WISP_OK);
+    first = x->local_port;
+    wisp_udp_remove(x);
+    tu_env_free(e0);
+
+    e = env();
+    a = wisp_udp_new(e->s);
+    b = wisp_udp_new(e->s);
+    c = wisp_udp_new(e->s);
+    assert_int_equal(wisp_udp_bind(a, NULL, first), WISP_OK);
+    assert_int_equal(wisp_udp_bind(b, NULL, next_ephemeral(first)), WISP_OK);
     assert_int_equal(wisp_udp_bind(c, NULL, 0), WISP_OK);
-    assert_int_equal(c->local_port, WISP_EPHEMERAL_MIN + 2);
+    assert_int_equal(c->local_port, next_ephemeral(next_ephemeral(first)));
     wisp_udp_remove(a);
     wisp_udp_remove(b);
     wisp_udp_remove(c);
