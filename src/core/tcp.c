@@ -1238,6 +1238,14 @@ bool tcp_tw_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_in
         wisp_pbuf_free(p);
         return true;
     }
+    if (!(in->flags & (TCP_SYN | TCP_ACK))) {
+        /* RFC 9293 §3.10.7.4 fifth: "if the ACK bit is off drop the
+         * segment" -- applied before any reply (as for connections), so
+         * an ACK-less FIN or data segment draws nothing. */
+        WISP_CTR_INC(s, TCP_DROP_NOACK);
+        wisp_pbuf_free(p);
+        return true;
+    }
     /* RFC 7323 §5.3 PAWS */
     if (ts && TCP_SEQ_LT(in->opt.tsval, w->ts_recent)) {
         WISP_CTR_INC(s, TCP_DROP_PAWS);
@@ -1245,13 +1253,14 @@ bool tcp_tw_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_in
         wisp_pbuf_free(p);
         return true;
     }
-    if (in->flags & TCP_FIN) {
-        /* RFC 9293 §3.10.7.4 TIME-WAIT, eighth step: a retransmitted FIN:
-         * acknowledge it and restart the 2 MSL timeout. */
+    if ((in->flags & TCP_FIN) && in->seq + in->len + 1u == w->rcv_nxt) {
+        /* RFC 9293 §3.10.7.4 TIME-WAIT, eighth step: the retransmitted
+         * FIN (it ends at RCV.NXT): acknowledge it and restart the 2 MSL
+         * timeout. Any other FIN is only acknowledged below. */
         w->expire = wisp_now(s) + 2u * WISP_TCP_MSL_MS;
         tcp_tw_arm(s);
         tcp_tw_ack(s, w);
-    } else if (in->len > 0 || in->seq != w->rcv_nxt) {
+    } else if (in->len > 0 || (in->flags & TCP_FIN) || in->seq != w->rcv_nxt) {
         WISP_CTR_INC(s, TCP_DROP_OOW);
         tcp_tw_ack(s, w); /* RFC 9293 §3.10.7.4 first step: unacceptable -> ACK */
     }
@@ -1334,6 +1343,39 @@ static void tcp_synq_tuple(const struct wisp_tcp_syn *e, struct tcp_tuple *t)
     t->rip = e->remote_ip;
     t->lport = e->local_port;
     t->rport = e->remote_port;
+}
+
+/* RFC 9293 §3.10.7.4 first step for an embryo: seq lies in the window
+ * its SYN-ACK offered, [IRS+1, IRS+1+wnd) (a zero window: just IRS+1). */
+static bool tcp_synq_in_window(const struct wisp_tcp_syn *e, uint32_t seq)
+{
+    return seq == e->irs + 1u || (TCP_SEQ_GT(seq, e->irs + 1u) && TCP_SEQ_LT(seq, e->irs + 1u + e->wnd));
+}
+
+/* RFC 5961 §3.2 / §7 for an embryo: a throttled challenge ACK
+ * <SEQ=SND.NXT><ACK=RCV.NXT><CTL=ACK>, i.e. <SEQ=ISS+1><ACK=IRS+1>, with
+ * the timestamp option when it was negotiated (RFC 7323 §3.2). */
+static void tcp_synq_challenge_ack(struct wisp_stack *s, const struct wisp_tcp_syn *e)
+{
+    struct tcp_tuple t;
+    uint8_t opt[TCP_TS_OPTLEN];
+    uint8_t optlen = 0;
+    if (!tcp_challenge_allowed(s)) {
+        return;
+    }
+    WISP_CTR_INC(s, TCP_CHALLENGE_ACK);
+    tcp_synq_tuple(e, &t);
+    if (e->opts & TCP_SYNO_TS) {
+        opt[0] = TCP_OPT_NOP;
+        opt[1] = TCP_OPT_NOP;
+        opt[2] = TCP_OPT_TS;
+        opt[3] = 10;
+        wisp_wr32(opt + 4, wisp_now(s) + tcp_ts_offset(s, &t));
+        wisp_wr32(opt + 8, e->ts_recent);
+        optlen = TCP_TS_OPTLEN;
+    }
+    (void)tcp_xmit_raw(s, &t, e->iss + 1u, e->irs + 1u, TCP_ACK, e->wnd, opt, optlen, NULL, e->lpcb->c.tos,
+                       e->lpcb->c.ttl);
 }
 
 /* The RTO of an embryo after n retransmissions (RFC 6298 §5.5: the
@@ -1572,13 +1614,18 @@ bool tcp_synq_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_
     l = e->lpcb;
     if (in.flags & TCP_RST) {
         WISP_CTR_INC(s, TCP_RST_RX);
-        /* RFC 5961 §3.2 / RFC 9293 §3.10.7.4 SYN-RECEIVED (passive): an
-         * exact RST returns to LISTEN (drop the embryo); other in-window
-         * RSTs get nothing (no state to challenge from). */
+        /* RFC 9293 §3.10.7.4 SYN-RECEIVED (passive), second: an exact RST
+         * returns to LISTEN (drop the embryo); RFC 5961 §3.2: another RST
+         * in the window the SYN-ACK offered draws a challenge ACK
+         * (throttled, §7); one outside it is dropped silently (first). */
         if (in.seq == e->irs + 1u) {
             tcp_synq_remove(s, e);
+            tcp_synq_arm(s);
         } else {
             WISP_CTR_INC(s, TCP_DROP_RST);
+            if (tcp_synq_in_window(e, in.seq)) {
+                tcp_synq_challenge_ack(s, e);
+            }
         }
         wisp_pbuf_free(p);
         return true;
