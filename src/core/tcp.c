@@ -33,12 +33,19 @@
  *    WISP_ERR_ABRT. A closed connection stuck in FIN-WAIT-2 is dropped
  *    after 2 MSL.
  *  - The timestamp clock of a connection is the ms clock plus a keyed hash
- *    of its 4-tuple (RFC 7323 §5.4), so a SYN cookie can recompute it.
+ *    of its 4-tuple (RFC 7323 §5.4); for a connection made from a SYN
+ *    cookie, of its 4-tuple, cookie counter and peer ISN (the same hash as
+ *    the cookie's, so the ACK recomputes it).
  *  - SYN cookies: 5 bits of a 64 s counter, 3 bits MSS index (8 values),
  *    24 bits SipHash of the 4-tuple, counter and peer ISN; valid for the
  *    current and the previous period. With timestamps, window scale and
  *    SACK-permitted travel in the low 6 bits of our TSval (as on Linux);
- *    without, the cookie's SYN-ACK offers neither.
+ *    without, the cookie's SYN-ACK offers neither. A flood SYN costs one
+ *    SipHash, one route lookup and one transmission; it allocates nothing
+ *    that outlives it and wakes no application.
+ *  - The SYN queue and the TIME-WAIT records are found through a hash
+ *    index (remote address and ports, keyed), so a segment for no
+ *    connection does not walk every entry.
  */
 #include "tcp_priv.h"
 
@@ -1443,8 +1450,12 @@ static void tcp_synq_challenge_ack(struct wisp_stack *s, const struct wisp_tcp_s
         wisp_wr32(opt + 8, e->ts_recent);
         optlen = TCP_TS_OPTLEN;
     }
-    (void)tcp_xmit_raw(s, &t, e->iss + 1u, e->irs + 1u, TCP_ACK, e->wnd, opt, optlen, NULL, e->lpcb->c.tos,
-                       e->lpcb->c.ttl);
+    /* RFC 7323 §2.2: unlike the SYN-ACK's, this window field is scaled
+     * when both SYNs carry the option */
+    (void)tcp_xmit_raw(s, &t, e->iss + 1u, e->irs + 1u, TCP_ACK,
+                       (uint16_t)((e->peer_wscale != 0xffu && WISP_TCP_WND_SCALE) ? e->wnd >> tcp_rcv_wscale_ours()
+                                                                                 : e->wnd),
+                       opt, optlen, NULL, e->lpcb->c.tos, e->lpcb->c.ttl);
 }
 
 /* The RTO of an embryo after n retransmissions (RFC 6298 §5.5: the

@@ -23,13 +23,14 @@ Modes (NODE = wisp-node's address):
   flood NODE PORT RATE SECS   spoofed SYNs from random 198.19.0.0/16
                            sources and ports to NODE:PORT at RATE per
                            second for SECS seconds (at most RATE * SECS
-                           SYNs); prints "FLOOD start <time>" and at the
-                           end "FLOOD sent <n> errors <e> secs <t> rate <r>
-                           end <time>"
+                           SYNs, SIGTERM stops it early); prints "FLOOD
+                           start <time>" and at the end "FLOOD sent <n>
+                           errors <e> secs <t> rate <r> end <time>"
 """
 import os
 import random
 import select
+import signal
 import socket
 import struct
 import sys
@@ -304,17 +305,22 @@ def mode_flood(node, port, rate, secs):
     opts = MSS_OPT + bytes([4, 2, 8, 10]) + b"\0" * 8 + bytes([1, 3, 3, 7])  # like Linux: SACK-perm, TS, WS 7
     pool = []
     for i in range(16384):
-        src = "198.19.%d.%d" % (rnd.randrange(256), rnd.randrange(1, 255))
+        if os.environ.get("RAWPEER_FLOOD_ONLINK"):
+            src = "198.18.0.%d" % rnd.randrange(3, 255)  # on the node's /24: it must ARP
+        else:
+            src = "198.19.%d.%d" % (rnd.randrange(256), rnd.randrange(1, 255))
         o = opts[:8] + struct.pack("!I", rnd.getrandbits(32)) + opts[12:]
         seg = tcp_seg(src, node, rnd.randrange(1024, 65535), port, rnd.getrandbits(32), 0, SYN, 64240, o)
         pool.append(ip_hdr(src, node, 6, len(seg), ident=i) + seg)
+    stop = []
+    signal.signal(signal.SIGTERM, lambda sig, frm: stop.append(sig))
     total = int(rate * secs)
     batch = max(1, rate // 200)  # one batch per 5 ms
     dst = (node, 0)
     t0 = time.monotonic()
     out("FLOOD start %.3f" % time.time())
     sent = errs = 0
-    while sent < total:
+    while sent < total and not stop:
         now = time.monotonic()
         if now - t0 > secs + 2.0:
             break  # cannot keep up: stop on time anyway

@@ -206,11 +206,13 @@ static void test_synq_in_window_rst_challenge_ack(void **state)
     (void)state;
     t_fresh(&t);
     t.o.ts = true;
+    t.o.ws = 7;
     tt_listen(&t, 4);
     tt_send(&t, TT_SYN, t.snd, 0, NULL, 0);
     tt_expect(&t, &g);
     assert_int_equal(g.flags, TT_SYN | TT_ACK);
     assert_true(g.wnd > 200);
+    assert_int_not_equal(g.ws, 0xff);
     tt_send(&t, TT_RST, t.snd + 1u + 100u, 0, NULL, 0);
     tt_expect(&t, &h);
     assert_int_equal(h.flags, TT_ACK);
@@ -219,6 +221,7 @@ static void test_synq_in_window_rst_challenge_ack(void **state)
     assert_int_equal(h.len, 0);
     assert_true(h.ts);
     assert_int_equal(h.tsecr, t.clock);
+    assert_int_equal(h.wnd, g.wnd >> g.ws); /* RFC 7323 §2.2: scaled, unlike the SYN-ACK's */
     assert_int_equal(TU_CTR(t.e, TCP_CHALLENGE_ACK), 1);
     /* outside the window (beyond it, below RCV.NXT): silently dropped */
     tt_send(&t, TT_RST, t.snd + 1u + 0x40000000u, 0, NULL, 0);
