@@ -139,10 +139,71 @@ static void test_syn_flood_answered_by_cookies_connection_unharmed(void **state)
     tt_done(&t);
 }
 
+/* The hash index of the SYN queue: many embryos from one peer address
+ * (ports 30000..30000+n-1, so chains collide), removed in a scattered
+ * order by exact RSTs (every other one) and completed by their final ACKs
+ * (the rest): each segment finds exactly its own entry, removed ones are
+ * gone (their ACK gets a RST from the listener), and the queue is empty
+ * at the end. */
+static void test_synq_index_many_embryos(void **state)
+{
+    enum { N = (WISP_TCP_SYNQ_COUNT < 200u ? WISP_TCP_SYNQ_COUNT : 200u) };
+    static uint32_t iss[N];
+    struct tt t;
+    struct tt_seg g;
+    unsigned i, k, accepted = 0, resets = 0;
+    (void)state;
+    tt_init(&t);
+    tt_listen(&t, (uint8_t)(N < 255u ? N : 255u));
+    for (i = 0; i < N; i++) {
+        t.pport = (uint16_t)(30000u + i);
+        tt_send(&t, TT_SYN, 0x1000000u * i, 0, NULL, 0);
+        tt_expect(&t, &g);
+        assert_int_equal(g.flags, TT_SYN | TT_ACK);
+        iss[i] = g.seq;
+    }
+    assert_int_equal(TU_CTR(t.e, TCP_COOKIE_SENT), 0);
+    /* every other embryo (scattered: stride 7) gets the exact RST */
+    for (k = 0; k < N; k++) {
+        i = (k * 7u) % N;
+        if (i % 2u == 0u) {
+            t.pport = (uint16_t)(30000u + i);
+            tt_send(&t, TT_RST, 0x1000000u * i + 1u, 0, NULL, 0);
+            tt_expect_none(&t);
+        }
+    }
+    /* final ACKs for all: the odd ones are accepted, the even ones reset */
+    for (k = 0; k < N; k++) {
+        i = (k * 13u) % N;
+        t.pport = (uint16_t)(30000u + i);
+        t.pcb = NULL;
+        tt_send(&t, TT_ACK, 0x1000000u * i + 1u, iss[i] + 1u, NULL, 0);
+        if (i % 2u == 0u) {
+            tt_expect(&t, &g);
+            assert_int_equal(g.flags, TT_RST);
+            assert_int_equal(g.seq, iss[i] + 1u);
+            resets++;
+        } else {
+            tt_expect_none(&t);
+            assert_non_null(t.pcb);
+            assert_int_equal(wisp_tcp_state(t.pcb), WISP_TCP_ESTABLISHED);
+            wisp_tcp_abort(t.pcb);
+            tu_clear(t.e);
+            accepted++;
+        }
+    }
+    assert_int_equal(accepted, N / 2u);
+    assert_int_equal(resets, (N + 1u) / 2u);
+    assert_int_equal(TU_CTR(t.e, TCP_ACCEPT), N / 2u);
+    t.pcb = NULL;
+    tt_done(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_syn_flood_answered_by_cookies_connection_unharmed),
+        cmocka_unit_test(test_synq_index_many_embryos),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
