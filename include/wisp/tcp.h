@@ -373,6 +373,10 @@ struct wisp_tcp_tw {
     uint8_t ts_ok, tos, ttl, rcv_wscale;
 };
 
+/** Buckets of the hash index of n entries (a power of two, about n / 1
+ *  to n / 4, at most 1024). */
+#define WISP_TCP_HBUCKETS(n) ((n) >= 4096 ? 1024u : (n) >= 256 ? 256u : (n) >= 64 ? 64u : (n) >= 16 ? 16u : 4u)
+
 /** An embryonic connection in the SYN queue (SYN received, SYN-ACK sent). */
 struct wisp_tcp_syn {
     struct wisp_tcp_listen *lpcb; /**< NULL = free */
@@ -402,6 +406,15 @@ struct wisp_tcp {
     struct wisp_timer synq_tmr, tw_tmr;
     struct wisp_tcp_syn synq[WISP_TCP_SYNQ_COUNT];
     struct wisp_tcp_tw tw[WISP_TCP_TW_COUNT];
+    /* Hash index of the SYN queue and the TIME-WAIT records by remote
+     * address and ports (tcp.c): bucket heads and per-entry links, entry
+     * indexes, 0xffff = none. A segment that matches no connection (a
+     * flood SYN) costs a bucket, not a walk over every entry. */
+    uint32_t hseed;                   /**< key of the bucket hash (from key) */
+    uint16_t synq_head[WISP_TCP_HBUCKETS(WISP_TCP_SYNQ_COUNT)];
+    uint16_t synq_next[WISP_TCP_SYNQ_COUNT];
+    uint16_t tw_head[WISP_TCP_HBUCKETS(WISP_TCP_TW_COUNT)];
+    uint16_t tw_next[WISP_TCP_TW_COUNT];
 };
 
 /* TCP_STRUCTS_END */

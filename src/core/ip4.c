@@ -95,16 +95,36 @@ static bool is_loopif(const struct wisp_netif *nif)
 
 /* Walk the option list of a header (RFC 791 §3.1 "Options"): single-octet
  * End of Option List / No Operation, otherwise type, length (counting type
- * and length octets, so at least 2), data. True when well formed. */
+ * and length octets, so at least 2), data. The options with a pointer are
+ * checked further (RFC 1122 §3.2.1.8: a malformed option is a bad
+ * datagram; dropped and counted rather than answered):
+ *  - Record Route (7), Loose / Strict Source Route (131 / 137), RFC 791
+ *    §3.1: length 3 + 4n, pointer >= 4 ("the smallest legal value"); a
+ *    pointer at or below the length must leave room for a whole address.
+ *    Each at most once, and one source route only (RFC 1122 §3.2.1.8 (c)).
+ *  - A source route whose pointer has not passed its end names a further
+ *    hop: a host does not forward (RFC 1122 §3.3.1, §3.3.5), so such a
+ *    datagram is not for us.
+ *  - Timestamp (68), RFC 791 §3.1: length >= 4, pointer >= 5, flag 0
+ *    (4-byte slots) or 1 / 3 (8-byte slots); a pointer at or below the
+ *    length must leave room for a whole slot. At most once.
+ *  - Stream ID (136): length 4.
+ * True when well formed (and for us). */
+#define IP_OPT_RR 7u
+#define IP_OPT_TS 68u
+#define IP_OPT_LSRR 131u
+#define IP_OPT_SID 136u
+#define IP_OPT_SSRR 137u
 static bool ip4_opts_ok(const uint8_t *hdr, unsigned hlen)
 {
     unsigned i = WISP_IP4_HLEN;
+    bool rr = false, srr = false, ts = false;
     while (i < hlen) {
-        unsigned olen;
-        if (hdr[i] == IP_OPT_EOL) {
+        unsigned type = hdr[i], olen, ptr;
+        if (type == IP_OPT_EOL) {
             return true; /* the rest is padding */
         }
-        if (hdr[i] == IP_OPT_NOP) {
+        if (type == IP_OPT_NOP) {
             i++;
             continue;
         }
@@ -114,6 +134,53 @@ static bool ip4_opts_ok(const uint8_t *hdr, unsigned hlen)
         olen = hdr[i + 1u];
         if (olen < 2u || i + olen > hlen) {
             return false;
+        }
+        ptr = olen >= 3u ? hdr[i + 2u] : 0u;
+        switch (type) {
+        case IP_OPT_RR:
+        case IP_OPT_LSRR:
+        case IP_OPT_SSRR:
+            if (olen < 3u || (olen - 3u) % 4u != 0u || ptr < 4u || (ptr <= olen && ptr + 3u > olen)) {
+                return false; /* RFC 791 §3.1: bad length or pointer */
+            }
+            if (type == IP_OPT_RR) {
+                if (rr) {
+                    return false;
+                }
+                rr = true;
+            } else {
+                if (srr) {
+                    return false;
+                }
+                srr = true;
+                if (ptr <= olen) {
+                    return false; /* RFC 1122 §3.3.5: route not done, we do not forward */
+                }
+            }
+            break;
+        case IP_OPT_TS: {
+            unsigned flg, slot;
+            if (olen < 4u || ptr < 5u || ts) {
+                return false;
+            }
+            ts = true;
+            flg = hdr[i + 3u] & 0x0fu;
+            if (flg != 0u && flg != 1u && flg != 3u) {
+                return false; /* RFC 791 §3.1: flags 0, 1, 3 only */
+            }
+            slot = flg == 0u ? 4u : 8u;
+            if (ptr <= olen && ptr + slot - 1u > olen) {
+                return false;
+            }
+            break;
+        }
+        case IP_OPT_SID:
+            if (olen != 4u) {
+                return false;
+            }
+            break;
+        default:
+            break; /* others are skipped */
         }
         i += olen;
     }
@@ -188,7 +255,8 @@ void wisp_ip4_input(struct wisp_netif *nif, struct wisp_pbuf *p)
         return;
     }
     /* RFC 1122 §3.2.1.8: options are accepted; we implement none and skip
-     * them, but a malformed list is a bad datagram. */
+     * them, but a malformed list (or a source route still under way) is a
+     * bad datagram: dropped and counted (ip4_opts_ok). */
     if (hlen > WISP_IP4_HLEN && !ip4_opts_ok(hdr, hlen)) {
         WISP_CTR_INC(s, IP4_DROP_OPTS);
         ip4_drop(p);

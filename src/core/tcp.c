@@ -33,12 +33,19 @@
  *    WISP_ERR_ABRT. A closed connection stuck in FIN-WAIT-2 is dropped
  *    after 2 MSL.
  *  - The timestamp clock of a connection is the ms clock plus a keyed hash
- *    of its 4-tuple (RFC 7323 §5.4), so a SYN cookie can recompute it.
+ *    of its 4-tuple (RFC 7323 §5.4); for a connection made from a SYN
+ *    cookie, of its 4-tuple, cookie counter and peer ISN (the same hash as
+ *    the cookie's, so the ACK recomputes it).
  *  - SYN cookies: 5 bits of a 64 s counter, 3 bits MSS index (8 values),
  *    24 bits SipHash of the 4-tuple, counter and peer ISN; valid for the
  *    current and the previous period. With timestamps, window scale and
  *    SACK-permitted travel in the low 6 bits of our TSval (as on Linux);
- *    without, the cookie's SYN-ACK offers neither.
+ *    without, the cookie's SYN-ACK offers neither. A flood SYN costs one
+ *    SipHash, one route lookup and one transmission; it allocates nothing
+ *    that outlives it and wakes no application.
+ *  - The SYN queue and the TIME-WAIT records are found through a hash
+ *    index (remote address and ports, keyed), so a segment for no
+ *    connection does not walk every entry.
  */
 #include "tcp_priv.h"
 
@@ -1055,6 +1062,69 @@ void wisp_tcp_get_info(const struct wisp_tcp_pcb *pcb, struct wisp_tcp_info *inf
     info->ooseq_pbufs = pcb->ooseq_bufs;
 }
 
+/* ------------------------------------- hash index (SYN queue, TIME-WAIT) */
+
+#define TCP_HNONE 0xffffu
+
+/* Bucket of a remote address and port pair among nb (a power of two): a
+ * multiplicative mix keyed by hseed (derived from the secret key, so the
+ * buckets cannot be aimed at; a collision costs a longer chain, never a
+ * wrong match: every candidate is compared in full). */
+static unsigned tcp_bucket(const struct wisp_stack *s, wisp_ip4_t rip, uint16_t rport, uint16_t lport, unsigned nb)
+{
+    uint32_t h = ((uint32_t)rip ^ s->tcp.hseed) * 0x9e3779b1u;
+    h ^= ((uint32_t)rport << 16) | lport;
+    h *= 0x85ebca6bu;
+    h ^= h >> 16;
+    return (unsigned)(h & (nb - 1u));
+}
+
+static unsigned tcp_synq_bucket(const struct wisp_stack *s, const struct wisp_tcp_syn *e)
+{
+    return tcp_bucket(s, e->remote_ip, e->remote_port, e->local_port, WISP_TCP_HBUCKETS(WISP_TCP_SYNQ_COUNT));
+}
+
+static unsigned tcp_tw_bucket(const struct wisp_stack *s, const struct wisp_tcp_tw *w)
+{
+    return tcp_bucket(s, w->remote_ip, w->remote_port, w->local_port, WISP_TCP_HBUCKETS(WISP_TCP_TW_COUNT));
+}
+
+/* Insert entry i at the head of its chain / take it out of its chain. */
+static void tcp_hlink(uint16_t *head, uint16_t *next, unsigned b, unsigned i)
+{
+    next[i] = head[b];
+    head[b] = (uint16_t)i;
+}
+
+static void tcp_hunlink(uint16_t *head, uint16_t *next, unsigned b, unsigned i)
+{
+    uint16_t *pp = &head[b];
+    while (*pp != TCP_HNONE) {
+        if (*pp == i) {
+            *pp = next[i];
+            next[i] = TCP_HNONE;
+            return;
+        }
+        pp = &next[*pp];
+    }
+}
+
+static void tcp_hindex_reset(struct wisp_stack *s)
+{
+    memset(s->tcp.synq_head, 0xff, sizeof(s->tcp.synq_head));
+    memset(s->tcp.synq_next, 0xff, sizeof(s->tcp.synq_next));
+    memset(s->tcp.tw_head, 0xff, sizeof(s->tcp.tw_head));
+    memset(s->tcp.tw_next, 0xff, sizeof(s->tcp.tw_next));
+}
+
+/* Free TIME-WAIT record w (in the index). */
+static void tcp_tw_free(struct wisp_stack *s, struct wisp_tcp_tw *w)
+{
+    unsigned i = (unsigned)(w - s->tcp.tw);
+    tcp_hunlink(s->tcp.tw_head, s->tcp.tw_next, tcp_tw_bucket(s, w), i);
+    memset(w, 0, sizeof(*w));
+}
+
 /* ------------------------------------------------------ TIME-WAIT */
 
 static void tcp_tw_timer_fn(struct wisp_stack *s, struct wisp_timer *t);
@@ -1086,7 +1156,7 @@ static void tcp_tw_timer_fn(struct wisp_stack *s, struct wisp_timer *t)
     for (i = 0; i < WISP_TCP_TW_COUNT; i++) {
         struct wisp_tcp_tw *w = &s->tcp.tw[i];
         if (w->local_port != 0 && !wisp_time_before(now, w->expire)) {
-            memset(w, 0, sizeof(*w)); /* RFC 9293 §3.10.8: 2 MSL over -> CLOSED */
+            tcp_tw_free(s, w); /* RFC 9293 §3.10.8: 2 MSL over -> CLOSED */
         }
     }
     tcp_tw_arm(s);
@@ -1113,6 +1183,7 @@ void tcp_enter_time_wait(struct wisp_tcp_pcb *pcb)
     }
     if (w->local_port != 0) {
         WISP_CTR_INC(s, TCP_TW_RECYCLED);
+        tcp_tw_free(s, w);
     }
     w->local_ip = pcb->c.local_ip;
     w->remote_ip = pcb->remote_ip;
@@ -1127,6 +1198,7 @@ void tcp_enter_time_wait(struct wisp_tcp_pcb *pcb)
     w->ttl = pcb->c.ttl;
     w->rcv_wscale = pcb->rcv_wscale;
     w->expire = wisp_now(s) + 2u * WISP_TCP_MSL_MS;
+    tcp_hlink(s->tcp.tw_head, s->tcp.tw_next, tcp_tw_bucket(s, w), (unsigned)(w - s->tcp.tw));
     tcp_tw_arm(s);
     if (pcb->refused_n > 0u) {
         WISP_CTR_INC(s, TCP_DROP_REFUSED); /* the application never took it */
@@ -1163,10 +1235,11 @@ bool tcp_tw_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_in
     unsigned i;
     bool ts = false;
 
-    for (i = 0; i < WISP_TCP_TW_COUNT; i++) {
+    for (i = s->tcp.tw_head[tcp_bucket(s, in->ip->src, in->sport, in->dport, WISP_TCP_HBUCKETS(WISP_TCP_TW_COUNT))];
+         i != TCP_HNONE; i = s->tcp.tw_next[i]) {
         struct wisp_tcp_tw *x = &s->tcp.tw[i];
-        if (x->local_port != 0 && x->local_port == in->dport && x->remote_port == in->sport &&
-            x->local_ip == in->ip->dst && x->remote_ip == in->ip->src) {
+        if (x->local_port == in->dport && x->remote_port == in->sport && x->local_ip == in->ip->dst &&
+            x->remote_ip == in->ip->src) {
             w = x;
             break;
         }
@@ -1186,12 +1259,20 @@ bool tcp_tw_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_in
          * the 4-tuple when its timestamp (or, without timestamps, its
          * sequence number) is above the old connection's. */
         if ((ts && TCP_SEQ_GT(in->opt.tsval, w->ts_recent)) || (!ts && TCP_SEQ_GT(in->seq, w->rcv_nxt))) {
-            memset(w, 0, sizeof(*w));
+            tcp_tw_free(s, w);
             tcp_tw_arm(s);
             WISP_CTR_INC(s, TCP_TW_REOPEN);
             return false; /* the caller hands the SYN to the listener */
         }
         tcp_tw_ack(s, w);
+        wisp_pbuf_free(p);
+        return true;
+    }
+    if (!(in->flags & (TCP_SYN | TCP_ACK))) {
+        /* RFC 9293 §3.10.7.4 fifth: "if the ACK bit is off drop the
+         * segment" -- applied before any reply (as for connections), so
+         * an ACK-less FIN or data segment draws nothing. */
+        WISP_CTR_INC(s, TCP_DROP_NOACK);
         wisp_pbuf_free(p);
         return true;
     }
@@ -1202,13 +1283,14 @@ bool tcp_tw_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_in
         wisp_pbuf_free(p);
         return true;
     }
-    if (in->flags & TCP_FIN) {
-        /* RFC 9293 §3.10.7.4 TIME-WAIT, eighth step: a retransmitted FIN:
-         * acknowledge it and restart the 2 MSL timeout. */
+    if ((in->flags & TCP_FIN) && in->seq + in->len + 1u == w->rcv_nxt) {
+        /* RFC 9293 §3.10.7.4 TIME-WAIT, eighth step: the retransmitted
+         * FIN (it ends at RCV.NXT): acknowledge it and restart the 2 MSL
+         * timeout. Any other FIN is only acknowledged below. */
         w->expire = wisp_now(s) + 2u * WISP_TCP_MSL_MS;
         tcp_tw_arm(s);
         tcp_tw_ack(s, w);
-    } else if (in->len > 0 || in->seq != w->rcv_nxt) {
+    } else if (in->len > 0 || (in->flags & TCP_FIN) || in->seq != w->rcv_nxt) {
         WISP_CTR_INC(s, TCP_DROP_OOW);
         tcp_tw_ack(s, w); /* RFC 9293 §3.10.7.4 first step: unacceptable -> ACK */
     }
@@ -1241,24 +1323,27 @@ static void tcp_synq_arm(struct wisp_stack *s)
 
 static void tcp_synq_remove(struct wisp_stack *s, struct wisp_tcp_syn *e)
 {
-    if (e->lpcb != NULL && e->lpcb->synq_n > 0) {
-        e->lpcb->synq_n--;
+    if (e->lpcb != NULL) {
+        tcp_hunlink(s->tcp.synq_head, s->tcp.synq_next, tcp_synq_bucket(s, e), (unsigned)(e - s->tcp.synq));
+        if (e->lpcb->synq_n > 0) {
+            e->lpcb->synq_n--;
+        }
     }
     memset(e, 0, sizeof(*e));
-    WISP_UNUSED(s);
 }
 
-/* The options and TSval of a SYN-ACK offering window wnd. cookie_bits:
- * the low TSval bits of a SYN cookie (RFC 4987 §3.6 with timestamps), or
- * -1. Returns tcp_xmit_raw's result (a local failure is retried by the
- * SYN queue; a cookie's SYN-ACK is not: the peer resends its SYN). */
+/* The options and TSval of a SYN-ACK offering window wnd and our MSS
+ * ours, with timestamp clock offset ts_off. cookie_bits: the low TSval
+ * bits of a SYN cookie (RFC 4987 §3.6 with timestamps), or -1. Returns
+ * tcp_xmit_raw's result (a local failure is retried by the SYN queue; a
+ * cookie's SYN-ACK is not: the peer resends its SYN). */
 static wisp_err_t tcp_send_synack(struct wisp_stack *s, const struct tcp_tuple *t, uint32_t iss, uint32_t irs,
                                   uint8_t peer_ws, bool sack, bool ts, uint32_t ts_recent, int cookie_bits,
-                                  uint16_t wnd, uint8_t tos, uint8_t ttl)
+                                  uint16_t wnd, uint16_t ours, uint32_t ts_off, uint8_t tos, uint8_t ttl)
 {
     uint8_t opt[TCP_MAX_OPTLEN];
     uint8_t n;
-    uint32_t tsval = wisp_now(s) + tcp_ts_offset(s, t);
+    uint32_t tsval = wisp_now(s) + ts_off;
     if (cookie_bits >= 0) {
         /* Linux's layout: the low 6 bits carry the options; keep the
          * value at or below the clock so later TSvals never go back. */
@@ -1268,17 +1353,17 @@ static wisp_err_t tcp_send_synack(struct wisp_stack *s, const struct tcp_tuple *
         }
         tsval = v;
     }
-    n = tcp_build_syn_opts(opt, tcp_mss_for(s, t->rip), peer_ws == 0xffu ? 0xffu : tcp_rcv_wscale_ours(), sack, ts,
-                           tsval, ts_recent);
+    n = tcp_build_syn_opts(opt, ours, peer_ws == 0xffu ? 0xffu : tcp_rcv_wscale_ours(), sack, ts, tsval, ts_recent);
     return tcp_xmit_raw(s, t, iss, irs + 1u, TCP_SYN | TCP_ACK, wnd, opt, n, NULL, tos, ttl);
 }
 
-/* The window a SYN-ACK to rip offers (unscaled, RFC 7323 §2.2): the
- * buffer, within the receive budget (one more connection's share); *blk:
- * data bytes per receive block for that peer. */
-static uint16_t tcp_synack_wnd(struct wisp_stack *s, wisp_ip4_t rip, uint16_t *blk)
+/* The window a SYN-ACK offers (unscaled, RFC 7323 §2.2) when our MSS
+ * towards the peer is ours: the buffer, within the receive budget (one
+ * more connection's share); *blk: data bytes per receive block for that
+ * peer. */
+static uint16_t tcp_synack_wnd(struct wisp_stack *s, uint16_t ours, uint16_t *blk)
 {
-    uint32_t b = tcp_rx_blk(tcp_mss_for(s, rip));
+    uint32_t b = tcp_rx_blk(ours);
     uint32_t share, fresh = tcp_rx_blocks_avail(s, 0, (uint32_t)s->tcp.npcbs + 1u, &share);
     uint32_t cap = WISP_MIN(fresh, share) * b;
     *blk = (uint16_t)b;
@@ -1291,6 +1376,43 @@ static void tcp_synq_tuple(const struct wisp_tcp_syn *e, struct tcp_tuple *t)
     t->rip = e->remote_ip;
     t->lport = e->local_port;
     t->rport = e->remote_port;
+}
+
+/* RFC 9293 §3.10.7.4 first step for an embryo: seq lies in the window
+ * its SYN-ACK offered, [IRS+1, IRS+1+wnd) (a zero window: just IRS+1). */
+static bool tcp_synq_in_window(const struct wisp_tcp_syn *e, uint32_t seq)
+{
+    return seq == e->irs + 1u || (TCP_SEQ_GT(seq, e->irs + 1u) && TCP_SEQ_LT(seq, e->irs + 1u + e->wnd));
+}
+
+/* RFC 5961 §3.2 / §7 for an embryo: a throttled challenge ACK
+ * <SEQ=SND.NXT><ACK=RCV.NXT><CTL=ACK>, i.e. <SEQ=ISS+1><ACK=IRS+1>, with
+ * the timestamp option when it was negotiated (RFC 7323 §3.2). */
+static void tcp_synq_challenge_ack(struct wisp_stack *s, const struct wisp_tcp_syn *e)
+{
+    struct tcp_tuple t;
+    uint8_t opt[TCP_TS_OPTLEN];
+    uint8_t optlen = 0;
+    if (!tcp_challenge_allowed(s)) {
+        return;
+    }
+    WISP_CTR_INC(s, TCP_CHALLENGE_ACK);
+    tcp_synq_tuple(e, &t);
+    if (e->opts & TCP_SYNO_TS) {
+        opt[0] = TCP_OPT_NOP;
+        opt[1] = TCP_OPT_NOP;
+        opt[2] = TCP_OPT_TS;
+        opt[3] = 10;
+        wisp_wr32(opt + 4, wisp_now(s) + tcp_ts_offset(s, &t));
+        wisp_wr32(opt + 8, e->ts_recent);
+        optlen = TCP_TS_OPTLEN;
+    }
+    /* RFC 7323 §2.2: unlike the SYN-ACK's, this window field is scaled
+     * when both SYNs carry the option */
+    (void)tcp_xmit_raw(s, &t, e->iss + 1u, e->irs + 1u, TCP_ACK,
+                       (uint16_t)((e->peer_wscale != 0xffu && WISP_TCP_WND_SCALE) ? e->wnd >> tcp_rcv_wscale_ours()
+                                                                                 : e->wnd),
+                       opt, optlen, NULL, e->lpcb->c.tos, e->lpcb->c.ttl);
 }
 
 /* The RTO of an embryo after n retransmissions (RFC 6298 §5.5: the
@@ -1314,7 +1436,8 @@ static void tcp_synq_send(struct wisp_stack *s, struct wisp_tcp_syn *e)
     wisp_err_t err;
     tcp_synq_tuple(e, &t);
     err = tcp_send_synack(s, &t, e->iss, e->irs, e->peer_wscale, (e->opts & TCP_SYNO_SACK) != 0,
-                          (e->opts & TCP_SYNO_TS) != 0, e->ts_recent, -1, e->wnd, e->lpcb->c.tos, e->lpcb->c.ttl);
+                          (e->opts & TCP_SYNO_TS) != 0, e->ts_recent, -1, e->wnd, tcp_mss_for(s, t.rip),
+                          tcp_ts_offset(s, &t), e->lpcb->c.tos, e->lpcb->c.ttl);
     if (err == WISP_OK) {
         e->opts = (uint8_t)(e->opts & ~TCP_SYNO_UNSENT);
         e->due = wisp_now(s) + tcp_synq_rto(e->retries);
@@ -1381,29 +1504,56 @@ static void tcp_in_tuple(const struct tcp_in *in, struct tcp_tuple *t)
  * counter and the peer's ISN. */
 static const uint16_t tcp_cookie_mss[8] = { 216, 536, 1200, 1360, 1400, 1440, 1452, 1460 };
 
-static uint32_t tcp_cookie_make(struct wisp_stack *s, const struct tcp_tuple *t, uint32_t irs, uint16_t mss)
+/* The one SipHash of a cookie: the 4-tuple, domain 2, the counter and
+ * the peer's ISN. Its low 24 bits go into the cookie, its high 32 bits are
+ * the connection's timestamp clock offset (RFC 7323 §5.4: per connection,
+ * recomputed from the cookie's ACK), so a flood SYN costs one hash. */
+static uint64_t tcp_cookie_hash(struct wisp_stack *s, const struct tcp_tuple *t, uint32_t cnt, uint32_t irs)
+{
+    uint8_t m[21];
+    wisp_ip4_wr(m, t->lip);
+    wisp_ip4_wr(m + 4, t->rip);
+    wisp_wr16(m + 8, t->lport);
+    wisp_wr16(m + 10, t->rport);
+    m[12] = 2;
+    wisp_wr32(m + 13, cnt);
+    wisp_wr32(m + 17, irs);
+    return tcp_siphash24(s->tcp.key, m, sizeof(m));
+}
+
+static uint32_t tcp_cookie_make(struct wisp_stack *s, const struct tcp_tuple *t, uint32_t irs, uint16_t mss,
+                                uint32_t *ts_off)
 {
     uint32_t cnt = wisp_now(s) / TCP_COOKIE_PERIOD_MS;
     uint32_t idx = 0, i;
+    uint64_t h = tcp_cookie_hash(s, t, cnt, irs);
     for (i = 0; i < 8u; i++) {
         if (tcp_cookie_mss[i] <= mss) {
             idx = i;
         }
     }
-    return ((cnt & 31u) << 27) | (idx << 24) | (tcp_hash(s, t, 2, cnt, irs) & 0xffffffu);
+    *ts_off = (uint32_t)(h >> 32);
+    return ((cnt & 31u) << 27) | (idx << 24) | ((uint32_t)h & 0xffffffu);
 }
 
-/* Valid cookie: *mss gets the encoded MSS. The counter may be this
- * period's or the previous one's. */
+/* Valid cookie: *mss gets the encoded MSS, *ts_off the connection's
+ * timestamp offset. The counter may be this period's or the previous
+ * one's. */
 static bool tcp_cookie_check(struct wisp_stack *s, const struct tcp_tuple *t, uint32_t cookie, uint32_t irs,
-                             uint16_t *mss)
+                             uint16_t *mss, uint32_t *ts_off)
 {
     uint32_t cnt = wisp_now(s) / TCP_COOKIE_PERIOD_MS;
     unsigned d;
     for (d = 0; d < 2u; d++) {
         uint32_t c = cnt - d;
-        if ((c & 31u) == (cookie >> 27) && (tcp_hash(s, t, 2, c, irs) & 0xffffffu) == (cookie & 0xffffffu)) {
+        uint64_t h;
+        if ((c & 31u) != (cookie >> 27)) {
+            continue;
+        }
+        h = tcp_cookie_hash(s, t, c, irs);
+        if (((uint32_t)h & 0xffffffu) == (cookie & 0xffffffu)) {
             *mss = tcp_cookie_mss[(cookie >> 24) & 7u];
+            *ts_off = (uint32_t)(h >> 32);
             return true;
         }
     }
@@ -1414,7 +1564,7 @@ static bool tcp_cookie_check(struct wisp_stack *s, const struct tcp_tuple *t, ui
 static struct wisp_tcp_pcb *tcp_passive_pcb(struct wisp_stack *s, struct wisp_tcp_listen *l,
                                             const struct tcp_tuple *t, uint32_t iss, uint32_t irs,
                                             uint16_t peer_mss, uint8_t peer_ws, bool sack, bool ts,
-                                            uint32_t ts_recent, uint16_t wnd)
+                                            uint32_t ts_recent, uint16_t wnd, uint32_t ts_off)
 {
     struct wisp_tcp_pcb *pcb = (struct wisp_tcp_pcb *)wisp_pool_alloc(&s->pool[WISP_POOL_TCP_PCB]);
     uint16_t ours;
@@ -1442,7 +1592,7 @@ static struct wisp_tcp_pcb *tcp_passive_pcb(struct wisp_stack *s, struct wisp_tc
     pcb->rcv_nxt = irs + 1u;
     pcb->rcv_adv = pcb->rcv_nxt + wnd; /* what the SYN-ACK offered */
     pcb->last_ack_sent = pcb->rcv_nxt;
-    pcb->ts_off = tcp_ts_offset(s, t);
+    pcb->ts_off = ts_off; /* the clock our SYN-ACK's TSval was read from */
     /* RFC 9293 §3.7.1 / RFC 6691: send MSS = min(peer's MSS option or
      * 536, our MTU - 40). */
     ours = tcp_mss_for(s, t->rip);
@@ -1515,10 +1665,12 @@ bool tcp_synq_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_
     struct tcp_tuple t;
     unsigned i;
 
-    for (i = 0; i < WISP_TCP_SYNQ_COUNT; i++) {
+    for (i = s->tcp.synq_head[tcp_bucket(s, in.ip->src, in.sport, in.dport,
+                                         WISP_TCP_HBUCKETS(WISP_TCP_SYNQ_COUNT))];
+         i != TCP_HNONE; i = s->tcp.synq_next[i]) {
         struct wisp_tcp_syn *x = &s->tcp.synq[i];
-        if (x->lpcb != NULL && x->local_port == in.dport && x->remote_port == in.sport &&
-            x->local_ip == in.ip->dst && x->remote_ip == in.ip->src) {
+        if (x->local_port == in.dport && x->remote_port == in.sport && x->local_ip == in.ip->dst &&
+            x->remote_ip == in.ip->src) {
             e = x;
             break;
         }
@@ -1529,13 +1681,18 @@ bool tcp_synq_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_
     l = e->lpcb;
     if (in.flags & TCP_RST) {
         WISP_CTR_INC(s, TCP_RST_RX);
-        /* RFC 5961 §3.2 / RFC 9293 §3.10.7.4 SYN-RECEIVED (passive): an
-         * exact RST returns to LISTEN (drop the embryo); other in-window
-         * RSTs get nothing (no state to challenge from). */
+        /* RFC 9293 §3.10.7.4 SYN-RECEIVED (passive), second: an exact RST
+         * returns to LISTEN (drop the embryo); RFC 5961 §3.2: another RST
+         * in the window the SYN-ACK offered draws a challenge ACK
+         * (throttled, §7); one outside it is dropped silently (first). */
         if (in.seq == e->irs + 1u) {
             tcp_synq_remove(s, e);
+            tcp_synq_arm(s);
         } else {
             WISP_CTR_INC(s, TCP_DROP_RST);
+            if (tcp_synq_in_window(e, in.seq)) {
+                tcp_synq_challenge_ack(s, e);
+            }
         }
         wisp_pbuf_free(p);
         return true;
@@ -1583,7 +1740,7 @@ bool tcp_synq_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_
     }
     tcp_synq_tuple(e, &t);
     pcb = tcp_passive_pcb(s, l, &t, e->iss, e->irs, e->peer_mss, e->peer_wscale, (e->opts & TCP_SYNO_SACK) != 0,
-                          (e->opts & TCP_SYNO_TS) != 0, e->ts_recent, e->wnd);
+                          (e->opts & TCP_SYNO_TS) != 0, e->ts_recent, e->wnd, tcp_ts_offset(s, &t));
     tcp_synq_remove(s, e);
     tcp_synq_arm(s);
     if (pcb == NULL) {
@@ -1618,7 +1775,8 @@ bool tcp_listen_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tc
     /* second: an ACK -- a SYN cookie, else a RST <SEQ=SEG.ACK>. */
     if (in.flags & TCP_ACK) {
         uint16_t mss;
-        if (!(in.flags & TCP_SYN) && tcp_cookie_check(s, &t, in.ack - 1u, in.seq - 1u, &mss)) {
+        uint32_t ts_off;
+        if (!(in.flags & TCP_SYN) && tcp_cookie_check(s, &t, in.ack - 1u, in.seq - 1u, &mss, &ts_off)) {
             uint8_t ws = 0xffu;
             struct wisp_tcp_pcb *pcb;
             sack = false;
@@ -1638,8 +1796,8 @@ bool tcp_listen_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tc
             /* The cookie's SYN-ACK window was not kept (no state): what
              * the budget allows now is promised; data beyond it (when it
              * offered more) is dropped and resent. */
-            wnd = tcp_synack_wnd(s, t.rip, &blk);
-            pcb = tcp_passive_pcb(s, l, &t, in.ack - 1u, in.seq - 1u, mss, ws, sack, ts, in.opt.tsval, wnd);
+            wnd = tcp_synack_wnd(s, tcp_mss_for(s, t.rip), &blk);
+            pcb = tcp_passive_pcb(s, l, &t, in.ack - 1u, in.seq - 1u, mss, ws, sack, ts, in.opt.tsval, wnd, ts_off);
             if (pcb == NULL) {
                 WISP_CTR_INC(s, TCP_LISTEN_OVERFLOW);
                 tcp_rst_reply(s, &in);
@@ -1691,7 +1849,8 @@ bool tcp_listen_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tc
             e->peer_wscale = WISP_TCP_WND_SCALE ? in.opt.ws : 0xffu;
             e->opts = (uint8_t)((sack ? TCP_SYNO_SACK : 0u) | (ts ? TCP_SYNO_TS : 0u));
             e->ts_recent = in.opt.tsval;
-            e->wnd = tcp_synack_wnd(s, t.rip, &blk); /* kept for its retransmissions */
+            e->wnd = tcp_synack_wnd(s, tcp_mss_for(s, t.rip), &blk); /* kept for its retransmissions */
+            tcp_hlink(s->tcp.synq_head, s->tcp.synq_next, tcp_synq_bucket(s, e), (unsigned)(e - s->tcp.synq));
             tcp_synq_send(s, e);
             tcp_synq_arm(s);
         } else {
@@ -1699,7 +1858,9 @@ bool tcp_listen_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tc
              * Without timestamps the cookie cannot carry window scaling
              * or SACK, so the SYN-ACK offers neither. */
             uint16_t mss = in.opt.mss != 0 ? in.opt.mss : (uint16_t)TCP_DEFAULT_MSS;
+            uint16_t ours = tcp_mss_for(s, t.rip); /* one route lookup */
             uint8_t ws = (ts && WISP_TCP_WND_SCALE) ? in.opt.ws : 0xffu;
+            uint32_t cookie, ts_off;
             int bits = -1;
             if (ts) {
                 bits = (int)((ws == 0xffu ? 0x0fu : (ws & 0x0fu)) | (sack ? 0x10u : 0u));
@@ -1710,9 +1871,10 @@ bool tcp_listen_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tc
             WISP_CTR_INC(s, TCP_COOKIE_SENT);
             s->tcp.cookie_used = 1;
             s->tcp.cookie_last = wisp_now(s);
-            mss = (uint16_t)WISP_MIN(mss, tcp_mss_for(s, t.rip));
-            (void)tcp_send_synack(s, &t, tcp_cookie_make(s, &t, in.seq, mss), in.seq, ws, sack, ts, in.opt.tsval,
-                                  bits, tcp_synack_wnd(s, t.rip, &blk), l->c.tos, l->c.ttl);
+            mss = (uint16_t)WISP_MIN(mss, ours);
+            cookie = tcp_cookie_make(s, &t, in.seq, mss, &ts_off);
+            (void)tcp_send_synack(s, &t, cookie, in.seq, ws, sack, ts, in.opt.tsval, bits,
+                                  tcp_synack_wnd(s, ours, &blk), ours, ts_off, l->c.tos, l->c.ttl);
         }
     }
     wisp_pbuf_free(p); /* data on a SYN is not kept (the peer resends it) */
@@ -1727,6 +1889,11 @@ void wisp_tcp_init(struct wisp_stack *s)
     /* RFC 6528 §3: the secret key -- wisp_stack_init derives it next. */
     s->tcp.chal_tokens = TCP_CHALLENGE_PER_S * 1000u;
     s->tcp.chal_last = wisp_now(s);
+    {
+        static const uint8_t dom[] = { 'w', 'i', 's', 'p', '-', 'h', 'i', 'd', 'x' };
+        s->tcp.hseed = (uint32_t)tcp_siphash24(s->tcp.key, dom, sizeof(dom));
+    }
+    tcp_hindex_reset(s);
 }
 
 void wisp_tcp_deinit(struct wisp_stack *s)
@@ -1741,6 +1908,7 @@ void wisp_tcp_deinit(struct wisp_stack *s)
     }
     memset(s->tcp.synq, 0, sizeof(s->tcp.synq));
     memset(s->tcp.tw, 0, sizeof(s->tcp.tw));
+    tcp_hindex_reset(s);
     wisp_timer_cancel(s, &s->tcp.synq_tmr);
     wisp_timer_cancel(s, &s->tcp.tw_tmr);
     wisp_timer_cancel(s, &s->tcp.wake_tmr);

@@ -731,6 +731,17 @@ void tcp_process(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, struct tcp_in *i
         }
     }
 
+    /* RFC 9293 §3.10.7.4 fifth: "if the ACK bit is off drop the segment".
+     * In a synchronized state (or SYN-RECEIVED) a segment with none of
+     * ACK, SYN, RST can never be processed; it is dropped here, before
+     * the first step could answer it (a PAWS or out-of-window ACK), so a
+     * bare FIN or data without ACK draws no reply (as on Linux). */
+    if (!(in->flags & (TCP_ACK | TCP_SYN | TCP_RST))) {
+        WISP_CTR_INC(s, TCP_DROP_NOACK);
+        wisp_pbuf_free(p);
+        return;
+    }
+
     /* RFC 7323 §5.3 PAWS (R1): a TSval older than TS.Recent is a
      * duplicate from an old incarnation; RSTs are exempt. */
     if (pcb->flags & TF_TS) {

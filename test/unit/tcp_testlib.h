@@ -455,6 +455,7 @@ static inline void tt_listen(struct tt *t, uint8_t backlog)
 static inline struct tt_seg tt_open_passive(struct tt *t)
 {
     struct tt_seg g;
+    memset(&g, 0, sizeof(g)); /* (gcc cannot tell that tt_expect fills it) */
     if (t->lpcb == NULL) {
         tt_listen(t, 4);
     }

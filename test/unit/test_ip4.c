@@ -440,12 +440,12 @@ static void test_options_skipped(void **state)
     int m;
     (void)state;
     /* 12 option bytes: NOP, record route (type 7, len 7, ptr 4, 4 bytes),
-     * NOP, timestamp-like unknown option 0x44 len 2, EOL */
+     * NOP, an unknown option (30, experimental, RFC 4727) len 2, EOL */
     memcpy(d, g_buf, IPH);
     d[0] = 0x48;
     d[20] = 1;
     d[21] = 7; d[22] = 7; d[23] = 4; d[24] = 0; d[25] = 0; d[26] = 0; d[27] = 0;
-    d[28] = 0x44; d[29] = 2;
+    d[28] = 30; d[29] = 2;
     d[30] = 0; d[31] = 0;
     memcpy(d + 32, g_buf + IPH, n - IPH);
     wisp_wr16(d + 2, (uint16_t)(n + 12));
@@ -499,6 +499,111 @@ static void test_option_missing_length_dropped(void **state)
 {
     (void)state;
     opts_case(1, 1, 1, 0x83); /* loose source route type in the last byte */
+}
+
+/* An echo request to us carrying the option bytes o (n a multiple of 4,
+ * at most 40) in g_buf; returns the datagram length. */
+static size_t opts_dgram(const uint8_t *o, size_t n)
+{
+    size_t m = echo_dgram(g_out, tu_ip_peer(), tu_ip_self(), 8);
+    memcpy(g_buf, g_out, IPH);
+    memcpy(g_buf + IPH, o, n);
+    memcpy(g_buf + IPH + n, g_out + IPH, m - IPH);
+    g_buf[0] = (uint8_t)(0x40u | ((IPH + n) / 4u));
+    wisp_wr16(g_buf + 2, (uint16_t)(m + n));
+    fix_ck(g_buf);
+    return m + n;
+}
+
+/* The datagram with options o is delivered (and answered). */
+static void opts_ok(const uint8_t *o, size_t n)
+{
+    struct tu_env *e = env();
+    size_t len = opts_dgram(o, n);
+    ip_in(e, &e->nif, g_buf, len, 0);
+    assert_int_equal(TU_CTR(e, IP4_DELIVERED), 1);
+    assert_no_ip_drops(e);
+    assert_true(tu_pop(e, g_out, sizeof(g_out)) > 0);
+    tu_env_free(e);
+}
+
+/* The datagram with options o is dropped and counted, nothing answered. */
+static void opts_bad(const uint8_t *o, size_t n)
+{
+    expect_drop(g_buf, opts_dgram(o, n), WISP_CTR_IP4_DROP_OPTS);
+}
+
+/* RFC 791 §3.1 / RFC 1122 §3.2.1.8: Record Route with a pointer below 4
+ * (0 included) or leaving a partial address slot, or with a length that
+ * is not 3 + 4n, is malformed: dropped and counted, not answered. A full
+ * record (pointer past the end) and a fresh one are fine. */
+static void test_option_record_route_pointer_checked(void **state)
+{
+    static const uint8_t ptr0[8] = { 7, 7, 0, 0, 0, 0, 0, 0 };
+    static const uint8_t ptr3[8] = { 7, 7, 3, 0, 0, 0, 0, 0 };
+    static const uint8_t ptr5[8] = { 7, 7, 5, 0, 0, 0, 0, 0 };
+    static const uint8_t len8[8] = { 7, 8, 4, 0, 0, 0, 0, 0 };
+    static const uint8_t twice[16] = { 7, 7, 4, 0, 0, 0, 0, 7, 7, 4, 0, 0, 0, 0, 0, 0 };
+    static const uint8_t fresh[8] = { 7, 7, 4, 0, 0, 0, 0, 0 };
+    static const uint8_t full[8] = { 7, 7, 8, 1, 2, 3, 4, 0 };
+    (void)state;
+    opts_bad(ptr0, sizeof(ptr0));
+    opts_bad(ptr3, sizeof(ptr3));
+    opts_bad(ptr5, sizeof(ptr5));
+    opts_bad(len8, sizeof(len8));
+    opts_bad(twice, sizeof(twice));
+    opts_ok(fresh, sizeof(fresh));
+    opts_ok(full, sizeof(full));
+}
+
+/* Source routes: an odd length (not 3 + 4n), a pointer below 4, two
+ * source routes are malformed; a route not yet done (pointer at or below
+ * the length) names a further hop, which a host does not forward (RFC
+ * 1122 §3.3.1, §3.3.5); a completed one reached its destination. */
+static void test_option_source_route_checked(void **state)
+{
+    static const uint8_t lsrr_len8[8] = { 131, 8, 8, 0, 0, 0, 0, 0 };
+    static const uint8_t ssrr_len6[8] = { 137, 6, 4, 0, 0, 0, 0, 0 };
+    static const uint8_t lsrr_ptr0[8] = { 131, 7, 0, 1, 2, 3, 4, 0 };
+    static const uint8_t lsrr_hop[8] = { 131, 7, 4, 198, 18, 0, 9, 0 };
+    static const uint8_t ssrr_hop[12] = { 137, 11, 8, 198, 18, 0, 9, 198, 18, 0, 10, 0 };
+    static const uint8_t two[16] = { 131, 7, 8, 1, 2, 3, 4, 137, 7, 8, 1, 2, 3, 4, 0, 0 };
+    static const uint8_t lsrr_done[8] = { 131, 7, 8, 198, 18, 0, 9, 0 };
+    static const uint8_t ssrr_done[12] = { 137, 11, 12, 198, 18, 0, 9, 198, 18, 0, 10, 0 };
+    (void)state;
+    opts_bad(lsrr_len8, sizeof(lsrr_len8));
+    opts_bad(ssrr_len6, sizeof(ssrr_len6));
+    opts_bad(lsrr_ptr0, sizeof(lsrr_ptr0));
+    opts_bad(lsrr_hop, sizeof(lsrr_hop));
+    opts_bad(ssrr_hop, sizeof(ssrr_hop));
+    opts_bad(two, sizeof(two));
+    opts_ok(lsrr_done, sizeof(lsrr_done));
+    opts_ok(ssrr_done, sizeof(ssrr_done));
+}
+
+/* Timestamp (RFC 791 §3.1): length >= 4, pointer >= 5, flags 0/1/3, room
+ * for a whole slot; Stream ID: length 4. */
+static void test_option_timestamp_checked(void **state)
+{
+    static const uint8_t ptr4[8] = { 68, 8, 4, 0, 0, 0, 0, 0 };
+    static const uint8_t len3[4] = { 68, 3, 5, 0 };
+    static const uint8_t flag2[8] = { 68, 8, 5, 2, 0, 0, 0, 0 };
+    static const uint8_t part[8] = { 68, 8, 5, 1, 0, 0, 0, 0 }; /* 8-byte slot, 4 bytes left */
+    static const uint8_t sid5[8] = { 136, 5, 0, 0, 0, 0, 0, 0 };
+    static const uint8_t ts0[8] = { 68, 8, 5, 0, 0, 0, 0, 0 };
+    static const uint8_t ts1[12] = { 68, 12, 5, 1, 0, 0, 0, 0, 0, 0, 0, 0 };
+    static const uint8_t tsfull[8] = { 68, 8, 9, 0x10, 0, 0, 0, 1 };
+    static const uint8_t sid[4] = { 136, 4, 0x12, 0x34 };
+    (void)state;
+    opts_bad(ptr4, sizeof(ptr4));
+    opts_bad(len3, sizeof(len3));
+    opts_bad(flag2, sizeof(flag2));
+    opts_bad(part, sizeof(part));
+    opts_bad(sid5, sizeof(sid5));
+    opts_ok(ts0, sizeof(ts0));
+    opts_ok(ts1, sizeof(ts1));
+    opts_ok(tsfull, sizeof(tsfull));
+    opts_ok(sid, sizeof(sid));
 }
 
 /* RFC 894 padding beyond Total Length is trimmed: the ICMP checksum (over
@@ -1030,6 +1135,9 @@ int main(void)
         cmocka_unit_test(test_option_length_one_dropped),
         cmocka_unit_test(test_option_past_header_dropped),
         cmocka_unit_test(test_option_missing_length_dropped),
+        cmocka_unit_test(test_option_record_route_pointer_checked),
+        cmocka_unit_test(test_option_source_route_checked),
+        cmocka_unit_test(test_option_timestamp_checked),
         cmocka_unit_test(test_padding_trimmed),
         cmocka_unit_test(test_unknown_protocol_unreachable),
         cmocka_unit_test(test_tcp_dispatched_syn_to_closed_port_gets_rst),

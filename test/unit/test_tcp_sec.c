@@ -13,6 +13,8 @@ uint64_t tcp_siphash24(const uint32_t key[4], const uint8_t *m, size_t len);
 
 static uint8_t g_data[4096];
 
+#define TCP_CHALLENGE_PER_S_TEST 10u /* RFC 5961 §7 budget (tcp_priv.h) */
+
 static void t_fresh(struct tt *t)
 {
     tt_init(t);
@@ -189,6 +191,85 @@ static void test_synq_bad_ack_gets_rst(void **state)
     tt_expect(&t, &h);
     assert_int_equal(h.flags, TT_RST);
     assert_int_equal(h.seq, g.seq + 77);
+    tt_done(&t);
+}
+
+/* RFC 5961 §3.2 / RFC 9293 §3.10.7.4 SYN-RECEIVED of a passive open: a
+ * RST in the window the SYN-ACK offered but not at RCV.NXT draws a
+ * challenge ACK <SEQ=ISS+1><ACK=IRS+1> (with the timestamp option when
+ * negotiated) and leaves the embryo; a RST outside the window draws
+ * nothing; the handshake then completes. */
+static void test_synq_in_window_rst_challenge_ack(void **state)
+{
+    struct tt t;
+    struct tt_seg g, h;
+    (void)state;
+    t_fresh(&t);
+    t.o.ts = true;
+    t.o.ws = 7;
+    tt_listen(&t, 4);
+    tt_send(&t, TT_SYN, t.snd, 0, NULL, 0);
+    tt_expect(&t, &g);
+    assert_int_equal(g.flags, TT_SYN | TT_ACK);
+    assert_true(g.wnd > 200);
+    assert_int_not_equal(g.ws, 0xff);
+    tt_send(&t, TT_RST, t.snd + 1u + 100u, 0, NULL, 0);
+    tt_expect(&t, &h);
+    assert_int_equal(h.flags, TT_ACK);
+    assert_int_equal(h.seq, g.seq + 1u);
+    assert_int_equal(h.ack, t.snd + 1u);
+    assert_int_equal(h.len, 0);
+    assert_true(h.ts);
+    assert_int_equal(h.tsecr, t.clock);
+    assert_int_equal(h.wnd, g.wnd >> g.ws); /* RFC 7323 §2.2: scaled, unlike the SYN-ACK's */
+    assert_int_equal(TU_CTR(t.e, TCP_CHALLENGE_ACK), 1);
+    /* outside the window (beyond it, below RCV.NXT): silently dropped */
+    tt_send(&t, TT_RST, t.snd + 1u + 0x40000000u, 0, NULL, 0);
+    tt_send(&t, TT_RST, t.snd, 0, NULL, 0);
+    tt_send(&t, TT_RST | TT_ACK, t.snd - 5u, g.seq + 1u, NULL, 0);
+    tt_expect_none(&t);
+    assert_int_equal(TU_CTR(t.e, TCP_CHALLENGE_ACK), 1);
+    assert_int_equal(TU_CTR(t.e, TCP_DROP_RST), 4);
+    /* the embryo is still there: the final ACK completes the open */
+    t.snd += 1u;
+    t.iss = g.seq;
+    t.rcv = g.seq + 1u;
+    t.clock += 1;
+    tt_ack(&t);
+    assert_non_null(t.pcb);
+    assert_int_equal(t.accepts, 1);
+    assert_int_equal(wisp_tcp_state(t.pcb), WISP_TCP_ESTABLISHED);
+    tt_done(&t);
+}
+
+/* The embryo's challenge ACKs share the stack's RFC 5961 §7 budget; the
+ * exact RST still removes the embryo (its final ACK then gets a RST). */
+static void test_synq_challenge_ack_throttled_exact_rst_removes(void **state)
+{
+    struct tt t;
+    struct tt_seg g, h;
+    unsigned i, n = 0;
+    (void)state;
+    t_fresh(&t);
+    tt_listen(&t, 4);
+    tt_send(&t, TT_SYN, t.snd, 0, NULL, 0);
+    tt_expect(&t, &g);
+    for (i = 0; i < 15u; i++) {
+        tt_send(&t, TT_RST, t.snd + 2u + i, 0, NULL, 0);
+    }
+    while (tt_pop(&t, &h)) {
+        assert_int_equal(h.flags, TT_ACK);
+        assert_false(h.ts);
+        n++;
+    }
+    assert_int_equal(n, TCP_CHALLENGE_PER_S_TEST);
+    assert_int_equal(TU_CTR(t.e, TCP_CHALLENGE_RATELIMIT), 15u - TCP_CHALLENGE_PER_S_TEST);
+    tt_send(&t, TT_RST, t.snd + 1u, 0, NULL, 0);
+    tt_expect_none(&t);
+    tt_send(&t, TT_ACK, t.snd + 1u, g.seq + 1u, NULL, 0);
+    tt_expect(&t, &h);
+    assert_int_equal(h.flags, TT_RST);
+    assert_int_equal(t.accepts, 0);
     tt_done(&t);
 }
 
@@ -456,6 +537,118 @@ static void test_rfc1337_time_wait_ignores_rst(void **state)
     tt_done(&t);
 }
 
+/* RFC 9293 §3.10.7.4 fifth ("if the ACK bit is off drop the segment") in
+ * TIME-WAIT: a FIN, data or a bare segment without ACK draws nothing, in
+ * or out of the window, and does not restart the 2 MSL timer; the
+ * retransmitted FIN with ACK is acknowledged and restarts it. */
+static void test_time_wait_fin_without_ack_dropped(void **state)
+{
+    struct tt t;
+    uint32_t noack;
+    (void)state;
+    t_fresh(&t);
+    close_to_time_wait(&t, 30002);
+    noack = TU_CTR(t.e, TCP_DROP_NOACK);
+    tt_send(&t, TT_FIN, t.snd - 1u, 0, NULL, 0);          /* the retransmitted FIN, no ACK */
+    tt_send(&t, TT_FIN, t.snd, 0, NULL, 0);               /* a new FIN, no ACK */
+    tt_send(&t, TT_FIN | TT_PSH, t.snd, 0, g_data, 10);   /* data + FIN, no ACK */
+    tt_send(&t, 0, t.snd + 5000u, 0, g_data, 10);         /* data, no flags at all */
+    tt_send(&t, TT_FIN, t.snd + 0x20000000u, 0, NULL, 0); /* far out of the window */
+    tt_expect_none(&t);
+    assert_int_equal(TU_CTR(t.e, TCP_DROP_NOACK) - noack, 5);
+    /* the record did not restart its 2 MSL for those: it expires on time */
+    tu_advance(t.e, 2u * WISP_TCP_MSL_MS - 10u);
+    tt_send(&t, TT_FIN | TT_ACK, t.snd - 1u, t.rcv, NULL, 0);
+    tt_expect_ack(&t, t.snd); /* still there; this one restarts 2 MSL */
+    tu_advance(t.e, 2u * WISP_TCP_MSL_MS - 10u);
+    tt_send(&t, TT_ACK, t.snd + 7u, t.rcv, NULL, 0);
+    tt_expect_ack(&t, t.snd); /* out of window: ACK, record alive */
+    tu_advance(t.e, 20u);
+    {
+        struct tt_seg g;
+        tt_send(&t, TT_FIN | TT_ACK, t.snd - 1u, t.rcv, NULL, 0);
+        tt_expect(&t, &g); /* the record expired: the listener resets */
+        assert_int_equal(g.flags, TT_RST);
+    }
+    tt_done(&t);
+}
+
+/* The same rule on connections, in every synchronized state: a FIN (or
+ * data) without ACK is dropped, with no ACK even when it is outside the
+ * window or fails PAWS, and changes no state. */
+static void test_synced_states_segment_without_ack_dropped(void **state)
+{
+    struct tt t;
+    struct tt_seg g;
+    uint32_t noack;
+    (void)state;
+    t_fresh(&t);
+    t.o.ts = true;
+    tt_open_passive(&t);
+    noack = TU_CTR(t.e, TCP_DROP_NOACK);
+    /* ESTABLISHED */
+    tt_send(&t, TT_FIN, t.snd, 0, NULL, 0);
+    tt_send(&t, TT_PSH, t.snd, 0, g_data, 10);
+    tt_send(&t, TT_FIN, t.snd + 0x30000000u, 0, NULL, 0); /* out of window */
+    t.clock -= 1000u;
+    tt_send(&t, TT_FIN, t.snd, 0, NULL, 0); /* fails PAWS */
+    t.clock += 1000u;
+    tt_expect_none(&t);
+    assert_int_equal(TU_CTR(t.e, TCP_DROP_NOACK) - noack, 4);
+    assert_int_equal(wisp_tcp_state(t.pcb), WISP_TCP_ESTABLISHED);
+    assert_int_equal(t.rx_len, 0);
+    assert_int_equal(t.eof, 0);
+    /* FIN-WAIT-1 / FIN-WAIT-2 (the application closed its side; shut down
+     * only, so the PCB stays ours) */
+    assert_int_equal(wisp_tcp_shutdown(t.pcb, 0, 1), WISP_OK);
+    tt_expect(&t, &g);
+    assert_true(g.flags & TT_FIN);
+    assert_int_equal(wisp_tcp_state(t.pcb), WISP_TCP_FIN_WAIT_1);
+    tt_send(&t, TT_FIN, t.snd, 0, NULL, 0);
+    tt_expect_none(&t);
+    assert_int_equal(wisp_tcp_state(t.pcb), WISP_TCP_FIN_WAIT_1);
+    t.rcv++;
+    tt_ack(&t);
+    assert_int_equal(wisp_tcp_state(t.pcb), WISP_TCP_FIN_WAIT_2);
+    tt_send(&t, TT_FIN, t.snd, 0, NULL, 0);
+    tt_expect_none(&t);
+    assert_int_equal(wisp_tcp_state(t.pcb), WISP_TCP_FIN_WAIT_2);
+    assert_int_equal(TU_CTR(t.e, TCP_DROP_NOACK) - noack, 6);
+    /* the FIN with ACK is taken */
+    tt_send(&t, TT_FIN | TT_ACK, t.snd, t.rcv, NULL, 0);
+    t.snd++;
+    tt_expect_ack(&t, t.snd);
+    t.pcb = NULL; /* TIME-WAIT record; the application saw ERR_CLSD */
+    tt_done(&t);
+}
+
+/* CLOSE-WAIT and LAST-ACK drop a FIN without ACK too (no duplicate ACK). */
+static void test_close_wait_last_ack_fin_without_ack_dropped(void **state)
+{
+    struct tt t;
+    struct tt_seg g;
+    (void)state;
+    t_fresh(&t);
+    tt_open_passive(&t);
+    tt_send(&t, TT_FIN | TT_ACK, t.snd, t.rcv, NULL, 0);
+    t.snd++;
+    tt_expect_ack(&t, t.snd);
+    assert_int_equal(wisp_tcp_state(t.pcb), WISP_TCP_CLOSE_WAIT);
+    tt_send(&t, TT_FIN, t.snd - 1u, 0, NULL, 0);
+    tt_expect_none(&t);
+    tt_send(&t, TT_FIN | TT_ACK, t.snd - 1u, t.rcv, NULL, 0);
+    tt_expect_ack(&t, t.snd); /* the duplicate FIN with ACK is acknowledged */
+    assert_int_equal(wisp_tcp_close(t.pcb), WISP_OK);
+    tt_expect(&t, &g);
+    assert_true(g.flags & TT_FIN);
+    tt_send(&t, TT_FIN, t.snd - 1u, 0, NULL, 0);
+    tt_expect_none(&t);
+    t.rcv++;
+    tt_ack(&t); /* LAST-ACK -> CLOSED */
+    t.pcb = NULL;
+    tt_done(&t);
+}
+
 /* RFC 6191: a SYN with a higher timestamp reopens a 4-tuple in TIME-WAIT;
  * one with a lower timestamp only gets an ACK. */
 static void test_rfc6191_time_wait_reopen_with_newer_timestamp(void **state)
@@ -630,6 +823,8 @@ int main(void)
         cmocka_unit_test(test_synq_synack_retransmit_then_timeout),
         cmocka_unit_test(test_synq_duplicate_syn_and_rst),
         cmocka_unit_test(test_synq_bad_ack_gets_rst),
+        cmocka_unit_test(test_synq_in_window_rst_challenge_ack),
+        cmocka_unit_test(test_synq_challenge_ack_throttled_exact_rst_removes),
         cmocka_unit_test(test_rfc4987_syn_cookie_with_timestamps),
         cmocka_unit_test(test_rfc4987_syn_cookie_without_timestamps),
         cmocka_unit_test(test_rfc4987_bad_or_stale_cookie_rst),
@@ -639,6 +834,9 @@ int main(void)
         cmocka_unit_test(test_rfc6056_ephemeral_ports),
         cmocka_unit_test(test_time_wait_records_recycle_oldest),
         cmocka_unit_test(test_rfc1337_time_wait_ignores_rst),
+        cmocka_unit_test(test_time_wait_fin_without_ack_dropped),
+        cmocka_unit_test(test_synced_states_segment_without_ack_dropped),
+        cmocka_unit_test(test_close_wait_last_ack_fin_without_ack_dropped),
         cmocka_unit_test(test_rfc6191_time_wait_reopen_with_newer_timestamp),
         cmocka_unit_test(test_connect_refuses_tuple_in_time_wait),
         cmocka_unit_test(test_random_segments_are_harmless),
