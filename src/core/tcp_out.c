@@ -591,9 +591,9 @@ static void tcp_seg_drop(struct wisp_tcp_pcb *pcb, struct wisp_tcp_seg *g)
     tcp_seg_free(pcb->c.stack, g);
 }
 
-/* A write was refused because the transmit blocks ran short (down to the
- * reserves): zero-window peers that hold blocks for long may be given up
- * on (tcp_persist_expired). */
+/* A write was refused below its guarantee (the transmit blocks ran short
+ * of the control reserve): zero-window peers that hold blocks for long
+ * may be given up on (tcp_persist_give_up). */
 static void tcp_tx_short(struct wisp_stack *s)
 {
     s->tcp.tx_short = 1;
@@ -609,16 +609,15 @@ static bool tcp_tx_may_take(struct wisp_stack *s, uint32_t held, uint32_t k, uin
     const uint32_t rsv = TCP_TX_RESERVE + (uint32_t)WISP_TCP_SND_RESERVE_BLOCKS;
     uint32_t h = held + k + 1u, f;
 
-    if (tx->used >= tx->count) {
-        tcp_tx_short(s);
+    if (tx->used >= tx->count || (uint32_t)tx->count - tx->used - 1u < TCP_TX_RESERVE) {
+        /* the last blocks are left for ACK, RST and retransmission headers */
+        WISP_CTR_INC(s, TCP_WRITE_TXRESERVE);
+        if (h <= (uint32_t)WISP_TCP_SND_MIN_BLOCKS) {
+            tcp_tx_short(s); /* not even the guarantee */
+        }
         return false;
     }
     f = (uint32_t)tx->count - tx->used - 1u; /* free after taking it */
-    if (f < TCP_TX_RESERVE) {
-        WISP_CTR_INC(s, TCP_WRITE_TXRESERVE); /* left for ACK, RST and retransmission headers */
-        tcp_tx_short(s);
-        return false;
-    }
     if (h <= (uint32_t)WISP_TCP_SND_MIN_BLOCKS) {
         return true; /* the guarantee (may take the progress reserve) */
     }
@@ -633,7 +632,6 @@ static bool tcp_tx_may_take(struct wisp_stack *s, uint32_t held, uint32_t k, uin
     }
     if (f < rsv) {
         WISP_CTR_INC(s, TCP_WRITE_TXSHARE); /* the progress reserve */
-        tcp_tx_short(s);
         return false;
     }
     if ((k == 0u || h == (uint32_t)WISP_TCP_SND_MIN_BLOCKS + 1u) &&
@@ -707,7 +705,6 @@ static void tcp_wake_fn(struct wisp_stack *s, struct wisp_timer *t)
     if ((uint32_t)tx->count - tx->used <= TCP_TX_RESERVE) {
         return; /* still nothing to write into: the next freeing re-arms */
     }
-
     for (pcb = s->tcp.pcbs; pcb != NULL && s->tcp.mem_waiters > 0; pcb = pcb->next) {
         if (pcb->flags & TF_WRITE_MEM) {
             pcb->flags &= ~TF_WRITE_MEM;
@@ -847,7 +844,9 @@ wisp_err_t wisp_tcp_write(struct wisp_tcp_pcb *pcb, const void *data, uint32_t l
                 }
                 q = wisp_pbuf_alloc(s, WISP_LAYER_RAW, (uint16_t)chunk, WISP_PBUF_RAM);
                 if (q == NULL) {
-                    tcp_tx_short(s);
+                    if (pcb->snd_blk + taken < (uint32_t)WISP_TCP_SND_MIN_BLOCKS) {
+                        tcp_tx_short(s);
+                    }
                     goto nomem;
                 }
                 if (q->pool == &s->pool[WISP_POOL_PBUF_TX]) {
@@ -1410,8 +1409,9 @@ static void tcp_persist_arm(struct wisp_tcp_pcb *pcb, uint32_t delay)
  * implementation's resource management" (RFC 6429). Given up on (RST,
  * WISP_ERR_TIMEOUT): a peer silent for WISP_TCP_PERSIST_TIMEOUT_MS while
  * probed (it vanished), and one whose window has been closed that long
- * on data held in transmit blocks while other writes were refused for
- * want of them. True when pcb was killed. */
+ * on data held in transmit blocks while a write was refused below its
+ * guarantee (the blocks ran short) within that time. True when pcb was
+ * killed. */
 static bool tcp_persist_give_up(struct wisp_tcp_pcb *pcb)
 {
 #if WISP_TCP_PERSIST_TIMEOUT_MS > 0
