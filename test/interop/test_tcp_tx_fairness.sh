@@ -33,7 +33,7 @@ ZWPEER="$(dirname "$0")/zwpeer.py"
 [ -r "$ZWPEER" ] || it_fail "missing $ZWPEER"
 
 MB=$((1024 * 1024))
-HOLD_S=60
+HOLD_S=30
 
 it_start_node
 
