@@ -430,6 +430,80 @@ void wisp_assert_fail(const char *expr, const char *file, int line);
 #define WISP_TCP_SND_BUF (4 * WISP_TCP_MSS)
 #endif
 
+/** Transmit budget of TCP (the blocks of WISP_PBUF_TX_COUNT that hold the
+ *  copies of written data, WISP_TCP_WRITE_COPY). A peer decides how long
+ *  our copies stay queued (a zero window holds them for good), so no
+ *  connection may take the blocks the others need. The rules, per block a
+ *  write takes (T = WISP_PBUF_TX_COUNT, C = the control reserve of
+ *  T / 16, at least 2, that only headers of ACKs, RSTs and retransmissions
+ *  use, G and P below):
+ *   - never below C free blocks;
+ *   - up to G blocks per connection always (the guarantee: every
+ *     connection can make progress, whatever the others hold);
+ *   - beyond G, never into the last C + P free blocks (the progress
+ *     reserve P stays for connections below their guarantee);
+ *   - fair share: a write beyond G starts only while the connection's
+ *     blocks beyond G do not exceed the free blocks outside C + P after
+ *     it ("never more than what stays free for the others"). Alone, a
+ *     connection gets half of T - C - P (+ G / 2); n connections that all
+ *     want more settle at (T - C - P) / (n + 1) each; connections that
+ *     arrive one after another and never give back (zero-window peers)
+ *     take 1/2, 1/4, 1/8 ... of it, so any number of them leaves room,
+ *     and the guarantee G remains when they are many.
+ *  A single write larger than T - C - P blocks is taken whole when the
+ *  connection holds no blocks (else it could never be). See
+ *  test/sim/test_tcp_tx_fairness.c. */
+
+/** G: transmit blocks (of copied data) every connection may hold whatever
+ *  the others hold. Three: two full-size segments, which their receiver
+ *  acknowledges at once (RFC 5681 §4.2: every second full-size segment)
+ *  instead of after its delayed-ACK timer, plus the short tail of a write
+ *  (a short segment takes a whole block too). With 2, an echo of 1460-byte
+ *  writes (segments of 1448, 1448, 24 bytes) at the guarantee sent one
+ *  full segment per delayed-ACK period (0.6 Mbit/s in the simulator);
+ *  with 3 it keeps its unattacked goodput on the default pools. Range
+ *  1..T - C - P, default 3 (the default pools: C 2 + P 3 + G 3 = 8). */
+#ifndef WISP_TCP_SND_MIN_BLOCKS
+#define WISP_TCP_SND_MIN_BLOCKS 3
+#endif
+
+/** P: the progress reserve, transmit blocks only connections below their
+ *  guarantee may take. The guarantee holds for P / G connections at once
+ *  even when all other blocks are held; G for every PCB
+ *  (G * WISP_TCP_PCB_COUNT) would reserve most of a large pool, so at most
+ *  an eighth of T, which keeps a lone connection's half of the rest above
+ *  a full send buffer on the host (host: 64 of 512 blocks, 21 connections
+ *  at their guarantee, a lone connection up to 209 blocks > the 182 of its
+ *  256 KB buffer; default pools: 3 of 8, one connection, a lone connection
+ *  3 blocks of the 5 its buffer could fill). Range G..T - C - G, default
+ *  min(G * WISP_TCP_PCB_COUNT, T / 8), at least G. */
+#ifndef WISP_TCP_SND_RESERVE_BLOCKS
+#define WISP_TCP_SND_RESERVE_BLOCKS                                                    \
+    (WISP_TCP_SND_MIN_BLOCKS * WISP_TCP_PCB_COUNT < WISP_PBUF_TX_COUNT / 8               \
+         ? WISP_TCP_SND_MIN_BLOCKS * WISP_TCP_PCB_COUNT                                  \
+         : (WISP_PBUF_TX_COUNT / 8 > WISP_TCP_SND_MIN_BLOCKS ? WISP_PBUF_TX_COUNT / 8 : WISP_TCP_SND_MIN_BLOCKS))
+#endif
+
+/** Persist give-up in ms (RFC 9293 §3.8.6.1): how long a zero-window
+ *  peer may hold our queued data.
+ *   - A peer that stops answering the zero-window probes (it vanished) is
+ *     aborted once it has been silent this long while we probe (without
+ *     it: after WISP_TCP_MAXRTX unanswered probes, ~6 minutes).
+ *   - A peer that answers with a zero window may keep it closed as long as
+ *     it likes (RFC 9293 §3.8.6.1, RFC 1122 §4.2.2.17), subject to the
+ *     implementation's resource management (RFC 6429, folded into RFC
+ *     9293): once its window has been closed this long, while it holds
+ *     transmit blocks and a write was refused below its guarantee G (the
+ *     blocks ran short) within this time, the connection is aborted (RST,
+ *     WISP_ERR_TIMEOUT to the application, counted as tcp.abort.persist)
+ *     and its blocks return.
+ *  Default 100000 (100 s, the lower bound RFC 1122 §4.2.3.5 sets for R2 of
+ *  data retransmissions: a peer silent that long would be given up on
+ *  with data in flight too). 0 = no limit (only WISP_TCP_MAXRTX). */
+#ifndef WISP_TCP_PERSIST_TIMEOUT_MS
+#define WISP_TCP_PERSIST_TIMEOUT_MS 100000u
+#endif
+
 /** Receive buffers that one connection's out-of-order queue may hold
  *  (RFC 9293 §3.10.7.4 allows keeping segments beyond the left edge; the
  *  bound keeps a lossy peer from draining the receive budget).
@@ -737,6 +811,11 @@ void wisp_assert_fail(const char *expr, const char *file, int line);
 #endif
 #if WISP_TCP_SND_BUF < 2 * WISP_TCP_MSS
 #error "WISP_TCP_SND_BUF must hold at least two segments"
+#endif
+#if WISP_TCP_SND_MIN_BLOCKS < 1 || WISP_TCP_SND_RESERVE_BLOCKS < WISP_TCP_SND_MIN_BLOCKS || \
+    (WISP_PBUF_TX_COUNT / 16 > 2 ? WISP_PBUF_TX_COUNT / 16 : 2) + WISP_TCP_SND_RESERVE_BLOCKS + WISP_TCP_SND_MIN_BLOCKS > \
+        WISP_PBUF_TX_COUNT
+#error "TCP transmit budget: 1 <= WISP_TCP_SND_MIN_BLOCKS <= WISP_TCP_SND_RESERVE_BLOCKS, and the control reserve + reserve + guarantee <= WISP_PBUF_TX_COUNT"
 #endif
 #if WISP_TCP_PCB_COUNT < 1 || WISP_TCP_LISTEN_COUNT < 1 || WISP_TCP_SYNQ_COUNT < 1 || WISP_TCP_TW_COUNT < 1 || WISP_TCP_SEG_COUNT < 2
 #error "TCP pools: PCB, LISTEN, SYNQ, TW >= 1 and SEG >= 2"

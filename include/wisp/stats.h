@@ -148,6 +148,8 @@
     X(TCP_DROP_RXBUDGET, "tcp.drop.rxbudget") \
     X(TCP_WND_LIMITED, "tcp.wnd.budgetlimited") \
     X(TCP_WRITE_TXRESERVE, "tcp.write.txreserve") \
+    X(TCP_WRITE_TXSHARE, "tcp.write.txshare") \
+    X(TCP_ABORT_PERSIST, "tcp.abort.persist") \
     X(TCP_CTL_LOCAL_RETRY, "tcp.ctl.localretry") \
     X(DNS_TX, "dns.tx") \
     X(DNS_RETRANSMIT, "dns.retransmit") \

@@ -30,7 +30,12 @@
  * blocks (counting what its application holds: received, not yet given
  * back with wisp_tcp_recved); an announced right edge is never taken back.
  * Writes never take the last transmit blocks (a reserve for ACK and RST
- * headers). So blocks held by applications cannot keep the stack from
+ * headers), and each connection's copies of written data stay within its
+ * share of the transmit blocks (a guaranteed minimum, a progress reserve,
+ * a fair share: opt.h, WISP_TCP_SND_MIN_BLOCKS): a write beyond it is
+ * refused with WISP_ERR_MEM, like one the pool cannot take. A peer that
+ * keeps its window closed is given up on after WISP_TCP_PERSIST_TIMEOUT_MS
+ * when it stops answering, or while its blocks are short for others. So blocks held by applications cannot keep the stack from
  * receiving the ACKs that free its transmit blocks.
  *
  * Ownership: a PCB given to the application (wisp_tcp_new, the accept
@@ -228,6 +233,7 @@ struct wisp_tcp_info {
     uint32_t timeouts;        /**< RTO expirations */
     uint32_t bytes_acked, bytes_received;
     uint32_t ooseq_pbufs;     /**< buffers in the out-of-order queue */
+    uint32_t snd_blocks;      /**< transmit blocks holding its queued copies (transmit budget) */
 };
 void wisp_tcp_get_info(const struct wisp_tcp_pcb *pcb, struct wisp_tcp_info *info);
 
@@ -257,6 +263,7 @@ struct wisp_tcp_seg {
     uint16_t len;                 /**< data bytes (FIN not counted) */
     uint8_t flags;                /**< TCP_SEGF_* (tcp_priv.h) */
     uint8_t nrtx;                 /**< retransmissions of this segment */
+    uint16_t nblk;                /**< transmit blocks of copied data it holds (counted in the PCB's snd_blk) */
 };
 
 /** The head shared by connection and listening PCBs. */
@@ -325,6 +332,9 @@ struct wisp_tcp_pcb {
     struct wisp_tcp_seg *sndq;    /**< every queued segment, in sequence order */
     struct wisp_tcp_seg *sndq_tail;
     struct wisp_tcp_seg *sndq_next; /**< first segment never sent */
+    uint16_t snd_blk;             /**< transmit blocks its queued copies hold (transmit budget share) */
+    uint32_t persist_ms;          /**< when the peer's window last closed on queued data (persist mode) */
+    uint32_t persist_next;        /**< when the next zero-window probe is due (the timer may look earlier) */
 
     /* congestion control and loss recovery (RFC 5681, 6582, 6675) */
     uint32_t cwnd, ssthresh, ca_acked, recover;
@@ -398,6 +408,8 @@ struct wisp_tcp {
     struct wisp_tcp_pcb *in_pcb;      /**< PCB being processed (its free is deferred) */
     uint16_t npcbs;                   /**< connection PCBs in pcbs (receive budget shares) */
     uint16_t mem_waiters;             /**< PCBs whose write was refused for want of buffers */
+    uint8_t tx_short;                 /**< a write was refused for want of transmit blocks ... */
+    uint32_t tx_short_ms;             /**< ... last at this time (ms): persist give-up under pressure */
     struct wisp_timer wake_tmr;       /**< polls them soon after buffers were given back */
     uint32_t key[4];                  /**< secret of the keyed hash (RFC 6528, cookies) */
     uint32_t chal_tokens, chal_last;  /**< challenge ACK bucket (RFC 5961 §7) */

@@ -1060,6 +1060,7 @@ void wisp_tcp_get_info(const struct wisp_tcp_pcb *pcb, struct wisp_tcp_info *inf
     info->bytes_acked = pcb->st_bytes_acked;
     info->bytes_received = pcb->st_bytes_received;
     info->ooseq_pbufs = pcb->ooseq_bufs;
+    info->snd_blocks = pcb->snd_blk;
 }
 
 /* ------------------------------------- hash index (SYN queue, TIME-WAIT) */

@@ -27,7 +27,11 @@
  *    the free blocks held back is looked at again on the output timer (20
  *    to 320 ms) so that the space other connections give back is
  *    announced. Copies of written data leave TCP_TX_RESERVE transmit
- *    blocks free.
+ *    blocks free, and each connection takes them within its share of the
+ *    transmit budget (tcp_tx_may_take, the rules in opt.h at
+ *    WISP_TCP_SND_MIN_BLOCKS); a zero-window peer is given up on after
+ *    WISP_TCP_PERSIST_TIMEOUT_MS of silence, or of holding blocks while
+ *    others ran short of them (tcp_persist_give_up).
  *  - The sent callback runs after the whole ACK was processed (SND.UNA,
  *    send window, congestion state); output asked for from callbacks
  *    waits for the end of the processing (TF_OUTPUT_PENDING).
@@ -553,14 +557,103 @@ static void tcp_seg_free(struct wisp_stack *s, struct wisp_tcp_seg *g)
     wisp_pool_free(&s->pool[WISP_POOL_TCP_SEG], g);
 }
 
+/* ------------------------------------------------- transmit budget
+ * Every queued segment knows the transmit blocks its chain holds
+ * (g->nblk, copies of written data and split-off fronts); the PCB sums
+ * them (snd_blk) for the fair share of wisp_tcp_write (opt.h,
+ * WISP_TCP_SND_MIN_BLOCKS). */
+
+/* Transmit-pool blocks of chain p. */
+static uint16_t tcp_chain_txblk(const struct wisp_stack *s, const struct wisp_pbuf *p)
+{
+    uint32_t n = 0;
+    for (; p != NULL; p = p->next) {
+        if (p->pool == &s->pool[WISP_POOL_PBUF_TX]) {
+            n++;
+        }
+    }
+    return (uint16_t)(n < 0xFFFFu ? n : 0xFFFFu);
+}
+
+/* Account g's blocks anew (its chain was built or changed). */
+static void tcp_seg_account(struct wisp_tcp_pcb *pcb, struct wisp_tcp_seg *g)
+{
+    uint16_t n = tcp_chain_txblk(pcb->c.stack, g->p);
+    pcb->snd_blk = (uint16_t)(pcb->snd_blk - WISP_MIN(pcb->snd_blk, g->nblk) + n);
+    g->nblk = n;
+}
+
+/* Free a segment of pcb's queue (unlinked by the caller). */
+static void tcp_seg_drop(struct wisp_tcp_pcb *pcb, struct wisp_tcp_seg *g)
+{
+    WISP_ASSERT(pcb->snd_blk >= g->nblk);
+    pcb->snd_blk = (uint16_t)(pcb->snd_blk - WISP_MIN(pcb->snd_blk, g->nblk));
+    tcp_seg_free(pcb->c.stack, g);
+}
+
+/* A write was refused below its guarantee (the transmit blocks ran short
+ * of the control reserve): zero-window peers that hold blocks for long
+ * may be given up on (tcp_persist_give_up). */
+static void tcp_tx_short(struct wisp_stack *s)
+{
+    s->tcp.tx_short = 1;
+    s->tcp.tx_short_ms = wisp_now(s);
+}
+
+/* May a connection that holds held blocks, and has taken k more for the
+ * write in progress (which needs need blocks in all), take one more
+ * transmit block now? The rules of opt.h (WISP_TCP_SND_MIN_BLOCKS). */
+static bool tcp_tx_may_take(struct wisp_stack *s, uint32_t held, uint32_t k, uint32_t need)
+{
+    const struct wisp_pool *tx = &s->pool[WISP_POOL_PBUF_TX];
+    const uint32_t rsv = TCP_TX_RESERVE + (uint32_t)WISP_TCP_SND_RESERVE_BLOCKS;
+    uint32_t h = held + k + 1u, f;
+
+    if (tx->used >= tx->count || (uint32_t)tx->count - tx->used - 1u < TCP_TX_RESERVE) {
+        /* the last blocks are left for ACK, RST and retransmission headers */
+        WISP_CTR_INC(s, TCP_WRITE_TXRESERVE);
+        if (h <= (uint32_t)WISP_TCP_SND_MIN_BLOCKS) {
+            tcp_tx_short(s); /* not even the guarantee */
+        }
+        return false;
+    }
+    f = (uint32_t)tx->count - tx->used - 1u; /* free after taking it */
+    if (h <= (uint32_t)WISP_TCP_SND_MIN_BLOCKS) {
+        return true; /* the guarantee (may take the progress reserve) */
+    }
+    if (need + rsv > (uint32_t)WISP_PBUF_TX_COUNT) {
+        /* a write too large for the shared part: whole, but only when
+         * nothing else of the connection is queued */
+        if (held == 0u) {
+            return true;
+        }
+        WISP_CTR_INC(s, TCP_WRITE_TXSHARE);
+        return false;
+    }
+    if (f < rsv) {
+        WISP_CTR_INC(s, TCP_WRITE_TXSHARE); /* the progress reserve */
+        return false;
+    }
+    if ((k == 0u || h == (uint32_t)WISP_TCP_SND_MIN_BLOCKS + 1u) &&
+        h - (uint32_t)WISP_TCP_SND_MIN_BLOCKS > f - rsv) {
+        /* the fair share, looked at where the write starts (or leaves the
+         * guarantee): beyond G no more than stays free for the others */
+        WISP_CTR_INC(s, TCP_WRITE_TXSHARE);
+        return false;
+    }
+    return true;
+}
+
 void tcp_free_sndq(struct wisp_tcp_pcb *pcb)
 {
     struct wisp_tcp_seg *g = pcb->sndq;
     while (g != NULL) {
         struct wisp_tcp_seg *n = g->next;
-        tcp_seg_free(pcb->c.stack, g);
+        tcp_seg_drop(pcb, g);
         g = n;
     }
+    WISP_ASSERT(pcb->snd_blk == 0u);
+    pcb->snd_blk = 0;
     pcb->sndq = pcb->sndq_tail = pcb->sndq_next = NULL;
     pcb->snd_queued = 0;
 }
@@ -654,7 +747,7 @@ wisp_err_t wisp_tcp_write(struct wisp_tcp_pcb *pcb, const void *data, uint32_t l
     struct wisp_tcp_seg *head = NULL, *last = NULL, *tail, *g;
     struct wisp_pbuf *tail_ref = NULL;
     const uint8_t *src = (const uint8_t *)data;
-    uint32_t segmax, n_tail = 0, rest, off, room = 0;
+    uint32_t segmax, n_tail = 0, rest, off, room = 0, need = 0, taken = 0;
     bool copy = (flags & WISP_TCP_WRITE_COPY) != 0;
 
     WISP_CORE_ASSERT_OWNER(tcp_stack_of(pcb));
@@ -695,6 +788,7 @@ wisp_err_t wisp_tcp_write(struct wisp_tcp_pcb *pcb, const void *data, uint32_t l
             (copy && nseg * per_seg + TCP_TX_RESERVE > (uint32_t)WISP_PBUF_TX_COUNT)) {
             return WISP_ERR_VAL;
         }
+        need = copy ? nseg * per_seg : 0u;
     }
     if (len > (uint32_t)WISP_TCP_SND_BUF - pcb->snd_queued) {
         return WISP_ERR_MEM;
@@ -742,17 +836,21 @@ wisp_err_t wisp_tcp_write(struct wisp_tcp_pcb *pcb, const void *data, uint32_t l
             while (left > 0) {
                 uint32_t chunk = WISP_MIN(segmax, (uint32_t)WISP_PBUF_BLOCK_SIZE);
                 uint32_t k = WISP_MIN(left, chunk);
-                const struct wisp_pool *tx = &s->pool[WISP_POOL_PBUF_TX];
                 struct wisp_pbuf *q;
-                if ((uint32_t)tx->count - tx->used <= TCP_TX_RESERVE) {
-                    /* the last transmit blocks stay for the headers of
-                     * ACKs, RSTs and retransmissions */
-                    WISP_CTR_INC(s, TCP_WRITE_TXRESERVE);
+                /* the transmit budget: the control reserve, the
+                 * guarantee, the progress reserve, the fair share */
+                if (!tcp_tx_may_take(s, pcb->snd_blk, taken, need)) {
                     goto nomem;
                 }
                 q = wisp_pbuf_alloc(s, WISP_LAYER_RAW, (uint16_t)chunk, WISP_PBUF_RAM);
                 if (q == NULL) {
+                    if (pcb->snd_blk + taken < (uint32_t)WISP_TCP_SND_MIN_BLOCKS) {
+                        tcp_tx_short(s);
+                    }
                     goto nomem;
+                }
+                if (q->pool == &s->pool[WISP_POOL_PBUF_TX]) {
+                    taken++;
                 }
                 q->len = q->tot_len = (uint16_t)k;
                 wisp_memcpy(q->payload, src + off + at, k);
@@ -797,6 +895,7 @@ wisp_err_t wisp_tcp_write(struct wisp_tcp_pcb *pcb, const void *data, uint32_t l
         for (g = head; g != NULL; g = g->next) {
             g->seq = seq;
             seq += g->len;
+            tcp_seg_account(pcb, g);
         }
     }
     if (head != NULL) {
@@ -902,6 +1001,8 @@ static bool tcp_seg_split(struct wisp_tcp_pcb *pcb, struct wisp_tcp_seg *g, uint
     g->p = tcp_pbuf_skip(g->p, n); /* g is unsent: its buffers are ours alone */
     g->seq += n;
     g->len = (uint16_t)(g->len - n);
+    tcp_seg_account(pcb, a);
+    tcp_seg_account(pcb, g);
     for (pp = &pcb->sndq; *pp != NULL && *pp != g; pp = &(*pp)->next) {
     }
     a->next = g;
@@ -1137,6 +1238,8 @@ void tcp_output_run(struct wisp_tcp_pcb *pcb)
             pcb->flags |= TF_PERSIST;
             pcb->persist_backoff = 0;
             pcb->nrtx = 0;
+            pcb->persist_ms = wisp_now(pcb->c.stack);
+            pcb->persist_next = pcb->persist_ms + WISP_MAX(pcb->rto, (uint32_t)WISP_TCP_RTO_MIN_MS);
             tcp_timer_set(pcb, TCP_TMR_PERSIST, WISP_MAX(pcb->rto, (uint32_t)WISP_TCP_RTO_MIN_MS));
         }
     }
@@ -1284,6 +1387,54 @@ void tcp_rto_expired(struct wisp_tcp_pcb *pcb)
     }
 }
 
+/* Arm the persist timer for the next probe in delay ms, or earlier for a
+ * give-up deadline (the backoff would overshoot it by up to
+ * WISP_TCP_RTO_MAX_MS). */
+static void tcp_persist_arm(struct wisp_tcp_pcb *pcb, uint32_t delay)
+{
+#if WISP_TCP_PERSIST_TIMEOUT_MS > 0
+    struct wisp_stack *s = pcb->c.stack;
+    uint32_t now = wisp_now(s), lim = (uint32_t)WISP_TCP_PERSIST_TIMEOUT_MS;
+    uint32_t left = lim - WISP_MIN(lim - 1u, now - pcb->last_rx_ms);
+    if (pcb->snd_blk > 0u && s->tcp.tx_short) {
+        left = WISP_MIN(left, lim - WISP_MIN(lim - 1u, now - pcb->persist_ms));
+    }
+    delay = WISP_MIN(delay, left);
+#endif
+    tcp_timer_set(pcb, TCP_TMR_PERSIST, delay);
+}
+
+/* RFC 9293 §3.8.6.1: a peer may hold its window closed as long as it
+ * answers the probes (RFC 1122 §4.2.2.17), "subject to the
+ * implementation's resource management" (RFC 6429). Given up on (RST,
+ * WISP_ERR_TIMEOUT): a peer silent for WISP_TCP_PERSIST_TIMEOUT_MS while
+ * probed (it vanished), and one whose window has been closed that long
+ * on data held in transmit blocks while a write was refused below its
+ * guarantee (the blocks ran short) within that time. True when pcb was
+ * killed. */
+static bool tcp_persist_give_up(struct wisp_tcp_pcb *pcb)
+{
+#if WISP_TCP_PERSIST_TIMEOUT_MS > 0
+    struct wisp_stack *s = pcb->c.stack;
+    uint32_t now = wisp_now(s), lim = (uint32_t)WISP_TCP_PERSIST_TIMEOUT_MS;
+    bool pressure;
+
+    if (s->tcp.tx_short && now - s->tcp.tx_short_ms >= lim) {
+        s->tcp.tx_short = 0; /* no write refused for that long */
+    }
+    pressure = s->tcp.tx_short && pcb->snd_blk > 0u && now - pcb->persist_ms >= lim;
+    if (now - pcb->last_rx_ms >= lim || pressure) {
+        WISP_CTR_INC(s, TCP_ABORT_PERSIST);
+        tcp_send_rst(pcb);
+        tcp_pcb_kill(pcb, WISP_ERR_TIMEOUT);
+        return true;
+    }
+#else
+    WISP_UNUSED(pcb);
+#endif
+    return false;
+}
+
 void tcp_persist_expired(struct wisp_tcp_pcb *pcb)
 {
     struct wisp_stack *s = pcb->c.stack;
@@ -1301,6 +1452,14 @@ void tcp_persist_expired(struct wisp_tcp_pcb *pcb)
     }
     if (pcb->nrtx >= WISP_TCP_MAXRTX) {
         tcp_give_up(pcb); /* the peer stopped answering the probes */
+        return;
+    }
+    if (tcp_persist_give_up(pcb)) {
+        return;
+    }
+    if (TCP_SEQ_LT(wisp_now(s), pcb->persist_next)) {
+        /* an early look at a give-up deadline: not yet a probe */
+        tcp_persist_arm(pcb, pcb->persist_next - wisp_now(s));
         return;
     }
     g = pcb->sndq_next;
@@ -1347,7 +1506,9 @@ void tcp_persist_expired(struct wisp_tcp_pcb *pcb)
     for (k = 0; k < pcb->persist_backoff && delay < WISP_TCP_RTO_MAX_MS; k++) {
         delay *= 2u;
     }
-    tcp_timer_set(pcb, TCP_TMR_PERSIST, WISP_MIN(delay, (uint32_t)WISP_TCP_RTO_MAX_MS));
+    delay = WISP_MIN(delay, (uint32_t)WISP_TCP_RTO_MAX_MS);
+    pcb->persist_next = wisp_now(s) + delay;
+    tcp_persist_arm(pcb, delay);
 }
 
 /* ------------------------------------------------- ACK processing */
@@ -1451,8 +1612,7 @@ bool tcp_ack_received(struct wisp_tcp_pcb *pcb, const struct tcp_in *in)
                 pcb->sndq_tail = NULL;
             }
             freed += g->len;
-            wisp_pbuf_free(g->p);
-            wisp_pool_free(&s->pool[WISP_POOL_TCP_SEG], g);
+            tcp_seg_drop(pcb, g);
         }
         pcb->snd_queued -= WISP_MIN(freed, pcb->snd_queued);
         pcb->st_bytes_acked += freed;

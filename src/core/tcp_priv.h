@@ -85,7 +85,9 @@
  * the peer to resend. */
 #define TCP_RX_RESERVE (WISP_PBUF_RX_COUNT / 16u > 2u ? WISP_PBUF_RX_COUNT / 16u : 2u)
 /* Transmit blocks wisp_tcp_write leaves free (copies), so that the headers
- * of ACKs, RSTs and retransmissions can always be built. */
+ * of ACKs, RSTs and retransmissions can always be built (the control
+ * reserve C of the transmit budget, opt.h WISP_TCP_SND_MIN_BLOCKS; the
+ * same expression is checked there). */
 #define TCP_TX_RESERVE (WISP_PBUF_TX_COUNT / 16u > 2u ? WISP_PBUF_TX_COUNT / 16u : 2u)
 /* A window held back by the receive budget is re-examined after this
  * (ms), doubling up to 16 times that while nothing changes. */

@@ -590,6 +590,12 @@ static void test_sockets_so_sndtimeo_send_returns_partial_then_eagain(void **sta
     }
     assert_int_equal(r, -1);
     assert_int_equal(errno, WISP_EAGAIN);
+    /* the connection's share of the transmit blocks may end before the
+     * send buffer does (here: the loopback's receiver holds blocks too):
+     * single bytes still fill the room left in its last block */
+    for (i = 0; i < 4000 && wisp_send(cli, buf, 1, WISP_MSG_DONTWAIT) == 1; i++) {
+    }
+    assert_true(i < 4000);
     /* non-blocking: EAGAIN at once; MSG_DONTWAIT likewise */
     assert_int_equal(wisp_send(cli, buf, 1, WISP_MSG_DONTWAIT), -1);
     assert_int_equal(errno, WISP_EAGAIN);
