@@ -5,7 +5,7 @@
  * Reading list (the rules implemented, cited at the implementing lines):
  * RFC 9293 (TCP), RFC 1122 §4.2 (host requirements), RFC 5681 (congestion
  * control), RFC 6582 (NewReno), RFC 2018 + RFC 6675 (SACK and SACK-based
- * recovery), RFC 3042 (limited transmit), RFC 6298 (RTO), RFC 7323 (window
+ * recovery), RFC 2883 (D-SACK, receive side), RFC 3042 (limited transmit), RFC 6298 (RTO), RFC 7323 (window
  * scaling, timestamps, PAWS), RFC 6691 (MSS), RFC 6928 (initial window),
  * RFC 5961 (blind-attack mitigations), RFC 6528 (ISN), RFC 6056 (ephemeral
  * ports), RFC 4987 (SYN cookies), RFC 896 (Nagle), RFC 1122 §4.2.3.4

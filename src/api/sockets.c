@@ -2209,7 +2209,7 @@ static void sock_tcp_info(struct wisp_sock *sk, struct wisp_sock_tcp_info *ti)
     ti->tcpi_total_retrans = info.retransmits;
     ti->tcpi_rtt = info.srtt_ms * 1000u;
     ti->tcpi_rttvar = info.rttvar_ms * 1000u;
-    ti->tcpi_snd_cwnd = (info.cwnd + smss - 1u) / smss;
+    ti->tcpi_snd_cwnd = info.cwnd / smss > 0u ? info.cwnd / smss : 1u;
     ti->tcpi_snd_ssthresh = info.ssthresh >= 0x7fffffffu ? 0x7fffffffu : info.ssthresh / smss;
     ti->tcpi_rcv_space = info.rcv_wnd;
     ti->tcpi_rcv_ssthresh = info.rcv_buf;
