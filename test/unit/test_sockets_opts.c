@@ -613,6 +613,7 @@ static void test_sockets_opts_maxseg_on_the_wire_and_tcp_info(void **state)
     assert_true(ti.tcpi_options & WISP_TCPI_OPT_SACK);
     assert_false(ti.tcpi_options & WISP_TCPI_OPT_TIMESTAMPS);
     assert_int_equal(ti.tcpi_unacked, 0);
+    start = wisp_sys_now_ms();
     assert_int_equal(wisp_send(fd, buf, sizeof buf, 0), (wisp_ssize_t)sizeof buf);
     got = peer_pop(&t, &p, 2000, sizeof buf, NULL, &maxlen, NULL, &nseg);
     assert_int_equal(got, sizeof buf);
@@ -623,8 +624,10 @@ static void test_sockets_opts_maxseg_on_the_wire_and_tcp_info(void **state)
     assert_true(ti.tcpi_snd_cwnd >= 5 && ti.tcpi_snd_cwnd <= 10); /* RFC 6928 IW: 10 segments of 1000 */
     assert_true(ti.tcpi_rto >= WISP_TCP_RTO_MIN_MS * 1000u && ti.tcpi_rto <= WISP_TCP_RTO_MAX_MS * 1000u);
     assert_true(ti.tcpi_rtt <= ti.tcpi_rto);
-    assert_int_equal(ti.tcpi_retransmits, 0);
-    assert_int_equal(ti.tcpi_total_retrans, 0);
+    if (wisp_sys_now_ms() - start < WISP_TCP_RTO_MIN_MS) { /* else a stall of this machine may have let the RTO fire */
+        assert_int_equal(ti.tcpi_retransmits, 0);
+        assert_int_equal(ti.tcpi_total_retrans, 0);
+    }
     peer_ack(&t, &p, 3000, 65535);
     assert_int_equal(tcpinfo(fd).tcpi_unacked, 2);
     peer_ack(&t, &p, 5000, 65535);
@@ -674,15 +677,18 @@ static void test_sockets_opts_recv_takes_all_queued_segments_at_once(void **stat
             }
             assert_int_equal(wisp_send(cli, small, sizeof small, 0), (wisp_ssize_t)sizeof small);
         }
-        /* everything arrived (loopback) and is queued */
+        /* everything arrived (loopback: acknowledged) and is queued */
         for (;;) {
-            wisp_sys_sleep_ms(20);
+            uint32_t unacked;
+            wisp_sys_sleep_ms(10);
+            wisp_tcpip_lock(t.ctx);
+            unacked = pcb_of(&t, cli)->snd_queued;
+            wisp_tcpip_unlock(t.ctx);
             assert_int_equal(wisp_ioctl(srv, WISP_FIONREAD, &avail), 0);
-            if ((size_t)avail >= WISP_MIN(total, (size_t)WISP_NETCONN_RECVMBOX_SIZE * sizeof small) &&
-                wisp_sys_now_ms() - start > 200u) {
+            if (unacked == 0 && avail > 0) {
                 break;
             }
-            assert_true(wisp_sys_now_ms() - start < 5000u);
+            assert_true(wisp_sys_now_ms() - start < 10000u);
         }
         if (round == 0) {
             /* a smaller buffer: exactly its size, then the rest */
