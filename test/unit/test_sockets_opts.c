@@ -15,8 +15,11 @@
  * test plays by hand (segments injected and popped under the core lock,
  * tcp_testlib.h), plus loopback for socket pairs.
  */
+#define _DEFAULT_SOURCE /* glibc: struct tcp_info of <netinet/tcp.h> under -std=c99 */
 #include <stdlib.h>
+#include <stddef.h>
 #include <errno.h>
+#include <netinet/tcp.h> /* the host's struct tcp_info: the layout to match */
 
 #include "testutil.h"
 #include "tcp_testlib.h"
@@ -648,6 +651,40 @@ static void test_sockets_opts_maxseg_on_the_wire_and_tcp_info(void **state)
     senv_stop(&t);
 }
 
+/* struct wisp_sock_tcp_info is Linux's struct tcp_info up to
+ * tcpi_total_retrans: the same offsets as the host's <netinet/tcp.h>. */
+static void test_sockets_opts_tcp_info_has_the_linux_layout(void **state)
+{
+    (void)state;
+#define SAME_OFF(f) assert_int_equal(offsetof(struct wisp_sock_tcp_info, f), offsetof(struct tcp_info, f))
+    SAME_OFF(tcpi_state);
+    SAME_OFF(tcpi_retransmits);
+    SAME_OFF(tcpi_backoff);
+    SAME_OFF(tcpi_options);
+    SAME_OFF(tcpi_rto);
+    SAME_OFF(tcpi_snd_mss);
+    SAME_OFF(tcpi_rcv_mss);
+    SAME_OFF(tcpi_unacked);
+    SAME_OFF(tcpi_lost);
+    SAME_OFF(tcpi_retrans);
+    SAME_OFF(tcpi_pmtu);
+    SAME_OFF(tcpi_rcv_ssthresh);
+    SAME_OFF(tcpi_rtt);
+    SAME_OFF(tcpi_rttvar);
+    SAME_OFF(tcpi_snd_ssthresh);
+    SAME_OFF(tcpi_snd_cwnd);
+    SAME_OFF(tcpi_advmss);
+    SAME_OFF(tcpi_rcv_space);
+    SAME_OFF(tcpi_total_retrans);
+#undef SAME_OFF
+    assert_int_equal(sizeof(struct wisp_sock_tcp_info), offsetof(struct tcp_info, tcpi_total_retrans) + 4u);
+    assert_int_equal(WISP_TCPOPT_INFO, TCP_INFO);
+    assert_int_equal(WISP_TCPOPT_MAXSEG, TCP_MAXSEG);
+    assert_int_equal(WISP_TCPI_OPT_SACK, TCPI_OPT_SACK);
+    assert_int_equal(WISP_TCPI_OPT_TIMESTAMPS, TCPI_OPT_TIMESTAMPS);
+    assert_int_equal(WISP_TCPI_OPT_WSCALE, TCPI_OPT_WSCALE);
+}
+
 /* ---------------------------------------------------------------- recv */
 
 /* recv returns all the data queued (many small segments: each send went
@@ -717,6 +754,7 @@ int main(void)
         cmocka_unit_test_teardown(test_sockets_opts_rcvbuf_bounds_the_advertised_window, senv_teardown),
         cmocka_unit_test_teardown(test_sockets_opts_maxseg_on_the_wire_and_tcp_info, senv_teardown),
         cmocka_unit_test_teardown(test_sockets_opts_recv_takes_all_queued_segments_at_once, senv_teardown),
+        cmocka_unit_test(test_sockets_opts_tcp_info_has_the_linux_layout),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
