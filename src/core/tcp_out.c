@@ -474,10 +474,10 @@ wisp_err_t tcp_send_syn(struct wisp_tcp_pcb *pcb)
     uint8_t opt[TCP_MAX_OPTLEN];
     uint8_t n;
     uint16_t mss = tcp_mss_for(pcb->c.stack, pcb->remote_ip);
+    wisp_err_t err;
     if (pcb->user_mss != 0u && pcb->user_mss < mss) {
         mss = pcb->user_mss; /* TCP_MAXSEG caps the MSS we announce */
     }
-    wisp_err_t err;
     tcp_pcb_tuple(pcb, &t);
     if (pcb->c.state == WISP_TCP_SYN_SENT) {
         /* RFC 7323 §2.2 / §3.2, RFC 2018 §2: offer what we support. */
