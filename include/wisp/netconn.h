@@ -429,6 +429,15 @@ wisp_err_t wisp_netconn_set_keepalive(struct wisp_netconn *conn, bool on, uint32
 /** UDP: allow sending to the broadcast address (lwIP's SOF_BROADCAST).
  *  ERR_OK, ERR_VAL (not UDP), ERR_CLSD. */
 wisp_err_t wisp_netconn_set_broadcast(struct wisp_netconn *conn, bool on);
+/** TCP buffer bounds in bytes (SO_SNDBUF / SO_RCVBUF: wisp_tcp_set_bufs;
+ *  0 = unchanged): a writer blocks (or gets ERR_WOULDBLOCK) once sndbuf
+ *  bytes are unacknowledged; the window never exceeds rcvbuf bytes
+ *  received and not consumed. ERR_OK, ERR_VAL (not TCP), ERR_CONN (a
+ *  listener: set them on the accepted connections), ERR_CLSD. */
+wisp_err_t wisp_netconn_set_bufs(struct wisp_netconn *conn, uint32_t sndbuf, uint32_t rcvbuf);
+/** Cap of the TCP MSS (TCP_MAXSEG: wisp_tcp_set_user_mss; 0 = none).
+ *  Errors as wisp_netconn_set_bufs. */
+wisp_err_t wisp_netconn_set_maxseg(struct wisp_netconn *conn, uint16_t mss);
 /** Statistics of a TCP connection (wisp_tcp_get_info; mss for
  *  TCP_MAXSEG). ERR_OK, ERR_VAL (not TCP), ERR_CONN (a listener),
  *  ERR_CLSD. */

@@ -85,15 +85,17 @@
  * SO_SNDBUF, SO_ERROR, SO_LINGER, SO_TYPE, SO_ACCEPTCONN, SO_BROADCAST
  * (without it, sendto 255.255.255.255 fails with EACCES; subnet-directed
  * broadcasts are not recognised by the socket layer and are sent),
- * TCP_NODELAY, TCP_KEEPIDLE, TCP_KEEPINTVL, TCP_KEEPCNT, IP_TOS (the DSCP
+ * TCP_NODELAY, TCP_KEEPIDLE, TCP_KEEPINTVL, TCP_KEEPCNT, TCP_MAXSEG,
+ * TCP_INFO (getsockopt), IP_TOS (the DSCP
  * also picks the transmit queue: DSCP >= WISP_EMERG_DSCP_MIN goes to the
  * emergency queue, see netif.h), IP_TTL; fcntl F_GETFL/F_SETFL
  * (O_NONBLOCK); ioctl FIONBIO, FIONREAD; flags MSG_DONTWAIT, MSG_PEEK,
  * MSG_WAITALL, MSG_MORE, MSG_NOSIGNAL (no signals exist: EPIPE is always
  * returned without one), MSG_TRUNC (recv on datagrams). An accepted socket
  * inherits the listener's options (timeouts, keepalive settings,
- * TCP_NODELAY, SO_LINGER, IP_TOS, IP_TTL), as on BSD and Linux; not
- * O_NONBLOCK. SO_REUSEADDR is accepted and reported but changes nothing:
+ * TCP_NODELAY, SO_LINGER, IP_TOS, IP_TTL, SO_SNDBUF, SO_RCVBUF, TCP_MAXSEG),
+ * as on BSD and Linux; not O_NONBLOCK (the SYN-ACK, sent before accept,
+ * still carries the stack's default window and MSS). SO_REUSEADDR is accepted and reported but changes nothing:
  * wisp always lets a port held only by TIME-WAIT or closing connections
  * be bound again (tcp.h). Not supported
  * (WISP_EAFNOSUPPORT / WISP_EPROTONOSUPPORT / WISP_ENOPROTOOPT /
@@ -233,6 +235,56 @@ struct wisp_pollfd {
 #define WISP_TCPOPT_KEEPIDLE 4          /**< seconds */
 #define WISP_TCPOPT_KEEPINTVL 5         /**< seconds */
 #define WISP_TCPOPT_KEEPCNT 6
+#define WISP_TCPOPT_INFO 11             /**< struct wisp_sock_tcp_info (getsockopt only) */
+
+/** TCP_INFO's struct tcp_info: Linux's layout and units up to
+ *  tcpi_total_retrans (104 bytes); a shorter optlen gets the first
+ *  optlen bytes (as Linux). Filled: state (Linux TCP_* numbers: 1
+ *  ESTABLISHED .. 10 LISTEN, 11 CLOSING), retransmits and backoff
+ *  (consecutive RTO retransmissions of the oldest segment), options
+ *  (WISP_TCPI_OPT_*), wscale, rto / rtt / rttvar (microseconds), snd_mss
+ *  (data bytes per segment), rcv_mss and advmss (the connection's MSS),
+ *  pmtu (MSS + 40), unacked (segments in flight, SACKed ones excluded),
+ *  snd_ssthresh and snd_cwnd (segments), rcv_space (the receive window),
+ *  rcv_ssthresh (the receive buffer), total_retrans (segments
+ *  retransmitted). The others are 0. */
+struct wisp_sock_tcp_info {
+    uint8_t tcpi_state;
+    uint8_t tcpi_ca_state;
+    uint8_t tcpi_retransmits;
+    uint8_t tcpi_probes;
+    uint8_t tcpi_backoff;
+    uint8_t tcpi_options;
+    uint8_t tcpi_wscale;     /**< snd_wscale in the low nibble, rcv_wscale in the high one (Linux bitfields) */
+    uint8_t tcpi_flags_;     /**< delivery_rate_app_limited etc.: 0 */
+    uint32_t tcpi_rto;
+    uint32_t tcpi_ato;
+    uint32_t tcpi_snd_mss;
+    uint32_t tcpi_rcv_mss;
+    uint32_t tcpi_unacked;
+    uint32_t tcpi_sacked;
+    uint32_t tcpi_lost;
+    uint32_t tcpi_retrans;
+    uint32_t tcpi_fackets;
+    uint32_t tcpi_last_data_sent;
+    uint32_t tcpi_last_ack_sent;
+    uint32_t tcpi_last_data_recv;
+    uint32_t tcpi_last_ack_recv;
+    uint32_t tcpi_pmtu;
+    uint32_t tcpi_rcv_ssthresh;
+    uint32_t tcpi_rtt;
+    uint32_t tcpi_rttvar;
+    uint32_t tcpi_snd_ssthresh;
+    uint32_t tcpi_snd_cwnd;
+    uint32_t tcpi_advmss;
+    uint32_t tcpi_reordering;
+    uint32_t tcpi_rcv_rtt;
+    uint32_t tcpi_rcv_space;
+    uint32_t tcpi_total_retrans;
+};
+#define WISP_TCPI_OPT_TIMESTAMPS 1
+#define WISP_TCPI_OPT_SACK 2
+#define WISP_TCPI_OPT_WSCALE 4
 
 /* level WISP_IPPROTO_IP */
 #define WISP_IP_TOS 1
@@ -361,6 +413,8 @@ struct wisp_sock {
     uint32_t rcv_bytes;              /**< bytes announced by RCVPLUS, not yet taken */
     uint32_t rcvtimeo, sndtimeo;     /**< ms, 0 = none */
     uint32_t keepidle_s, keepintvl_s, keepcnt;
+    uint32_t sndbuf, rcvbuf;         /**< TCP: SO_SNDBUF / SO_RCVBUF bound in bytes, 0 = the stack's default */
+    uint16_t maxseg;                 /**< TCP_MAXSEG, 0 = none */
     int rx_err;                      /**< pending connection error taken from the netconn (next send / recv / SO_ERROR) */
     int last_err;                    /**< last error of any call (wisp_socket_errno) */
     int16_t rcvevent;                /**< items waiting in the netconn (data, connections) */
@@ -455,8 +509,10 @@ wisp_ssize_t wisp_sendto(int s, const void *data, size_t size, int flags, const 
 /** Gather write of msg_iov (TCP: one write of all pieces; UDP: one
  *  datagram). msg_control is ignored. */
 wisp_ssize_t wisp_sendmsg(int s, const struct wisp_msghdr *msg, int flags);
-/** TCP: returns what is there (at least 1 byte; waits for data unless
- *  non-blocking / MSG_DONTWAIT, or until SO_RCVTIMEO: EAGAIN); 0 at end
+/** TCP: returns all the in-order data queued, up to len, however many
+ *  segments it came in (with MSG_PEEK: the data of the first queued
+ *  chain); waits for at least 1 byte unless non-blocking / MSG_DONTWAIT,
+ *  or until SO_RCVTIMEO: EAGAIN; 0 at end
  *  of stream; ECONNRESET / ETIMEDOUT when the connection failed. UDP: one
  *  datagram, the rest of a longer one discarded (MSG_TRUNC in
  *  recvmsg's msg_flags; with the MSG_TRUNC flag the full length is
@@ -488,10 +544,30 @@ int wisp_getsockname(int s, struct wisp_sockaddr *name, wisp_socklen_t *namelen)
 int wisp_getpeername(int s, struct wisp_sockaddr *name, wisp_socklen_t *namelen);
 /** Options: see the file comment. optval is an int (timeouts: struct
  *  wisp_timeval; SO_LINGER: struct wisp_linger); a shorter optlen is
- *  EINVAL, an unknown option ENOPROTOOPT. Values: SO_RCVBUF/SO_SNDBUF are
- *  reported (the stack's per-connection window / send buffer) and
- *  accepted on set without effect; IP_TOS takes the TOS byte (DSCP << 2;
- *  the ECN bits are ignored); IP_TTL 1..255. */
+ *  EINVAL, an unknown option ENOPROTOOPT. Values (Linux's semantics):
+ *  - SO_SNDBUF (TCP): the value set, clamped to WISP_TCP_MSS ..
+ *    WISP_TCP_SND_BUF (no error: Linux clamps too; a negative value is
+ *    the maximum), bounds the bytes written and not yet acknowledged: a
+ *    blocking send waits, a non-blocking one returns what fitted or
+ *    EAGAIN, and poll/select report POLLOUT when half of it is free.
+ *  - SO_RCVBUF (TCP): clamped to WISP_TCP_MSS .. WISP_TCP_WND, bounds the
+ *    receive window (bytes received and not yet read). Set before
+ *    connect it also bounds the SYN's window.
+ *  - Both are reported doubled, as Linux does (Linux reserves the second
+ *    half for bookkeeping; wisp's bookkeeping lives in its pools): set
+ *    8192, read 16384; the default reads 2 * WISP_TCP_SND_BUF / 2 *
+ *    WISP_TCP_WND. UDP sockets accept them without effect and report
+ *    the largest datagram / the receive mailbox size.
+ *  - TCP_MAXSEG: 0 (none) or 88..32767, else EINVAL (Linux); caps the MSS
+ *    our SYN announces and the segments we send (set before connect; on
+ *    an accepted socket it lowers the send MSS). Reads: the value set
+ *    while not connected (else 536, Linux's default), then the data bytes
+ *    per segment (MSS less the timestamp option), as Linux's mss_cache.
+ *  - TCP_KEEPIDLE / TCP_KEEPINTVL seconds 1..32767, TCP_KEEPCNT 1..127,
+ *    else EINVAL (Linux's MAX_TCP_KEEPIDLE / KEEPINTVL / KEEPCNT).
+ *  - TCP_INFO (getsockopt only): struct wisp_sock_tcp_info.
+ *  IP_TOS takes the TOS byte (DSCP << 2; the ECN bits are ignored);
+ *  IP_TTL 1..255. */
 int wisp_setsockopt(int s, int level, int optname, const void *optval, wisp_socklen_t optlen);
 int wisp_getsockopt(int s, int level, int optname, void *optval, wisp_socklen_t *optlen);
 /** F_GETFL (returns O_RDWR | O_NONBLOCK when non-blocking) and F_SETFL

@@ -67,6 +67,7 @@
 #define linger wisp_linger
 #define timeval wisp_timeval
 #define pollfd wisp_pollfd
+#define tcp_info wisp_sock_tcp_info
 
 /* -------------------------------------------------------- functions */
 #define socket(d, t, p) wisp_socket(d, t, p)
@@ -209,6 +210,14 @@
 #define TCP_KEEPIDLE WISP_TCPOPT_KEEPIDLE
 #define TCP_KEEPINTVL WISP_TCPOPT_KEEPINTVL
 #define TCP_KEEPCNT WISP_TCPOPT_KEEPCNT
+#undef TCP_INFO
+#undef TCPI_OPT_TIMESTAMPS
+#undef TCPI_OPT_SACK
+#undef TCPI_OPT_WSCALE
+#define TCP_INFO WISP_TCPOPT_INFO
+#define TCPI_OPT_TIMESTAMPS WISP_TCPI_OPT_TIMESTAMPS
+#define TCPI_OPT_SACK WISP_TCPI_OPT_SACK
+#define TCPI_OPT_WSCALE WISP_TCPI_OPT_WSCALE
 
 #undef IP_TOS
 #undef IP_TTL

@@ -133,6 +133,7 @@
     X(TCP_CONNECT, "tcp.connect") \
     X(TCP_OOSEQ, "tcp.ooseq") \
     X(TCP_OOSEQ_DROP, "tcp.ooseq.drop") \
+    X(TCP_DSACK, "tcp.dsack") \
     X(TCP_RETRANSMIT, "tcp.retransmit") \
     X(TCP_FAST_RETRANSMIT, "tcp.fastretransmit") \
     X(TCP_TIMEOUT, "tcp.timeout") \

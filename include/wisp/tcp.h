@@ -5,7 +5,7 @@
  * Reading list (the rules implemented, cited at the implementing lines):
  * RFC 9293 (TCP), RFC 1122 §4.2 (host requirements), RFC 5681 (congestion
  * control), RFC 6582 (NewReno), RFC 2018 + RFC 6675 (SACK and SACK-based
- * recovery), RFC 3042 (limited transmit), RFC 6298 (RTO), RFC 7323 (window
+ * recovery), RFC 2883 (D-SACK, receive side), RFC 3042 (limited transmit), RFC 6298 (RTO), RFC 7323 (window
  * scaling, timestamps, PAWS), RFC 6691 (MSS), RFC 6928 (initial window),
  * RFC 5961 (blind-attack mitigations), RFC 6528 (ISN), RFC 6056 (ephemeral
  * ports), RFC 4987 (SYN cookies), RFC 896 (Nagle), RFC 1122 §4.2.3.4
@@ -212,6 +212,24 @@ void wisp_tcp_set_dscp(struct wisp_tcp_pcb *pcb, uint8_t dscp);
 /** TTL of the connection's segments (0 = default). */
 void wisp_tcp_set_ttl(struct wisp_tcp_pcb *pcb, uint8_t ttl);
 
+/** Per-connection buffer bounds (SO_SNDBUF / SO_RCVBUF), bytes; 0 leaves
+ *  one unchanged. sndbuf bounds the bytes written and not yet acknowledged
+ *  (wisp_tcp_sndbuf reports what is left; a write above it is WISP_ERR_VAL,
+ *  one above what is left WISP_ERR_MEM); rcvbuf bounds the receive window
+ *  (data received and not yet consumed with wisp_tcp_recved). Clamped to
+ *  WISP_TCP_MSS .. WISP_TCP_SND_BUF / WISP_TCP_WND (the defaults). Set
+ *  before connect, rcvbuf also bounds the window of the SYN; later, the
+ *  window shrinks as data arrives (RFC 9293 §3.8.6: the right edge
+ *  already announced is never moved left). */
+void wisp_tcp_set_bufs(struct wisp_tcp_pcb *pcb, uint32_t sndbuf, uint32_t rcvbuf);
+/** Send-buffer bound (wisp_tcp_set_bufs). */
+uint32_t wisp_tcp_sndbuf_size(const struct wisp_tcp_pcb *pcb);
+/** Upper bound of the MSS (TCP_MAXSEG; 0 = none): set before connect it
+ *  caps the MSS option of our SYN and the send MSS; on a synchronized
+ *  connection with nothing queued yet (e.g. just accepted) it lowers the
+ *  send MSS. */
+void wisp_tcp_set_user_mss(struct wisp_tcp_pcb *pcb, uint16_t mss);
+
 /** Current state (enum wisp_tcp_state). */
 unsigned wisp_tcp_state(const struct wisp_tcp_pcb *pcb);
 /** Local / remote endpoint. */
@@ -234,6 +252,9 @@ struct wisp_tcp_info {
     uint32_t bytes_acked, bytes_received;
     uint32_t ooseq_pbufs;     /**< buffers in the out-of-order queue */
     uint32_t snd_blocks;      /**< transmit blocks holding its queued copies (transmit budget) */
+    uint32_t unacked_segs;    /**< segments in flight (sent, not acknowledged) */
+    uint8_t rtx_backoff;      /**< consecutive RTO retransmissions of the oldest segment */
+    uint32_t snd_buf, rcv_buf; /**< the connection's buffer bounds (wisp_tcp_set_bufs), bytes */
 };
 void wisp_tcp_get_info(const struct wisp_tcp_pcb *pcb, struct wisp_tcp_info *info);
 
@@ -368,6 +389,15 @@ struct wisp_tcp_pcb {
     /* keepalive (RFC 9293 §3.8.4) */
     uint32_t last_rx_ms, keep_idle, keep_intvl;
     uint8_t keep_cnt;
+
+    /* per-connection bounds (wisp_tcp_set_bufs, wisp_tcp_set_user_mss) */
+    uint32_t snd_buf;             /**< send buffer, bytes (default WISP_TCP_SND_BUF) */
+    uint32_t rcv_buf;             /**< receive buffer = largest window, bytes (default WISP_TCP_WND) */
+    uint16_t user_mss;            /**< TCP_MAXSEG cap of the MSS, 0 = none */
+    /* RFC 2883 D-SACK: duplicate data of the latest segment, reported
+     * once as the first SACK block of the next ACK */
+    uint8_t dsack_on;
+    uint32_t dsack[2];
 
     /* statistics */
     uint32_t st_retransmits, st_fast_recoveries, st_timeouts, st_bytes_acked, st_bytes_received;

@@ -68,8 +68,9 @@ enum { NC_S_NONE = 0, NC_S_LISTEN, NC_S_CONNECTING, NC_S_CONNECTED, NC_S_CLOSED 
 #define NC_C_POLL 0x10u         /* the poll callback is armed (write retry) */
 #define NC_C_REFUSED 0x20u      /* the mailbox refused data: offer it again when room returns */
 
-/* "Writable" for the events: half the send buffer free (lwIP's TCP_SNDLOWAT idea). */
-#define NC_SNDLOWAT ((uint32_t)WISP_TCP_SND_BUF / 2u)
+/* "Writable" for the events: half the send buffer free (lwIP's TCP_SNDLOWAT
+ * idea); the connection's buffer, which SO_SNDBUF may have made smaller. */
+#define NC_SNDLOWAT(pcb) (wisp_tcp_sndbuf_size(pcb) / 2u)
 /* Smallest piece a write retries with after the stack ran out of buffers. */
 #define NC_WRITE_MIN_CHUNK 536u
 
@@ -584,7 +585,7 @@ static wisp_err_t tcp_sent_cb(void *arg, struct wisp_tcp_pcb *pcb, uint32_t len)
     if ((conn->cflags & NC_C_NOCOPY) && (int32_t)(conn->tx_acked - conn->nocopy_end) >= 0) {
         conn->cflags &= (uint8_t)~NC_C_NOCOPY;
     }
-    if ((conn->cflags & NC_C_WSPACE) && wisp_tcp_sndbuf(pcb) >= NC_SNDLOWAT) {
+    if ((conn->cflags & NC_C_WSPACE) && wisp_tcp_sndbuf(pcb) >= NC_SNDLOWAT(pcb)) {
         conn->cflags &= (uint8_t)~NC_C_WSPACE;
         nc_event(conn, WISP_NETCONN_EVT_SENDPLUS, len);
     }
@@ -1590,7 +1591,7 @@ static wisp_err_t do_write(struct wisp_stack *s, void *arg)
     }
     if (wrote) {
         (void)wisp_tcp_output(pcb);
-        if (!(conn->cflags & NC_C_WSPACE) && wisp_tcp_sndbuf(pcb) < NC_SNDLOWAT) {
+        if (!(conn->cflags & NC_C_WSPACE) && wisp_tcp_sndbuf(pcb) < NC_SNDLOWAT(pcb)) {
             conn->cflags |= NC_C_WSPACE;
             nc_event(conn, WISP_NETCONN_EVT_SENDMINUS, 0);
         }
@@ -1945,7 +1946,8 @@ void wisp_netconn_set_layered(struct wisp_netconn *conn)
 }
 
 /* Options set in the core (nc_msg.opt). */
-enum { NC_OPT_DSCP, NC_OPT_TTL, NC_OPT_NODELAY, NC_OPT_KEEPALIVE, NC_OPT_INFO, NC_OPT_BROADCAST };
+enum { NC_OPT_DSCP, NC_OPT_TTL, NC_OPT_NODELAY, NC_OPT_KEEPALIVE, NC_OPT_INFO, NC_OPT_BROADCAST, NC_OPT_BUFS,
+       NC_OPT_MAXSEG };
 
 /* Core: apply option m->opt (value m->len; keepalive: m->v[]). */
 static wisp_err_t do_option(struct wisp_stack *s, void *arg)
@@ -1983,6 +1985,16 @@ static wisp_err_t do_option(struct wisp_stack *s, void *arg)
             return WISP_OK;
         case NC_OPT_KEEPALIVE:
             wisp_tcp_keepalive(pcb, v != 0, m->v[0], m->v[1], m->v[2]);
+            return WISP_OK;
+        case NC_OPT_BUFS:
+            wisp_tcp_set_bufs(pcb, m->v[0], m->v[1]);
+            if (!(conn->cflags & NC_C_WSPACE) && wisp_tcp_sndbuf(pcb) < NC_SNDLOWAT(pcb)) {
+                conn->cflags |= NC_C_WSPACE; /* no longer writable: SENDPLUS when room returns */
+                nc_event(conn, WISP_NETCONN_EVT_SENDMINUS, 0);
+            }
+            return WISP_OK;
+        case NC_OPT_MAXSEG:
+            wisp_tcp_set_user_mss(pcb, (uint16_t)m->len);
             return WISP_OK;
         default: /* NC_OPT_INFO */
             wisp_tcp_get_info(pcb, m->info);
@@ -2066,6 +2078,22 @@ wisp_err_t wisp_netconn_set_broadcast(struct wisp_netconn *conn, bool on)
     struct nc_msg m;
     memset(&m, 0, sizeof(m));
     return set_option(conn, NC_OPT_BROADCAST, on ? 1u : 0u, &m);
+}
+
+wisp_err_t wisp_netconn_set_bufs(struct wisp_netconn *conn, uint32_t sndbuf, uint32_t rcvbuf)
+{
+    struct nc_msg m;
+    memset(&m, 0, sizeof(m));
+    m.v[0] = sndbuf;
+    m.v[1] = rcvbuf;
+    return set_option(conn, NC_OPT_BUFS, 0, &m);
+}
+
+wisp_err_t wisp_netconn_set_maxseg(struct wisp_netconn *conn, uint16_t mss)
+{
+    struct nc_msg m;
+    memset(&m, 0, sizeof(m));
+    return set_option(conn, NC_OPT_MAXSEG, mss, &m);
 }
 
 wisp_err_t wisp_netconn_get_tcp_info(struct wisp_netconn *conn, struct wisp_tcp_info *info)

@@ -479,6 +479,9 @@ static void attach_entry(struct wisp_sockets *t, struct wisp_sock *sk, struct wi
     sk->keepidle_s = WISP_TCP_KEEPIDLE_MS / 1000u;
     sk->keepintvl_s = WISP_TCP_KEEPINTVL_MS / 1000u;
     sk->keepcnt = WISP_TCP_KEEPCNT;
+    sk->sndbuf = 0;
+    sk->rcvbuf = 0;
+    sk->maxseg = 0;
     sk->sendevent = (type == WISP_SOCK_DGRAM) ? 1u : 0u;
     conn->socket = sock_idx(t, sk);
 }
@@ -842,6 +845,9 @@ int wisp_accept(int s, struct wisp_sockaddr *addr, wisp_socklen_t *addrlen)
     nsk->tos = sk->tos;
     nsk->ttl = sk->ttl;
     nsk->reuseaddr = sk->reuseaddr;
+    nsk->sndbuf = sk->sndbuf;
+    nsk->rcvbuf = sk->rcvbuf;
+    nsk->maxseg = sk->maxseg;
     apply_ka = sk->keepalive || sk->keepidle_s != WISP_TCP_KEEPIDLE_MS / 1000u ||
                sk->keepintvl_s != WISP_TCP_KEEPINTVL_MS / 1000u || sk->keepcnt != WISP_TCP_KEEPCNT;
     nodelay = sk->nodelay != 0;
@@ -855,6 +861,12 @@ int wisp_accept(int s, struct wisp_sockaddr *addr, wisp_socklen_t *addrlen)
     }
     if (apply_ka) {
         apply_keepalive(nsk, nc);
+    }
+    if (nsk->sndbuf != 0 || nsk->rcvbuf != 0) {
+        (void)wisp_netconn_set_bufs(nc, nsk->sndbuf, nsk->rcvbuf);
+    }
+    if (nsk->maxseg != 0) {
+        (void)wisp_netconn_set_maxseg(nc, nsk->maxseg);
     }
     if (addr != NULL && addrlen != NULL) {
         ip = wisp_ipaddr4(WISP_IP4_ANY);
@@ -1999,10 +2011,26 @@ int wisp_setsockopt(int s, int level, int optname, const void *optval, wisp_sock
             break;
         case WISP_SO_RCVBUF:
         case WISP_SO_SNDBUF:
-            if (v < 0) {
-                return sock_fail_leave(sk, WISP_EINVAL);
+            if (tcp) {
+                /* Linux: no error; a negative value (taken unsigned) is the
+                 * maximum; clamped to the stack's buffers (sockets.h) */
+                uint32_t max = optname == WISP_SO_SNDBUF ? (uint32_t)WISP_TCP_SND_BUF : (uint32_t)WISP_TCP_WND;
+                uint32_t b = WISP_MIN((uint32_t)v, max);
+                b = WISP_MAX(b, WISP_MIN((uint32_t)WISP_TCP_MSS, max));
+                lock_tbl(t);
+                if (optname == WISP_SO_SNDBUF) {
+                    sk->sndbuf = b;
+                } else {
+                    sk->rcvbuf = b;
+                }
+                unlock_tbl(t);
+                err = wisp_netconn_set_bufs(sk->conn, optname == WISP_SO_SNDBUF ? b : 0u,
+                                            optname == WISP_SO_RCVBUF ? b : 0u);
+                if (err == WISP_ERR_CONN || err == WISP_ERR_CLSD) {
+                    err = WISP_OK; /* a listener: for what it accepts; closed: nothing to bound */
+                }
             }
-            break; /* accepted; the stack's buffers are fixed (opt.h) */
+            break; /* UDP: accepted without effect */
         case WISP_SO_DEBUG:
         case WISP_SO_DONTROUTE:
         case WISP_SO_OOBINLINE:
@@ -2028,7 +2056,9 @@ int wisp_setsockopt(int s, int level, int optname, const void *optval, wisp_sock
         case WISP_TCPOPT_KEEPIDLE:
         case WISP_TCPOPT_KEEPINTVL:
         case WISP_TCPOPT_KEEPCNT:
-            if (v < 1 || (optname != WISP_TCPOPT_KEEPCNT && v > 4194303) || (optname == WISP_TCPOPT_KEEPCNT && v > 255)) {
+            /* Linux: 1..MAX_TCP_KEEPIDLE / MAX_TCP_KEEPINTVL (32767 s),
+             * 1..MAX_TCP_KEEPCNT (127) */
+            if (v < 1 || (optname != WISP_TCPOPT_KEEPCNT && v > 32767) || (optname == WISP_TCPOPT_KEEPCNT && v > 127)) {
                 return sock_fail_leave(sk, WISP_EINVAL);
             }
             lock_tbl(t);
@@ -2042,6 +2072,21 @@ int wisp_setsockopt(int s, int level, int optname, const void *optval, wisp_sock
             unlock_tbl(t);
             apply_keepalive(sk, sk->conn);
             break;
+        case WISP_TCPOPT_MAXSEG:
+            /* Linux: 0 (no cap) or TCP_MIN_MSS (88) .. MAX_TCP_WINDOW (32767) */
+            if (v != 0 && (v < 88 || v > 32767)) {
+                return sock_fail_leave(sk, WISP_EINVAL);
+            }
+            lock_tbl(t);
+            sk->maxseg = (uint16_t)v;
+            unlock_tbl(t);
+            err = wisp_netconn_set_maxseg(sk->conn, (uint16_t)v);
+            if (err == WISP_ERR_CONN || err == WISP_ERR_CLSD) {
+                err = WISP_OK; /* a listener: for what it accepts */
+            }
+            break;
+        case WISP_TCPOPT_INFO:
+            return sock_fail_leave(sk, WISP_ENOPROTOOPT); /* read-only (Linux) */
         default:
             return sock_fail_leave(sk, WISP_ENOPROTOOPT);
         }
@@ -2110,6 +2155,64 @@ static void put_int(void *optval, wisp_socklen_t *optlen, int v)
     size_t n = WISP_MIN((size_t)*optlen, sizeof v);
     memcpy(optval, &v, n);
     *optlen = (wisp_socklen_t)n;
+}
+
+/* Linux's TCP state numbers (include/net/tcp_states.h) for enum
+ * wisp_tcp_state. */
+static uint8_t linux_tcp_state(unsigned st)
+{
+    switch (st) {
+    case WISP_TCP_ESTABLISHED: return 1;
+    case WISP_TCP_SYN_SENT: return 2;
+    case WISP_TCP_SYN_RCVD: return 3;
+    case WISP_TCP_FIN_WAIT_1: return 4;
+    case WISP_TCP_FIN_WAIT_2: return 5;
+    case WISP_TCP_TIME_WAIT: return 6;
+    case WISP_TCP_CLOSE_WAIT: return 8;
+    case WISP_TCP_LAST_ACK: return 9;
+    case WISP_TCP_LISTEN: return 10;
+    case WISP_TCP_CLOSING: return 11;
+    default: return 7; /* TCP_CLOSE */
+    }
+}
+
+/* TCP_INFO: Linux's struct tcp_info (units: us, segments) from the
+ * connection's statistics. */
+static void sock_tcp_info(struct wisp_sock *sk, struct wisp_sock_tcp_info *ti)
+{
+    struct wisp_tcp_info info;
+    wisp_err_t err;
+    uint32_t smss;
+    memset(ti, 0, sizeof(*ti));
+    err = wisp_netconn_get_tcp_info(sk->conn, &info);
+    if (err == WISP_ERR_CONN) {
+        ti->tcpi_state = 10; /* a listener */
+        return;
+    }
+    if (err != WISP_OK) {
+        ti->tcpi_state = 7; /* closed */
+        return;
+    }
+    ti->tcpi_state = linux_tcp_state(info.state);
+    ti->tcpi_retransmits = info.rtx_backoff;
+    ti->tcpi_backoff = info.rtx_backoff;
+    ti->tcpi_options = (uint8_t)((info.ts_ok ? WISP_TCPI_OPT_TIMESTAMPS : 0) | (info.sack_ok ? WISP_TCPI_OPT_SACK : 0) |
+                                 ((info.snd_wscale | info.rcv_wscale) != 0 ? WISP_TCPI_OPT_WSCALE : 0));
+    ti->tcpi_wscale = (uint8_t)((info.snd_wscale & 0x0fu) | ((info.rcv_wscale & 0x0fu) << 4));
+    ti->tcpi_rto = info.rto_ms * 1000u;
+    smss = info.mss > (info.ts_ok ? 12u : 0u) ? info.mss - (info.ts_ok ? 12u : 0u) : 1u;
+    ti->tcpi_snd_mss = smss;
+    ti->tcpi_rcv_mss = info.mss;
+    ti->tcpi_advmss = info.mss;
+    ti->tcpi_pmtu = (uint32_t)info.mss + 40u;
+    ti->tcpi_unacked = info.unacked_segs;
+    ti->tcpi_total_retrans = info.retransmits;
+    ti->tcpi_rtt = info.srtt_ms * 1000u;
+    ti->tcpi_rttvar = info.rttvar_ms * 1000u;
+    ti->tcpi_snd_cwnd = info.cwnd / smss > 0u ? info.cwnd / smss : 1u;
+    ti->tcpi_snd_ssthresh = info.ssthresh >= 0x7fffffffu ? 0x7fffffffu : info.ssthresh / smss;
+    ti->tcpi_rcv_space = info.rcv_wnd;
+    ti->tcpi_rcv_ssthresh = info.rcv_buf;
 }
 
 int wisp_getsockopt(int s, int level, int optname, void *optval, wisp_socklen_t *optlen)
@@ -2181,11 +2284,25 @@ int wisp_getsockopt(int s, int level, int optname, void *optval, wisp_socklen_t 
             v = read_u8(&sk->broadcast);
             break;
         case WISP_SO_RCVBUF:
-            v = tcp ? (int)WISP_TCP_WND : (int)(WISP_NETCONN_RECVMBOX_SIZE * SOCK_UDP_MAX > 0x7fffffff
-                                                    ? 0x7fffffff
-                                                    : WISP_NETCONN_RECVMBOX_SIZE * (long)SOCK_UDP_MAX);
+        case WISP_SO_SNDBUF:
+            if (tcp) {
+                /* the bound in effect, doubled as Linux reports it */
+                uint32_t b;
+                lock_tbl(t);
+                b = optname == WISP_SO_SNDBUF ? sk->sndbuf : sk->rcvbuf;
+                unlock_tbl(t);
+                if (b == 0) {
+                    b = optname == WISP_SO_SNDBUF ? (uint32_t)WISP_TCP_SND_BUF : (uint32_t)WISP_TCP_WND;
+                }
+                v = (int)WISP_MIN(2u * (uint64_t)b, 0x7fffffffu);
+            } else if (optname == WISP_SO_RCVBUF) {
+                v = (int)(WISP_NETCONN_RECVMBOX_SIZE * SOCK_UDP_MAX > 0x7fffffff
+                              ? 0x7fffffff
+                              : WISP_NETCONN_RECVMBOX_SIZE * (long)SOCK_UDP_MAX);
+            } else {
+                v = (int)SOCK_UDP_MAX;
+            }
             break;
-        case WISP_SO_SNDBUF: v = tcp ? (int)WISP_TCP_SND_BUF : (int)SOCK_UDP_MAX; break;
         default: return sock_fail_leave(sk, WISP_ENOPROTOOPT);
         }
         break;
@@ -2207,13 +2324,31 @@ int wisp_getsockopt(int s, int level, int optname, void *optval, wisp_socklen_t 
             v = read_u32(&sk->keepcnt);
             break;
         case WISP_TCPOPT_MAXSEG: {
+            /* Linux: the value set while closed or listening, else
+             * mss_cache (536 before the handshake; after it the data
+             * bytes per segment) */
             struct wisp_tcp_info info;
             bool est;
+            uint16_t user;
             lock_tbl(t);
             est = sk->established != 0;
+            user = sk->maxseg;
             unlock_tbl(t);
-            v = (est && wisp_netconn_get_tcp_info(sk->conn, &info) == WISP_OK) ? (int)info.mss : (int)WISP_TCP_MSS;
+            if (est && wisp_netconn_get_tcp_info(sk->conn, &info) == WISP_OK && info.mss != 0) {
+                v = (int)info.mss - (info.ts_ok ? 12 : 0);
+            } else {
+                v = user != 0 ? (int)user : 536;
+            }
             break;
+        }
+        case WISP_TCPOPT_INFO: {
+            struct wisp_sock_tcp_info ti;
+            size_t n = WISP_MIN((size_t)*optlen, sizeof ti);
+            sock_tcp_info(sk, &ti);
+            memcpy(optval, &ti, n);
+            *optlen = (wisp_socklen_t)n;
+            sock_leave(sk);
+            return 0;
         }
         default: return sock_fail_leave(sk, WISP_ENOPROTOOPT);
         }

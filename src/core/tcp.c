@@ -358,6 +358,8 @@ void tcp_new_defaults(struct wisp_stack *s, struct wisp_tcp_pcb *pcb)
     pcb->mss = TCP_DEFAULT_MSS;
     pcb->rto = WISP_TCP_RTO_INIT_MS;
     pcb->rcv_wnd = WISP_TCP_WND;
+    pcb->rcv_buf = WISP_TCP_WND;
+    pcb->snd_buf = WISP_TCP_SND_BUF;
     pcb->ssthresh = 0xFFFFFFFFu;
     pcb->keep_idle = WISP_TCP_KEEPIDLE_MS;
     pcb->keep_intvl = WISP_TCP_KEEPINTVL_MS;
@@ -721,7 +723,7 @@ wisp_err_t wisp_tcp_connect(struct wisp_tcp_pcb *pcb, const wisp_ipaddr_t *ip, u
     pcb->snd_sml = pcb->iss;
     pcb->recover = pcb->iss;
     pcb->rcv_wscale = tcp_rcv_wscale_ours();
-    pcb->rcv_wnd = WISP_TCP_WND;
+    pcb->rcv_wnd = pcb->rcv_buf; /* SO_RCVBUF bounds the SYN's window too */
     pcb->rcv_blk = tcp_rx_blk(tcp_mss_for(s, dst));
     /* The window our SYN offers (RFC 7323 §2.2: unscaled), within the
      * receive budget; it is promised until the connection is synchronized
@@ -792,7 +794,8 @@ void wisp_tcp_recved(struct wisp_tcp_pcb *pcb, uint32_t len)
     if (pcb == NULL || tcp_is_listen(pcb) || pcb->c.state == WISP_TCP_CLOSED) {
         return;
     }
-    pcb->rcv_wnd = (len > (uint32_t)WISP_TCP_WND - pcb->rcv_wnd) ? (uint32_t)WISP_TCP_WND : pcb->rcv_wnd + len;
+    pcb->rcv_wnd = (pcb->rcv_wnd >= pcb->rcv_buf || len > pcb->rcv_buf - pcb->rcv_wnd) ? pcb->rcv_buf
+                                                                                       : pcb->rcv_wnd + len;
     if (pcb->c.state != WISP_TCP_ESTABLISHED && pcb->c.state != WISP_TCP_FIN_WAIT_1 &&
         pcb->c.state != WISP_TCP_FIN_WAIT_2) {
         return; /* the peer sends no more data: no window update needed */
@@ -1061,6 +1064,66 @@ void wisp_tcp_get_info(const struct wisp_tcp_pcb *pcb, struct wisp_tcp_info *inf
     info->bytes_received = pcb->st_bytes_received;
     info->ooseq_pbufs = pcb->ooseq_bufs;
     info->snd_blocks = pcb->snd_blk;
+    info->rtx_backoff = (c->state == WISP_TCP_SYN_SENT || c->state == WISP_TCP_SYN_RCVD) ? pcb->syn_rtx : pcb->nrtx;
+    info->snd_buf = pcb->snd_buf;
+    info->rcv_buf = pcb->rcv_buf;
+    {
+        const struct wisp_tcp_seg *g;
+        for (g = pcb->sndq; g != NULL && g != pcb->sndq_next; g = g->next) {
+            if (g->flags & TCP_SEGF_SACKED) {
+                continue;
+            }
+            info->unacked_segs++;
+        }
+    }
+}
+
+static uint32_t tcp_clamp_buf(uint32_t v, uint32_t max)
+{
+    uint32_t min = WISP_MIN((uint32_t)WISP_TCP_MSS, max);
+    return v < min ? min : (v > max ? max : v);
+}
+
+void wisp_tcp_set_bufs(struct wisp_tcp_pcb *pcb, uint32_t sndbuf, uint32_t rcvbuf)
+{
+    WISP_CORE_ASSERT_OWNER(tcp_stack_of(pcb));
+    if (pcb == NULL || tcp_is_listen(pcb)) {
+        return;
+    }
+    if (sndbuf != 0) {
+        pcb->snd_buf = tcp_clamp_buf(sndbuf, (uint32_t)WISP_TCP_SND_BUF);
+    }
+    if (rcvbuf != 0) {
+        /* keep what is held (received, not consumed); the window is what
+         * the new buffer leaves */
+        uint32_t held = pcb->rcv_buf > pcb->rcv_wnd ? pcb->rcv_buf - pcb->rcv_wnd : 0u;
+        pcb->rcv_buf = tcp_clamp_buf(rcvbuf, (uint32_t)WISP_TCP_WND);
+        pcb->rcv_wnd = pcb->rcv_buf > held ? pcb->rcv_buf - held : 0u;
+    }
+}
+
+uint32_t wisp_tcp_sndbuf_size(const struct wisp_tcp_pcb *pcb)
+{
+    const struct wisp_tcp_common *c = (const struct wisp_tcp_common *)(const void *)pcb;
+    return c->state == WISP_TCP_LISTEN ? 0u : pcb->snd_buf;
+}
+
+void wisp_tcp_set_user_mss(struct wisp_tcp_pcb *pcb, uint16_t mss)
+{
+    WISP_CORE_ASSERT_OWNER(tcp_stack_of(pcb));
+    if (pcb == NULL || tcp_is_listen(pcb)) {
+        return;
+    }
+    pcb->user_mss = mss;
+    /* A synchronized connection with nothing queued (segments are cut at
+     * write time): lower the send MSS now; its initial window follows
+     * (RFC 6928 §2) while nothing was sent. */
+    if (mss != 0 && tcp_state_synced(pcb->c.state) && pcb->sndq == NULL && pcb->mss > mss) {
+        pcb->mss = mss < 64u ? 64u : mss;
+        if (pcb->st_bytes_acked == 0u && pcb->snd_nxt - pcb->snd_una <= 1u) {
+            pcb->cwnd = tcp_initial_cwnd(tcp_seg_max(pcb));
+        }
+    }
 }
 
 /* ------------------------------------- hash index (SYN queue, TIME-WAIT) */

@@ -303,6 +303,20 @@ void tcp_deliver_refused(struct wisp_tcp_pcb *pcb)
 
 /* ------------------------------------------------ out-of-order queue */
 
+/* RFC 2883 §4: duplicate data [l, r) of the segment being processed goes
+ * into the first SACK block of the ACK it causes (rule 1: of the most
+ * recent segment only -- tcp_process clears it for every segment; rule 2:
+ * reported once -- tcp_build_opts clears it when sent). */
+static void tcp_dsack_set(struct wisp_tcp_pcb *pcb, uint32_t l, uint32_t r)
+{
+    if (WISP_TCP_DSACK && (pcb->flags & TF_SACK) && TCP_SEQ_LT(l, r)) {
+        pcb->dsack_on = 1;
+        pcb->dsack[0] = l;
+        pcb->dsack[1] = r;
+        WISP_CTR_INC(pcb->c.stack, TCP_DSACK); /* duplicate data reported */
+    }
+}
+
 static void tcp_sack_note(struct wisp_tcp_pcb *pcb, uint32_t seq)
 {
     /* RFC 2018 §4: remember the most recent arrivals (first block first) */
@@ -329,11 +343,14 @@ static void tcp_ooseq_insert(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, uint
         uint32_t eend = e->seq + e->len;
         if (TCP_SEQ_GEQ(eend, seq + len) && (!fin || e->fin || TCP_SEQ_GT(eend, seq + len))) {
             wisp_pbuf_free(p); /* nothing new */
+            /* RFC 2883 §4 rule 4: the D-SACK block, then the block holding it */
+            tcp_dsack_set(pcb, seq, seq + len);
             tcp_sack_note(pcb, e->seq);
             return;
         }
         if (TCP_SEQ_GT(eend, seq)) {
             uint32_t d = eend - seq;
+            tcp_dsack_set(pcb, seq, seq + WISP_MIN(d, len)); /* RFC 2883 §4: the duplicate part */
             if (d >= len) {
                 wisp_pbuf_free(p);
                 p = NULL;
@@ -451,6 +468,7 @@ static bool tcp_receive(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, const str
     /* Only the new part of a segment straddling RCV.NXT is processed. */
     if (TCP_SEQ_LT(seq, pcb->rcv_nxt)) {
         uint32_t d = pcb->rcv_nxt - seq;
+        tcp_dsack_set(pcb, seq, seq + WISP_MIN(d, len)); /* RFC 2883 §4: the part below RCV.NXT */
         if (d >= len) {
             if (d > len) {
                 fin = false; /* an old FIN */
@@ -552,6 +570,9 @@ static void tcp_syn_options(struct wisp_tcp_pcb *pcb, const struct tcp_in *in)
 {
     struct wisp_stack *s = pcb->c.stack;
     uint16_t ours = tcp_mss_for(s, pcb->remote_ip);
+    if (pcb->user_mss != 0u && pcb->user_mss < ours) {
+        ours = pcb->user_mss; /* TCP_MAXSEG */
+    }
     /* RFC 9293 §3.7.1 / RFC 6691: min(peer MSS or 536, MTU - 40) */
     pcb->mss = (uint16_t)WISP_MIN(in->opt.mss != 0 ? in->opt.mss : TCP_DEFAULT_MSS, ours);
     if (in->opt.ws != 0xffu && WISP_TCP_WND_SCALE) {
@@ -718,6 +739,7 @@ void tcp_process(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, struct tcp_in *i
         (void)tcp_syn_sent(pcb, p, in);
         return;
     }
+    pcb->dsack_on = 0; /* RFC 2883 §4 rule 1: D-SACK reports the latest segment only */
 
     /* Simultaneous open: the peer's SYN-ACK repeats its SYN (RFC 9293 §3.5
      * figure 8, line 6); its SYN was already taken. */
@@ -769,6 +791,12 @@ void tcp_process(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, struct tcp_in *i
         WISP_CTR_INC(s, TCP_DROP_OOW);
         if (!(in->flags & TCP_RST)) {
             pcb->flags |= TF_ACK_NOW; /* <SEQ=SND.NXT><ACK=RCV.NXT><CTL=ACK> */
+            if (in->len > 0 && TCP_SEQ_LT(in->seq, pcb->rcv_nxt)) {
+                /* RFC 2883 §4: old data received again (the ACK of the
+                 * first copy was lost, or the retransmission was needless) */
+                uint32_t end = in->seq + in->len;
+                tcp_dsack_set(pcb, in->seq, TCP_SEQ_GT(end, pcb->rcv_nxt) ? pcb->rcv_nxt : end);
+            }
         }
         wisp_pbuf_free(p);
         return;

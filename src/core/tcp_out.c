@@ -173,7 +173,7 @@ uint32_t tcp_tsval(const struct wisp_tcp_pcb *pcb)
 /* SACK blocks (RFC 2018 §4) from the out-of-order queue: the block with
  * the most recent arrival first, then the other recent ones, then the
  * rest; at most max blocks. Returns the number written to b. */
-static unsigned tcp_sack_blocks(const struct wisp_tcp_pcb *pcb, uint32_t b[4][2], unsigned max)
+static unsigned tcp_sack_blocks(const struct wisp_tcp_pcb *pcb, uint32_t (*b)[2], unsigned max)
 {
     uint32_t r[WISP_TCP_OOSEQ_SLOTS][2];
     uint8_t used[WISP_TCP_OOSEQ_SLOTS];
@@ -227,14 +227,22 @@ static uint8_t tcp_build_opts(struct wisp_tcp_pcb *pcb, uint8_t *o, unsigned roo
         wisp_wr32(o + n + 4, pcb->ts_recent);
         n += 8;
     }
-    if ((pcb->flags & TF_SACK) && pcb->ooseq_n > 0 && room >= (unsigned)n + 12u) {
+    if ((pcb->flags & TF_SACK) && (pcb->ooseq_n > 0 || pcb->dsack_on) && room >= (unsigned)n + 12u) {
         uint32_t b[4][2];
-        unsigned max = (room - n - 4u) / 8u, nb, i;
+        unsigned max = (room - n - 4u) / 8u, nb = 0, i;
         /* RFC 2018 §3: at most 4 blocks, 3 with timestamps. */
         if (max > ((pcb->flags & TF_TS) ? 3u : 4u)) {
             max = (pcb->flags & TF_TS) ? 3u : 4u;
         }
-        nb = tcp_sack_blocks(pcb, b, max);
+        if (pcb->dsack_on) {
+            /* RFC 2883 §4: the D-SACK block first (rule 3: the duplicate
+             * range), reported in one ACK only (rule 2) */
+            b[0][0] = pcb->dsack[0];
+            b[0][1] = pcb->dsack[1];
+            nb = 1;
+            pcb->dsack_on = 0;
+        }
+        nb += tcp_sack_blocks(pcb, &b[nb], max - nb);
         if (nb > 0) {
             o[n++] = TCP_OPT_NOP;
             o[n++] = TCP_OPT_NOP;
@@ -289,7 +297,7 @@ uint32_t tcp_rcv_right(struct wisp_tcp_pcb *pcb, bool *limited)
     uint32_t blk = pcb->rcv_blk;
     uint32_t want = WISP_MIN(pcb->rcv_wnd, tcp_wnd_max(pcb));
     /* delivered (or refused) and not yet given back with wisp_tcp_recved */
-    uint32_t held = pcb->rcv_wnd < (uint32_t)WISP_TCP_WND ? (uint32_t)WISP_TCP_WND - pcb->rcv_wnd : 0u;
+    uint32_t held = pcb->rcv_wnd < pcb->rcv_buf ? pcb->rcv_buf - pcb->rcv_wnd : 0u;
     uint32_t share, fresh = tcp_rx_blocks_avail(s, (held + blk - 1u) / blk, s->tcp.npcbs, &share);
     uint32_t by_share = share * blk;
     /* the whole window within the free blocks (what it already promised
@@ -471,6 +479,9 @@ wisp_err_t tcp_send_syn(struct wisp_tcp_pcb *pcb)
     uint8_t n;
     uint16_t mss = tcp_mss_for(pcb->c.stack, pcb->remote_ip);
     wisp_err_t err;
+    if (pcb->user_mss != 0u && pcb->user_mss < mss) {
+        mss = pcb->user_mss; /* TCP_MAXSEG caps the MSS we announce */
+    }
     tcp_pcb_tuple(pcb, &t);
     if (pcb->c.state == WISP_TCP_SYN_SENT) {
         /* RFC 7323 §2.2 / §3.2, RFC 2018 §2: offer what we support. */
@@ -790,7 +801,10 @@ wisp_err_t wisp_tcp_write(struct wisp_tcp_pcb *pcb, const void *data, uint32_t l
         }
         need = copy ? nseg * per_seg : 0u;
     }
-    if (len > (uint32_t)WISP_TCP_SND_BUF - pcb->snd_queued) {
+    if (len > pcb->snd_buf) {
+        return WISP_ERR_VAL; /* never fits the connection's send buffer (SO_SNDBUF) */
+    }
+    if (pcb->snd_queued >= pcb->snd_buf || len > pcb->snd_buf - pcb->snd_queued) {
         return WISP_ERR_MEM;
     }
 
@@ -940,7 +954,7 @@ uint32_t wisp_tcp_sndbuf(const struct wisp_tcp_pcb *pcb)
     if (c->state == WISP_TCP_LISTEN) {
         return 0;
     }
-    return (uint32_t)WISP_TCP_SND_BUF - pcb->snd_queued;
+    return pcb->snd_queued < pcb->snd_buf ? pcb->snd_buf - pcb->snd_queued : 0u;
 }
 
 wisp_err_t tcp_queue_fin(struct wisp_tcp_pcb *pcb)

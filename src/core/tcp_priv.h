@@ -287,7 +287,7 @@ wisp_err_t tcp_queue_fin(struct wisp_tcp_pcb *pcb);
 static inline uint32_t tcp_wnd_max(const struct wisp_tcp_pcb *pcb)
 {
     uint32_t m = (uint32_t)65535u << pcb->rcv_wscale;
-    return (uint32_t)WISP_TCP_WND < m ? (uint32_t)WISP_TCP_WND : m;
+    return pcb->rcv_buf < m ? pcb->rcv_buf : m; /* SO_RCVBUF (wisp_tcp_set_bufs) */
 }
 
 static inline bool tcp_state_synced(unsigned st)

@@ -34,6 +34,12 @@ Modes (HOST is wisp-node's address, or for the servers the local address):
                                     print the byte count and SHA-256, close
   server-send HOST PORT BYTES       accept one connection, send BYTES of
                                     random data, print the SHA-256, close
+  dsack HOST PORT IFACE             send 100 bytes, capture that segment on
+                                    IFACE (AF_PACKET) and, once the peer
+                                    acknowledged it, send the captured frame
+                                    again (a duplicate); the peer's D-SACK
+                                    (RFC 2883) must raise the kernel's
+                                    TcpExt TCPDSACKRecv counter
 """
 import hashlib
 import os
@@ -462,6 +468,64 @@ def mode_server_send(host, port, nbytes):
     finish(" bytes=%d sha256=%s" % (nbytes, want))
 
 
+def netstat_counter(name):
+    """TcpExt counter of this namespace (/proc/net/netstat)."""
+    with open("/proc/net/netstat") as f:
+        lines = f.read().splitlines()
+    for i in range(0, len(lines) - 1, 2):
+        keys, vals = lines[i].split(), lines[i + 1].split()
+        if keys and keys[0] == "TcpExt:" and name in keys:
+            return int(vals[keys.index(name)])
+    raise RuntimeError("no TcpExt %s in /proc/net/netstat" % name)
+
+
+def mode_dsack(host, port, iface):
+    packet_outgoing = 4
+    before = netstat_counter("TCPDSACKRecv")
+    raw = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0003))  # ETH_P_ALL: outgoing frames too
+    raw.bind((iface, 0))
+    raw.settimeout(0.2)
+    c = socket.create_connection((host, port), timeout=TIMEOUT)
+    lport = c.getsockname()[1]
+    c.sendall(b"D" * 100)
+    frame = None
+    deadline = time.monotonic() + 5.0
+    while frame is None and time.monotonic() < deadline:
+        try:
+            data, addr = raw.recvfrom(65536)
+        except socket.timeout:
+            continue
+        if addr[2] != packet_outgoing or len(data) < 14 + 20 + 20 or data[12:14] != b"\x08\x00":
+            continue
+        ip = data[14:]
+        ihl = (ip[0] & 0x0f) * 4
+        tot = struct.unpack("!H", ip[2:4])[0]
+        if ip[9] != 6 or socket.inet_ntoa(ip[16:20]) != host:
+            continue
+        tcp = ip[ihl:]
+        sport, dport = struct.unpack("!HH", tcp[0:4])
+        doff = (tcp[12] >> 4) * 4
+        if sport == lport and dport == port and tot - ihl - doff == 100:
+            frame = data[:14 + tot]
+    if frame is None:
+        fails.append("dsack: the 100-byte segment was not seen on %s" % iface)
+        finish()
+    out("dsack: captured the data segment (%d bytes); sending it again after the ACK" % len(frame))
+    time.sleep(0.5)                  # acknowledged meanwhile (delayed ACK <= 200 ms)
+    raw.send(frame)
+    after = before
+    deadline = time.monotonic() + 5.0
+    while after == before and time.monotonic() < deadline:
+        time.sleep(0.05)
+        after = netstat_counter("TCPDSACKRecv")
+    out("dsack: TcpExt TCPDSACKRecv %d -> %d" % (before, after))
+    if after <= before:
+        fails.append("dsack: Linux received no D-SACK for the duplicate")
+    c.close()
+    raw.close()
+    finish(" dsack_recv=%d" % (after - before))
+
+
 def main(argv):
     if len(argv) < 4:
         sys.stderr.write(__doc__)
@@ -493,6 +557,8 @@ def main(argv):
             mode_server_recv(host, port)
         elif mode == "server-send":
             mode_server_send(host, port, int(args[0]))
+        elif mode == "dsack":
+            mode_dsack(host, port, args[0])
         else:
             sys.stderr.write("unknown mode %s\n" % mode)
             return 2

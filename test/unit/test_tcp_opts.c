@@ -482,6 +482,281 @@ static void test_ooseq_leaves_receive_reserve(void **state)
     tt_done(&t);
 }
 
+/* ------------------------------------------------------------ D-SACK */
+
+/* RFC 2883 §4 (rules 1-3) and §4.1.1: a segment received again (its ACK
+ * was lost) is answered at once with an ACK whose first SACK block is the
+ * duplicate range; the block is reported once; a duplicate straddling
+ * RCV.NXT reports only its old part (the new part is taken). */
+static void test_rfc2883_4_dsack_for_duplicate_below_rcv_nxt(void **state)
+{
+    struct tt t;
+    struct tt_seg g;
+    uint32_t base;
+    (void)state;
+    t_fresh(&t);
+    t.o.sackp = true;
+    tt_open_passive(&t);
+    base = t.snd;
+    tt_data(&t, g_data, 100); /* [0,100) */
+    tu_advance(t.e, 500);     /* the delayed ACK goes out */
+    tt_expect_ack(&t, base + 100);
+    tu_clear(t.e);
+    /* the same segment again */
+    tt_send(&t, TT_ACK, base, t.rcv, g_data, 100);
+    tt_expect(&t, &g);
+    assert_int_equal(g.ack, base + 100);
+    assert_int_equal(g.nsack, 1);
+    assert_int_equal(g.sack[0][0], base);
+    assert_int_equal(g.sack[0][1], base + 100);
+    assert_int_equal(TU_CTR(t.e, TCP_DSACK), 1);
+    tt_expect_none(&t);
+    /* rule 2: not repeated on the next ACK */
+    tt_data(&t, g_data + 100, 100);
+    tu_advance(t.e, 500);
+    tt_expect(&t, &g);
+    assert_int_equal(g.ack, base + 200);
+    assert_int_equal(g.nsack, 0);
+    /* straddling: [150, 300) -> D-SACK [150, 200), [200, 300) taken */
+    tt_send(&t, TT_ACK, base + 150, t.rcv, g_data + 150, 150);
+    t.snd = base + 300;
+    tt_expect(&t, &g);
+    assert_int_equal(g.ack, base + 300);
+    assert_int_equal(g.nsack, 1);
+    assert_int_equal(g.sack[0][0], base + 150);
+    assert_int_equal(g.sack[0][1], base + 200);
+    assert_int_equal(t.rx_len, 300);
+    assert_memory_equal(t.rx, g_data, 300);
+    tt_done(&t);
+}
+
+/* RFC 2883 §4 rule 4 / §4.1.3: a duplicate of out-of-order data: the
+ * D-SACK block first, then the SACK block that holds it; with timestamps
+ * the D-SACK still fits (RFC 2018 §3: 3 blocks). */
+static void test_rfc2883_4_dsack_for_duplicate_out_of_order_data(void **state)
+{
+    struct tt t;
+    struct tt_seg g;
+    uint32_t base;
+    (void)state;
+    t_fresh(&t);
+    t.o.sackp = true;
+    t.o.ts = true;
+    tt_open_passive(&t);
+    base = t.snd;
+    tt_send(&t, TT_ACK, base + 300, t.rcv, g_data + 300, 100); /* [300,400) */
+    tt_expect(&t, &g);
+    assert_int_equal(g.nsack, 1);
+    tt_send(&t, TT_ACK, base + 500, t.rcv, g_data + 500, 100); /* [500,600) */
+    tt_expect(&t, &g);
+    assert_int_equal(g.nsack, 2);
+    tt_send(&t, TT_ACK, base + 300, t.rcv, g_data + 300, 50); /* part of [300,400) again */
+    tt_expect(&t, &g);
+    assert_int_equal(g.ack, base);
+    assert_true(g.ts);
+    assert_int_equal(g.nsack, 3);
+    assert_int_equal(g.sack[0][0], base + 300); /* D-SACK */
+    assert_int_equal(g.sack[0][1], base + 350);
+    assert_int_equal(g.sack[1][0], base + 300); /* the block holding it */
+    assert_int_equal(g.sack[1][1], base + 400);
+    assert_int_equal(g.sack[2][0], base + 500);
+    assert_int_equal(g.sack[2][1], base + 600);
+    /* overlapping the queued block: [350, 450) -> D-SACK [350, 400) */
+    tt_send(&t, TT_ACK, base + 350, t.rcv, g_data + 350, 100);
+    tt_expect(&t, &g);
+    assert_int_equal(g.sack[0][0], base + 350);
+    assert_int_equal(g.sack[0][1], base + 400);
+    assert_int_equal(g.sack[1][0], base + 300);
+    assert_int_equal(g.sack[1][1], base + 450);
+    /* the gap filled: everything in order, no SACK blocks left */
+    tt_send(&t, TT_ACK, base, t.rcv, g_data, 300);
+    tt_expect(&t, &g);
+    assert_int_equal(g.ack, base + 450);
+    tt_send(&t, TT_ACK, base + 450, t.rcv, g_data + 450, 50);
+    tt_expect(&t, &g);
+    assert_int_equal(g.ack, base + 600);
+    assert_int_equal(g.nsack, 0);
+    assert_int_equal(t.rx_len, 600);
+    assert_memory_equal(t.rx, g_data, 600);
+    tt_done(&t);
+}
+
+/* No SACK negotiated: a duplicate is answered with a plain ACK. */
+static void test_rfc2883_dsack_needs_sack_permitted(void **state)
+{
+    struct tt t;
+    struct tt_seg g;
+    uint32_t base;
+    (void)state;
+    t_fresh(&t);
+    tt_open_passive(&t);
+    base = t.snd;
+    tt_data(&t, g_data, 100);
+    tt_send(&t, TT_ACK, base, t.rcv, g_data, 100);
+    tt_expect(&t, &g);
+    assert_int_equal(g.ack, base + 100);
+    assert_int_equal(g.nsack, 0);
+    assert_int_equal(TU_CTR(t.e, TCP_DSACK), 0);
+    tt_done(&t);
+}
+
+/* ------------------------------------------- per-connection bounds */
+
+/* wisp_tcp_set_bufs (SO_RCVBUF) before connect: the SYN offers at most
+ * the bound, and the window never reaches beyond it while the
+ * application does not consume; consuming reopens it. */
+static void test_rcvbuf_bounds_the_advertised_window(void **state)
+{
+    struct tt t;
+    struct tt_seg g, a;
+    wisp_ipaddr_t dst;
+    uint32_t right0, i;
+    (void)state;
+    t_fresh(&t);
+    t.no_recved = true;
+    dst = wisp_ipaddr4(tu_ip_peer());
+    t.pcb = wisp_tcp_new(t.e->s);
+    assert_non_null(t.pcb);
+    tt_callbacks(&t, t.pcb);
+    wisp_tcp_set_bufs(t.pcb, 0, 3000);
+    assert_int_equal(wisp_tcp_bind(t.pcb, NULL, t.port), WISP_OK);
+    assert_int_equal(wisp_tcp_connect(t.pcb, &dst, t.pport, tt_rec_connected), WISP_OK);
+    tt_expect(&t, &g);
+    assert_int_equal(g.flags, TT_SYN);
+    assert_true(g.wnd <= 3000 && g.wnd > 0);
+    t.iss = g.seq;
+    t.rcv = g.seq + 1u;
+    tt_send(&t, TT_SYN | TT_ACK, t.snd, t.rcv, NULL, 0); /* no window scaling */
+    t.snd += 1u;
+    tt_expect(&t, &a);
+    assert_int_equal(wisp_tcp_state(t.pcb), WISP_TCP_ESTABLISHED);
+    right0 = t.snd + 3000u;
+    assert_true(a.ack + a.wnd <= right0);
+    for (i = 0; i < 6; i++) { /* 6 x 500 bytes, nothing consumed */
+        tt_data(&t, g_data + 500u * i, 500);
+        while (tt_pop(&t, &g)) {
+            assert_true(g.ack + g.wnd <= right0);
+        }
+        tu_advance(t.e, 300);
+        while (tt_pop(&t, &g)) {
+            assert_true(g.ack + g.wnd <= right0);
+        }
+    }
+    assert_int_equal(t.rx_len, 3000);
+    tu_advance(t.e, 500);
+    while (tt_pop(&t, &g)) {
+        assert_int_equal(g.wnd, 0);
+    }
+    /* beyond the window: not taken */
+    tt_send(&t, TT_ACK, t.snd, t.rcv, g_data + 3000, 500);
+    tt_expect(&t, &g);
+    assert_int_equal(g.ack, t.snd);
+    assert_int_equal(g.wnd, 0);
+    assert_int_equal(t.rx_len, 3000);
+    /* consumed: the window reopens, up to the bound */
+    wisp_tcp_recved(t.pcb, 3000);
+    tu_advance(t.e, 10);
+    tt_expect(&t, &g);
+    assert_int_equal(g.ack, t.snd);
+    assert_true(g.wnd > 0 && g.wnd <= 3000);
+    tt_done(&t);
+}
+
+/* wisp_tcp_set_bufs (SO_SNDBUF): the bytes written and not acknowledged
+ * stay within the bound: wisp_tcp_sndbuf tells what is left, a write
+ * above it is WISP_ERR_MEM (may fit later), above the bound WISP_ERR_VAL
+ * (never fits); ACKs make room. Values are clamped to MSS .. the stack's
+ * send buffer. */
+static void test_sndbuf_bounds_unacknowledged_data(void **state)
+{
+    struct tt t;
+    struct tt_seg g;
+    struct wisp_tcp_info info;
+    (void)state;
+    t_fresh(&t);
+    tt_open_passive(&t);
+    wisp_tcp_set_bufs(t.pcb, 1, 0);
+    wisp_tcp_get_info(t.pcb, &info);
+    assert_int_equal(info.snd_buf, WISP_TCP_MSS);
+    wisp_tcp_set_bufs(t.pcb, 0xffffffffu, 0);
+    wisp_tcp_get_info(t.pcb, &info);
+    assert_int_equal(info.snd_buf, WISP_TCP_SND_BUF);
+    wisp_tcp_set_bufs(t.pcb, 4000, 0);
+    assert_int_equal(wisp_tcp_sndbuf_size(t.pcb), 4000);
+    assert_int_equal(wisp_tcp_sndbuf(t.pcb), 4000);
+    assert_int_equal(wisp_tcp_write(t.pcb, g_data, 4001, WISP_TCP_WRITE_COPY), WISP_ERR_VAL);
+    assert_int_equal(wisp_tcp_write(t.pcb, g_data, 3000, WISP_TCP_WRITE_COPY), WISP_OK);
+    assert_int_equal(wisp_tcp_sndbuf(t.pcb), 1000);
+    assert_int_equal(wisp_tcp_write(t.pcb, g_data + 3000, 1001, WISP_TCP_WRITE_COPY), WISP_ERR_MEM);
+    assert_int_equal(wisp_tcp_write(t.pcb, g_data + 3000, 1000, WISP_TCP_WRITE_COPY), WISP_OK);
+    assert_int_equal(wisp_tcp_sndbuf(t.pcb), 0);
+    assert_int_equal(wisp_tcp_write(t.pcb, g_data + 4000, 1, WISP_TCP_WRITE_COPY), WISP_ERR_MEM);
+    assert_int_equal(wisp_tcp_output(t.pcb), WISP_OK);
+    while (tt_pop(&t, &g)) {
+        t.rcv = g.seq + g.len;
+    }
+    assert_int_equal(t.rcv, t.iss + 1u + 4000u);
+    tt_ack(&t);
+    assert_int_equal(wisp_tcp_sndbuf(t.pcb), 4000);
+    assert_int_equal(t.sent_total, 4000);
+    tt_done(&t);
+}
+
+/* wisp_tcp_set_user_mss (TCP_MAXSEG) before connect: the SYN announces
+ * it and no segment carries more data, though the peer offers more; on an
+ * accepted connection with nothing queued it lowers the send MSS. */
+static void test_user_mss_caps_syn_option_and_segments(void **state)
+{
+    struct tt t;
+    struct tt_seg g, a;
+    wisp_ipaddr_t dst;
+    unsigned n = 0;
+    (void)state;
+    t_fresh(&t);
+    t.o.mss = 1460;
+    dst = wisp_ipaddr4(tu_ip_peer());
+    t.pcb = wisp_tcp_new(t.e->s);
+    assert_non_null(t.pcb);
+    tt_callbacks(&t, t.pcb);
+    wisp_tcp_set_user_mss(t.pcb, 700);
+    assert_int_equal(wisp_tcp_bind(t.pcb, NULL, t.port), WISP_OK);
+    assert_int_equal(wisp_tcp_connect(t.pcb, &dst, t.pport, tt_rec_connected), WISP_OK);
+    tt_expect(&t, &g);
+    assert_int_equal(g.flags, TT_SYN);
+    assert_int_equal(g.mss, 700);
+    t.iss = g.seq;
+    t.rcv = g.seq + 1u;
+    tt_send(&t, TT_SYN | TT_ACK, t.snd, t.rcv, NULL, 0);
+    t.snd += 1u;
+    tt_expect(&t, &a);
+    assert_int_equal(wisp_tcp_write(t.pcb, g_data, 5000, WISP_TCP_WRITE_COPY), WISP_OK);
+    assert_int_equal(wisp_tcp_output(t.pcb), WISP_OK);
+    while (tt_pop(&t, &g)) {
+        assert_true(g.len <= 700);
+        n += g.len;
+    }
+    assert_int_equal(n, 5000);
+    wisp_tcp_abort(t.pcb);
+    t.pcb = NULL;
+    tu_clear(t.e);
+    tt_done(&t);
+
+    /* accepted, then capped */
+    t_fresh(&t);
+    t.o.mss = 1460;
+    tt_open_passive(&t);
+    wisp_tcp_set_user_mss(t.pcb, 600);
+    assert_int_equal(wisp_tcp_write(t.pcb, g_data, 3000, WISP_TCP_WRITE_COPY), WISP_OK);
+    assert_int_equal(wisp_tcp_output(t.pcb), WISP_OK);
+    n = 0;
+    while (tt_pop(&t, &g)) {
+        assert_true(g.len <= 600);
+        n += g.len;
+    }
+    assert_int_equal(n, 3000);
+    tt_done(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -503,6 +778,12 @@ int main(void)
         cmocka_unit_test(test_ooseq_fin_after_gap),
         cmocka_unit_test(test_rfc9293_3_10_7_4_trim_to_window),
         cmocka_unit_test(test_ooseq_leaves_receive_reserve),
+        cmocka_unit_test(test_rfc2883_4_dsack_for_duplicate_below_rcv_nxt),
+        cmocka_unit_test(test_rfc2883_4_dsack_for_duplicate_out_of_order_data),
+        cmocka_unit_test(test_rfc2883_dsack_needs_sack_permitted),
+        cmocka_unit_test(test_rcvbuf_bounds_the_advertised_window),
+        cmocka_unit_test(test_sndbuf_bounds_unacknowledged_data),
+        cmocka_unit_test(test_user_mss_caps_syn_option_and_segments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
