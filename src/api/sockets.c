@@ -104,6 +104,9 @@ int wisp_err_to_errno(wisp_err_t err)
     case WISP_ERR_RST: return WISP_ECONNRESET;
     case WISP_ERR_CLSD: return WISP_ENOTCONN;
     case WISP_ERR_ARG: return WISP_EINVAL;
+    case WISP_ERR_REFUSED: return WISP_ECONNREFUSED;
+    case WISP_ERR_HOSTUNREACH: return WISP_EHOSTUNREACH;
+    case WISP_ERR_NETUNREACH: return WISP_ENETUNREACH;
     default: return WISP_EIO;
     }
 }
@@ -348,7 +351,8 @@ static int conn_err_errno(const struct wisp_sock *sk, wisp_err_t err, bool conne
 /* Is err a connection error (the stack ended the connection)? */
 static bool is_conn_err(wisp_err_t err)
 {
-    return err == WISP_ERR_RST || err == WISP_ERR_ABRT || err == WISP_ERR_TIMEOUT;
+    return err == WISP_ERR_RST || err == WISP_ERR_ABRT || err == WISP_ERR_TIMEOUT || err == WISP_ERR_HOSTUNREACH ||
+           err == WISP_ERR_NETUNREACH;
 }
 
 /* Table lock held: does a reset of sk mean "refused" (its connect failed)? */
@@ -938,6 +942,9 @@ int wisp_connect(int s, const struct wisp_sockaddr *name, wisp_socklen_t namelen
         case WISP_ERR_RST: e = WISP_ECONNREFUSED; sk->errevent = 0; sk->dead = 1; break;
         case WISP_ERR_TIMEOUT: e = WISP_ETIMEDOUT; sk->errevent = 0; sk->dead = 1; break;
         case WISP_ERR_ABRT: e = WISP_ECONNABORTED; sk->errevent = 0; sk->dead = 1; break;
+        /* SYN retries ran out after ICMP unreachable (RFC 1122 §4.2.3.9) */
+        case WISP_ERR_HOSTUNREACH: e = WISP_EHOSTUNREACH; sk->errevent = 0; sk->dead = 1; break;
+        case WISP_ERR_NETUNREACH: e = WISP_ENETUNREACH; sk->errevent = 0; sk->dead = 1; break;
         case WISP_ERR_RTE: e = WISP_ENETUNREACH; break;
         case WISP_ERR_USE: e = WISP_EADDRNOTAVAIL; break;
         case WISP_ERR_CLSD: e = WISP_ECONNABORTED; break;

@@ -276,6 +276,18 @@ void tcp_mem_freed(struct wisp_stack *s);
 void tcp_rtt_sample(struct wisp_tcp_pcb *pcb, uint32_t rtt);
 uint32_t tcp_seg_max(const struct wisp_tcp_pcb *pcb);
 uint32_t tcp_initial_cwnd(uint32_t mss);
+/* ------------------------------------------------------- tcp_icmp.c */
+/* Path MTU at establishment: remember the unlimited MSS, apply a cached
+ * path MTU. */
+void tcp_pmtu_init(struct wisp_tcp_pcb *pcb);
+/* Output hook: raise a lowered MSS again once its time has come. */
+void tcp_pmtu_check(struct wisp_tcp_pcb *pcb);
+/* RTO hook (after nrtx was counted): black-hole detection (RFC 4821). */
+void tcp_pmtu_rto(struct wisp_tcp_pcb *pcb);
+/* The error a connect that ran out of SYN retries reports: the last soft
+ * ICMP error, else WISP_ERR_TIMEOUT. */
+wisp_err_t tcp_icmp_timeout_err(const struct wisp_tcp_pcb *pcb);
+
 /* Queue a FIN (flag on the last unsent segment or an empty segment). */
 wisp_err_t tcp_queue_fin(struct wisp_tcp_pcb *pcb);
 
