@@ -89,88 +89,90 @@ static void tcp_pmtu_set(struct wisp_tcp_pcb *pcb, uint16_t mss)
     pcb->pmtu_raise_at = wisp_now(s) + (uint32_t)WISP_PMTU_AGE_MS;
 }
 
-/* Re-cut the sent segments longer than the send MSS into copies of at most
- * one MSS each (their data may be chained in a queued frame, so it is not
- * cut in place). mark_lost: the pieces of each re-cut segment that is not
- * SACKed are marked lost (a router dropped it). False when out of
- * buffers (what was re-cut stays re-cut; an oversize segment that is
- * retransmitted as it is draws another "too big"). */
-static bool tcp_pmtu_reseg(struct wisp_tcp_pcb *pcb, bool mark_lost)
+bool tcp_pmtu_recut(struct wisp_tcp_pcb *pcb, struct wisp_tcp_seg **gp)
 {
     struct wisp_stack *s = pcb->c.stack;
     const struct wisp_pool *tx = &s->pool[WISP_POOL_PBUF_TX];
-    uint32_t smss = tcp_seg_max(pcb);
-    struct wisp_tcp_seg **pp = &pcb->sndq, *g;
+    uint32_t smss = tcp_seg_max(pcb), off = 0;
+    struct wisp_tcp_seg **pp, *g = *gp, *head = NULL, *last = NULL, *n;
+    uint8_t keep;
 
-    while ((g = *pp) != NULL && g != pcb->sndq_next) {
-        struct wisp_tcp_seg *head = NULL, *last = NULL, *n;
-        uint32_t off = 0;
-        uint8_t keep;
-
-        if (g->len <= smss) {
-            pp = &g->next;
-            continue;
-        }
-        keep = (uint8_t)(g->flags & (TCP_SEGF_SENT | TCP_SEGF_SACKED | TCP_SEGF_LOST | TCP_SEGF_RTXD));
-        if (mark_lost && !(keep & TCP_SEGF_SACKED)) {
-            keep = (uint8_t)((keep & ~TCP_SEGF_RTXD) | TCP_SEGF_LOST);
-        }
-        while (off < g->len) {
-            uint32_t k = WISP_MIN(smss, (uint32_t)g->len - off);
-            if ((uint32_t)tx->count - tx->used <= TCP_TX_RESERVE) {
-                n = NULL; /* the last transmit blocks stay for headers */
-            } else {
-                n = (struct wisp_tcp_seg *)wisp_pool_alloc(&s->pool[WISP_POOL_TCP_SEG]);
-            }
-            if (n != NULL) {
-                memset(n, 0, sizeof(*n));
-                n->p = wisp_pbuf_alloc(s, WISP_LAYER_RAW, (uint16_t)k, WISP_PBUF_RAM);
-                if (n->p == NULL) {
-                    wisp_pool_free(&s->pool[WISP_POOL_TCP_SEG], n);
-                    n = NULL;
-                }
-            }
-            if (n == NULL) {
-                while (head != NULL) {
-                    n = head->next;
-                    wisp_pbuf_free(head->p);
-                    wisp_pool_free(&s->pool[WISP_POOL_TCP_SEG], head);
-                    head = n;
-                }
-                WISP_CTR_INC(s, TCP_PMTU_RESEG_NOMEM);
-                return false;
-            }
-            (void)wisp_pbuf_copy_out(g->p, n->p->payload, (uint16_t)k, (uint16_t)off);
-            n->seq = g->seq + off;
-            n->len = (uint16_t)k;
-            n->sent_ms = g->sent_ms;
-            n->nrtx = g->nrtx;
-            n->flags = (uint8_t)(keep | TCP_SEGF_COPY);
-            if (last == NULL) {
-                head = n;
-            } else {
-                last->next = n;
-            }
-            last = n;
-            off += k;
-        }
-        /* FIN and PSH stay with the end of the data */
-        last->flags = (uint8_t)(last->flags | (g->flags & (TCP_SEGF_FIN | TCP_SEGF_PSH | TCP_SEGF_MORE)));
-        last->next = g->next;
-        *pp = head;
-        if (pcb->sndq_tail == g) {
-            pcb->sndq_tail = last;
-        }
-        wisp_pbuf_free(g->p);
-        wisp_pool_free(&s->pool[WISP_POOL_TCP_SEG], g);
-        WISP_CTR_INC(s, TCP_PMTU_RESEG);
-        pcb->flags &= ~TF_RTT; /* Karn: the timed segment may be among them */
-        if (keep & (TCP_SEGF_LOST | TCP_SEGF_SACKED)) {
-            pcb->flags |= TF_SCOREBOARD;
-        }
-        pp = &last->next;
+    for (pp = &pcb->sndq; *pp != NULL && *pp != g; pp = &(*pp)->next) {
     }
+    if (*pp == NULL || g->len <= smss) {
+        return true;
+    }
+    keep = (uint8_t)(g->flags & (TCP_SEGF_SENT | TCP_SEGF_SACKED | TCP_SEGF_LOST | TCP_SEGF_RTXD));
+    while (off < g->len) {
+        uint32_t k = WISP_MIN(smss, (uint32_t)g->len - off);
+        n = NULL;
+        if ((uint32_t)tx->count - tx->used > TCP_TX_RESERVE) { /* the last blocks stay for headers */
+            n = (struct wisp_tcp_seg *)wisp_pool_alloc(&s->pool[WISP_POOL_TCP_SEG]);
+        }
+        if (n != NULL) {
+            memset(n, 0, sizeof(*n));
+            n->p = wisp_pbuf_alloc(s, WISP_LAYER_RAW, (uint16_t)k, WISP_PBUF_RAM);
+            if (n->p == NULL) {
+                wisp_pool_free(&s->pool[WISP_POOL_TCP_SEG], n);
+                n = NULL;
+            }
+        }
+        if (n == NULL) {
+            while (head != NULL) {
+                n = head->next;
+                wisp_pbuf_free(head->p);
+                wisp_pool_free(&s->pool[WISP_POOL_TCP_SEG], head);
+                head = n;
+            }
+            WISP_CTR_INC(s, TCP_PMTU_RESEG_NOMEM);
+            return false;
+        }
+        (void)wisp_pbuf_copy_out(g->p, n->p->payload, (uint16_t)k, (uint16_t)off);
+        n->seq = g->seq + off;
+        n->len = (uint16_t)k;
+        n->sent_ms = g->sent_ms;
+        n->nrtx = g->nrtx;
+        n->flags = (uint8_t)(keep | TCP_SEGF_COPY);
+        if (last == NULL) {
+            head = n;
+        } else {
+            last->next = n;
+        }
+        last = n;
+        off += k;
+    }
+    /* FIN and PSH stay with the end of the data */
+    last->flags = (uint8_t)(last->flags | (g->flags & (TCP_SEGF_FIN | TCP_SEGF_PSH | TCP_SEGF_MORE)));
+    last->next = g->next;
+    *pp = head;
+    if (pcb->sndq_tail == g) {
+        pcb->sndq_tail = last;
+    }
+    wisp_pbuf_free(g->p); /* a queued frame may still hold the data: it stays till sent */
+    wisp_pool_free(&s->pool[WISP_POOL_TCP_SEG], g);
+    WISP_CTR_INC(s, TCP_PMTU_RESEG);
+    pcb->flags &= ~TF_RTT; /* Karn: the timed segment may have been g */
+    *gp = head;
     return true;
+}
+
+/* Mark the sent segments longer than the send MSS (not SACKed) lost: a
+ * router dropped them. Returns how many. */
+static unsigned tcp_pmtu_mark_lost(struct wisp_tcp_pcb *pcb)
+{
+    struct wisp_tcp_seg *g;
+    uint32_t smss = tcp_seg_max(pcb);
+    unsigned n = 0;
+    for (g = pcb->sndq; g != NULL && g != pcb->sndq_next; g = g->next) {
+        if (g->len > smss && !(g->flags & TCP_SEGF_SACKED)) {
+            g->flags = (uint8_t)((g->flags & ~TCP_SEGF_RTXD) | TCP_SEGF_LOST);
+            n++;
+        }
+    }
+    if (n > 0) {
+        pcb->flags |= TF_SCOREBOARD;
+    }
+    return n;
 }
 
 void tcp_pmtu_check(struct wisp_tcp_pcb *pcb)
@@ -205,7 +207,8 @@ void tcp_pmtu_rto(struct wisp_tcp_pcb *pcb)
     (void)wisp_pmtu_lower(s, pcb->remote_ip, (uint16_t)WISP_PMTU_MIN, true);
     tcp_pmtu_set(pcb, safe);
     pcb->pmtu_raise_at = wisp_now(s) + (uint32_t)WISP_PMTU_PROBE_MS;
-    (void)tcp_pmtu_reseg(pcb, false); /* tcp_rto_expired marks them lost */
+    /* tcp_rto_expired marks everything lost; the output engine re-cuts
+     * each segment as it retransmits it (tcp_pmtu_recut) */
 }
 
 wisp_err_t tcp_icmp_timeout_err(const struct wisp_tcp_pcb *pcb)
@@ -287,10 +290,13 @@ static void tcp_icmp_needfrag(struct wisp_stack *s, struct wisp_tcp_pcb *pcb, co
         WISP_CTR_INC(s, ICMP_PMTU_DROP_NORAISE);
         return;
     }
-    /* RFC 1191 §6.4: re-send what the router dropped, now in pieces. */
-    (void)tcp_pmtu_reseg(pcb, true);
-    pcb->flags |= TF_FORCE_RTX;
-    tcp_output_run(pcb);
+    /* RFC 1191 §6.4: re-send what the router dropped, now in pieces (the
+     * output engine re-cuts each as it retransmits it, so the copies take
+     * no more buffers than the congestion window lets out) */
+    if (tcp_pmtu_mark_lost(pcb) > 0) {
+        pcb->flags |= TF_FORCE_RTX;
+        tcp_output_run(pcb);
+    }
 }
 
 void wisp_tcp_icmp_err(struct wisp_stack *s, const struct wisp_icmp_err *e)

@@ -1068,6 +1068,12 @@ void tcp_output_run(struct wisp_tcp_pcb *pcb)
             }
         }
         if (lost != NULL && lost != pcb->sndq_next) {
+            if (lost->len > smss && !tcp_pmtu_recut(pcb, &lost)) {
+                /* cut before the path MTU fell (tcp_icmp.c): no buffer
+                 * for the pieces now */
+                tcp_timer_set(pcb, TCP_TMR_OUTPUT, TCP_OUTPUT_RETRY_MS);
+                break;
+            }
             g = lost;
             if (!(pcb->flags & TF_FORCE_RTX) && pipe + g->len > pcb->cwnd) {
                 break;

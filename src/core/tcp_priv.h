@@ -282,6 +282,10 @@ uint32_t tcp_initial_cwnd(uint32_t mss);
 void tcp_pmtu_init(struct wisp_tcp_pcb *pcb);
 /* Output hook: raise a lowered MSS again once its time has come. */
 void tcp_pmtu_check(struct wisp_tcp_pcb *pcb);
+/* Output hook: re-cut the sent segment *gp, longer than the send MSS since
+ * the path MTU fell, into copies of at most one MSS; *gp becomes the
+ * first. False when out of buffers (nothing changed; retry later). */
+bool tcp_pmtu_recut(struct wisp_tcp_pcb *pcb, struct wisp_tcp_seg **gp);
 /* RTO hook (after nrtx was counted): black-hole detection (RFC 4821). */
 void tcp_pmtu_rto(struct wisp_tcp_pcb *pcb);
 /* The error a connect that ran out of SYN retries reports: the last soft
