@@ -1,7 +1,9 @@
 /**
  * @file icmp.h
  * ICMP for IPv4 (RFC 792, RFC 1122 §3.2.2): echo reply, echo request for a
- * ping application, destination unreachable with rate limiting. Never an
+ * ping application, destination unreachable with rate limiting; received
+ * errors validated (RFC 5927) and passed to TCP / UDP; the path MTU cache
+ * (RFC 1191). Never an
  * ICMP error about an ICMP error, a fragment other than the first, a
  * broadcast/multicast, or a packet from a non-unicast source
  * (RFC 1122 §3.2.2).

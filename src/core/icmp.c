@@ -2,7 +2,10 @@
  * @file icmp.c
  * ICMP for IPv4 (RFC 792, RFC 1122 §3.2.2): answers echo requests (in place
  * when the received buffers are not shared), hands echo replies to a ping
- * application, counts received error messages, and originates destination
+ * application, validates received error messages and hands them to the
+ * transport protocol of the quoted datagram (RFC 1122 §3.2.2.1, RFC 5927
+ * §4.1; source quench and redirect are ignored and counted), keeps the
+ * per-stack path MTU cache (RFC 1191), and originates destination
  * unreachable messages under the RFC 1122 §3.2.2 suppression rules and a
  * token-bucket rate limit (RFC 1812 §4.3.2.8) refilled lazily from the
  * stack clock (no timer).
