@@ -127,7 +127,7 @@ static unsigned collect(struct tt *t, uint8_t *out, uint32_t total, uint16_t max
 
 static void test_frag_needed_lowers_mss_and_resends_pieces_byte_exact(void **state)
 {
-    static uint8_t data[4380], got[4380];
+    static uint8_t data[4380], got[4380 + 2000];
     struct tt t;
     struct wisp_tcp_info before, after;
     unsigned n;
@@ -148,7 +148,7 @@ static void test_frag_needed_lowers_mss_and_resends_pieces_byte_exact(void **sta
 
     /* resent at once in pieces of <= 960 bytes, DF still set */
     memset(got, 0, sizeof(got));
-    n = collect(&t, got, sizeof(got), 960, true);
+    n = collect(&t, got, sizeof(data), 960, true);
     assert_int_equal(n, 6); /* each 1460-byte segment re-cut into 960 + 500 */
     assert_memory_equal(got, data, sizeof(data));
 
