@@ -13,6 +13,8 @@
  *  - in SYN-SENT, protocol and port unreachable are hard errors and end
  *    the connect at once (RFC 1122 §4.2.3.9: "SHOULD abort"), reported as
  *    WISP_ERR_RST (a refused connect, ECONNREFUSED at the socket layer);
+ *    so are "administratively prohibited" (codes 9, 10, 13), reported as
+ *    WISP_ERR_HOSTUNREACH (as Linux);
  *  - every other error is soft (RFC 1122 §4.2.3.9; RFC 5461 / RFC 5927
  *    §4.1 recommend soft treatment of the "hard" codes too in synchronized
  *    states, as Linux does): it is remembered, and when a connect runs out
@@ -338,6 +340,15 @@ void wisp_tcp_icmp_err(struct wisp_stack *s, const struct wisp_icmp_err *e)
         WISP_CTR_INC(s, ICMP_ERR_HARD);
         WISP_CTR_INC(s, TCP_ICMP_REFUSED);
         tcp_pcb_kill(pcb, WISP_ERR_RST);
+        return;
+    }
+    if (pcb->c.state == WISP_TCP_SYN_SENT && e->type == WISP_ICMP_DEST_UNREACH &&
+        (e->code == 9u || e->code == 10u || e->code == 13u)) {
+        /* "administratively prohibited" (RFC 1122 §3.2.2.1 codes 9, 10;
+         * RFC 1812 §5.2.7.1 code 13): a filter's standing decision, no
+         * transient condition -- hard in SYN-SENT, as on Linux. */
+        WISP_CTR_INC(s, ICMP_ERR_HARD);
+        tcp_pcb_kill(pcb, WISP_ERR_HOSTUNREACH);
         return;
     }
     /* RFC 1122 §4.2.3.9: soft; RFC 5461 §4 / RFC 5927 §4.1: also the hard

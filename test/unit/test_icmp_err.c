@@ -406,6 +406,19 @@ static void test_connect_port_unreachable_is_refused_at_once(void **state)
     tt_done(&t);
 }
 
+static void test_connect_admin_prohibited_fails_at_once(void **state)
+{
+    struct tt t;
+    (void)state;
+    start_connect(&t);
+    inject_icmp(t.e, 3, 13, 0, g_f[0] + TT_ETH, 28); /* RFC 1812 §5.2.7.1 */
+    assert_true(t.err_called);
+    assert_int_equal(t.err, WISP_ERR_HOSTUNREACH);
+    assert_int_equal(TU_CTR(t.e, ICMP_ERR_HARD), 1);
+    assert_int_equal(t.e->s->pool[WISP_POOL_TCP_PCB].used, 0);
+    tt_done(&t);
+}
+
 static void connect_soft(uint8_t type, uint8_t code, wisp_err_t expect)
 {
     struct tt t;
@@ -530,6 +543,7 @@ int main(void)
         cmocka_unit_test(test_black_hole_falls_back_to_safe_mss),
         cmocka_unit_test(test_invalid_or_unmatched_errors_are_ignored_and_counted),
         cmocka_unit_test(test_connect_port_unreachable_is_refused_at_once),
+        cmocka_unit_test(test_connect_admin_prohibited_fails_at_once),
         cmocka_unit_test(test_connect_host_unreachable_fails_after_syn_retries),
         cmocka_unit_test(test_udp_connected_gets_refused_unconnected_not),
         cmocka_unit_test(test_error_about_our_echo_request_is_counted),
