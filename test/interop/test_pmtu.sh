@@ -15,7 +15,10 @@
 #    what Linux received, wisp counted icmp.pmtu.lowered and tcp.pmtu.lower
 #    and exits 0 with its pools back at baseline;
 #  - the capture on the tap shows the ICMP type 3 code 4 from the router
-#    and no wisp segment larger than 1000 bytes after it.
+#    and no wisp segment larger than 1000 bytes after it;
+#  - black hole: a policy route drops the ICMP messages the router
+#    originates; a fresh node detects the black hole after its timeouts, falls back
+#    to MSS 536 and completes the same transfer SHA-256-exact.
 #
 # Only namespaces this test creates are configured (A: the lib's; B: its
 # own, deleted at exit); addresses in 198.18.0.0/15 only.
@@ -101,4 +104,40 @@ timeout -k 5 60 tshark -n -r "$f" -Y '!icmp' -w "$IT_DIR/tcp_only.pcap" 2>/dev/n
 badicmp=$(it_pcap_count "$f" "icmp && (icmp.checksum.status == 0 || ip.checksum.status == 0)")
 [ "$badicmp" -eq 0 ] || it_fail "$badicmp ICMP messages with a bad checksum"
 it_pcap_tcp_check "$IT_DIR/tcp_only.pcap" 0 -d tcp.port==$PORT,data
+
+# ---- black hole: the same path, but the router's "fragmentation needed"
+# never reaches wisp: a policy rule in the router's namespace sends every
+# ICMP message the router itself originates into a blackhole route (as a
+# firewall dropping ICMP would; forwarded traffic is untouched). A fresh
+# node (empty path MTU cache) must detect the black hole by its timeouts
+# and fall back to WISP_PMTU_MIN - 40 (RFC 4821-style), then complete.
+if ! it_ns ip rule add ipproto icmp lookup 100 prio 100 2>"$IT_DIR/rule.err" ||
+    ! it_ns ip route add blackhole default table 100 2>>"$IT_DIR/rule.err"; then
+    it_log "black-hole part skipped: policy rule unavailable: $(head -n 2 "$IT_DIR/rule.err")"
+    it_pass
+fi
+PORT=5002
+SRV_LOG="$IT_DIR/server_recv2.log"
+timeout -k 5 150 ip netns exec "$NS_B" "$IT_PY" "$IT_TCPPEER" server-recv "$RECV_IP" "$PORT" >"$SRV_LOG" 2>&1 &
+srv=$!
+IT_BG_PIDS="$IT_BG_PIDS $srv"
+it_wait_line "$SRV_LOG" '^LISTENING' 10 || it_fail "Linux server not listening: $(cat "$SRV_LOG")"
+it_run_node_client "$IT_DIR/node_bh.log" 120 --gw "$IT_LINUX_IP" --pcap "$IT_DIR/bh.pcap" \
+    --connect "$RECV_IP:$PORT" --send "$bytes" --write-size 1460
+it_bg_wait "$srv" 20
+rc=$?
+while IFS= read -r line; do it_log "server: $line"; done <"$SRV_LOG"
+[ "$rc" -eq 0 ] || it_fail "Linux server (recv, black hole) failed (status $rc)"
+node_hash=$(sed -nE 's/^wisp-node: client sent .* sha256 ([0-9a-f]{64})$/\1/p' "$IT_DIR/node_bh.log")
+srv_hash=$(sed -nE 's/^RESULT ok .*sha256=([0-9a-f]{64}).*/\1/p' "$SRV_LOG")
+srv_bytes=$(sed -nE 's/^RESULT ok bytes=([0-9]+).*/\1/p' "$SRV_LOG")
+[ "$srv_bytes" = "$bytes" ] || it_fail "black hole: Linux received ${srv_bytes:-?} bytes, want $bytes"
+[ -n "$node_hash" ] && [ "$node_hash" = "$srv_hash" ] ||
+    it_fail "black hole: SHA-256 differs: node sent ${node_hash:-?}, Linux received ${srv_hash:-?}"
+bh=$(it_counter tcp.pmtu.blackhole)
+it_log "black hole: $bytes bytes, SHA-256 matches; tcp.pmtu.blackhole=$bh icmp.pmtu.lowered=$(it_counter icmp.pmtu.lowered)" \
+    "tcp.timeout=$(it_counter tcp.timeout); $(grep '^wisp-node: client tcp:' "$IT_DIR/node_bh.log")"
+[ "$bh" -ge 1 ] || it_fail "black hole not detected (tcp.pmtu.blackhole=$bh)"
+[ "$(it_counter icmp.pmtu.lowered)" -eq 0 ] || it_fail "an ICMP came through the filter"
+grep -q '^wisp-node: client tcp: mss 536 ' "$IT_DIR/node_bh.log" || it_fail "MSS is not 536 after the fallback"
 it_pass
