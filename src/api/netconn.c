@@ -782,6 +782,7 @@ static void udp_err_cb(void *arg, struct wisp_udp_pcb *pcb, wisp_err_t err, cons
     }
     api_unlock(conn->api);
     if (post) {
+        nc_event(conn, WISP_NETCONN_EVT_ERROR, 0); /* select / poll / SO_ERROR */
         wake_mbox(conn);
     }
 }

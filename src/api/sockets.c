@@ -231,6 +231,9 @@ static void sock_event(struct wisp_netconn *conn, enum wisp_netconn_evt evt, uin
         return;
     case WISP_NETCONN_EVT_ERROR:
         sk->errevent = 1;
+        if (sk->type == WISP_SOCK_DGRAM) {
+            break; /* an ICMP error for a connected UDP socket: it lives on */
+        }
         sk->dead = 1;
         if (sk->connecting) {
             sk->connecting = 0; /* a non-blocking connect failed */
@@ -1354,6 +1357,16 @@ static wisp_ssize_t recv_tcp(struct wisp_sock *sk, const struct wisp_iovec *iov,
     return (wisp_ssize_t)copied;
 }
 
+/* A UDP call returned the socket's pending ICMP error (netconn took it):
+ * select/poll no longer report it. */
+static void udp_err_taken(struct wisp_sock *sk)
+{
+    struct wisp_sockets *t = g_socks;
+    lock_tbl(t);
+    sk->errevent = 0;
+    unlock_tbl(t);
+}
+
 /* UDP receive into iov. Returns bytes (>= 0) or -errno. Blocking waits
  * happen inside netconn (its receive timeout is SO_RCVTIMEO); close and
  * shutdown(SHUT_RD) wake them by closing / shutting the netconn. */
@@ -1377,6 +1390,7 @@ static wisp_ssize_t recv_udp(struct wisp_sock *sk, const struct wisp_iovec *iov,
         case WISP_ERR_WOULDBLOCK:
         case WISP_ERR_TIMEOUT: return -(wisp_ssize_t)WISP_EAGAIN;
         case WISP_ERR_CLSD: return sock_is_closing(sk) ? -(wisp_ssize_t)WISP_EBADF : 0; /* SHUT_RD */
+        case WISP_ERR_REFUSED: udp_err_taken(sk); return -(wisp_ssize_t)WISP_ECONNREFUSED;
         default: return -(wisp_ssize_t)wisp_err_to_errno(err);
         }
     }
@@ -1637,6 +1651,7 @@ static wisp_ssize_t send_udp(struct wisp_sock *sk, const struct wisp_iovec *iov,
     case WISP_ERR_BUF: return -(wisp_ssize_t)WISP_ENOBUFS;
     case WISP_ERR_CONN: return -(wisp_ssize_t)WISP_EDESTADDRREQ;
     case WISP_ERR_RTE: return -(wisp_ssize_t)WISP_ENETUNREACH;
+    case WISP_ERR_REFUSED: udp_err_taken(sk); return -(wisp_ssize_t)WISP_ECONNREFUSED; /* ICMP, earlier datagram */
     case WISP_ERR_VAL: return -(wisp_ssize_t)WISP_EACCES; /* broadcast without SO_BROADCAST */
     case WISP_ERR_CLSD: return -(wisp_ssize_t)(sock_is_closing(sk) ? WISP_EBADF : WISP_EPIPE);
     default: return -(wisp_ssize_t)wisp_err_to_errno(err);
@@ -2376,8 +2391,9 @@ static unsigned readiness(const struct wisp_sock *sk)
     if (sk->closing) {
         return RDY_IN | RDY_OUT; /* the call on it then fails with EBADF */
     }
-    if (sk->rcvevent > 0 || sk->has_last || sk->rd_eof || sk->rx_err != 0 || sk->dead) {
-        r |= RDY_IN;
+    if (sk->rcvevent > 0 || sk->has_last || sk->rd_eof || sk->rx_err != 0 || sk->dead ||
+        (sk->errevent && sk->type == WISP_SOCK_DGRAM)) {
+        r |= RDY_IN; /* a UDP socket's pending ICMP error: recv reports it (as Linux) */
     }
     if (!sk->listening && (sk->sendevent || sk->dead || sk->wr_shut)) {
         r |= RDY_OUT;

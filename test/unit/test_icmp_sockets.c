@@ -137,6 +137,52 @@ static void test_udp_socket_connected_gets_econnrefused_once(void **state)
     senv_stop(&t);
 }
 
+static void test_udp_icmp_error_poll_select_and_so_error(void **state)
+{
+    struct senv t = senv_start();
+    struct wisp_sockaddr_in a = sin_of(LO, 6050), peer = sin_of(LO, 6051);
+    struct wisp_pollfd pfd;
+    wisp_fd_set rd;
+    struct wisp_timeval tv;
+    char buf[8];
+    int u, err = 0;
+    wisp_socklen_t len = sizeof err;
+    (void)state;
+    u = wisp_socket(WISP_AF_INET, WISP_SOCK_DGRAM, 0);
+    assert_int_equal(wisp_bind(u, SA(&a), sizeof a), 0);
+    assert_int_equal(wisp_connect(u, SA(&peer), sizeof peer), 0);
+    pfd.fd = u;
+    pfd.events = WISP_POLLIN;
+    pfd.revents = 0;
+    assert_int_equal(wisp_poll(&pfd, 1, 0), 0);
+    assert_int_equal(wisp_send(u, "x", 1, 0), 1);
+    /* the error makes the socket readable with POLLERR (as Linux) */
+    assert_int_equal(wisp_poll(&pfd, 1, 2000), 1);
+    assert_true((pfd.revents & WISP_POLLERR) != 0);
+    assert_true((pfd.revents & WISP_POLLIN) != 0);
+    WISP_FD_ZERO(&rd);
+    WISP_FD_SET(u, &rd);
+    tv.tv_sec = 1;
+    tv.tv_usec = 0;
+    assert_int_equal(wisp_select(u + 1, &rd, NULL, NULL, &tv), 1);
+    /* SO_ERROR takes it once */
+    assert_int_equal(wisp_getsockopt(u, WISP_SOL_SOCKET, WISP_SO_ERROR, &err, &len), 0);
+    assert_int_equal(err, WISP_ECONNREFUSED);
+    assert_int_equal(wisp_getsockopt(u, WISP_SOL_SOCKET, WISP_SO_ERROR, &err, &len), 0);
+    assert_int_equal(err, 0);
+    assert_int_equal(wisp_poll(&pfd, 1, 0), 0);
+    assert_int_equal(wisp_recv(u, buf, sizeof buf, WISP_MSG_DONTWAIT), -1);
+    assert_int_equal(wisp_errno(), WISP_EAGAIN);
+    /* taken by recv: poll quiet again */
+    assert_int_equal(wisp_send(u, "y", 1, 0), 1);
+    assert_int_equal(wisp_poll(&pfd, 1, 2000), 1);
+    assert_int_equal(wisp_recv(u, buf, sizeof buf, 0), -1);
+    assert_int_equal(wisp_errno(), WISP_ECONNREFUSED);
+    assert_int_equal(wisp_poll(&pfd, 1, 0), 0);
+    assert_int_equal(wisp_close(u), 0);
+    senv_stop(&t);
+}
+
 struct blocked {
     int fd;
     int r, e;
@@ -200,6 +246,7 @@ int main(void)
         cmocka_unit_test(test_udp_socket_connected_gets_econnrefused_once),
         cmocka_unit_test(test_udp_blocked_recv_is_woken_by_port_unreachable),
         cmocka_unit_test(test_udp_netconn_recv_gets_err_refused),
+        cmocka_unit_test(test_udp_icmp_error_poll_select_and_so_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
