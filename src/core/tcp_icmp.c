@@ -24,11 +24,14 @@
  *    error changes nothing (the retransmission timer decides);
  *  - "fragmentation needed" (type 3 code 4, RFC 1191) lowers the path MTU
  *    of the destination (per-stack cache in icmp.c, floor WISP_PMTU_MIN),
- *    the send MSS of every connection to it, and re-cuts this connection's
- *    sent segments that are now too large into copies of at most one MSS,
- *    which are retransmitted at once without reducing the congestion
- *    window (the loss was no congestion signal; RFC 1191 §6.4 allows
- *    waiting for the RTO, like Linux's tcp_simple_retransmit we do not).
+ *    the send MSS of every connection to it, and marks this connection's
+ *    sent segments that are now too large lost; the output engine re-cuts
+ *    each into copies of at most one MSS as it retransmits it (so the
+ *    copies never take more buffers than the congestion window lets out;
+ *    out of buffers it retries shortly), at once and without reducing the
+ *    congestion window (the loss was no congestion signal; RFC 1191 §6.4
+ *    allows waiting for the RTO; like Linux's tcp_simple_retransmit we do
+ *    not).
  *    After WISP_PMTU_AGE_MS the MSS is raised again (RFC 1191 §6.3); a
  *    path that is still narrow answers the first full-size segment with a
  *    new "too big".
