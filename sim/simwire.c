@@ -15,6 +15,8 @@
 #include <string.h>
 
 #include "wisp/pcapdev.h"
+#include "wisp/chksum.h"
+#include "wisp/ethernet.h"
 
 #define SIM_MAX_NODES 254u
 #define SIM_DEFAULT_MAX_EVENTS 20000000ull
@@ -365,6 +367,66 @@ static void wire_schedule(struct sim_world *w, struct sim_node *from, uint8_t *b
     }
 }
 
+/* The path_mtu hop (simwire.h): true when it drops the frame buf (an IPv4
+ * packet with DF longer than path_mtu); then an ICMP "fragmentation needed"
+ * goes back to the sender at time t when path_mtu_icmp. Does not take buf. */
+static bool path_mtu_drop(struct sim_world *w, const uint8_t *buf, uint16_t len, uint64_t t)
+{
+    const uint8_t *ip = buf + WISP_ETH_HLEN;
+    uint16_t tot, ihl, qlen, flen;
+    uint8_t *f, *h, *m;
+
+    if (w->link.path_mtu == 0 || len < WISP_ETH_HLEN + 20u || wisp_rd16(buf + 12) != 0x0800u || (ip[0] >> 4) != 4u) {
+        return false;
+    }
+    tot = wisp_rd16(ip + 2);
+    if (tot <= w->link.path_mtu || (wisp_rd16(ip + 6) & WISP_IP4_FLAG_DF) == 0) {
+        return false;
+    }
+    w->ctr.pmtu_dropped++;
+    if (!w->link.path_mtu_icmp) {
+        return true;
+    }
+    ihl = (uint16_t)((ip[0] & 0x0fu) * 4u);
+    if (ihl < 20u || (uint32_t)WISP_ETH_HLEN + ihl + 8u > len) {
+        return true;
+    }
+    qlen = (uint16_t)(ihl + 8u);
+    flen = (uint16_t)(WISP_ETH_HLEN + 20u + 8u + qlen);
+    f = calloc(1, flen < SIM_MIN_FRAME ? SIM_MIN_FRAME : flen);
+    if (f == NULL) {
+        fail(w, "out of memory");
+        return true;
+    }
+    memcpy(f, buf + 6, 6);     /* to the sender */
+    memcpy(f + 6, buf, 6);     /* from the next hop it was sent to */
+    wisp_wr16(f + 12, 0x0800u);
+    h = f + WISP_ETH_HLEN;     /* RFC 791 header */
+    h[0] = 0x45;
+    wisp_wr16(h + 2, (uint16_t)(20u + 8u + qlen));
+    h[8] = 64;
+    h[9] = WISP_IP4_PROTO_ICMP;
+    wisp_ip4_wr(h + 12, w->link.path_mtu_router);
+    memcpy(h + 16, ip + 12, 4);
+    wisp_wr16(h + 10, (uint16_t)~wisp_chksum_sum(h, 20));
+    m = h + 20;                /* RFC 792 / RFC 1191 §4 message */
+    m[0] = WISP_ICMP_DEST_UNREACH;
+    m[1] = WISP_ICMP_UNREACH_NEEDFRAG;
+    wisp_wr16(m + 6, w->link.path_mtu);
+    memcpy(m + 8, ip, qlen);
+    wisp_wr16(m + 2, (uint16_t)~wisp_chksum_sum(m, (size_t)8u + qlen));
+    if (flen < SIM_MIN_FRAME) {
+        flen = SIM_MIN_FRAME;
+    }
+    pcap_frame(w, f, flen);
+    w->ctr.pmtu_icmp++;
+    if (!ev_push(w, t, SIM_EV_FRAME, NULL, f, flen)) {
+        free(f);
+        fail(w, "out of memory");
+    }
+    return true;
+}
+
 static wisp_err_t sim_dev_transmit(struct wisp_dev *dev, struct wisp_pbuf *frame)
 {
     struct sim_node *n = dev->ctx;
@@ -407,6 +469,10 @@ static wisp_err_t sim_dev_transmit(struct wisp_dev *dev, struct wisp_pbuf *frame
         if (!ev_push(w, w->now_us + ser, SIM_EV_TXDONE, n, NULL, 0)) {
             fail(w, "out of memory");
         }
+    }
+    if (path_mtu_drop(w, buf, wlen, w->now_us + ser + 2u * (uint64_t)w->link.latency_us)) {
+        free(buf);
+        return WISP_OK;
     }
     wire_schedule(w, n, buf, wlen, w->now_us + ser + w->link.latency_us);
     return WISP_OK;
@@ -803,11 +869,13 @@ void sim_dump(const struct sim_world *w, FILE *f)
     unsigned i;
     fprintf(f,
             "sim world seed %llu t=%llu us: sent %llu (%llu bytes) delivered %llu lost %llu duplicated %llu "
-            "reordered %llu corrupted %llu oversize %llu rx_nomem %llu wouldblock %llu events %llu\n",
+            "reordered %llu corrupted %llu oversize %llu pmtu_dropped %llu pmtu_icmp %llu rx_nomem %llu wouldblock %llu "
+            "events %llu\n",
             (unsigned long long)w->seed, (unsigned long long)w->now_us, (unsigned long long)c->sent,
             (unsigned long long)c->bytes, (unsigned long long)c->delivered, (unsigned long long)c->lost,
             (unsigned long long)c->duplicated, (unsigned long long)c->reordered, (unsigned long long)c->corrupted,
-            (unsigned long long)c->oversize, (unsigned long long)c->rx_nomem, (unsigned long long)c->wouldblock,
+            (unsigned long long)c->oversize, (unsigned long long)c->pmtu_dropped,
+            (unsigned long long)c->pmtu_icmp, (unsigned long long)c->rx_nomem, (unsigned long long)c->wouldblock,
             (unsigned long long)c->events);
     for (i = 0; i < w->nnodes; i++) {
         fprintf(f, "node %u %s:\n", w->nodes[i]->num, w->nodes[i]->name);

@@ -88,6 +88,17 @@ struct sim_link_cfg {
      *  Internet checksum (opposite flips at the same bit of two words). */
     bool corrupt_any;
     uint16_t mtu;             /**< largest IP packet; frames > mtu + 14 dropped */
+    /** A router hop with a smaller MTU on the way (0 = none, the default):
+     *  an IPv4 packet longer than path_mtu with DF set is dropped on the
+     *  wire (pmtu_dropped) and, when path_mtu_icmp, answered with an ICMP
+     *  "fragmentation needed" (RFC 1191 §4: type 3 code 4, next-hop MTU
+     *  path_mtu, quoting the IP header and 8 bytes) from path_mtu_router
+     *  to the sender (pmtu_icmp); path_mtu_icmp false = a black hole. A
+     *  packet without DF passes unchanged (it stands for a router that
+     *  fragments and a receiver that reassembles). */
+    uint16_t path_mtu;
+    bool path_mtu_icmp;
+    wisp_ip4_t path_mtu_router;
 };
 
 /** The defaults: infinite bandwidth, 100 us latency, no impairment,
@@ -104,6 +115,8 @@ struct sim_counters {
     uint64_t reordered;     /**< copies given the reordering delay */
     uint64_t corrupted;     /**< copies with flipped bits */
     uint64_t oversize;      /**< frames dropped for exceeding mtu + 14 */
+    uint64_t pmtu_dropped;  /**< DF packets dropped by the path_mtu hop */
+    uint64_t pmtu_icmp;     /**< "fragmentation needed" messages it sent */
     uint64_t rx_nomem;      /**< copies dropped: receiving stack had no rx pbuf */
     uint64_t wouldblock;    /**< transmit calls refused because the port was busy */
     uint64_t events;        /**< events processed by the run loop */

@@ -41,6 +41,12 @@
  * the loop then ends, prints every counter, the interfaces and the pools,
  * tears the stack down and checks that every pool is back at zero use.
  *
+ * --udp-probe ADDR:PORT (raw API) sends a datagram from a connected UDP
+ * PCB every 200 ms (at most 10) until an ICMP error about them comes back
+ * (RFC 1122 §4.1.3.3), prints "wisp-node: udp-probe: ERR_REFUSED after N
+ * datagrams (ICMP type 3 code 3 from A.B.C.D)" and exits: 0 = refused
+ * (port unreachable), 1 = another error or none.
+ *
  * Exit status: 0 = clean, 1 = runtime error or a pool leak, 2 = usage.
  */
 #include <errno.h>
@@ -110,6 +116,10 @@ struct node_opts {
      * print the result, exit) */
     wisp_ip4_t dns_server;
     const char *resolve;
+    /* --udp-probe ADDR:PORT (raw API) */
+    bool udp_probe;
+    wisp_ip4_t probe_ip;
+    uint16_t probe_port;
 };
 
 /** SHA-256 state (FIPS 180-4), for the client's transfer check. */
@@ -198,6 +208,12 @@ struct node {
     /* --resolve NAME (raw API): the outcome */
     bool resolve_done, resolve_ok;
     bool resolve_started;        /**< with --dhcp: started once the lease is bound */
+    /* --udp-probe (raw API) */
+    struct wisp_udp_pcb *probe;
+    struct wisp_timer probe_tmr;
+    unsigned probe_sent;
+    bool probe_done;
+    wisp_err_t probe_err;
 };
 
 /* ------------------------------------------------------------ SHA-256
@@ -2136,6 +2152,8 @@ static void usage(FILE *f)
             "  --dns ADDR          DNS server of the stack's resolver\n"
             "  --resolve NAME      resolve NAME (A record), print the address and TTL or why\n"
             "                      not, exit 0 (resolved) or 1 (--api raw)\n"
+            "  --udp-probe A:P     connected UDP datagrams to A:P until an ICMP error comes\n"
+            "                      back; exit 0 when it is port unreachable (--api raw)\n"
             "  --help              this text\n"
             "The client prints bytes, goodput (MB = 10^6 bytes) and the SHA-256 of the data.\n"
             "SIGINT/SIGTERM stop the node; exit 0 = clean (client: transfer complete),\n"
@@ -2231,6 +2249,7 @@ static int parse_args(int argc, char **argv, struct node_opts *o)
         { "count", required_argument, NULL, 1103 }, { "interval", required_argument, NULL, 1104 },
         { "size", required_argument, NULL, 1105 },
         { "dns", required_argument, NULL, 1201 }, { "resolve", required_argument, NULL, 1202 },
+        { "udp-probe", required_argument, NULL, 1203 },
         { "dhcp", no_argument, NULL, 1100 },
         { "help", no_argument, NULL, 'h' },       { NULL, 0, NULL, 0 },
     };
@@ -2363,6 +2382,17 @@ static int parse_args(int argc, char **argv, struct node_opts *o)
         case 1202:
             o->resolve = optarg;
             break;
+        case 1203: {
+            struct node_opts hp;
+            memset(&hp, 0, sizeof hp);
+            if (!parse_hostport(optarg, &hp)) {
+                return usage_error("bad --udp-probe '%s' (want A.B.C.D:PORT)", optarg);
+            }
+            o->udp_probe = true;
+            o->probe_ip = hp.peer_ip;
+            o->probe_port = hp.peer_port;
+            break;
+        }
         case 'h':
             usage(stdout);
             return 0;
@@ -2415,6 +2445,10 @@ static int parse_args(int argc, char **argv, struct node_opts *o)
     }
     if (o->resolve != NULL && (strcmp(o->api, "raw") != 0 || o->client || o->iperf_client || o->ping)) {
         return usage_error("%s", "--resolve runs on --api raw, without --connect, --iperf-client or --ping");
+    }
+    if (o->udp_probe &&
+        (strcmp(o->api, "raw") != 0 || o->client || o->iperf_client || o->ping || o->resolve != NULL)) {
+        return usage_error("%s", "--udp-probe runs on --api raw, without other client modes");
     }
     return -1;
 }
@@ -2515,6 +2549,74 @@ static int node_resolve_start(struct node *n)
     return 0;
 }
 
+/* --udp-probe: an ICMP error about one of our datagrams (core context). */
+static void node_probe_err(void *arg, struct wisp_udp_pcb *pcb, wisp_err_t err, const struct wisp_icmp_err *e)
+{
+    struct node *n = arg;
+    char a[16];
+    (void)pcb;
+    if (n->probe_done) {
+        return;
+    }
+    n->probe_done = true;
+    n->probe_err = err;
+    printf("wisp-node: udp-probe: %s after %u datagrams (ICMP type %u code %u from %s)\n", wisp_err_str(err),
+           n->probe_sent, (unsigned)e->type, (unsigned)e->code, wisp_ip4_ntoa(e->reporter, a));
+}
+
+static void node_probe_tmr(struct wisp_stack *s, struct wisp_timer *t)
+{
+    struct node *n = (struct node *)(void *)((uint8_t *)t - offsetof(struct node, probe_tmr));
+    static const char msg[] = "wisp-udp-probe\n";
+    struct wisp_pbuf *p;
+    if (n->probe_done) {
+        return;
+    }
+    if (n->probe_sent >= 10u) {
+        n->probe_done = true;
+        n->probe_err = WISP_ERR_TIMEOUT;
+        printf("wisp-node: udp-probe: no ICMP error after %u datagrams\n", n->probe_sent);
+        return;
+    }
+    p = wisp_pbuf_alloc(s, WISP_LAYER_TRANSPORT, (uint16_t)(sizeof msg - 1u), WISP_PBUF_RAM);
+    if (p != NULL) {
+        memcpy(p->payload, msg, sizeof msg - 1u);
+        if (wisp_udp_send(n->probe, p) == WISP_OK) {
+            n->probe_sent++;
+        }
+        wisp_pbuf_free(p);
+    }
+    wisp_timer_arm(s, t, 200, node_probe_tmr);
+}
+
+static int node_probe_start(struct node *n)
+{
+    wisp_ipaddr_t dst = wisp_ipaddr4(n->o.probe_ip);
+    wisp_err_t err;
+    n->probe = wisp_udp_new(&n->stack);
+    if (n->probe == NULL) {
+        fprintf(stderr, "wisp-node: udp-probe: no UDP PCB\n");
+        return -1;
+    }
+    wisp_udp_err(n->probe, node_probe_err, n);
+    err = wisp_udp_connect(n->probe, &dst, n->o.probe_port);
+    if (err != WISP_OK) {
+        fprintf(stderr, "wisp-node: udp-probe: connect: %s\n", wisp_err_str(err));
+        return -1;
+    }
+    wisp_timer_arm(&n->stack, &n->probe_tmr, 0, node_probe_tmr);
+    return 0;
+}
+
+static void node_probe_stop(struct node *n)
+{
+    wisp_timer_cancel(&n->stack, &n->probe_tmr);
+    if (n->probe != NULL) {
+        wisp_udp_remove(n->probe);
+        n->probe = NULL;
+    }
+}
+
 /* Client mode: true once the transfer is over and its connection has left
  * the pools (or the linger time is up). */
 static bool client_finished(struct node *n, unsigned baseline, double *linger_until)
@@ -2530,6 +2632,9 @@ static bool client_finished(struct node *n, unsigned baseline, double *linger_un
     }
     if (n->o.resolve != NULL) {
         return n->resolve_done;
+    }
+    if (n->o.udp_probe) {
+        return n->probe_done;
     }
     if (!n->o.client || !c->done) {
         return false;
@@ -2883,6 +2988,9 @@ int main(int argc, char **argv)
                 if (rc < 0 && n->o.ping && node_ping_start(n) != 0) {
                     rc = 1;
                 }
+                if (rc < 0 && n->o.udp_probe && node_probe_start(n) != 0) {
+                    rc = 1;
+                }
                 if (rc < 0) {
                     printf("wisp-node: ready\n");
                     rc = run_loop(n, &wait_mask, baseline);
@@ -2898,6 +3006,12 @@ int main(int argc, char **argv)
                     if (n->o.ping && rc == 0 && node_ping_report(n) != 0) {
                         rc = 1;
                     }
+                    if (n->o.udp_probe && rc == 0 && n->probe_err != WISP_ERR_REFUSED) {
+                        rc = 1;
+                    }
+                }
+                if (n->o.udp_probe) {
+                    node_probe_stop(n);
                 }
             }
             if (api->quiesce != NULL) {

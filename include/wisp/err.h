@@ -26,7 +26,11 @@ enum {
     WISP_ERR_ABRT = -13,      /**< connection aborted */
     WISP_ERR_RST = -14,       /**< connection reset */
     WISP_ERR_CLSD = -15,      /**< connection closed */
-    WISP_ERR_ARG = -16        /**< illegal argument */
+    WISP_ERR_ARG = -16,       /**< illegal argument */
+    /* wisp additions (not in lwIP): ICMP errors reported to a socket */
+    WISP_ERR_REFUSED = -17,   /**< connection refused (ICMP port / protocol unreachable) */
+    WISP_ERR_HOSTUNREACH = -18, /**< host unreachable (ICMP) */
+    WISP_ERR_NETUNREACH = -19 /**< network unreachable (ICMP) */
 };
 
 /** Short constant name of an error code ("ERR_MEM"); never NULL. */

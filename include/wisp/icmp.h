@@ -1,7 +1,9 @@
 /**
  * @file icmp.h
  * ICMP for IPv4 (RFC 792, RFC 1122 §3.2.2): echo reply, echo request for a
- * ping application, destination unreachable with rate limiting. Never an
+ * ping application, destination unreachable with rate limiting; received
+ * errors validated (RFC 5927) and passed to TCP / UDP; the path MTU cache
+ * (RFC 1191). Never an
  * ICMP error about an ICMP error, a fragment other than the first, a
  * broadcast/multicast, or a packet from a non-unicast source
  * (RFC 1122 §3.2.2).
@@ -29,12 +31,52 @@
 typedef void (*wisp_icmp_echo_fn)(void *arg, const struct wisp_ip4_info *ip, uint16_t id, uint16_t seq,
                                   struct wisp_pbuf *p);
 
+#define WISP_ICMP_SOURCE_QUENCH 4u
+#define WISP_ICMP_REDIRECT 5u
+#define WISP_ICMP_UNREACH_SRCFAIL 5u
+
+/** A received ICMP error, validated by icmp.c (RFC 5927 §4.1: the quoted
+ *  IP header is well formed, was sent by us, is a first fragment and
+ *  quotes at least 8 bytes of its transport header) and handed to the
+ *  transport protocol of the quoted datagram. */
+struct wisp_icmp_err {
+    uint8_t type, code;
+    uint16_t mtu;             /**< next-hop MTU of a type 3 code 4 (0 = not given) */
+    wisp_ip4_t reporter;      /**< the ICMP message's source (router or host) */
+    wisp_ip4_t src, dst;      /**< quoted datagram: our address, the peer */
+    uint16_t sport, dport;    /**< quoted transport ports (ours, the peer's) */
+    uint32_t seq;             /**< TCP: quoted sequence number */
+    uint16_t qtot;            /**< quoted datagram's IP total length */
+    uint8_t df;               /**< quoted datagram had DF set */
+};
+
+/** One path MTU below the interface MTU (RFC 1191 §5 host route). */
+struct wisp_pmtu_entry {
+    wisp_ip4_t dst;           /**< 0 = free */
+    uint16_t mtu;
+    uint8_t nodf;             /**< clamped to WISP_PMTU_MIN: send with DF clear */
+    uint8_t blackhole;        /**< learned by the black-hole fallback, not from ICMP */
+    uint32_t expire;          /**< ms: afterwards the interface MTU is tried again */
+};
+
 struct wisp_icmp {
     wisp_icmp_echo_fn echo_cb;
     void *echo_arg;
     uint32_t tokens_mt;       /**< rate-limit bucket, in milli-tokens */
     uint32_t last_refill;     /**< ms */
+    struct wisp_pmtu_entry pmtu[WISP_PMTU_CACHE_SIZE]; /**< path MTU cache */
 };
+
+/** Path MTU towards dst (RFC 1191): the cached value when one is known and
+ *  not expired, else 0 (use the interface MTU). *nodf (may be NULL) is set
+ *  when datagrams to dst must be sent with DF clear. */
+uint16_t wisp_pmtu_get(struct wisp_stack *s, wisp_ip4_t dst, bool *nodf);
+/** Learn a smaller path MTU for dst (RFC 1191 §6.3; clamped to
+ *  WISP_PMTU_MIN, then nodf). Returns the MTU now cached, or 0 when mtu
+ *  would not lower what is known (RFC 1191 §3: never raised by ICMP).
+ *  blackhole: learned by the black-hole fallback (aged by
+ *  WISP_PMTU_PROBE_MS instead of WISP_PMTU_AGE_MS). */
+uint16_t wisp_pmtu_lower(struct wisp_stack *s, wisp_ip4_t dst, uint16_t mtu, bool blackhole);
 
 /** Input of an ICMP message (IP header hidden, consumes p). */
 void wisp_icmp_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp_ip4_info *ip);

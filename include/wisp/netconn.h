@@ -287,7 +287,11 @@ wisp_err_t wisp_netconn_bind(struct wisp_netconn *conn, const wisp_ipaddr_t *add
 /** UDP: set the default peer (only its datagrams are received afterwards).
  *  TCP: connect (binds an ephemeral port if unbound). A blocking TCP
  *  connect returns ERR_OK once established, or ERR_RST (refused),
- *  ERR_TIMEOUT (no answer), ERR_CLSD (closed meanwhile); non-blocking:
+ *  ERR_TIMEOUT (no answer; ERR_HOSTUNREACH / ERR_NETUNREACH when ICMP
+ *  unreachable errors came for the SYNs), ERR_CLSD (closed meanwhile);
+ *  a connected UDP netconn whose datagram drew an ICMP port or protocol
+ *  unreachable returns ERR_REFUSED from its next recv or send (once);
+ *  non-blocking:
  *  ERR_INPROGRESS and the outcome comes as SENDPLUS or ERROR event and
  *  from wisp_netconn_err / a second connect (ERR_ALREADY while in
  *  progress, ERR_ISCONN once connected). ERR_RTE (no route), ERR_USE

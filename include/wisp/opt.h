@@ -206,6 +206,50 @@ void wisp_assert_fail(const char *expr, const char *file, int line);
 #define WISP_ICMP_ERR_BURST 10
 #endif
 
+/** Path MTU discovery (RFC 1191) for TCP: 1 sets DF on TCP segments and
+ *  lowers a path's MSS on a validated "fragmentation needed" (ICMP type 3
+ *  code 4, RFC 5927 checks). 0 sends TCP with DF clear (routers fragment)
+ *  and ignores "fragmentation needed". Default 1 (as Linux). */
+#ifndef WISP_PMTU
+#define WISP_PMTU 1
+#endif
+/** Entries of the per-stack path MTU cache (destinations whose path MTU
+ *  is below the interface MTU), 1..255; the least recently lowered entry
+ *  is replaced. Default 4 (a device talks to few far peers). */
+#ifndef WISP_PMTU_CACHE_SIZE
+#define WISP_PMTU_CACHE_SIZE 4
+#endif
+/** Smallest path MTU we accept, bytes (68..576). A smaller reported MTU is
+ *  clamped to this and the path is then sent to with DF clear (routers
+ *  fragment), as Linux does with min_pmtu. RFC 1191 §3 floor is 68; we use
+ *  576 (RFC 1122 §3.3.3: every host accepts 576-byte datagrams) so that a
+ *  forged ICMP cannot shrink segments to a few bytes (RFC 5927 §7.3).
+ *  Default 576. */
+#ifndef WISP_PMTU_MIN
+#define WISP_PMTU_MIN 576u
+#endif
+/** Age of a lowered path MTU, ms: afterwards the interface MTU is tried
+ *  again (RFC 1191 §6.3: 10 minutes). Default 600000. */
+#ifndef WISP_PMTU_AGE_MS
+#define WISP_PMTU_AGE_MS 600000u
+#endif
+/** PLPMTUD-style black-hole fallback (RFC 4821 §7.5, simplified): after
+ *  this many consecutive retransmission timeouts of a segment larger than
+ *  WISP_PMTU_MIN - 40 bytes with DF set, the connection's path MTU drops to
+ *  WISP_PMTU_MIN (a path that silently loses large packets); 0 = off.
+ *  Default 2 (Linux probes after its first RTO with tcp_mtu_probing=1; 2
+ *  keeps plain loss from shrinking segments). */
+#ifndef WISP_PMTU_BLACKHOLE_RTOS
+#define WISP_PMTU_BLACKHOLE_RTOS 2
+#endif
+/** Time after which a path MTU lowered by the black-hole fallback is
+ *  probed upward again, ms (RFC 4821 §7.7 suggests 10 minutes; a full-size
+ *  segment is the probe: lost again, the fallback lowers it again).
+ *  Default 600000. */
+#ifndef WISP_PMTU_PROBE_MS
+#define WISP_PMTU_PROBE_MS 600000u
+#endif
+
 /* ------------------------------------------------------------------- UDP */
 
 /** 1: UDP. Default 1. */
@@ -751,6 +795,9 @@ void wisp_assert_fail(const char *expr, const char *file, int line);
 #endif
 #if WISP_PORT_TABLE_LEN < 1 || WISP_PORT_TABLE_LEN > 65535
 #error "WISP_PORT_TABLE_LEN must lie in 1..65535"
+#endif
+#if WISP_PMTU_CACHE_SIZE < 1 || WISP_PMTU_CACHE_SIZE > 255 || WISP_PMTU_MIN < 68 || WISP_PMTU_MIN > 576
+#error "WISP_PMTU_CACHE_SIZE must be 1..255, WISP_PMTU_MIN 68..576"
 #endif
 #if WISP_LOOP_QUEUE_LEN < 1 || WISP_LOOP_QUEUE_LEN > 255
 #error "WISP_LOOP_QUEUE_LEN must be 1..255"

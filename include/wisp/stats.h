@@ -78,6 +78,26 @@
     X(ICMP_DROP_TYPE, "icmp.drop.type") \
     X(ICMP_DROP_BCAST, "icmp.drop.bcast") \
     X(ICMP_DROP_NOMEM, "icmp.drop.nomem") \
+    X(ICMP_ERR_DROP_SHORT, "icmp.err.drop.short") \
+    X(ICMP_ERR_DROP_QUOTE, "icmp.err.drop.quote") \
+    X(ICMP_ERR_DROP_NOTOURS, "icmp.err.drop.notours") \
+    X(ICMP_ERR_DROP_PROTO, "icmp.err.drop.proto") \
+    X(ICMP_ERR_DROP_NOPCB, "icmp.err.drop.nopcb") \
+    X(ICMP_ERR_DROP_SEQ, "icmp.err.drop.seq") \
+    X(ICMP_ERR_DROP_BCAST, "icmp.err.drop.bcast") \
+    X(ICMP_ERR_ICMP, "icmp.err.abouticmp") \
+    X(ICMP_QUENCH_IGNORED, "icmp.quench.ignored") \
+    X(ICMP_REDIRECT_IGNORED, "icmp.redirect.ignored") \
+    X(ICMP_ERR_SOFT, "icmp.err.soft") \
+    X(ICMP_ERR_HARD, "icmp.err.hard") \
+    X(ICMP_ERR_UDP, "icmp.err.udp") \
+    X(ICMP_PMTU_LOWERED, "icmp.pmtu.lowered") \
+    X(ICMP_PMTU_CLAMPED, "icmp.pmtu.clamped") \
+    X(ICMP_PMTU_DROP_NODF, "icmp.pmtu.drop.nodf") \
+    X(ICMP_PMTU_DROP_BOGUS, "icmp.pmtu.drop.bogus") \
+    X(ICMP_PMTU_DROP_NORAISE, "icmp.pmtu.drop.noraise") \
+    X(ICMP_PMTU_DROP_OFF, "icmp.pmtu.drop.off") \
+    X(ICMP_PMTU_EXPIRED, "icmp.pmtu.expired") \
     X(UDP_RX, "udp.rx") \
     X(UDP_TX, "udp.tx") \
     X(UDP_DROP_SHORT, "udp.drop.short") \
@@ -152,6 +172,12 @@
     X(TCP_WRITE_TXSHARE, "tcp.write.txshare") \
     X(TCP_ABORT_PERSIST, "tcp.abort.persist") \
     X(TCP_CTL_LOCAL_RETRY, "tcp.ctl.localretry") \
+    X(TCP_PMTU_LOWER, "tcp.pmtu.lower") \
+    X(TCP_PMTU_RAISE, "tcp.pmtu.raise") \
+    X(TCP_PMTU_RESEG, "tcp.pmtu.reseg") \
+    X(TCP_PMTU_RESEG_NOMEM, "tcp.pmtu.reseg.nomem") \
+    X(TCP_PMTU_BLACKHOLE, "tcp.pmtu.blackhole") \
+    X(TCP_ICMP_REFUSED, "tcp.icmp.refused") \
     X(DNS_TX, "dns.tx") \
     X(DNS_RETRANSMIT, "dns.retransmit") \
     X(DNS_RX, "dns.rx") \

@@ -100,7 +100,9 @@ typedef wisp_err_t (*wisp_tcp_accept_fn)(void *arg, struct wisp_tcp_pcb *newpcb,
 /** The PCB is gone (already freed): err says why: WISP_ERR_RST (reset by
  *  the peer, incl. a refused connect), WISP_ERR_ABRT (wisp_tcp_abort, or
  *  keepalive probes unanswered), WISP_ERR_TIMEOUT (connect: SYN
- *  retransmissions exhausted; data: WISP_TCP_MAXRTX retransmissions or
+ *  retransmissions exhausted -- WISP_ERR_HOSTUNREACH / WISP_ERR_NETUNREACH
+ *  instead when ICMP errors came for the SYNs, and WISP_ERR_RST at once
+ *  for an ICMP port / protocol unreachable; data: WISP_TCP_MAXRTX retransmissions or
  *  zero-window probes unanswered -- a RST is sent), WISP_ERR_CLSD (both
  *  directions closed normally while the application still held the PCB,
  *  i.e. it used wisp_tcp_shutdown and never wisp_tcp_close). Not called
@@ -258,6 +260,11 @@ struct wisp_tcp_info {
 };
 void wisp_tcp_get_info(const struct wisp_tcp_pcb *pcb, struct wisp_tcp_info *info);
 
+/** Internal (icmp.c): a validated ICMP error about a TCP segment
+ *  (tcp_icmp.c: RFC 1122 §4.2.3.9, RFC 5927, RFC 1191). */
+struct wisp_icmp_err;
+void wisp_tcp_icmp_err(struct wisp_stack *s, const struct wisp_icmp_err *e);
+
 /** Input of a segment (IP header hidden; consumes p). */
 void wisp_tcp_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp_ip4_info *ip);
 
@@ -401,6 +408,12 @@ struct wisp_tcp_pcb {
 
     /* statistics */
     uint32_t st_retransmits, st_fast_recoveries, st_timeouts, st_bytes_acked, st_bytes_received;
+
+    /* ICMP errors and path MTU (tcp_icmp.c) */
+    uint16_t mss_max;             /**< send MSS without a path MTU limit (set when synchronized) */
+    uint8_t pmtu_low;             /**< mss is held below mss_max by the path MTU */
+    wisp_err_t soft_err;          /**< last soft ICMP error (RFC 1122 §4.2.3.9), WISP_OK = none */
+    uint32_t pmtu_raise_at;       /**< ms: try mss_max again (RFC 1191 §6.3, RFC 4821 §7.7) */
 };
 
 /** A compact TIME-WAIT record (RFC 9293 §3.6.1). local_port 0 = free. */

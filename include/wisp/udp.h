@@ -20,6 +20,14 @@ struct wisp_udp_pcb;
 typedef void (*wisp_udp_recv_fn)(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf *p,
                                  const wisp_ipaddr_t *src, uint16_t port, const struct wisp_ip4_info *ip);
 
+/** ICMP error callback (RFC 1122 §4.1.3.3): an ICMP error about a
+ *  datagram this connected PCB sent to its peer. err: WISP_ERR_REFUSED
+ *  (port or protocol unreachable: a hard error), WISP_ERR_NETUNREACH,
+ *  WISP_ERR_HOSTUNREACH (soft errors: other unreachable codes, time
+ *  exceeded, parameter problem). e has the details. */
+struct wisp_icmp_err;
+typedef void (*wisp_udp_err_fn)(void *arg, struct wisp_udp_pcb *pcb, wisp_err_t err, const struct wisp_icmp_err *e);
+
 #define WISP_UDP_F_CONNECTED 0x01u
 #define WISP_UDP_F_BCAST 0x02u    /**< allow sending to broadcast (SO_BROADCAST) */
 
@@ -34,6 +42,8 @@ struct wisp_udp_pcb {
     uint8_t bound_if;             /**< 0 = any interface */
     wisp_udp_recv_fn recv;
     void *recv_arg;
+    wisp_udp_err_fn errf;         /**< ICMP errors (connected PCBs only), NULL = none */
+    void *err_arg;
 };
 
 /** A new PCB (from the UDP pool), or NULL when the pool is empty. */
@@ -54,6 +64,12 @@ void wisp_udp_recv(struct wisp_udp_pcb *pcb, wisp_udp_recv_fn fn, void *arg);
  *  front). Datagrams larger than the MTU are fragmented by IP. */
 wisp_err_t wisp_udp_send(struct wisp_udp_pcb *pcb, struct wisp_pbuf *p);
 wisp_err_t wisp_udp_sendto(struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, const wisp_ipaddr_t *ip, uint16_t port);
+
+/** Set the ICMP error callback (NULL to remove). Errors are reported to
+ *  connected PCBs only (as BSD sockets without IP_RECVERR). */
+void wisp_udp_err(struct wisp_udp_pcb *pcb, wisp_udp_err_fn fn, void *arg);
+/** Internal (icmp.c): a validated ICMP error about a UDP datagram. */
+void wisp_udp_icmp_err(struct wisp_stack *s, const struct wisp_icmp_err *e);
 
 /** Input of a datagram (IP header hidden; consumes p). Sends a port
  *  unreachable when no PCB matches a unicast datagram. */

@@ -762,6 +762,31 @@ static void udp_recv_cb(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf *p
     }
     nc_event(conn, WISP_NETCONN_EVT_RCVPLUS, len);
 }
+
+/* ICMP error about a datagram of a connected UDP netconn (core context).
+ * As a Linux socket without IP_RECVERR: only a hard error (port or
+ * protocol unreachable: WISP_ERR_REFUSED) is kept, as the pending error
+ * the next receive or send returns; a blocked receiver is woken. */
+static void udp_err_cb(void *arg, struct wisp_udp_pcb *pcb, wisp_err_t err, const struct wisp_icmp_err *e)
+{
+    struct wisp_netconn *conn = (struct wisp_netconn *)arg;
+    bool post;
+    WISP_UNUSED(pcb);
+    WISP_UNUSED(e);
+    if (err != WISP_ERR_REFUSED) {
+        return;
+    }
+    api_lock(conn->api);
+    post = !(conn->flags & (NC_F_CLOSED | NC_F_RX_SHUT | NC_F_DELETING)) && conn->pending_err == WISP_OK;
+    if (post) {
+        conn->pending_err = err;
+    }
+    api_unlock(conn->api);
+    if (post) {
+        nc_event(conn, WISP_NETCONN_EVT_ERROR, 0); /* select / poll / SO_ERROR */
+        wake_mbox(conn);
+    }
+}
 #endif
 
 /* ---------------------------------------------------- create / delete */
@@ -787,6 +812,7 @@ static wisp_err_t do_new(struct wisp_stack *s, void *arg)
         }
         conn->pcb.udp = pcb;
         wisp_udp_recv(pcb, udp_recv_cb, conn);
+        wisp_udp_err(pcb, udp_err_cb, conn);
         return WISP_OK;
     }
 #endif
@@ -1265,6 +1291,7 @@ static wisp_err_t fetch_item(struct wisp_netconn *conn, const struct nc_snap *sn
     if (r != WISP_OK) {
         return r;
     }
+again:
     if (wisp_sys_mbox_tryfetch(&conn->mbox, &m) != WISP_OK) {
         /* Empty: peer events (FIN, errors) come after the data. */
         uint32_t timeout = snap->recv_timeout;
@@ -1287,13 +1314,25 @@ static wisp_err_t fetch_item(struct wisp_netconn *conn, const struct nc_snap *sn
         }
     }
     if (m == &conn->marker) {
-        wake_mbox(conn); /* for the other waiters */
+        bool udp_err;
         api_lock(api);
+        /* A UDP netconn's marker that no terminal event posted was posted
+         * by udp_err_cb: it wakes one reader for the ICMP error and is not
+         * passed on (the error is taken once). */
+        udp_err = conn->type == WISP_NETCONN_UDP && app_closed_err(conn->flags) == WISP_OK &&
+                  !(conn->flags & NC_F_DEAD);
         r = app_closed_err(conn->flags);
         if (r == WISP_OK) {
             r = peer_state_err(conn, snap->flags);
         }
         api_unlock(api);
+        if (udp_err) {
+            if (r == WISP_OK) {
+                goto again; /* another call took the error already */
+            }
+            return r;
+        }
+        wake_mbox(conn); /* for the other waiters */
         return r != WISP_OK ? r : WISP_ERR_CLSD;
     }
     *item = m;
@@ -1474,6 +1513,17 @@ static wisp_err_t do_send(struct wisp_stack *s, void *arg)
     WISP_UNUSED(s);
     if (pcb == NULL) {
         return WISP_ERR_CLSD;
+    }
+    if (pcb->flags & WISP_UDP_F_CONNECTED) {
+        /* an ICMP error since the last call (udp_err_cb): reported once */
+        wisp_err_t r;
+        api_lock(m->conn->api);
+        r = m->conn->pending_err;
+        m->conn->pending_err = WISP_OK;
+        api_unlock(m->conn->api);
+        if (r != WISP_OK) {
+            return r;
+        }
     }
     if (wisp_ipaddr_is_any(&buf->addr)) {
         if (!(pcb->flags & WISP_UDP_F_CONNECTED)) {

@@ -104,6 +104,9 @@ int wisp_err_to_errno(wisp_err_t err)
     case WISP_ERR_RST: return WISP_ECONNRESET;
     case WISP_ERR_CLSD: return WISP_ENOTCONN;
     case WISP_ERR_ARG: return WISP_EINVAL;
+    case WISP_ERR_REFUSED: return WISP_ECONNREFUSED;
+    case WISP_ERR_HOSTUNREACH: return WISP_EHOSTUNREACH;
+    case WISP_ERR_NETUNREACH: return WISP_ENETUNREACH;
     default: return WISP_EIO;
     }
 }
@@ -228,6 +231,9 @@ static void sock_event(struct wisp_netconn *conn, enum wisp_netconn_evt evt, uin
         return;
     case WISP_NETCONN_EVT_ERROR:
         sk->errevent = 1;
+        if (sk->type == WISP_SOCK_DGRAM) {
+            break; /* an ICMP error for a connected UDP socket: it lives on */
+        }
         sk->dead = 1;
         if (sk->connecting) {
             sk->connecting = 0; /* a non-blocking connect failed */
@@ -348,7 +354,8 @@ static int conn_err_errno(const struct wisp_sock *sk, wisp_err_t err, bool conne
 /* Is err a connection error (the stack ended the connection)? */
 static bool is_conn_err(wisp_err_t err)
 {
-    return err == WISP_ERR_RST || err == WISP_ERR_ABRT || err == WISP_ERR_TIMEOUT;
+    return err == WISP_ERR_RST || err == WISP_ERR_ABRT || err == WISP_ERR_TIMEOUT || err == WISP_ERR_HOSTUNREACH ||
+           err == WISP_ERR_NETUNREACH;
 }
 
 /* Table lock held: does a reset of sk mean "refused" (its connect failed)? */
@@ -950,6 +957,9 @@ int wisp_connect(int s, const struct wisp_sockaddr *name, wisp_socklen_t namelen
         case WISP_ERR_RST: e = WISP_ECONNREFUSED; sk->errevent = 0; sk->dead = 1; break;
         case WISP_ERR_TIMEOUT: e = WISP_ETIMEDOUT; sk->errevent = 0; sk->dead = 1; break;
         case WISP_ERR_ABRT: e = WISP_ECONNABORTED; sk->errevent = 0; sk->dead = 1; break;
+        /* SYN retries ran out after ICMP unreachable (RFC 1122 §4.2.3.9) */
+        case WISP_ERR_HOSTUNREACH: e = WISP_EHOSTUNREACH; sk->errevent = 0; sk->dead = 1; break;
+        case WISP_ERR_NETUNREACH: e = WISP_ENETUNREACH; sk->errevent = 0; sk->dead = 1; break;
         case WISP_ERR_RTE: e = WISP_ENETUNREACH; break;
         case WISP_ERR_USE: e = WISP_EADDRNOTAVAIL; break;
         case WISP_ERR_CLSD: e = WISP_ECONNABORTED; break;
@@ -1359,6 +1369,16 @@ static wisp_ssize_t recv_tcp(struct wisp_sock *sk, const struct wisp_iovec *iov,
     return (wisp_ssize_t)copied;
 }
 
+/* A UDP call returned the socket's pending ICMP error (netconn took it):
+ * select/poll no longer report it. */
+static void udp_err_taken(struct wisp_sock *sk)
+{
+    struct wisp_sockets *t = g_socks;
+    lock_tbl(t);
+    sk->errevent = 0;
+    unlock_tbl(t);
+}
+
 /* UDP receive into iov. Returns bytes (>= 0) or -errno. Blocking waits
  * happen inside netconn (its receive timeout is SO_RCVTIMEO); close and
  * shutdown(SHUT_RD) wake them by closing / shutting the netconn. */
@@ -1382,6 +1402,7 @@ static wisp_ssize_t recv_udp(struct wisp_sock *sk, const struct wisp_iovec *iov,
         case WISP_ERR_WOULDBLOCK:
         case WISP_ERR_TIMEOUT: return -(wisp_ssize_t)WISP_EAGAIN;
         case WISP_ERR_CLSD: return sock_is_closing(sk) ? -(wisp_ssize_t)WISP_EBADF : 0; /* SHUT_RD */
+        case WISP_ERR_REFUSED: udp_err_taken(sk); return -(wisp_ssize_t)WISP_ECONNREFUSED;
         default: return -(wisp_ssize_t)wisp_err_to_errno(err);
         }
     }
@@ -1642,6 +1663,7 @@ static wisp_ssize_t send_udp(struct wisp_sock *sk, const struct wisp_iovec *iov,
     case WISP_ERR_BUF: return -(wisp_ssize_t)WISP_ENOBUFS;
     case WISP_ERR_CONN: return -(wisp_ssize_t)WISP_EDESTADDRREQ;
     case WISP_ERR_RTE: return -(wisp_ssize_t)WISP_ENETUNREACH;
+    case WISP_ERR_REFUSED: udp_err_taken(sk); return -(wisp_ssize_t)WISP_ECONNREFUSED; /* ICMP, earlier datagram */
     case WISP_ERR_VAL: return -(wisp_ssize_t)WISP_EACCES; /* broadcast without SO_BROADCAST */
     case WISP_ERR_CLSD: return -(wisp_ssize_t)(sock_is_closing(sk) ? WISP_EBADF : WISP_EPIPE);
     default: return -(wisp_ssize_t)wisp_err_to_errno(err);
@@ -2504,8 +2526,9 @@ static unsigned readiness(const struct wisp_sock *sk)
     if (sk->closing) {
         return RDY_IN | RDY_OUT; /* the call on it then fails with EBADF */
     }
-    if (sk->rcvevent > 0 || sk->has_last || sk->rd_eof || sk->rx_err != 0 || sk->dead) {
-        r |= RDY_IN;
+    if (sk->rcvevent > 0 || sk->has_last || sk->rd_eof || sk->rx_err != 0 || sk->dead ||
+        (sk->errevent && sk->type == WISP_SOCK_DGRAM)) {
+        r |= RDY_IN; /* a UDP socket's pending ICMP error: recv reports it (as Linux) */
     }
     if (!sk->listening && (sk->sendevent || sk->dead || sk->wr_shut)) {
         r |= RDY_OUT;

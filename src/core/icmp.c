@@ -2,7 +2,10 @@
  * @file icmp.c
  * ICMP for IPv4 (RFC 792, RFC 1122 §3.2.2): answers echo requests (in place
  * when the received buffers are not shared), hands echo replies to a ping
- * application, counts received error messages, and originates destination
+ * application, validates received error messages and hands them to the
+ * transport protocol of the quoted datagram (RFC 1122 §3.2.2.1, RFC 5927
+ * §4.1; source quench and redirect are ignored and counted), keeps the
+ * per-stack path MTU cache (RFC 1191), and originates destination
  * unreachable messages under the RFC 1122 §3.2.2 suppression rules and a
  * token-bucket rate limit (RFC 1812 §4.3.2.8) refilled lazily from the
  * stack clock (no timer).
@@ -123,6 +126,220 @@ static bool icmp_can_reuse(const struct wisp_pbuf *p)
     return true;
 }
 
+/* ------------------------------------------------------------ path MTU */
+
+/* RFC 1191 §7: the plateau table, for a "fragmentation needed" without a
+ * next-hop MTU (routers older than RFC 1191). */
+static const uint16_t icmp_plateaus[] = { 32000u, 17914u, 8166u, 4352u, 2002u, 1492u, 1006u, 508u, 296u, 68u };
+
+/* The largest plateau below len (RFC 1191 §5: "the largest plateau value
+ * that is less than the Total Length field of the returned datagram"). */
+static uint16_t icmp_plateau_below(uint16_t len)
+{
+    unsigned i;
+    for (i = 0; i < WISP_ARRAY_SIZE(icmp_plateaus); i++) {
+        if (icmp_plateaus[i] < len) {
+            return icmp_plateaus[i];
+        }
+    }
+    return 68u;
+}
+
+static struct wisp_pmtu_entry *pmtu_find(struct wisp_stack *s, wisp_ip4_t dst)
+{
+    unsigned i;
+    for (i = 0; i < WISP_PMTU_CACHE_SIZE; i++) {
+        struct wisp_pmtu_entry *e = &s->icmp.pmtu[i];
+        if (e->dst != WISP_IP4_ANY && e->dst == dst) {
+            if (!wisp_time_before(wisp_now(s), e->expire)) {
+                /* RFC 1191 §6.3: an aged estimate goes back to the
+                 * first-hop MTU (a later "too big" lowers it again). */
+                e->dst = WISP_IP4_ANY;
+                WISP_CTR_INC(s, ICMP_PMTU_EXPIRED);
+                return NULL;
+            }
+            return e;
+        }
+    }
+    return NULL;
+}
+
+uint16_t wisp_pmtu_get(struct wisp_stack *s, wisp_ip4_t dst, bool *nodf)
+{
+    struct wisp_pmtu_entry *e = pmtu_find(s, dst);
+    if (nodf != NULL) {
+        *nodf = e != NULL && e->nodf != 0;
+    }
+    return e != NULL ? e->mtu : 0u;
+}
+
+uint16_t wisp_pmtu_lower(struct wisp_stack *s, wisp_ip4_t dst, uint16_t mtu, bool blackhole)
+{
+    struct wisp_pmtu_entry *e = pmtu_find(s, dst);
+    struct wisp_netif *nif;
+    uint16_t cur;
+    bool nodf = false;
+    unsigned i;
+
+    if (e != NULL) {
+        cur = e->mtu;
+    } else {
+        nif = wisp_ip4_route(s, dst);
+        cur = nif != NULL ? nif->mtu : 0xffffu;
+    }
+    if (mtu < WISP_PMTU_MIN) {
+        /* RFC 1191 §3 floor (68) raised to WISP_PMTU_MIN (opt.h): below it
+         * we stop setting DF, so routers fragment (RFC 5927 §7.3 attack of
+         * a forged tiny MTU gets segments of WISP_PMTU_MIN at worst). */
+        mtu = (uint16_t)WISP_PMTU_MIN;
+        nodf = !blackhole;
+        WISP_CTR_INC(s, ICMP_PMTU_CLAMPED);
+    }
+    /* RFC 1191 §3: a host MUST NOT raise its estimate on a "too big". */
+    if (mtu >= cur && !(nodf && e != NULL && !e->nodf && mtu == cur)) {
+        return 0;
+    }
+    if (e == NULL) {
+        /* a free entry, else the one that expires first */
+        e = &s->icmp.pmtu[0];
+        for (i = 0; i < WISP_PMTU_CACHE_SIZE; i++) {
+            struct wisp_pmtu_entry *c = &s->icmp.pmtu[i];
+            if (c->dst == WISP_IP4_ANY) {
+                e = c;
+                break;
+            }
+            if (wisp_time_before(c->expire, e->expire)) {
+                e = c;
+            }
+        }
+    }
+    e->dst = dst;
+    e->mtu = mtu;
+    e->nodf = nodf ? 1u : 0u;
+    e->blackhole = blackhole ? 1u : 0u;
+    e->expire = wisp_now(s) + (blackhole ? (uint32_t)WISP_PMTU_PROBE_MS : (uint32_t)WISP_PMTU_AGE_MS);
+    return mtu;
+}
+
+/* ---------------------------------------------------------- errors (input) */
+
+/* An ICMP error (destination unreachable, source quench, redirect, time
+ * exceeded, parameter problem): validate the quotation and hand it to the
+ * transport protocol that sent the quoted datagram (RFC 1122 §3.2.2.1,
+ * §4.1.3.3, §4.2.3.9; RFC 5927 §4.1). Every drop is counted. Does not
+ * consume p. */
+static void icmp_error_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp_ip4_info *ip,
+                             const uint8_t *hdr)
+{
+    uint8_t q[60u + 8u];
+    struct wisp_icmp_err e;
+    uint16_t qhl, qfrag;
+
+    /* RFC 6633 §2 (updating RFC 1122 §4.2.3.9): source quench MUST be
+     * silently ignored. */
+    if (hdr[0] == WISP_ICMP_SOURCE_QUENCH) {
+        WISP_CTR_INC(s, ICMP_QUENCH_IGNORED);
+        return;
+    }
+    /* RFC 1122 §3.2.2.2 lets a host update its route cache from a
+     * redirect; wisp keeps no route cache (one gateway per interface), so
+     * redirects are ignored (as with Linux accept_redirects=0). */
+    if (hdr[0] == WISP_ICMP_REDIRECT) {
+        WISP_CTR_INC(s, ICMP_REDIRECT_IGNORED);
+        return;
+    }
+    /* An error sent to a broadcast or multicast address is not about a
+     * datagram of ours (RFC 1122 §3.2.2: errors are never sent to those). */
+    if (ip->bcast || ip->mcast) {
+        WISP_CTR_INC(s, ICMP_ERR_DROP_BCAST);
+        return;
+    }
+    /* RFC 792 / RFC 5927 §4.1: the quotation holds the internet header and
+     * at least the first 64 bits of the datagram (the ports; TCP's
+     * sequence number). */
+    if (p->tot_len < ICMP_HLEN + WISP_IP4_HLEN + ICMP_QUOTE_DATA) {
+        WISP_CTR_INC(s, ICMP_ERR_DROP_SHORT);
+        return;
+    }
+    (void)wisp_pbuf_copy_out(p, q, WISP_IP4_HLEN, ICMP_HLEN);
+    qhl = (uint16_t)((q[0] & 0x0fu) * 4u);
+    if ((q[0] >> 4) != 4u || qhl < WISP_IP4_HLEN) {
+        WISP_CTR_INC(s, ICMP_ERR_DROP_QUOTE);
+        return;
+    }
+    if (p->tot_len < ICMP_HLEN + qhl + ICMP_QUOTE_DATA) {
+        WISP_CTR_INC(s, ICMP_ERR_DROP_SHORT);
+        return;
+    }
+    (void)wisp_pbuf_copy_out(p, q, (uint16_t)(qhl + ICMP_QUOTE_DATA), ICMP_HLEN);
+    /* A non-initial fragment carries no transport header to match. */
+    qfrag = wisp_rd16(&q[6]);
+    if ((qfrag & WISP_IP4_OFFMASK) != 0) {
+        WISP_CTR_INC(s, ICMP_ERR_DROP_QUOTE);
+        return;
+    }
+    memset(&e, 0, sizeof(e));
+    e.type = hdr[0];
+    e.code = hdr[1];
+    e.reporter = ip->src;
+    e.src = wisp_ip4_rd(&q[12]);
+    e.dst = wisp_ip4_rd(&q[16]);
+    e.qtot = wisp_rd16(&q[2]);
+    e.df = (qfrag & WISP_IP4_FLAG_DF) != 0 ? 1u : 0u;
+    e.sport = wisp_rd16(&q[qhl]);
+    e.dport = wisp_rd16(&q[qhl + 2u]);
+    e.seq = wisp_rd32(&q[qhl + 4u]);
+    /* RFC 5927 §4.1: the quoted datagram must be one we sent. */
+    if (!wisp_ip4_is_local(s, e.src)) {
+        WISP_CTR_INC(s, ICMP_ERR_DROP_NOTOURS);
+        return;
+    }
+
+    if (e.type == WISP_ICMP_DEST_UNREACH && e.code == WISP_ICMP_UNREACH_NEEDFRAG) {
+        /* RFC 1191 §4: "fragmentation needed and DF set" about a datagram
+         * we sent without DF is forged or corrupt (RFC 5927 §7.2 checks). */
+        if (!WISP_PMTU) {
+            WISP_CTR_INC(s, ICMP_PMTU_DROP_OFF);
+            return;
+        }
+        if (!e.df) {
+            WISP_CTR_INC(s, ICMP_PMTU_DROP_NODF);
+            return;
+        }
+        e.mtu = wisp_rd16(&hdr[6]); /* RFC 1191 §4: low 16 bits of the unused field */
+        if (e.mtu == 0) {
+            e.mtu = icmp_plateau_below(e.qtot); /* RFC 1191 §5 / §7 */
+        }
+        /* The datagram the router refused was larger than its next hop
+         * (RFC 1191 §4); a value that would have let it pass is bogus. */
+        if (e.mtu >= e.qtot) {
+            WISP_CTR_INC(s, ICMP_PMTU_DROP_BOGUS);
+            return;
+        }
+    }
+
+    switch (q[9]) {
+#if WISP_TCP
+    case WISP_IP4_PROTO_TCP:
+        wisp_tcp_icmp_err(s, &e);
+        return;
+#endif
+#if WISP_UDP
+    case WISP_IP4_PROTO_UDP:
+        wisp_udp_icmp_err(s, &e);
+        return;
+#endif
+    case WISP_IP4_PROTO_ICMP:
+        /* about one of our echo requests: the ping application only
+         * counts its replies; nothing to report */
+        WISP_CTR_INC(s, ICMP_ERR_ICMP);
+        return;
+    default:
+        WISP_CTR_INC(s, ICMP_ERR_DROP_PROTO);
+        return;
+    }
+}
+
 /* ------------------------------------------------------------------- input */
 
 /* Answer an echo request (RFC 792 "Echo or Echo Reply Message",
@@ -225,17 +442,12 @@ void wisp_icmp_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct wis
         return;
 
     case WISP_ICMP_DEST_UNREACH:
-    case 4u: /* source quench (RFC 792; deprecated by RFC 6633) */
-    case 5u: /* redirect (RFC 792; we keep no route cache to update) */
+    case WISP_ICMP_SOURCE_QUENCH:
+    case WISP_ICMP_REDIRECT:
     case WISP_ICMP_TIME_EXCEEDED:
     case WISP_ICMP_PARAM_PROBLEM:
         WISP_CTR_INC(s, ICMP_ERR_RX);
-        /* TODO(TCP): RFC 1122 §3.2.2.1 / §4.2.3.9: pass destination
-         * unreachable (incl. code 4 for PMTU discovery, RFC 1191), time
-         * exceeded and parameter problem to the transport layer named in the
-         * quoted header (hdr + 8: IP header, then 8 bytes of the original
-         * transport header) once TCP exists. Until then they are only
-         * counted. */
+        icmp_error_input(s, p, ip, hdr);
         wisp_pbuf_free(p);
         return;
 
@@ -397,4 +609,5 @@ void wisp_icmp_init(struct wisp_stack *s)
     s->icmp.echo_arg = NULL;
     s->icmp.tokens_mt = ICMP_BUCKET_MT; /* start with a full burst */
     s->icmp.last_refill = wisp_now(s);
+    memset(s->icmp.pmtu, 0, sizeof(s->icmp.pmtu));
 }

@@ -24,7 +24,8 @@ const char *wisp_err_str(wisp_err_t e)
     static const char *const names[] = { "ERR_OK", "ERR_MEM", "ERR_BUF", "ERR_TIMEOUT", "ERR_RTE",
                                          "ERR_INPROGRESS", "ERR_VAL", "ERR_WOULDBLOCK", "ERR_USE",
                                          "ERR_ALREADY", "ERR_ISCONN", "ERR_CONN", "ERR_IF", "ERR_ABRT",
-                                         "ERR_RST", "ERR_CLSD", "ERR_ARG" };
+                                         "ERR_RST", "ERR_CLSD", "ERR_ARG", "ERR_REFUSED",
+                                         "ERR_HOSTUNREACH", "ERR_NETUNREACH" };
     int i = -(int)e;
     return (i >= 0 && i < (int)WISP_ARRAY_SIZE(names)) ? names[i] : "ERR_UNKNOWN";
 }

@@ -1120,6 +1120,9 @@ void wisp_tcp_set_user_mss(struct wisp_tcp_pcb *pcb, uint16_t mss)
      * (RFC 6928 §2) while nothing was sent. */
     if (mss != 0 && tcp_state_synced(pcb->c.state) && pcb->sndq == NULL && pcb->mss > mss) {
         pcb->mss = mss < 64u ? 64u : mss;
+        if (pcb->mss_max > pcb->mss) {
+            pcb->mss_max = pcb->mss; /* a path-MTU raise stays below the user's cap */
+        }
         if (pcb->st_bytes_acked == 0u && pcb->snd_nxt - pcb->snd_una <= 1u) {
             pcb->cwnd = tcp_initial_cwnd(tcp_seg_max(pcb));
         }

@@ -16,8 +16,8 @@
  * RFC 6298 (RTO), RFC 7323 (timestamps, window scaling), RFC 6691 (MSS).
  *
  * Choices:
- *  - IP output with DF clear: no path MTU discovery yet; segments never
- *    exceed the interface MTU, so routers along a smaller path fragment.
+ *  - IP output with DF set when WISP_PMTU (path MTU discovery, RFC 1191,
+ *    tcp_icmp.c); segments never exceed the interface MTU.
  *  - A local transmit failure (no header buffer, full interface queue)
  *    leaves the segment unsent and retries shortly; it is no congestion
  *    signal. The same holds for a SYN or SYN-ACK (no RTO backoff).
@@ -65,6 +65,18 @@
 
 /* ----------------------------------------------------- transmission */
 
+/* DF on TCP segments (RFC 1191 §6.4) when path MTU discovery is on, unless
+ * the path's MTU was clamped to WISP_PMTU_MIN (tcp_icmp.c). */
+static bool tcp_df(struct wisp_stack *s, wisp_ip4_t dst)
+{
+    bool nodf = false;
+    if (!WISP_PMTU) {
+        return false;
+    }
+    (void)wisp_pmtu_get(s, dst, &nodf);
+    return !nodf;
+}
+
 wisp_err_t tcp_xmit_raw(struct wisp_stack *s, const struct tcp_tuple *t, uint32_t seq, uint32_t ack, uint8_t flags,
                         uint16_t wnd, const uint8_t *opt, uint8_t optlen, struct wisp_pbuf *data, uint8_t tos,
                         uint8_t ttl)
@@ -106,7 +118,7 @@ wisp_err_t tcp_xmit_raw(struct wisp_stack *s, const struct tcp_tuple *t, uint32_
     /* RFC 9293 §3.1 Checksum: pseudo header + header + data. */
     sum = wisp_chksum_add(wisp_chksum_pseudo4(t->lip, t->rip, WISP_IP4_PROTO_TCP, tlen), wisp_pbuf_chksum(h, 0, tlen));
     wisp_wr16(u + TCP_OFF_CSUM, (uint16_t)~sum);
-    err = wisp_ip4_output(s, h, t->lip, t->rip, ttl, tos, WISP_IP4_PROTO_TCP, false);
+    err = wisp_ip4_output(s, h, t->lip, t->rip, ttl, tos, WISP_IP4_PROTO_TCP, tcp_df(s, t->rip));
     if (err == WISP_OK) {
         WISP_CTR_INC(s, TCP_TX);
         if (flags & TCP_RST) {
@@ -587,7 +599,7 @@ static uint16_t tcp_chain_txblk(const struct wisp_stack *s, const struct wisp_pb
 }
 
 /* Account g's blocks anew (its chain was built or changed). */
-static void tcp_seg_account(struct wisp_tcp_pcb *pcb, struct wisp_tcp_seg *g)
+void tcp_seg_account(struct wisp_tcp_pcb *pcb, struct wisp_tcp_seg *g)
 {
     uint16_t n = tcp_chain_txblk(pcb->c.stack, g->p);
     pcb->snd_blk = (uint16_t)(pcb->snd_blk - WISP_MIN(pcb->snd_blk, g->nblk) + n);
@@ -595,7 +607,7 @@ static void tcp_seg_account(struct wisp_tcp_pcb *pcb, struct wisp_tcp_seg *g)
 }
 
 /* Free a segment of pcb's queue (unlinked by the caller). */
-static void tcp_seg_drop(struct wisp_tcp_pcb *pcb, struct wisp_tcp_seg *g)
+void tcp_seg_drop(struct wisp_tcp_pcb *pcb, struct wisp_tcp_seg *g)
 {
     WISP_ASSERT(pcb->snd_blk >= g->nblk);
     pcb->snd_blk = (uint16_t)(pcb->snd_blk - WISP_MIN(pcb->snd_blk, g->nblk));
@@ -1138,6 +1150,9 @@ void tcp_output_run(struct wisp_tcp_pcb *pcb)
         return;
     }
 
+    if (pcb->pmtu_low) {
+        tcp_pmtu_check(pcb); /* RFC 1191 §6.3: raise again after a while */
+    }
     if (pcb->starve) {
         tcp_starve_check(pcb);
     }
@@ -1168,6 +1183,12 @@ void tcp_output_run(struct wisp_tcp_pcb *pcb)
             }
         }
         if (lost != NULL && lost != pcb->sndq_next) {
+            if (lost->len > smss && !tcp_pmtu_recut(pcb, &lost)) {
+                /* cut before the path MTU fell (tcp_icmp.c): no buffer
+                 * for the pieces now */
+                tcp_timer_set(pcb, TCP_TMR_OUTPUT, TCP_OUTPUT_RETRY_MS);
+                break;
+            }
             g = lost;
             if (!(pcb->flags & TF_FORCE_RTX) && pipe + g->len > pcb->cwnd) {
                 break;
@@ -1323,6 +1344,7 @@ void tcp_set_established(struct wisp_tcp_pcb *pcb)
     if (pcb->mss < 64u) {
         pcb->mss = 64u; /* a floor against absurd peer MSS values */
     }
+    tcp_pmtu_init(pcb); /* a path MTU known for the peer (tcp_icmp.c) */
     pcb->cwnd = tcp_initial_cwnd(tcp_seg_max(pcb));
     pcb->ssthresh = 0x7fffffffu; /* RFC 5681 §3.1: arbitrarily high */
     pcb->ca_acked = 0;
@@ -1354,7 +1376,8 @@ void tcp_rto_expired(struct wisp_tcp_pcb *pcb)
             if (pcb->c.state == WISP_TCP_SYN_RCVD) {
                 tcp_send_rst(pcb);
             }
-            tcp_pcb_kill(pcb, WISP_ERR_TIMEOUT);
+            /* RFC 1122 §4.2.3.9: the last soft ICMP error is the reason */
+            tcp_pcb_kill(pcb, tcp_icmp_timeout_err(pcb));
             return;
         }
         pcb->syn_rtx++;
@@ -1375,6 +1398,7 @@ void tcp_rto_expired(struct wisp_tcp_pcb *pcb)
     pcb->nrtx++;
     pcb->st_timeouts++;
     WISP_CTR_INC(s, TCP_TIMEOUT);
+    tcp_pmtu_rto(pcb); /* black-hole detection (tcp_icmp.c, RFC 4821) */
     /* RFC 6298 §5.5: back off the timer. */
     pcb->rto = WISP_MIN(pcb->rto * 2u, (uint32_t)WISP_TCP_RTO_MAX_MS);
     smss = tcp_seg_max(pcb);

@@ -278,6 +278,26 @@ void tcp_mem_freed(struct wisp_stack *s);
 void tcp_rtt_sample(struct wisp_tcp_pcb *pcb, uint32_t rtt);
 uint32_t tcp_seg_max(const struct wisp_tcp_pcb *pcb);
 uint32_t tcp_initial_cwnd(uint32_t mss);
+/* ------------------------------------------------------- tcp_icmp.c */
+/* Path MTU at establishment: remember the unlimited MSS, apply a cached
+ * path MTU. */
+void tcp_pmtu_init(struct wisp_tcp_pcb *pcb);
+/* Output hook: raise a lowered MSS again once its time has come. */
+void tcp_pmtu_check(struct wisp_tcp_pcb *pcb);
+/* Output hook: re-cut the sent segment *gp, longer than the send MSS since
+ * the path MTU fell, into copies of at most one MSS; *gp becomes the
+ * first. False when out of buffers (nothing changed; retry later). */
+bool tcp_pmtu_recut(struct wisp_tcp_pcb *pcb, struct wisp_tcp_seg **gp);
+/* Transmit budget (tcp_out.c): account a queued segment's blocks anew;
+ * free a segment unlinked from pcb's queue and uncount its blocks. */
+void tcp_seg_account(struct wisp_tcp_pcb *pcb, struct wisp_tcp_seg *g);
+void tcp_seg_drop(struct wisp_tcp_pcb *pcb, struct wisp_tcp_seg *g);
+/* RTO hook (after nrtx was counted): black-hole detection (RFC 4821). */
+void tcp_pmtu_rto(struct wisp_tcp_pcb *pcb);
+/* The error a connect that ran out of SYN retries reports: the last soft
+ * ICMP error, else WISP_ERR_TIMEOUT. */
+wisp_err_t tcp_icmp_timeout_err(const struct wisp_tcp_pcb *pcb);
+
 /* Queue a FIN (flag on the last unsent segment or an empty segment). */
 wisp_err_t tcp_queue_fin(struct wisp_tcp_pcb *pcb);
 

@@ -379,6 +379,56 @@ void wisp_udp_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp
     wisp_pbuf_free(p);
 }
 
+void wisp_udp_err(struct wisp_udp_pcb *pcb, wisp_udp_err_fn fn, void *arg)
+{
+    WISP_CORE_ASSERT_OWNER(pcb->stack);
+    pcb->errf = fn;
+    pcb->err_arg = arg;
+}
+
+/* A validated ICMP error about a datagram we sent (icmp.c). RFC 1122
+ * §4.1.3.3: UDP MUST pass ICMP errors to the application. Only a connected
+ * PCB whose peer the quoted datagram went to is told (as BSD sockets
+ * without IP_RECVERR: an unconnected socket has no call that could report
+ * an error about one of its many peers). */
+void wisp_udp_icmp_err(struct wisp_stack *s, const struct wisp_icmp_err *e)
+{
+    struct wisp_udp_pcb *pcb;
+    wisp_err_t err;
+
+    for (pcb = s->udp_pcbs; pcb != NULL; pcb = pcb->next) {
+        wisp_ip4_t lip = udp_ip4_of(&pcb->local_ip);
+        if (pcb->local_port == e->sport && (pcb->flags & WISP_UDP_F_CONNECTED) != 0 &&
+            (lip == WISP_IP4_ANY || lip == e->src) && udp_ip4_of(&pcb->remote_ip) == e->dst &&
+            pcb->remote_port == e->dport) {
+            break;
+        }
+    }
+    if (pcb == NULL) {
+        WISP_CTR_INC(s, ICMP_ERR_DROP_NOPCB);
+        return;
+    }
+    /* RFC 1122 §3.2.2.1: protocol and port unreachable say the peer host
+     * refuses (hard); the other codes, time exceeded and parameter problem
+     * are transient (soft). */
+    if (e->type == WISP_ICMP_DEST_UNREACH &&
+        (e->code == WISP_ICMP_UNREACH_PORT || e->code == WISP_ICMP_UNREACH_PROTO)) {
+        err = WISP_ERR_REFUSED;
+        WISP_CTR_INC(s, ICMP_ERR_HARD);
+    } else if (e->type == WISP_ICMP_DEST_UNREACH &&
+               (e->code == WISP_ICMP_UNREACH_NET || e->code == 6u || e->code == 11u)) {
+        err = WISP_ERR_NETUNREACH;
+        WISP_CTR_INC(s, ICMP_ERR_SOFT);
+    } else {
+        err = WISP_ERR_HOSTUNREACH;
+        WISP_CTR_INC(s, ICMP_ERR_SOFT);
+    }
+    WISP_CTR_INC(s, ICMP_ERR_UDP);
+    if (pcb->errf != NULL) {
+        pcb->errf(pcb->err_arg, pcb, err, e);
+    }
+}
+
 void wisp_udp_init(struct wisp_stack *s)
 {
     s->udp_pcbs = NULL;
