@@ -632,8 +632,8 @@ static void render_http(struct srender *r, const struct wisp_httpd *h)
     const struct wisp_httpd_stats *st = &h->st;
     static const char *const names[] = { "connections", "active", "active_high", "refused", "requests",
                                          "reused", "2xx", "3xx", "4xx", "5xx", "timeouts", "bytes_rx",
-                                         "bytes_tx" };
-    uint64_t v[13];
+                                         "bytes_tx", "head_timeouts", "reclaimed", "capped" };
+    uint64_t v[16];
     unsigned i;
 
     v[0] = st->connections;
@@ -649,24 +649,27 @@ static void render_http(struct srender *r, const struct wisp_httpd *h)
     v[10] = st->timeouts;
     v[11] = st->bytes_rx;
     v[12] = st->bytes_tx;
+    v[13] = st->head_timeouts;
+    v[14] = st->reclaimed;
+    v[15] = st->capped;
     if (r->html) {
         w_str(&r->w, "<h2>HTTP server (port ");
         w_u64(&r->w, h->port);
         w_str(&r->w, ")</h2>\n<table><tr>");
-        for (i = 0; i < 13u; i++) {
+        for (i = 0; i < 16u; i++) {
             w_str(&r->w, "<th>");
             w_str(&r->w, names[i]);
             w_str(&r->w, "</th>");
         }
         w_str(&r->w, "</tr>\n<tr>");
-        for (i = 0; i < 13u; i++) {
+        for (i = 0; i < 16u; i++) {
             cell_u(r, names[i], v[i]);
         }
         w_str(&r->w, "</tr></table>\n");
     } else {
         w_str(&r->w, ",\"http\":{\"port\":");
         w_u64(&r->w, h->port);
-        for (i = 0; i < 13u; i++) {
+        for (i = 0; i < 16u; i++) {
             cell_u(r, names[i], v[i]);
         }
         w_ch(&r->w, '}');

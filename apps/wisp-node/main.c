@@ -1268,6 +1268,9 @@ static int raw_start(struct node *n)
             printf("wisp-node: service %s/%u %s (raw API)\n", t[i].proto == WISP_IP4_PROTO_UDP ? "udp" : "tcp",
                    (unsigned)t[i].port, t[i].name);
         }
+        printf("wisp-node: tcp services: %u records, %u per source, idle %" PRIu32 " ms, reclaim after %" PRIu32
+               " ms\n", (unsigned)WISP_SERVICES_TCP_CONNS, (unsigned)n->svc.opt.per_source, n->svc.opt.idle_ms,
+               n->svc.opt.reclaim_ms);
     }
     return 0;
 }
@@ -1467,6 +1470,13 @@ static int threaded_start(struct node *n, enum node_api_kind kind)
         for (i = 0; i < cnt; i++) {
             printf("wisp-node: service %s/%u %s (%s API, application threads)\n",
                    t[i].proto == WISP_IP4_PROTO_UDP ? "udp" : "tcp", (unsigned)t[i].port, t[i].name, what);
+        }
+        {
+            const struct wisp_services_opts *so = kind == NODE_API_SOCKET ? &n->sksvc.opt : &n->ncsvc.opt;
+            printf("wisp-node: tcp services: %u threads, %u per source, idle %" PRIu32 " ms, reclaim after %" PRIu32
+                   " ms\n", kind == NODE_API_SOCKET ? (unsigned)WISP_SOCK_SERVICES_CONNS
+                                                     : (unsigned)WISP_NC_SERVICES_CONNS,
+                   (unsigned)so->per_source, so->idle_ms, so->reclaim_ms);
         }
     }
     return 0;

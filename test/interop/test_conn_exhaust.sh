@@ -6,11 +6,13 @@
 # starts wisp-node, lets the attackers take every record, then runs 10
 # legitimate requests one after the other:
 #
-#  - TCP echo (port 7) against idle connections, for --api raw, netconn
-#    and socket: 10/10 must be echoed (the per-source cap leaves room or
-#    the idle attackers are reclaimed); then raw with the defences
-#    switched off (--svc-per-source = records, reclaim and idle timeout
-#    at 2^31 ms): the attack must deny the service (at most 1 of 10);
+#  - TCP echo (port 7) against idle connections on every record, for
+#    --api raw, netconn and socket: 10/10 must be echoed (idle attackers
+#    are reclaimed); the idle timeout (--svc-idle-ms 1500) closes idle
+#    discard connections and resets chargen connections that read
+#    nothing, on every API; then raw with the defences switched off
+#    (reclaim and idle timeout at 2^31 - 1 ms): the attack must deny the
+#    service (at most 1 of 10);
 #  - HTTP against slowloris (one byte of a request head per second):
 #    with the default options 10/10 GETs get 200 and, after the request
 #    deadline (10 s), the server has answered 408 to the attackers; with
@@ -97,6 +99,27 @@ for api in raw netconn socket; do
     it_stop_node
     it_log "node: $(grep -E '^ +tcp/7 ' "$IT_NODE_LOG")"
     [ "$(svc_field reclaimed)" -ge 1 ] || it_fail "echo ($api): no connection reclaimed"
+done
+
+# Idle timeouts (--svc-idle-ms 1500): an idle discard connection is closed
+# (FIN), a chargen connection that reads nothing is reset, on every API.
+for api in raw netconn socket; do
+    it_start_node --api "$api" --svc-idle-ms 1500
+    it_bg_start "$IT_DIR/idle-9-$api.log" 30 "$IT_PY" "$ATTACKER" idle "$IT_NODE_IP" 9 "$SRC_A,$SRC_B" 1 5 4
+    p9=$IT_BG_PID
+    it_bg_start "$IT_DIR/idle-19-$api.log" 30 "$IT_PY" "$ATTACKER" idle "$IT_NODE_IP" 19 "$SRC_A,$SRC_B" 1 5 4
+    p19=$IT_BG_PID
+    it_bg_wait "$p9" 25 || it_fail "idle attacker (discard) failed"
+    it_bg_wait "$p19" 25 || it_fail "idle attacker (chargen) failed"
+    it_log "idle timeout ($api API): discard $(tail -n 1 "$IT_DIR/idle-9-$api.log"); chargen $(tail -n 1 "$IT_DIR/idle-19-$api.log")"
+    it_stop_node
+    for port in 9 19; do
+        d=$(awk '$1 == "attacker:" && $2 == "connects" { print $5 }' "$IT_DIR/idle-$port-$api.log")
+        [ "${d:-0}" -ge 2 ] || it_fail "idle timeout ($api API, port $port): the attacker saw ${d:-0} connections end, want >= 2"
+        to=$(it_tcp_svc "tcp/$port" timeouts)
+        [ "$to" -ge 2 ] || it_fail "idle timeout ($api API, port $port): $to timeouts counted, want >= 2"
+    done
+    it_log "node: $(grep -E '^ +tcp/(9|19) ' "$IT_NODE_LOG" | tr -s ' ' | tr '\n' ';')"
 done
 
 # The same attack with the defences off: it must work (the test can fail).
