@@ -53,12 +53,22 @@ enum { END_NONE = 0, END_IDLE, END_STUCK, END_RECLAIM };
 /* Accept-thread tries (10 ms apart) to get the slot a reclaim frees. */
 #define ADMIT_TRIES (3u * WISP_NC_SERVICES_POLL_MS / 10u + 1u)
 
-/* The connection made progress (received data, the stack took ours). */
-static void progress(struct wisp_nc_services *svc, struct wisp_nc_svc_slot *slot)
+/* The connection made progress (received data, the stack took ours).
+ * WISP_ERR_ABRT when it is to end now: reclaimed (slot->end) or stop --
+ * looked at here too, so a peer that keeps a little data flowing is not
+ * missed by the checks after timeouts. */
+static wisp_err_t progress(struct wisp_nc_services *svc, struct wisp_nc_svc_slot *slot)
 {
+    bool stop, evict;
     wisp_sys_mutex_lock(&svc->lock);
     slot->last_ms = wisp_sys_now_ms();
+    stop = svc->stop != 0;
+    evict = slot->evict != 0;
     wisp_sys_mutex_unlock(&svc->lock);
+    if (evict) {
+        slot->end = END_RECLAIM;
+    }
+    return (evict || stop) ? WISP_ERR_ABRT : WISP_OK;
 }
 
 /* After a call that timed out or could not finish: WISP_OK to go on,
@@ -97,8 +107,8 @@ static wisp_err_t write_all(struct wisp_nc_services *svc, struct wisp_nc_svc_slo
         data += done;
         len -= done;
         *tx += done;
-        if (done > 0) {
-            progress(svc, slot);
+        if (done > 0 && (err == WISP_OK || err == WISP_ERR_WOULDBLOCK) && progress(svc, slot) != WISP_OK) {
+            return WISP_ERR_ABRT;
         }
         if (err == WISP_ERR_WOULDBLOCK || (err == WISP_OK && len > 0)) {
             err = conn_check(svc, slot, true);
@@ -137,8 +147,8 @@ static wisp_err_t run_echo(struct wisp_nc_services *svc, struct wisp_nc_svc_slot
         if (err != WISP_OK) {
             return err;
         }
-        progress(svc, slot);
         *rx += p->tot_len;
+        err = progress(svc, slot);
         for (q = p; q != NULL && err == WISP_OK; q = q->next) {
             err = write_all(svc, slot, (const uint8_t *)q->payload, q->len, tx);
         }
@@ -169,9 +179,12 @@ static wisp_err_t run_discard(struct wisp_nc_services *svc, struct wisp_nc_svc_s
         if (err != WISP_OK) {
             return err;
         }
-        progress(svc, slot);
         *rx += p->tot_len;
         (void)wisp_netconn_pbuf_free(svc->api, p);
+        err = progress(svc, slot);
+        if (err != WISP_OK) {
+            return err;
+        }
     }
 }
 
@@ -200,8 +213,8 @@ static wisp_err_t run_chargen(struct wisp_nc_services *svc, struct wisp_nc_svc_s
                                         &done);
         *tx += done;
         pos = (uint32_t)((pos + done) % WISP_CHARGEN_PERIOD);
-        if (done > 0) {
-            progress(svc, slot);
+        if (done > 0 && (err == WISP_OK || err == WISP_ERR_WOULDBLOCK) && progress(svc, slot) != WISP_OK) {
+            return WISP_ERR_ABRT;
         }
         if (err == WISP_ERR_WOULDBLOCK || (err == WISP_OK && done < WISP_NC_SERVICES_CHUNK)) {
             err = conn_check(svc, slot, true);

@@ -75,12 +75,22 @@ enum { END_NONE = 0, END_IDLE, END_STUCK, END_RECLAIM };
 /* Accept-thread tries (10 ms apart) to get the slot a reclaim frees. */
 #define ADMIT_TRIES (3u * WISP_SOCK_SERVICES_POLL_MS / 10u + 1u)
 
-/* The connection made progress (received data, the stack took ours). */
-static void progress(struct wisp_sock_services *svc, struct wisp_sock_svc_slot *slot)
+/* The connection made progress (received data, the stack took ours).
+ * WISP_ERR_ABRT when it is to end now: reclaimed (slot->end) or stop --
+ * looked at here too, so a peer that keeps a little data flowing is not
+ * missed by the checks after timeouts. */
+static wisp_err_t progress(struct wisp_sock_services *svc, struct wisp_sock_svc_slot *slot)
 {
+    bool stop, evict;
     wisp_sys_mutex_lock(&svc->lock);
     slot->last_ms = wisp_sys_now_ms();
+    stop = svc->stop != 0;
+    evict = slot->evict != 0;
     wisp_sys_mutex_unlock(&svc->lock);
+    if (evict) {
+        slot->end = END_RECLAIM;
+    }
+    return (evict || stop) ? WISP_ERR_ABRT : WISP_OK;
 }
 
 /* After a call that timed out or could not finish: WISP_OK to go on,
@@ -128,8 +138,8 @@ static wisp_err_t send_all(struct wisp_sock_services *svc, struct wisp_sock_svc_
         data += n;
         len -= (size_t)n;
         *tx += (uint64_t)n;
-        if (n > 0) {
-            progress(svc, slot);
+        if (n > 0 && progress(svc, slot) != WISP_OK) {
+            return WISP_ERR_ABRT;
         }
         if (len > 0) {
             wisp_err_t err = conn_check(svc, slot, true);
@@ -162,9 +172,11 @@ static wisp_err_t run_echo(struct wisp_sock_services *svc, struct wisp_sock_svc_
             }
             continue;
         }
-        progress(svc, slot);
         *rx += (uint64_t)n;
-        err = send_all(svc, slot, (size_t)n, tx);
+        err = progress(svc, slot);
+        if (err == WISP_OK) {
+            err = send_all(svc, slot, (size_t)n, tx);
+        }
         if (err != WISP_OK) {
             return err;
         }
@@ -190,8 +202,10 @@ static wisp_err_t run_discard(struct wisp_sock_services *svc, struct wisp_sock_s
             }
             continue;
         }
-        progress(svc, slot);
         *rx += (uint64_t)n;
+        if (progress(svc, slot) != WISP_OK) {
+            return WISP_ERR_ABRT;
+        }
     }
 }
 
@@ -221,8 +235,8 @@ static wisp_err_t run_chargen(struct wisp_sock_services *svc, struct wisp_sock_s
         }
         *tx += (uint64_t)n;
         pos = (uint32_t)((pos + (uint32_t)n) % WISP_CHARGEN_PERIOD);
-        if (n > 0) {
-            progress(svc, slot);
+        if (n > 0 && progress(svc, slot) != WISP_OK) {
+            return WISP_ERR_ABRT;
         }
         if ((size_t)n < WISP_SOCK_SERVICES_BUF) {
             wisp_err_t err = conn_check(svc, slot, true);

@@ -8,7 +8,9 @@
 #
 #  - TCP echo (port 7) against idle connections on every record, for
 #    --api raw, netconn and socket: 10/10 must be echoed (idle attackers
-#    are reclaimed); the idle timeout (--svc-idle-ms 1500) closes idle
+#    are reclaimed), and again against attackers that trickle a byte per
+#    second to discard on every record (the fair-share rule of
+#    apps/lib/reclaim.h takes theirs); the idle timeout (--svc-idle-ms 1500) closes idle
 #    discard connections and resets chargen connections that read
 #    nothing, on every API; then raw with the defences switched off
 #    (reclaim and idle timeout at 2^31 - 1 ms): the attack must deny the
@@ -96,6 +98,14 @@ for api in raw netconn socket; do
     it_log "echo ($api API) under attack: $OK/10 legitimate requests echoed"
     [ "$OK" = 10 ] || it_fail "echo ($api API): only $OK of 10 legitimate requests served"
     attack_end "$IT_DIR/att-echo-$api.log"
+    # busy attackers: a byte per second to discard (never idle for long;
+    # the records are shared by all the TCP services)
+    attack "$IT_DIR/att-trickle-$api.log" slowloris 9 "$per" 10 $((per * 2))
+    sleep 1.2
+    echo_clients 10
+    it_log "echo ($api API) with discard trickled on every record: $OK/10 legitimate requests echoed"
+    [ "$OK" = 10 ] || it_fail "echo ($api API) against trickling attackers: only $OK of 10 served"
+    attack_end "$IT_DIR/att-trickle-$api.log"
     it_stop_node
     it_log "node: $(grep -E '^ +tcp/7 ' "$IT_NODE_LOG")"
     [ "$(svc_field reclaimed)" -ge 1 ] || it_fail "echo ($api): no connection reclaimed"
