@@ -7,6 +7,7 @@
  * Portable: no stdio, no allocation.
  */
 #include "httpd.h"
+#include "reclaim.h"
 
 /* ================================================================ parser */
 
@@ -631,8 +632,8 @@ static void render_http(struct srender *r, const struct wisp_httpd *h)
     const struct wisp_httpd_stats *st = &h->st;
     static const char *const names[] = { "connections", "active", "active_high", "refused", "requests",
                                          "reused", "2xx", "3xx", "4xx", "5xx", "timeouts", "bytes_rx",
-                                         "bytes_tx" };
-    uint64_t v[13];
+                                         "bytes_tx", "head_timeouts", "reclaimed", "capped" };
+    uint64_t v[16];
     unsigned i;
 
     v[0] = st->connections;
@@ -648,24 +649,27 @@ static void render_http(struct srender *r, const struct wisp_httpd *h)
     v[10] = st->timeouts;
     v[11] = st->bytes_rx;
     v[12] = st->bytes_tx;
+    v[13] = st->head_timeouts;
+    v[14] = st->reclaimed;
+    v[15] = st->capped;
     if (r->html) {
         w_str(&r->w, "<h2>HTTP server (port ");
         w_u64(&r->w, h->port);
         w_str(&r->w, ")</h2>\n<table><tr>");
-        for (i = 0; i < 13u; i++) {
+        for (i = 0; i < 16u; i++) {
             w_str(&r->w, "<th>");
             w_str(&r->w, names[i]);
             w_str(&r->w, "</th>");
         }
         w_str(&r->w, "</tr>\n<tr>");
-        for (i = 0; i < 13u; i++) {
+        for (i = 0; i < 16u; i++) {
             cell_u(r, names[i], v[i]);
         }
         w_str(&r->w, "</tr></table>\n");
     } else {
         w_str(&r->w, ",\"http\":{\"port\":");
         w_u64(&r->w, h->port);
-        for (i = 0; i < 13u; i++) {
+        for (i = 0; i < 16u; i++) {
             cell_u(r, names[i], v[i]);
         }
         w_ch(&r->w, '}');
@@ -1360,6 +1364,8 @@ static int conn_pump(struct wisp_httpd_conn *c)
             }
             resp_log(c);
             c->r_active = 0;
+            c->wait_ms = wisp_now(c->h->s);
+            c->req_ms = c->wait_ms;   /* a pipelined request already queued starts now */
             if (c->r_close) {
                 rc = conn_finish(c);
                 if (rc != C_ALIVE) {
@@ -1415,6 +1421,23 @@ static wisp_err_t rc_err(int rc)
     return rc == C_ABORTED ? WISP_ERR_ABRT : WISP_OK;
 }
 
+/* Part of a request is here (head bytes parsed or queued, or a body to
+ * read). */
+static bool req_started(const struct wisp_httpd_conn *c)
+{
+    return c->rxq != NULL || c->ps.head_bytes > 0u || c->body_left > 0u;
+}
+
+/* 408 for a request that did not complete (RFC 9110 §15.5.9), then close. */
+static int req_timeout(struct wisp_httpd_conn *c, uint32_t now)
+{
+    c->last_ms = now;
+    rx_discard(c);
+    c->body_left = 0;
+    resp_error(c, 408, false);
+    return conn_pump(c);
+}
+
 static wisp_err_t httpd_recv(void *arg, struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, wisp_err_t err)
 {
     struct wisp_httpd_conn *c = (struct wisp_httpd_conn *)arg;
@@ -1441,6 +1464,9 @@ static wisp_err_t httpd_recv(void *arg, struct wisp_tcp_pcb *pcb, struct wisp_pb
         wisp_pbuf_free(p);
         wisp_tcp_recved(c->pcb, len);
         return WISP_OK;
+    }
+    if (!c->r_active && !req_started(c)) {
+        c->req_ms = wisp_now(h->s);   /* the first byte of a request */
     }
     if (c->rxq != NULL) {
         if ((uint32_t)c->rxq->tot_len + len > WISP_HTTPD_RXQ_MAX) {
@@ -1491,6 +1517,13 @@ static wisp_err_t httpd_poll(void *arg, struct wisp_tcp_pcb *pcb)
         }
         return WISP_OK;
     }
+    if (!c->r_active && c->close_pending == 0u && req_started(c) && now - c->req_ms >= h->opt.head_ms) {
+        /* The request deadline: bytes that trickle in (slowloris) keep the
+         * idle timer from firing, not this one. */
+        h->st.timeouts++;
+        h->st.head_timeouts++;
+        return rc_err(req_timeout(c, now));
+    }
     if (now - c->last_ms >= h->opt.idle_ms) {
         h->st.timeouts++;
         if (c->r_active) {
@@ -1498,13 +1531,9 @@ static wisp_err_t httpd_poll(void *arg, struct wisp_tcp_pcb *pcb)
             (void)conn_abort(c);
             return WISP_ERR_ABRT;
         }
-        if (c->rxq != NULL || c->ps.head_bytes > 0u || c->body_left > 0u) {
+        if (req_started(c)) {
             /* RFC 9110 §15.5.9: 408 for a request that did not complete. */
-            c->last_ms = now;
-            rx_discard(c);
-            c->body_left = 0;
-            resp_error(c, 408, false);
-            return rc_err(conn_pump(c));
+            return rc_err(req_timeout(c, now));
         }
         /* RFC 9112 §9.5: an idle persistent connection is closed
          * gracefully. */
@@ -1525,6 +1554,50 @@ static void httpd_err(void *arg, wisp_err_t err)
     conn_release(c, err == WISP_ERR_CLSD ? C_GONE : -1);
 }
 
+/* A record for a new connection from ip (httpd.h, reclaim.h): reclaiming
+ * one if need be -- one whose response is being sent only when that
+ * response has not moved for reclaim_ms; the age of the others is the
+ * time since they started waiting for a request. NULL: refused
+ * (counted). */
+static struct wisp_httpd_conn *conn_admit(struct wisp_httpd *h, const wisp_ipaddr_t *ip)
+{
+    struct wisp_reclaim_rec r[WISP_HTTPD_MAX_CONNS];
+    struct wisp_httpd_conn *c = NULL;
+    unsigned i, n = h->opt.max_conns;
+    uint32_t now = wisp_now(h->s);
+    bool capped;
+    int v = -1;
+
+    for (i = 0; i < n; i++) {
+        const struct wisp_httpd_conn *x = &h->conns[i];
+        r[i].used = x->h != NULL;
+        r[i].ip = x->remote_ip.u.ip4;
+        r[i].idle_ms = now - (x->r_active ? x->last_ms : x->wait_ms);
+        /* a response being sent only when it is stuck (the client reads
+         * nothing) */
+        r[i].takeable = x->h != NULL && x->pcb != NULL && (!x->r_active || r[i].idle_ms >= h->opt.reclaim_ms);
+    }
+    capped = wisp_reclaim_count(r, n, ip->u.ip4) >= h->opt.per_source;
+    if (!capped) {
+        c = conn_alloc(h);
+    }
+    if (c == NULL) {
+        v = wisp_reclaim_pick(r, n, ip->u.ip4, capped, h->opt.reclaim_ms);
+    }
+    if (v >= 0) {
+        h->st.reclaimed++;
+        (void)conn_abort(&h->conns[v]);
+        c = conn_alloc(h);
+    }
+    if (c == NULL) {
+        h->st.refused++;
+        if (capped) {
+            h->st.capped++;
+        }
+    }
+    return c;
+}
+
 static wisp_err_t httpd_accept(void *arg, struct wisp_tcp_pcb *newpcb, wisp_err_t err)
 {
     struct wisp_httpd *h = (struct wisp_httpd *)arg;
@@ -1533,15 +1606,23 @@ static wisp_err_t httpd_accept(void *arg, struct wisp_tcp_pcb *newpcb, wisp_err_
     if (h == NULL || newpcb == NULL || err != WISP_OK) {
         return err != WISP_OK ? err : WISP_ERR_VAL;
     }
-    c = conn_alloc(h);
-    if (c == NULL) {
-        h->st.refused++;   /* declined: the stack resets it */
-        return WISP_ERR_MEM;
+    {
+        wisp_ipaddr_t rip;
+        uint16_t rport = 0;
+        memset(&rip, 0, sizeof rip);
+        wisp_tcp_remote(newpcb, &rip, &rport);
+        c = conn_admit(h, &rip);
+        if (c == NULL) {
+            return WISP_ERR_MEM;   /* declined: the stack resets it */
+        }
+        c->remote_ip = rip;
+        c->remote_port = rport;
     }
     c->pcb = newpcb;
     c->phase = CONN_OPEN;
     c->last_ms = wisp_now(h->s);
-    wisp_tcp_remote(newpcb, &c->remote_ip, &c->remote_port);
+    c->wait_ms = c->last_ms;
+    c->req_ms = c->last_ms;
     wisp_http_parser_init(&c->ps);
     h->st.connections++;
     h->st.active++;
@@ -1596,6 +1677,18 @@ wisp_err_t wisp_httpd_start_opts(struct wisp_httpd *h, struct wisp_stack *s, uin
     }
     if (h->opt.linger_ms == 0u) {
         h->opt.linger_ms = WISP_HTTPD_LINGER_MS;
+    }
+    if (h->opt.head_ms == 0u) {
+        h->opt.head_ms = WISP_HTTPD_HEAD_MS;
+    }
+    if (h->opt.reclaim_ms == 0u) {
+        h->opt.reclaim_ms = WISP_HTTPD_RECLAIM_MS;
+    }
+    if (h->opt.per_source == 0u) {
+        h->opt.per_source = (uint16_t)(h->opt.max_conns / 2u > 0u ? h->opt.max_conns / 2u : 1u);
+    }
+    if (h->opt.per_source > h->opt.max_conns) {
+        h->opt.per_source = h->opt.max_conns;
     }
     h->kick_tmr.fn = httpd_kick;
     pcb = wisp_tcp_new(s);

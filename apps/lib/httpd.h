@@ -41,9 +41,24 @@
  *    nothing acknowledged) for idle_ms is closed from the poll callback:
  *    gracefully when it is between requests, with 408 when a request head
  *    is incomplete, with a reset when a response is stuck.
- *  - At most max_conns connections (<= WISP_HTTPD_MAX_CONNS); beyond them
- *    the accept callback declines (the stack resets the connection) and
- *    the refusal is counted.
+ *  - Request deadline (slowloris, issue 11 #3): a request whose head (and
+ *    the body we read and discard) is not complete head_ms after its first
+ *    byte gets 408 and the connection is closed, however steadily the
+ *    bytes trickle in (the idle timeout alone restarts with every byte).
+ *  - Admission: at most max_conns connections (<= WISP_HTTPD_MAX_CONNS),
+ *    at most per_source of them from one remote address. When the records
+ *    are full (or the address is at its cap), one is reclaimed (reset,
+ *    counted as reclaimed) for the new connection, chosen as reclaim.h
+ *    says: at the cap, the address's own connection waiting the longest,
+ *    at least reclaim_ms; else one waiting at least reclaim_ms or one of
+ *    an address holding two connections more than the new one's (fair
+ *    share), the biggest holder's first. A connection's wait runs from its
+ *    accept or its last queued response (a head arriving byte by byte
+ *    does not reset it); a response being sent is taken only when it has
+ *    not moved for reclaim_ms. A slowloris or idle connection therefore
+ *    cannot keep a working client out. Without a candidate the accept callback declines
+ *    (the stack resets the new connection) and the refusal is counted
+ *    (refused; capped too when the cap was the reason).
  *  - Sending: file-table bodies are written without copying
  *    (wisp_tcp_write without WISP_TCP_WRITE_COPY: the stack references the
  *    constant data); generated bodies (the 1 MiB /big.bin) are produced in
@@ -68,11 +83,15 @@
 /* ------------------------------------------------------------ options */
 
 /** Connection records of one server (the stack's WISP_TCP_PCB_COUNT bounds
- *  it too). Default: 64 with a large PCB pool (the host build), else half
+ *  it too). Default: 128 with a PCB pool of 256 or more (the host build:
+ *  the default per-source cap of half the records then still lets one
+ *  client open 64 connections at once), 64 with 128 or more, else half
  *  the PCB pool (4 with the defaults of opt.h). Each record is about
- *  WISP_HTTPD_PATH_MAX + 100 bytes. */
+ *  WISP_HTTPD_PATH_MAX + 250 bytes. */
 #ifndef WISP_HTTPD_MAX_CONNS
-#if WISP_TCP_PCB_COUNT >= 128
+#if WISP_TCP_PCB_COUNT >= 256
+#define WISP_HTTPD_MAX_CONNS 128
+#elif WISP_TCP_PCB_COUNT >= 128
 #define WISP_HTTPD_MAX_CONNS 64
 #else
 #define WISP_HTTPD_MAX_CONNS ((WISP_TCP_PCB_COUNT) / 2 > 0 ? (WISP_TCP_PCB_COUNT) / 2 : 1)
@@ -127,6 +146,27 @@
 /** Default idle timeout (ms). */
 #ifndef WISP_HTTPD_IDLE_MS
 #define WISP_HTTPD_IDLE_MS 10000u
+#endif
+
+/** Request deadline (ms): a request head (and the body read with it) must
+ *  be complete this long after its first byte, else 408 and close.
+ *  Default 10000: a head fits in one or two segments, so even a slow link
+ *  takes a few round trips, not seconds; trickling one byte per second
+ *  (slowloris) ends after 10 s whatever the idle timeout. Runtime:
+ *  wisp_httpd_opts.head_ms. */
+#ifndef WISP_HTTPD_HEAD_MS
+#define WISP_HTTPD_HEAD_MS 10000u
+#endif
+
+/** Least time (ms) a connection has been waiting for a request (since it
+ *  was accepted or its last response was queued) before it may be
+ *  reclaimed for a new connection when the records are full. Default
+ *  1000: a working client sends its request within a round trip of
+ *  connecting, so only connections that hold a record without asking
+ *  for anything (idle keep-alive, slowloris) are taken. Runtime:
+ *  wisp_httpd_opts.reclaim_ms. */
+#ifndef WISP_HTTPD_RECLAIM_MS
+#define WISP_HTTPD_RECLAIM_MS 1000u
 #endif
 
 /** Longest lingering close (ms): after our FIN, how long the client's
@@ -239,7 +279,10 @@ struct wisp_httpd_stats {
     uint32_t closed;        /**< ended by a normal close */
     uint32_t resets;        /**< ended by the peer (reset) or the stack */
     uint32_t aborted;       /**< reset by us (stuck, stop) */
-    uint32_t timeouts;      /**< idle timeouts (any kind) */
+    uint32_t timeouts;      /**< idle timeouts and request deadlines (any kind) */
+    uint32_t head_timeouts; /**< requests not complete by the deadline (408; also in timeouts) */
+    uint32_t reclaimed;     /**< connections reset to make room for a new one */
+    uint32_t capped;        /**< refusals because of the per-source cap (also in refused) */
     uint32_t requests;      /**< request heads received (incl. bad ones) */
     uint32_t reused;        /**< requests on a connection after its first */
     uint32_t responses[6];  /**< by status class: [2] = 2xx ... [5] = 5xx */
@@ -266,6 +309,14 @@ struct wisp_httpd_opts {
     uint16_t max_conns;     /**< 1..WISP_HTTPD_MAX_CONNS (0 = all) */
     uint32_t idle_ms;       /**< idle timeout (0 = WISP_HTTPD_IDLE_MS) */
     uint32_t linger_ms;     /**< lingering close (0 = WISP_HTTPD_LINGER_MS) */
+    uint32_t head_ms;       /**< request deadline (0 = WISP_HTTPD_HEAD_MS) */
+    /** Least wait of a reclaimed connection (0 = WISP_HTTPD_RECLAIM_MS;
+     *  2^31 - 1 or more: never reclaim, see reclaim.h). */
+    uint32_t reclaim_ms;
+    /** Connections per remote address (0 = half of max_conns, at least 1;
+     *  RFC 2616 §8.1.4 once asked clients for at most 2 per server: the
+     *  embedded default of 4 records gives each address 2). */
+    uint16_t per_source;
 };
 
 struct wisp_httpd;
@@ -282,6 +333,8 @@ struct wisp_httpd_conn {
     uint8_t wait_status;            /**< waiting for the status buffer */
     uint32_t body_left;             /**< request body bytes still to discard */
     uint32_t last_ms;               /**< last progress */
+    uint32_t wait_ms;               /**< accepted or last response queued (reclaim order) */
+    uint32_t req_ms;                /**< first byte of the current request (deadline) */
     uint32_t linger_ms;             /**< when the lingering close began */
     uint32_t nreq;                  /**< requests on this connection */
     wisp_ipaddr_t remote_ip;

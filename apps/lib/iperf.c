@@ -547,6 +547,7 @@ static wisp_err_t conn_recv(void *arg, struct wisp_tcp_pcb *pcb, struct wisp_pbu
         c->t_first = now;
     }
     c->t_last = now;
+    c->last_ms = wisp_now(c->srv->stack);
     if (c->hdr_n < sizeof(c->hdr)) {
         conn_header(c, p);
     }
@@ -566,20 +567,68 @@ static void conn_err(void *arg, wisp_err_t err)
     conn_end(c, false, err);
 }
 
+/* Reset a connection and report it as failed with err. */
+static void conn_kill(struct wisp_iperf_tcp_conn *c, wisp_err_t err)
+{
+    struct wisp_tcp_pcb *pcb = c->pcb;
+    wisp_tcp_arg(pcb, NULL);
+    wisp_tcp_abort(pcb);
+    c->rev_pending = false;
+    conn_end(c, false, err);
+}
+
+/* The idle timeout (iperf.h): nothing received for tcp_idle_ms. */
+static wisp_err_t conn_poll(void *arg, struct wisp_tcp_pcb *pcb)
+{
+    struct wisp_iperf_tcp_conn *c = (struct wisp_iperf_tcp_conn *)arg;
+    struct wisp_iperf_server *srv;
+    uint32_t idle = WISP_IPERF_TCP_IDLE_MS;
+    WISP_UNUSED(pcb);
+    if (c == NULL || c->srv == NULL) {
+        return WISP_OK;
+    }
+    srv = c->srv;
+    if (srv->cfg.tcp_idle_ms != 0u) {
+        idle = srv->cfg.tcp_idle_ms;
+    }
+    if (wisp_now(srv->stack) - c->last_ms >= idle) {
+        srv->st.tcp_timeouts++;
+        conn_kill(c, WISP_ERR_TIMEOUT);
+        return WISP_ERR_ABRT;
+    }
+    return WISP_OK;
+}
+
 static wisp_err_t srv_accept(void *arg, struct wisp_tcp_pcb *newpcb, wisp_err_t err)
 {
     struct wisp_iperf_server *srv = (struct wisp_iperf_server *)arg;
-    struct wisp_iperf_tcp_conn *c = NULL;
+    struct wisp_iperf_tcp_conn *c = NULL, *v = NULL;
+    uint32_t now, best = 0, min_idle = WISP_IPERF_TCP_RECLAIM_MS;
     unsigned i;
 
     if (srv == NULL || newpcb == NULL || err != WISP_OK) {
         return err != WISP_OK ? err : WISP_ERR_VAL;
     }
+    now = wisp_now(srv->stack);
+    if (srv->cfg.tcp_reclaim_ms != 0u) {
+        min_idle = srv->cfg.tcp_reclaim_ms;
+    }
     for (i = 0; i < WISP_IPERF_TCP_CONNS; i++) {
-        if (srv->conns[i].srv == NULL) {
-            c = &srv->conns[i];
+        struct wisp_iperf_tcp_conn *x = &srv->conns[i];
+        if (x->srv == NULL) {
+            c = x;
             break;
         }
+        if (x->pcb != NULL && now - x->last_ms >= min_idle && (v == NULL || now - x->last_ms > best)) {
+            v = x;
+            best = now - x->last_ms;
+        }
+    }
+    if (c == NULL && v != NULL) {
+        /* Every record in use: the one silent the longest makes room. */
+        srv->st.tcp_reclaimed++;
+        conn_kill(v, WISP_ERR_ABRT);
+        c = v;
     }
     if (c == NULL) {
         srv->st.tcp_refused++;
@@ -592,10 +641,12 @@ static wisp_err_t srv_accept(void *arg, struct wisp_tcp_pcb *newpcb, wisp_err_t 
     c->res.role = WISP_IPERF_ROLE_SERVER;
     wisp_tcp_remote(newpcb, &c->res.peer_ip, &c->res.peer_port);
     c->t_first = c->t_last = srv_now(srv);
+    c->last_ms = now;
     srv->st.tcp_tests++;
     wisp_tcp_arg(newpcb, c);
     wisp_tcp_recv(newpcb, conn_recv);
     wisp_tcp_err(newpcb, conn_err);
+    wisp_tcp_poll(newpcb, conn_poll, 2);
     return WISP_OK;
 }
 

@@ -104,6 +104,19 @@
 #ifndef WISP_IPERF_UDP_SESSIONS
 #define WISP_IPERF_UDP_SESSIONS 4
 #endif
+/** TCP server: a connection that received nothing for this long is reset
+ *  (ms; counted in tcp_timeouts). A test streams without pause, so 10 s of
+ *  silence is a dead or idle client. Runtime: cfg.tcp_idle_ms. */
+#ifndef WISP_IPERF_TCP_IDLE_MS
+#define WISP_IPERF_TCP_IDLE_MS 10000u
+#endif
+/** TCP server: when every record is in use, the connection silent the
+ *  longest, at least this long (ms), is reset for the new one (counted in
+ *  tcp_reclaimed). No per-source cap: iperf -P opens parallel streams
+ *  from one client. Runtime: cfg.tcp_reclaim_ms. */
+#ifndef WISP_IPERF_TCP_RECLAIM_MS
+#define WISP_IPERF_TCP_RECLAIM_MS 1000u
+#endif
 /** A running UDP session idle this long may be replaced (ms). */
 #ifndef WISP_IPERF_UDP_IDLE_MS
 #define WISP_IPERF_UDP_IDLE_MS 10000u
@@ -209,6 +222,7 @@ struct wisp_iperf_tcp_conn {
     uint16_t rev_port;
     int32_t rev_amount;
     uint64_t t_first, t_last;
+    uint32_t last_ms;           /**< stack time of the last data (idle timeout, reclaim) */
     struct wisp_iperf_result res;
 };
 
@@ -236,12 +250,15 @@ struct wisp_iperf_server_cfg {
     void *clock_ctx;
     wisp_iperf_report_fn report;  /**< optional */
     void *report_ctx;
+    uint32_t tcp_idle_ms;       /**< 0 = WISP_IPERF_TCP_IDLE_MS */
+    uint32_t tcp_reclaim_ms;    /**< 0 = WISP_IPERF_TCP_RECLAIM_MS */
 };
 
 /** Server counters. */
 struct wisp_iperf_server_stats {
     uint32_t tcp_tests, tcp_refused, udp_tests, udp_refused, udp_runts, reports_sent, report_err;
     uint32_t reverse_started, reverse_failed;
+    uint32_t tcp_timeouts, tcp_reclaimed;   /**< idle connections reset; reset for a new one */
 };
 
 /** The server of one stack (caller-owned; start zeroes it). */

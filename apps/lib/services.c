@@ -7,6 +7,7 @@
  * records).
  */
 #include "services.h"
+#include "reclaim.h"
 
 /* Source ports of services that answer every datagram: echoing to one of
  * them would make two servers bounce a datagram forever. */
@@ -149,6 +150,9 @@ static void conn_free(struct wisp_tcp_svc_conn *c, enum conn_end end, wisp_err_t
     }
     if (t->st.active > 0) {
         t->st.active--;
+    }
+    if (c->timed_out) {
+        t->st.timeouts++;
     }
     switch (end) {
     case END_CLOSED:
@@ -402,6 +406,28 @@ static wisp_err_t tcp_svc_pump(struct wisp_tcp_svc_conn *c)
     }
 }
 
+/* The poll callback's idle check: WISP_OK and *ended false when the
+ * connection lives on. */
+static wisp_err_t idle_check(struct wisp_tcp_svc_conn *c, bool *ended)
+{
+    struct wisp_services *svc = c->service->svc;
+    uint32_t now = wisp_now(svc->stack);
+
+    *ended = false;
+    if (now - c->last_ms < svc->opt.idle_ms) {
+        return WISP_OK;
+    }
+    *ended = true;
+    c->timed_out = 1;
+    if (c->pend_count == 0 && wisp_tcp_sndbuf(c->pcb) == (uint32_t)WISP_TCP_SND_BUF &&
+        c->service->id != WISP_TCP_SVC_CHARGEN) {
+        /* Nothing of ours waits: a graceful close (FIN). */
+        return conn_close(c);
+    }
+    /* Our data does not move (the peer reads nothing): reset. */
+    return conn_abort(c);
+}
+
 static wisp_err_t tcp_svc_recv(void *arg, struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, wisp_err_t err)
 {
     struct wisp_tcp_svc_conn *c = (struct wisp_tcp_svc_conn *)arg;
@@ -424,6 +450,7 @@ static wisp_err_t tcp_svc_recv(void *arg, struct wisp_tcp_pcb *pcb, struct wisp_
         return conn_close(c);
     }
     len = p->tot_len;
+    c->last_ms = wisp_now(t->svc->stack);
     if (t->id == WISP_TCP_SVC_ECHO) {
         if (!echo_queue(c, p)) {
             /* Every chain in use (cannot happen within the window the
@@ -453,17 +480,66 @@ static wisp_err_t tcp_svc_sent(void *arg, struct wisp_tcp_pcb *pcb, uint32_t len
     if (c == NULL) {
         return WISP_OK;
     }
+    c->last_ms = wisp_now(c->service->svc->stack);
     return tcp_svc_pump(c);
 }
 
 static wisp_err_t tcp_svc_poll(void *arg, struct wisp_tcp_pcb *pcb)
 {
     struct wisp_tcp_svc_conn *c = (struct wisp_tcp_svc_conn *)arg;
+    bool ended;
+    wisp_err_t err;
     WISP_UNUSED(pcb);
     if (c == NULL) {
         return WISP_OK;
     }
+    if (!c->close_pending) {
+        err = idle_check(c, &ended);
+        if (ended) {
+            return err;
+        }
+    }
     return tcp_svc_pump(c);
+}
+
+/* Admission of a new connection from ip (services.h, reclaim.h): a record
+ * for it, after reclaiming one if need be, or NULL (refused, counted). */
+static struct wisp_tcp_svc_conn *conn_admit(struct wisp_tcp_service *t, const wisp_ipaddr_t *ip)
+{
+    struct wisp_services *svc = t->svc;
+    struct wisp_reclaim_rec r[WISP_SERVICES_TCP_CONNS];
+    struct wisp_tcp_svc_conn *c = NULL;
+    uint32_t now = wisp_now(svc->stack);
+    bool capped;
+    unsigned i;
+    int v = -1;
+
+    for (i = 0; i < WISP_SERVICES_TCP_CONNS; i++) {
+        const struct wisp_tcp_svc_conn *x = &svc->conns[i];
+        r[i].used = x->service != NULL;
+        r[i].takeable = x->service != NULL && x->pcb != NULL && !x->close_pending;
+        r[i].ip = x->remote_ip.u.ip4;
+        r[i].idle_ms = now - x->last_ms;
+    }
+    capped = wisp_reclaim_count(r, WISP_SERVICES_TCP_CONNS, ip->u.ip4) >= svc->opt.per_source;
+    if (!capped) {
+        c = conn_alloc(svc, t);
+    }
+    if (c == NULL) {
+        v = wisp_reclaim_pick(r, WISP_SERVICES_TCP_CONNS, ip->u.ip4, capped, svc->opt.reclaim_ms);
+    }
+    if (v >= 0) {
+        svc->conns[v].service->st.reclaimed++;
+        (void)conn_abort(&svc->conns[v]);
+        c = conn_alloc(svc, t);
+    }
+    if (c == NULL) {
+        t->st.refused++;
+        if (capped) {
+            t->st.capped++;
+        }
+    }
+    return c;
 }
 
 /* The stack freed the PCB (reset, retries exhausted, ...). */
@@ -485,14 +561,22 @@ static wisp_err_t tcp_svc_accept(void *arg, struct wisp_tcp_pcb *newpcb, wisp_er
     if (t == NULL || newpcb == NULL || err != WISP_OK) {
         return err != WISP_OK ? err : WISP_ERR_VAL;
     }
-    c = conn_alloc(t->svc, t);
-    if (c == NULL) {
-        /* Every record in use: decline, the stack resets the connection. */
-        t->st.refused++;
-        return WISP_ERR_MEM;
+    {
+        wisp_ipaddr_t rip;
+        uint16_t rport = 0;
+        memset(&rip, 0, sizeof rip);
+        wisp_tcp_remote(newpcb, &rip, &rport);
+        c = conn_admit(t, &rip);
+        if (c == NULL) {
+            /* No record (or the address is at its cap): decline, the
+             * stack resets the connection. */
+            return WISP_ERR_MEM;
+        }
+        c->remote_ip = rip;
+        c->remote_port = rport;
     }
     c->pcb = newpcb;
-    wisp_tcp_remote(newpcb, &c->remote_ip, &c->remote_port);
+    c->last_ms = wisp_now(t->svc->stack);
     t->st.connections++;
     t->st.active++;
     wisp_tcp_arg(newpcb, c);
@@ -697,12 +781,30 @@ void wisp_services_udp_stop(struct wisp_services *svc)
     }
 }
 
+void wisp_services_opts_resolve(struct wisp_services_opts *o, unsigned max_records)
+{
+    /* at most 2^31 - 1 ms: differences of the 32-bit ms clock stay valid */
+    if (o->idle_ms == 0 || o->idle_ms > WISP_RECLAIM_OFF) {
+        o->idle_ms = o->idle_ms == 0 ? WISP_SERVICES_IDLE_MS : WISP_RECLAIM_OFF;
+    }
+    if (o->reclaim_ms == 0 || o->reclaim_ms > WISP_RECLAIM_OFF) {
+        o->reclaim_ms = o->reclaim_ms == 0 ? WISP_SERVICES_RECLAIM_MS : WISP_RECLAIM_OFF;
+    }
+    if (o->per_source == 0) {
+        o->per_source = (uint16_t)max_records;
+    }
+    if (o->per_source > max_records) {
+        o->per_source = (uint16_t)max_records;
+    }
+}
+
 wisp_err_t wisp_services_tcp_start(struct wisp_services *svc)
 {
     unsigned i;
     if (svc == NULL || svc->stack == NULL) {
         return WISP_ERR_ARG;
     }
+    wisp_services_opts_resolve(&svc->opt, WISP_SERVICES_TCP_CONNS);
     for (i = 0; i < WISP_ARRAY_SIZE(service_table); i++) {
         wisp_err_t err;
         if (service_table[i].proto != WISP_IP4_PROTO_TCP) {
@@ -735,6 +837,23 @@ wisp_err_t wisp_services_start(struct wisp_stack *s, struct wisp_services *svc)
     wisp_err_t err = wisp_services_udp_start(s, svc);
     if (err != WISP_OK) {
         return err;
+    }
+    err = wisp_services_tcp_start(svc);
+    if (err != WISP_OK) {
+        wisp_services_udp_stop(svc);
+    }
+    return err;
+}
+
+wisp_err_t wisp_services_start_opts(struct wisp_stack *s, struct wisp_services *svc,
+                                    const struct wisp_services_opts *o)
+{
+    wisp_err_t err = wisp_services_udp_start(s, svc);
+    if (err != WISP_OK) {
+        return err;
+    }
+    if (o != NULL) {
+        svc->opt = *o;
     }
     err = wisp_services_tcp_start(svc);
     if (err != WISP_OK) {

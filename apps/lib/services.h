@@ -22,8 +22,26 @@
  *    start an endless echo loop between two servers.
  *
  * TCP policy (where RFCs 862-864 are silent):
- *  - a connection the record pool cannot hold is refused (the accept
- *    callback declines it: the stack resets it) and counted;
+ *  - admission (struct wisp_services_opts, defaults below; the choice is
+ *    reclaim.h's): a remote address holds at most per_source records at
+ *    once; when the pool is full (or the address is at its cap) a record
+ *    is reclaimed -- aborted (RST, counted as reclaimed) and given to the
+ *    new connection: at its cap, the address's own record without
+ *    progress for the longest time, at least reclaim_ms; else a record
+ *    without progress for at least reclaim_ms or one of an address that
+ *    holds two records more than the new one's (fair share), the biggest
+ *    holder's first, then the one idle the longest (progress: data
+ *    received, ours acknowledged); when no record qualifies the new
+ *    connection is refused
+ *    (the accept callback declines it: the stack resets it) and counted
+ *    (refused; capped as well when the per-source cap was the reason). So
+ *    idle connections cannot deny the services to others (issue 11 #2):
+ *    TCP keepalive (2 h) is far too slow for that;
+ *  - idle timeout: a connection without progress (nothing received,
+ *    nothing of ours acknowledged) for idle_ms is ended from the poll
+ *    callback (counted as a timeout): closed (FIN) when nothing of ours is
+ *    waiting to be sent or acknowledged, else aborted (RST: the peer does
+ *    not read);
  *  - echo copies the received bytes into the send buffer
  *    (WISP_TCP_WRITE_COPY) and frees the received buffers once copied; what
  *    does not fit stays queued (the received buffers, in a ring of
@@ -75,6 +93,24 @@
 #define WISP_SERVICES_TCP_POLL 2
 #endif
 
+/** Idle timeout of a TCP service connection (ms, 1..2^31): no byte
+ *  received and none of ours acknowledged for this long ends it. Default
+ *  30000: far above any interactive round trip, short enough that idle
+ *  connections give their records back well before keepalive (2 h) would
+ *  notice anything. Runtime: wisp_services_opts.idle_ms. */
+#ifndef WISP_SERVICES_IDLE_MS
+#define WISP_SERVICES_IDLE_MS 30000u
+#endif
+
+/** A connection without progress for at least this long (ms) may be
+ *  reclaimed (aborted) for a new connection when every record is in use.
+ *  Default 1000: a working client (a round trip of a few ms to some
+ *  hundred ms) is never taken, a connection that sits idle loses its
+ *  record under pressure only. Runtime: wisp_services_opts.reclaim_ms. */
+#ifndef WISP_SERVICES_RECLAIM_MS
+#define WISP_SERVICES_RECLAIM_MS 1000u
+#endif
+
 /** Echo: chains of received data a connection may hold while its send
  *  buffer is full. A pbuf chain holds at most 65535 bytes (16-bit length),
  *  so a full receive window of WISP_TCP_WND bytes needs several; every two
@@ -118,9 +154,27 @@ struct wisp_tcp_service_stats {
     uint32_t closed;       /**< connections ended by a close (peer closed, we closed) */
     uint32_t resets;       /**< connections ended by a reset or an error */
     uint32_t aborted;      /**< connections aborted by us (stop, write error) */
-    uint32_t refused;      /**< connections refused: no free record */
+    uint32_t refused;      /**< connections refused: no free record (or the per-source cap) */
     uint64_t bytes_rx;     /**< payload bytes received */
     uint64_t bytes_tx;     /**< payload bytes queued for sending */
+    uint32_t timeouts;     /**< connections ended by the idle timeout */
+    uint32_t reclaimed;    /**< connections aborted to make room for a new one */
+    uint32_t capped;       /**< refusals because of the per-source cap (also in refused) */
+};
+
+/** Runtime options of the TCP services (zero fields take the defaults). */
+struct wisp_services_opts {
+    uint32_t idle_ms;      /**< idle timeout (0 = WISP_SERVICES_IDLE_MS) */
+    /** Least idle time of a reclaimed connection (0 = WISP_SERVICES_RECLAIM_MS;
+     *  2^31 - 1 = WISP_RECLAIM_OFF of reclaim.h: never reclaim). Values
+     *  above 2^31 - 1 are taken as 2^31 - 1, idle_ms too. */
+    uint32_t reclaim_ms;
+    /** Records one remote address may hold at once (0 = all of them: no
+     *  hard cap by default, so one client may use every record for
+     *  parallel transfers while nobody else asks -- the fair-share rule of
+     *  reclaim.h gives a record of its to any other address that comes;
+     *  set it to keep a share free at all times). */
+    uint16_t per_source;
 };
 
 struct wisp_services;
@@ -145,8 +199,10 @@ struct wisp_tcp_svc_conn {
     uint16_t chargen_pos;               /**< chargen: offset in the 7030-byte pattern period */
     uint8_t peer_closed;                /**< the peer closed its direction (FIN) */
     uint8_t close_pending;              /**< wisp_tcp_close failed with WISP_ERR_MEM: retry */
+    uint8_t timed_out;                  /**< ended by the idle timeout (how the end is counted) */
     wisp_ipaddr_t remote_ip;
     uint16_t remote_port;
+    uint32_t last_ms;                   /**< last progress (accepted, received, acknowledged) */
     uint64_t bytes_rx, bytes_tx;
 };
 
@@ -179,6 +235,7 @@ struct wisp_services {
     struct wisp_tcp_svc_conn conns[WISP_SERVICES_TCP_CONNS];
     wisp_tcp_conn_report_fn report;     /**< optional: called when a connection ends */
     void *report_ctx;
+    struct wisp_services_opts opt;      /**< TCP admission and timeouts (set before wisp_services_tcp_start) */
 };
 
 /** One row of the service table. */
@@ -217,6 +274,12 @@ void wisp_services_tcp_stop(struct wisp_services *svc);
 /** Start every service of the table (UDP and TCP) on stack s; svc is
  *  zeroed first. On failure everything started is stopped again. */
 wisp_err_t wisp_services_start(struct wisp_stack *s, struct wisp_services *svc);
+/** The same with TCP options (o may be NULL: defaults). */
+wisp_err_t wisp_services_start_opts(struct wisp_stack *s, struct wisp_services *svc,
+                                    const struct wisp_services_opts *o);
+/** The options with every zero field replaced by its default (per_source
+ *  bounded by max_records). */
+void wisp_services_opts_resolve(struct wisp_services_opts *o, unsigned max_records);
 /** Stop every service (TCP, then UDP). Counters are kept. */
 void wisp_services_stop(struct wisp_services *svc);
 

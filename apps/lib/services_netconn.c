@@ -8,6 +8,8 @@
 
 #include <string.h>
 
+#include "reclaim.h"
+
 /* Slot states (under svc->lock). */
 enum { SLOT_FREE = 0, SLOT_RESERVED, SLOT_RUNNING, SLOT_DONE };
 
@@ -44,20 +46,74 @@ static bool reflector_port(uint16_t port)
 
 /* ------------------------------------------------------------------ TCP */
 
+/* Why a connection thread ends, beyond the connection's own error
+ * (slot->end). */
+enum { END_NONE = 0, END_IDLE, END_STUCK, END_RECLAIM };
+
+/* Accept-thread tries (10 ms apart) to get the slot a reclaim frees. */
+#define ADMIT_TRIES (3u * WISP_NC_SERVICES_POLL_MS / 10u + 1u)
+
+/* The connection made progress (received data, the stack took ours).
+ * WISP_ERR_ABRT when it is to end now: reclaimed (slot->end) or stop --
+ * looked at here too, so a peer that keeps a little data flowing is not
+ * missed by the checks after timeouts. */
+static wisp_err_t progress(struct wisp_nc_services *svc, struct wisp_nc_svc_slot *slot)
+{
+    bool stop, evict;
+    wisp_sys_mutex_lock(&svc->lock);
+    slot->last_ms = wisp_sys_now_ms();
+    stop = svc->stop != 0;
+    evict = slot->evict != 0;
+    wisp_sys_mutex_unlock(&svc->lock);
+    if (evict) {
+        slot->end = END_RECLAIM;
+    }
+    return (evict || stop) ? WISP_ERR_ABRT : WISP_OK;
+}
+
+/* After a call that timed out or could not finish: WISP_OK to go on,
+ * WISP_ERR_ABRT on stop or reclaim, WISP_ERR_TIMEOUT at the idle timeout
+ * (slot->end says which). writing: the thread waits for the peer to read. */
+static wisp_err_t conn_check(struct wisp_nc_services *svc, struct wisp_nc_svc_slot *slot, bool writing)
+{
+    bool stop, evict, idle;
+    wisp_sys_mutex_lock(&svc->lock);
+    stop = svc->stop != 0;
+    evict = slot->evict != 0;
+    idle = wisp_sys_now_ms() - slot->last_ms >= svc->opt.idle_ms;
+    wisp_sys_mutex_unlock(&svc->lock);
+    if (evict) {
+        slot->end = END_RECLAIM;
+        return WISP_ERR_ABRT;
+    }
+    if (stop) {
+        return WISP_ERR_ABRT;
+    }
+    if (idle) {
+        slot->end = writing ? END_STUCK : END_IDLE;
+        return WISP_ERR_TIMEOUT;
+    }
+    return WISP_OK;
+}
+
 /* Write all of data (NETCONN_COPY). The send timeout makes a blocked write
- * return now and then to look at the stop flag. */
-static wisp_err_t write_all(struct wisp_nc_services *svc, struct wisp_netconn *conn, const uint8_t *data,
+ * return now and then to look at the stop flag and the idle time. */
+static wisp_err_t write_all(struct wisp_nc_services *svc, struct wisp_nc_svc_slot *slot, const uint8_t *data,
                             size_t len, uint64_t *tx)
 {
     while (len > 0) {
         size_t done = 0;
-        wisp_err_t err = wisp_netconn_write_partly(conn, data, len, WISP_NETCONN_COPY, &done);
+        wisp_err_t err = wisp_netconn_write_partly(slot->conn, data, len, WISP_NETCONN_COPY, &done);
         data += done;
         len -= done;
         *tx += done;
+        if (done > 0 && (err == WISP_OK || err == WISP_ERR_WOULDBLOCK) && progress(svc, slot) != WISP_OK) {
+            return WISP_ERR_ABRT;
+        }
         if (err == WISP_ERR_WOULDBLOCK || (err == WISP_OK && len > 0)) {
-            if (stopping(svc)) {
-                return WISP_ERR_ABRT;
+            err = conn_check(svc, slot, true);
+            if (err != WISP_OK) {
+                return err;
             }
             continue;
         }
@@ -69,18 +125,19 @@ static wisp_err_t write_all(struct wisp_nc_services *svc, struct wisp_netconn *c
 }
 
 /* RFC 862: "Once a connection is established any data received is sent
- * back." Returns WISP_OK after the peer's FIN, WISP_ERR_ABRT on stop, or
- * the connection's error. */
-static wisp_err_t run_echo(struct wisp_nc_services *svc, struct wisp_netconn *conn, uint64_t *rx, uint64_t *tx)
+ * back." Returns WISP_OK after the peer's FIN, WISP_ERR_ABRT on stop or
+ * reclaim, WISP_ERR_TIMEOUT when idle, or the connection's error. */
+static wisp_err_t run_echo(struct wisp_nc_services *svc, struct wisp_nc_svc_slot *slot, uint64_t *rx, uint64_t *tx)
 {
     for (;;) {
         struct wisp_pbuf *p = NULL;
         const struct wisp_pbuf *q;
-        wisp_err_t err = wisp_netconn_recv_tcp_pbuf(conn, &p);
+        wisp_err_t err = wisp_netconn_recv_tcp_pbuf(slot->conn, &p);
 
         if (err == WISP_ERR_TIMEOUT || err == WISP_ERR_MEM) {
-            if (stopping(svc)) {
-                return WISP_ERR_ABRT;
+            err = conn_check(svc, slot, false);
+            if (err != WISP_OK) {
+                return err;
             }
             continue;
         }
@@ -91,8 +148,9 @@ static wisp_err_t run_echo(struct wisp_nc_services *svc, struct wisp_netconn *co
             return err;
         }
         *rx += p->tot_len;
+        err = progress(svc, slot);
         for (q = p; q != NULL && err == WISP_OK; q = q->next) {
-            err = write_all(svc, conn, (const uint8_t *)q->payload, q->len, tx);
+            err = write_all(svc, slot, (const uint8_t *)q->payload, q->len, tx);
         }
         (void)wisp_netconn_pbuf_free(svc->api, p);
         if (err != WISP_OK) {
@@ -102,15 +160,16 @@ static wisp_err_t run_echo(struct wisp_nc_services *svc, struct wisp_netconn *co
 }
 
 /* RFC 863: "Any data received is thrown away." */
-static wisp_err_t run_discard(struct wisp_nc_services *svc, struct wisp_netconn *conn, uint64_t *rx)
+static wisp_err_t run_discard(struct wisp_nc_services *svc, struct wisp_nc_svc_slot *slot, uint64_t *rx)
 {
     for (;;) {
         struct wisp_pbuf *p = NULL;
-        wisp_err_t err = wisp_netconn_recv_tcp_pbuf(conn, &p);
+        wisp_err_t err = wisp_netconn_recv_tcp_pbuf(slot->conn, &p);
 
         if (err == WISP_ERR_TIMEOUT || err == WISP_ERR_MEM) {
-            if (stopping(svc)) {
-                return WISP_ERR_ABRT;
+            err = conn_check(svc, slot, false);
+            if (err != WISP_OK) {
+                return err;
             }
             continue;
         }
@@ -122,20 +181,25 @@ static wisp_err_t run_discard(struct wisp_nc_services *svc, struct wisp_netconn 
         }
         *rx += p->tot_len;
         (void)wisp_netconn_pbuf_free(svc->api, p);
+        err = progress(svc, slot);
+        if (err != WISP_OK) {
+            return err;
+        }
     }
 }
 
 /* RFC 864: "Once a connection is established a stream of data is sent out
  * the connection (and any data received is thrown away)." Between writes a
  * non-blocking receive takes what the peer sent and notices its FIN. */
-static wisp_err_t run_chargen(struct wisp_nc_services *svc, struct wisp_netconn *conn, uint64_t *rx, uint64_t *tx)
+static wisp_err_t run_chargen(struct wisp_nc_services *svc, struct wisp_nc_svc_slot *slot, uint64_t *rx,
+                              uint64_t *tx)
 {
     uint32_t pos = 0;
 
     for (;;) {
         struct wisp_pbuf *p = NULL;
         size_t done = 0;
-        wisp_err_t err = wisp_netconn_recv_tcp_pbuf_flags(conn, &p, WISP_NETCONN_DONTBLOCK);
+        wisp_err_t err = wisp_netconn_recv_tcp_pbuf_flags(slot->conn, &p, WISP_NETCONN_DONTBLOCK);
 
         if (err == WISP_OK) {
             *rx += p->tot_len;
@@ -145,12 +209,17 @@ static wisp_err_t run_chargen(struct wisp_nc_services *svc, struct wisp_netconn 
         } else if (err != WISP_ERR_WOULDBLOCK && err != WISP_ERR_MEM) {
             return err;
         }
-        err = wisp_netconn_write_partly(conn, svc->chargen + pos, WISP_NC_SERVICES_CHUNK, WISP_NETCONN_COPY, &done);
+        err = wisp_netconn_write_partly(slot->conn, svc->chargen + pos, WISP_NC_SERVICES_CHUNK, WISP_NETCONN_COPY,
+                                        &done);
         *tx += done;
         pos = (uint32_t)((pos + done) % WISP_CHARGEN_PERIOD);
+        if (done > 0 && (err == WISP_OK || err == WISP_ERR_WOULDBLOCK) && progress(svc, slot) != WISP_OK) {
+            return WISP_ERR_ABRT;
+        }
         if (err == WISP_ERR_WOULDBLOCK || (err == WISP_OK && done < WISP_NC_SERVICES_CHUNK)) {
-            if (stopping(svc)) {
-                return WISP_ERR_ABRT;
+            err = conn_check(svc, slot, true);
+            if (err != WISP_OK) {
+                return err;
             }
         } else if (err != WISP_OK) {
             return err;
@@ -170,22 +239,26 @@ static void conn_thread(void *arg)
     memset(&r, 0, sizeof r);
     r.service = tcp_names[slot->id];
     r.port = tcp_ports[slot->id];
+    slot->end = END_NONE;
     (void)wisp_netconn_peer(conn, &r.remote_ip, &r.remote_port);
     wisp_netconn_set_recvtimeout(conn, WISP_NC_SERVICES_POLL_MS);
     wisp_netconn_set_sendtimeout(conn, WISP_NC_SERVICES_POLL_MS);
 
     switch (slot->id) {
     case WISP_TCP_SVC_ECHO:
-        how = run_echo(svc, conn, &r.bytes_rx, &r.bytes_tx);
+        how = run_echo(svc, slot, &r.bytes_rx, &r.bytes_tx);
         break;
     case WISP_TCP_SVC_DISCARD:
-        how = run_discard(svc, conn, &r.bytes_rx);
+        how = run_discard(svc, slot, &r.bytes_rx);
         break;
     default:
-        how = run_chargen(svc, conn, &r.bytes_rx, &r.bytes_tx);
+        how = run_chargen(svc, slot, &r.bytes_rx, &r.bytes_tx);
         break;
     }
-    if (how == WISP_OK || how == WISP_ERR_ABRT) {
+    if (slot->end == END_RECLAIM || slot->end == END_STUCK) {
+        /* Reclaimed, or our data does not move: reset. */
+        (void)wisp_netconn_abort(conn);
+    } else if (how == WISP_OK || how == WISP_ERR_ABRT || slot->end == END_IDLE) {
         /* Our FIN after the queued data (a reset or failed connection has
          * nothing left to close). */
         (void)wisp_netconn_close(conn);
@@ -196,7 +269,17 @@ static void conn_thread(void *arg)
 
     wisp_sys_mutex_lock(&svc->lock);
     st->active--;
-    if (how == WISP_OK) {
+    if (slot->end == END_RECLAIM) {
+        st->reclaimed++;
+        st->aborted++;
+    } else if (slot->end == END_IDLE || slot->end == END_STUCK) {
+        st->timeouts++;
+        if (slot->end == END_IDLE) {
+            st->closed++;
+        } else {
+            st->aborted++;
+        }
+    } else if (how == WISP_OK) {
         st->closed++;
     } else if (how == WISP_ERR_ABRT) {
         st->aborted++;
@@ -212,33 +295,59 @@ static void conn_thread(void *arg)
     thread_done(svc, slot);
 }
 
-/* A free slot (joining the finished thread of a reused one), or NULL. */
-static struct wisp_nc_svc_slot *slot_get(struct wisp_nc_services *svc)
+/* One admission try for a connection from ip (services_netconn.h), under
+ * the lock: a reserved slot, or NULL with *wait true while a reclaim that
+ * frees one for it is under way (*capped: the address is at its cap). */
+static struct wisp_nc_svc_slot *admit_locked(struct wisp_nc_services *svc, const wisp_ipaddr_t *ip, bool *capped,
+                                             bool *wait, bool *join)
 {
     struct wisp_nc_svc_slot *found = NULL;
-    bool join = false;
+    struct wisp_reclaim_rec r[WISP_NC_SERVICES_CONNS];
+    uint32_t now = wisp_sys_now_ms();
     unsigned i;
+    int v;
 
-    wisp_sys_mutex_lock(&svc->lock);
-    for (i = 0; i < WISP_NC_SERVICES_CONNS && found == NULL; i++) {
+    *wait = false;
+    *join = false;
+    for (i = 0; i < WISP_NC_SERVICES_CONNS; i++) {
+        const struct wisp_nc_svc_slot *sl = &svc->slots[i];
+        r[i].used = sl->state == SLOT_RESERVED || sl->state == SLOT_RUNNING;
+        r[i].takeable = sl->state == SLOT_RUNNING && !sl->evict;
+        r[i].ip = sl->peer.u.ip4;
+        r[i].idle_ms = now - sl->last_ms;
+        if (sl->state == SLOT_RUNNING && sl->evict) {
+            *wait = true; /* a reclaim under way frees a slot: one at a time */
+        }
+    }
+    *capped = wisp_reclaim_count(r, WISP_NC_SERVICES_CONNS, ip->u.ip4) >= svc->opt.per_source;
+    for (i = 0; i < WISP_NC_SERVICES_CONNS && found == NULL && !*capped; i++) {
         if (svc->slots[i].state == SLOT_FREE) {
             found = &svc->slots[i];
         }
     }
-    for (i = 0; i < WISP_NC_SERVICES_CONNS && found == NULL; i++) {
+    for (i = 0; i < WISP_NC_SERVICES_CONNS && found == NULL && !*capped; i++) {
         if (svc->slots[i].state == SLOT_DONE) {
             found = &svc->slots[i];
-            join = true;
+            *join = true;
         }
     }
     if (found != NULL) {
+        *wait = false;
         found->state = SLOT_RESERVED;
+        found->evict = 0;
+        found->peer = *ip;
+        found->last_ms = now;
+        return found;
     }
-    wisp_sys_mutex_unlock(&svc->lock);
-    if (join) {
-        (void)wisp_sys_thread_join(&found->thread);
+    if (*wait) {
+        return NULL;
     }
-    return found;
+    v = wisp_reclaim_pick(r, WISP_NC_SERVICES_CONNS, ip->u.ip4, *capped, svc->opt.reclaim_ms);
+    if (v >= 0) {
+        svc->slots[v].evict = 1; /* its thread resets it within a poll */
+        *wait = true;
+    }
+    return NULL;
 }
 
 /* Hand an accepted connection to a thread of its own, or close it. */
@@ -246,9 +355,29 @@ static void serve(struct wisp_nc_svc_server *srv, struct wisp_netconn *conn)
 {
     struct wisp_nc_services *svc = srv->svc;
     struct wisp_tcp_service_stats *st = &svc->st.tcp[srv->id];
-    struct wisp_nc_svc_slot *slot = slot_get(svc);
+    struct wisp_nc_svc_slot *slot = NULL;
+    wisp_ipaddr_t ip;
+    uint16_t port = 0;
+    bool capped = false, wait = false, join = false;
+    unsigned tries;
 
+    memset(&ip, 0, sizeof ip);
+    (void)wisp_netconn_peer(conn, &ip, &port);
+    for (tries = 0; tries < ADMIT_TRIES; tries++) {
+        if (tries > 0) {
+            wisp_sys_sleep_ms(10);
+        }
+        wisp_sys_mutex_lock(&svc->lock);
+        slot = svc->stop ? NULL : admit_locked(svc, &ip, &capped, &wait, &join);
+        wisp_sys_mutex_unlock(&svc->lock);
+        if (slot != NULL || !wait) {
+            break;
+        }
+    }
     if (slot != NULL) {
+        if (join) {
+            (void)wisp_sys_thread_join(&slot->thread);
+        }
         slot->svc = svc;
         slot->conn = conn;
         slot->id = srv->id;
@@ -268,9 +397,13 @@ static void serve(struct wisp_nc_svc_server *srv, struct wisp_netconn *conn)
         slot->state = SLOT_FREE;
         slot->conn = NULL;
         wisp_sys_mutex_unlock(&svc->lock);
+        capped = false;
     }
     wisp_sys_mutex_lock(&svc->lock);
     st->refused++;
+    if (capped) {
+        st->capped++;
+    }
     wisp_sys_mutex_unlock(&svc->lock);
     (void)wisp_netconn_close(conn);
     wisp_netconn_delete(conn);
@@ -397,10 +530,21 @@ static wisp_err_t server_run(struct wisp_nc_services *svc, struct wisp_nc_svc_se
 wisp_err_t wisp_nc_services_start(struct wisp_nc_services *svc, struct wisp_netconn_api *api,
                                   wisp_tcp_conn_report_fn report, void *report_ctx)
 {
+    return wisp_nc_services_start_opts(svc, api, NULL, report, report_ctx);
+}
+
+wisp_err_t wisp_nc_services_start_opts(struct wisp_nc_services *svc, struct wisp_netconn_api *api,
+                                       const struct wisp_services_opts *o, wisp_tcp_conn_report_fn report,
+                                       void *report_ctx)
+{
     wisp_err_t err = WISP_OK;
     uint32_t i;
 
     memset(svc, 0, sizeof *svc);
+    if (o != NULL) {
+        svc->opt = *o;
+    }
+    wisp_services_opts_resolve(&svc->opt, WISP_NC_SERVICES_CONNS);
     svc->api = api;
     svc->report = report;
     svc->report_ctx = report_ctx;

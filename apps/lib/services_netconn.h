@@ -12,9 +12,23 @@
  *  - one accept thread per TCP service, one receive thread per UDP
  *    service;
  *  - one thread per TCP connection, from a bounded pool of
- *    WISP_NC_SERVICES_CONNS slots shared by the TCP services; a connection
- *    accepted while every slot is busy is closed at once and counted as
- *    refused. A slot's thread is joined when the slot is reused or at stop.
+ *    WISP_NC_SERVICES_CONNS slots shared by the TCP services. A slot's
+ *    thread is joined when the slot is reused or at stop.
+ *
+ * Admission and timeouts (struct wisp_services_opts of services.h; the
+ * policy of the raw services): a remote address holds at most per_source
+ * slots (default: all, no hard cap); a connection without progress (no byte
+ * received, none of ours taken by the stack) for idle_ms (default 30 s)
+ * is closed by its thread -- with a reset when it is stuck in a write
+ * (the peer reads nothing) -- and counted as a timeout. When no slot is
+ * free (or the address is at its cap), the accept thread marks a slot for
+ * reclaiming, chosen as reclaim.h says (idle at least reclaim_ms, default
+ * 1 s, or of an address holding two slots more than the new one's):
+ * its thread resets its connection (counted as reclaimed) within
+ * WISP_NC_SERVICES_POLL_MS, and the new connection gets the slot (the
+ * accept thread waits up to 3 polls for it). Without a candidate, the new
+ * connection is closed at once and counted as refused (capped too when
+ * the cap was the reason).
  *
  * Service behaviour is that of services.h where the API allows it:
  *  - TCP echo writes every received byte back (NETCONN_COPY) before it
@@ -94,6 +108,10 @@ struct wisp_nc_svc_slot {
     wisp_sys_thread_t thread;
     uint8_t state;                 /**< under svc->lock: free, reserved, running, done */
     uint8_t id;                    /**< wisp_tcp_service_id */
+    uint8_t evict;                 /**< under svc->lock: reclaim it (set by the accept thread) */
+    uint8_t end;                   /**< the connection thread's: why it ends (private) */
+    wisp_ipaddr_t peer;            /**< remote address (set before the thread runs) */
+    uint32_t last_ms;              /**< under svc->lock: last progress (wisp_sys_now_ms) */
 };
 
 /** Counters (a snapshot: wisp_nc_services_stats). */
@@ -113,6 +131,7 @@ struct wisp_nc_services {
     struct wisp_nc_services_stats st;
     wisp_tcp_conn_report_fn report;
     void *report_ctx;
+    struct wisp_services_opts opt; /**< resolved at start */
     struct wisp_nc_svc_server tcp_srv[WISP_TCP_SVC_COUNT];
     struct wisp_nc_svc_server udp_srv[WISP_UDP_SVC_COUNT];
     struct wisp_nc_svc_slot slots[WISP_NC_SERVICES_CONNS];
@@ -128,6 +147,11 @@ struct wisp_nc_services {
  *  (WISP_ERR_MEM: no netconn / thread; WISP_ERR_USE: port in use). */
 wisp_err_t wisp_nc_services_start(struct wisp_nc_services *svc, struct wisp_netconn_api *api,
                                   wisp_tcp_conn_report_fn report, void *report_ctx);
+/** The same with the TCP admission and timeout options (o may be NULL:
+ *  defaults; per_source bounded by WISP_NC_SERVICES_CONNS). */
+wisp_err_t wisp_nc_services_start_opts(struct wisp_nc_services *svc, struct wisp_netconn_api *api,
+                                       const struct wisp_services_opts *o, wisp_tcp_conn_report_fn report,
+                                       void *report_ctx);
 /** Ask every service thread to close its connection and end; returns at
  *  once (any thread). */
 void wisp_nc_services_request_stop(struct wisp_nc_services *svc);

@@ -8,6 +8,8 @@
 
 #include <string.h>
 
+#include "reclaim.h"
+
 /* Slot states (under svc->lock). */
 enum { SLOT_FREE = 0, SLOT_RESERVED, SLOT_RUNNING, SLOT_DONE };
 
@@ -66,6 +68,56 @@ static int set_timeouts(int fd)
 
 /* ------------------------------------------------------------------ TCP */
 
+/* Why a connection thread ends, beyond the connection's own error
+ * (slot->end). */
+enum { END_NONE = 0, END_IDLE, END_STUCK, END_RECLAIM };
+
+/* Accept-thread tries (10 ms apart) to get the slot a reclaim frees. */
+#define ADMIT_TRIES (3u * WISP_SOCK_SERVICES_POLL_MS / 10u + 1u)
+
+/* The connection made progress (received data, the stack took ours).
+ * WISP_ERR_ABRT when it is to end now: reclaimed (slot->end) or stop --
+ * looked at here too, so a peer that keeps a little data flowing is not
+ * missed by the checks after timeouts. */
+static wisp_err_t progress(struct wisp_sock_services *svc, struct wisp_sock_svc_slot *slot)
+{
+    bool stop, evict;
+    wisp_sys_mutex_lock(&svc->lock);
+    slot->last_ms = wisp_sys_now_ms();
+    stop = svc->stop != 0;
+    evict = slot->evict != 0;
+    wisp_sys_mutex_unlock(&svc->lock);
+    if (evict) {
+        slot->end = END_RECLAIM;
+    }
+    return (evict || stop) ? WISP_ERR_ABRT : WISP_OK;
+}
+
+/* After a call that timed out or could not finish: WISP_OK to go on,
+ * WISP_ERR_ABRT on stop or reclaim, WISP_ERR_TIMEOUT at the idle timeout
+ * (slot->end says which). writing: the thread waits for the peer to read. */
+static wisp_err_t conn_check(struct wisp_sock_services *svc, struct wisp_sock_svc_slot *slot, bool writing)
+{
+    bool stop, evict, idle;
+    wisp_sys_mutex_lock(&svc->lock);
+    stop = svc->stop != 0;
+    evict = slot->evict != 0;
+    idle = wisp_sys_now_ms() - slot->last_ms >= svc->opt.idle_ms;
+    wisp_sys_mutex_unlock(&svc->lock);
+    if (evict) {
+        slot->end = END_RECLAIM;
+        return WISP_ERR_ABRT;
+    }
+    if (stop) {
+        return WISP_ERR_ABRT;
+    }
+    if (idle) {
+        slot->end = writing ? END_STUCK : END_IDLE;
+        return WISP_ERR_TIMEOUT;
+    }
+    return WISP_OK;
+}
+
 /* send() all of data; a send that timed out returns what it sent. */
 static wisp_err_t send_all(struct wisp_sock_services *svc, struct wisp_sock_svc_slot *slot, size_t len, uint64_t *tx)
 {
@@ -86,8 +138,14 @@ static wisp_err_t send_all(struct wisp_sock_services *svc, struct wisp_sock_svc_
         data += n;
         len -= (size_t)n;
         *tx += (uint64_t)n;
-        if (len > 0 && stopping(svc)) {
+        if (n > 0 && progress(svc, slot) != WISP_OK) {
             return WISP_ERR_ABRT;
+        }
+        if (len > 0) {
+            wisp_err_t err = conn_check(svc, slot, true);
+            if (err != WISP_OK) {
+                return err;
+            }
         }
     }
     return WISP_OK;
@@ -108,13 +166,17 @@ static wisp_err_t run_echo(struct wisp_sock_services *svc, struct wisp_sock_svc_
             if (wisp_errno() != WISP_EAGAIN) {
                 return errno_how(wisp_errno());
             }
-            if (stopping(svc)) {
-                return WISP_ERR_ABRT;
+            err = conn_check(svc, slot, false);
+            if (err != WISP_OK) {
+                return err;
             }
             continue;
         }
         *rx += (uint64_t)n;
-        err = send_all(svc, slot, (size_t)n, tx);
+        err = progress(svc, slot);
+        if (err == WISP_OK) {
+            err = send_all(svc, slot, (size_t)n, tx);
+        }
         if (err != WISP_OK) {
             return err;
         }
@@ -130,15 +192,20 @@ static wisp_err_t run_discard(struct wisp_sock_services *svc, struct wisp_sock_s
             return WISP_OK;
         }
         if (n < 0) {
+            wisp_err_t err;
             if (wisp_errno() != WISP_EAGAIN) {
                 return errno_how(wisp_errno());
             }
-            if (stopping(svc)) {
-                return WISP_ERR_ABRT;
+            err = conn_check(svc, slot, false);
+            if (err != WISP_OK) {
+                return err;
             }
             continue;
         }
         *rx += (uint64_t)n;
+        if (progress(svc, slot) != WISP_OK) {
+            return WISP_ERR_ABRT;
+        }
     }
 }
 
@@ -168,8 +235,14 @@ static wisp_err_t run_chargen(struct wisp_sock_services *svc, struct wisp_sock_s
         }
         *tx += (uint64_t)n;
         pos = (uint32_t)((pos + (uint32_t)n) % WISP_CHARGEN_PERIOD);
-        if ((size_t)n < WISP_SOCK_SERVICES_BUF && stopping(svc)) {
+        if (n > 0 && progress(svc, slot) != WISP_OK) {
             return WISP_ERR_ABRT;
+        }
+        if ((size_t)n < WISP_SOCK_SERVICES_BUF) {
+            wisp_err_t err = conn_check(svc, slot, true);
+            if (err != WISP_OK) {
+                return err;
+            }
         }
     }
 }
@@ -187,6 +260,7 @@ static void conn_thread(void *arg)
     r.port = tcp_ports[slot->id];
     r.remote_ip = wisp_ipaddr4(slot->peer.sin_addr.s_addr);
     r.remote_port = wisp_ntohs(slot->peer.sin_port);
+    slot->end = END_NONE;
     if (set_timeouts(slot->fd) != 0) {
         how = WISP_ERR_VAL;
     } else if (slot->id == WISP_TCP_SVC_ECHO) {
@@ -196,13 +270,30 @@ static void conn_thread(void *arg)
     } else {
         how = run_chargen(svc, slot, &r.bytes_rx, &r.bytes_tx);
     }
+    if (slot->end == END_RECLAIM || slot->end == END_STUCK) {
+        /* Reclaimed, or our data does not move: the close resets. */
+        struct wisp_linger lg;
+        lg.l_onoff = 1;
+        lg.l_linger = 0;
+        (void)wisp_setsockopt(slot->fd, WISP_SOL_SOCKET, WISP_SO_LINGER, &lg, sizeof lg);
+    }
     (void)wisp_close(slot->fd); /* FIN after the queued data */
     slot->fd = -1;
     r.how = how;
 
     wisp_sys_mutex_lock(&svc->lock);
     st->active--;
-    if (how == WISP_OK) {
+    if (slot->end == END_RECLAIM) {
+        st->reclaimed++;
+        st->aborted++;
+    } else if (slot->end == END_IDLE || slot->end == END_STUCK) {
+        st->timeouts++;
+        if (slot->end == END_IDLE) {
+            st->closed++;
+        } else {
+            st->aborted++;
+        }
+    } else if (how == WISP_OK) {
         st->closed++;
     } else if (how == WISP_ERR_ABRT) {
         st->aborted++;
@@ -218,45 +309,89 @@ static void conn_thread(void *arg)
     thread_done(svc, slot);
 }
 
-static struct wisp_sock_svc_slot *slot_get(struct wisp_sock_services *svc)
+/* One admission try for a connection from address ip (network order; see
+ * services_netconn.h), under the lock: a reserved slot, or NULL with *wait
+ * true while a reclaim that frees one for it is under way. */
+static struct wisp_sock_svc_slot *admit_locked(struct wisp_sock_services *svc, uint32_t ip, bool *capped, bool *wait,
+                                               bool *join)
 {
     struct wisp_sock_svc_slot *found = NULL;
-    bool join = false;
+    struct wisp_reclaim_rec r[WISP_SOCK_SERVICES_CONNS];
+    uint32_t now = wisp_sys_now_ms();
     unsigned i;
+    int v;
 
-    wisp_sys_mutex_lock(&svc->lock);
-    for (i = 0; i < WISP_SOCK_SERVICES_CONNS && found == NULL; i++) {
+    *wait = false;
+    *join = false;
+    for (i = 0; i < WISP_SOCK_SERVICES_CONNS; i++) {
+        const struct wisp_sock_svc_slot *sl = &svc->slots[i];
+        r[i].used = sl->state == SLOT_RESERVED || sl->state == SLOT_RUNNING;
+        r[i].takeable = sl->state == SLOT_RUNNING && !sl->evict;
+        r[i].ip = sl->peer.sin_addr.s_addr;
+        r[i].idle_ms = now - sl->last_ms;
+        if (sl->state == SLOT_RUNNING && sl->evict) {
+            *wait = true; /* a reclaim under way frees a slot: one at a time */
+        }
+    }
+    *capped = wisp_reclaim_count(r, WISP_SOCK_SERVICES_CONNS, ip) >= svc->opt.per_source;
+    for (i = 0; i < WISP_SOCK_SERVICES_CONNS && found == NULL && !*capped; i++) {
         if (svc->slots[i].state == SLOT_FREE) {
             found = &svc->slots[i];
         }
     }
-    for (i = 0; i < WISP_SOCK_SERVICES_CONNS && found == NULL; i++) {
+    for (i = 0; i < WISP_SOCK_SERVICES_CONNS && found == NULL && !*capped; i++) {
         if (svc->slots[i].state == SLOT_DONE) {
             found = &svc->slots[i];
-            join = true;
+            *join = true;
         }
     }
     if (found != NULL) {
+        *wait = false;
         found->state = SLOT_RESERVED;
+        found->evict = 0;
+        found->peer.sin_addr.s_addr = ip;
+        found->last_ms = now;
+        return found;
     }
-    wisp_sys_mutex_unlock(&svc->lock);
-    if (join) {
-        (void)wisp_sys_thread_join(&found->thread);
+    if (*wait) {
+        return NULL;
     }
-    return found;
+    v = wisp_reclaim_pick(r, WISP_SOCK_SERVICES_CONNS, ip, *capped, svc->opt.reclaim_ms);
+    if (v >= 0) {
+        svc->slots[v].evict = 1; /* its thread resets it within a poll */
+        *wait = true;
+    }
+    return NULL;
 }
 
 static void serve(struct wisp_sock_svc_server *srv, int fd, const struct wisp_sockaddr_in *peer)
 {
     struct wisp_sock_services *svc = srv->svc;
     struct wisp_tcp_service_stats *st = &svc->st.tcp[srv->id];
-    struct wisp_sock_svc_slot *slot = slot_get(svc);
+    struct wisp_sock_svc_slot *slot = NULL;
+    bool capped = false, wait = false, join = false;
+    unsigned tries;
 
+    for (tries = 0; tries < ADMIT_TRIES; tries++) {
+        if (tries > 0) {
+            wisp_sys_sleep_ms(10);
+        }
+        wisp_sys_mutex_lock(&svc->lock);
+        slot = svc->stop ? NULL : admit_locked(svc, peer->sin_addr.s_addr, &capped, &wait, &join);
+        wisp_sys_mutex_unlock(&svc->lock);
+        if (slot != NULL || !wait) {
+            break;
+        }
+    }
     if (slot != NULL) {
+        if (join) {
+            (void)wisp_sys_thread_join(&slot->thread);
+        }
         slot->svc = svc;
         slot->fd = fd;
         slot->id = srv->id;
-        slot->peer = *peer;
+        slot->peer.sin_family = peer->sin_family;
+        slot->peer.sin_port = peer->sin_port;
         wisp_sys_mutex_lock(&svc->lock);
         st->connections++;
         st->active++;
@@ -273,9 +408,13 @@ static void serve(struct wisp_sock_svc_server *srv, int fd, const struct wisp_so
         slot->state = SLOT_FREE;
         slot->fd = -1;
         wisp_sys_mutex_unlock(&svc->lock);
+        capped = false;
     }
     wisp_sys_mutex_lock(&svc->lock);
     st->refused++;
+    if (capped) {
+        st->capped++;
+    }
     wisp_sys_mutex_unlock(&svc->lock);
     (void)wisp_close(fd);
 }
@@ -409,10 +548,20 @@ static wisp_err_t server_run(struct wisp_sock_services *svc, struct wisp_sock_sv
 wisp_err_t wisp_sock_services_start(struct wisp_sock_services *svc, wisp_tcp_conn_report_fn report,
                                     void *report_ctx)
 {
+    return wisp_sock_services_start_opts(svc, NULL, report, report_ctx);
+}
+
+wisp_err_t wisp_sock_services_start_opts(struct wisp_sock_services *svc, const struct wisp_services_opts *o,
+                                         wisp_tcp_conn_report_fn report, void *report_ctx)
+{
     wisp_err_t err = WISP_OK;
     uint32_t i;
 
     memset(svc, 0, sizeof *svc);
+    if (o != NULL) {
+        svc->opt = *o;
+    }
+    wisp_services_opts_resolve(&svc->opt, WISP_SOCK_SERVICES_CONNS);
     svc->report = report;
     svc->report_ctx = report_ctx;
     for (i = 0; i < WISP_TCP_SVC_COUNT; i++) {

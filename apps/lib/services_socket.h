@@ -14,8 +14,10 @@
  * receive thread per UDP service, and one thread per TCP connection from
  * a bounded pool of WISP_SOCK_SERVICES_CONNS slots shared by the TCP
  * services (each slot holds its connection's WISP_SOCK_SERVICES_BUF-byte
- * buffer); a connection accepted while every slot is busy is closed at
- * once and counted as refused.
+ * buffer). Admission (per-source cap, reclaiming the slot idle the
+ * longest when none is free) and the idle timeout are those of
+ * services_netconn.h, with the same options (struct wisp_services_opts);
+ * a reclaimed or stuck connection is reset (SO_LINGER {1, 0}).
  *
  * Behaviour is that of services_netconn.h: echo sends back every received
  * byte before it reads again (flow control end to end); discard counts;
@@ -89,6 +91,9 @@ struct wisp_sock_svc_slot {
     wisp_sys_thread_t thread;
     uint8_t state;                 /**< under svc->lock */
     uint8_t id;                    /**< wisp_tcp_service_id */
+    uint8_t evict;                 /**< under svc->lock: reclaim it (set by the accept thread) */
+    uint8_t end;                   /**< the connection thread's: why it ends (private) */
+    uint32_t last_ms;              /**< under svc->lock: last progress (wisp_sys_now_ms) */
     struct wisp_sockaddr_in peer;
     uint8_t buf[WISP_SOCK_SERVICES_BUF];
 };
@@ -108,6 +113,7 @@ struct wisp_sock_services {
     struct wisp_sock_services_stats st;
     wisp_tcp_conn_report_fn report;
     void *report_ctx;
+    struct wisp_services_opts opt; /**< resolved at start */
     struct wisp_sock_svc_server tcp_srv[WISP_TCP_SVC_COUNT];
     struct wisp_sock_svc_server udp_srv[WISP_UDP_SVC_COUNT];
     struct wisp_sock_svc_slot slots[WISP_SOCK_SERVICES_CONNS];
@@ -124,6 +130,10 @@ struct wisp_sock_services {
  *  use; WISP_ERR_VAL: other socket errors). */
 wisp_err_t wisp_sock_services_start(struct wisp_sock_services *svc, wisp_tcp_conn_report_fn report,
                                     void *report_ctx);
+/** The same with the TCP admission and timeout options (o may be NULL:
+ *  defaults; per_source bounded by WISP_SOCK_SERVICES_CONNS). */
+wisp_err_t wisp_sock_services_start_opts(struct wisp_sock_services *svc, const struct wisp_services_opts *o,
+                                         wisp_tcp_conn_report_fn report, void *report_ctx);
 /** Ask every service thread to close its socket and end; returns at once. */
 void wisp_sock_services_request_stop(struct wisp_sock_services *svc);
 /** request_stop, then join every thread. Afterwards svc holds no socket

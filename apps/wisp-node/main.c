@@ -108,6 +108,11 @@ struct node_opts {
     uint32_t iperf_time_ms, iperf_len;
     /* --http (apps/lib/httpd.h), --ping ADDR (apps/lib/ping.h) */
     bool http, ping;
+    /* --http-max-conns, --http-per-source, --http-idle-ms, --http-head-ms,
+     * --http-reclaim-ms; --svc-idle-ms, --svc-per-source, --svc-reclaim-ms
+     * (zero = the library's default) */
+    struct wisp_httpd_opts http_opt;
+    struct wisp_services_opts svc_opt;
     wisp_ip4_t ping_ip;
     uint32_t ping_count, ping_interval_ms;
     uint16_t ping_size;
@@ -1266,7 +1271,7 @@ static int raw_start(struct node *n)
 {
     unsigned i, cnt;
     const struct wisp_service_desc *t = wisp_services_table(&cnt);
-    wisp_err_t err = wisp_services_start(&n->stack, &n->svc);
+    wisp_err_t err = wisp_services_start_opts(&n->stack, &n->svc, &n->o.svc_opt);
 
     if (err != WISP_OK) {
         fprintf(stderr, "wisp-node: cannot start the services: %s\n", wisp_err_str(err));
@@ -1279,6 +1284,9 @@ static int raw_start(struct node *n)
             printf("wisp-node: service %s/%u %s (raw API)\n", t[i].proto == WISP_IP4_PROTO_UDP ? "udp" : "tcp",
                    (unsigned)t[i].port, t[i].name);
         }
+        printf("wisp-node: tcp services: %u records, %u per source, idle %" PRIu32 " ms, reclaim after %" PRIu32
+               " ms\n", (unsigned)WISP_SERVICES_TCP_CONNS, (unsigned)n->svc.opt.per_source, n->svc.opt.idle_ms,
+               n->svc.opt.reclaim_ms);
     }
     return 0;
 }
@@ -1300,9 +1308,10 @@ static void print_service(const char *name, const struct wisp_service_stats *st)
 static void print_tcp_service(const char *name, const struct wisp_tcp_service_stats *st)
 {
     printf("  %-16s connections %" PRIu32 " active %" PRIu32 " closed %" PRIu32 " resets %" PRIu32
-           " aborted %" PRIu32 " refused %" PRIu32 " rx %" PRIu64 " tx %" PRIu64 "\n",
+           " aborted %" PRIu32 " refused %" PRIu32 " rx %" PRIu64 " tx %" PRIu64 " timeouts %" PRIu32
+           " reclaimed %" PRIu32 " capped %" PRIu32 "\n",
            name, st->connections, st->active, st->closed, st->resets, st->aborted, st->refused, st->bytes_rx,
-           st->bytes_tx);
+           st->bytes_tx, st->timeouts, st->reclaimed, st->capped);
 }
 
 static void raw_dump(struct node *n)
@@ -1464,9 +1473,9 @@ static int threaded_start(struct node *n, enum node_api_kind kind)
             return -1;
         }
         n->socks_up = true;
-        err = wisp_sock_services_start(&n->sksvc, raw_conn_report, n);
+        err = wisp_sock_services_start_opts(&n->sksvc, &n->o.svc_opt, raw_conn_report, n);
     } else {
-        err = wisp_nc_services_start(&n->ncsvc, &n->ncapi, raw_conn_report, n);
+        err = wisp_nc_services_start_opts(&n->ncsvc, &n->ncapi, &n->o.svc_opt, raw_conn_report, n);
     }
     if (err != WISP_OK) {
         fprintf(stderr, "wisp-node: cannot start the services: %s\n", wisp_err_str(err));
@@ -1477,6 +1486,13 @@ static int threaded_start(struct node *n, enum node_api_kind kind)
         for (i = 0; i < cnt; i++) {
             printf("wisp-node: service %s/%u %s (%s API, application threads)\n",
                    t[i].proto == WISP_IP4_PROTO_UDP ? "udp" : "tcp", (unsigned)t[i].port, t[i].name, what);
+        }
+        {
+            const struct wisp_services_opts *so = kind == NODE_API_SOCKET ? &n->sksvc.opt : &n->ncsvc.opt;
+            printf("wisp-node: tcp services: %u threads, %u per source, idle %" PRIu32 " ms, reclaim after %" PRIu32
+                   " ms\n", kind == NODE_API_SOCKET ? (unsigned)WISP_SOCK_SERVICES_CONNS
+                                                     : (unsigned)WISP_NC_SERVICES_CONNS,
+                   (unsigned)so->per_source, so->idle_ms, so->reclaim_ms);
         }
     }
     return 0;
@@ -1891,9 +1907,10 @@ static void node_iperf_dump(struct node *n)
         return;
     }
     printf("iperf server: tcp tests %" PRIu32 " refused %" PRIu32 "; udp tests %" PRIu32 " refused %" PRIu32
-           " runts %" PRIu32 " reports %" PRIu32 " report_err %" PRIu32 "; reverse %" PRIu32 " failed %" PRIu32 "\n",
+           " runts %" PRIu32 " reports %" PRIu32 " report_err %" PRIu32 "; reverse %" PRIu32 " failed %" PRIu32
+           "; tcp timeouts %" PRIu32 " reclaimed %" PRIu32 "\n",
            st->tcp_tests, st->tcp_refused, st->udp_tests, st->udp_refused, st->udp_runts, st->reports_sent,
-           st->report_err, st->reverse_started, st->reverse_failed);
+           st->report_err, st->reverse_started, st->reverse_failed, st->tcp_timeouts, st->tcp_reclaimed);
 }
 
 /* --------------------------------------------------------- http, ping
@@ -1932,7 +1949,7 @@ static int node_http_start(struct node *n)
         fprintf(stderr, "wisp-node: out of memory\n");
         return -1;
     }
-    err = wisp_httpd_start(n->httpd, &n->stack, NODE_HTTP_PORT);
+    err = wisp_httpd_start_opts(n->httpd, &n->stack, NODE_HTTP_PORT, &n->o.http_opt);
     if (err != WISP_OK) {
         fprintf(stderr, "wisp-node: cannot start the HTTP server: %s\n", wisp_err_str(err));
         free(n->httpd);
@@ -1941,8 +1958,10 @@ static int node_http_start(struct node *n)
     }
     wisp_httpd_set_log(n->httpd, node_http_log, n);
     if (!n->o.quiet) {
-        printf("wisp-node: http server on tcp/%u (raw API, %u connections)\n", NODE_HTTP_PORT,
-               (unsigned)n->httpd->opt.max_conns);
+        printf("wisp-node: http server on tcp/%u (raw API, %u connections, %u per source, idle %" PRIu32
+               " ms, request deadline %" PRIu32 " ms, reclaim after %" PRIu32 " ms)\n",
+               NODE_HTTP_PORT, (unsigned)n->httpd->opt.max_conns, (unsigned)n->httpd->opt.per_source,
+               n->httpd->opt.idle_ms, n->httpd->opt.head_ms, n->httpd->opt.reclaim_ms);
     }
     return 0;
 }
@@ -1957,10 +1976,11 @@ static void node_http_dump(struct node *n)
     printf("http server: connections %" PRIu32 " active %" PRIu32 " high %" PRIu32 " refused %" PRIu32
            " closed %" PRIu32 " resets %" PRIu32 " aborted %" PRIu32 " timeouts %" PRIu32 " requests %" PRIu32
            " reused %" PRIu32 " 2xx %" PRIu32 " 3xx %" PRIu32 " 4xx %" PRIu32 " 5xx %" PRIu32 " write_mem %" PRIu32
-           " rx %" PRIu64 " tx %" PRIu64 "\n",
+           " rx %" PRIu64 " tx %" PRIu64 " head_timeouts %" PRIu32 " reclaimed %" PRIu32 " capped %" PRIu32 "\n",
            st->connections, st->active, st->active_high, st->refused, st->closed, st->resets, st->aborted,
            st->timeouts, st->requests, st->reused, st->responses[2], st->responses[3], st->responses[4],
-           st->responses[5], st->write_mem, st->bytes_rx, st->bytes_tx);
+           st->responses[5], st->write_mem, st->bytes_rx, st->bytes_tx, st->head_timeouts, st->reclaimed,
+           st->capped);
 }
 
 static uint64_t node_ping_clock(void *ctx)
@@ -2085,6 +2105,33 @@ static int node_http_ping_opt(int c, const char *arg, struct node_opts *o)
     }
 }
 
+/* Options 1301..1308: admission and timeouts of the services and the
+ * HTTP server (0 = the library's default). */
+static int node_limit_opt(int c, const char *arg, struct node_opts *o)
+{
+    static const char *const names[] = { "--svc-idle-ms", "--svc-per-source", "--svc-reclaim-ms",
+                                         "--http-max-conns", "--http-per-source", "--http-idle-ms",
+                                         "--http-head-ms", "--http-reclaim-ms" };
+    bool count = (c == 1302 || c == 1304 || c == 1305);
+    unsigned long long v;
+    if (!parse_uint(arg, count ? 65535u : 2147483647u, &v)) {
+        fprintf(stderr, "wisp-node: bad %s '%s' (%s)\n", names[c - 1301], arg,
+                count ? "0..65535, 0 = default" : "ms, 0..2147483647, 0 = default");
+        return usage_error("%s", "see above");
+    }
+    switch (c) {
+    case 1301: o->svc_opt.idle_ms = (uint32_t)v; break;
+    case 1302: o->svc_opt.per_source = (uint16_t)v; break;
+    case 1303: o->svc_opt.reclaim_ms = (uint32_t)v; break;
+    case 1304: o->http_opt.max_conns = (uint16_t)v; break;
+    case 1305: o->http_opt.per_source = (uint16_t)v; break;
+    case 1306: o->http_opt.idle_ms = (uint32_t)v; break;
+    case 1307: o->http_opt.head_ms = (uint32_t)v; break;
+    default: o->http_opt.reclaim_ms = (uint32_t)v; break;
+    }
+    return 0;
+}
+
 /* Consistency of --http / --ping and defaults; 0 = fine. */
 static int node_http_ping_check(struct node_opts *o)
 {
@@ -2145,6 +2192,18 @@ static void usage(FILE *f)
             "                      per write (1..1000, default 1000)\n"
             "  --http              HTTP/1.1 server on TCP port 80 (--api raw): /, /style.css,\n"
             "                      /big.bin (1 MiB), /status, /status.json\n"
+            "  --http-max-conns N  connection records of the server (default 128 on the host)\n"
+            "  --http-per-source N connections per remote address (default half the records)\n"
+            "  --http-idle-ms MS   idle timeout (default 10000)\n"
+            "  --http-head-ms MS   a request head must be complete this long after its first\n"
+            "                      byte, else 408 (default 10000; slowloris)\n"
+            "  --http-reclaim-ms MS  when full, a connection waiting this long for a request\n"
+            "                      is reset for a new one (default 1000)\n"
+            "  --svc-idle-ms MS    idle timeout of TCP echo/discard/chargen (default 30000)\n"
+            "  --svc-per-source N  their connections per remote address (default: all the\n"
+            "                      records, 8 raw, 16 netconn/socket)\n"
+            "  --svc-reclaim-ms MS when full, a connection idle this long is reset for a new\n"
+            "                      one (default 1000)\n"
             "  --ping ADDR         ping ADDR like ping(8) and exit (0 = a reply came back)\n"
             "  --count N           requests of --ping (default 4)\n"
             "  --interval MS       between requests (default 1000)\n"
@@ -2251,6 +2310,10 @@ static int parse_args(int argc, char **argv, struct node_opts *o)
         { "dns", required_argument, NULL, 1201 }, { "resolve", required_argument, NULL, 1202 },
         { "udp-probe", required_argument, NULL, 1203 },
         { "dhcp", no_argument, NULL, 1100 },
+        { "svc-idle-ms", required_argument, NULL, 1301 }, { "svc-per-source", required_argument, NULL, 1302 },
+        { "svc-reclaim-ms", required_argument, NULL, 1303 }, { "http-max-conns", required_argument, NULL, 1304 },
+        { "http-per-source", required_argument, NULL, 1305 }, { "http-idle-ms", required_argument, NULL, 1306 },
+        { "http-head-ms", required_argument, NULL, 1307 }, { "http-reclaim-ms", required_argument, NULL, 1308 },
         { "help", no_argument, NULL, 'h' },       { NULL, 0, NULL, 0 },
     };
     bool have_addr = false;
@@ -2333,6 +2396,11 @@ static int parse_args(int argc, char **argv, struct node_opts *o)
             break;
         case 1101: case 1102: case 1103: case 1104: case 1105:
             if (node_http_ping_opt(c, optarg, o) != 0) {
+                return 2;
+            }
+            break;
+        case 1301: case 1302: case 1303: case 1304: case 1305: case 1306: case 1307: case 1308:
+            if (node_limit_opt(c, optarg, o) != 0) {
                 return 2;
             }
             break;

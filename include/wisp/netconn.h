@@ -203,12 +203,14 @@ struct wisp_netconn {
     wisp_err_t conn_err;              /**< the connection error the stack reported (kept) */
     uint16_t users;                   /**< threads inside calls on this netconn */
     uint16_t backlog, accept_pending;
+    uint8_t unaccepted;               /**< queued on a listener, not taken by accept yet */
     uint32_t recv_timeout, send_timeout; /**< ms, 0 = forever */
     /* core context only */
     uint8_t state;                    /**< NC_S_* (netconn.c) */
     uint8_t cflags;                   /**< NC_C_* (netconn.c) */
     uint8_t dscp;
     uint8_t ttl;                      /**< 0 = default; a listener passes it on */
+    uint16_t accept_polls;            /**< poll periods spent waiting for accept */
     uint32_t tx_queued, tx_acked;     /**< bytes written / acknowledged (wrapping) */
     uint32_t nocopy_end;              /**< tx_queued after the last NOCOPY byte */
 };
@@ -222,6 +224,7 @@ struct wisp_netconn_stats {
     uint32_t udp_drops;               /**< datagrams dropped: no netbuf or mailbox full */
     uint32_t tcp_refused;             /**< TCP data refused: mailbox full (the stack retries) */
     uint32_t accept_drops;            /**< connections aborted: backlog / pool / mailbox full */
+    uint32_t accept_expired;          /**< connections reset after WISP_NETCONN_ACCEPT_MAX_MS unaccepted */
 };
 
 /** The netconn layer of one stack thread. Large (the pools are inside):
@@ -312,7 +315,12 @@ wisp_err_t wisp_netconn_getaddr(struct wisp_netconn *conn, wisp_ipaddr_t *addr, 
  *  WISP_NETCONN_RECVMBOX_SIZE - 1) and the listener's embryonic connections.
  *  A connection completing its handshake while the backlog is full is
  *  reset (wisp's accept is a callback after the handshake: it cannot be
- *  left unanswered as BSD does), counted in accept_drops. Listening again
+ *  left unanswered as BSD does), counted in accept_drops. A connection
+ *  that waits for netconn_accept longer than WISP_NETCONN_ACCEPT_MAX_MS
+ *  is reset (its PCB freed; counted in accept_expired); it stays queued
+ *  and accept still returns it, dead: its first call reports ERR_ABRT
+ *  (its netconn is freed by the application's delete, or with the
+ *  listener's). Listening again
  *  updates the backlog. ERR_OK, ERR_ARG (not TCP), ERR_CONN (connecting
  *  or connected), ERR_VAL (PCB not closed), ERR_MEM (no listener PCB),
  *  ERR_CLSD. */

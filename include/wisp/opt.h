@@ -704,6 +704,17 @@ void wisp_assert_fail(const char *expr, const char *file, int line);
 #define WISP_NETCONN_RECVMBOX_SIZE 16
 #endif
 
+/** Longest wait of an established connection for netconn_accept (ms):
+ *  after it the connection is reset and its PCB freed, so connections an
+ *  application never accepts (it is busy, or stopped accepting without
+ *  closing the listener) do not pin PCBs forever (a peer that closed would
+ *  otherwise sit in CLOSE-WAIT until the accept). Checked every second
+ *  (poll callback). Default 30000: far longer than any accept loop takes
+ *  while it works. Range 1000..2^31. */
+#ifndef WISP_NETCONN_ACCEPT_MAX_MS
+#define WISP_NETCONN_ACCEPT_MAX_MS 30000u
+#endif
+
 /** How long netconn_close / netconn_delete keep retrying when the stack
  *  cannot queue the FIN (segment pool empty) before they abort the
  *  connection (RST), in ms. Default 1000. */

@@ -351,6 +351,8 @@ static struct wisp_netconn *conn_alloc_locked(struct wisp_netconn_api *api, enum
     c->users = 0;
     c->backlog = 0;
     c->accept_pending = 0;
+    c->unaccepted = 0;
+    c->accept_polls = 0;
     c->recv_timeout = 0;
     c->send_timeout = 0;
     c->state = NC_S_NONE;
@@ -598,11 +600,34 @@ static wisp_err_t tcp_sent_cb(void *arg, struct wisp_tcp_pcb *pcb, uint32_t len)
 
 /* Armed when a write found the stack's buffers exhausted with nothing of
  * ours in flight (no sent callback would come): retry the writer. */
+/* Poll periods (NC_ACCEPT_POLL units of WISP_TCP_POLL_UNIT_MS) a connection
+ * may wait for accept (WISP_NETCONN_ACCEPT_MAX_MS). */
+#define NC_ACCEPT_POLL 2u
+#define NC_ACCEPT_POLLS \
+    (((uint32_t)WISP_NETCONN_ACCEPT_MAX_MS + NC_ACCEPT_POLL * WISP_TCP_POLL_UNIT_MS - 1u) / \
+     (NC_ACCEPT_POLL * WISP_TCP_POLL_UNIT_MS))
+
 static wisp_err_t tcp_poll_cb(void *arg, struct wisp_tcp_pcb *pcb)
 {
     struct wisp_netconn *conn = (struct wisp_netconn *)arg;
+    bool waiting;
     if (conn == NULL) {
         return WISP_OK;
+    }
+    api_lock(conn->api);
+    waiting = conn->unaccepted != 0;
+    api_unlock(conn->api);
+    if (waiting) {
+        /* Queued on a listener, not accepted yet: reset it when it has
+         * waited too long (the error callback marks the netconn dead). */
+        if (++conn->accept_polls < NC_ACCEPT_POLLS) {
+            return WISP_OK;
+        }
+        api_lock(conn->api);
+        conn->api->st.accept_expired++;
+        api_unlock(conn->api);
+        wisp_tcp_abort(pcb);
+        return WISP_ERR_ABRT;
     }
     if (conn->cflags & NC_C_WRITE_WAIT) {
         conn->cflags &= (uint8_t)~NC_C_WRITE_WAIT;
@@ -708,16 +733,23 @@ static wisp_err_t tcp_accept_cb(void *arg, struct wisp_tcp_pcb *newpcb, wisp_err
     if (conn->ttl != 0) {
         wisp_tcp_set_ttl(newpcb, conn->ttl);
     }
+    api_lock(api);
+    nc->unaccepted = 1;
+    api_unlock(api);
+    nc->accept_polls = 0;
     if (wisp_sys_mbox_trypost(&conn->mbox, nc) != WISP_OK) {
         tcp_detach(newpcb, false);
         nc->pcb.tcp = NULL;
         api_lock(api);
+        nc->unaccepted = 0;
         conn->accept_pending--;
         api->st.accept_drops++;
         api_unlock(api);
         conn_release(nc);
         return WISP_ERR_MEM;
     }
+    /* the wait for accept is bounded (WISP_NETCONN_ACCEPT_MAX_MS) */
+    wisp_tcp_poll(newpcb, tcp_poll_cb, NC_ACCEPT_POLL);
     nc_event(conn, WISP_NETCONN_EVT_RCVPLUS, 0);
     return WISP_OK;
 }
@@ -1369,6 +1401,7 @@ wisp_err_t wisp_netconn_accept(struct wisp_netconn *conn, struct wisp_netconn **
     if (r == WISP_OK) {
         api_lock(api);
         conn->accept_pending--;
+        ((struct wisp_netconn *)item)->unaccepted = 0;
         api_unlock(api);
         nc_event(conn, WISP_NETCONN_EVT_RCVMINUS, 0);
         *new_conn = (struct wisp_netconn *)item;

@@ -7,7 +7,8 @@
  * comes back, its figures match the client's), with seeded loss (lost =
  * sent - received, about the loss rate), with reordering (out-of-order
  * counted, nothing lost), a lost FIN (retried), the report format against
- * a datagram captured from Linux iperf 2.1.8, and runt datagrams.
+ * a datagram captured from Linux iperf 2.1.8, and runt datagrams; the TCP
+ * server's idle timeout and reclaim of silent connections.
  */
 #include "simtest.h"
 #include "iperf.h"
@@ -362,6 +363,106 @@ static void udp_fin_int64_min(void **state)
     ST_FREE(w);
 }
 
+/* A raw TCP client that sends nothing (an idle iperf connection). */
+struct idle_tcp {
+    struct wisp_tcp_pcb *pcb;
+    bool connected, errd;
+    wisp_err_t err;
+};
+
+static void idle_errf(void *arg, wisp_err_t err)
+{
+    struct idle_tcp *c = (struct idle_tcp *)arg;
+    c->errd = true;
+    c->err = err;
+    c->pcb = NULL;
+}
+
+static wisp_err_t idle_connected(void *arg, struct wisp_tcp_pcb *pcb, wisp_err_t err)
+{
+    (void)pcb;
+    ((struct idle_tcp *)arg)->connected = (err == WISP_OK);
+    return WISP_OK;
+}
+
+static void idle_open(struct sim_world *w, struct sim_node *from, struct sim_node *to, struct idle_tcp *c)
+{
+    wisp_ipaddr_t dst = st_addr(to);
+    memset(c, 0, sizeof(*c));
+    c->pcb = wisp_tcp_new(sim_stack(from));
+    assert_non_null(c->pcb);
+    wisp_tcp_arg(c->pcb, c);
+    wisp_tcp_err(c->pcb, idle_errf);
+    assert_int_equal(wisp_tcp_connect(c->pcb, &dst, WISP_IPERF_PORT, idle_connected), WISP_OK);
+    assert_true(sim_run_for(w, 50000u));
+    assert_true(c->connected);
+}
+
+static void idle_close(struct idle_tcp *c)
+{
+    if (c->pcb != NULL) {
+        wisp_tcp_arg(c->pcb, NULL);
+        if (wisp_tcp_close(c->pcb) != WISP_OK) {
+            wisp_tcp_abort(c->pcb);
+        }
+        c->pcb = NULL;
+    }
+}
+
+/* The TCP server's idle timeout and reclaim (issue 11 #2): connections
+ * that send nothing are reset after tcp_idle_ms (here 3 s), not before;
+ * with every record (4) held by silent connections, a new one is refused
+ * while they are fresh and takes the record of the one silent the
+ * longest once that has been silent for 1 s. */
+static void tcp_idle_and_reclaim(void **state)
+{
+    static struct wisp_iperf_server srv;
+    struct wisp_iperf_server_cfg scfg;
+    struct sim_world *w = sim_world_new(68);
+    struct sim_node *a = st_node(w, "a", 1), *b = st_node(w, "b", 2);
+    struct idle_tcp c[WISP_IPERF_TCP_CONNS + 1];
+    unsigned i;
+    (void)state;
+
+    memset(&scfg, 0, sizeof(scfg));
+    scfg.tcp = true;
+    scfg.tcp_idle_ms = 3000;
+    assert_int_equal(wisp_iperf_server_start(sim_stack(b), &srv, &scfg), WISP_OK);
+    idle_open(w, a, b, &c[0]);
+    assert_true(sim_run_for(w, 2500000u));
+    assert_false(c[0].errd);
+    assert_true(sim_run_for(w, 1500000u));
+    assert_true(c[0].errd);                 /* reset at 3 s (+ the 1 s poll) */
+    assert_int_equal(c[0].err, WISP_ERR_RST);
+    assert_int_equal(srv.st.tcp_timeouts, 1);
+    idle_close(&c[0]);
+
+    for (i = 0; i < WISP_IPERF_TCP_CONNS; i++) {
+        idle_open(w, a, b, &c[i]);
+        assert_true(sim_run_for(w, 100000u));
+    }
+    idle_open(w, a, b, &c[i]);              /* all fresh: refused */
+    assert_true(sim_run_for(w, 100000u));
+    assert_true(c[i].errd);
+    assert_int_equal(srv.st.tcp_refused, 1);
+    idle_close(&c[i]);
+    assert_true(sim_run_for(w, 1000000u));
+    idle_open(w, a, b, &c[i]);              /* the oldest is reclaimed */
+    assert_true(sim_run_for(w, 100000u));
+    assert_false(c[i].errd);
+    assert_true(c[0].errd);
+    for (i = 1; i <= WISP_IPERF_TCP_CONNS; i++) {
+        assert_false(c[i].errd);
+    }
+    assert_int_equal(srv.st.tcp_reclaimed, 1);
+    for (i = 0; i <= WISP_IPERF_TCP_CONNS; i++) {
+        idle_close(&c[i]);
+    }
+    assert_true(sim_run_for(w, 2000000u));
+    wisp_iperf_server_stop(&srv);
+    ST_FREE(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -373,6 +474,7 @@ int main(void)
         cmocka_unit_test(udp_lossy),
         cmocka_unit_test(udp_reorder),
         cmocka_unit_test(udp_runt),
+        cmocka_unit_test(tcp_idle_and_reclaim),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,7 +11,10 @@
  *    (two requests on one connection), pipelining (in order), HTTP/1.0,
  *    Connection: close, the 1 MiB generated file byte-exact, /status and
  *    /status.json (JSON validated), every prefix of a request and random
- *    bytes on connections, the connection limit, the idle timeout and 408.
+ *    bytes on connections, the connection limit, the idle timeout and 408;
+ *    the request deadline against a head sent byte by byte, and slowloris
+ *    from two addresses on every record with 10 legitimate GETs (10/10
+ *    served; 0/10 with the defences off), the per-source cap.
  * Every test ends with the pools of both stacks back at zero.
  */
 #include "testutil.h"
@@ -1044,6 +1047,7 @@ static void test_http_limits_and_timeouts(void **state)
     (void)state;
     memset(&o, 0, sizeof o);
     o.max_conns = 2;
+    o.per_source = 2;
     o.idle_ms = 3000;
     ht_init(&t, 18, &o);
     hc_open(&t, &a);
@@ -1080,6 +1084,156 @@ static void test_http_limits_and_timeouts(void **state)
     assert_int_equal(wisp_httpd_stats(t.h)->timeouts, 3);
     hc_close(&c);
     ht_free(&t);
+}
+
+/* Open a client connection from node n (else as hc_open). */
+static void hc_open_from(struct ht *t, struct sim_node *n, struct hc *c)
+{
+    struct sim_node *keep = t->cli;
+    t->cli = n;
+    hc_open(t, c);
+    t->cli = keep;
+}
+
+/* The request deadline (issue 11 #3): a head trickling in one byte every
+ * 500 ms keeps the idle timer (10 s) from firing, but gets 408 and the
+ * close at head_ms (3 s); a complete request in time is served. */
+static void test_http_request_deadline(void **state)
+{
+    struct ht t;
+    struct hc a, b;
+    struct wisp_httpd_opts o;
+    struct resp r[1];
+    static const char head[] = "GET / HTTP/1.1\r\nHost: x\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+    unsigned i;
+    (void)state;
+    memset(&o, 0, sizeof o);
+    o.head_ms = 3000;
+    ht_init(&t, 31, &o);
+    assert_int_equal(t.h->opt.idle_ms, WISP_HTTPD_IDLE_MS);
+    hc_open(&t, &a);
+    assert_true(sim_run_for(t.w, 1500000));   /* idle before the first byte: not counted */
+    for (i = 0; i < 5; i++) {
+        hc_send(&a, head + i, 1);
+        assert_true(sim_run_for(t.w, 500000));
+    }
+    assert_false(a.fin);                      /* 2.5 s after the first byte */
+    for (; i < 12 && !a.fin; i++) {
+        hc_send(&a, head + i, 1);
+        assert_true(sim_run_for(t.w, 500000));
+    }
+    assert_true(a.fin);
+    assert_true(i <= 9);                      /* 3 s + the poll period (0.5 s) after the first byte */
+    assert_true(resp_parse(a.rx, a.rx_len, false, r) == a.rx_len);
+    assert_int_equal(r[0].status, 408);
+    assert_int_equal(wisp_httpd_stats(t.h)->head_timeouts, 1);
+    assert_int_equal(wisp_httpd_stats(t.h)->timeouts, 1);
+    hc_close(&a);
+    /* keep-alive: the deadline starts with each request's first byte */
+    hc_open(&t, &b);
+    hc_send_str(&b, "GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    hc_wait(&t, &b, 1, NULL, r);
+    assert_int_equal(r[0].status, 200);
+    assert_true(sim_run_for(t.w, 2500000));
+    hc_send_str(&b, "GET /style.css HTTP/1.1\r\nHo");
+    assert_true(sim_run_for(t.w, 1000000));
+    hc_send_str(&b, "st: x\r\n\r\n");
+    hc_wait(&t, &b, 2, NULL, NULL);
+    assert_int_equal(wisp_httpd_stats(t.h)->responses[2], 2);
+    assert_int_equal(wisp_httpd_stats(t.h)->head_timeouts, 1);
+    hc_close(&b);
+    ht_free(&t);
+}
+
+/* Slowloris from two addresses holding every record (4; 2 per address,
+ * reconnecting whenever they are reset), 10 legitimate GETs from a third:
+ * all served; the per-source cap refuses a third connection from one
+ * address while its two are fresh. With the defences off, every
+ * legitimate GET is refused. Returns the GETs served. */
+static unsigned slowloris_round(const struct wisp_httpd_opts *o, uint64_t seed, uint32_t *capped)
+{
+    struct ht t;
+    struct sim_node *src[2];
+    struct hc att[4], extra, legit;
+    struct resp r[1];
+    unsigned i, k, ok = 0, sent[4];
+    static const char head[] = "GET / HTTP/1.1\r\nHost: x\r\nX-Slow: ";
+
+    ht_init(&t, seed, o);
+    src[0] = sim_node_add(t.w, "attacker-a", "198.18.0.3/24", NULL);
+    src[1] = sim_node_add(t.w, "attacker-b", "198.18.0.4/24", NULL);
+    assert_true(src[0] != NULL && src[1] != NULL);
+    for (i = 0; i < 4; i++) {
+        hc_open_from(&t, src[i / 2], &att[i]);
+        hc_send(&att[i], head, 1);
+        sent[i] = 1;
+    }
+    /* a third from address a: over its cap */
+    hc_open_from(&t, src[0], &extra);
+    assert_true(sim_run_for(t.w, 100000));
+    *capped = wisp_httpd_stats(t.h)->capped;
+    hc_close(&extra);
+    for (k = 0; k < 3; k++) {   /* 1.5 s of trickling */
+        for (i = 0; i < 4; i++) {
+            if (att[i].pcb != NULL && !att[i].fin) {
+                hc_send(&att[i], sent[i] < sizeof head - 1 ? head + sent[i] : "a", 1);
+                sent[i]++;
+            }
+        }
+        assert_true(sim_run_for(t.w, 500000));
+    }
+    for (k = 0; k < 10; k++) {
+        hc_open(&t, &legit);
+        if (!legit.errd) {
+            hc_send_str(&legit, "GET /style.css HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+            (void)sim_run_until(t.w, fin_done, &legit, 2000000);
+            if (resp_count(&legit, NULL, 1, r) == 1 && r[0].status == 200) {
+                ok++;
+            }
+        }
+        hc_close(&legit);
+        /* the attackers trickle on and reconnect at once when reset */
+        for (i = 0; i < 4; i++) {
+            if (att[i].errd || att[i].fin) {
+                hc_close(&att[i]);
+                hc_open_from(&t, src[i / 2], &att[i]);
+                sent[i] = 0;
+            }
+            if (att[i].pcb != NULL) {
+                hc_send(&att[i], sent[i] < sizeof head - 1 ? head + sent[i] : "a", 1);
+                sent[i]++;
+            }
+        }
+        assert_true(sim_run_for(t.w, 300000));
+    }
+    for (i = 0; i < 4; i++) {
+        hc_close(&att[i]);
+    }
+    ht_free(&t);
+    return ok;
+}
+
+static void test_http_slowloris(void **state)
+{
+    struct wisp_httpd_opts o;
+    uint32_t capped = 0;
+    unsigned ok;
+    (void)state;
+    memset(&o, 0, sizeof o);
+    o.max_conns = 4;   /* the embedded default: 2 per address */
+    ok = slowloris_round(&o, 32, &capped);
+    printf("slowloris, defaults (4 records): %u/10 legitimate GETs, capped %u\n", ok, (unsigned)capped);
+    assert_int_equal(ok, 10);
+    assert_int_equal(capped, 1);
+
+    o.per_source = 4;
+    o.reclaim_ms = 0x7FFFFFFFu;
+    o.head_ms = 0x7FFFFFFFu;
+    o.idle_ms = 0x7FFFFFFFu;
+    ok = slowloris_round(&o, 33, &capped);
+    printf("slowloris, defences off: %u/10 legitimate GETs\n", ok);
+    assert_int_equal(ok, 0);
+    assert_int_equal(capped, 0);
 }
 
 /* Stop with connections open: they are reset, the pools come back. */
@@ -1120,6 +1274,8 @@ int main(void)
         cmocka_unit_test(test_http_prefixes_and_random),
         cmocka_unit_test(test_http_limits_and_timeouts),
         cmocka_unit_test(test_http_stop_with_open_connections),
+        cmocka_unit_test(test_http_request_deadline),
+        cmocka_unit_test(test_http_slowloris),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1178,6 +1178,62 @@ static void test_netconn_nonblocking_recv_accept_and_dontblock(void **state)
 
 /* ============================================================ backlog */
 
+#if WISP_NETCONN_ACCEPT_MAX_MS <= 3000u
+/* Connections the application does not accept within
+ * WISP_NETCONN_ACCEPT_MAX_MS (2 s in test_netconn_msg) are reset, also one
+ * whose peer has closed (it would sit in CLOSE-WAIT); accept still hands
+ * them out, dead; a connection accepted in time is not touched. */
+static void test_netconn_accept_expires(void **state)
+{
+    struct tenv e = env_new();
+    struct wisp_netconn *l, *c[3], *s;
+    struct wisp_netconn_stats st;
+    struct wisp_pbuf *pb;
+    wisp_ipaddr_t ipb = ip_of(e.b);
+    unsigned i;
+    (void)state;
+    l = wisp_netconn_new(&e.b->api, WISP_NETCONN_TCP);
+    assert_non_null(l);
+    assert_int_equal(wisp_netconn_bind(l, NULL, 4001), WISP_OK);
+    assert_int_equal(wisp_netconn_listen_with_backlog(l, 4), WISP_OK);
+    for (i = 0; i < 3; i++) {
+        c[i] = wisp_netconn_new(&e.a->api, WISP_NETCONN_TCP);
+        assert_non_null(c[i]);
+        assert_int_equal(wisp_netconn_connect(c[i], &ipb, 4001), WISP_OK);
+        wisp_sys_sleep_ms(30);
+    }
+    assert_int_equal(wisp_netconn_shutdown(c[0], 0, 1), WISP_OK); /* its FIN */
+    wisp_sys_sleep_ms(300);
+    assert_int_equal(wisp_netconn_accept(l, &s), WISP_OK);   /* c[0]'s: accepted in time */
+    /* c[1] and c[2] wait: reset after 2 s (checked every second); c[2]'s
+     * peer closes first (CLOSE-WAIT would hold it forever) */
+    assert_int_equal(wisp_netconn_shutdown(c[2], 0, 1), WISP_OK);
+    wisp_netconn_set_recvtimeout(c[1], 5000);
+    assert_int_equal(wisp_netconn_recv_tcp_pbuf(c[1], &pb), WISP_ERR_RST);
+    wisp_netconn_set_recvtimeout(c[2], 2000);
+    assert_int_equal(wisp_netconn_recv_tcp_pbuf(c[2], &pb), WISP_ERR_RST);
+    wisp_netconn_api_stats(&e.b->api, &st);
+    assert_int_equal(st.accept_expired, 2);
+    /* the accepted one still works: the peer's FIN reads as closed */
+    wisp_netconn_set_recvtimeout(s, 2000);
+    assert_int_equal(wisp_netconn_recv_tcp_pbuf(s, &pb), WISP_ERR_CLSD);
+    assert_int_equal(wisp_netconn_write(s, "bye", 3, WISP_NETCONN_COPY), WISP_OK);
+    assert_int_equal(wisp_netconn_delete(s), WISP_OK);
+    /* the expired ones are still handed out, dead */
+    for (i = 0; i < 2; i++) {
+        assert_int_equal(wisp_netconn_accept(l, &s), WISP_OK);
+        wisp_netconn_set_recvtimeout(s, 100);
+        assert_int_equal(wisp_netconn_recv_tcp_pbuf(s, &pb), WISP_ERR_ABRT);
+        assert_int_equal(wisp_netconn_delete(s), WISP_OK);
+    }
+    assert_int_equal(wisp_netconn_delete(l), WISP_OK);
+    for (i = 0; i < 3; i++) {
+        assert_int_equal(wisp_netconn_delete(c[i]), WISP_OK);
+    }
+    env_free(&e);
+}
+#endif
+
 static void test_netconn_accept_backlog_resets_excess(void **state)
 {
     struct tenv e = env_new();
@@ -2143,6 +2199,9 @@ int main(void)
         cmocka_unit_test(test_netconn_send_timeout_and_nonblocking_write),
         cmocka_unit_test(test_netconn_nonblocking_recv_accept_and_dontblock),
         cmocka_unit_test(test_netconn_accept_backlog_resets_excess),
+#if WISP_NETCONN_ACCEPT_MAX_MS <= 3000u
+        cmocka_unit_test(test_netconn_accept_expires),
+#endif
         cmocka_unit_test(test_netconn_close_wakes_blocked_recv_and_accept),
         cmocka_unit_test(test_netconn_delete_wakes_blocked_recv_and_waits),
         cmocka_unit_test(test_netconn_close_wakes_blocked_writers),
