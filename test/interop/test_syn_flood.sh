@@ -15,10 +15,11 @@
 #    no transfer (less the same span idle), is reported;
 #  - five rounds of (clean, flooded) transfers; the goodput ratio is the
 #    median flooded over the median clean one. It goes to the log and to
-#    interop-syn-flood.txt next to wisp-node. The gate is generous (a
-#    ratio >= WISP_IT_SYNFLOOD_MIN_RATIO, default 0.5) because the machine
-#    is shared and the flooder and Linux's side take CPU from the same
-#    cores; the figure is the report;
+#    interop-syn-flood.txt next to wisp-node. The gate is the issue's goal
+#    (a ratio >= WISP_IT_SYNFLOOD_MIN_RATIO, default 0.8); because the
+#    machine is shared and the flooder and Linux's side take CPU from the
+#    same cores, five more rounds are run when the first five fall short
+#    and the medians are taken over all ten;
 #  - the node answered at least half the flood SYNs with cookies
 #    (tcp.cookie.sent; the tap may drop some under load), every discard
 #    connection closed cleanly with all its bytes, and the node stops with
@@ -31,8 +32,8 @@ it_init "$@"
 it_python
 RAWPEER="$(dirname "$0")/rawpeer.py"
 RATE=${WISP_IT_SYNFLOOD_RATE:-10000}
-MIN_RATIO=${WISP_IT_SYNFLOOD_MIN_RATIO:-0.5}
-ROUNDS=5
+MIN_RATIO=${WISP_IT_SYNFLOOD_MIN_RATIO:-0.8}
+ROUNDS=5          # five more when the ratio falls short (a busy machine)
 FLOOD_MAX_S=20
 OUT="$(dirname "$IT_NODE")/interop-syn-flood.txt"
 
@@ -88,7 +89,8 @@ it_log "calibration: $m MB/s; $bytes bytes per transfer"
 
 clean=""
 flooded=""
-for r in $(seq 1 "$ROUNDS"); do
+rounds() {
+for r in $(seq "$1" "$2"); do
     c=$(discard_mbps "$bytes")
     [ -n "$c" ] || it_fail "round $r clean: no result"
     total=$((total + bytes))
@@ -122,11 +124,20 @@ for r in $(seq 1 "$ROUNDS"); do
     flooded="$flooded $f"
     it_node_alive "after round $r"
 done
+}
 
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+rounds 1 "$ROUNDS"
 mc=$(echo "$clean" | median)
 mf=$(echo "$flooded" | median)
 ratio=$(awk -v a="$mf" -v b="$mc" 'BEGIN { printf "%.3f", a / b }')
+if ! awk -v r="$ratio" -v m="$MIN_RATIO" 'BEGIN { exit !(r >= m) }'; then
+    it_log "ratio $ratio below $MIN_RATIO after $ROUNDS rounds: $ROUNDS more, medians over all"
+    rounds $((ROUNDS + 1)) $((2 * ROUNDS))
+    mc=$(echo "$clean" | median)
+    mf=$(echo "$flooded" | median)
+    ratio=$(awk -v a="$mf" -v b="$mc" 'BEGIN { printf "%.3f", a / b }')
+fi
 summary="SYN flood at $RATE SYN/s (spoofed, SYN cookies) vs an established bulk transfer (Linux -> wisp discard, $bytes bytes):
 clean MB/s:$clean (median $mc)
 flooded MB/s:$flooded (median $mf)

@@ -25,6 +25,7 @@
  */
 #include "simtest.h"
 #include "tcp_simlib.h"
+#include "reclaim.h"
 
 #define KB 1024u
 #define MB (1024u * 1024u)
@@ -181,7 +182,16 @@ static void fw_open(struct fworld *f, uint64_t seed)
     f->b = st_node(f->w, "b", 2);
     f->x = st_node(f->w, "x", 3);
     sim_set_max_events(f->w, 100000000ull);
-    assert_int_equal(wisp_services_start(sim_stack(f->b), &f->svc), WISP_OK);
+    {
+        /* The TCP transmit budget and persist give-up are under test, not
+         * the services' own defences (idle timeout, reclaim: apps/lib/
+         * reclaim.h), which would end the attackers first: off here. */
+        struct wisp_services_opts o;
+        memset(&o, 0, sizeof o);
+        o.idle_ms = WISP_RECLAIM_OFF;
+        o.reclaim_ms = WISP_RECLAIM_OFF;
+        assert_int_equal(wisp_services_start_opts(sim_stack(f->b), &f->svc, &o), WISP_OK);
+    }
     assert_true(sim_run_for(f->w, 1000));
     tsl_baseline(f->w, f->base);
 }
