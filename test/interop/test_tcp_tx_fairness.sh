@@ -36,7 +36,10 @@ ZWPEER="$(dirname "$0")/zwpeer.py"
 MB=$((1024 * 1024))
 HOLD_S=45
 
-it_start_node
+# The services' own defences (idle timeout 30 s, reclaim) would end the
+# attackers before their 45 s hold: off, the TCP transmit budget is under
+# test here (test_conn_exhaust.sh tests those defences).
+it_start_node --svc-idle-ms 600000 --svc-reclaim-ms 2147483647
 
 # echo_secs WHAT: one 1 MB echo; prints its seconds (tcppeer.py's RESULT
 # line; the peer's log goes to stderr)
