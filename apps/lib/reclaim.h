@@ -1,10 +1,10 @@
 /**
  * @file reclaim.h
- * The admission choice shared by the services (services.c,
- * services_netconn.c, services_socket.c) and the HTTP server (httpd.c):
- * which connection record, if any, a new connection may take when every
- * record is in use or its address is at its per-source cap (issue 11
- * items 2 and 3). Header-only, no state.
+ * The admission choice shared by the services (services.c, and
+ * services_thread.c for services_netconn.c and services_socket.c) and the
+ * HTTP server (httpd.c): which connection record, if any, a new
+ * connection may take when every record is in use or its address is at
+ * its per-source cap (issue 11 items 2 and 3). Header-only, no state.
  *
  * The caller describes its records (in use, remote address, time since the
  * last progress, whether it may be taken at all) and asks for a victim:

@@ -8,93 +8,13 @@
 
 #include <string.h>
 
-#include "reclaim.h"
-
-/* Slot states (under svc->lock). */
-enum { SLOT_FREE = 0, SLOT_RESERVED, SLOT_RUNNING, SLOT_DONE };
+#include "services_thread.h"
 
 static const char *const tcp_names[WISP_TCP_SVC_COUNT] = { "echo", "discard", "chargen" };
 static const uint16_t tcp_ports[WISP_TCP_SVC_COUNT] = { WISP_PORT_ECHO, WISP_PORT_DISCARD, WISP_PORT_CHARGEN };
 static const uint16_t udp_ports[WISP_UDP_SVC_COUNT] = { WISP_PORT_ECHO, WISP_PORT_DISCARD };
 
-static bool stopping(struct wisp_nc_services *svc)
-{
-    bool s;
-    wisp_sys_mutex_lock(&svc->lock);
-    s = svc->stop != 0;
-    wisp_sys_mutex_unlock(&svc->lock);
-    return s;
-}
-
-/* A thread ends: the last thing it does with svc. */
-static void thread_done(struct wisp_nc_services *svc, struct wisp_nc_svc_slot *slot)
-{
-    wisp_sys_mutex_lock(&svc->lock);
-    if (slot != NULL) {
-        slot->state = SLOT_DONE;
-    }
-    svc->st.threads--;
-    wisp_sys_mutex_unlock(&svc->lock);
-}
-
-/* Source ports of services that answer every datagram: echoing to one of
- * them would make two servers bounce a datagram forever. */
-static bool reflector_port(uint16_t port)
-{
-    return port == 7u || port == 9u || port == 13u || port == 17u || port == 19u || port == 37u;
-}
-
 /* ------------------------------------------------------------------ TCP */
-
-/* Why a connection thread ends, beyond the connection's own error
- * (slot->end). */
-enum { END_NONE = 0, END_IDLE, END_STUCK, END_RECLAIM };
-
-/* Accept-thread tries (10 ms apart) to get the slot a reclaim frees. */
-#define ADMIT_TRIES (3u * WISP_NC_SERVICES_POLL_MS / 10u + 1u)
-
-/* The connection made progress (received data, the stack took ours).
- * WISP_ERR_ABRT when it is to end now: reclaimed (slot->end) or stop --
- * looked at here too, so a peer that keeps a little data flowing is not
- * missed by the checks after timeouts. */
-static wisp_err_t progress(struct wisp_nc_services *svc, struct wisp_nc_svc_slot *slot)
-{
-    bool stop, evict;
-    wisp_sys_mutex_lock(&svc->lock);
-    slot->last_ms = wisp_sys_now_ms();
-    stop = svc->stop != 0;
-    evict = slot->evict != 0;
-    wisp_sys_mutex_unlock(&svc->lock);
-    if (evict) {
-        slot->end = END_RECLAIM;
-    }
-    return (evict || stop) ? WISP_ERR_ABRT : WISP_OK;
-}
-
-/* After a call that timed out or could not finish: WISP_OK to go on,
- * WISP_ERR_ABRT on stop or reclaim, WISP_ERR_TIMEOUT at the idle timeout
- * (slot->end says which). writing: the thread waits for the peer to read. */
-static wisp_err_t conn_check(struct wisp_nc_services *svc, struct wisp_nc_svc_slot *slot, bool writing)
-{
-    bool stop, evict, idle;
-    wisp_sys_mutex_lock(&svc->lock);
-    stop = svc->stop != 0;
-    evict = slot->evict != 0;
-    idle = wisp_sys_now_ms() - slot->last_ms >= svc->opt.idle_ms;
-    wisp_sys_mutex_unlock(&svc->lock);
-    if (evict) {
-        slot->end = END_RECLAIM;
-        return WISP_ERR_ABRT;
-    }
-    if (stop) {
-        return WISP_ERR_ABRT;
-    }
-    if (idle) {
-        slot->end = writing ? END_STUCK : END_IDLE;
-        return WISP_ERR_TIMEOUT;
-    }
-    return WISP_OK;
-}
 
 /* Write all of data (NETCONN_COPY). The send timeout makes a blocked write
  * return now and then to look at the stop flag and the idle time. */
@@ -107,11 +27,12 @@ static wisp_err_t write_all(struct wisp_nc_services *svc, struct wisp_nc_svc_slo
         data += done;
         len -= done;
         *tx += done;
-        if (done > 0 && (err == WISP_OK || err == WISP_ERR_WOULDBLOCK) && progress(svc, slot) != WISP_OK) {
+        if (done > 0 && (err == WISP_OK || err == WISP_ERR_WOULDBLOCK) &&
+            wisp_svc_progress(&svc->lock, &svc->stop, &slot->c) != WISP_OK) {
             return WISP_ERR_ABRT;
         }
         if (err == WISP_ERR_WOULDBLOCK || (err == WISP_OK && len > 0)) {
-            err = conn_check(svc, slot, true);
+            err = wisp_svc_conn_check(&svc->lock, &svc->stop, svc->opt.idle_ms, &slot->c, true);
             if (err != WISP_OK) {
                 return err;
             }
@@ -135,7 +56,7 @@ static wisp_err_t run_echo(struct wisp_nc_services *svc, struct wisp_nc_svc_slot
         wisp_err_t err = wisp_netconn_recv_tcp_pbuf(slot->conn, &p);
 
         if (err == WISP_ERR_TIMEOUT || err == WISP_ERR_MEM) {
-            err = conn_check(svc, slot, false);
+            err = wisp_svc_conn_check(&svc->lock, &svc->stop, svc->opt.idle_ms, &slot->c, false);
             if (err != WISP_OK) {
                 return err;
             }
@@ -148,7 +69,7 @@ static wisp_err_t run_echo(struct wisp_nc_services *svc, struct wisp_nc_svc_slot
             return err;
         }
         *rx += p->tot_len;
-        err = progress(svc, slot);
+        err = wisp_svc_progress(&svc->lock, &svc->stop, &slot->c);
         for (q = p; q != NULL && err == WISP_OK; q = q->next) {
             err = write_all(svc, slot, (const uint8_t *)q->payload, q->len, tx);
         }
@@ -167,7 +88,7 @@ static wisp_err_t run_discard(struct wisp_nc_services *svc, struct wisp_nc_svc_s
         wisp_err_t err = wisp_netconn_recv_tcp_pbuf(slot->conn, &p);
 
         if (err == WISP_ERR_TIMEOUT || err == WISP_ERR_MEM) {
-            err = conn_check(svc, slot, false);
+            err = wisp_svc_conn_check(&svc->lock, &svc->stop, svc->opt.idle_ms, &slot->c, false);
             if (err != WISP_OK) {
                 return err;
             }
@@ -181,7 +102,7 @@ static wisp_err_t run_discard(struct wisp_nc_services *svc, struct wisp_nc_svc_s
         }
         *rx += p->tot_len;
         (void)wisp_netconn_pbuf_free(svc->api, p);
-        err = progress(svc, slot);
+        err = wisp_svc_progress(&svc->lock, &svc->stop, &slot->c);
         if (err != WISP_OK) {
             return err;
         }
@@ -213,11 +134,12 @@ static wisp_err_t run_chargen(struct wisp_nc_services *svc, struct wisp_nc_svc_s
                                         &done);
         *tx += done;
         pos = (uint32_t)((pos + done) % WISP_CHARGEN_PERIOD);
-        if (done > 0 && (err == WISP_OK || err == WISP_ERR_WOULDBLOCK) && progress(svc, slot) != WISP_OK) {
+        if (done > 0 && (err == WISP_OK || err == WISP_ERR_WOULDBLOCK) &&
+            wisp_svc_progress(&svc->lock, &svc->stop, &slot->c) != WISP_OK) {
             return WISP_ERR_ABRT;
         }
         if (err == WISP_ERR_WOULDBLOCK || (err == WISP_OK && done < WISP_NC_SERVICES_CHUNK)) {
-            err = conn_check(svc, slot, true);
+            err = wisp_svc_conn_check(&svc->lock, &svc->stop, svc->opt.idle_ms, &slot->c, true);
             if (err != WISP_OK) {
                 return err;
             }
@@ -239,7 +161,7 @@ static void conn_thread(void *arg)
     memset(&r, 0, sizeof r);
     r.service = tcp_names[slot->id];
     r.port = tcp_ports[slot->id];
-    slot->end = END_NONE;
+    slot->c.end = WISP_SVC_END_NONE;
     (void)wisp_netconn_peer(conn, &r.remote_ip, &r.remote_port);
     wisp_netconn_set_recvtimeout(conn, WISP_NC_SERVICES_POLL_MS);
     wisp_netconn_set_sendtimeout(conn, WISP_NC_SERVICES_POLL_MS);
@@ -255,10 +177,10 @@ static void conn_thread(void *arg)
         how = run_chargen(svc, slot, &r.bytes_rx, &r.bytes_tx);
         break;
     }
-    if (slot->end == END_RECLAIM || slot->end == END_STUCK) {
+    if (slot->c.end == WISP_SVC_END_RECLAIM || slot->c.end == WISP_SVC_END_STUCK) {
         /* Reclaimed, or our data does not move: reset. */
         (void)wisp_netconn_abort(conn);
-    } else if (how == WISP_OK || how == WISP_ERR_ABRT || slot->end == END_IDLE) {
+    } else if (how == WISP_OK || how == WISP_ERR_ABRT || slot->c.end == WISP_SVC_END_IDLE) {
         /* Our FIN after the queued data (a reset or failed connection has
          * nothing left to close). */
         (void)wisp_netconn_close(conn);
@@ -268,86 +190,14 @@ static void conn_thread(void *arg)
     r.how = how;
 
     wisp_sys_mutex_lock(&svc->lock);
-    st->active--;
-    if (slot->end == END_RECLAIM) {
-        st->reclaimed++;
-        st->aborted++;
-    } else if (slot->end == END_IDLE || slot->end == END_STUCK) {
-        st->timeouts++;
-        if (slot->end == END_IDLE) {
-            st->closed++;
-        } else {
-            st->aborted++;
-        }
-    } else if (how == WISP_OK) {
-        st->closed++;
-    } else if (how == WISP_ERR_ABRT) {
-        st->aborted++;
-    } else {
-        st->resets++;
-    }
+    wisp_svc_account_locked(st, slot->c.end, how);
     st->bytes_rx += r.bytes_rx;
     st->bytes_tx += r.bytes_tx;
     wisp_sys_mutex_unlock(&svc->lock);
     if (svc->report != NULL) {
         svc->report(svc->report_ctx, &r);
     }
-    thread_done(svc, slot);
-}
-
-/* One admission try for a connection from ip (services_netconn.h), under
- * the lock: a reserved slot, or NULL with *wait true while a reclaim that
- * frees one for it is under way (*capped: the address is at its cap). */
-static struct wisp_nc_svc_slot *admit_locked(struct wisp_nc_services *svc, const wisp_ipaddr_t *ip, bool *capped,
-                                             bool *wait, bool *join)
-{
-    struct wisp_nc_svc_slot *found = NULL;
-    struct wisp_reclaim_rec r[WISP_NC_SERVICES_CONNS];
-    uint32_t now = wisp_sys_now_ms();
-    unsigned i;
-    int v;
-
-    *wait = false;
-    *join = false;
-    for (i = 0; i < WISP_NC_SERVICES_CONNS; i++) {
-        const struct wisp_nc_svc_slot *sl = &svc->slots[i];
-        r[i].used = sl->state == SLOT_RESERVED || sl->state == SLOT_RUNNING;
-        r[i].takeable = sl->state == SLOT_RUNNING && !sl->evict;
-        r[i].ip = sl->peer.u.ip4;
-        r[i].idle_ms = now - sl->last_ms;
-        if (sl->state == SLOT_RUNNING && sl->evict) {
-            *wait = true; /* a reclaim under way frees a slot: one at a time */
-        }
-    }
-    *capped = wisp_reclaim_count(r, WISP_NC_SERVICES_CONNS, ip->u.ip4) >= svc->opt.per_source;
-    for (i = 0; i < WISP_NC_SERVICES_CONNS && found == NULL && !*capped; i++) {
-        if (svc->slots[i].state == SLOT_FREE) {
-            found = &svc->slots[i];
-        }
-    }
-    for (i = 0; i < WISP_NC_SERVICES_CONNS && found == NULL && !*capped; i++) {
-        if (svc->slots[i].state == SLOT_DONE) {
-            found = &svc->slots[i];
-            *join = true;
-        }
-    }
-    if (found != NULL) {
-        *wait = false;
-        found->state = SLOT_RESERVED;
-        found->evict = 0;
-        found->peer = *ip;
-        found->last_ms = now;
-        return found;
-    }
-    if (*wait) {
-        return NULL;
-    }
-    v = wisp_reclaim_pick(r, WISP_NC_SERVICES_CONNS, ip->u.ip4, *capped, svc->opt.reclaim_ms);
-    if (v >= 0) {
-        svc->slots[v].evict = 1; /* its thread resets it within a poll */
-        *wait = true;
-    }
-    return NULL;
+    wisp_svc_thread_done(&svc->lock, &svc->st.threads, &slot->c);
 }
 
 /* Hand an accepted connection to a thread of its own, or close it. */
@@ -358,21 +208,16 @@ static void serve(struct wisp_nc_svc_server *srv, struct wisp_netconn *conn)
     struct wisp_nc_svc_slot *slot = NULL;
     wisp_ipaddr_t ip;
     uint16_t port = 0;
-    bool capped = false, wait = false, join = false;
-    unsigned tries;
+    bool capped = false, join = false;
+    int v;
 
     memset(&ip, 0, sizeof ip);
     (void)wisp_netconn_peer(conn, &ip, &port);
-    for (tries = 0; tries < ADMIT_TRIES; tries++) {
-        if (tries > 0) {
-            wisp_sys_sleep_ms(10);
-        }
-        wisp_sys_mutex_lock(&svc->lock);
-        slot = svc->stop ? NULL : admit_locked(svc, &ip, &capped, &wait, &join);
-        wisp_sys_mutex_unlock(&svc->lock);
-        if (slot != NULL || !wait) {
-            break;
-        }
+    v = wisp_svc_admit(&svc->lock, &svc->stop, &svc->opt, &svc->slots[0].c, sizeof svc->slots[0],
+                       (unsigned)(sizeof svc->slots / sizeof svc->slots[0]), ip.u.ip4,
+                       WISP_SVC_ADMIT_TRIES(WISP_NC_SERVICES_POLL_MS), &capped, &join);
+    if (v >= 0) {
+        slot = &svc->slots[v];
     }
     if (slot != NULL) {
         if (join) {
@@ -385,7 +230,7 @@ static void serve(struct wisp_nc_svc_server *srv, struct wisp_netconn *conn)
         st->connections++;
         st->active++;
         svc->st.threads++;
-        slot->state = SLOT_RUNNING;
+        slot->c.state = WISP_SVC_SLOT_RUNNING;
         wisp_sys_mutex_unlock(&svc->lock);
         if (wisp_sys_thread_new(&slot->thread, "wisp-nc-conn", conn_thread, slot, 0, 0) == WISP_OK) {
             return;
@@ -394,7 +239,7 @@ static void serve(struct wisp_nc_svc_server *srv, struct wisp_netconn *conn)
         st->connections--;
         st->active--;
         svc->st.threads--;
-        slot->state = SLOT_FREE;
+        slot->c.state = WISP_SVC_SLOT_FREE;
         slot->conn = NULL;
         wisp_sys_mutex_unlock(&svc->lock);
         capped = false;
@@ -414,7 +259,7 @@ static void tcp_server_thread(void *arg)
     struct wisp_nc_svc_server *srv = (struct wisp_nc_svc_server *)arg;
     struct wisp_nc_services *svc = srv->svc;
 
-    while (!stopping(svc)) {
+    while (!wisp_svc_stopping(&svc->lock, &svc->stop)) {
         struct wisp_netconn *conn = NULL;
         wisp_err_t err = wisp_netconn_accept(srv->conn, &conn);
         if (err == WISP_OK) {
@@ -426,7 +271,7 @@ static void tcp_server_thread(void *arg)
     (void)wisp_netconn_close(srv->conn);
     wisp_netconn_delete(srv->conn);
     srv->conn = NULL;
-    thread_done(svc, NULL);
+    wisp_svc_thread_done(&svc->lock, &svc->st.threads, NULL);
 }
 
 /* ------------------------------------------------------------------ UDP */
@@ -437,7 +282,7 @@ static void udp_server_thread(void *arg)
     struct wisp_nc_services *svc = srv->svc;
     struct wisp_service_stats *st = &svc->st.udp[srv->id];
 
-    while (!stopping(svc)) {
+    while (!wisp_svc_stopping(&svc->lock, &svc->stop)) {
         struct wisp_netbuf *buf = NULL;
         uint16_t len, port;
         wisp_err_t err = wisp_netconn_recv(srv->conn, &buf);
@@ -457,7 +302,7 @@ static void udp_server_thread(void *arg)
             st->datagrams++;
             st->bytes += len;
             wisp_sys_mutex_unlock(&svc->lock);
-        } else if (port == 0 || reflector_port(port)) {
+        } else if (port == 0 || wisp_svc_reflector_port(port)) {
             /* RFC 768: source port 0 means no reply is expected; other
              * reflecting services would bounce the datagram forever. */
             wisp_sys_mutex_lock(&svc->lock);
@@ -481,7 +326,7 @@ static void udp_server_thread(void *arg)
     }
     wisp_netconn_delete(srv->conn);
     srv->conn = NULL;
-    thread_done(svc, NULL);
+    wisp_svc_thread_done(&svc->lock, &svc->st.threads, NULL);
 }
 
 /* ---------------------------------------------------------- start, stop */
@@ -616,11 +461,11 @@ void wisp_nc_services_stop(struct wisp_nc_services *svc)
     for (i = 0; i < WISP_NC_SERVICES_CONNS; i++) {
         uint8_t state;
         wisp_sys_mutex_lock(&svc->lock);
-        state = svc->slots[i].state;
+        state = svc->slots[i].c.state;
         wisp_sys_mutex_unlock(&svc->lock);
-        if (state == SLOT_RUNNING || state == SLOT_DONE) {
+        if (state == WISP_SVC_SLOT_RUNNING || state == WISP_SVC_SLOT_DONE) {
             (void)wisp_sys_thread_join(&svc->slots[i].thread);
-            svc->slots[i].state = SLOT_FREE;
+            svc->slots[i].c.state = WISP_SVC_SLOT_FREE;
         }
     }
     wisp_sys_mutex_free(&svc->lock);

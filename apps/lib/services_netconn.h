@@ -64,6 +64,7 @@
 
 #include "wisp/netconn.h"
 #include "services.h"
+#include "services_thread.h"
 
 /** TCP connection threads at once (all services together), 1..255.
  *  Default 16. */
@@ -106,12 +107,8 @@ struct wisp_nc_svc_slot {
     struct wisp_nc_services *svc;
     struct wisp_netconn *conn;
     wisp_sys_thread_t thread;
-    uint8_t state;                 /**< under svc->lock: free, reserved, running, done */
     uint8_t id;                    /**< wisp_tcp_service_id */
-    uint8_t evict;                 /**< under svc->lock: reclaim it (set by the accept thread) */
-    uint8_t end;                   /**< the connection thread's: why it ends (private) */
-    wisp_ipaddr_t peer;            /**< remote address (set before the thread runs) */
-    uint32_t last_ms;              /**< under svc->lock: last progress (wisp_sys_now_ms) */
+    struct wisp_svc_conn c;        /**< admission state, remote address (services_thread.h) */
 };
 
 /** Counters (a snapshot: wisp_nc_services_stats). */

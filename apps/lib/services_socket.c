@@ -8,38 +8,11 @@
 
 #include <string.h>
 
-#include "reclaim.h"
-
-/* Slot states (under svc->lock). */
-enum { SLOT_FREE = 0, SLOT_RESERVED, SLOT_RUNNING, SLOT_DONE };
+#include "services_thread.h"
 
 static const char *const tcp_names[WISP_TCP_SVC_COUNT] = { "echo", "discard", "chargen" };
 static const uint16_t tcp_ports[WISP_TCP_SVC_COUNT] = { WISP_PORT_ECHO, WISP_PORT_DISCARD, WISP_PORT_CHARGEN };
 static const uint16_t udp_ports[WISP_UDP_SVC_COUNT] = { WISP_PORT_ECHO, WISP_PORT_DISCARD };
-
-static bool stopping(struct wisp_sock_services *svc)
-{
-    bool s;
-    wisp_sys_mutex_lock(&svc->lock);
-    s = svc->stop != 0;
-    wisp_sys_mutex_unlock(&svc->lock);
-    return s;
-}
-
-static void thread_done(struct wisp_sock_services *svc, struct wisp_sock_svc_slot *slot)
-{
-    wisp_sys_mutex_lock(&svc->lock);
-    if (slot != NULL) {
-        slot->state = SLOT_DONE;
-    }
-    svc->st.threads--;
-    wisp_sys_mutex_unlock(&svc->lock);
-}
-
-static bool reflector_port(uint16_t port)
-{
-    return port == 7u || port == 9u || port == 13u || port == 17u || port == 19u || port == 37u;
-}
 
 /* How a connection failed, as the report's wisp_err_t. */
 static wisp_err_t errno_how(int e)
@@ -68,56 +41,6 @@ static int set_timeouts(int fd)
 
 /* ------------------------------------------------------------------ TCP */
 
-/* Why a connection thread ends, beyond the connection's own error
- * (slot->end). */
-enum { END_NONE = 0, END_IDLE, END_STUCK, END_RECLAIM };
-
-/* Accept-thread tries (10 ms apart) to get the slot a reclaim frees. */
-#define ADMIT_TRIES (3u * WISP_SOCK_SERVICES_POLL_MS / 10u + 1u)
-
-/* The connection made progress (received data, the stack took ours).
- * WISP_ERR_ABRT when it is to end now: reclaimed (slot->end) or stop --
- * looked at here too, so a peer that keeps a little data flowing is not
- * missed by the checks after timeouts. */
-static wisp_err_t progress(struct wisp_sock_services *svc, struct wisp_sock_svc_slot *slot)
-{
-    bool stop, evict;
-    wisp_sys_mutex_lock(&svc->lock);
-    slot->last_ms = wisp_sys_now_ms();
-    stop = svc->stop != 0;
-    evict = slot->evict != 0;
-    wisp_sys_mutex_unlock(&svc->lock);
-    if (evict) {
-        slot->end = END_RECLAIM;
-    }
-    return (evict || stop) ? WISP_ERR_ABRT : WISP_OK;
-}
-
-/* After a call that timed out or could not finish: WISP_OK to go on,
- * WISP_ERR_ABRT on stop or reclaim, WISP_ERR_TIMEOUT at the idle timeout
- * (slot->end says which). writing: the thread waits for the peer to read. */
-static wisp_err_t conn_check(struct wisp_sock_services *svc, struct wisp_sock_svc_slot *slot, bool writing)
-{
-    bool stop, evict, idle;
-    wisp_sys_mutex_lock(&svc->lock);
-    stop = svc->stop != 0;
-    evict = slot->evict != 0;
-    idle = wisp_sys_now_ms() - slot->last_ms >= svc->opt.idle_ms;
-    wisp_sys_mutex_unlock(&svc->lock);
-    if (evict) {
-        slot->end = END_RECLAIM;
-        return WISP_ERR_ABRT;
-    }
-    if (stop) {
-        return WISP_ERR_ABRT;
-    }
-    if (idle) {
-        slot->end = writing ? END_STUCK : END_IDLE;
-        return WISP_ERR_TIMEOUT;
-    }
-    return WISP_OK;
-}
-
 /* send() all of data; a send that timed out returns what it sent. */
 static wisp_err_t send_all(struct wisp_sock_services *svc, struct wisp_sock_svc_slot *slot, size_t len, uint64_t *tx)
 {
@@ -138,11 +61,11 @@ static wisp_err_t send_all(struct wisp_sock_services *svc, struct wisp_sock_svc_
         data += n;
         len -= (size_t)n;
         *tx += (uint64_t)n;
-        if (n > 0 && progress(svc, slot) != WISP_OK) {
+        if (n > 0 && wisp_svc_progress(&svc->lock, &svc->stop, &slot->c) != WISP_OK) {
             return WISP_ERR_ABRT;
         }
         if (len > 0) {
-            wisp_err_t err = conn_check(svc, slot, true);
+            wisp_err_t err = wisp_svc_conn_check(&svc->lock, &svc->stop, svc->opt.idle_ms, &slot->c, true);
             if (err != WISP_OK) {
                 return err;
             }
@@ -166,14 +89,14 @@ static wisp_err_t run_echo(struct wisp_sock_services *svc, struct wisp_sock_svc_
             if (wisp_errno() != WISP_EAGAIN) {
                 return errno_how(wisp_errno());
             }
-            err = conn_check(svc, slot, false);
+            err = wisp_svc_conn_check(&svc->lock, &svc->stop, svc->opt.idle_ms, &slot->c, false);
             if (err != WISP_OK) {
                 return err;
             }
             continue;
         }
         *rx += (uint64_t)n;
-        err = progress(svc, slot);
+        err = wisp_svc_progress(&svc->lock, &svc->stop, &slot->c);
         if (err == WISP_OK) {
             err = send_all(svc, slot, (size_t)n, tx);
         }
@@ -196,14 +119,14 @@ static wisp_err_t run_discard(struct wisp_sock_services *svc, struct wisp_sock_s
             if (wisp_errno() != WISP_EAGAIN) {
                 return errno_how(wisp_errno());
             }
-            err = conn_check(svc, slot, false);
+            err = wisp_svc_conn_check(&svc->lock, &svc->stop, svc->opt.idle_ms, &slot->c, false);
             if (err != WISP_OK) {
                 return err;
             }
             continue;
         }
         *rx += (uint64_t)n;
-        if (progress(svc, slot) != WISP_OK) {
+        if (wisp_svc_progress(&svc->lock, &svc->stop, &slot->c) != WISP_OK) {
             return WISP_ERR_ABRT;
         }
     }
@@ -235,11 +158,11 @@ static wisp_err_t run_chargen(struct wisp_sock_services *svc, struct wisp_sock_s
         }
         *tx += (uint64_t)n;
         pos = (uint32_t)((pos + (uint32_t)n) % WISP_CHARGEN_PERIOD);
-        if (n > 0 && progress(svc, slot) != WISP_OK) {
+        if (n > 0 && wisp_svc_progress(&svc->lock, &svc->stop, &slot->c) != WISP_OK) {
             return WISP_ERR_ABRT;
         }
         if ((size_t)n < WISP_SOCK_SERVICES_BUF) {
-            wisp_err_t err = conn_check(svc, slot, true);
+            wisp_err_t err = wisp_svc_conn_check(&svc->lock, &svc->stop, svc->opt.idle_ms, &slot->c, true);
             if (err != WISP_OK) {
                 return err;
             }
@@ -260,7 +183,7 @@ static void conn_thread(void *arg)
     r.port = tcp_ports[slot->id];
     r.remote_ip = wisp_ipaddr4(slot->peer.sin_addr.s_addr);
     r.remote_port = wisp_ntohs(slot->peer.sin_port);
-    slot->end = END_NONE;
+    slot->c.end = WISP_SVC_END_NONE;
     if (set_timeouts(slot->fd) != 0) {
         how = WISP_ERR_VAL;
     } else if (slot->id == WISP_TCP_SVC_ECHO) {
@@ -270,7 +193,7 @@ static void conn_thread(void *arg)
     } else {
         how = run_chargen(svc, slot, &r.bytes_rx, &r.bytes_tx);
     }
-    if (slot->end == END_RECLAIM || slot->end == END_STUCK) {
+    if (slot->c.end == WISP_SVC_END_RECLAIM || slot->c.end == WISP_SVC_END_STUCK) {
         /* Reclaimed, or our data does not move: the close resets. */
         struct wisp_linger lg;
         lg.l_onoff = 1;
@@ -282,86 +205,14 @@ static void conn_thread(void *arg)
     r.how = how;
 
     wisp_sys_mutex_lock(&svc->lock);
-    st->active--;
-    if (slot->end == END_RECLAIM) {
-        st->reclaimed++;
-        st->aborted++;
-    } else if (slot->end == END_IDLE || slot->end == END_STUCK) {
-        st->timeouts++;
-        if (slot->end == END_IDLE) {
-            st->closed++;
-        } else {
-            st->aborted++;
-        }
-    } else if (how == WISP_OK) {
-        st->closed++;
-    } else if (how == WISP_ERR_ABRT) {
-        st->aborted++;
-    } else {
-        st->resets++;
-    }
+    wisp_svc_account_locked(st, slot->c.end, how);
     st->bytes_rx += r.bytes_rx;
     st->bytes_tx += r.bytes_tx;
     wisp_sys_mutex_unlock(&svc->lock);
     if (svc->report != NULL) {
         svc->report(svc->report_ctx, &r);
     }
-    thread_done(svc, slot);
-}
-
-/* One admission try for a connection from address ip (network order; see
- * services_netconn.h), under the lock: a reserved slot, or NULL with *wait
- * true while a reclaim that frees one for it is under way. */
-static struct wisp_sock_svc_slot *admit_locked(struct wisp_sock_services *svc, uint32_t ip, bool *capped, bool *wait,
-                                               bool *join)
-{
-    struct wisp_sock_svc_slot *found = NULL;
-    struct wisp_reclaim_rec r[WISP_SOCK_SERVICES_CONNS];
-    uint32_t now = wisp_sys_now_ms();
-    unsigned i;
-    int v;
-
-    *wait = false;
-    *join = false;
-    for (i = 0; i < WISP_SOCK_SERVICES_CONNS; i++) {
-        const struct wisp_sock_svc_slot *sl = &svc->slots[i];
-        r[i].used = sl->state == SLOT_RESERVED || sl->state == SLOT_RUNNING;
-        r[i].takeable = sl->state == SLOT_RUNNING && !sl->evict;
-        r[i].ip = sl->peer.sin_addr.s_addr;
-        r[i].idle_ms = now - sl->last_ms;
-        if (sl->state == SLOT_RUNNING && sl->evict) {
-            *wait = true; /* a reclaim under way frees a slot: one at a time */
-        }
-    }
-    *capped = wisp_reclaim_count(r, WISP_SOCK_SERVICES_CONNS, ip) >= svc->opt.per_source;
-    for (i = 0; i < WISP_SOCK_SERVICES_CONNS && found == NULL && !*capped; i++) {
-        if (svc->slots[i].state == SLOT_FREE) {
-            found = &svc->slots[i];
-        }
-    }
-    for (i = 0; i < WISP_SOCK_SERVICES_CONNS && found == NULL && !*capped; i++) {
-        if (svc->slots[i].state == SLOT_DONE) {
-            found = &svc->slots[i];
-            *join = true;
-        }
-    }
-    if (found != NULL) {
-        *wait = false;
-        found->state = SLOT_RESERVED;
-        found->evict = 0;
-        found->peer.sin_addr.s_addr = ip;
-        found->last_ms = now;
-        return found;
-    }
-    if (*wait) {
-        return NULL;
-    }
-    v = wisp_reclaim_pick(r, WISP_SOCK_SERVICES_CONNS, ip, *capped, svc->opt.reclaim_ms);
-    if (v >= 0) {
-        svc->slots[v].evict = 1; /* its thread resets it within a poll */
-        *wait = true;
-    }
-    return NULL;
+    wisp_svc_thread_done(&svc->lock, &svc->st.threads, &slot->c);
 }
 
 static void serve(struct wisp_sock_svc_server *srv, int fd, const struct wisp_sockaddr_in *peer)
@@ -369,19 +220,14 @@ static void serve(struct wisp_sock_svc_server *srv, int fd, const struct wisp_so
     struct wisp_sock_services *svc = srv->svc;
     struct wisp_tcp_service_stats *st = &svc->st.tcp[srv->id];
     struct wisp_sock_svc_slot *slot = NULL;
-    bool capped = false, wait = false, join = false;
-    unsigned tries;
+    bool capped = false, join = false;
+    int v;
 
-    for (tries = 0; tries < ADMIT_TRIES; tries++) {
-        if (tries > 0) {
-            wisp_sys_sleep_ms(10);
-        }
-        wisp_sys_mutex_lock(&svc->lock);
-        slot = svc->stop ? NULL : admit_locked(svc, peer->sin_addr.s_addr, &capped, &wait, &join);
-        wisp_sys_mutex_unlock(&svc->lock);
-        if (slot != NULL || !wait) {
-            break;
-        }
+    v = wisp_svc_admit(&svc->lock, &svc->stop, &svc->opt, &svc->slots[0].c, sizeof svc->slots[0],
+                       (unsigned)(sizeof svc->slots / sizeof svc->slots[0]), peer->sin_addr.s_addr,
+                       WISP_SVC_ADMIT_TRIES(WISP_SOCK_SERVICES_POLL_MS), &capped, &join);
+    if (v >= 0) {
+        slot = &svc->slots[v];
     }
     if (slot != NULL) {
         if (join) {
@@ -391,12 +237,13 @@ static void serve(struct wisp_sock_svc_server *srv, int fd, const struct wisp_so
         slot->fd = fd;
         slot->id = srv->id;
         slot->peer.sin_family = peer->sin_family;
+        slot->peer.sin_addr.s_addr = peer->sin_addr.s_addr;
         slot->peer.sin_port = peer->sin_port;
         wisp_sys_mutex_lock(&svc->lock);
         st->connections++;
         st->active++;
         svc->st.threads++;
-        slot->state = SLOT_RUNNING;
+        slot->c.state = WISP_SVC_SLOT_RUNNING;
         wisp_sys_mutex_unlock(&svc->lock);
         if (wisp_sys_thread_new(&slot->thread, "wisp-sk-conn", conn_thread, slot, 0, 0) == WISP_OK) {
             return;
@@ -405,7 +252,7 @@ static void serve(struct wisp_sock_svc_server *srv, int fd, const struct wisp_so
         st->connections--;
         st->active--;
         svc->st.threads--;
-        slot->state = SLOT_FREE;
+        slot->c.state = WISP_SVC_SLOT_FREE;
         slot->fd = -1;
         wisp_sys_mutex_unlock(&svc->lock);
         capped = false;
@@ -424,7 +271,7 @@ static void tcp_server_thread(void *arg)
     struct wisp_sock_svc_server *srv = (struct wisp_sock_svc_server *)arg;
     struct wisp_sock_services *svc = srv->svc;
 
-    while (!stopping(svc)) {
+    while (!wisp_svc_stopping(&svc->lock, &svc->stop)) {
         struct wisp_sockaddr_in peer;
         wisp_socklen_t plen = sizeof peer;
         int fd;
@@ -439,7 +286,7 @@ static void tcp_server_thread(void *arg)
     }
     (void)wisp_close(srv->fd);
     srv->fd = -1;
-    thread_done(svc, NULL);
+    wisp_svc_thread_done(&svc->lock, &svc->st.threads, NULL);
 }
 
 /* ------------------------------------------------------------------ UDP */
@@ -451,7 +298,7 @@ static void udp_server_thread(void *arg)
     struct wisp_service_stats *st = &svc->st.udp[srv->id];
     uint8_t *buf = svc->udp_buf[srv->id];
 
-    while (!stopping(svc)) {
+    while (!wisp_svc_stopping(&svc->lock, &svc->stop)) {
         struct wisp_sockaddr_in from;
         wisp_socklen_t flen = sizeof from;
         wisp_ssize_t n, sent;
@@ -474,7 +321,7 @@ static void udp_server_thread(void *arg)
             wisp_sys_mutex_unlock(&svc->lock);
             continue;
         }
-        if (port == 0 || reflector_port(port)) {
+        if (port == 0 || wisp_svc_reflector_port(port)) {
             /* RFC 768: source port 0 expects no reply; reflecting services
              * would bounce the datagram forever. */
             wisp_sys_mutex_lock(&svc->lock);
@@ -496,7 +343,7 @@ static void udp_server_thread(void *arg)
     }
     (void)wisp_close(srv->fd);
     srv->fd = -1;
-    thread_done(svc, NULL);
+    wisp_svc_thread_done(&svc->lock, &svc->st.threads, NULL);
 }
 
 /* ---------------------------------------------------------- start, stop */
@@ -635,11 +482,11 @@ void wisp_sock_services_stop(struct wisp_sock_services *svc)
     for (i = 0; i < WISP_SOCK_SERVICES_CONNS; i++) {
         uint8_t state;
         wisp_sys_mutex_lock(&svc->lock);
-        state = svc->slots[i].state;
+        state = svc->slots[i].c.state;
         wisp_sys_mutex_unlock(&svc->lock);
-        if (state == SLOT_RUNNING || state == SLOT_DONE) {
+        if (state == WISP_SVC_SLOT_RUNNING || state == WISP_SVC_SLOT_DONE) {
             (void)wisp_sys_thread_join(&svc->slots[i].thread);
-            svc->slots[i].state = SLOT_FREE;
+            svc->slots[i].c.state = WISP_SVC_SLOT_FREE;
         }
     }
     wisp_sys_mutex_free(&svc->lock);

@@ -89,11 +89,8 @@ struct wisp_sock_svc_slot {
     struct wisp_sock_services *svc;
     int fd;
     wisp_sys_thread_t thread;
-    uint8_t state;                 /**< under svc->lock */
     uint8_t id;                    /**< wisp_tcp_service_id */
-    uint8_t evict;                 /**< under svc->lock: reclaim it (set by the accept thread) */
-    uint8_t end;                   /**< the connection thread's: why it ends (private) */
-    uint32_t last_ms;              /**< under svc->lock: last progress (wisp_sys_now_ms) */
+    struct wisp_svc_conn c;        /**< admission state (services_thread.h) */
     struct wisp_sockaddr_in peer;
     uint8_t buf[WISP_SOCK_SERVICES_BUF];
 };

@@ -11,69 +11,17 @@
 #include <stdlib.h>
 
 #include "testutil.h"
-#include "wisp/tcpip.h"
-#include "wisp/netconn.h"
-#include "wisp/sockets.h"
-
-#define LO wisp_ip4(127, 0, 0, 1)
-
-struct senv {
-    struct tu_env *e;
-    struct wisp_tcpip *ctx;
-    struct wisp_netconn_api *api;
-    struct wisp_sockets *tbl;
-};
-
-static uint32_t real_clock(void *ctx)
-{
-    (void)ctx;
-    return wisp_sys_now_ms();
-}
+#include "sock_testlib.h"
 
 static struct senv senv_start(void)
 {
-    struct senv t;
-    assert_int_equal(wisp_sys_init(), WISP_OK);
-    t.e = tu_env_new(9);
-    tu_arp_peer(t.e);
-    t.e->s->cfg.now_ms = real_clock;
-    t.e->s->cfg.clock_ctx = NULL;
-    (void)wisp_now(t.e->s);
-    t.ctx = calloc(1, sizeof(*t.ctx));
-    t.api = calloc(1, sizeof(*t.api));
-    t.tbl = calloc(1, sizeof(*t.tbl));
-    assert_non_null(t.ctx);
-    assert_non_null(t.api);
-    assert_non_null(t.tbl);
-    assert_int_equal(wisp_tcpip_start(t.ctx, t.e->s, NULL), WISP_OK);
-    assert_int_equal(wisp_netconn_api_init(t.api, t.ctx), WISP_OK);
-    assert_int_equal(wisp_sockets_init(t.tbl, t.api), WISP_OK);
-    return t;
+    return sock_env_start(9, true);
 }
 
 static void senv_stop(struct senv *t)
 {
-    assert_int_equal(wisp_sockets_in_use(), 0);
-    assert_int_equal(wisp_sockets_deinit(), 0);
-    assert_int_equal(wisp_netconn_api_deinit(t->api), WISP_OK);
-    wisp_tcpip_stop(t->ctx);
-    free(t->tbl);
-    free(t->api);
-    free(t->ctx);
-    tu_env_free(t->e); /* leak check */
+    sock_env_stop(t, true);
 }
-
-static struct wisp_sockaddr_in sin_of(wisp_ip4_t ip, uint16_t port)
-{
-    struct wisp_sockaddr_in a;
-    memset(&a, 0, sizeof a);
-    a.sin_family = WISP_AF_INET;
-    a.sin_port = wisp_htons(port);
-    a.sin_addr.s_addr = ip;
-    return a;
-}
-
-#define SA(p) ((struct wisp_sockaddr *)(void *)(p))
 
 static uint32_t ctr(struct senv *t, unsigned id)
 {

@@ -22,128 +22,18 @@
 
 #include "testutil.h"
 #include "tcp_testlib.h"
-#include "wisp/tcpip.h"
-#include "wisp/netconn.h"
-#include "wisp/sockets.h"
+#include "sock_testlib.h"
 
-#define LO wisp_ip4(127, 0, 0, 1)
 #define SOCK_HUGE_LEN 65508 /* one byte above the largest UDP payload */
-
-struct senv {
-    struct tu_env *e;
-    struct wisp_tcpip *ctx;
-    struct wisp_netconn_api *api;
-    struct wisp_sockets *tbl;
-};
-
-static uint32_t real_clock(void *ctx)
-{
-    (void)ctx;
-    return wisp_sys_now_ms();
-}
-
-/* The environment of the running test, for the teardown after a failed
- * assertion (which skips senv_stop): so the next test starts clean. */
-static struct senv *g_cur;
-static struct senv g_cur_copy;
 
 static struct senv senv_start(void)
 {
-    struct senv t;
-    assert_int_equal(wisp_sys_init(), WISP_OK);
-    t.e = tu_env_new(7);
-    tu_arp_peer(t.e);
-    t.e->s->cfg.now_ms = real_clock;
-    t.e->s->cfg.clock_ctx = NULL;
-    (void)wisp_now(t.e->s);
-    t.ctx = calloc(1, sizeof(*t.ctx));
-    t.api = calloc(1, sizeof(*t.api));
-    t.tbl = calloc(1, sizeof(*t.tbl));
-    assert_non_null(t.ctx);
-    assert_non_null(t.api);
-    assert_non_null(t.tbl);
-    assert_int_equal(wisp_tcpip_start(t.ctx, t.e->s, NULL), WISP_OK);
-    assert_int_equal(wisp_netconn_api_init(t.api, t.ctx), WISP_OK);
-    assert_int_equal(wisp_sockets_init(t.tbl, t.api), WISP_OK);
-    g_cur_copy = t;
-    g_cur = &g_cur_copy;
-    return t;
-}
-
-/* cmocka teardown: only acts when the test failed before senv_stop. */
-static int senv_teardown(void **state)
-{
-    (void)state;
-    if (g_cur != NULL) {
-        (void)wisp_sockets_deinit();
-        wisp_tcpip_stop(g_cur->ctx);
-        g_cur = NULL;
-    }
-    return 0;
-}
-
-/* Wait until no TCP connection PCB is in use any more (closing handshakes
- * over loopback finish quickly). */
-static void wait_tcp_idle(struct senv *t)
-{
-    uint32_t start = wisp_sys_now_ms();
-    for (;;) {
-        unsigned used;
-        wisp_tcpip_lock(t->ctx);
-        used = t->e->s->pool[WISP_POOL_TCP_PCB].used + t->e->s->pool[WISP_POOL_TCP_LISTEN].used;
-        wisp_tcpip_unlock(t->ctx);
-        if (used == 0 || wisp_sys_now_ms() - start > 5000u) {
-            break;
-        }
-        wisp_sys_sleep_ms(5);
-    }
+    return sock_env_start(7, true);
 }
 
 static void senv_stop(struct senv *t)
 {
-    g_cur = NULL;
-    assert_int_equal(wisp_sockets_in_use(), 0);
-    assert_int_equal(wisp_sockets_deinit(), 0);
-    wait_tcp_idle(t);
-    assert_int_equal(wisp_netconn_api_deinit(t->api), WISP_OK);
-    wisp_tcpip_stop(t->ctx);
-    free(t->tbl);
-    free(t->api);
-    free(t->ctx);
-    tu_env_free(t->e); /* leak check */
-}
-
-static struct wisp_sockaddr_in sin_of(wisp_ip4_t ip, uint16_t port)
-{
-    struct wisp_sockaddr_in a;
-    memset(&a, 0, sizeof a);
-    a.sin_family = WISP_AF_INET;
-    a.sin_port = wisp_htons(port);
-    a.sin_addr.s_addr = ip;
-    return a;
-}
-
-#define SA(p) ((struct wisp_sockaddr *)(void *)(p))
-
-static int tcp_listener(uint16_t port, int backlog)
-{
-    struct wisp_sockaddr_in a = sin_of(WISP_IP4_ANY, port);
-    int fd = wisp_socket(WISP_AF_INET, WISP_SOCK_STREAM, 0);
-    assert_true(fd >= WISP_SOCKET_OFFSET);
-    assert_int_equal(wisp_bind(fd, SA(&a), sizeof a), 0);
-    assert_int_equal(wisp_listen(fd, backlog), 0);
-    return fd;
-}
-
-/* A connected pair over loopback through listener lfd on port. */
-static void tcp_pair(int lfd, uint16_t port, int *cli, int *srv)
-{
-    struct wisp_sockaddr_in a = sin_of(LO, port);
-    *cli = wisp_socket(WISP_AF_INET, WISP_SOCK_STREAM, 0);
-    assert_true(*cli >= 0);
-    assert_int_equal(wisp_connect(*cli, SA(&a), sizeof a), 0);
-    *srv = wisp_accept(lfd, NULL, NULL);
-    assert_true(*srv >= 0);
+    sock_env_stop(t, true);
 }
 
 static uint8_t pat(size_t i)

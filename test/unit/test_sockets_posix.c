@@ -12,8 +12,7 @@
 #include <errno.h>
 
 #include "testutil.h"
-#include "wisp/tcpip.h"
-#include "wisp/netconn.h"
+#include "sock_testlib.h" /* the fixture (wisp's names) */
 #include "wisp/sockets_posix_names.h" /* last: it maps the standard names */
 
 /* The layout of the standard structs. */
@@ -24,59 +23,14 @@ WISP_STATIC_ASSERT(sin_addr_at_4, offsetof(struct sockaddr_in, sin_addr) == 4);
 WISP_STATIC_ASSERT(storage_size, sizeof(struct sockaddr_storage) == 128);
 WISP_STATIC_ASSERT(pollfd_size, sizeof(struct pollfd) == 8);
 
-struct penv {
-    struct tu_env *e;
-    struct wisp_tcpip *ctx;
-    struct wisp_netconn_api *api;
-    struct wisp_sockets *tbl;
-};
-
-static uint32_t real_clock(void *ctx)
+static struct senv penv_start(void)
 {
-    (void)ctx;
-    return wisp_sys_now_ms();
+    return sock_env_start(9, false);
 }
 
-static struct penv penv_start(void)
+static void penv_stop(struct senv *t)
 {
-    struct penv t;
-    assert_int_equal(wisp_sys_init(), WISP_OK);
-    t.e = tu_env_new(9);
-    t.e->s->cfg.now_ms = real_clock;
-    t.e->s->cfg.clock_ctx = NULL;
-    (void)wisp_now(t.e->s);
-    t.ctx = calloc(1, sizeof(*t.ctx));
-    t.api = calloc(1, sizeof(*t.api));
-    t.tbl = calloc(1, sizeof(*t.tbl));
-    assert_non_null(t.ctx);
-    assert_non_null(t.api);
-    assert_non_null(t.tbl);
-    assert_int_equal(wisp_tcpip_start(t.ctx, t.e->s, NULL), WISP_OK);
-    assert_int_equal(wisp_netconn_api_init(t.api, t.ctx), WISP_OK);
-    assert_int_equal(wisp_sockets_init(t.tbl, t.api), WISP_OK);
-    return t;
-}
-
-static void penv_stop(struct penv *t)
-{
-    uint32_t start = wisp_sys_now_ms();
-    assert_int_equal(wisp_sockets_deinit(), 0);
-    for (;;) { /* closing handshakes over loopback */
-        unsigned used;
-        wisp_tcpip_lock(t->ctx);
-        used = t->e->s->pool[WISP_POOL_TCP_PCB].used + t->e->s->pool[WISP_POOL_TCP_LISTEN].used;
-        wisp_tcpip_unlock(t->ctx);
-        if (used == 0 || wisp_sys_now_ms() - start > 5000u) {
-            break;
-        }
-        wisp_sys_sleep_ms(5);
-    }
-    assert_int_equal(wisp_netconn_api_deinit(t->api), WISP_OK);
-    wisp_tcpip_stop(t->ctx);
-    free(t->tbl);
-    free(t->api);
-    free(t->ctx);
-    tu_env_free(t->e);
+    sock_env_stop(t, false);
 }
 
 /* Portable code: an echo over TCP, written as for any BSD system. */
@@ -182,7 +136,7 @@ static int echo_once(unsigned short port)
 
 static void test_sockets_posix_names_tcp_echo(void **state)
 {
-    struct penv t = penv_start();
+    struct senv t = penv_start();
     (void)state;
     assert_int_equal(echo_once(7007), 0);
     penv_stop(&t);
@@ -190,7 +144,7 @@ static void test_sockets_posix_names_tcp_echo(void **state)
 
 static void test_sockets_posix_names_udp_and_addresses(void **state)
 {
-    struct penv t = penv_start();
+    struct senv t = penv_start();
     struct sockaddr_in a, from;
     socklen_t fl = sizeof from;
     char text[INET_ADDRSTRLEN], buf[8];
