@@ -1068,7 +1068,14 @@ static wisp_err_t tcp_send_seg(struct wisp_tcp_pcb *pcb, struct wisp_tcp_seg *g,
     if (g->len + room > pcb->mss) {
         room = pcb->mss > g->len ? (unsigned)pcb->mss - g->len : 0u; /* RFC 6691: data + options <= MSS */
     }
-    n = tcp_build_opts(pcb, opt, room < TCP_TS_OPTLEN ? TCP_TS_OPTLEN : room);
+    /* Timestamps go on every segment once negotiated (segments are cut
+     * for them: tcp_seg_max); SACK blocks only where they fit -- without
+     * timestamps a full-size segment has no room for any (the old floor
+     * of 12 bytes let one SACK block push it past the MTU). */
+    if ((pcb->flags & TF_TS) && room < TCP_TS_OPTLEN) {
+        room = TCP_TS_OPTLEN;
+    }
+    n = tcp_build_opts(pcb, opt, room);
     if (g->flags & TCP_SEGF_FIN) {
         flags |= TCP_FIN;
     }

@@ -128,6 +128,11 @@ void fz_check_pools(struct fz_env *e, unsigned baseline, const char *where)
                     wisp_tcp_state_str(inf.state), (unsigned)inf.snd_wnd, (unsigned)inf.unacked,
                     (unsigned)inf.retransmits, (unsigned)inf.timeouts, (unsigned)inf.rto_ms);
         }
+        for (i = 0; i < WISP_CTR_COUNT; i++) {
+            if (e->s->ctr[i] != 0) {
+                fprintf(stderr, "  counter %s %u\n", wisp_counter_name(i), (unsigned)e->s->ctr[i]);
+            }
+        }
         fz_fail("%s: %u pool elements in use, baseline %u", where, use, baseline);
     }
 }
