@@ -90,6 +90,11 @@ static void tcp_pmtu_set(struct wisp_tcp_pcb *pcb, uint16_t mss)
         WISP_CTR_INC(s, TCP_PMTU_RAISE);
     }
     pcb->mss = mss;
+    if (pcb->cwnd < tcp_seg_max(pcb)) {
+        /* RFC 5681 §3.1: never below one (new) SMSS -- a window of less
+         * than a segment with nothing in flight would stall for good */
+        pcb->cwnd = tcp_seg_max(pcb);
+    }
     pcb->pmtu_low = mss < pcb->mss_max ? 1u : 0u;
     pcb->pmtu_raise_at = wisp_now(s) + (uint32_t)WISP_PMTU_AGE_MS;
 }
