@@ -252,7 +252,7 @@ static void demo_tap(void *arg, struct sim_node *from, const uint8_t *frame, siz
 /* ----------------------------------------------------- part 1: ping */
 
 /* Echo reply on A. The data of wisp_icmp_echo_request is byte i = i. */
-static void ping_cb(void *arg, const struct wisp_ip4_info *ip, uint16_t id, uint16_t seq, struct wisp_pbuf *p)
+static void ping_cb(void *arg, const struct wisp_ip_info *ip, uint16_t id, uint16_t seq, struct wisp_pbuf *p)
 {
     struct ping_state *ps = (struct ping_state *)arg;
     uint16_t i, n = p->tot_len;
@@ -402,7 +402,7 @@ static void echo_fill(uint8_t *buf, uint32_t len, uint64_t seed, uint32_t k)
 }
 
 static void echo_recv(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, const wisp_ipaddr_t *src,
-                      uint16_t port, const struct wisp_ip4_info *ip)
+                      uint16_t port, const struct wisp_ip_info *ip)
 {
     struct echo_client *c = (struct echo_client *)arg;
     uint16_t len = wisp_pbuf_copy_out(p, c->rx, p->tot_len, 0);

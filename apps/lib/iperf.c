@@ -722,7 +722,7 @@ static struct wisp_iperf_udp_sess *sess_new(struct wisp_iperf_server *srv)
 
 /* Send the server report of x to its client. */
 static void sess_send_report(struct wisp_iperf_server *srv, struct wisp_udp_pcb *pcb,
-                             const struct wisp_iperf_udp_sess *x, const struct wisp_ip4_info *ip)
+                             const struct wisp_iperf_udp_sess *x, const struct wisp_ip_info *ip)
 {
     struct wisp_iperf_result r;
     uint8_t buf[WISP_IPERF_SERVER_REPORT_LEN];
@@ -739,7 +739,7 @@ static void sess_send_report(struct wisp_iperf_server *srv, struct wisp_udp_pcb 
     }
     (void)wisp_pbuf_copy_in(p, buf, (uint16_t)sizeof(buf), 0);
     /* From the address the client sent to. */
-    pcb->local_ip = wisp_ipaddr4(ip->dst);
+    pcb->local_ip = ip->dst;
     err = wisp_udp_sendto(pcb, p, &x->peer, x->port);
     pcb->local_ip = bound;
     wisp_pbuf_free(p);
@@ -751,7 +751,7 @@ static void sess_send_report(struct wisp_iperf_server *srv, struct wisp_udp_pcb 
 }
 
 static void srv_udp_recv(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, const wisp_ipaddr_t *src,
-                         uint16_t port, const struct wisp_ip4_info *ip)
+                         uint16_t port, const struct wisp_ip_info *ip)
 {
     struct wisp_iperf_server *srv = (struct wisp_iperf_server *)arg;
     struct wisp_iperf_udp_sess *x;
@@ -1103,7 +1103,7 @@ static void uc_tick(struct wisp_stack *s, struct wisp_timer *t)
 /* The server's report (only after our FIN, only from the server: the PCB
  * is connected). */
 static void uc_recv(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, const wisp_ipaddr_t *src,
-                    uint16_t port, const struct wisp_ip4_info *ip)
+                    uint16_t port, const struct wisp_ip_info *ip)
 {
     struct wisp_iperf_client *c = (struct wisp_iperf_client *)arg;
     uint8_t buf[WISP_IPERF_SERVER_REPORT_LEN];

@@ -170,7 +170,7 @@ static void ping_timer(struct wisp_stack *s, struct wisp_timer *t)
 }
 
 /* The stack's echo reply hook (RFC 792 type 0). */
-static void ping_echo(void *arg, const struct wisp_ip4_info *ip, uint16_t id, uint16_t seq, struct wisp_pbuf *pb)
+static void ping_echo(void *arg, const struct wisp_ip_info *ip, uint16_t id, uint16_t seq, struct wisp_pbuf *pb)
 {
     struct wisp_ping *p = (struct wisp_ping *)arg;
     struct wisp_ping_reply r;
@@ -178,7 +178,7 @@ static void ping_echo(void *arg, const struct wisp_ip4_info *ip, uint16_t id, ui
     uint64_t now_us;
     unsigned i;
 
-    if (p == NULL || !p->running || id != p->id || ip->src != p->cfg.dst) {
+    if (p == NULL || !p->running || id != p->id || wisp_ipaddr_ip4(&ip->src) != p->cfg.dst) {
         wisp_pbuf_free(pb);   /* someone else's */
         return;
     }
@@ -191,7 +191,7 @@ static void ping_echo(void *arg, const struct wisp_ip4_info *ip, uint16_t id, ui
         }
     }
     memset(&r, 0, sizeof(r));
-    r.from = ip->src;
+    r.from = wisp_ipaddr_ip4(&ip->src);
     r.seq = seq;
     r.bytes = pb->tot_len;
     r.ttl = ip->ttl;

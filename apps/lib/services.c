@@ -21,7 +21,7 @@ static bool reflector_port(uint16_t port)
 /* RFC 862 "UDP Based Echo Service": "When a datagram is received, the data
  * from it is sent back in an answering datagram." */
 static void udp_echo_recv(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, const wisp_ipaddr_t *src,
-                          uint16_t port, const struct wisp_ip4_info *ip)
+                          uint16_t port, const struct wisp_ip_info *ip)
 {
     struct wisp_services *svc = (struct wisp_services *)arg;
     struct wisp_stack *s = pcb->stack;
@@ -40,7 +40,7 @@ static void udp_echo_recv(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf 
     }
 
     /* Answer from the address the request was sent to, with its DSCP. */
-    pcb->local_ip = wisp_ipaddr4(ip->dst);
+    pcb->local_ip = ip->dst;
     pcb->tos = (uint8_t)(ip->tos & 0xFCu);
     /* Zero-copy: the received buffer goes back out; UDP writes its header
      * into the headroom left by the headers that were stripped. */
@@ -69,7 +69,7 @@ static void udp_echo_recv(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf 
 /* RFC 863 "UDP Based Discard Service": "When a datagram is received, it is
  * thrown away. No response is sent." */
 static void udp_discard_recv(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, const wisp_ipaddr_t *src,
-                             uint16_t port, const struct wisp_ip4_info *ip)
+                             uint16_t port, const struct wisp_ip_info *ip)
 {
     struct wisp_services *svc = (struct wisp_services *)arg;
     WISP_UNUSED(pcb);

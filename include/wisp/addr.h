@@ -66,4 +66,14 @@ bool wisp_ipaddr_eq(const wisp_ipaddr_t *a, const wisp_ipaddr_t *b);
 /** True for NULL, family NONE, or an all-zero address of any family. */
 bool wisp_ipaddr_is_any(const wisp_ipaddr_t *a);
 
+/** Accessors: code outside addr.h uses these, never the members, so the
+ *  layout can collapse to a bare IPv4 address when IPv6 is compiled out. */
+static inline uint8_t wisp_ipaddr_family(const wisp_ipaddr_t *a) { return a->family; }
+static inline bool wisp_ipaddr_is4(const wisp_ipaddr_t *a) { return a->family == WISP_AF_INET4; }
+/** The IPv4 address (network order); 0 when a is not IPv4. */
+static inline wisp_ip4_t wisp_ipaddr_ip4(const wisp_ipaddr_t *a) { return a->family == WISP_AF_INET4 ? a->u.ip4 : 0; }
+static inline void wisp_ipaddr_set4(wisp_ipaddr_t *a, wisp_ip4_t v) { a->family = WISP_AF_INET4; a->u.ip4 = v; }
+/** IPv4 any (0.0.0.0), tagged. */
+static inline wisp_ipaddr_t wisp_ipaddr_any4(void) { return wisp_ipaddr4(WISP_IP4_ANY); }
+
 #endif /* WISP_ADDR_H */

@@ -28,7 +28,7 @@
 
 /** Called for each echo reply received (for a ping application). p holds
  *  the ICMP message from its header on and is owned by the callee. */
-typedef void (*wisp_icmp_echo_fn)(void *arg, const struct wisp_ip4_info *ip, uint16_t id, uint16_t seq,
+typedef void (*wisp_icmp_echo_fn)(void *arg, const struct wisp_ip_info *ip, uint16_t id, uint16_t seq,
                                   struct wisp_pbuf *p);
 
 #define WISP_ICMP_SOURCE_QUENCH 4u
@@ -79,13 +79,13 @@ uint16_t wisp_pmtu_get(struct wisp_stack *s, wisp_ip4_t dst, bool *nodf);
 uint16_t wisp_pmtu_lower(struct wisp_stack *s, wisp_ip4_t dst, uint16_t mtu, bool blackhole);
 
 /** Input of an ICMP message (IP header hidden, consumes p). */
-void wisp_icmp_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp_ip4_info *ip);
+void wisp_icmp_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp_ip_info *ip);
 
 /** Send a destination unreachable about the datagram p (transport part,
  *  whose IP header precedes the payload and is described by ip). Does not
  *  consume p. Suppressed (and counted) in the RFC 1122 cases above and when
  *  the rate limit has no token. */
-void wisp_icmp_dest_unreach(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp_ip4_info *ip,
+void wisp_icmp_dest_unreach(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp_ip_info *ip,
                             uint8_t code);
 
 /** Send an echo request with len bytes of pattern data to dst. */

@@ -10,6 +10,7 @@
 
 #include "wisp/netif.h"
 #include "wisp/timer.h"
+#include "wisp/ip.h"
 
 #define WISP_IP4_HLEN 20u
 #define WISP_IP4_MAX_LEN 65535u
@@ -20,17 +21,6 @@
 #define WISP_IP4_FLAG_MF 0x2000u
 #define WISP_IP4_OFFMASK 0x1fffu
 
-/** A received datagram's header, parsed once into host-order fields and
- *  handed to the transport layer with the packet (no per-packet globals). */
-struct wisp_ip4_info {
-    struct wisp_netif *nif;   /**< interface it arrived on */
-    wisp_ip4_t src, dst;      /**< network order */
-    uint16_t hlen;            /**< header length in bytes (20..60) */
-    uint16_t tot_len;         /**< total length from the header */
-    uint8_t proto, tos, ttl;
-    uint8_t bcast;            /**< dst was a broadcast (limited or directed) */
-    uint8_t mcast;            /**< dst was multicast */
-};
 
 /** Input of a datagram (link header removed; consumes p). */
 void wisp_ip4_input(struct wisp_netif *nif, struct wisp_pbuf *p);

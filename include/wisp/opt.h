@@ -556,6 +556,23 @@ void wisp_assert_fail(const char *expr, const char *file, int line);
 #define WISP_TCP_OOSEQ_MAX_PBUFS 4
 #endif
 
+/** Congestion control (src/core/tcp_cc.c): the algorithms compiled in
+ *  and the one a new connection starts with (wisp_tcp_set_cc, socket
+ *  option TCP_CONGESTION change it per connection before or after
+ *  connect).
+ *  WISP_TCP_CUBIC: 0/1, compile CUBIC (RFC 9438) in beside NewReno
+ *  (RFC 5681 + RFC 6582, always there). Default 1.
+ *  WISP_TCP_CC_DEFAULT: WISP_TCP_CC_NEWRENO (0) or WISP_TCP_CC_CUBIC (1).
+ *  Default NewReno: the smaller state, and on the short paths of a LAN
+ *  CUBIC's TCP-friendly region makes it behave like Reno anyway
+ *  (RFC 9438 §4.3); CUBIC pays on long fat paths. */
+#ifndef WISP_TCP_CUBIC
+#define WISP_TCP_CUBIC 1
+#endif
+#ifndef WISP_TCP_CC_DEFAULT
+#define WISP_TCP_CC_DEFAULT 0
+#endif
+
 /** 1: window scaling, timestamps/PAWS (RFC 7323), SACK (RFC 2018/6675).
  *  All on by default. */
 #ifndef WISP_TCP_WND_SCALE

@@ -232,6 +232,22 @@ uint32_t wisp_tcp_sndbuf_size(const struct wisp_tcp_pcb *pcb);
  *  send MSS. */
 void wisp_tcp_set_user_mss(struct wisp_tcp_pcb *pcb, uint16_t mss);
 
+/** Congestion control algorithms (opt.h WISP_TCP_CUBIC, WISP_TCP_CC_DEFAULT). */
+enum wisp_tcp_cc {
+    WISP_TCP_CC_NEWRENO = 0,  /**< RFC 5681 + RFC 6582 (+ RFC 6675 with SACK) */
+    WISP_TCP_CC_CUBIC = 1     /**< RFC 9438 */
+};
+/** Choose the congestion control of a connection (any state; on a
+ *  synchronized connection the new algorithm starts from the current cwnd
+ *  and ssthresh). WISP_ERR_VAL when the algorithm is not compiled in. */
+wisp_err_t wisp_tcp_set_cc(struct wisp_tcp_pcb *pcb, unsigned algo);
+/** The connection's algorithm (enum wisp_tcp_cc). */
+unsigned wisp_tcp_get_cc(const struct wisp_tcp_pcb *pcb);
+/** Name of an algorithm as Linux's TCP_CONGESTION spells it ("reno",
+ *  "cubic"), NULL for an unknown one; and the reverse (-1 = unknown). */
+const char *wisp_tcp_cc_name(unsigned algo);
+int wisp_tcp_cc_by_name(const char *name);
+
 /** Current state (enum wisp_tcp_state). */
 unsigned wisp_tcp_state(const struct wisp_tcp_pcb *pcb);
 /** Local / remote endpoint. */
@@ -256,6 +272,7 @@ struct wisp_tcp_info {
     uint32_t snd_blocks;      /**< transmit blocks holding its queued copies (transmit budget) */
     uint32_t unacked_segs;    /**< segments in flight (sent, not acknowledged) */
     uint8_t rtx_backoff;      /**< consecutive RTO retransmissions of the oldest segment */
+    uint8_t cc;               /**< congestion control, enum wisp_tcp_cc */
     uint32_t snd_buf, rcv_buf; /**< the connection's buffer bounds (wisp_tcp_set_bufs), bytes */
 };
 void wisp_tcp_get_info(const struct wisp_tcp_pcb *pcb, struct wisp_tcp_info *info);
@@ -266,7 +283,7 @@ struct wisp_icmp_err;
 void wisp_tcp_icmp_err(struct wisp_stack *s, const struct wisp_icmp_err *e);
 
 /** Input of a segment (IP header hidden; consumes p). */
-void wisp_tcp_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp_ip4_info *ip);
+void wisp_tcp_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp_ip_info *ip);
 
 /* Internal: stack init / deinit (deinit aborts nothing: the application
  * closes its PCBs; deinit frees TIME-WAIT records and embryonic state). */
@@ -329,6 +346,21 @@ struct wisp_tcp_ooseq {
  *  more than 32 KB (received segments are far smaller). */
 #define WISP_TCP_REFUSED_SLOTS ((WISP_TCP_WND) / 32768 + 2)
 
+/** Per-connection state of the congestion control algorithm (tcp_cc.h). */
+union wisp_tcp_cc_state {
+    uint32_t none_;
+#if WISP_TCP_CUBIC
+    struct {                      /* RFC 9438 §4 */
+        uint32_t w_max;           /**< W_max, bytes: cwnd before the last reduction */
+        uint32_t k_ms;            /**< K, ms: time to climb back to W_max */
+        uint32_t epoch_ms;        /**< start of the current congestion avoidance stage (0 = none) */
+        uint32_t origin;          /**< W_max of the cubic curve of this stage, bytes */
+        uint32_t w_est;           /**< W_est (Reno-friendly estimate, §4.3), bytes */
+        uint32_t cwnd_prior;      /**< cwnd at the last congestion event (spurious-loss undo) */
+    } cubic;
+#endif
+};
+
 /** A connection PCB (SYN-SENT .. LAST-ACK, or CLOSED before connect). */
 struct wisp_tcp_pcb {
     struct wisp_tcp_common c;     /**< must be first */
@@ -369,6 +401,9 @@ struct wisp_tcp_pcb {
     uint8_t dupacks, nrtx, persist_backoff, keep_probes;
     uint8_t snd_wscale, rcv_wscale;
     uint8_t syn_rtx;
+
+    uint8_t cc_algo;              /**< enum wisp_tcp_cc (tcp_cc.c) */
+    union wisp_tcp_cc_state cc;   /**< the algorithm's own state (tcp_cc.h) */
 
     /* RTT and RTO (RFC 6298), ms; srtt scaled by 8, rttvar by 4 */
     uint32_t srtt8, rttvar4, rto;

@@ -18,7 +18,7 @@ struct wisp_udp_pcb;
 /** Receive callback: p is owned by the callee. src/port identify the peer;
  *  ip describes the datagram (destination, TOS, TTL, interface). */
 typedef void (*wisp_udp_recv_fn)(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf *p,
-                                 const wisp_ipaddr_t *src, uint16_t port, const struct wisp_ip4_info *ip);
+                                 const wisp_ipaddr_t *src, uint16_t port, const struct wisp_ip_info *ip);
 
 /** ICMP error callback (RFC 1122 §4.1.3.3): an ICMP error about a
  *  datagram this connected PCB sent to its peer. err: WISP_ERR_REFUSED
@@ -73,7 +73,7 @@ void wisp_udp_icmp_err(struct wisp_stack *s, const struct wisp_icmp_err *e);
 
 /** Input of a datagram (IP header hidden; consumes p). Sends a port
  *  unreachable when no PCB matches a unicast datagram. */
-void wisp_udp_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp_ip4_info *ip);
+void wisp_udp_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp_ip_info *ip);
 
 void wisp_udp_init(struct wisp_stack *s);
 

@@ -29,7 +29,7 @@ static const struct wisp_dev_ops drv_ops = { drv_transmit, NULL, NULL };
 static struct wisp_dev drv = { &drv_ops, NULL, NULL, NULL, NULL };
 
 static void echo_recv(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, const wisp_ipaddr_t *src,
-                      uint16_t port, const struct wisp_ip4_info *ip)
+                      uint16_t port, const struct wisp_ip_info *ip)
 {
     (void)arg;
     (void)ip;

@@ -760,7 +760,7 @@ static wisp_err_t tcp_accept_cb(void *arg, struct wisp_tcp_pcb *newpcb, wisp_err
 
 #if WISP_UDP
 static void udp_recv_cb(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, const wisp_ipaddr_t *src,
-                        uint16_t port, const struct wisp_ip4_info *ip)
+                        uint16_t port, const struct wisp_ip_info *ip)
 {
     struct wisp_netconn *conn = (struct wisp_netconn *)arg;
     struct wisp_netconn_api *api = conn->api;

@@ -788,7 +788,7 @@ static bool dhcp_make_lease(const struct dhcp_msg *m, struct wisp_dhcp_lease *l)
 }
 
 static void dhcp_recv(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, const wisp_ipaddr_t *src,
-                      uint16_t port, const struct wisp_ip4_info *ip)
+                      uint16_t port, const struct wisp_ip_info *ip)
 {
     struct wisp_dhcp *d = (struct wisp_dhcp *)arg;
     struct wisp_stack *s = pcb->stack;

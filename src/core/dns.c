@@ -739,7 +739,7 @@ static void answers_use(struct wisp_stack *s, struct wisp_dns_query *q, const st
 }
 
 static void dns_recv(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, const wisp_ipaddr_t *src,
-                     uint16_t port, const struct wisp_ip4_info *ip)
+                     uint16_t port, const struct wisp_ip_info *ip)
 {
     struct wisp_dns_query *q = arg;
     struct wisp_stack *s = pcb->stack;

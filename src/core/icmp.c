@@ -59,9 +59,9 @@ static bool icmp_type_is_query(uint8_t type)
  * (limited or directed) broadcast, not multicast, not class E, and not
  * loopback unless it arrived on the loopback interface. RFC 1122 §3.2.2 (the
  * error-suppression list) and §3.2.1.3 (the address forms). */
-static bool icmp_src_is_unicast(const struct wisp_ip4_info *ip)
+static bool icmp_src_is_unicast(const struct wisp_ip_info *ip)
 {
-    wisp_ip4_t a = ip->src;
+    wisp_ip4_t a = wisp_ipaddr_ip4(&ip->src);
 
     if (a == WISP_IP4_ANY || a == WISP_IP4_BCAST) {
         return false;
@@ -228,7 +228,7 @@ uint16_t wisp_pmtu_lower(struct wisp_stack *s, wisp_ip4_t dst, uint16_t mtu, boo
  * transport protocol that sent the quoted datagram (RFC 1122 §3.2.2.1,
  * §4.1.3.3, §4.2.3.9; RFC 5927 §4.1). Every drop is counted. Does not
  * consume p. */
-static void icmp_error_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp_ip4_info *ip,
+static void icmp_error_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp_ip_info *ip,
                              const uint8_t *hdr)
 {
     uint8_t q[60u + 8u];
@@ -281,7 +281,7 @@ static void icmp_error_input(struct wisp_stack *s, struct wisp_pbuf *p, const st
     memset(&e, 0, sizeof(e));
     e.type = hdr[0];
     e.code = hdr[1];
-    e.reporter = ip->src;
+    e.reporter = wisp_ipaddr_ip4(&ip->src);
     e.src = wisp_ip4_rd(&q[12]);
     e.dst = wisp_ip4_rd(&q[16]);
     e.qtot = wisp_rd16(&q[2]);
@@ -344,7 +344,7 @@ static void icmp_error_input(struct wisp_stack *s, struct wisp_pbuf *p, const st
 
 /* Answer an echo request (RFC 792 "Echo or Echo Reply Message",
  * RFC 1122 §3.2.2.6). Does not consume p. */
-static void icmp_echo_reply(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp_ip4_info *ip)
+static void icmp_echo_reply(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp_ip_info *ip)
 {
     struct wisp_pbuf *r;
     uint8_t hdr[4];
@@ -396,7 +396,7 @@ static void icmp_echo_reply(struct wisp_stack *s, struct wisp_pbuf *p, const str
     /* RFC 1122 §3.2.2.6: the reply's source is the specific destination of
      * the request; the TOS is returned unchanged (data and options other
      * than those are not echoed: IP builds a fresh option-less header). */
-    err = wisp_ip4_output(s, r, ip->dst, ip->src, 0, ip->tos, WISP_IP4_PROTO_ICMP, false);
+    err = wisp_ip4_output(s, r, wisp_ipaddr_ip4(&ip->dst), wisp_ipaddr_ip4(&ip->src), 0, ip->tos, WISP_IP4_PROTO_ICMP, false);
     if (err == WISP_OK) {
         WISP_CTR_INC(s, ICMP_ECHO_REPLY_TX);
         WISP_CTR_INC(s, ICMP_TX);
@@ -404,7 +404,7 @@ static void icmp_echo_reply(struct wisp_stack *s, struct wisp_pbuf *p, const str
     wisp_pbuf_free(r);
 }
 
-void wisp_icmp_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp_ip4_info *ip)
+void wisp_icmp_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp_ip_info *ip)
 {
     uint8_t hdr[ICMP_HLEN];
 
@@ -461,7 +461,7 @@ void wisp_icmp_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct wis
 
 /* ------------------------------------------------------ destination unreach */
 
-void wisp_icmp_dest_unreach(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp_ip4_info *ip,
+void wisp_icmp_dest_unreach(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp_ip_info *ip,
                             uint8_t code)
 {
     uint8_t iph[60];
@@ -537,7 +537,7 @@ void wisp_icmp_dest_unreach(struct wisp_stack *s, struct wisp_pbuf *p, const str
     /* Sent from the address the datagram was sent to (a unicast address of
      * ours, broadcasts were excluded above), with the default TOS
      * (RFC 1349 §5.1: ICMP errors use TOS 0) and TTL. */
-    if (wisp_ip4_output(s, q, ip->dst, ip->src, 0, 0, WISP_IP4_PROTO_ICMP, false) == WISP_OK) {
+    if (wisp_ip4_output(s, q, wisp_ipaddr_ip4(&ip->dst), wisp_ipaddr_ip4(&ip->src), 0, 0, WISP_IP4_PROTO_ICMP, false) == WISP_OK) {
         WISP_CTR_INC(s, ICMP_ERR_TX);
         WISP_CTR_INC(s, ICMP_TX);
     }

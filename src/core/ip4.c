@@ -195,7 +195,7 @@ static void ip4_drop(struct wisp_pbuf *p)
 void wisp_ip4_input(struct wisp_netif *nif, struct wisp_pbuf *p)
 {
     struct wisp_stack *s = nif->stack;
-    struct wisp_ip4_info info;
+    struct wisp_ip_info info;
     const uint8_t *hdr;
     uint16_t hlen, tot, frag;
     wisp_ip4_t src, dst;
@@ -346,8 +346,8 @@ void wisp_ip4_input(struct wisp_netif *nif, struct wisp_pbuf *p)
     }
 
     info.nif = nif;
-    info.src = src;
-    info.dst = dst;
+    info.src = wisp_ipaddr4(src);
+    info.dst = wisp_ipaddr4(dst);
     info.hlen = hlen;
     info.tot_len = tot;
     info.proto = proto;

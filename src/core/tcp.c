@@ -1302,11 +1302,11 @@ bool tcp_tw_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_in
     unsigned i;
     bool ts = false;
 
-    for (i = s->tcp.tw_head[tcp_bucket(s, in->ip->src, in->sport, in->dport, WISP_TCP_HBUCKETS(WISP_TCP_TW_COUNT))];
+    for (i = s->tcp.tw_head[tcp_bucket(s, wisp_ipaddr_ip4(&in->ip->src), in->sport, in->dport, WISP_TCP_HBUCKETS(WISP_TCP_TW_COUNT))];
          i != TCP_HNONE; i = s->tcp.tw_next[i]) {
         struct wisp_tcp_tw *x = &s->tcp.tw[i];
-        if (x->local_port == in->dport && x->remote_port == in->sport && x->local_ip == in->ip->dst &&
-            x->remote_ip == in->ip->src) {
+        if (x->local_port == in->dport && x->remote_port == in->sport && x->local_ip == wisp_ipaddr_ip4(&in->ip->dst) &&
+            x->remote_ip == wisp_ipaddr_ip4(&in->ip->src)) {
             w = x;
             break;
         }
@@ -1548,7 +1548,7 @@ static struct wisp_tcp_listen *tcp_find_listener(struct wisp_stack *s, const str
         if (l->c.local_port != in->dport) {
             continue;
         }
-        if (l->c.local_ip == in->ip->dst) {
+        if (l->c.local_ip == wisp_ipaddr_ip4(&in->ip->dst)) {
             return l; /* a specific address beats the wildcard */
         }
         if (l->c.local_ip == WISP_IP4_ANY) {
@@ -1560,8 +1560,8 @@ static struct wisp_tcp_listen *tcp_find_listener(struct wisp_stack *s, const str
 
 static void tcp_in_tuple(const struct tcp_in *in, struct tcp_tuple *t)
 {
-    t->lip = in->ip->dst;
-    t->rip = in->ip->src;
+    t->lip = wisp_ipaddr_ip4(&in->ip->dst);
+    t->rip = wisp_ipaddr_ip4(&in->ip->src);
     t->lport = in->dport;
     t->rport = in->sport;
 }
@@ -1732,12 +1732,12 @@ bool tcp_synq_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_
     struct tcp_tuple t;
     unsigned i;
 
-    for (i = s->tcp.synq_head[tcp_bucket(s, in.ip->src, in.sport, in.dport,
+    for (i = s->tcp.synq_head[tcp_bucket(s, wisp_ipaddr_ip4(&in.ip->src), in.sport, in.dport,
                                          WISP_TCP_HBUCKETS(WISP_TCP_SYNQ_COUNT))];
          i != TCP_HNONE; i = s->tcp.synq_next[i]) {
         struct wisp_tcp_syn *x = &s->tcp.synq[i];
-        if (x->local_port == in.dport && x->remote_port == in.sport && x->local_ip == in.ip->dst &&
-            x->remote_ip == in.ip->src) {
+        if (x->local_port == in.dport && x->remote_port == in.sport && x->local_ip == wisp_ipaddr_ip4(&in.ip->dst) &&
+            x->remote_ip == wisp_ipaddr_ip4(&in.ip->src)) {
             e = x;
             break;
         }

@@ -952,7 +952,7 @@ void tcp_process(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, struct tcp_in *i
 
 /* ---------------------------------------------------------- input */
 
-void wisp_tcp_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp_ip4_info *ip)
+void wisp_tcp_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp_ip_info *ip)
 {
     uint8_t hdr[TCP_MAX_HLEN];
     struct tcp_in in;
@@ -982,7 +982,7 @@ void wisp_tcp_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp
     }
     /* RFC 9293 §3.1 Checksum (pseudo header + segment); RFC 1122 §4.2.2.7:
      * a bad checksum is discarded. */
-    if (wisp_chksum_add(wisp_chksum_pseudo4(ip->src, ip->dst, WISP_IP4_PROTO_TCP, tot), wisp_pbuf_chksum(p, 0, tot)) !=
+    if (wisp_chksum_add(wisp_chksum_pseudo4(wisp_ipaddr_ip4(&ip->src), wisp_ipaddr_ip4(&ip->dst), WISP_IP4_PROTO_TCP, tot), wisp_pbuf_chksum(p, 0, tot)) !=
         0xFFFFu) {
         WISP_CTR_INC(s, TCP_DROP_CHKSUM);
         wisp_pbuf_free(p);
@@ -1005,7 +1005,7 @@ void wisp_tcp_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp
     /* connections */
     for (pp = &s->tcp.pcbs; (pcb = *pp) != NULL; pp = &pcb->next) {
         if (pcb->c.state != WISP_TCP_CLOSED && pcb->c.local_port == in.dport && pcb->remote_port == in.sport &&
-            pcb->remote_ip == ip->src && pcb->c.local_ip == ip->dst) {
+            pcb->remote_ip == wisp_ipaddr_ip4(&ip->src) && pcb->c.local_ip == wisp_ipaddr_ip4(&ip->dst)) {
             struct wisp_tcp_pcb *prev;
             if (pp != &s->tcp.pcbs) {
                 /* move to the front: the next segment of a busy

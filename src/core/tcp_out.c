@@ -462,8 +462,8 @@ void tcp_rst_reply(struct wisp_stack *s, const struct tcp_in *in)
     if (in->flags & TCP_RST) {
         return; /* RFC 9293 §3.10.7.1: never a RST in reply to a RST */
     }
-    t.lip = in->ip->dst;
-    t.rip = in->ip->src;
+    t.lip = wisp_ipaddr_ip4(&in->ip->dst);
+    t.rip = wisp_ipaddr_ip4(&in->ip->src);
     t.lport = in->dport;
     t.rport = in->sport;
     if (in->flags & TCP_ACK) {

@@ -162,7 +162,7 @@ struct tcp_opts {
 };
 
 struct tcp_in {
-    const struct wisp_ip4_info *ip;
+    const struct wisp_ip_info *ip;
     uint16_t sport, dport;
     uint32_t seq, ack;
     uint16_t wnd;

@@ -284,7 +284,7 @@ wisp_err_t wisp_udp_send(struct wisp_udp_pcb *pcb, struct wisp_pbuf *p)
 
 /* ------------------------------------------------------------------- input */
 
-void wisp_udp_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp_ip4_info *ip)
+void wisp_udp_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp_ip_info *ip)
 {
     uint8_t hdr[WISP_UDP_HLEN];
     uint16_t sport, dport, ulen, ck;
@@ -318,7 +318,7 @@ void wisp_udp_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp
     /* RFC 768: a transmitted checksum of 0 means none was computed;
      * RFC 1122 §4.1.3.4: otherwise a bad checksum is discarded silently. */
     if (ck != 0) {
-        uint16_t sum = wisp_chksum_add(wisp_chksum_pseudo4(ip->src, ip->dst, WISP_IP4_PROTO_UDP, ulen),
+        uint16_t sum = wisp_chksum_add(wisp_chksum_pseudo4(wisp_ipaddr_ip4(&ip->src), wisp_ipaddr_ip4(&ip->dst), WISP_IP4_PROTO_UDP, ulen),
                                        wisp_pbuf_chksum(p, 0, ulen));
         if (sum != 0xFFFFu) {
             WISP_CTR_INC(s, UDP_DROP_CHKSUM);
@@ -340,7 +340,7 @@ void wisp_udp_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp
         }
         lip = udp_ip4_of(&pcb->local_ip);
         if (lip != WISP_IP4_ANY) {
-            if (lip != ip->dst) {
+            if (lip != wisp_ipaddr_ip4(&ip->dst)) {
                 continue;
             }
             score += 2;
@@ -348,7 +348,7 @@ void wisp_udp_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp
         if ((pcb->flags & WISP_UDP_F_CONNECTED) != 0) {
             /* RFC 1122 §4.1.3.4 / BSD semantics: a connected PCB only
              * receives from its peer. */
-            if (udp_ip4_of(&pcb->remote_ip) != ip->src || pcb->remote_port != sport) {
+            if (udp_ip4_of(&pcb->remote_ip) != wisp_ipaddr_ip4(&ip->src) || pcb->remote_port != sport) {
                 continue;
             }
             score += 4;
@@ -360,7 +360,7 @@ void wisp_udp_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp
     }
 
     if (best != NULL) {
-        wisp_ipaddr_t src = wisp_ipaddr4(ip->src);
+        wisp_ipaddr_t src = wisp_ipaddr4(wisp_ipaddr_ip4(&ip->src));
         (void)wisp_pbuf_pop(p, WISP_UDP_HLEN);
         if (best->recv != NULL) {
             best->recv(best->recv_arg, best, p, &src, sport, ip); /* callee owns p */

@@ -33,7 +33,7 @@ static struct fz_env eth_env;
 static struct eth_app eth_app;
 
 static void eth_udp_recv(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, const wisp_ipaddr_t *src,
-                         uint16_t port, const struct wisp_ip4_info *ip)
+                         uint16_t port, const struct wisp_ip_info *ip)
 {
     (void)arg;
     (void)ip;

@@ -50,7 +50,7 @@ static wisp_ip4_t frag_src(int other)
  * for byte (each datagram's fragments come from one template: the
  * reassembly key's ID is unique per template), then it is echoed. */
 static void frag_udp_echo(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, const wisp_ipaddr_t *src,
-                          uint16_t port, const struct wisp_ip4_info *ip)
+                          uint16_t port, const struct wisp_ip_info *ip)
 {
     static uint8_t got[FRAG_TPL_MAX];
     unsigned t = p->tot_len == 1000u ? 0u : 1u;

@@ -102,7 +102,7 @@ struct st_client {
 };
 
 static inline void st_client_recv(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, const wisp_ipaddr_t *src,
-                                  uint16_t port, const struct wisp_ip4_info *ip)
+                                  uint16_t port, const struct wisp_ip_info *ip)
 {
     struct st_client *c = (struct st_client *)arg;
     uint32_t k;
@@ -215,7 +215,7 @@ struct st_ping {
     wisp_ip4_t last_src;
 };
 
-static inline void st_ping_cb(void *arg, const struct wisp_ip4_info *ip, uint16_t id, uint16_t seq,
+static inline void st_ping_cb(void *arg, const struct wisp_ip_info *ip, uint16_t id, uint16_t seq,
                               struct wisp_pbuf *p)
 {
     struct st_ping *pg = (struct st_ping *)arg;
@@ -231,7 +231,7 @@ static inline void st_ping_cb(void *arg, const struct wisp_ip4_info *ip, uint16_
     pg->last_id = id;
     pg->last_seq = seq;
     pg->last_len = (uint16_t)(n >= 8 ? n - 8 : 0);
-    pg->last_src = ip->src;
+    pg->last_src = wisp_ipaddr_ip4(&ip->src);
     wisp_pbuf_free(p);
 }
 

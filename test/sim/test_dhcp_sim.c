@@ -138,7 +138,7 @@ static void srv_send(struct srv *v, uint8_t type, uint32_t xid, wisp_ip4_t yiadd
 }
 
 static void srv_recv(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, const wisp_ipaddr_t *src,
-                     uint16_t port, const struct wisp_ip4_info *ip)
+                     uint16_t port, const struct wisp_ip_info *ip)
 {
     struct srv *v = arg;
     uint8_t m[600];
@@ -204,7 +204,7 @@ static void srv_recv(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, c
         if (ciaddr != 0) {
             if (!ip->bcast) {
                 v->renews++;
-                v->renew_dst = ip->dst;
+                v->renew_dst = wisp_ipaddr_ip4(&ip->dst);
                 v->renew_ciaddr = ciaddr;
                 if (v->t_renew == 0) {
                     v->t_renew = now;

@@ -41,7 +41,7 @@ static void srv_send(struct srv *sv, const uint8_t *b, size_t n, const wisp_ipad
 }
 
 static void srv_recv(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, const wisp_ipaddr_t *src,
-                     uint16_t port, const struct wisp_ip4_info *ip)
+                     uint16_t port, const struct wisp_ip_info *ip)
 {
     struct srv *sv = arg;
     uint8_t q[512], out[600];

@@ -110,7 +110,7 @@ struct seq_sink {
 };
 
 static void seq_recv(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, const wisp_ipaddr_t *src,
-                     uint16_t port, const struct wisp_ip4_info *ip)
+                     uint16_t port, const struct wisp_ip_info *ip)
 {
     struct seq_sink *k = (struct seq_sink *)arg;
     uint8_t b[4];
@@ -233,7 +233,7 @@ struct sink {
 };
 
 static void sink_recv(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, const wisp_ipaddr_t *src,
-                      uint16_t port, const struct wisp_ip4_info *ip)
+                      uint16_t port, const struct wisp_ip_info *ip)
 {
     struct sink *k = (struct sink *)arg;
     static uint8_t buf[65536];

@@ -984,7 +984,7 @@ struct srv {
 };
 
 static void srv_recv(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, const wisp_ipaddr_t *src,
-                     uint16_t port, const struct wisp_ip4_info *ip)
+                     uint16_t port, const struct wisp_ip_info *ip)
 {
     struct srv *sv = arg;
     uint8_t q[512], out[600];

@@ -87,7 +87,7 @@ static void ping_and_check(uint16_t len)
 
 /* A received datagram for direct calls: frame copied into receive buffers,
  * link and IP header popped (the IP header stays in front), ip filled. */
-static struct wisp_pbuf *mk_dgram(struct tu_env *e, const uint8_t *frame, size_t len, struct wisp_ip4_info *ip)
+static struct wisp_pbuf *mk_dgram(struct tu_env *e, const uint8_t *frame, size_t len, struct wisp_ip_info *ip)
 {
     struct wisp_pbuf *p = wisp_pbuf_alloc_rx(e->s, (uint16_t)len);
     const uint8_t *h = frame + ETH;
@@ -101,8 +101,8 @@ static struct wisp_pbuf *mk_dgram(struct tu_env *e, const uint8_t *frame, size_t
     ip->tos = h[1];
     ip->ttl = h[8];
     ip->proto = h[9];
-    ip->src = wisp_ip4_rd(h + 12);
-    ip->dst = wisp_ip4_rd(h + 16);
+    ip->src = wisp_ipaddr4(wisp_ip4_rd(h + 12));
+    ip->dst = wisp_ipaddr4(wisp_ip4_rd(h + 16));
     assert_int_equal(wisp_pbuf_pop(p, ip->hlen), WISP_OK);
     return p;
 }
@@ -194,7 +194,7 @@ static void test_echo_reply_in_place(void **state)
 static void test_echo_reply_shared_pbuf_copied(void **state)
 {
     struct tu_env *e = env();
-    struct wisp_ip4_info ip;
+    struct wisp_ip_info ip;
     size_t n = ping(g_frame, 7, 8, 32);
     struct wisp_pbuf *p = mk_dgram(e, g_frame, n, &ip);
     int m;
@@ -391,7 +391,7 @@ static void test_port_unreach_quotes_header_and_8_bytes(void **state)
 static void test_unreach_quotes_short_payload(void **state)
 {
     struct tu_env *e = env();
-    struct wisp_ip4_info ip;
+    struct wisp_ip_info ip;
     struct wisp_pbuf *p;
     size_t n = tu_udp_frame(g_frame, 1, 2, "", 0);
     int m;
@@ -417,7 +417,7 @@ static void test_unreach_quotes_short_payload(void **state)
 static void test_no_unreach_about_icmp_error(void **state)
 {
     struct tu_env *e = env();
-    struct wisp_ip4_info ip;
+    struct wisp_ip_info ip;
     struct wisp_pbuf *p;
     size_t n;
     (void)state;
@@ -481,7 +481,7 @@ static void test_no_unreach_about_broadcast(void **state)
 static void test_no_unreach_about_multicast(void **state)
 {
     struct tu_env *e = env();
-    struct wisp_ip4_info ip;
+    struct wisp_ip_info ip;
     struct wisp_pbuf *p;
     size_t n = tu_udp_frame(g_frame, 1234, 9999, "x", 1);
     (void)state;
@@ -499,7 +499,7 @@ static void test_no_unreach_about_multicast(void **state)
 static void test_no_unreach_about_link_broadcast(void **state)
 {
     struct tu_env *e = env();
-    struct wisp_ip4_info ip;
+    struct wisp_ip_info ip;
     struct wisp_pbuf *p;
     size_t n = tu_udp_frame(g_frame, 1234, 9999, "x", 1);
     (void)state;
@@ -515,7 +515,7 @@ static void test_no_unreach_about_link_broadcast(void **state)
 static void test_no_unreach_about_non_first_fragment(void **state)
 {
     struct tu_env *e = env();
-    struct wisp_ip4_info ip;
+    struct wisp_ip_info ip;
     struct wisp_pbuf *p;
     size_t n = tu_udp_frame(g_frame, 1234, 9999, "12345678", 8);
     (void)state;
@@ -538,7 +538,7 @@ static void test_no_unreach_about_non_first_fragment(void **state)
 static void test_no_unreach_to_non_unicast_source(void **state)
 {
     struct tu_env *e = env();
-    struct wisp_ip4_info ip;
+    struct wisp_ip_info ip;
     struct wisp_pbuf *p;
     const wisp_ip4_t bad[] = { WISP_IP4_ANY, WISP_IP4_BCAST, wisp_ip4(198, 18, 0, 255), wisp_ip4(224, 1, 2, 3),
                                wisp_ip4(240, 0, 0, 1), wisp_ip4(127, 0, 0, 1) };
@@ -561,7 +561,7 @@ static void test_no_unreach_to_non_unicast_source(void **state)
 static void test_unreach_needfrag_carries_mtu(void **state)
 {
     struct tu_env *e = env();
-    struct wisp_ip4_info ip;
+    struct wisp_ip_info ip;
     struct wisp_pbuf *p;
     size_t n = tu_udp_frame(g_frame, 1234, 9999, "x", 1);
     int m;
@@ -648,14 +648,14 @@ struct echo_seen {
     int type;
 };
 
-static void echo_cb(void *arg, const struct wisp_ip4_info *ip, uint16_t id, uint16_t seq, struct wisp_pbuf *p)
+static void echo_cb(void *arg, const struct wisp_ip_info *ip, uint16_t id, uint16_t seq, struct wisp_pbuf *p)
 {
     struct echo_seen *seen = arg;
     seen->calls++;
     seen->id = id;
     seen->seq = seq;
     seen->len = p->tot_len;
-    seen->src = ip->src;
+    seen->src = wisp_ipaddr_ip4(&ip->src);
     seen->type = wisp_pbuf_get_u8(p, 0);
     wisp_pbuf_free(p);
 }

@@ -1035,13 +1035,13 @@ struct echo_seen {
     wisp_ip4_t src;
 };
 
-static void on_echo(void *arg, const struct wisp_ip4_info *ip, uint16_t id, uint16_t seq, struct wisp_pbuf *p)
+static void on_echo(void *arg, const struct wisp_ip_info *ip, uint16_t id, uint16_t seq, struct wisp_pbuf *p)
 {
     struct echo_seen *s = (struct echo_seen *)arg;
     s->n++;
     s->id = id;
     s->seq = seq;
-    s->src = ip->src;
+    s->src = wisp_ipaddr_ip4(&ip->src);
     wisp_pbuf_free(p);
 }
 

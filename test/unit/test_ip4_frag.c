@@ -29,7 +29,7 @@ struct sink {
 static struct sink g_sink;
 
 static void sink_recv(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, const wisp_ipaddr_t *src,
-                      uint16_t port, const struct wisp_ip4_info *ip)
+                      uint16_t port, const struct wisp_ip_info *ip)
 {
     struct sink *k = (struct sink *)arg;
     (void)pcb;

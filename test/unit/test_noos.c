@@ -103,7 +103,7 @@ static wisp_ip4_t ip_self(void) { return wisp_ip4(198, 18, 0, 2); }
 static wisp_ip4_t ip_peer(void) { return wisp_ip4(198, 18, 0, 1); }
 
 static void echo_recv(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, const wisp_ipaddr_t *src,
-                      uint16_t port, const struct wisp_ip4_info *ip)
+                      uint16_t port, const struct wisp_ip_info *ip)
 {
     struct app *a = (struct app *)arg;
     (void)ip;

@@ -197,7 +197,7 @@ static void test_ping_loss_adds_up(void **state)
     pt_free(&t);
 }
 
-static void other_hook(void *arg, const struct wisp_ip4_info *ip, uint16_t id, uint16_t seq, struct wisp_pbuf *p)
+static void other_hook(void *arg, const struct wisp_ip_info *ip, uint16_t id, uint16_t seq, struct wisp_pbuf *p)
 {
     (void)arg;
     (void)ip;

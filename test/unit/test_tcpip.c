@@ -449,7 +449,7 @@ struct rx_log {
 };
 
 static void rx_recv(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, const wisp_ipaddr_t *src,
-                    uint16_t port, const struct wisp_ip4_info *ip)
+                    uint16_t port, const struct wisp_ip_info *ip)
 {
     struct rx_log *log = (struct rx_log *)arg;
     uint8_t d[8];

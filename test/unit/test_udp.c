@@ -37,7 +37,7 @@ struct rx_seen {
 };
 
 static void rx_cb(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, const wisp_ipaddr_t *src,
-                  uint16_t port, const struct wisp_ip4_info *ip)
+                  uint16_t port, const struct wisp_ip_info *ip)
 {
     struct rx_seen *r = arg;
     r->calls++;
@@ -46,7 +46,7 @@ static void rx_cb(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, cons
     assert_int_equal(r->len, p->tot_len);
     r->port = port;
     r->src = src->u.ip4;
-    r->dst = ip->dst;
+    r->dst = wisp_ipaddr_ip4(&ip->dst);
     r->from_rx_pool = p->pool == &pcb->stack->pool[WISP_POOL_PBUF_RX];
     wisp_pbuf_free(p);
 }
