@@ -10,8 +10,11 @@
 #define WISP_IP_H
 
 #include "wisp/addr.h"
+#include "wisp/err.h"
 
 struct wisp_netif;
+struct wisp_stack;
+struct wisp_pbuf;
 
 /** A received datagram's header, in host-order fields. */
 struct wisp_ip_info {
@@ -25,5 +28,21 @@ struct wisp_ip_info {
     uint8_t bcast;            /**< dst was a broadcast (limited or directed) */
     uint8_t mcast;            /**< dst was multicast */
 };
+
+/* Family dispatch (ip.c): what transports call, whatever the family of
+ * the addresses. Only IPv4 is built today; an address of another family
+ * is refused with WISP_ERR_VAL (or NULL, false, 0). */
+
+/** The interface for dst (ip4.c: wisp_ip4_route), NULL = no route. */
+struct wisp_netif *wisp_ip_route(struct wisp_stack *s, const wisp_ipaddr_t *dst);
+/** Send p (transport header and data) from src (any = the interface's
+ *  address) to dst: wisp_ip4_output for IPv4. Does not consume p. */
+wisp_err_t wisp_ip_output(struct wisp_stack *s, struct wisp_pbuf *p, const wisp_ipaddr_t *src,
+                          const wisp_ipaddr_t *dst, uint8_t ttl, uint8_t tos, uint8_t proto, bool df);
+/** True when a is one of the stack's own unicast addresses. */
+bool wisp_ip_is_local(struct wisp_stack *s, const wisp_ipaddr_t *a);
+/** Pseudo-header sum (RFC 768, RFC 9293 §3.1) for the family of src/dst,
+ *  folded, not complemented (as wisp_chksum_pseudo4). */
+uint16_t wisp_ip_chksum_pseudo(const wisp_ipaddr_t *src, const wisp_ipaddr_t *dst, uint8_t proto, uint16_t len);
 
 #endif /* WISP_IP_H */
