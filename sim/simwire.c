@@ -8,6 +8,7 @@
  * Host code (malloc, stdio). Everything lives in a struct sim_world; there
  * is no global state.
  */
+#define WISP_PRIVATE_ACCESS 1 /* simulator: white-box, sees the private tier (wisp/arch.h) */
 #include "simwire.h"
 
 #include <stdarg.h>

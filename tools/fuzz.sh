@@ -31,7 +31,7 @@ build() {
     for t in $TARGETS; do
         clang -std=c99 -g -O1 $SAN -fsanitize=fuzzer -DFUZZ_LIBFUZZER \
             -Wall -Wextra -Werror -pedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wundef \
-            -DWISP_OPTS_HEADER='"wisp_opts_host.h"' \
+            -DWISP_OPTS_HEADER='"wisp_opts_host.h"' -DWISP_PRIVATE_ACCESS=1 \
             -I"$ROOT/include" -I"$ROOT/ports/unix" -I"$ROOT/apps/lib" -I"$ROOT/test/fuzz" \
             "$ROOT/test/fuzz/fuzz_$t.c" "$ROOT/test/fuzz/fuzz_env.c" \
             -Wl,--start-group "$B/libwisp_apps.a" "$B/libwisp_api.a" "$B/libwisp.a" "$B/libwisp_unix.a" -Wl,--end-group \

@@ -774,10 +774,10 @@ int main(int argc, char **argv)
         for (;;) { /* closing handshakes */
             unsigned used;
             wisp_tcpip_lock(&bn->a.ctx);
-            used = bn->a.s->pool[WISP_POOL_TCP_PCB].used;
+            used = wisp_stack_pool_used(bn->a.s, WISP_POOL_TCP_PCB);
             wisp_tcpip_unlock(&bn->a.ctx);
             wisp_tcpip_lock(&bn->b.ctx);
-            used += bn->b.s->pool[WISP_POOL_TCP_PCB].used;
+            used += wisp_stack_pool_used(bn->b.s, WISP_POOL_TCP_PCB);
             wisp_tcpip_unlock(&bn->b.ctx);
             if (used == 0 || now_s() - t > 5.0) {
                 break;

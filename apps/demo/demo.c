@@ -169,7 +169,7 @@ static wisp_err_t udp_send_copy(struct wisp_udp_pcb *pcb, const uint8_t *data, u
     enum wisp_pbuf_kind kind =
         ((uint32_t)len + WISP_LAYER_TRANSPORT <= WISP_PBUF_BLOCK_SIZE) ? WISP_PBUF_RAM : WISP_PBUF_POOL;
 
-    p = wisp_pbuf_alloc(pcb->stack, WISP_LAYER_TRANSPORT, len, kind);
+    p = wisp_pbuf_alloc(wisp_udp_stack(pcb), WISP_LAYER_TRANSPORT, len, kind);
     if (p == NULL) {
         return WISP_ERR_MEM;
     }
@@ -324,8 +324,8 @@ static void part_ping(struct demo *d)
         printf("   ARP              %u request(s) from A, %u reply(ies) from B: no answer to the first ping\n",
                d->arp.requests, d->arp.replies);
     }
-    a_knows = wisp_arp_lookup(sa, sim_netif(d->a)->index, sim_ip(d->b), mac) && memcmp(mac, sim_mac(d->b), 6) == 0;
-    b_knows = wisp_arp_lookup(sb, sim_netif(d->b)->index, sim_ip(d->a), mac) && memcmp(mac, sim_mac(d->a), 6) == 0;
+    a_knows = wisp_arp_lookup(sa, wisp_netif_index(sim_netif(d->a)), sim_ip(d->b), mac) && memcmp(mac, sim_mac(d->b), 6) == 0;
+    b_knows = wisp_arp_lookup(sb, wisp_netif_index(sim_netif(d->b)), sim_ip(d->a), mac) && memcmp(mac, sim_mac(d->a), 6) == 0;
     printf("   ARP caches       A has B's MAC: %s; B learned A's from the request: %s\n", a_knows ? "yes" : "no",
            b_knows ? "yes" : "no");
     demo_check(d, a_knows, "A resolved B's MAC address");
@@ -550,11 +550,12 @@ static void echo_big(struct demo *d, uint32_t *k)
     printf(" (of up to %u, timeout %.1f virtual ms) -> %u/%u echoed byte-exact\n", max_tries, ms(timeout), ok,
            BIG_COUNT);
     printf("   reassembly       A %u, B %u datagrams reassembled; %u + %u given up (timeout or evicted)\n",
-           (unsigned)sim_stack(d->a)->ctr[WISP_CTR_IP4_REASS_OK], (unsigned)sim_stack(d->b)->ctr[WISP_CTR_IP4_REASS_OK],
-           (unsigned)(sim_stack(d->a)->ctr[WISP_CTR_IP4_REASS_TIMEOUT] +
-                      sim_stack(d->a)->ctr[WISP_CTR_IP4_REASS_EVICT]),
-           (unsigned)(sim_stack(d->b)->ctr[WISP_CTR_IP4_REASS_TIMEOUT] +
-                      sim_stack(d->b)->ctr[WISP_CTR_IP4_REASS_EVICT]));
+           (unsigned)wisp_stack_counter(sim_stack(d->a), WISP_CTR_IP4_REASS_OK),
+           (unsigned)wisp_stack_counter(sim_stack(d->b), WISP_CTR_IP4_REASS_OK),
+           (unsigned)(wisp_stack_counter(sim_stack(d->a), WISP_CTR_IP4_REASS_TIMEOUT) +
+                      wisp_stack_counter(sim_stack(d->a), WISP_CTR_IP4_REASS_EVICT)),
+           (unsigned)(wisp_stack_counter(sim_stack(d->b), WISP_CTR_IP4_REASS_TIMEOUT) +
+                      wisp_stack_counter(sim_stack(d->b), WISP_CTR_IP4_REASS_EVICT)));
     d->sum.big_ok = ok;
     d->sum.big_total = BIG_COUNT;
     demo_check(d, ok == BIG_COUNT, "every 60 KB datagram came back byte-exact");
@@ -708,7 +709,7 @@ static void part_prio(struct demo *d, unsigned num)
         demo_check(d, false, "emergency queue set-up (PCBs, memory)");
         goto out;
     }
-    urg->tos = PRIO_TOS_EF; /* DSCP EF: IP output picks the emergency queue */
+    wisp_udp_set_tos(urg, PRIO_TOS_EF); /* DSCP EF: IP output picks the emergency queue */
     d->prio->sender = d->a;
 
     sim_get_link(d->w, &saved);
@@ -787,10 +788,12 @@ void demo_pool_snapshot(struct demo *d, const char *node, const struct wisp_stac
     p = &d->pools[d->npools++];
     (void)snprintf(p->node, sizeof p->node, "%s", node);
     for (i = 0; i < WISP_POOL_COUNT; i++) {
-        p->name[i] = s->pool[i].name;
-        p->count[i] = (unsigned)s->pool[i].count;
-        p->high[i] = (unsigned)s->pool[i].high;
-        p->failed[i] = (unsigned)s->pool[i].failed;
+        struct wisp_pool_stats ps;
+        (void)wisp_stack_pool_stats(s, i, &ps);
+        p->name[i] = ps.name;
+        p->count[i] = (unsigned)ps.count;
+        p->high[i] = (unsigned)ps.high;
+        p->failed[i] = (unsigned)ps.failed;
     }
 }
 

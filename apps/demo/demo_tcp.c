@@ -896,11 +896,11 @@ struct xres {
 static void tcp_counters(struct rt *rt, uint32_t *rtx, uint32_t *rto, uint32_t *rx_drop)
 {
     wisp_tcpip_lock(&rt->a->ctx);
-    *rtx = rt->a->s->ctr[WISP_CTR_TCP_RETRANSMIT];
-    *rto = rt->a->s->ctr[WISP_CTR_TCP_TIMEOUT];
+    *rtx = wisp_stack_counter(rt->a->s, WISP_CTR_TCP_RETRANSMIT);
+    *rto = wisp_stack_counter(rt->a->s, WISP_CTR_TCP_TIMEOUT);
     wisp_tcpip_unlock(&rt->a->ctx);
     wisp_tcpip_lock(&rt->b->ctx);
-    *rx_drop = rt->b->s->ctr[WISP_CTR_TCP_OOSEQ_DROP] + rt->b->s->ctr[WISP_CTR_TCP_DROP_RXBUDGET];
+    *rx_drop = wisp_stack_counter(rt->b->s, WISP_CTR_TCP_OOSEQ_DROP) + wisp_stack_counter(rt->b->s, WISP_CTR_TCP_DROP_RXBUDGET);
     wisp_tcpip_unlock(&rt->b->ctx);
 }
 
@@ -1062,10 +1062,10 @@ static unsigned rt_stop(struct rt *rt)
         for (;;) { /* closing handshakes */
             unsigned used;
             wisp_tcpip_lock(&rt->a->ctx);
-            used = rt->a->s->pool[WISP_POOL_TCP_PCB].used;
+            used = wisp_stack_pool_used(rt->a->s, WISP_POOL_TCP_PCB);
             wisp_tcpip_unlock(&rt->a->ctx);
             wisp_tcpip_lock(&rt->b->ctx);
-            used += rt->b->s->pool[WISP_POOL_TCP_PCB].used;
+            used += wisp_stack_pool_used(rt->b->s, WISP_POOL_TCP_PCB);
             wisp_tcpip_unlock(&rt->b->ctx);
             if (used == 0 || demo_real_s() - t > 5.0) {
                 break;
@@ -1096,7 +1096,7 @@ static unsigned rt_stop(struct rt *rt)
             free(n->s);
         }
     }
-    if (rt->a != NULL && rt->a->pc.stack != NULL) {
+    if (rt->a != NULL && rt->a->pc.dev.ops != NULL) { /* the capture was set up */
         rt->pcap.records = (uint64_t)rt->a->pc.rx_records + rt->a->pc.tx_records;
     }
     if (rt->pcap.f != NULL) {

@@ -36,6 +36,7 @@ enum { F_OTHER = 0, F_HOST, F_CL, F_TE, F_CONN, F_EXPECT };
 
 /* RFC 9110 §5.6.2: tchar = "!" / "#" / "$" / "%" / "&" / "'" / "*" / "+" /
  * "-" / "." / "^" / "_" / "`" / "|" / "~" / DIGIT / ALPHA */
+static void httpd_kick(struct wisp_stack *s, struct wisp_timer *t);
 static bool is_tchar(uint8_t c)
 {
     if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) {
@@ -684,40 +685,40 @@ static void render_netifs(struct srender *r, struct wisp_stack *s)
                            "<th>tx frames</th><th>tx bytes</th><th>tx drops</th></tr>\n"
                          : ",\"interfaces\":[");
     r->nrow = 0;
-    for (nif = s->netifs; nif != NULL && !r->truncated; nif = nif->next) {
+    for (nif = wisp_stack_netif_next(s, NULL); nif != NULL && !r->truncated; nif = wisp_stack_netif_next(s, nif)) {
         uint32_t mark = row_begin(r);
-        const struct wisp_netif_stats *st = &nif->st;
+        const struct wisp_netif_stats *st = wisp_netif_get_stats(nif);
         unsigned prefix = 0;
-        wisp_ip4_t m = wisp_ntohl(nif->mask4);
+        wisp_ip4_t m = wisp_ntohl(wisp_netif_ip4_mask(nif));
         while (prefix < 32u && (m & (0x80000000u >> prefix)) != 0u) {
             prefix++;
         }
         if (r->html) {
             w_str(&r->w, "<tr><td>");
-            w_esc(&r->w, nif->name, true);
+            w_esc(&r->w, wisp_netif_name(nif), true);
             w_str(&r->w, "</td><td>");
-            w_ip(&r->w, nif->ip4);
+            w_ip(&r->w, wisp_netif_ip4_addr(nif));
             w_ch(&r->w, '/');
             w_u64(&r->w, prefix);
             w_str(&r->w, "</td>");
-            cell_u(r, "mtu", nif->mtu);
-            w_str(&r->w, (nif->flags & WISP_NETIF_F_UP) ? "<td>yes</td>" : "<td>no</td>");
-            w_str(&r->w, (nif->flags & WISP_NETIF_F_LINK_UP) ? "<td>yes</td>" : "<td>no</td>");
+            cell_u(r, "mtu", wisp_netif_mtu(nif));
+            w_str(&r->w, (wisp_netif_flags(nif) & WISP_NETIF_F_UP) ? "<td>yes</td>" : "<td>no</td>");
+            w_str(&r->w, (wisp_netif_flags(nif) & WISP_NETIF_F_LINK_UP) ? "<td>yes</td>" : "<td>no</td>");
         } else {
             json_sep(r);
             w_str(&r->w, "{\"name\":\"");
-            w_esc(&r->w, nif->name, false);
+            w_esc(&r->w, wisp_netif_name(nif), false);
             w_str(&r->w, "\",\"addr\":\"");
-            w_ip(&r->w, nif->ip4);
+            w_ip(&r->w, wisp_netif_ip4_addr(nif));
             w_str(&r->w, "\",\"prefix\":");
             w_u64(&r->w, prefix);
             w_str(&r->w, ",\"gateway\":\"");
-            w_ip(&r->w, nif->gw4);
+            w_ip(&r->w, wisp_netif_ip4_gw(nif));
             w_ch(&r->w, '"');
-            cell_u(r, "index", nif->index);
-            cell_u(r, "mtu", nif->mtu);
-            w_str(&r->w, (nif->flags & WISP_NETIF_F_UP) ? ",\"up\":true" : ",\"up\":false");
-            w_str(&r->w, (nif->flags & WISP_NETIF_F_LINK_UP) ? ",\"link\":true" : ",\"link\":false");
+            cell_u(r, "index", wisp_netif_index(nif));
+            cell_u(r, "mtu", wisp_netif_mtu(nif));
+            w_str(&r->w, (wisp_netif_flags(nif) & WISP_NETIF_F_UP) ? ",\"up\":true" : ",\"up\":false");
+            w_str(&r->w, (wisp_netif_flags(nif) & WISP_NETIF_F_LINK_UP) ? ",\"link\":true" : ",\"link\":false");
         }
         cell_u(r, "rx_frames", st->rx_frames);
         cell_u(r, "rx_bytes", st->rx_bytes);
@@ -794,9 +795,11 @@ static void render_pools(struct srender *r, struct wisp_stack *s)
                          : ",\"pools\":[");
     r->nrow = 0;
     for (i = 0; i < (unsigned)WISP_POOL_COUNT && !r->truncated; i++) {
-        const struct wisp_pool *pl = &s->pool[i];
+        struct wisp_pool_stats ps, *pl = &ps;
         uint32_t mark = row_begin(r);
-        const char *name = pl->name != NULL ? pl->name : "?";
+        const char *name;
+        (void)wisp_stack_pool_stats(s, i, &ps);
+        name = pl->name != NULL ? pl->name : "?";
         if (r->html) {
             w_str(&r->w, "<tr><td>");
             w_esc(&r->w, name, true);
@@ -826,7 +829,7 @@ static void render_drops(struct srender *r, struct wisp_stack *s)
     for (i = 0; i < (unsigned)WISP_CTR_COUNT && !r->truncated; i++) {
         const char *name = wisp_counter_name(i);
         uint32_t mark;
-        if (s->ctr[i] == 0u || name == NULL || !name_has_drop(name)) {
+        if (wisp_stack_counter(s, i) == 0u || name == NULL || !name_has_drop(name)) {
             continue;
         }
         mark = row_begin(r);
@@ -834,14 +837,14 @@ static void render_drops(struct srender *r, struct wisp_stack *s)
             w_str(&r->w, "<tr><td>");
             w_esc(&r->w, name, true);
             w_str(&r->w, "</td><td>");
-            w_u64(&r->w, s->ctr[i]);
+            w_u64(&r->w, wisp_stack_counter(s, i));
             w_str(&r->w, "</td></tr>\n");
         } else {
             json_sep(r);
             w_ch(&r->w, '"');
             w_esc(&r->w, name, false);
             w_str(&r->w, "\":");
-            w_u64(&r->w, s->ctr[i]);
+            w_u64(&r->w, wisp_stack_counter(s, i));
         }
         (void)row_end(r, mark);
     }
@@ -950,7 +953,7 @@ static void status_release(struct wisp_httpd_conn *c)
      * of this connection's callbacks. */
     for (i = 0; i < h->opt.max_conns; i++) {
         if (h->conns[i].h != NULL && h->conns[i].wait_status) {
-            wisp_timer_arm(h->s, &h->kick_tmr, 0, h->kick_tmr.fn);
+            wisp_timer_arm(h->s, &h->kick_tmr, 0, httpd_kick);
             break;
         }
     }
@@ -1690,7 +1693,6 @@ wisp_err_t wisp_httpd_start_opts(struct wisp_httpd *h, struct wisp_stack *s, uin
     if (h->opt.per_source > h->opt.max_conns) {
         h->opt.per_source = h->opt.max_conns;
     }
-    h->kick_tmr.fn = httpd_kick;
     pcb = wisp_tcp_new(s);
     if (pcb == NULL) {
         return WISP_ERR_MEM;

@@ -381,8 +381,6 @@ static wisp_err_t tx_start(struct wisp_iperf_tx *tx, struct wisp_stack *s, const
     wisp_tcp_sent(tx->pcb, tx_sent);
     wisp_tcp_err(tx->pcb, tx_err);
     wisp_tcp_poll(tx->pcb, tx_poll, 1);
-    /* the timer callback is set when armed (tx_timer for both uses) */
-    tx->tmr.fn = tx_timer;
     err = wisp_tcp_connect(tx->pcb, ip, port, tx_connected);
     if (err != WISP_OK) {
         wisp_tcp_arg(tx->pcb, NULL);
@@ -727,7 +725,6 @@ static void sess_send_report(struct wisp_iperf_server *srv, struct wisp_udp_pcb 
     struct wisp_iperf_result r;
     uint8_t buf[WISP_IPERF_SERVER_REPORT_LEN];
     struct wisp_pbuf *p;
-    wisp_ipaddr_t bound = pcb->local_ip;
     wisp_err_t err;
 
     sess_result(x, &r);
@@ -739,9 +736,7 @@ static void sess_send_report(struct wisp_iperf_server *srv, struct wisp_udp_pcb 
     }
     (void)wisp_pbuf_copy_in(p, buf, (uint16_t)sizeof(buf), 0);
     /* From the address the client sent to. */
-    pcb->local_ip = ip->dst;
-    err = wisp_udp_sendto(pcb, p, &x->peer, x->port);
-    pcb->local_ip = bound;
+    err = wisp_udp_sendto_from(pcb, p, &x->peer, x->port, &ip->dst, -1);
     wisp_pbuf_free(p);
     if (err == WISP_OK) {
         srv->st.reports_sent++;

@@ -16,6 +16,7 @@
  * 20 of IP header and 8 of ICMP header. */
 #define PING_MAX_SIZE 65507u
 
+static void ping_timer(struct wisp_stack *s, struct wisp_timer *t);
 static uint64_t ping_now_us(const struct wisp_ping *p)
 {
     if (p->cfg.now_us != NULL) {
@@ -69,7 +70,7 @@ static void ping_finish(struct wisp_ping *p)
     p->running = 0;
     p->end_ms = wisp_now(p->s);
     wisp_timer_cancel(p->s, &p->tmr);
-    if (p->s->icmp.echo_arg == p) {
+    if (wisp_icmp_echo_arg(p->s, NULL) == p) {
         wisp_icmp_set_echo_cb(p->s, NULL, NULL);
     }
     stats_update(p);
@@ -143,7 +144,7 @@ static void rearm(struct wisp_ping *p)
         }
     }
     if (delay != UINT32_MAX) {
-        wisp_timer_arm(p->s, &p->tmr, delay, p->tmr.fn);
+        wisp_timer_arm(p->s, &p->tmr, delay, ping_timer);
     }
 }
 
@@ -249,10 +250,11 @@ static void ping_echo(void *arg, const struct wisp_ip_info *ip, uint16_t id, uin
 
 wisp_err_t wisp_ping_start_cfg(struct wisp_ping *p, struct wisp_stack *s, const struct wisp_ping_cfg *cfg)
 {
+    bool taken;
     if (cfg->dst == 0u || cfg->size > PING_MAX_SIZE) {
         return WISP_ERR_VAL;
     }
-    if (s->icmp.echo_cb != NULL && s->icmp.echo_arg != p) {
+    if (wisp_icmp_echo_arg(s, &taken) != p && taken) {
         return WISP_ERR_USE;
     }
     memset(p, 0, sizeof(*p));
@@ -269,7 +271,6 @@ wisp_err_t wisp_ping_start_cfg(struct wisp_ping *p, struct wisp_stack *s, const 
     }
     p->id = (uint16_t)wisp_random_id(s, WISP_RID_ICMP_ID);
     p->running = 1;
-    p->tmr.fn = ping_timer;
     p->start_ms = wisp_now(s);
     wisp_icmp_set_echo_cb(s, ping_echo, p);
     send_one(p);

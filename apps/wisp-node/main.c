@@ -1642,7 +1642,7 @@ static void node_iperf_resolve(struct node *n)
     uint8_t mac[6];
     double until = mono_s() + 3.0, next_req = 0;
 
-    while (hop != 0 && !wisp_arp_lookup(&n->stack, n->nif.index, hop, mac) && mono_s() < until) {
+    while (hop != 0 && !wisp_arp_lookup(&n->stack, wisp_netif_index(&n->nif), hop, mac) && mono_s() < until) {
         struct pollfd pfd;
         struct timespec ts = { 0, 10000000L };
         if (mono_s() >= next_req) {
@@ -1833,7 +1833,7 @@ static int node_resolve_start(struct node *n);
 static void node_dhcp_cb(void *arg, struct wisp_dhcp *d, enum wisp_dhcp_event ev)
 {
     struct node *n = arg;
-    const struct wisp_dhcp_lease *l = &d->lease;
+    const struct wisp_dhcp_lease *l = wisp_dhcp_last_lease(d);
     char a[16], g[16], s[16];
     unsigned i;
 
@@ -1849,7 +1849,7 @@ static void node_dhcp_cb(void *arg, struct wisp_dhcp *d, enum wisp_dhcp_event ev
             printf(" -");
         }
         printf(" lease %" PRIu32 " s t1 %" PRIu32 " s t2 %" PRIu32 " s server %s mtu %u\n", l->lease_s, l->t1_s,
-               l->t2_s, wisp_ip4_ntoa(l->server, s), (unsigned)d->nif->mtu);
+               l->t2_s, wisp_ip4_ntoa(l->server, s), (unsigned)wisp_netif_mtu(wisp_dhcp_netif(d)));
         /* The lease's DNS servers feed the resolver unless --dns chose one;
          * a --resolve waiting for the lease starts now. */
         if (n->o.dns_server == 0) {
@@ -1868,7 +1868,7 @@ static void node_dhcp_cb(void *arg, struct wisp_dhcp *d, enum wisp_dhcp_event ev
         printf("wisp-node: dhcp lost %s\n", wisp_ip4_ntoa(l->addr, a));
         break;
     case WISP_DHCP_EV_CONFLICT:
-        printf("wisp-node: dhcp conflict on %s, declined\n", wisp_ip4_ntoa(d->pend.addr, a));
+        printf("wisp-node: dhcp conflict on %s, declined\n", wisp_ip4_ntoa(wisp_dhcp_pending_addr(d), a));
         break;
     }
 }
@@ -2916,8 +2916,8 @@ static int teardown(struct node *n, const struct node_api *api, bool nif_added)
     } else {
         printf("pools: LEAK, %u elements still in use:", in_use);
         for (i = 0; i < WISP_POOL_COUNT; i++) {
-            if (n->stack.pool[i].used != 0) {
-                printf(" %s=%u", n->stack.pool[i].name, (unsigned)n->stack.pool[i].used);
+            if (wisp_stack_pool_used(&n->stack, i) != 0) {
+                printf(" %s=%u", wisp_stack_pool_name(&n->stack, i), (unsigned)wisp_stack_pool_used(&n->stack, i));
             }
         }
         printf("\n");
@@ -2998,7 +2998,7 @@ int main(int argc, char **argv)
 
     wisp_tapdev_mac_for(n->o.addr, mac);
     /* The netif is named like the tap when that fits (netif names: 7 chars). */
-    e = wisp_netif_add_eth(&n->stack, &n->nif, strlen(n->tap.name) < sizeof n->nif.name ? n->tap.name : "tap0", top,
+    e = wisp_netif_add_eth(&n->stack, &n->nif, strlen(n->tap.name) < WISP_NETIF_NAME_MAX ? n->tap.name : "tap0", top,
                            mac, (uint16_t)n->o.mtu);
     if (e != WISP_OK) {
         fprintf(stderr, "wisp-node: cannot add the interface: %s\n", wisp_err_str(e));

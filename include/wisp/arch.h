@@ -22,6 +22,20 @@
 /** Round x up to a multiple of a (a power of two). */
 #define WISP_ALIGN_UP(x, a) (((x) + ((a) - 1u)) & ~((size_t)(a) - 1u))
 
+/** Header tiers. include/wisp/ is the public API; include/wisp/prot/ the
+ *  wire formats; include/wisp/priv/ the private tier: the layout of the
+ *  structures a user allocates (struct wisp_stack, struct wisp_netif ...)
+ *  or that the stack holds, needed for their size only. Their members
+ *  are declared as WISP_PRIV(name): inside the library (its sources
+ *  define WISP_PRIVATE_ACCESS before any include; white-box tests do too)
+ *  that is the name itself, anywhere else it becomes wisp_priv_name, so
+ *  an application that touches a private member does not compile. */
+#ifdef WISP_PRIVATE_ACCESS
+#define WISP_PRIV(m) m
+#else
+#define WISP_PRIV(m) wisp_priv_##m
+#endif
+
 /** Compile-time assertion usable at file scope (C99 has no _Static_assert). */
 #define WISP_STATIC_ASSERT(name, cond) typedef char wisp_static_assert_##name[(cond) ? 1 : -1]
 

@@ -149,10 +149,7 @@ wisp_err_t wisp_dhcp_start(struct wisp_dhcp *d, struct wisp_netif *nif, const st
 void wisp_dhcp_stop(struct wisp_dhcp *d, bool release);
 
 /** Current state (enum wisp_dhcp_state) and its name ("BOUND"). */
-static inline enum wisp_dhcp_state wisp_dhcp_state(const struct wisp_dhcp *d)
-{
-    return (enum wisp_dhcp_state)d->state;
-}
+enum wisp_dhcp_state wisp_dhcp_state(const struct wisp_dhcp *d);
 const char *wisp_dhcp_state_name(enum wisp_dhcp_state st);
 
 /** The lease in use, or NULL when none is configured. */
@@ -161,6 +158,14 @@ const struct wisp_dhcp_lease *wisp_dhcp_lease(const struct wisp_dhcp *d);
 /** Seconds left on the lease in use (WISP_DHCP_INFINITE for an infinite
  *  one, 0 when none). */
 uint32_t wisp_dhcp_lease_left_s(struct wisp_dhcp *d);
+/** The lease bound last, also after it ended (WISP_DHCP_EV_LOST reports
+ *  that one); zeroed before the first. */
+const struct wisp_dhcp_lease *wisp_dhcp_last_lease(const struct wisp_dhcp *d);
+/** The interface the client runs on (NULL when stopped). */
+struct wisp_netif *wisp_dhcp_netif(const struct wisp_dhcp *d);
+/** The address being offered or requested (network order; 0 = none):
+ *  on WISP_DHCP_EV_CONFLICT, the address found in use and declined. */
+wisp_ip4_t wisp_dhcp_pending_addr(const struct wisp_dhcp *d);
 
 #endif /* WISP_DHCP */
 #endif /* WISP_DHCP_H */

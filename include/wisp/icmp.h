@@ -93,6 +93,9 @@ wisp_err_t wisp_icmp_echo_request(struct wisp_stack *s, wisp_ip4_t dst, uint16_t
                                   uint16_t len, uint8_t ttl);
 /** Register the echo-reply callback (NULL to remove). */
 void wisp_icmp_set_echo_cb(struct wisp_stack *s, wisp_icmp_echo_fn fn, void *arg);
+/** The argument of the registered echo-reply callback (NULL when none);
+ *  *registered (may be NULL) tells whether a callback is registered. */
+void *wisp_icmp_echo_arg(const struct wisp_stack *s, bool *registered);
 
 void wisp_icmp_init(struct wisp_stack *s);
 

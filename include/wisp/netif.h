@@ -61,6 +61,9 @@ void wisp_dev_tx_ready(struct wisp_dev *dev);
 /** Pass a frame down to dev->lower (for wrappers' transmit). */
 wisp_err_t wisp_dev_transmit_lower(struct wisp_dev *dev, struct wisp_pbuf *frame);
 
+/** Longest interface name, characters (wisp_netif_add_eth truncates). */
+#define WISP_NETIF_NAME_MAX 7u
+
 /** Interface flags. */
 #define WISP_NETIF_F_UP 0x01u        /**< administratively up */
 #define WISP_NETIF_F_LINK_UP 0x02u   /**< carrier present */
@@ -140,6 +143,24 @@ static inline bool wisp_netif_is_usable(const struct wisp_netif *nif)
  *  clears the netif); adding one that is registered already is a no-op. */
 void wisp_netif_watch_add(struct wisp_netif *nif, struct wisp_netif_watch *w);
 void wisp_netif_watch_remove(struct wisp_netif *nif, struct wisp_netif_watch *w);
+/** Read-only views of an interface (its members are private). */
+const char *wisp_netif_name(const struct wisp_netif *nif);
+uint8_t wisp_netif_index(const struct wisp_netif *nif);
+uint8_t wisp_netif_flags(const struct wisp_netif *nif);      /**< WISP_NETIF_F_* */
+uint16_t wisp_netif_mtu(const struct wisp_netif *nif);
+/** Hardware address and its length (0 for links without one). */
+const uint8_t *wisp_netif_hwaddr(const struct wisp_netif *nif, uint8_t *len);
+const struct wisp_netif_stats *wisp_netif_get_stats(const struct wisp_netif *nif);
+/** IPv4 configuration (network order; 0 = none). */
+wisp_ip4_t wisp_netif_ip4_addr(const struct wisp_netif *nif);
+wisp_ip4_t wisp_netif_ip4_mask(const struct wisp_netif *nif);
+wisp_ip4_t wisp_netif_ip4_gw(const struct wisp_netif *nif);
+/** The stack the interface belongs to. */
+struct wisp_stack *wisp_netif_stack(const struct wisp_netif *nif);
+/** The application's pointer (wisp_netif_set_user). */
+void *wisp_netif_user(const struct wisp_netif *nif);
+void wisp_netif_set_user(struct wisp_netif *nif, void *user);
+
 /** Interface by index (1-based), or NULL. */
 struct wisp_netif *wisp_netif_by_index(struct wisp_stack *s, uint8_t index);
 /** Interface by name, or NULL. */

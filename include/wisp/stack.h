@@ -203,18 +203,40 @@ unsigned wisp_stack_pools_in_use(const struct wisp_stack *s);
 typedef int (*wisp_print_fn)(void *ctx, const char *fmt, ...);
 void wisp_stack_dump(const struct wisp_stack *s, wisp_print_fn pr, void *ctx, bool all);
 
+/* Read-only views for status pages, monitors and tests (the members of
+ * struct wisp_stack are private). Core context only; keep no pointer
+ * past the current core-context call. */
+
+/** Value of counter id (WISP_CTR_*, stats.h; names: wisp_counter_name);
+ *  0 for an unknown id. */
+uint32_t wisp_stack_counter(const struct wisp_stack *s, unsigned id);
+
+/** A pool's figures (wisp_stack_pool_stats). */
+struct wisp_pool_stats {
+    const char *name;
+    uint32_t elem_size;   /**< bytes per element */
+    uint16_t count;       /**< elements in all */
+    uint16_t used;        /**< in use now */
+    uint16_t high;        /**< high-water mark of used */
+    uint32_t failed;      /**< allocations refused (pool empty) */
+    uint32_t allocs;      /**< successful allocations, total */
+};
+/** Figures of pool id (enum wisp_pool_id); false for an unknown id. */
+bool wisp_stack_pool_stats(const struct wisp_stack *s, unsigned id, struct wisp_pool_stats *st);
+/** Elements of pool id in use now (0 for an unknown id). */
+unsigned wisp_stack_pool_used(const struct wisp_stack *s, unsigned id);
+/** Name of pool id ("pbuf_rx"), NULL for an unknown id. */
+const char *wisp_stack_pool_name(const struct wisp_stack *s, unsigned id);
+
+/** Iterate the stack's interfaces in order of addition: the first when
+ *  prev is NULL, else the one after prev; NULL at the end. */
+struct wisp_netif *wisp_stack_netif_next(const struct wisp_stack *s, const struct wisp_netif *prev);
+
 #if WISP_TCP
-/** Iterate the stack's TCP connection PCBs (for status pages): the first
- *  when prev is NULL, else the one after prev; NULL at the end. Read them
- *  only (wisp_tcp_state, wisp_tcp_local, wisp_tcp_remote,
- *  wisp_tcp_get_info) and keep no pointer past the current core-context
- *  call. Interfaces: s->netifs / nif->next; pools: s->pool[]; counters:
- *  s->ctr[] with wisp_counter_name(). Core context only. */
-static inline const struct wisp_tcp_pcb *wisp_stack_tcp_next(const struct wisp_stack *s,
-                                                            const struct wisp_tcp_pcb *prev)
-{
-    return prev == NULL ? s->tcp.pcbs : prev->next;
-}
+/** Iterate the stack's TCP connection PCBs: the first when prev is NULL,
+ *  else the one after prev; NULL at the end. Read them only
+ *  (wisp_tcp_state, wisp_tcp_local, wisp_tcp_remote, wisp_tcp_get_info). */
+const struct wisp_tcp_pcb *wisp_stack_tcp_next(const struct wisp_stack *s, const struct wisp_tcp_pcb *prev);
 #endif
 
 #endif /* WISP_STACK_H */

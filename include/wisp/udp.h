@@ -64,6 +64,19 @@ void wisp_udp_recv(struct wisp_udp_pcb *pcb, wisp_udp_recv_fn fn, void *arg);
  *  front). Datagrams larger than the MTU are fragmented by IP. */
 wisp_err_t wisp_udp_send(struct wisp_udp_pcb *pcb, struct wisp_pbuf *p);
 wisp_err_t wisp_udp_sendto(struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, const wisp_ipaddr_t *ip, uint16_t port);
+/** As wisp_udp_sendto, from a given local address and with a given TOS
+ *  for this datagram only (a server answering from the address a request
+ *  was sent to, with the request's DSCP: ip->dst and ip->tos of the
+ *  received datagram). from NULL or any = the PCB's own choice; tos < 0 =
+ *  the PCB's TOS. */
+wisp_err_t wisp_udp_sendto_from(struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, const wisp_ipaddr_t *ip, uint16_t port,
+                                const wisp_ipaddr_t *from, int tos);
+
+/** TOS (DSCP << 2) of the PCB's datagrams; DSCP >= WISP_EMERG_DSCP_MIN
+ *  selects the emergency transmit queue. */
+void wisp_udp_set_tos(struct wisp_udp_pcb *pcb, uint8_t tos);
+/** The stack the PCB belongs to. */
+struct wisp_stack *wisp_udp_stack(const struct wisp_udp_pcb *pcb);
 
 /** Set the ICMP error callback (NULL to remove). Errors are reported to
  *  connected PCBs only (as BSD sockets without IP_RECVERR). */

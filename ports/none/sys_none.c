@@ -10,6 +10,7 @@
  * loop (wisp_dev_input, wisp_stack_poll, wisp_udp_*, wisp_tcp_*) -- see
  * docs/porting.md "No OS". No heap, no globals, C99 only.
  */
+#define WISP_PRIVATE_ACCESS 1 /* library code: sees the private tier (wisp/arch.h) */
 #include "wisp/sys.h"
 
 wisp_err_t wisp_sys_init(void)

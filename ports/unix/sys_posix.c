@@ -18,6 +18,7 @@
 #define _GNU_SOURCE   /* pthread_setname_np, pthread_condattr_setclock */
 #endif
 
+#define WISP_PRIVATE_ACCESS 1 /* library code: sees the private tier (wisp/arch.h) */
 #include "wisp/sys.h"
 
 #include <errno.h>

@@ -15,6 +15,7 @@
  * the consumer writes the record at the tail without it (producers never
  * touch used space).
  */
+#define WISP_PRIVATE_ACCESS 1 /* library code: sees the private tier (wisp/arch.h) */
 #include "tapdev.h"
 
 #include <errno.h>

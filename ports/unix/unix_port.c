@@ -3,6 +3,7 @@
  * Linux/POSIX port glue: clocks, seed, printf adapter and the assertion
  * hook (see unix_port.h).
  */
+#define WISP_PRIVATE_ACCESS 1 /* library code: sees the private tier (wisp/arch.h) */
 #include "unix_port.h"
 
 #include <errno.h>

@@ -43,6 +43,7 @@
  *    other callers left (users == 0), then frees what is still queued and
  *    the slot.
  */
+#define WISP_PRIVATE_ACCESS 1 /* library code: sees the private tier (wisp/arch.h) */
 #include "wisp/netconn.h"
 
 #if WISP_TCP || WISP_UDP

@@ -9,6 +9,7 @@
  * Locking: db->lock (a leaf) guards the pool, the static hostent and
  * h_err; it is never held while entering the core or waiting.
  */
+#define WISP_PRIVATE_ACCESS 1 /* library code: sees the private tier (wisp/arch.h) */
 #include "wisp/netdb.h"
 
 #if WISP_DNS

@@ -35,6 +35,7 @@
  * as netbufs; blocking UDP receives wait inside netconn, and close /
  * shutdown(SHUT_RD) wake them by closing / shutting the netconn.
  */
+#define WISP_PRIVATE_ACCESS 1 /* library code: sees the private tier (wisp/arch.h) */
 #include "wisp/sockets.h"
 #include "wisp/netconn.h"
 

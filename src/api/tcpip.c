@@ -16,6 +16,7 @@
  *
  * Portable: only wisp/sys.h services; no heap, no globals.
  */
+#define WISP_PRIVATE_ACCESS 1 /* library code: sees the private tier (wisp/arch.h) */
 #include "wisp/tcpip.h"
 
 enum { MSG_CALL = 1, MSG_CALLBACK, MSG_INPUT, MSG_WAKE, MSG_STOP };

@@ -2,6 +2,7 @@
  * @file addr.c
  * IPv4 address text conversion and family-tagged address helpers.
  */
+#define WISP_PRIVATE_ACCESS 1 /* library code: sees the private tier (wisp/arch.h) */
 #include "wisp/addr.h"
 
 wisp_ip4_t wisp_ip4_prefix_mask(unsigned prefix)

@@ -6,6 +6,7 @@
  * ageing driven by one event timer, replies to requests for our address,
  * and gratuitous announcements / address defence (RFC 5227 §3, §2.4).
  */
+#define WISP_PRIVATE_ACCESS 1 /* library code: sees the private tier (wisp/arch.h) */
 #include "wisp/arp.h"
 #include "wisp/ethernet.h"
 #include "wisp/ip4.h"

@@ -29,6 +29,7 @@
  * there is no strict-aliasing or unaligned-pointer undefined behaviour. The
  * 32-bit checksum loads are additionally made on 4-aligned addresses.
  */
+#define WISP_PRIVATE_ACCESS 1 /* library code: sees the private tier (wisp/arch.h) */
 #include "wisp/chksum.h"
 
 #include <string.h>

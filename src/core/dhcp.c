@@ -42,6 +42,7 @@
  *    ARP would be flushed when the address is removed right after).
  *  - Messages are padded to 300 bytes, the BOOTP minimum (RFC 1542 §2.1).
  */
+#define WISP_PRIVATE_ACCESS 1 /* library code: sees the private tier (wisp/arch.h) */
 #include "wisp/dhcp.h"
 #include "wisp/ethernet.h"
 
@@ -1105,6 +1106,26 @@ const char *wisp_dhcp_state_name(enum wisp_dhcp_state st)
     static const char *const names[] = { "STOPPED", "INIT",      "SELECTING",   "REQUESTING", "CHECKING",
                                          "BOUND",   "RENEWING",  "REBINDING",   "INIT-REBOOT", "REBOOTING" };
     return (unsigned)st < WISP_ARRAY_SIZE(names) ? names[st] : "?";
+}
+
+enum wisp_dhcp_state wisp_dhcp_state(const struct wisp_dhcp *d)
+{
+    return (enum wisp_dhcp_state)d->state;
+}
+
+const struct wisp_dhcp_lease *wisp_dhcp_last_lease(const struct wisp_dhcp *d)
+{
+    return &d->lease;
+}
+
+struct wisp_netif *wisp_dhcp_netif(const struct wisp_dhcp *d)
+{
+    return d->nif;
+}
+
+wisp_ip4_t wisp_dhcp_pending_addr(const struct wisp_dhcp *d)
+{
+    return d->pend.addr;
 }
 
 const struct wisp_dhcp_lease *wisp_dhcp_lease(const struct wisp_dhcp *d)

@@ -50,6 +50,7 @@
  *  - Negative answers (NXDOMAIN, NODATA) are not cached (RFC 2308 allows
  *    it, but it costs cache entries).
  */
+#define WISP_PRIVATE_ACCESS 1 /* library code: sees the private tier (wisp/arch.h) */
 #include "wisp/stack.h"
 
 #if WISP_DNS

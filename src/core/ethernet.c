@@ -4,6 +4,7 @@
  * EtherType to IPv4 and ARP, and transmit-side header construction in front
  * of an outgoing packet (in its headroom, or in a chained header buffer).
  */
+#define WISP_PRIVATE_ACCESS 1 /* library code: sees the private tier (wisp/arch.h) */
 #include "wisp/ethernet.h"
 #include "wisp/arp.h"
 #include "wisp/ip4.h"

@@ -21,6 +21,7 @@
  * the RFC 792 minimum is all a host's peer needs (ports / ICMP id) and keeps
  * the message in one small RAM buffer.
  */
+#define WISP_PRIVATE_ACCESS 1 /* library code: sees the private tier (wisp/arch.h) */
 #include "wisp/stack.h"
 #include "wisp/chksum.h"
 
@@ -610,4 +611,12 @@ void wisp_icmp_init(struct wisp_stack *s)
     s->icmp.tokens_mt = ICMP_BUCKET_MT; /* start with a full burst */
     s->icmp.last_refill = wisp_now(s);
     memset(s->icmp.pmtu, 0, sizeof(s->icmp.pmtu));
+}
+
+void *wisp_icmp_echo_arg(const struct wisp_stack *s, bool *registered)
+{
+    if (registered != NULL) {
+        *registered = s->icmp.echo_cb != NULL;
+    }
+    return s->icmp.echo_cb != NULL ? s->icmp.echo_arg : NULL;
 }

@@ -4,6 +4,7 @@
  * (wisp/ip.h). IPv4 is the only family built today; IPv6 adds its cases
  * here and its own ip6*.c files.
  */
+#define WISP_PRIVATE_ACCESS 1 /* library code: sees the private tier (wisp/arch.h) */
 #include "wisp/stack.h"
 #include "wisp/chksum.h"
 

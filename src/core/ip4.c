@@ -16,6 +16,7 @@
  * that very pbuf (a transmit or ARP queue), in which case the header must
  * stay visible for that holder (the same rule as wisp_eth_output).
  */
+#define WISP_PRIVATE_ACCESS 1 /* library code: sees the private tier (wisp/arch.h) */
 #include "wisp/stack.h"
 #include "wisp/chksum.h"
 #include "wisp/ethernet.h"

@@ -45,6 +45,7 @@
  *    (does not require) an ICMP time exceeded (code 1) when the first
  *    fragment was received; we do not send one.
  */
+#define WISP_PRIVATE_ACCESS 1 /* library code: sees the private tier (wisp/arch.h) */
 #include "wisp/stack.h"
 #include "wisp/chksum.h"
 

@@ -4,6 +4,7 @@
  * queues (emergency and common) served in strict priority when the device
  * becomes free (paper 001 §4.3).
  */
+#define WISP_PRIVATE_ACCESS 1 /* library code: sees the private tier (wisp/arch.h) */
 #include "wisp/stack.h"
 #include "wisp/ethernet.h"
 
@@ -371,3 +372,22 @@ struct wisp_netif *wisp_netif_by_name(struct wisp_stack *s, const char *name)
     }
     return NULL;
 }
+
+const char *wisp_netif_name(const struct wisp_netif *nif) { return nif->name; }
+uint8_t wisp_netif_index(const struct wisp_netif *nif) { return nif->index; }
+uint8_t wisp_netif_flags(const struct wisp_netif *nif) { return nif->flags; }
+uint16_t wisp_netif_mtu(const struct wisp_netif *nif) { return nif->mtu; }
+const uint8_t *wisp_netif_hwaddr(const struct wisp_netif *nif, uint8_t *len)
+{
+    if (len != NULL) {
+        *len = nif->hwaddr_len;
+    }
+    return nif->hwaddr;
+}
+const struct wisp_netif_stats *wisp_netif_get_stats(const struct wisp_netif *nif) { return &nif->st; }
+wisp_ip4_t wisp_netif_ip4_addr(const struct wisp_netif *nif) { return nif->ip4; }
+wisp_ip4_t wisp_netif_ip4_mask(const struct wisp_netif *nif) { return nif->mask4; }
+wisp_ip4_t wisp_netif_ip4_gw(const struct wisp_netif *nif) { return nif->gw4; }
+struct wisp_stack *wisp_netif_stack(const struct wisp_netif *nif) { return nif->stack; }
+void *wisp_netif_user(const struct wisp_netif *nif) { return nif->user; }
+void wisp_netif_set_user(struct wisp_netif *nif, void *user) { nif->user = user; }

@@ -8,6 +8,7 @@
  * of the block and the payload pointer; it is reserved at allocation so
  * lower layers prepend their headers without copying.
  */
+#define WISP_PRIVATE_ACCESS 1 /* library code: sees the private tier (wisp/arch.h) */
 #include "wisp/stack.h"
 #include "wisp/chksum.h"
 

@@ -2,6 +2,7 @@
  * @file pool.c
  * Fixed-size object pools: a free list threaded through the free elements.
  */
+#define WISP_PRIVATE_ACCESS 1 /* library code: sees the private tier (wisp/arch.h) */
 #include "wisp/opt.h"
 #include "wisp/pool.h"
 

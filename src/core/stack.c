@@ -4,6 +4,7 @@
  * random numbers, the event timer list, the poll entry point (timers and
  * loopback delivery), counters and the diagnostic dump.
  */
+#define WISP_PRIVATE_ACCESS 1 /* library code: sees the private tier (wisp/arch.h) */
 #include "wisp/stack.h"
 
 /* ------------------------------------------------------------ names */
@@ -436,3 +437,47 @@ void wisp_stack_dump(const struct wisp_stack *s, wisp_print_fn pr, void *ctx, bo
            (unsigned long)p->failed, (unsigned)p->count);
     }
 }
+
+uint32_t wisp_stack_counter(const struct wisp_stack *s, unsigned id)
+{
+    return id < (unsigned)WISP_CTR_COUNT ? s->ctr[id] : 0u;
+}
+
+bool wisp_stack_pool_stats(const struct wisp_stack *s, unsigned id, struct wisp_pool_stats *st)
+{
+    const struct wisp_pool *pl;
+    if (id >= (unsigned)WISP_POOL_COUNT || st == NULL) {
+        return false;
+    }
+    pl = &s->pool[id];
+    st->name = pl->name;
+    st->elem_size = pl->elem_size;
+    st->count = pl->count;
+    st->used = pl->used;
+    st->high = pl->high;
+    st->failed = pl->failed;
+    st->allocs = pl->allocs;
+    return true;
+}
+
+unsigned wisp_stack_pool_used(const struct wisp_stack *s, unsigned id)
+{
+    return id < (unsigned)WISP_POOL_COUNT ? s->pool[id].used : 0u;
+}
+
+const char *wisp_stack_pool_name(const struct wisp_stack *s, unsigned id)
+{
+    return id < (unsigned)WISP_POOL_COUNT ? s->pool[id].name : NULL;
+}
+
+struct wisp_netif *wisp_stack_netif_next(const struct wisp_stack *s, const struct wisp_netif *prev)
+{
+    return prev == NULL ? s->netifs : prev->next;
+}
+
+#if WISP_TCP
+const struct wisp_tcp_pcb *wisp_stack_tcp_next(const struct wisp_stack *s, const struct wisp_tcp_pcb *prev)
+{
+    return prev == NULL ? s->tcp.pcbs : prev->next;
+}
+#endif

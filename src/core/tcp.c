@@ -47,6 +47,7 @@
  *    index (remote address and ports, keyed), so a segment for no
  *    connection does not walk every entry.
  */
+#define WISP_PRIVATE_ACCESS 1 /* library code: sees the private tier (wisp/arch.h) */
 #include "tcp_priv.h"
 
 #if WISP_TCP

@@ -46,6 +46,7 @@
  *    segment and no search between the two sizes (RFC 4821 §7.2 would
  *    binary-search; two sizes keep it small and predictable).
  */
+#define WISP_PRIVATE_ACCESS 1 /* library code: sees the private tier (wisp/arch.h) */
 #include "tcp_priv.h"
 
 #if WISP_TCP

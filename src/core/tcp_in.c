@@ -52,6 +52,7 @@
  *  - Out-of-order data triggers an immediate ACK; a pure ACK ahead of
  *    RCV.NXT does not (two such ACKs would bounce forever).
  */
+#define WISP_PRIVATE_ACCESS 1 /* library code: sees the private tier (wisp/arch.h) */
 #include "tcp_priv.h"
 
 #if WISP_TCP

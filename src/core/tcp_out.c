@@ -59,6 +59,7 @@
  *  - Zero-window probes carry one new octet; when the window opens and
  *    did not take it, it is retransmitted first.
  */
+#define WISP_PRIVATE_ACCESS 1 /* library code: sees the private tier (wisp/arch.h) */
 #include "tcp_priv.h"
 
 #if WISP_TCP

@@ -20,6 +20,7 @@
  *    wisp_icmp_dest_unreach(), which applies the RFC 1122 §3.2.2 suppression
  *    rules (no error about broadcasts etc.) and the rate limit.
  */
+#define WISP_PRIVATE_ACCESS 1 /* library code: sees the private tier (wisp/arch.h) */
 #include "wisp/stack.h"
 #include "wisp/chksum.h"
 
@@ -432,6 +433,38 @@ void wisp_udp_icmp_err(struct wisp_stack *s, const struct wisp_icmp_err *e)
 void wisp_udp_init(struct wisp_stack *s)
 {
     s->udp_pcbs = NULL;
+}
+
+void wisp_udp_set_tos(struct wisp_udp_pcb *pcb, uint8_t tos)
+{
+    WISP_CORE_ASSERT_OWNER(pcb->stack);
+    pcb->tos = tos;
+}
+
+struct wisp_stack *wisp_udp_stack(const struct wisp_udp_pcb *pcb)
+{
+    return pcb->stack;
+}
+
+wisp_err_t wisp_udp_sendto_from(struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, const wisp_ipaddr_t *ip, uint16_t port,
+                                const wisp_ipaddr_t *from, int tos)
+{
+    wisp_ipaddr_t bound;
+    uint8_t bound_tos;
+    wisp_err_t err;
+    WISP_CORE_ASSERT_OWNER(pcb->stack);
+    bound = pcb->local_ip;
+    bound_tos = pcb->tos;
+    if (from != NULL && !wisp_ipaddr_is_any(from)) {
+        pcb->local_ip = *from;
+    }
+    if (tos >= 0) {
+        pcb->tos = (uint8_t)tos;
+    }
+    err = wisp_udp_sendto(pcb, p, ip, port);
+    pcb->local_ip = bound;
+    pcb->tos = bound_tos;
+    return err;
 }
 
 #else

@@ -8,6 +8,7 @@
  * passes it up or frees it; on transmit it never frees the caller's
  * reference and keeps its own reference (or a copy) for a held frame.
  */
+#define WISP_PRIVATE_ACCESS 1 /* library code: sees the private tier (wisp/arch.h) */
 #include "wisp/impairdev.h"
 #include "wisp/stack.h"
 

@@ -5,6 +5,7 @@
  * callback. Portable core code: no stdio, no allocation, no frame-sized
  * buffers (frame data is written from each pbuf of the chain in turn).
  */
+#define WISP_PRIVATE_ACCESS 1 /* library code: sees the private tier (wisp/arch.h) */
 #include "wisp/pcapdev.h"
 #include "wisp/stack.h"
 

@@ -8,6 +8,7 @@
  * Host code (malloc, stdio); uses only the public API of wisp/tcp.h, never
  * the TCP implementation's structures.
  */
+#define WISP_PRIVATE_ACCESS 1 /* test library: white-box, sees the private tier */
 #include "tcp_simlib.h"
 
 #include <stdarg.h>
