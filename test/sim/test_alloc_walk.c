@@ -1,0 +1,603 @@
+/**
+ * @file test_alloc_walk.c
+ * Allocation-failure walk (wisp/debug.h, WISP_ALLOC_FAIL_INJECT, on in the
+ * host build through WISP_DEBUG): an exchange is run once to count its
+ * allocations, then again from scratch for N = 1, 2, ... with the Nth
+ * allocation of one stack failing (exactly like an empty pool), until a
+ * run completes without reaching the Nth allocation. Every stack of every
+ * exchange is walked in turn.
+ *
+ * Exchanges:
+ *  - TCP: connect, handshake, 20 KB each way, both close, TIME-WAIT expiry
+ *    (test/sim/tcp_simlib.c; every byte checked).
+ *  - DHCP: DISCOVER / OFFER / REQUEST / ACK (with the ARP check of the
+ *    offered address) against a minimal server on a second stack, then a
+ *    RELEASE.
+ *  - An 8000-byte UDP datagram fragmented by one stack, reassembled by the
+ *    other and echoed back the same way (apps/lib/services.c echo).
+ *  - An ICMP echo of 8000 bytes (fragmented both ways).
+ *
+ * For every N: no crash (ASan/UBSan in the sanitizer pass), no hang (the
+ * simulator's event cap and bounded virtual time), the exchange either
+ * completes byte-exact or fails with an error code handed to the
+ * application (TCP: a refused call or the error callback; a lost datagram
+ * or DHCP message is recovered by retransmission within the bound), and
+ * once everything is closed every pool of every stack is back at its
+ * baseline, with nothing left after the stacks are torn down.
+ */
+#include "simtest.h"
+#include "tcp_simlib.h"
+#include "wisp/debug.h"
+#include "wisp/dhcp.h"
+
+#define SEC 1000000ull   /* us */
+#define WALK_MAX_N 5000u /* more allocations than any exchange here takes */
+
+/* One walk: how it went over every N. */
+struct walk {
+    const char *name;
+    uint32_t allocs[2];   /* allocations of each stack in the run without failure */
+    unsigned runs;        /* runs with a failure injected and reached */
+    unsigned completed;   /* ... where the exchange still completed */
+    unsigned errors;      /* ... where it failed with an error to the application */
+};
+
+static void walk_print(const struct walk *wk, unsigned victim)
+{
+    print_message("%s, failing allocations of stack %u: %u values of N walked (%u completed, %u failed with an "
+                  "error to the application); the exchange takes %u + %u allocations\n",
+                  wk->name, victim, wk->runs, wk->completed, wk->errors, (unsigned)wk->allocs[0],
+                  (unsigned)wk->allocs[1]);
+}
+
+/* What the application was told when the last run failed. */
+static char walk_err[256];
+
+/* Pool use of node i over its baseline, printed (diagnostics). */
+static void pools_print(struct sim_world *w, const char *what, uint32_t n)
+{
+    unsigned i, k;
+    for (i = 0; i < sim_node_count(w); i++) {
+        const struct wisp_stack *s = sim_stack(sim_node_at(w, i));
+        fprintf(stderr, "%s N=%u node %u:", what, (unsigned)n, i);
+        for (k = 0; k < WISP_POOL_COUNT; k++) {
+            if (s->pool[k].used != 0) {
+                fprintf(stderr, " %s=%u", s->pool[k].name, (unsigned)s->pool[k].used);
+            }
+        }
+        fprintf(stderr, "\n");
+    }
+}
+
+/* The common end of a run: pools back at baseline within max_us (after
+ * the application closed everything), no simulator error, nothing left
+ * after the stacks are torn down. */
+static void run_end(struct sim_world *w, const unsigned *base, uint64_t max_us, const char *what, uint32_t n)
+{
+    if (!tsl_settle(w, base, max_us, stderr)) {
+        pools_print(w, what, n);
+        fail_msg("%s N=%u: pools not back at baseline", what, (unsigned)n);
+    }
+    if (sim_error(w) != NULL) {
+        fail_msg("%s N=%u: simulator: %s", what, (unsigned)n, sim_error(w));
+    }
+}
+
+/* Walk N = 1, 2, ... over stack victim with run(victim, n): run returns
+ * whether the exchange completed (false: failed with an error to the
+ * application) and whether the armed failure was reached. */
+typedef bool (*walk_run_fn)(unsigned victim, uint32_t n, bool *reached, uint32_t allocs[2]);
+
+static void walk_do(struct walk *wk, walk_run_fn run, unsigned victim)
+{
+    uint32_t n;
+    bool reached = false;
+    wk->runs = wk->completed = wk->errors = 0;
+    assert_true(run(victim, 0, &reached, wk->allocs)); /* without failure: must complete */
+    for (n = 1; n <= WALK_MAX_N; n++) {
+        uint32_t a[2];
+        bool done = run(victim, n, &reached, a);
+        if (!reached) {
+            /* done without getting to the Nth allocation: walked all */
+            assert_true(done);
+            break;
+        }
+        wk->runs++;
+        if (done) {
+            wk->completed++;
+        } else {
+            wk->errors++;
+            print_message("  %s, stack %u, N=%u: %s\n", wk->name, victim, (unsigned)n, walk_err);
+        }
+    }
+    assert_true(n <= WALK_MAX_N);
+    assert_true(wk->runs > 0);
+    walk_print(wk, victim);
+}
+
+/* ---------------------------------------------------------------- TCP */
+
+#define TCP_BYTES 20000u
+#define TCP_PORT 5001u
+#define TCP_MAX_US (300ull * SEC)
+
+static bool tcp_over(void *arg)
+{
+    struct tsl_run *r = arg;
+    unsigned i;
+    if (tsl_all_done(r)) {
+        return true;
+    }
+    for (i = 0; i < r->nconns; i++) {
+        if (r->conns[i]->ep[0].err_called || r->conns[i]->ep[1].err_called) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool tcp_run(unsigned victim, uint32_t n, bool *reached, uint32_t allocs[2])
+{
+    struct sim_world *w = sim_world_new(1301);
+    struct sim_node *node[2];
+    struct tsl_run r;
+    struct tsl_conn *c;
+    struct tsl_cfg cfg;
+    unsigned base[2], k;
+    uint32_t a0[2];
+    wisp_err_t err;
+    bool done = false;
+
+    assert_non_null(w);
+    node[0] = st_node(w, "a", 1);
+    node[1] = st_node(w, "b", 2);
+    sim_set_max_events(w, 5000000ull);
+    tsl_init(&r, w);
+    r.quiet = true;
+    assert_true(sim_run_for(w, 1000)); /* gratuitous ARPs out */
+    tsl_baseline(w, base);
+    for (k = 0; k < 2; k++) {
+        a0[k] = wisp_debug_alloc_count(sim_stack(node[k]));
+    }
+    assert_int_equal(wisp_debug_fail_alloc(sim_stack(node[victim]), n), WISP_OK);
+
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.a2b.bytes = TCP_BYTES;
+    cfg.b2a.bytes = TCP_BYTES;
+    cfg.seed = 13;
+    err = tsl_listen(&r, node[1], TCP_PORT, 8);
+    if (err != WISP_OK) {
+        if (err != WISP_ERR_MEM) {
+            fail_msg("tcp N=%u: listen: %s", (unsigned)n, wisp_err_str(err));
+        }
+        snprintf(walk_err, sizeof(walk_err), "listen refused: %s", wisp_err_str(err));
+        goto end;
+    }
+    c = tsl_connect(&r, node[0], &cfg);
+    if (c == NULL) {
+        /* wisp_tcp_new or wisp_tcp_connect refused: an error code */
+        assert_int_equal(r.nconns, 1);
+        if (strstr(r.conns[0]->why, "no PCB") == NULL && strstr(r.conns[0]->why, "ERR_MEM") == NULL &&
+            strstr(r.conns[0]->why, "out of memory") == NULL) {
+            fail_msg("tcp N=%u: connect: %s", (unsigned)n, r.conns[0]->why);
+        }
+        snprintf(walk_err, sizeof(walk_err), "connect refused: %s", r.conns[0]->why);
+        goto end;
+    }
+    c->ep[0].expect_err = true;
+    c->ep[1].expect_err = true;
+    if (!sim_run_until(w, tcp_over, &r, TCP_MAX_US)) {
+        tsl_conn_print(c, stderr);
+        fail_msg("tcp N=%u: neither done nor failed after %llu s", (unsigned)n,
+                 (unsigned long long)(TCP_MAX_US / SEC));
+    }
+    if (c->failed) {
+        /* stalled, data corrupted, callbacks out of order: never right */
+        tsl_conn_print(c, stderr);
+        fail_msg("tcp N=%u (stack %u): %s", (unsigned)n, victim, c->why);
+    }
+    done = c->done;
+    if (!done) {
+        /* An error reached the application on one side: the other side's
+         * application closes its end (as it would on a broken exchange). */
+        snprintf(walk_err, sizeof(walk_err), "error callback: A %s, B %s",
+                 c->ep[0].err_called ? wisp_err_str(c->ep[0].err) : "-",
+                 c->ep[1].err_called ? wisp_err_str(c->ep[1].err) : "-");
+        for (k = 0; k < 2; k++) {
+            struct tsl_ep *ep = &c->ep[k];
+            if (ep->pcb != NULL && !ep->closed) {
+                if (tsl_ep_close(ep) != WISP_OK && ep->pcb != NULL) {
+                    tsl_ep_abort(ep);
+                }
+            }
+        }
+    }
+end:
+    tsl_unlisten(&r);
+    run_end(w, base, 2ull * WISP_TCP_MSL_MS * 1000u + 120ull * SEC, "tcp", n);
+    for (k = 0; k < 2; k++) {
+        allocs[k] = wisp_debug_alloc_count(sim_stack(node[k])) - a0[k];
+    }
+    *reached = wisp_debug_alloc_injected(sim_stack(node[victim])) > 0;
+    tsl_fini(&r);
+    ST_FREE(w);
+    return done;
+}
+
+static struct walk tcp_walk = { "TCP 20 KB each way", { 0, 0 }, 0, 0, 0 };
+
+static void tcp_walk_client(void **state)
+{
+    (void)state;
+    walk_do(&tcp_walk, tcp_run, 0);
+}
+
+static void tcp_walk_server(void **state)
+{
+    (void)state;
+    walk_do(&tcp_walk, tcp_run, 1);
+}
+
+/* --------------------------------------------------------------- DHCP */
+
+#define DHCP_ADDR wisp_ip4(198, 18, 0, 100)
+#define DHCP_MAX_US (120ull * SEC)
+
+struct dsrv {
+    struct sim_node *n;
+    struct wisp_udp_pcb *pcb;
+};
+
+/* The value of option code in message m (n bytes), its length or -1. */
+static int dsrv_opt(const uint8_t *m, uint16_t n, uint8_t code, const uint8_t **v)
+{
+    uint16_t i = 240;
+    while (i + 1u < n && m[i] != 255) {
+        if (m[i] == 0) {
+            i++;
+            continue;
+        }
+        if (m[i] == code) {
+            *v = m + i + 2;
+            return m[i + 1];
+        }
+        i = (uint16_t)(i + 2u + m[i + 1]);
+    }
+    return -1;
+}
+
+/* OFFER (2) or ACK (5) of DHCP_ADDR, broadcast (RFC 2131 §4.1). */
+static void dsrv_send(struct dsrv *v, uint8_t type, uint32_t xid, const uint8_t *chaddr)
+{
+    static const uint8_t magic[4] = { 99, 130, 83, 99 };
+    uint8_t m[300];
+    uint16_t n = 240;
+    wisp_ipaddr_t to = wisp_ipaddr4(WISP_IP4_BCAST);
+    struct wisp_pbuf *p;
+    memset(m, 0, sizeof(m));
+    m[0] = 2;
+    m[1] = 1;
+    m[2] = 6;
+    wisp_wr32(m + 4, xid);
+    wisp_ip4_wr(m + 16, DHCP_ADDR);
+    memcpy(m + 28, chaddr, 16);
+    memcpy(m + 236, magic, 4);
+    m[n++] = 53;
+    m[n++] = 1;
+    m[n++] = type;
+    m[n++] = 54;
+    m[n++] = 4;
+    wisp_ip4_wr(m + n, sim_ip(v->n));
+    n += 4;
+    m[n++] = 1;
+    m[n++] = 4;
+    wisp_ip4_wr(m + n, wisp_ip4_prefix_mask(24));
+    n += 4;
+    m[n++] = 51;
+    m[n++] = 4;
+    wisp_wr32(m + n, 3600);
+    n += 4;
+    m[n++] = 255;
+    /* allocations here are the server's (victim 0 walks them too) */
+    p = wisp_pbuf_alloc(sim_stack(v->n), WISP_LAYER_TRANSPORT, sizeof(m), WISP_PBUF_RAM);
+    if (p == NULL) {
+        return; /* lost answer: the client retransmits */
+    }
+    (void)wisp_pbuf_copy_in(p, m, sizeof(m), 0);
+    (void)wisp_udp_sendto(v->pcb, p, &to, 68);
+    wisp_pbuf_free(p);
+}
+
+static void dsrv_recv(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, const wisp_ipaddr_t *src,
+                      uint16_t port, const struct wisp_ip_info *ip)
+{
+    struct dsrv *v = arg;
+    uint8_t m[600];
+    uint16_t n = wisp_pbuf_copy_out(p, m, sizeof(m), 0);
+    const uint8_t *o;
+    (void)pcb;
+    (void)src;
+    (void)port;
+    (void)ip;
+    wisp_pbuf_free(p);
+    if (n < 240 || m[0] != 1 || dsrv_opt(m, n, 53, &o) != 1) {
+        return;
+    }
+    if (o[0] == 1) {
+        dsrv_send(v, 2, wisp_rd32(m + 4), m + 28); /* DISCOVER -> OFFER */
+    } else if (o[0] == 3) {
+        dsrv_send(v, 5, wisp_rd32(m + 4), m + 28); /* REQUEST -> ACK */
+    }
+}
+
+static bool dhcp_bound(void *arg)
+{
+    return wisp_dhcp_state((struct wisp_dhcp *)arg) == WISP_DHCP_BOUND;
+}
+
+static bool dhcp_run(unsigned victim, uint32_t n, bool *reached, uint32_t allocs[2])
+{
+    struct sim_world *w = sim_world_new(1302);
+    struct sim_node *node[2];
+    struct dsrv v;
+    struct wisp_dhcp d;
+    struct wisp_dhcp_cfg cfg;
+    unsigned base[2], k;
+    uint32_t a0[2];
+    wisp_err_t err;
+    bool done = false;
+
+    assert_non_null(w);
+    memset(&d, 0, sizeof(d));
+    node[0] = st_node(w, "srv", 1);
+    node[1] = st_node(w, "cli", 2);
+    sim_set_max_events(w, 5000000ull);
+    v.n = node[0];
+    v.pcb = wisp_udp_new(sim_stack(v.n));
+    assert_non_null(v.pcb);
+    assert_int_equal(wisp_udp_bind(v.pcb, NULL, 67), WISP_OK);
+    wisp_udp_recv(v.pcb, dsrv_recv, &v);
+    assert_true(sim_run_for(w, 10000)); /* start-up announcements */
+    tsl_baseline(w, base);
+    for (k = 0; k < 2; k++) {
+        a0[k] = wisp_debug_alloc_count(sim_stack(node[k]));
+    }
+    assert_int_equal(wisp_debug_fail_alloc(sim_stack(node[victim]), n), WISP_OK);
+
+    wisp_dhcp_cfg_defaults(&cfg);
+    cfg.init_delay_ms = 0;
+    err = wisp_dhcp_start(&d, sim_netif(node[1]), &cfg, NULL, NULL);
+    if (err == WISP_OK) {
+        if (!sim_run_until(w, dhcp_bound, &d, DHCP_MAX_US)) {
+            fail_msg("dhcp N=%u (stack %u): not bound after %llu s (state %s)", (unsigned)n, victim,
+                     (unsigned long long)(DHCP_MAX_US / SEC), wisp_dhcp_state_name(wisp_dhcp_state(&d)));
+        }
+        assert_true(sim_netif(node[1])->ip4 == DHCP_ADDR);
+        done = true;
+        wisp_dhcp_stop(&d, true); /* RELEASE */
+    } else if (err != WISP_ERR_MEM) {
+        fail_msg("dhcp N=%u: start: %s", (unsigned)n, wisp_err_str(err));
+    } else {
+        snprintf(walk_err, sizeof(walk_err), "wisp_dhcp_start refused: %s", wisp_err_str(err));
+    }
+    run_end(w, base, 60ull * SEC, "dhcp", n);
+    for (k = 0; k < 2; k++) {
+        allocs[k] = wisp_debug_alloc_count(sim_stack(node[k])) - a0[k];
+    }
+    *reached = wisp_debug_alloc_injected(sim_stack(node[victim])) > 0;
+    wisp_udp_remove(v.pcb);
+    ST_FREE(w);
+    return done;
+}
+
+static struct walk dhcp_walk = { "DHCP DISCOVER/OFFER/REQUEST/ACK", { 0, 0 }, 0, 0, 0 };
+
+static void dhcp_walk_server(void **state)
+{
+    (void)state;
+    walk_do(&dhcp_walk, dhcp_run, 0);
+}
+
+static void dhcp_walk_client(void **state)
+{
+    (void)state;
+    walk_do(&dhcp_walk, dhcp_run, 1);
+}
+
+/* ----------------------------------------------- fragmented datagrams */
+
+#define BIG 8000u
+#define BIG_TRIES 4u
+#define BIG_TRY_US (3ull * SEC) /* above the ARP retry (1 s) */
+/* partial reassemblies are dropped after WISP_IP_REASS_TIMEOUT_MS */
+#define BIG_SETTLE_US ((uint64_t)WISP_IP_REASS_TIMEOUT_MS * 1000u + 30ull * SEC)
+
+static uint8_t big_data[BIG];
+
+static bool udp_run(unsigned victim, uint32_t n, bool *reached, uint32_t allocs[2])
+{
+    struct sim_world *w = sim_world_new(1303);
+    struct sim_node *node[2];
+    struct wisp_services svc;
+    struct st_client c;
+    wisp_ipaddr_t dst;
+    unsigned base[2], k, t;
+    uint32_t a0[2];
+
+    assert_non_null(w);
+    node[0] = st_node(w, "client", 1);
+    node[1] = st_node(w, "server", 2);
+    sim_set_max_events(w, 5000000ull);
+    dst = st_addr(node[1]);
+    assert_int_equal(wisp_services_udp_start(sim_stack(node[1]), &svc), WISP_OK);
+    st_client_open(&c, w, node[0], 0);
+    assert_true(sim_run_for(w, 1000));
+    tsl_baseline(w, base);
+    for (k = 0; k < 2; k++) {
+        a0[k] = wisp_debug_alloc_count(sim_stack(node[k]));
+    }
+    assert_int_equal(wisp_debug_fail_alloc(sim_stack(node[victim]), n), WISP_OK);
+
+    /* a lost datagram (a fragment or the echo not sent, a reassembly
+     * dropped) is sent again by the application, like any UDP loss */
+    t = st_echo_retry(&c, big_data, (uint16_t)BIG, 5, &dst, WISP_PORT_ECHO, BIG_TRY_US, BIG_TRIES);
+    if (t == 0) {
+        pools_print(w, "udp", n);
+        fail_msg("udp N=%u (stack %u): no echo in %u tries", (unsigned)n, victim, BIG_TRIES);
+    }
+    assert_int_equal(c.last_len, BIG);
+    assert_memory_equal(c.last, big_data, BIG);
+    assert_int_equal(c.bad, 0);
+    run_end(w, base, BIG_SETTLE_US, "udp", n);
+    for (k = 0; k < 2; k++) {
+        allocs[k] = wisp_debug_alloc_count(sim_stack(node[k])) - a0[k];
+    }
+    *reached = wisp_debug_alloc_injected(sim_stack(node[victim])) > 0;
+    st_client_close(&c);
+    wisp_services_udp_stop(&svc);
+    ST_FREE(w);
+    return true;
+}
+
+static struct walk udp_walk = { "UDP 8000-byte datagram, fragmented echo", { 0, 0 }, 0, 0, 0 };
+
+static void udp_walk_client(void **state)
+{
+    (void)state;
+    walk_do(&udp_walk, udp_run, 0);
+}
+
+static void udp_walk_server(void **state)
+{
+    (void)state;
+    walk_do(&udp_walk, udp_run, 1);
+}
+
+/* ICMP echo of 8000 bytes: wisp_icmp_echo_request refuses with an error
+ * code when it cannot allocate; a lost request or reply is sent again. */
+static bool icmp_replied(void *arg)
+{
+    return ((struct st_ping *)arg)->replies > 0;
+}
+
+static bool icmp_run(unsigned victim, uint32_t n, bool *reached, uint32_t allocs[2])
+{
+    struct sim_world *w = sim_world_new(1304);
+    struct sim_node *node[2];
+    struct st_ping pg;
+    unsigned base[2], k, t;
+    uint32_t a0[2];
+    bool got = false;
+
+    assert_non_null(w);
+    node[0] = st_node(w, "client", 1);
+    node[1] = st_node(w, "server", 2);
+    sim_set_max_events(w, 5000000ull);
+    memset(&pg, 0, sizeof(pg));
+    wisp_icmp_set_echo_cb(sim_stack(node[0]), st_ping_cb, &pg);
+    assert_true(sim_run_for(w, 1000));
+    tsl_baseline(w, base);
+    for (k = 0; k < 2; k++) {
+        a0[k] = wisp_debug_alloc_count(sim_stack(node[k]));
+    }
+    assert_int_equal(wisp_debug_fail_alloc(sim_stack(node[victim]), n), WISP_OK);
+
+    for (t = 1; t <= BIG_TRIES && !got; t++) {
+        wisp_err_t err = wisp_icmp_echo_request(sim_stack(node[0]), sim_ip(node[1]), 77, (uint16_t)t, BIG, 64);
+        if (err != WISP_OK && err != WISP_ERR_MEM) {
+            fail_msg("icmp N=%u: echo request: %s", (unsigned)n, wisp_err_str(err));
+        }
+        got = sim_run_until(w, icmp_replied, &pg, BIG_TRY_US);
+    }
+    if (!got) {
+        pools_print(w, "icmp", n);
+        fail_msg("icmp N=%u (stack %u): no reply in %u tries", (unsigned)n, victim, BIG_TRIES);
+    }
+    assert_int_equal(pg.bad, 0);
+    assert_int_equal(pg.last_len, BIG);
+    run_end(w, base, BIG_SETTLE_US, "icmp", n);
+    for (k = 0; k < 2; k++) {
+        allocs[k] = wisp_debug_alloc_count(sim_stack(node[k])) - a0[k];
+    }
+    *reached = wisp_debug_alloc_injected(sim_stack(node[victim])) > 0;
+    wisp_icmp_set_echo_cb(sim_stack(node[0]), NULL, NULL);
+    ST_FREE(w);
+    return true;
+}
+
+static struct walk icmp_walk = { "ICMP echo of 8000 bytes", { 0, 0 }, 0, 0, 0 };
+
+static void icmp_walk_client(void **state)
+{
+    (void)state;
+    walk_do(&icmp_walk, icmp_run, 0);
+}
+
+static void icmp_walk_server(void **state)
+{
+    (void)state;
+    walk_do(&icmp_walk, icmp_run, 1);
+}
+
+/* The injection itself: the Nth attempt fails like an empty pool (NULL,
+ * counted in the pool's failure counter), once; disarming works. */
+static void injection_fails_the_nth_allocation_once(void **state)
+{
+    struct sim_world *w = sim_world_new(1300);
+    struct sim_node *a;
+    struct wisp_stack *s;
+    struct wisp_pbuf *p[3];
+    uint32_t c0, f0;
+    (void)state;
+    assert_non_null(w);
+    a = st_node(w, "a", 1);
+    s = sim_stack(a);
+    c0 = wisp_debug_alloc_count(s);
+    f0 = s->pool[WISP_POOL_PBUF_REF].failed;
+    assert_int_equal(wisp_debug_fail_alloc(s, 2), WISP_OK);
+    assert_true(wisp_debug_fail_armed(s));
+    p[0] = wisp_pbuf_alloc(s, WISP_LAYER_RAW, 10, WISP_PBUF_REF);
+    p[1] = wisp_pbuf_alloc(s, WISP_LAYER_RAW, 10, WISP_PBUF_REF);
+    p[2] = wisp_pbuf_alloc(s, WISP_LAYER_RAW, 10, WISP_PBUF_REF);
+    assert_non_null(p[0]);
+    assert_null(p[1]);
+    assert_non_null(p[2]);
+    assert_false(wisp_debug_fail_armed(s));
+    assert_int_equal(wisp_debug_alloc_count(s) - c0, 3);
+    assert_int_equal(wisp_debug_alloc_injected(s), 1);
+    assert_int_equal(s->pool[WISP_POOL_PBUF_REF].failed - f0, 1);
+    wisp_pbuf_free(p[0]);
+    wisp_pbuf_free(p[2]);
+    /* disarmed: nothing fails */
+    assert_int_equal(wisp_debug_fail_alloc(s, 1), WISP_OK);
+    assert_int_equal(wisp_debug_fail_alloc(s, 0), WISP_OK);
+    p[0] = wisp_pbuf_alloc(s, WISP_LAYER_RAW, 10, WISP_PBUF_REF);
+    assert_non_null(p[0]);
+    wisp_pbuf_free(p[0]);
+    assert_int_equal(wisp_debug_alloc_injected(s), 1);
+    ST_FREE(w);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(injection_fails_the_nth_allocation_once),
+        cmocka_unit_test(tcp_walk_client),
+        cmocka_unit_test(tcp_walk_server),
+        cmocka_unit_test(dhcp_walk_server),
+        cmocka_unit_test(dhcp_walk_client),
+        cmocka_unit_test(udp_walk_client),
+        cmocka_unit_test(udp_walk_server),
+        cmocka_unit_test(icmp_walk_client),
+        cmocka_unit_test(icmp_walk_server),
+    };
+    unsigned i;
+#if !WISP_ALLOC_FAIL_INJECT
+    print_message("test_alloc_walk: built without WISP_ALLOC_FAIL_INJECT, skipped\n");
+    return 77;
+#endif
+    for (i = 0; i < BIG; i++) {
+        big_data[i] = (uint8_t)(i * 7u + 3u);
+    }
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
