@@ -16,7 +16,8 @@
  *  one per stack, shared by its pools. */
 struct wisp_alloc_inject {
     uint32_t count;       /**< allocation attempts through the pools, total */
-    uint32_t fail_at;     /**< the attempt (value of count) that fails, 0 = none */
+    uint32_t fail_at;     /**< the next attempt (value of count) that fails */
+    uint32_t fail_len;    /**< attempts still to fail from fail_at on, 0 = none */
     uint32_t injected;    /**< failures injected, total */
 };
 #endif

@@ -84,8 +84,9 @@ bool wisp_pool_owns(const struct wisp_pool *pool, const void *elem)
 static bool pool_inject_fail(struct wisp_alloc_inject *inj)
 {
     inj->count++;
-    if (inj->fail_at != 0u && inj->count == inj->fail_at) {
-        inj->fail_at = 0u;
+    if (inj->fail_len != 0u && inj->count == inj->fail_at) {
+        inj->fail_at++;
+        inj->fail_len--;
         inj->injected++;
         return true;
     }

@@ -24,6 +24,15 @@
  * or DHCP message is recovered by retransmission within the bound), and
  * once everything is closed every pool of every stack is back at its
  * baseline, with nothing left after the stacks are torn down.
+ *
+ * Each walk is also run with runs of 4 (and for TCP 16) consecutive
+ * failures (a pool that stays empty for a while), and TCP with zero-copy
+ * writes of random sizes and over a lossy, reordering wire. Built on the
+ * small-pool simulator library (test/CMakeLists.txt: opt.h pool sizes).
+ *
+ * Diagnostics (environment): WALK_ONLY=i runs walk i of the table alone,
+ * WALK_VERBOSE prints each TCP run's end state, WALK_PCAP=file with
+ * WALK_PCAP_N=n captures the TCP run with N = n.
  */
 #include "simtest.h"
 #include "tcp_simlib.h"
@@ -32,6 +41,10 @@
 
 #define SEC 1000000ull   /* us */
 #define WALK_MAX_N 5000u /* more allocations than any exchange here takes */
+
+/* Consecutive allocations failed from the Nth on (1: the Nth alone; more:
+ * a pool that stays empty for a while). */
+static uint32_t walk_len = 1;
 
 /* One walk: how it went over every N. */
 struct walk {
@@ -44,10 +57,10 @@ struct walk {
 
 static void walk_print(const struct walk *wk, unsigned victim)
 {
-    print_message("%s, failing allocations of stack %u: %u values of N walked (%u completed, %u failed with an "
-                  "error to the application); the exchange takes %u + %u allocations\n",
-                  wk->name, victim, wk->runs, wk->completed, wk->errors, (unsigned)wk->allocs[0],
-                  (unsigned)wk->allocs[1]);
+    print_message("%s, failing %u allocation(s) of stack %u from the Nth: %u values of N walked (%u completed, "
+                  "%u failed with an error to the application); the exchange takes %u + %u allocations\n",
+                  wk->name, (unsigned)walk_len, victim, wk->runs, wk->completed, wk->errors,
+                  (unsigned)wk->allocs[0], (unsigned)wk->allocs[1]);
 }
 
 /* What the application was told when the last run failed. */
@@ -107,7 +120,8 @@ static void walk_do(struct walk *wk, walk_run_fn run, unsigned victim)
             wk->completed++;
         } else {
             wk->errors++;
-            print_message("  %s, stack %u, N=%u: %s\n", wk->name, victim, (unsigned)n, walk_err);
+            print_message("  %s, stack %u, N=%u (x%u): %s\n", wk->name, victim, (unsigned)n, (unsigned)walk_len,
+                          walk_err);
         }
     }
     assert_true(n <= WALK_MAX_N);
@@ -118,8 +132,13 @@ static void walk_do(struct walk *wk, walk_run_fn run, unsigned victim)
 /* ---------------------------------------------------------------- TCP */
 
 #define TCP_BYTES 20000u
+#define TCP_BYTES_LOSSY 30000u /* enough segments for losses and reordering */
 #define TCP_PORT 5001u
-#define TCP_MAX_US (300ull * SEC)
+#define TCP_WATCHDOG_MS 900000u /* > the whole backoff of WISP_TCP_MAXRTX retransmissions */
+#define TCP_MAX_US (3600ull * SEC)
+
+static bool tcp_zero_copy; /* variant: zero-copy writes of random sizes */
+static bool tcp_lossy;     /* variant: the wire loses, reorders, duplicates */
 
 static bool tcp_over(void *arg)
 {
@@ -152,6 +171,14 @@ static bool tcp_run(unsigned victim, uint32_t n, bool *reached, uint32_t allocs[
     node[0] = st_node(w, "a", 1);
     node[1] = st_node(w, "b", 2);
     sim_set_max_events(w, 5000000ull);
+    if (tcp_lossy) {
+        struct sim_link_cfg link;
+        sim_get_link(w, &link);
+        link.loss = 0.05;
+        link.reorder = 0.10;
+        link.dup = 0.02;
+        sim_set_link(w, &link);
+    }
     tsl_init(&r, w);
     r.quiet = true;
     assert_true(sim_run_for(w, 1000)); /* gratuitous ARPs out */
@@ -159,12 +186,25 @@ static bool tcp_run(unsigned victim, uint32_t n, bool *reached, uint32_t allocs[
     for (k = 0; k < 2; k++) {
         a0[k] = wisp_debug_alloc_count(sim_stack(node[k]));
     }
-    assert_int_equal(wisp_debug_fail_alloc(sim_stack(node[victim]), n), WISP_OK);
+    assert_int_equal(wisp_debug_fail_allocs(sim_stack(node[victim]), n, walk_len), WISP_OK);
 
+    if (getenv("WALK_PCAP") != NULL && n == (uint32_t)atoi(getenv("WALK_PCAP_N"))) {
+        (void)sim_pcap_open(w, getenv("WALK_PCAP"));
+    }
     memset(&cfg, 0, sizeof(cfg));
-    cfg.a2b.bytes = TCP_BYTES;
-    cfg.b2a.bytes = TCP_BYTES;
+    cfg.a2b.bytes = tcp_lossy ? TCP_BYTES_LOSSY : TCP_BYTES;
+    cfg.b2a.bytes = tcp_lossy ? TCP_BYTES_LOSSY : TCP_BYTES;
     cfg.seed = 13;
+    if (tcp_zero_copy) {
+        /* zero-copy writes (reference pbufs) of random sizes, no Nagle */
+        cfg.a2b.nocopy = cfg.b2a.nocopy = true;
+        cfg.a2b.wrandom = cfg.b2a.wrandom = true;
+        cfg.a2b.wsize = cfg.b2a.wsize = 3000;
+        cfg.nodelay = true;
+    }
+    /* a run of failures can hold a retransmission back through several
+     * backoffs (RTO up to 60 s): no progress for this long is a stall */
+    cfg.watchdog_ms = TCP_WATCHDOG_MS;
     err = tsl_listen(&r, node[1], TCP_PORT, 8);
     if (err != WISP_OK) {
         if (err != WISP_ERR_MEM) {
@@ -197,6 +237,10 @@ static bool tcp_run(unsigned victim, uint32_t n, bool *reached, uint32_t allocs[
         fail_msg("tcp N=%u (stack %u): %s", (unsigned)n, victim, c->why);
     }
     done = c->done;
+    if (getenv("WALK_VERBOSE") != NULL) {
+        fprintf(stderr, "tcp N=%u at %llu us:\n", (unsigned)n, (unsigned long long)sim_now_us(w));
+        tsl_conn_print(c, stderr);
+    }
     if (!done) {
         /* An error reached the application on one side: the other side's
          * application closes its end (as it would on a broken exchange). */
@@ -214,7 +258,16 @@ static bool tcp_run(unsigned victim, uint32_t n, bool *reached, uint32_t allocs[
     }
 end:
     tsl_unlisten(&r);
-    run_end(w, base, 2ull * WISP_TCP_MSL_MS * 1000u + 120ull * SEC, "tcp", n);
+    if (n == 0 && getenv("WALK_VERBOSE") != NULL) {
+        const struct sim_counters *wc = sim_counters(w);
+        print_message("  wire: %llu frames, %llu lost, %llu reordered, %llu duplicated; out of order: A %u B %u\n",
+                      (unsigned long long)wc->sent, (unsigned long long)wc->lost, (unsigned long long)wc->reordered,
+                      (unsigned long long)wc->duplicated, (unsigned)sim_stack(node[0])->ctr[WISP_CTR_TCP_OOSEQ],
+                      (unsigned)sim_stack(node[1])->ctr[WISP_CTR_TCP_OOSEQ]);
+    }
+    /* a peer that stayed silent (its receive allocations failed) is
+     * retried WISP_TCP_MAXRTX times before the connection is given up */
+    run_end(w, base, 2ull * WISP_TCP_MSL_MS * 1000u + (uint64_t)TCP_WATCHDOG_MS * 1000u, "tcp", n);
     for (k = 0; k < 2; k++) {
         allocs[k] = wisp_debug_alloc_count(sim_stack(node[k])) - a0[k];
     }
@@ -222,20 +275,6 @@ end:
     tsl_fini(&r);
     ST_FREE(w);
     return done;
-}
-
-static struct walk tcp_walk = { "TCP 20 KB each way", { 0, 0 }, 0, 0, 0 };
-
-static void tcp_walk_client(void **state)
-{
-    (void)state;
-    walk_do(&tcp_walk, tcp_run, 0);
-}
-
-static void tcp_walk_server(void **state)
-{
-    (void)state;
-    walk_do(&tcp_walk, tcp_run, 1);
 }
 
 /* --------------------------------------------------------------- DHCP */
@@ -362,7 +401,7 @@ static bool dhcp_run(unsigned victim, uint32_t n, bool *reached, uint32_t allocs
     for (k = 0; k < 2; k++) {
         a0[k] = wisp_debug_alloc_count(sim_stack(node[k]));
     }
-    assert_int_equal(wisp_debug_fail_alloc(sim_stack(node[victim]), n), WISP_OK);
+    assert_int_equal(wisp_debug_fail_allocs(sim_stack(node[victim]), n, walk_len), WISP_OK);
 
     wisp_dhcp_cfg_defaults(&cfg);
     cfg.init_delay_ms = 0;
@@ -390,24 +429,10 @@ static bool dhcp_run(unsigned victim, uint32_t n, bool *reached, uint32_t allocs
     return done;
 }
 
-static struct walk dhcp_walk = { "DHCP DISCOVER/OFFER/REQUEST/ACK", { 0, 0 }, 0, 0, 0 };
-
-static void dhcp_walk_server(void **state)
-{
-    (void)state;
-    walk_do(&dhcp_walk, dhcp_run, 0);
-}
-
-static void dhcp_walk_client(void **state)
-{
-    (void)state;
-    walk_do(&dhcp_walk, dhcp_run, 1);
-}
-
 /* ----------------------------------------------- fragmented datagrams */
 
 #define BIG 8000u
-#define BIG_TRIES 4u
+#define BIG_TRIES 8u /* > the longest run of failures walked (4) */
 #define BIG_TRY_US (3ull * SEC) /* above the ARP retry (1 s) */
 /* partial reassemblies are dropped after WISP_IP_REASS_TIMEOUT_MS */
 #define BIG_SETTLE_US ((uint64_t)WISP_IP_REASS_TIMEOUT_MS * 1000u + 30ull * SEC)
@@ -436,7 +461,7 @@ static bool udp_run(unsigned victim, uint32_t n, bool *reached, uint32_t allocs[
     for (k = 0; k < 2; k++) {
         a0[k] = wisp_debug_alloc_count(sim_stack(node[k]));
     }
-    assert_int_equal(wisp_debug_fail_alloc(sim_stack(node[victim]), n), WISP_OK);
+    assert_int_equal(wisp_debug_fail_allocs(sim_stack(node[victim]), n, walk_len), WISP_OK);
 
     /* a lost datagram (a fragment or the echo not sent, a reassembly
      * dropped) is sent again by the application, like any UDP loss */
@@ -457,20 +482,6 @@ static bool udp_run(unsigned victim, uint32_t n, bool *reached, uint32_t allocs[
     wisp_services_udp_stop(&svc);
     ST_FREE(w);
     return true;
-}
-
-static struct walk udp_walk = { "UDP 8000-byte datagram, fragmented echo", { 0, 0 }, 0, 0, 0 };
-
-static void udp_walk_client(void **state)
-{
-    (void)state;
-    walk_do(&udp_walk, udp_run, 0);
-}
-
-static void udp_walk_server(void **state)
-{
-    (void)state;
-    walk_do(&udp_walk, udp_run, 1);
 }
 
 /* ICMP echo of 8000 bytes: wisp_icmp_echo_request refuses with an error
@@ -500,7 +511,7 @@ static bool icmp_run(unsigned victim, uint32_t n, bool *reached, uint32_t allocs
     for (k = 0; k < 2; k++) {
         a0[k] = wisp_debug_alloc_count(sim_stack(node[k]));
     }
-    assert_int_equal(wisp_debug_fail_alloc(sim_stack(node[victim]), n), WISP_OK);
+    assert_int_equal(wisp_debug_fail_allocs(sim_stack(node[victim]), n, walk_len), WISP_OK);
 
     for (t = 1; t <= BIG_TRIES && !got; t++) {
         wisp_err_t err = wisp_icmp_echo_request(sim_stack(node[0]), sim_ip(node[1]), 77, (uint16_t)t, BIG, 64);
@@ -525,18 +536,59 @@ static bool icmp_run(unsigned victim, uint32_t n, bool *reached, uint32_t allocs
     return true;
 }
 
-static struct walk icmp_walk = { "ICMP echo of 8000 bytes", { 0, 0 }, 0, 0, 0 };
+/* ------------------------------------------------------------ walks */
 
-static void icmp_walk_client(void **state)
-{
-    (void)state;
-    walk_do(&icmp_walk, icmp_run, 0);
-}
+/* One walk of the table: exchange, stack whose allocations fail, how
+ * many in a row, TCP variant. */
+struct walk_def {
+    const char *name;
+    walk_run_fn run;
+    unsigned victim;
+    uint32_t len;
+    bool zero_copy;
+    bool lossy;
+};
 
-static void icmp_walk_server(void **state)
+static const struct walk_def walks[] = {
+    { "TCP 20 KB each way", tcp_run, 0, 1, false, false },
+    { "TCP 20 KB each way", tcp_run, 1, 1, false, false },
+    { "TCP 20 KB each way", tcp_run, 0, 4, false, false },
+    { "TCP 20 KB each way", tcp_run, 1, 4, false, false },
+    { "TCP 20 KB each way", tcp_run, 0, 16, false, false },
+    { "TCP 20 KB each way", tcp_run, 1, 16, false, false },
+    { "TCP 20 KB each way, zero-copy random writes", tcp_run, 0, 1, true, false },
+    { "TCP 20 KB each way, zero-copy random writes", tcp_run, 1, 1, true, false },
+    { "TCP 20 KB each way, zero-copy random writes", tcp_run, 0, 4, true, false },
+    { "TCP 20 KB each way, zero-copy random writes", tcp_run, 1, 4, true, false },
+    { "TCP 30 KB each way, lossy wire", tcp_run, 0, 1, false, true },
+    { "TCP 30 KB each way, lossy wire", tcp_run, 1, 1, false, true },
+    { "DHCP DISCOVER/OFFER/REQUEST/ACK", dhcp_run, 0, 1, false, false },
+    { "DHCP DISCOVER/OFFER/REQUEST/ACK", dhcp_run, 1, 1, false, false },
+    { "DHCP DISCOVER/OFFER/REQUEST/ACK", dhcp_run, 0, 4, false, false },
+    { "DHCP DISCOVER/OFFER/REQUEST/ACK", dhcp_run, 1, 4, false, false },
+    { "UDP 8000-byte datagram, fragmented echo", udp_run, 0, 1, false, false },
+    { "UDP 8000-byte datagram, fragmented echo", udp_run, 1, 1, false, false },
+    { "UDP 8000-byte datagram, fragmented echo", udp_run, 0, 4, false, false },
+    { "UDP 8000-byte datagram, fragmented echo", udp_run, 1, 4, false, false },
+    { "ICMP echo of 8000 bytes", icmp_run, 0, 1, false, false },
+    { "ICMP echo of 8000 bytes", icmp_run, 1, 1, false, false },
+    { "ICMP echo of 8000 bytes", icmp_run, 0, 4, false, false },
+    { "ICMP echo of 8000 bytes", icmp_run, 1, 4, false, false },
+};
+
+static void walk_test(void **state)
 {
-    (void)state;
-    walk_do(&icmp_walk, icmp_run, 1);
+    const struct walk_def *d = *state;
+    struct walk wk;
+    if (getenv("WALK_ONLY") != NULL && atoi(getenv("WALK_ONLY")) != (int)(d - walks)) {
+        return;
+    }
+    memset(&wk, 0, sizeof(wk));
+    wk.name = d->name;
+    walk_len = d->len;
+    tcp_zero_copy = d->zero_copy;
+    tcp_lossy = d->lossy;
+    walk_do(&wk, d->run, d->victim);
 }
 
 /* The injection itself: the Nth attempt fails like an empty pool (NULL,
@@ -582,16 +634,22 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(injection_fails_the_nth_allocation_once),
-        cmocka_unit_test(tcp_walk_client),
-        cmocka_unit_test(tcp_walk_server),
-        cmocka_unit_test(dhcp_walk_server),
-        cmocka_unit_test(dhcp_walk_client),
-        cmocka_unit_test(udp_walk_client),
-        cmocka_unit_test(udp_walk_server),
-        cmocka_unit_test(icmp_walk_client),
-        cmocka_unit_test(icmp_walk_server),
+        cmocka_unit_test_prestate(walk_test, (void *)&walks[0]),  cmocka_unit_test_prestate(walk_test, (void *)&walks[1]),
+        cmocka_unit_test_prestate(walk_test, (void *)&walks[2]),  cmocka_unit_test_prestate(walk_test, (void *)&walks[3]),
+        cmocka_unit_test_prestate(walk_test, (void *)&walks[4]),  cmocka_unit_test_prestate(walk_test, (void *)&walks[5]),
+        cmocka_unit_test_prestate(walk_test, (void *)&walks[6]),  cmocka_unit_test_prestate(walk_test, (void *)&walks[7]),
+        cmocka_unit_test_prestate(walk_test, (void *)&walks[8]),  cmocka_unit_test_prestate(walk_test, (void *)&walks[9]),
+        cmocka_unit_test_prestate(walk_test, (void *)&walks[10]), cmocka_unit_test_prestate(walk_test, (void *)&walks[11]),
+        cmocka_unit_test_prestate(walk_test, (void *)&walks[12]), cmocka_unit_test_prestate(walk_test, (void *)&walks[13]),
+        cmocka_unit_test_prestate(walk_test, (void *)&walks[14]), cmocka_unit_test_prestate(walk_test, (void *)&walks[15]),
+        cmocka_unit_test_prestate(walk_test, (void *)&walks[16]), cmocka_unit_test_prestate(walk_test, (void *)&walks[17]),
+        cmocka_unit_test_prestate(walk_test, (void *)&walks[18]), cmocka_unit_test_prestate(walk_test, (void *)&walks[19]),
+        cmocka_unit_test_prestate(walk_test, (void *)&walks[20]), cmocka_unit_test_prestate(walk_test, (void *)&walks[21]),
+        cmocka_unit_test_prestate(walk_test, (void *)&walks[22]), cmocka_unit_test_prestate(walk_test, (void *)&walks[23]),
     };
     unsigned i;
+    /* one cmocka test per walk of the table */
+    (void)sizeof(char[WISP_ARRAY_SIZE(walks) == WISP_ARRAY_SIZE(tests) - 1u ? 1 : -1]);
 #if !WISP_ALLOC_FAIL_INJECT
     print_message("test_alloc_walk: built without WISP_ALLOC_FAIL_INJECT, skipped\n");
     return 77;
