@@ -38,6 +38,7 @@
 #include "tcp_simlib.h"
 #include "wisp/debug.h"
 #include "wisp/dhcp.h"
+#include "wisp/dns.h"
 
 #define SEC 1000000ull   /* us */
 #define WALK_MAX_N 5000u /* more allocations than any exchange here takes */
@@ -137,8 +138,17 @@ static void walk_do(struct walk *wk, walk_run_fn run, unsigned victim)
 #define TCP_WATCHDOG_MS 900000u /* > the whole backoff of WISP_TCP_MAXRTX retransmissions */
 #define TCP_MAX_US (3600ull * SEC)
 
-static bool tcp_zero_copy; /* variant: zero-copy writes of random sizes */
-static bool tcp_lossy;     /* variant: the wire loses, reorders, duplicates */
+/* TCP variants */
+enum tcp_mode {
+    TM_PLAIN = 0,
+    TM_ZERO_COPY, /* zero-copy writes of random sizes, no Nagle */
+    TM_LOSSY,     /* the wire loses, reorders, duplicates */
+    TM_LOOPBACK,  /* one stack connects to its own address (loopback path) */
+    TM_HOLD,      /* B's application takes data without giving the window back for a while */
+    TM_REFUSE     /* B's receive callback refuses data for a while */
+};
+#define TCP_STALL_US (5ull * SEC) /* how long TM_HOLD / TM_REFUSE last */
+static enum tcp_mode tcp_mode;
 
 static bool tcp_over(void *arg)
 {
@@ -171,7 +181,7 @@ static bool tcp_run(unsigned victim, uint32_t n, bool *reached, uint32_t allocs[
     node[0] = st_node(w, "a", 1);
     node[1] = st_node(w, "b", 2);
     sim_set_max_events(w, 5000000ull);
-    if (tcp_lossy) {
+    if (tcp_mode == TM_LOSSY) {
         struct sim_link_cfg link;
         sim_get_link(w, &link);
         link.loss = 0.05;
@@ -192,10 +202,10 @@ static bool tcp_run(unsigned victim, uint32_t n, bool *reached, uint32_t allocs[
         (void)sim_pcap_open(w, getenv("WALK_PCAP"));
     }
     memset(&cfg, 0, sizeof(cfg));
-    cfg.a2b.bytes = tcp_lossy ? TCP_BYTES_LOSSY : TCP_BYTES;
-    cfg.b2a.bytes = tcp_lossy ? TCP_BYTES_LOSSY : TCP_BYTES;
+    cfg.a2b.bytes = tcp_mode == TM_LOSSY ? TCP_BYTES_LOSSY : TCP_BYTES;
+    cfg.b2a.bytes = tcp_mode == TM_LOSSY ? TCP_BYTES_LOSSY : TCP_BYTES;
     cfg.seed = 13;
-    if (tcp_zero_copy) {
+    if (tcp_mode == TM_ZERO_COPY) {
         /* zero-copy writes (reference pbufs) of random sizes, no Nagle */
         cfg.a2b.nocopy = cfg.b2a.nocopy = true;
         cfg.a2b.wrandom = cfg.b2a.wrandom = true;
@@ -213,7 +223,7 @@ static bool tcp_run(unsigned victim, uint32_t n, bool *reached, uint32_t allocs[
         snprintf(walk_err, sizeof(walk_err), "listen refused: %s", wisp_err_str(err));
         goto end;
     }
-    c = tsl_connect(&r, node[0], &cfg);
+    c = tsl_connect(&r, tcp_mode == TM_LOOPBACK ? node[1] : node[0], &cfg);
     if (c == NULL) {
         /* wisp_tcp_new or wisp_tcp_connect refused: an error code */
         assert_int_equal(r.nconns, 1);
@@ -226,6 +236,24 @@ static bool tcp_run(unsigned victim, uint32_t n, bool *reached, uint32_t allocs[
     }
     c->ep[0].expect_err = true;
     c->ep[1].expect_err = true;
+    if (tcp_mode == TM_HOLD || tcp_mode == TM_REFUSE) {
+        /* set before the accept: B does not consume from the start */
+        if (tcp_mode == TM_HOLD) {
+            c->ep[1].hold = true;
+        } else {
+            c->ep[1].refuse = true;
+        }
+        if (!sim_run_until(w, tcp_over, &r, TCP_STALL_US)) {
+            if (tcp_mode == TM_HOLD) {
+                tsl_ep_release(&c->ep[1]);
+            } else {
+                c->ep[1].refuse = false;
+                if (c->ep[1].pcb != NULL) {
+                    wisp_tcp_recv_retry(c->ep[1].pcb);
+                }
+            }
+        }
+    }
     if (!sim_run_until(w, tcp_over, &r, TCP_MAX_US)) {
         tsl_conn_print(c, stderr);
         fail_msg("tcp N=%u: neither done nor failed after %llu s", (unsigned)n,
@@ -273,6 +301,195 @@ end:
     }
     *reached = wisp_debug_alloc_injected(sim_stack(node[victim])) > 0;
     tsl_fini(&r);
+    ST_FREE(w);
+    return done;
+}
+
+/* ---------------------------------------------- TCP echo (services) */
+
+#define ECHO_BYTES 12000u
+#define ECHO_MAX_US (3600ull * SEC)
+
+/* A client of the TCP echo service (apps/lib/services.c): writes
+ * ECHO_BYTES (retrying refused writes from the sent and poll callbacks),
+ * checks every byte that comes back, closes once all are back. */
+struct ecli {
+    struct wisp_tcp_pcb *pcb;
+    uint32_t written, rx;
+    bool connected, closed, close_pending, fin, err_called, bad;
+    wisp_err_t err;
+};
+
+static uint8_t echo_byte(uint32_t i)
+{
+    return (uint8_t)((i * 131u) ^ (i >> 7));
+}
+
+static void ecli_push(struct ecli *e)
+{
+    uint8_t buf[1460];
+    while (e->pcb != NULL && !e->closed && e->written < ECHO_BYTES) {
+        uint32_t len = ECHO_BYTES - e->written, i;
+        wisp_err_t err;
+        if (len > sizeof(buf)) {
+            len = sizeof(buf);
+        }
+        for (i = 0; i < len; i++) {
+            buf[i] = echo_byte(e->written + i);
+        }
+        err = wisp_tcp_write(e->pcb, buf, len, WISP_TCP_WRITE_COPY);
+        if (err != WISP_OK) {
+            break; /* WISP_ERR_MEM: again from the sent / poll callback */
+        }
+        e->written += len;
+    }
+    if (e->pcb != NULL && !e->closed) {
+        (void)wisp_tcp_output(e->pcb);
+    }
+    if (e->pcb != NULL && !e->closed && e->rx == ECHO_BYTES) {
+        wisp_err_t err = wisp_tcp_close(e->pcb);
+        if (err == WISP_OK) {
+            e->closed = true;
+            e->pcb = NULL;
+        } else {
+            e->close_pending = true; /* WISP_ERR_MEM: again from poll */
+        }
+    }
+}
+
+static wisp_err_t ecli_recv(void *arg, struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, wisp_err_t err)
+{
+    struct ecli *e = arg;
+    const struct wisp_pbuf *q;
+    uint32_t len = 0;
+    (void)err;
+    if (p == NULL) {
+        e->fin = true;
+        return WISP_OK;
+    }
+    for (q = p; q != NULL; q = q->next) {
+        uint16_t i;
+        for (i = 0; i < q->len; i++) {
+            if (((const uint8_t *)q->payload)[i] != echo_byte(e->rx + len + i) || e->rx + len + i >= ECHO_BYTES) {
+                e->bad = true;
+            }
+        }
+        len += q->len;
+    }
+    e->rx += len;
+    wisp_tcp_recved(pcb, len);
+    wisp_pbuf_free(p);
+    ecli_push(e);
+    return WISP_OK;
+}
+
+static wisp_err_t ecli_sent(void *arg, struct wisp_tcp_pcb *pcb, uint32_t len)
+{
+    (void)pcb;
+    (void)len;
+    ecli_push(arg);
+    return WISP_OK;
+}
+
+static wisp_err_t ecli_poll(void *arg, struct wisp_tcp_pcb *pcb)
+{
+    (void)pcb;
+    ecli_push(arg);
+    return WISP_OK;
+}
+
+static void ecli_err(void *arg, wisp_err_t err)
+{
+    struct ecli *e = arg;
+    e->err_called = true;
+    e->err = err;
+    e->pcb = NULL;
+}
+
+static wisp_err_t ecli_connected(void *arg, struct wisp_tcp_pcb *pcb, wisp_err_t err)
+{
+    struct ecli *e = arg;
+    (void)pcb;
+    e->connected = err == WISP_OK;
+    ecli_push(e);
+    return WISP_OK;
+}
+
+static bool ecli_over(void *arg)
+{
+    struct ecli *e = arg;
+    return e->closed || e->err_called || e->bad;
+}
+
+static bool echo_run(unsigned victim, uint32_t n, bool *reached, uint32_t allocs[2])
+{
+    struct sim_world *w = sim_world_new(1306);
+    struct sim_node *node[2];
+    struct wisp_services svc;
+    struct ecli e;
+    wisp_ipaddr_t dst;
+    unsigned base[2], k;
+    uint32_t a0[2];
+    wisp_err_t err;
+    bool done = false;
+
+    assert_non_null(w);
+    memset(&e, 0, sizeof(e));
+    node[0] = st_node(w, "client", 1);
+    node[1] = st_node(w, "server", 2);
+    sim_set_max_events(w, 5000000ull);
+    memset(&svc, 0, sizeof(svc));
+    svc.stack = sim_stack(node[1]);
+    assert_int_equal(wisp_services_tcp_start(&svc), WISP_OK);
+    assert_true(sim_run_for(w, 1000));
+    tsl_baseline(w, base);
+    for (k = 0; k < 2; k++) {
+        a0[k] = wisp_debug_alloc_count(sim_stack(node[k]));
+    }
+    assert_int_equal(wisp_debug_fail_allocs(sim_stack(node[victim]), n, walk_len), WISP_OK);
+
+    e.pcb = wisp_tcp_new(sim_stack(node[0]));
+    if (e.pcb == NULL) {
+        snprintf(walk_err, sizeof(walk_err), "wisp_tcp_new: no PCB");
+        goto end;
+    }
+    wisp_tcp_arg(e.pcb, &e);
+    wisp_tcp_recv(e.pcb, ecli_recv);
+    wisp_tcp_sent(e.pcb, ecli_sent);
+    wisp_tcp_err(e.pcb, ecli_err);
+    wisp_tcp_poll(e.pcb, ecli_poll, 1);
+    dst = st_addr(node[1]);
+    err = wisp_tcp_connect(e.pcb, &dst, WISP_PORT_ECHO, ecli_connected);
+    if (err != WISP_OK) {
+        if (err != WISP_ERR_MEM) {
+            fail_msg("echo N=%u: connect: %s", (unsigned)n, wisp_err_str(err));
+        }
+        snprintf(walk_err, sizeof(walk_err), "wisp_tcp_connect refused: %s", wisp_err_str(err));
+        wisp_tcp_abort(e.pcb);
+        goto end;
+    }
+    if (!sim_run_until(w, ecli_over, &e, ECHO_MAX_US)) {
+        fail_msg("echo N=%u (stack %u): stuck: %u of %u bytes written, %u back, pcb %s", (unsigned)n, victim,
+                 (unsigned)e.written, ECHO_BYTES, (unsigned)e.rx,
+                 e.pcb != NULL ? wisp_tcp_state_str(wisp_tcp_state(e.pcb)) : "-");
+    }
+    if (e.bad) {
+        fail_msg("echo N=%u (stack %u): wrong data echoed (at %u)", (unsigned)n, victim, (unsigned)e.rx);
+    }
+    if (e.closed) {
+        done = true;
+    } else {
+        snprintf(walk_err, sizeof(walk_err), "error callback: %s (%u of %u bytes back)", wisp_err_str(e.err),
+                 (unsigned)e.rx, ECHO_BYTES);
+    }
+end:
+    run_end(w, base, 2ull * WISP_TCP_MSL_MS * 1000u + (uint64_t)TCP_WATCHDOG_MS * 1000u, "echo", n);
+    assert_int_equal(wisp_services_tcp_active(&svc), 0);
+    for (k = 0; k < 2; k++) {
+        allocs[k] = wisp_debug_alloc_count(sim_stack(node[k])) - a0[k];
+    }
+    *reached = wisp_debug_alloc_injected(sim_stack(node[victim])) > 0;
+    wisp_services_tcp_stop(&svc);
     ST_FREE(w);
     return done;
 }
@@ -429,6 +646,135 @@ static bool dhcp_run(unsigned victim, uint32_t n, bool *reached, uint32_t allocs
     return done;
 }
 
+/* ---------------------------------------------------------------- DNS */
+
+#define DNS_ADDR wisp_ip4(198, 18, 7, 7)
+#define DNS_MAX_US (60ull * SEC)
+
+/* A server answering every A query with DNS_ADDR (port 53 of node 0). */
+static void dnsrv_recv(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, const wisp_ipaddr_t *src,
+                       uint16_t port, const struct wisp_ip_info *ip)
+{
+    uint8_t q[512], out[600];
+    uint16_t n = wisp_pbuf_copy_out(p, q, sizeof(q), 0);
+    size_t qend = 12, o;
+    struct wisp_pbuf *r;
+    wisp_ip4_t a = DNS_ADDR;
+    (void)arg;
+    (void)ip;
+    wisp_pbuf_free(p);
+    if (n < 17) {
+        return;
+    }
+    while (qend < n && q[qend] != 0) {
+        qend += q[qend] + 1u;
+    }
+    qend += 5;
+    if (qend > n) {
+        return;
+    }
+    memcpy(out, q, qend);
+    wisp_wr16(out + 2, 0x8180);
+    wisp_wr16(out + 6, 1);
+    o = qend;
+    wisp_wr16(out + o, 0xC00C);
+    wisp_wr16(out + o + 2, 1);
+    wisp_wr16(out + o + 4, 1);
+    wisp_wr32(out + o + 6, 300);
+    wisp_wr16(out + o + 10, 4);
+    memcpy(out + o + 12, &a, 4);
+    o += 16;
+    r = wisp_pbuf_alloc(pcb->stack, WISP_LAYER_TRANSPORT, (uint16_t)o, WISP_PBUF_RAM);
+    if (r == NULL) {
+        return; /* lost answer: the resolver retransmits */
+    }
+    (void)wisp_pbuf_copy_in(r, out, (uint16_t)o, 0);
+    (void)wisp_udp_sendto(pcb, r, src, port);
+    wisp_pbuf_free(r);
+}
+
+struct dns_res {
+    int calls;
+    wisp_err_t err;
+    wisp_ip4_t addr;
+};
+
+static void dns_found(void *arg, const char *name, wisp_err_t err, const wisp_ipaddr_t *addr, uint32_t ttl_s)
+{
+    struct dns_res *r = arg;
+    (void)name;
+    (void)ttl_s;
+    r->calls++;
+    r->err = err;
+    r->addr = addr != NULL ? wisp_ipaddr_ip4(addr) : 0;
+}
+
+static bool dns_done(void *arg)
+{
+    return ((struct dns_res *)arg)->calls > 0;
+}
+
+static bool dns_run(unsigned victim, uint32_t n, bool *reached, uint32_t allocs[2])
+{
+    struct sim_world *w = sim_world_new(1305);
+    struct sim_node *node[2];
+    struct wisp_udp_pcb *srv;
+    struct dns_res res;
+    wisp_ipaddr_t addr;
+    unsigned base[2], k;
+    uint32_t a0[2];
+    wisp_err_t err;
+    bool done = false;
+
+    assert_non_null(w);
+    memset(&res, 0, sizeof(res));
+    node[0] = st_node(w, "srv", 1);
+    node[1] = st_node(w, "cli", 2);
+    sim_set_max_events(w, 5000000ull);
+    srv = wisp_udp_new(sim_stack(node[0]));
+    assert_non_null(srv);
+    assert_int_equal(wisp_udp_bind(srv, NULL, 53), WISP_OK);
+    wisp_udp_recv(srv, dnsrv_recv, NULL);
+    assert_int_equal(wisp_dns_set_server(sim_stack(node[1]), 0, sim_ip(node[0])), WISP_OK);
+    assert_true(sim_run_for(w, 1000));
+    tsl_baseline(w, base);
+    for (k = 0; k < 2; k++) {
+        a0[k] = wisp_debug_alloc_count(sim_stack(node[k]));
+    }
+    assert_int_equal(wisp_debug_fail_allocs(sim_stack(node[victim]), n, walk_len), WISP_OK);
+
+    err = wisp_dns_gethostbyname(sim_stack(node[1]), "host.example", &addr, dns_found, &res);
+    if (err == WISP_ERR_INPROGRESS) {
+        if (!sim_run_until(w, dns_done, &res, DNS_MAX_US)) {
+            fail_msg("dns N=%u (stack %u): no answer nor error after %llu s", (unsigned)n, victim,
+                     (unsigned long long)(DNS_MAX_US / SEC));
+        }
+        assert_int_equal(res.calls, 1);
+        if (res.err == WISP_OK) {
+            assert_true(res.addr == DNS_ADDR);
+            done = true;
+        } else if (res.err == WISP_ERR_TIMEOUT && walk_len > 1) {
+            /* every retransmission's allocation failed: a clean timeout */
+            snprintf(walk_err, sizeof(walk_err), "resolver callback: %s", wisp_err_str(res.err));
+        } else {
+            fail_msg("dns N=%u (stack %u): resolver callback: %s", (unsigned)n, victim, wisp_err_str(res.err));
+        }
+    } else if (err == WISP_ERR_MEM) {
+        snprintf(walk_err, sizeof(walk_err), "wisp_dns_gethostbyname refused: %s", wisp_err_str(err));
+    } else {
+        fail_msg("dns N=%u: gethostbyname: %s", (unsigned)n, wisp_err_str(err));
+    }
+    assert_int_equal(wisp_dns_pending(sim_stack(node[1])), 0);
+    run_end(w, base, 30ull * SEC, "dns", n);
+    for (k = 0; k < 2; k++) {
+        allocs[k] = wisp_debug_alloc_count(sim_stack(node[k])) - a0[k];
+    }
+    *reached = wisp_debug_alloc_injected(sim_stack(node[victim])) > 0;
+    wisp_udp_remove(srv);
+    ST_FREE(w);
+    return done;
+}
+
 /* ----------------------------------------------- fragmented datagrams */
 
 #define BIG 8000u
@@ -545,35 +891,48 @@ struct walk_def {
     walk_run_fn run;
     unsigned victim;
     uint32_t len;
-    bool zero_copy;
-    bool lossy;
+    enum tcp_mode mode;
 };
 
 static const struct walk_def walks[] = {
-    { "TCP 20 KB each way", tcp_run, 0, 1, false, false },
-    { "TCP 20 KB each way", tcp_run, 1, 1, false, false },
-    { "TCP 20 KB each way", tcp_run, 0, 4, false, false },
-    { "TCP 20 KB each way", tcp_run, 1, 4, false, false },
-    { "TCP 20 KB each way", tcp_run, 0, 16, false, false },
-    { "TCP 20 KB each way", tcp_run, 1, 16, false, false },
-    { "TCP 20 KB each way, zero-copy random writes", tcp_run, 0, 1, true, false },
-    { "TCP 20 KB each way, zero-copy random writes", tcp_run, 1, 1, true, false },
-    { "TCP 20 KB each way, zero-copy random writes", tcp_run, 0, 4, true, false },
-    { "TCP 20 KB each way, zero-copy random writes", tcp_run, 1, 4, true, false },
-    { "TCP 30 KB each way, lossy wire", tcp_run, 0, 1, false, true },
-    { "TCP 30 KB each way, lossy wire", tcp_run, 1, 1, false, true },
-    { "DHCP DISCOVER/OFFER/REQUEST/ACK", dhcp_run, 0, 1, false, false },
-    { "DHCP DISCOVER/OFFER/REQUEST/ACK", dhcp_run, 1, 1, false, false },
-    { "DHCP DISCOVER/OFFER/REQUEST/ACK", dhcp_run, 0, 4, false, false },
-    { "DHCP DISCOVER/OFFER/REQUEST/ACK", dhcp_run, 1, 4, false, false },
-    { "UDP 8000-byte datagram, fragmented echo", udp_run, 0, 1, false, false },
-    { "UDP 8000-byte datagram, fragmented echo", udp_run, 1, 1, false, false },
-    { "UDP 8000-byte datagram, fragmented echo", udp_run, 0, 4, false, false },
-    { "UDP 8000-byte datagram, fragmented echo", udp_run, 1, 4, false, false },
-    { "ICMP echo of 8000 bytes", icmp_run, 0, 1, false, false },
-    { "ICMP echo of 8000 bytes", icmp_run, 1, 1, false, false },
-    { "ICMP echo of 8000 bytes", icmp_run, 0, 4, false, false },
-    { "ICMP echo of 8000 bytes", icmp_run, 1, 4, false, false },
+    { "TCP 20 KB each way", tcp_run, 0, 1, TM_PLAIN },
+    { "TCP 20 KB each way", tcp_run, 1, 1, TM_PLAIN },
+    { "TCP 20 KB each way", tcp_run, 0, 4, TM_PLAIN },
+    { "TCP 20 KB each way", tcp_run, 1, 4, TM_PLAIN },
+    { "TCP 20 KB each way", tcp_run, 0, 16, TM_PLAIN },
+    { "TCP 20 KB each way", tcp_run, 1, 16, TM_PLAIN },
+    { "TCP 20 KB each way, zero-copy random writes", tcp_run, 0, 1, TM_ZERO_COPY },
+    { "TCP 20 KB each way, zero-copy random writes", tcp_run, 1, 1, TM_ZERO_COPY },
+    { "TCP 20 KB each way, zero-copy random writes", tcp_run, 0, 4, TM_ZERO_COPY },
+    { "TCP 20 KB each way, zero-copy random writes", tcp_run, 1, 4, TM_ZERO_COPY },
+    { "TCP 30 KB each way, lossy wire", tcp_run, 0, 1, TM_LOSSY },
+    { "TCP 30 KB each way, lossy wire", tcp_run, 1, 1, TM_LOSSY },
+    { "TCP 20 KB each way, over loopback", tcp_run, 1, 1, TM_LOOPBACK },
+    { "TCP 20 KB each way, over loopback", tcp_run, 1, 4, TM_LOOPBACK },
+    { "TCP 20 KB each way, receiver holds the window 5 s", tcp_run, 0, 1, TM_HOLD },
+    { "TCP 20 KB each way, receiver holds the window 5 s", tcp_run, 1, 1, TM_HOLD },
+    { "TCP 20 KB each way, receiver refuses data 5 s", tcp_run, 0, 1, TM_REFUSE },
+    { "TCP 20 KB each way, receiver refuses data 5 s", tcp_run, 1, 1, TM_REFUSE },
+    { "TCP echo service, 12000 bytes", echo_run, 0, 1, TM_PLAIN },
+    { "TCP echo service, 12000 bytes", echo_run, 1, 1, TM_PLAIN },
+    { "TCP echo service, 12000 bytes", echo_run, 0, 4, TM_PLAIN },
+    { "TCP echo service, 12000 bytes", echo_run, 1, 4, TM_PLAIN },
+    { "DHCP DISCOVER/OFFER/REQUEST/ACK", dhcp_run, 0, 1, TM_PLAIN },
+    { "DHCP DISCOVER/OFFER/REQUEST/ACK", dhcp_run, 1, 1, TM_PLAIN },
+    { "DHCP DISCOVER/OFFER/REQUEST/ACK", dhcp_run, 0, 4, TM_PLAIN },
+    { "DHCP DISCOVER/OFFER/REQUEST/ACK", dhcp_run, 1, 4, TM_PLAIN },
+    { "DNS query and answer", dns_run, 0, 1, TM_PLAIN },
+    { "DNS query and answer", dns_run, 1, 1, TM_PLAIN },
+    { "DNS query and answer", dns_run, 0, 4, TM_PLAIN },
+    { "DNS query and answer", dns_run, 1, 4, TM_PLAIN },
+    { "UDP 8000-byte datagram, fragmented echo", udp_run, 0, 1, TM_PLAIN },
+    { "UDP 8000-byte datagram, fragmented echo", udp_run, 1, 1, TM_PLAIN },
+    { "UDP 8000-byte datagram, fragmented echo", udp_run, 0, 4, TM_PLAIN },
+    { "UDP 8000-byte datagram, fragmented echo", udp_run, 1, 4, TM_PLAIN },
+    { "ICMP echo of 8000 bytes", icmp_run, 0, 1, TM_PLAIN },
+    { "ICMP echo of 8000 bytes", icmp_run, 1, 1, TM_PLAIN },
+    { "ICMP echo of 8000 bytes", icmp_run, 0, 4, TM_PLAIN },
+    { "ICMP echo of 8000 bytes", icmp_run, 1, 4, TM_PLAIN },
 };
 
 static void walk_test(void **state)
@@ -586,8 +945,7 @@ static void walk_test(void **state)
     memset(&wk, 0, sizeof(wk));
     wk.name = d->name;
     walk_len = d->len;
-    tcp_zero_copy = d->zero_copy;
-    tcp_lossy = d->lossy;
+    tcp_mode = d->mode;
     walk_do(&wk, d->run, d->victim);
 }
 
@@ -634,18 +992,44 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(injection_fails_the_nth_allocation_once),
-        cmocka_unit_test_prestate(walk_test, (void *)&walks[0]),  cmocka_unit_test_prestate(walk_test, (void *)&walks[1]),
-        cmocka_unit_test_prestate(walk_test, (void *)&walks[2]),  cmocka_unit_test_prestate(walk_test, (void *)&walks[3]),
-        cmocka_unit_test_prestate(walk_test, (void *)&walks[4]),  cmocka_unit_test_prestate(walk_test, (void *)&walks[5]),
-        cmocka_unit_test_prestate(walk_test, (void *)&walks[6]),  cmocka_unit_test_prestate(walk_test, (void *)&walks[7]),
-        cmocka_unit_test_prestate(walk_test, (void *)&walks[8]),  cmocka_unit_test_prestate(walk_test, (void *)&walks[9]),
-        cmocka_unit_test_prestate(walk_test, (void *)&walks[10]), cmocka_unit_test_prestate(walk_test, (void *)&walks[11]),
-        cmocka_unit_test_prestate(walk_test, (void *)&walks[12]), cmocka_unit_test_prestate(walk_test, (void *)&walks[13]),
-        cmocka_unit_test_prestate(walk_test, (void *)&walks[14]), cmocka_unit_test_prestate(walk_test, (void *)&walks[15]),
-        cmocka_unit_test_prestate(walk_test, (void *)&walks[16]), cmocka_unit_test_prestate(walk_test, (void *)&walks[17]),
-        cmocka_unit_test_prestate(walk_test, (void *)&walks[18]), cmocka_unit_test_prestate(walk_test, (void *)&walks[19]),
-        cmocka_unit_test_prestate(walk_test, (void *)&walks[20]), cmocka_unit_test_prestate(walk_test, (void *)&walks[21]),
-        cmocka_unit_test_prestate(walk_test, (void *)&walks[22]), cmocka_unit_test_prestate(walk_test, (void *)&walks[23]),
+        cmocka_unit_test_prestate(walk_test, (void *)&walks[0]),
+        cmocka_unit_test_prestate(walk_test, (void *)&walks[1]),
+        cmocka_unit_test_prestate(walk_test, (void *)&walks[2]),
+        cmocka_unit_test_prestate(walk_test, (void *)&walks[3]),
+        cmocka_unit_test_prestate(walk_test, (void *)&walks[4]),
+        cmocka_unit_test_prestate(walk_test, (void *)&walks[5]),
+        cmocka_unit_test_prestate(walk_test, (void *)&walks[6]),
+        cmocka_unit_test_prestate(walk_test, (void *)&walks[7]),
+        cmocka_unit_test_prestate(walk_test, (void *)&walks[8]),
+        cmocka_unit_test_prestate(walk_test, (void *)&walks[9]),
+        cmocka_unit_test_prestate(walk_test, (void *)&walks[10]),
+        cmocka_unit_test_prestate(walk_test, (void *)&walks[11]),
+        cmocka_unit_test_prestate(walk_test, (void *)&walks[12]),
+        cmocka_unit_test_prestate(walk_test, (void *)&walks[13]),
+        cmocka_unit_test_prestate(walk_test, (void *)&walks[14]),
+        cmocka_unit_test_prestate(walk_test, (void *)&walks[15]),
+        cmocka_unit_test_prestate(walk_test, (void *)&walks[16]),
+        cmocka_unit_test_prestate(walk_test, (void *)&walks[17]),
+        cmocka_unit_test_prestate(walk_test, (void *)&walks[18]),
+        cmocka_unit_test_prestate(walk_test, (void *)&walks[19]),
+        cmocka_unit_test_prestate(walk_test, (void *)&walks[20]),
+        cmocka_unit_test_prestate(walk_test, (void *)&walks[21]),
+        cmocka_unit_test_prestate(walk_test, (void *)&walks[22]),
+        cmocka_unit_test_prestate(walk_test, (void *)&walks[23]),
+        cmocka_unit_test_prestate(walk_test, (void *)&walks[24]),
+        cmocka_unit_test_prestate(walk_test, (void *)&walks[25]),
+        cmocka_unit_test_prestate(walk_test, (void *)&walks[26]),
+        cmocka_unit_test_prestate(walk_test, (void *)&walks[27]),
+        cmocka_unit_test_prestate(walk_test, (void *)&walks[28]),
+        cmocka_unit_test_prestate(walk_test, (void *)&walks[29]),
+        cmocka_unit_test_prestate(walk_test, (void *)&walks[30]),
+        cmocka_unit_test_prestate(walk_test, (void *)&walks[31]),
+        cmocka_unit_test_prestate(walk_test, (void *)&walks[32]),
+        cmocka_unit_test_prestate(walk_test, (void *)&walks[33]),
+        cmocka_unit_test_prestate(walk_test, (void *)&walks[34]),
+        cmocka_unit_test_prestate(walk_test, (void *)&walks[35]),
+        cmocka_unit_test_prestate(walk_test, (void *)&walks[36]),
+        cmocka_unit_test_prestate(walk_test, (void *)&walks[37]),
     };
     unsigned i;
     /* one cmocka test per walk of the table */
