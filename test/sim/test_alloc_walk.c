@@ -16,6 +16,8 @@
  *  - An 8000-byte UDP datagram fragmented by one stack, reassembled by the
  *    other and echoed back the same way (apps/lib/services.c echo).
  *  - An ICMP echo of 8000 bytes (fragmented both ways).
+ *  - Also: a DNS query against a server node, and 12000 bytes through the
+ *    TCP echo service of apps/lib/services.c.
  *
  * For every N: no crash (ASan/UBSan in the sanitizer pass), no hang (the
  * simulator's event cap and bounded virtual time), the exchange either
@@ -25,10 +27,12 @@
  * once everything is closed every pool of every stack is back at its
  * baseline, with nothing left after the stacks are torn down.
  *
- * Each walk is also run with runs of 4 (and for TCP 16) consecutive
- * failures (a pool that stays empty for a while), and TCP with zero-copy
- * writes of random sizes and over a lossy, reordering wire. Built on the
- * small-pool simulator library (test/CMakeLists.txt: opt.h pool sizes).
+ * Most walks are also run with runs of 4 (TCP: 16) consecutive failures
+ * (a pool that stays empty for a while); TCP also with zero-copy writes
+ * of random sizes, over a lossy, reordering wire, over loopback, and with
+ * a receiver that holds its window closed or refuses data for 5 s. Built
+ * on the small-pool simulator library (test/CMakeLists.txt: the opt.h
+ * pool sizes of a Cortex-M class device).
  *
  * Diagnostics (environment): WALK_ONLY=i runs walk i of the table alone,
  * WALK_VERBOSE prints each TCP run's end state, WALK_PCAP=file with
