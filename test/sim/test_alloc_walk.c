@@ -149,10 +149,20 @@ enum tcp_mode {
     TM_LOSSY,     /* the wire loses, reorders, duplicates */
     TM_LOOPBACK,  /* one stack connects to its own address (loopback path) */
     TM_HOLD,      /* B's application takes data without giving the window back for a while */
-    TM_REFUSE     /* B's receive callback refuses data for a while */
+    TM_REFUSE,    /* B's receive callback refuses data for a while */
+    TM_PMTU,      /* a 1000-byte hop appears mid-transfer (ICMP "fragmentation needed") */
+    TM_PMTU_BH    /* ... as a black hole (no ICMP) */
 };
 #define TCP_STALL_US (5ull * SEC) /* how long TM_HOLD / TM_REFUSE last */
 static enum tcp_mode tcp_mode;
+
+/* A has had some of its data acknowledged (TM_PMTU*: queued segments then
+ * wait to be cut again for the smaller MSS). */
+static bool tcp_a_moving(void *arg)
+{
+    struct tsl_conn *c = arg;
+    return c->ep[0].tx_acked >= 2920u || c->done || c->ep[0].err_called || c->ep[1].err_called || c->failed;
+}
 
 static bool tcp_over(void *arg)
 {
@@ -258,6 +268,15 @@ static bool tcp_run(unsigned victim, uint32_t n, bool *reached, uint32_t allocs[
             }
         }
     }
+    if ((tcp_mode == TM_PMTU || tcp_mode == TM_PMTU_BH) && sim_run_until(w, tcp_a_moving, c, 10ull * SEC) &&
+        !c->done) {
+        struct sim_link_cfg link;
+        sim_get_link(w, &link);
+        link.path_mtu = 1000;
+        link.path_mtu_icmp = tcp_mode == TM_PMTU;
+        link.path_mtu_router = wisp_ip4(198, 18, 0, 254);
+        sim_set_link(w, &link);
+    }
     if (!sim_run_until(w, tcp_over, &r, TCP_MAX_US)) {
         tsl_conn_print(c, stderr);
         fail_msg("tcp N=%u: neither done nor failed after %llu s", (unsigned)n,
@@ -292,10 +311,14 @@ end:
     tsl_unlisten(&r);
     if (n == 0 && getenv("WALK_VERBOSE") != NULL) {
         const struct sim_counters *wc = sim_counters(w);
-        print_message("  wire: %llu frames, %llu lost, %llu reordered, %llu duplicated; out of order: A %u B %u\n",
+        print_message("  wire: %llu frames, %llu lost, %llu reordered, %llu duplicated, %llu over the path MTU; "
+                      "out of order: A %u B %u; cut again for the path MTU: A %u B %u\n",
                       (unsigned long long)wc->sent, (unsigned long long)wc->lost, (unsigned long long)wc->reordered,
-                      (unsigned long long)wc->duplicated, (unsigned)sim_stack(node[0])->ctr[WISP_CTR_TCP_OOSEQ],
-                      (unsigned)sim_stack(node[1])->ctr[WISP_CTR_TCP_OOSEQ]);
+                      (unsigned long long)wc->duplicated, (unsigned long long)wc->pmtu_dropped,
+                      (unsigned)sim_stack(node[0])->ctr[WISP_CTR_TCP_OOSEQ],
+                      (unsigned)sim_stack(node[1])->ctr[WISP_CTR_TCP_OOSEQ],
+                      (unsigned)sim_stack(node[0])->ctr[WISP_CTR_TCP_PMTU_RESEG],
+                      (unsigned)sim_stack(node[1])->ctr[WISP_CTR_TCP_PMTU_RESEG]);
     }
     /* a peer that stayed silent (its receive allocations failed) is
      * retried WISP_TCP_MAXRTX times before the connection is given up */
@@ -917,6 +940,12 @@ static const struct walk_def walks[] = {
     { "TCP 20 KB each way, receiver holds the window 5 s", tcp_run, 1, 1, TM_HOLD },
     { "TCP 20 KB each way, receiver refuses data 5 s", tcp_run, 0, 1, TM_REFUSE },
     { "TCP 20 KB each way, receiver refuses data 5 s", tcp_run, 1, 1, TM_REFUSE },
+    { "TCP 20 KB each way, path MTU drops to 1000 (ICMP)", tcp_run, 0, 1, TM_PMTU },
+    { "TCP 20 KB each way, path MTU drops to 1000 (ICMP)", tcp_run, 1, 1, TM_PMTU },
+    { "TCP 20 KB each way, path MTU drops to 1000 (black hole)", tcp_run, 0, 1, TM_PMTU_BH },
+    { "TCP 20 KB each way, path MTU drops to 1000 (black hole)", tcp_run, 1, 1, TM_PMTU_BH },
+    { "TCP 30 KB each way, lossy wire", tcp_run, 0, 4, TM_LOSSY },
+    { "TCP 30 KB each way, lossy wire", tcp_run, 1, 4, TM_LOSSY },
     { "TCP echo service, 12000 bytes", echo_run, 0, 1, TM_PLAIN },
     { "TCP echo service, 12000 bytes", echo_run, 1, 1, TM_PLAIN },
     { "TCP echo service, 12000 bytes", echo_run, 0, 4, TM_PLAIN },
@@ -1034,6 +1063,12 @@ int main(void)
         cmocka_unit_test_prestate(walk_test, (void *)&walks[35]),
         cmocka_unit_test_prestate(walk_test, (void *)&walks[36]),
         cmocka_unit_test_prestate(walk_test, (void *)&walks[37]),
+        cmocka_unit_test_prestate(walk_test, (void *)&walks[38]),
+        cmocka_unit_test_prestate(walk_test, (void *)&walks[39]),
+        cmocka_unit_test_prestate(walk_test, (void *)&walks[40]),
+        cmocka_unit_test_prestate(walk_test, (void *)&walks[41]),
+        cmocka_unit_test_prestate(walk_test, (void *)&walks[42]),
+        cmocka_unit_test_prestate(walk_test, (void *)&walks[43]),
     };
     unsigned i;
     /* one cmocka test per walk of the table */
