@@ -101,6 +101,20 @@ static void run_end(struct sim_world *w, const unsigned *base, uint64_t max_us, 
     }
 }
 
+/* TIME-WAIT records hold no pool element: let them expire (2 MSL), then
+ * no connection may be left and the pools must still be at baseline. */
+static void tcp_time_wait_end(struct sim_world *w, const unsigned *base, const char *what, uint32_t n)
+{
+    unsigned i;
+    assert_true(sim_run_for(w, 2ull * WISP_TCP_MSL_MS * 1000u + SEC));
+    for (i = 0; i < sim_node_count(w); i++) {
+        if (wisp_stack_tcp_next(sim_stack(sim_node_at(w, i)), NULL) != NULL) {
+            fail_msg("%s N=%u: node %u still has a connection after TIME-WAIT", what, (unsigned)n, i);
+        }
+    }
+    run_end(w, base, 0, what, n);
+}
+
 /* Walk N = 1, 2, ... over stack victim with run(victim, n): run returns
  * whether the exchange completed (false: failed with an error to the
  * application) and whether the armed failure was reached. */
@@ -323,10 +337,15 @@ end:
     /* a peer that stayed silent (its receive allocations failed) is
      * retried WISP_TCP_MAXRTX times before the connection is given up */
     run_end(w, base, 2ull * WISP_TCP_MSL_MS * 1000u + (uint64_t)TCP_WATCHDOG_MS * 1000u, "tcp", n);
+    tcp_time_wait_end(w, base, "tcp", n);
     for (k = 0; k < 2; k++) {
         allocs[k] = wisp_debug_alloc_count(sim_stack(node[k])) - a0[k];
     }
     *reached = wisp_debug_alloc_injected(sim_stack(node[victim])) > 0;
+    if (n == 0 && getenv("WALK_VERBOSE") != NULL) {
+        print_message("  %llu simulator events, %llu us virtual\n", (unsigned long long)sim_counters(w)->events,
+                      (unsigned long long)sim_now_us(w));
+    }
     tsl_fini(&r);
     ST_FREE(w);
     return done;
@@ -511,6 +530,7 @@ static bool echo_run(unsigned victim, uint32_t n, bool *reached, uint32_t allocs
     }
 end:
     run_end(w, base, 2ull * WISP_TCP_MSL_MS * 1000u + (uint64_t)TCP_WATCHDOG_MS * 1000u, "echo", n);
+    tcp_time_wait_end(w, base, "echo", n);
     assert_int_equal(wisp_services_tcp_active(&svc), 0);
     for (k = 0; k < 2; k++) {
         allocs[k] = wisp_debug_alloc_count(sim_stack(node[k])) - a0[k];
@@ -912,7 +932,9 @@ static bool icmp_run(unsigned victim, uint32_t n, bool *reached, uint32_t allocs
 /* ------------------------------------------------------------ walks */
 
 /* One walk of the table: exchange, stack whose allocations fail, how
- * many in a row, TCP variant. */
+ * many in a row, TCP variant. The table is pruned to what adds coverage:
+ * the whole walk stays at about 1 s of CPU in the gcc build and 6 s under
+ * ASan (each run is a fresh world). */
 struct walk_def {
     const char *name;
     walk_run_fn run;
@@ -926,26 +948,18 @@ static const struct walk_def walks[] = {
     { "TCP 20 KB each way", tcp_run, 1, 1, TM_PLAIN },
     { "TCP 20 KB each way", tcp_run, 0, 4, TM_PLAIN },
     { "TCP 20 KB each way", tcp_run, 1, 4, TM_PLAIN },
-    { "TCP 20 KB each way", tcp_run, 0, 16, TM_PLAIN },
     { "TCP 20 KB each way", tcp_run, 1, 16, TM_PLAIN },
     { "TCP 20 KB each way, zero-copy random writes", tcp_run, 0, 1, TM_ZERO_COPY },
     { "TCP 20 KB each way, zero-copy random writes", tcp_run, 1, 1, TM_ZERO_COPY },
-    { "TCP 20 KB each way, zero-copy random writes", tcp_run, 0, 4, TM_ZERO_COPY },
-    { "TCP 20 KB each way, zero-copy random writes", tcp_run, 1, 4, TM_ZERO_COPY },
     { "TCP 30 KB each way, lossy wire", tcp_run, 0, 1, TM_LOSSY },
     { "TCP 30 KB each way, lossy wire", tcp_run, 1, 1, TM_LOSSY },
     { "TCP 20 KB each way, over loopback", tcp_run, 1, 1, TM_LOOPBACK },
-    { "TCP 20 KB each way, over loopback", tcp_run, 1, 4, TM_LOOPBACK },
     { "TCP 20 KB each way, receiver holds the window 5 s", tcp_run, 0, 1, TM_HOLD },
     { "TCP 20 KB each way, receiver holds the window 5 s", tcp_run, 1, 1, TM_HOLD },
-    { "TCP 20 KB each way, receiver refuses data 5 s", tcp_run, 0, 1, TM_REFUSE },
     { "TCP 20 KB each way, receiver refuses data 5 s", tcp_run, 1, 1, TM_REFUSE },
     { "TCP 20 KB each way, path MTU drops to 1000 (ICMP)", tcp_run, 0, 1, TM_PMTU },
     { "TCP 20 KB each way, path MTU drops to 1000 (ICMP)", tcp_run, 1, 1, TM_PMTU },
     { "TCP 20 KB each way, path MTU drops to 1000 (black hole)", tcp_run, 0, 1, TM_PMTU_BH },
-    { "TCP 20 KB each way, path MTU drops to 1000 (black hole)", tcp_run, 1, 1, TM_PMTU_BH },
-    { "TCP 30 KB each way, lossy wire", tcp_run, 0, 4, TM_LOSSY },
-    { "TCP 30 KB each way, lossy wire", tcp_run, 1, 4, TM_LOSSY },
     { "TCP echo service, 12000 bytes", echo_run, 0, 1, TM_PLAIN },
     { "TCP echo service, 12000 bytes", echo_run, 1, 1, TM_PLAIN },
     { "TCP echo service, 12000 bytes", echo_run, 0, 4, TM_PLAIN },
@@ -1061,14 +1075,6 @@ int main(void)
         cmocka_unit_test_prestate(walk_test, (void *)&walks[33]),
         cmocka_unit_test_prestate(walk_test, (void *)&walks[34]),
         cmocka_unit_test_prestate(walk_test, (void *)&walks[35]),
-        cmocka_unit_test_prestate(walk_test, (void *)&walks[36]),
-        cmocka_unit_test_prestate(walk_test, (void *)&walks[37]),
-        cmocka_unit_test_prestate(walk_test, (void *)&walks[38]),
-        cmocka_unit_test_prestate(walk_test, (void *)&walks[39]),
-        cmocka_unit_test_prestate(walk_test, (void *)&walks[40]),
-        cmocka_unit_test_prestate(walk_test, (void *)&walks[41]),
-        cmocka_unit_test_prestate(walk_test, (void *)&walks[42]),
-        cmocka_unit_test_prestate(walk_test, (void *)&walks[43]),
     };
     unsigned i;
     /* one cmocka test per walk of the table */
