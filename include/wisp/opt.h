@@ -782,6 +782,19 @@ void wisp_assert_fail(const char *expr, const char *file, int line);
  * without a usable errno defines both, e.g. on its thread-local storage;
  * the socket's own last error (wisp_socket_errno) works regardless. */
 
+/* ------------------------------------- allocation-failure injection */
+
+/** 1: a stack can be told to fail its Nth allocation from now
+ *  (wisp_debug_fail_alloc, wisp/debug.h), counting every allocation from
+ *  any of its pools (wisp_pool_alloc: pbufs, PCBs, listeners, segments);
+ *  the failed allocation behaves exactly like an empty pool (NULL, counted
+ *  in the pool's failure counter). For tests that walk every allocation of
+ *  an exchange (test/sim/test_alloc_walk.c). Costs a pointer per pool, a
+ *  few words per stack and a compare per allocation. Default: WISP_DEBUG. */
+#ifndef WISP_ALLOC_FAIL_INJECT
+#define WISP_ALLOC_FAIL_INJECT WISP_DEBUG
+#endif
+
 /* -------------------------------------------------- consistency checks */
 
 #if WISP_MAX_NETIFS < 1 || WISP_MAX_NETIFS > 254

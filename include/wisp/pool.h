@@ -8,7 +8,19 @@
 #ifndef WISP_POOL_H
 #define WISP_POOL_H
 
+#include "wisp/opt.h"
 #include "wisp/arch.h"
+
+#if WISP_ALLOC_FAIL_INJECT
+/** Allocation-failure injection (WISP_ALLOC_FAIL_INJECT, wisp/debug.h):
+ *  one per stack, shared by its pools. */
+struct wisp_alloc_inject {
+    uint32_t count;       /**< allocation attempts through the pools, total */
+    uint32_t fail_at;     /**< the next attempt (value of count) that fails */
+    uint32_t fail_len;    /**< attempts still to fail from fail_at on, 0 = none */
+    uint32_t injected;    /**< failures injected, total */
+};
+#endif
 
 struct wisp_pool {
     const char *name;
@@ -20,6 +32,9 @@ struct wisp_pool {
     uint16_t high;        /**< high-water mark of used */
     uint32_t failed;      /**< allocations refused because the pool was empty */
     uint32_t allocs;      /**< successful allocations, total */
+#if WISP_ALLOC_FAIL_INJECT
+    struct wisp_alloc_inject *inject; /**< the stack's injection state (NULL: none) */
+#endif
 };
 
 /** Alignment of every pool element (enough for any C object). */
@@ -32,7 +47,9 @@ struct wisp_pool {
  *  debug builds; the pool is clamped to what fits). */
 void wisp_pool_init(struct wisp_pool *pool, const char *name, void *mem, size_t mem_size, size_t elem_size,
                     uint16_t count);
-/** Take one element (zeroed if zero != 0), or NULL when empty (counted). */
+/** Take one element, or NULL when empty (counted in failed). With
+ *  WISP_ALLOC_FAIL_INJECT, an attempt chosen by wisp_debug_fail_alloc
+ *  fails the same way, as if the pool were empty. */
 void *wisp_pool_alloc(struct wisp_pool *pool);
 /** Return an element. Freeing a foreign pointer or freeing twice is a
  *  programming error: checked with WISP_ASSERT in debug builds. */

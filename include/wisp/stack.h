@@ -108,6 +108,9 @@ struct wisp_stack {
     void *core_lock;                   /**< OS layer: the stack thread's core mutex (wisp/tcpip.h), NULL = single-threaded use */
 
     struct wisp_pool pool[WISP_POOL_COUNT];
+#if WISP_ALLOC_FAIL_INJECT
+    struct wisp_alloc_inject alloc_inject; /**< wisp/debug.h, shared by the pools */
+#endif
     struct wisp_netif *netifs;         /**< list, in order of addition */
     struct wisp_netif *netif_by_idx[WISP_MAX_NETIFS + 1];
     struct wisp_timer *timers;         /**< armed timers, sorted by deadline */

@@ -54,6 +54,9 @@ void wisp_pool_init(struct wisp_pool *pool, const char *name, void *mem, size_t 
     pool->high = 0;
     pool->failed = 0;
     pool->allocs = 0;
+#if WISP_ALLOC_FAIL_INJECT
+    pool->inject = NULL;
+#endif
     pool->free_list = NULL;
     /* Thread the list so that the lowest address is handed out first. */
     for (i = count; i > 0; i--) {
@@ -77,9 +80,29 @@ bool wisp_pool_owns(const struct wisp_pool *pool, const void *elem)
     return (off % pool->elem_size) == 0;
 }
 
+#if WISP_ALLOC_FAIL_INJECT
+/* Count an allocation attempt; true when it is the one chosen to fail. */
+static bool pool_inject_fail(struct wisp_alloc_inject *inj)
+{
+    inj->count++;
+    if (inj->fail_len != 0u && inj->count == inj->fail_at) {
+        inj->fail_at++;
+        inj->fail_len--;
+        inj->injected++;
+        return true;
+    }
+    return false;
+}
+#endif
+
 void *wisp_pool_alloc(struct wisp_pool *pool)
 {
     void *e = pool->free_list;
+#if WISP_ALLOC_FAIL_INJECT
+    if (pool->inject != NULL && pool_inject_fail(pool->inject)) {
+        e = NULL; /* injected: exactly as if the pool were empty */
+    }
+#endif
     if (e == NULL) {
         pool->failed++;
         return NULL;

@@ -336,6 +336,11 @@ wisp_err_t wisp_stack_init(struct wisp_stack *s, const struct wisp_config *cfg)
     wisp_pool_init(&s->pool[WISP_POOL_TCP_SEG], "tcp_seg", s->mem_tcp_seg.b, sizeof(s->mem_tcp_seg), sizeof(struct wisp_tcp_seg),
                    WISP_TCP_SEG_COUNT);
 #endif
+#if WISP_ALLOC_FAIL_INJECT
+    for (i = 0; i < WISP_POOL_COUNT; i++) {
+        s->pool[i].inject = &s->alloc_inject; /* zeroed above: no failure armed */
+    }
+#endif
 
     wisp_arp_init(s);
     wisp_ip4_init(s);

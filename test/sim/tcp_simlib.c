@@ -581,6 +581,7 @@ wisp_err_t tsl_listen(struct tsl_run *r, struct sim_node *node, uint16_t port, u
     }
     r->lpcb = wisp_tcp_listen(pcb, backlog, &err);
     if (r->lpcb == NULL) {
+        wisp_tcp_abort(pcb); /* a failed listen keeps the PCB passed in */
         return err != WISP_OK ? err : WISP_ERR_MEM;
     }
     wisp_tcp_arg(r->lpcb, r);
