@@ -23,7 +23,7 @@
 /** Events processed without the clock moving before the run is declared
  *  stuck (a livelock in a stack or a zero-delay ping-pong). */
 #define SIM_MAX_SAME_TIME 1000000ull
-#define SIM_MIN_FRAME 60u   /* Ethernet minimum without FCS (RFC 894 padding) */
+#define SIM_MIN_FRAME WISP_ETH_MIN_FRAME /* Ethernet minimum without FCS (RFC 894 padding) */
 
 enum sim_ev_kind { SIM_EV_FRAME = 1, SIM_EV_TXDONE = 2 };
 

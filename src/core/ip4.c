@@ -19,22 +19,7 @@
 #include "wisp/stack.h"
 #include "wisp/chksum.h"
 #include "wisp/ethernet.h"
-
-/* Header field offsets (RFC 791 §3.1). */
-#define IP_OFF_VHL 0u
-#define IP_OFF_TOS 1u
-#define IP_OFF_LEN 2u
-#define IP_OFF_ID 4u
-#define IP_OFF_FRAG 6u
-#define IP_OFF_TTL 8u
-#define IP_OFF_PROTO 9u
-#define IP_OFF_CSUM 10u
-#define IP_OFF_SRC 12u
-#define IP_OFF_DST 16u
-
-/* RFC 791 §3.1 option types with a single octet. */
-#define IP_OPT_EOL 0u
-#define IP_OPT_NOP 1u
+#include "wisp/prot/ip4.h"
 
 /* ------------------------------------------------------------ addresses */
 
@@ -110,21 +95,16 @@ static bool is_loopif(const struct wisp_netif *nif)
  *    length must leave room for a whole slot. At most once.
  *  - Stream ID (136): length 4.
  * True when well formed (and for us). */
-#define IP_OPT_RR 7u
-#define IP_OPT_TS 68u
-#define IP_OPT_LSRR 131u
-#define IP_OPT_SID 136u
-#define IP_OPT_SSRR 137u
 static bool ip4_opts_ok(const uint8_t *hdr, unsigned hlen)
 {
     unsigned i = WISP_IP4_HLEN;
     bool rr = false, srr = false, ts = false;
     while (i < hlen) {
         unsigned type = hdr[i], olen, ptr;
-        if (type == IP_OPT_EOL) {
+        if (type == WISP_IP4_OPT_EOL) {
             return true; /* the rest is padding */
         }
-        if (type == IP_OPT_NOP) {
+        if (type == WISP_IP4_OPT_NOP) {
             i++;
             continue;
         }
@@ -137,13 +117,13 @@ static bool ip4_opts_ok(const uint8_t *hdr, unsigned hlen)
         }
         ptr = olen >= 3u ? hdr[i + 2u] : 0u;
         switch (type) {
-        case IP_OPT_RR:
-        case IP_OPT_LSRR:
-        case IP_OPT_SSRR:
+        case WISP_IP4_OPT_RR:
+        case WISP_IP4_OPT_LSRR:
+        case WISP_IP4_OPT_SSRR:
             if (olen < 3u || (olen - 3u) % 4u != 0u || ptr < 4u || (ptr <= olen && ptr + 3u > olen)) {
                 return false; /* RFC 791 §3.1: bad length or pointer */
             }
-            if (type == IP_OPT_RR) {
+            if (type == WISP_IP4_OPT_RR) {
                 if (rr) {
                     return false;
                 }
@@ -158,7 +138,7 @@ static bool ip4_opts_ok(const uint8_t *hdr, unsigned hlen)
                 }
             }
             break;
-        case IP_OPT_TS: {
+        case WISP_IP4_OPT_TS: {
             unsigned flg, slot;
             if (olen < 4u || ptr < 5u || ts) {
                 return false;
@@ -174,7 +154,7 @@ static bool ip4_opts_ok(const uint8_t *hdr, unsigned hlen)
             }
             break;
         }
-        case IP_OPT_SID:
+        case WISP_IP4_OPT_SID:
             if (olen != 4u) {
                 return false;
             }
@@ -220,13 +200,13 @@ void wisp_ip4_input(struct wisp_netif *nif, struct wisp_pbuf *p)
     }
     hdr = p->payload;
     /* RFC 1122 §3.2.1.1: silently discard a datagram whose version is not 4. */
-    if ((hdr[IP_OFF_VHL] >> 4) != 4u) {
+    if ((hdr[WISP_IP4_OFF_VHL] >> 4) != 4u) {
         WISP_CTR_INC(s, IP4_DROP_VERSION);
         ip4_drop(p);
         return;
     }
     /* RFC 791 §3.1: IHL counts 32-bit words, minimum 5. */
-    hlen = (uint16_t)((hdr[IP_OFF_VHL] & 0x0fu) * 4u);
+    hlen = wisp_ip4_hdr_hlen(hdr);
     if (hlen < WISP_IP4_HLEN || hlen > p->len) {
         WISP_CTR_INC(s, IP4_DROP_IHL);
         ip4_drop(p);
@@ -234,7 +214,7 @@ void wisp_ip4_input(struct wisp_netif *nif, struct wisp_pbuf *p)
     }
     /* RFC 791 §3.1 Total Length: header and data; it must cover the header
      * and cannot exceed what arrived. */
-    tot = wisp_rd16(hdr + IP_OFF_LEN);
+    tot = wisp_rd16(hdr + WISP_IP4_OFF_LEN);
     if (tot < hlen || tot > p->tot_len) {
         WISP_CTR_INC(s, IP4_DROP_LEN);
         ip4_drop(p);
@@ -249,7 +229,7 @@ void wisp_ip4_input(struct wisp_netif *nif, struct wisp_pbuf *p)
     /* RFC 791 §3.1 Time to Live: 0 means the datagram must be destroyed.
      * RFC 1122 §3.2.1.7: a host MUST NOT discard a datagram just because it
      * was received with TTL 1 (that rule is for forwarding), so only 0. */
-    if (hdr[IP_OFF_TTL] == 0u) {
+    if (hdr[WISP_IP4_OFF_TTL] == 0u) {
         WISP_CTR_INC(s, IP4_DROP_TTL);
         ip4_drop(p);
         return;
@@ -263,9 +243,9 @@ void wisp_ip4_input(struct wisp_netif *nif, struct wisp_pbuf *p)
         return;
     }
 
-    src = wisp_ip4_rd(hdr + IP_OFF_SRC);
-    dst = wisp_ip4_rd(hdr + IP_OFF_DST);
-    proto = hdr[IP_OFF_PROTO];
+    src = wisp_ip4_rd(hdr + WISP_IP4_OFF_SRC);
+    dst = wisp_ip4_rd(hdr + WISP_IP4_OFF_DST);
+    proto = hdr[WISP_IP4_OFF_PROTO];
     bcast = wisp_ip4_is_bcast(nif, dst);
     mcast = wisp_ip4_is_multicast(dst);
 
@@ -325,7 +305,7 @@ void wisp_ip4_input(struct wisp_netif *nif, struct wisp_pbuf *p)
         wisp_pbuf_trim(p, tot);
     }
 
-    frag = wisp_rd16(hdr + IP_OFF_FRAG);
+    frag = wisp_rd16(hdr + WISP_IP4_OFF_FRAG);
     if ((frag & (WISP_IP4_FLAG_MF | WISP_IP4_OFFMASK)) != 0) {
         /* RFC 791 §3.2: a fragment; reassembly returns the whole datagram
          * when this was its missing piece. */
@@ -336,8 +316,8 @@ void wisp_ip4_input(struct wisp_netif *nif, struct wisp_pbuf *p)
             return;
         }
         hdr = p->payload;
-        hlen = (uint16_t)((hdr[IP_OFF_VHL] & 0x0fu) * 4u);
-        tot = wisp_rd16(hdr + IP_OFF_LEN);
+        hlen = wisp_ip4_hdr_hlen(hdr);
+        tot = wisp_rd16(hdr + WISP_IP4_OFF_LEN);
 #else
         WISP_CTR_INC(s, IP4_REASS_BADFRAG);
         ip4_drop(p);
@@ -351,8 +331,8 @@ void wisp_ip4_input(struct wisp_netif *nif, struct wisp_pbuf *p)
     info.hlen = hlen;
     info.tot_len = tot;
     info.proto = proto;
-    info.tos = hdr[IP_OFF_TOS];
-    info.ttl = hdr[IP_OFF_TTL];
+    info.tos = hdr[WISP_IP4_OFF_TOS];
+    info.ttl = hdr[WISP_IP4_OFF_TTL];
     info.bcast = bcast ? 1u : 0u;
     info.mcast = mcast ? 1u : 0u;
 
@@ -455,18 +435,18 @@ wisp_err_t wisp_ip4_link_output(struct wisp_netif *nif, struct wisp_pbuf *p, wis
 static void ip4_build_hdr(uint8_t *h, uint16_t tot, uint16_t id, bool df, uint8_t ttl, uint8_t tos, uint8_t proto,
                           wisp_ip4_t src, wisp_ip4_t dst)
 {
-    h[IP_OFF_VHL] = 0x45; /* version 4, IHL 5: we never send options */
-    h[IP_OFF_TOS] = tos;
-    wisp_wr16(h + IP_OFF_LEN, tot);
-    wisp_wr16(h + IP_OFF_ID, id);
-    wisp_wr16(h + IP_OFF_FRAG, df ? (uint16_t)WISP_IP4_FLAG_DF : 0u);
-    h[IP_OFF_TTL] = ttl;
-    h[IP_OFF_PROTO] = proto;
-    wisp_wr16(h + IP_OFF_CSUM, 0);
-    wisp_ip4_wr(h + IP_OFF_SRC, src);
-    wisp_ip4_wr(h + IP_OFF_DST, dst);
+    h[WISP_IP4_OFF_VHL] = 0x45; /* version 4, IHL 5: we never send options */
+    h[WISP_IP4_OFF_TOS] = tos;
+    wisp_wr16(h + WISP_IP4_OFF_LEN, tot);
+    wisp_wr16(h + WISP_IP4_OFF_ID, id);
+    wisp_wr16(h + WISP_IP4_OFF_FRAG, df ? (uint16_t)WISP_IP4_FLAG_DF : 0u);
+    h[WISP_IP4_OFF_TTL] = ttl;
+    h[WISP_IP4_OFF_PROTO] = proto;
+    wisp_wr16(h + WISP_IP4_OFF_CSUM, 0);
+    wisp_ip4_wr(h + WISP_IP4_OFF_SRC, src);
+    wisp_ip4_wr(h + WISP_IP4_OFF_DST, dst);
     /* RFC 791 §3.1 Header Checksum; RFC 1071. */
-    wisp_wr16(h + IP_OFF_CSUM, (uint16_t)~wisp_chksum_sum(h, WISP_IP4_HLEN));
+    wisp_wr16(h + WISP_IP4_OFF_CSUM, (uint16_t)~wisp_chksum_sum(h, WISP_IP4_HLEN));
 }
 
 /* Put hdr in front of p: into p's headroom (*pushed = true) or into a new

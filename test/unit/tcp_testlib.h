@@ -17,13 +17,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TT_ETH 14u
-#define TT_IPH 20u
-#define TT_FIN 0x01u
-#define TT_SYN 0x02u
-#define TT_RST 0x04u
-#define TT_PSH 0x08u
-#define TT_ACK 0x10u
+#define TT_ETH WISP_ETH_HLEN
+#define TT_IPH WISP_IP4_HLEN
+#define TT_FIN WISP_TCP_FLAG_FIN
+#define TT_SYN WISP_TCP_FLAG_SYN
+#define TT_RST WISP_TCP_FLAG_RST
+#define TT_PSH WISP_TCP_FLAG_PSH
+#define TT_ACK WISP_TCP_FLAG_ACK
 
 /** Options the peer puts on its segments. */
 struct tt_opts {
