@@ -148,7 +148,7 @@ static int it_next(const struct dns_msg *m, struct name_it *it, uint32_t *lab)
         if (b < 0) {
             return -1; /* truncated inside the name */
         }
-        if ((b & 0xC0) == 0xC0) {
+        if ((b & WISP_DNS_LABEL_PTR) == WISP_DNS_LABEL_PTR) {
             /* RFC 1035 §4.1.4 compression pointer. Bounded (CVE-2020-25111,
              * CVE-2020-17438 class): it must point into the message after
              * the header and strictly before the run of labels it ends, so
@@ -159,7 +159,7 @@ static int it_next(const struct dns_msg *m, struct name_it *it, uint32_t *lab)
             if (b2 < 0) {
                 return -1;
             }
-            ptr = ((uint32_t)(b & 0x3F) << 8) | (uint32_t)b2;
+            ptr = ((uint32_t)(b & 0x3F) << 8) | (uint32_t)b2; /* 14-bit offset */
             if (!it->jumped) {
                 it->end = it->pos + 2u;
                 it->jumped = true;
@@ -171,7 +171,7 @@ static int it_next(const struct dns_msg *m, struct name_it *it, uint32_t *lab)
             it->seg = ptr;
             continue;
         }
-        if ((b & 0xC0) != 0) {
+        if ((b & WISP_DNS_LABEL_PTR) != 0) {
             /* 01 and 10: extended / reserved label types (RFC 6891 §5,
              * RFC 1035 §4.1.4) -- not in a response to our query. */
             return -1;
@@ -525,12 +525,12 @@ static void q_send(struct wisp_stack *s, struct wisp_dns_query *q, unsigned srv)
         wisp_ipaddr_t dst = wisp_ipaddr4(q->asked);
         /* RFC 1035 §4.1.1: ID, RD (recursion desired: we are a stub,
          * RFC 1123 §6.1.3.1), QDCOUNT 1. */
-        wisp_wr16(&b[0], q->id);
-        wisp_wr16(&b[2], WISP_DNS_F_RD);
-        wisp_wr16(&b[4], 1);
-        wisp_wr16(&b[6], 0);
-        wisp_wr16(&b[8], 0);
-        wisp_wr16(&b[10], 0);
+        wisp_wr16(&b[WISP_DNS_OFF_ID], q->id);
+        wisp_wr16(&b[WISP_DNS_OFF_FLAGS], WISP_DNS_F_RD);
+        wisp_wr16(&b[WISP_DNS_OFF_QDCOUNT], 1);
+        wisp_wr16(&b[WISP_DNS_OFF_ANCOUNT], 0);
+        wisp_wr16(&b[WISP_DNS_OFF_NSCOUNT], 0);
+        wisp_wr16(&b[WISP_DNS_OFF_ARCOUNT], 0);
         /* RFC 1035 §4.1.2 QNAME: labels (checked by name_check), root. */
         while (*t != '\0') {
             size_t l = 0;
@@ -747,8 +747,8 @@ static void dns_recv(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, c
         return;
     }
     /* RFC 1035 §4.1.1: the 12-byte header; each field read is checked. */
-    if (m.len < WISP_DNS_HLEN || !msg_u16(&m, 0, &id) || !msg_u16(&m, 2, &flags) || !msg_u16(&m, 4, &qdcount) ||
-        !msg_u16(&m, 6, &ancount)) {
+    if (m.len < WISP_DNS_HLEN || !msg_u16(&m, WISP_DNS_OFF_ID, &id) || !msg_u16(&m, WISP_DNS_OFF_FLAGS, &flags) ||
+        !msg_u16(&m, WISP_DNS_OFF_QDCOUNT, &qdcount) || !msg_u16(&m, WISP_DNS_OFF_ANCOUNT, &ancount)) {
         WISP_CTR_INC(s, DNS_DROP_SHORT);
         wisp_pbuf_free(p);
         return;
