@@ -24,7 +24,7 @@
 /** Events processed without the clock moving before the run is declared
  *  stuck (a livelock in a stack or a zero-delay ping-pong). */
 #define SIM_MAX_SAME_TIME 1000000ull
-#define SIM_MIN_FRAME 60u   /* Ethernet minimum without FCS (RFC 894 padding) */
+#define SIM_MIN_FRAME WISP_ETH_MIN_FRAME /* Ethernet minimum without FCS (RFC 894 padding) */
 
 enum sim_ev_kind { SIM_EV_FRAME = 1, SIM_EV_TXDONE = 2 };
 
@@ -377,45 +377,46 @@ static bool path_mtu_drop(struct sim_world *w, const uint8_t *buf, uint16_t len,
     uint16_t tot, ihl, qlen, flen;
     uint8_t *f, *h, *m;
 
-    if (w->link.path_mtu == 0 || len < WISP_ETH_HLEN + 20u || wisp_rd16(buf + 12) != 0x0800u || (ip[0] >> 4) != 4u) {
+    if (w->link.path_mtu == 0 || len < WISP_ETH_HLEN + WISP_IP4_HLEN ||
+        wisp_rd16(buf + WISP_ETH_OFF_TYPE) != WISP_ETHTYPE_IP4 || wisp_ip4_hdr_version(ip) != WISP_IP4_VERSION) {
         return false;
     }
-    tot = wisp_rd16(ip + 2);
-    if (tot <= w->link.path_mtu || (wisp_rd16(ip + 6) & WISP_IP4_FLAG_DF) == 0) {
+    tot = wisp_rd16(ip + WISP_IP4_OFF_LEN);
+    if (tot <= w->link.path_mtu || (wisp_rd16(ip + WISP_IP4_OFF_FRAG) & WISP_IP4_FLAG_DF) == 0) {
         return false;
     }
     w->ctr.pmtu_dropped++;
     if (!w->link.path_mtu_icmp) {
         return true;
     }
-    ihl = (uint16_t)((ip[0] & 0x0fu) * 4u);
-    if (ihl < 20u || (uint32_t)WISP_ETH_HLEN + ihl + 8u > len) {
+    ihl = wisp_ip4_hdr_hlen(ip);
+    if (ihl < WISP_IP4_HLEN || (uint32_t)WISP_ETH_HLEN + ihl + WISP_ICMP_QUOTE_DATA > len) {
         return true;
     }
-    qlen = (uint16_t)(ihl + 8u);
-    flen = (uint16_t)(WISP_ETH_HLEN + 20u + 8u + qlen);
+    qlen = (uint16_t)(ihl + WISP_ICMP_QUOTE_DATA);
+    flen = (uint16_t)(WISP_ETH_HLEN + WISP_IP4_HLEN + WISP_ICMP_HLEN + qlen);
     f = calloc(1, flen < SIM_MIN_FRAME ? SIM_MIN_FRAME : flen);
     if (f == NULL) {
         fail(w, "out of memory");
         return true;
     }
-    memcpy(f, buf + 6, 6);     /* to the sender */
-    memcpy(f + 6, buf, 6);     /* from the next hop it was sent to */
-    wisp_wr16(f + 12, 0x0800u);
+    memcpy(f + WISP_ETH_OFF_DST, buf + WISP_ETH_OFF_SRC, 6); /* to the sender */
+    memcpy(f + WISP_ETH_OFF_SRC, buf + WISP_ETH_OFF_DST, 6); /* from the next hop it was sent to */
+    wisp_wr16(f + WISP_ETH_OFF_TYPE, WISP_ETHTYPE_IP4);
     h = f + WISP_ETH_HLEN;     /* RFC 791 header */
-    h[0] = 0x45;
-    wisp_wr16(h + 2, (uint16_t)(20u + 8u + qlen));
-    h[8] = 64;
-    h[9] = WISP_IP4_PROTO_ICMP;
-    wisp_ip4_wr(h + 12, w->link.path_mtu_router);
-    memcpy(h + 16, ip + 12, 4);
-    wisp_wr16(h + 10, (uint16_t)~wisp_chksum_sum(h, 20));
-    m = h + 20;                /* RFC 792 / RFC 1191 §4 message */
-    m[0] = WISP_ICMP_DEST_UNREACH;
-    m[1] = WISP_ICMP_UNREACH_NEEDFRAG;
-    wisp_wr16(m + 6, w->link.path_mtu);
-    memcpy(m + 8, ip, qlen);
-    wisp_wr16(m + 2, (uint16_t)~wisp_chksum_sum(m, (size_t)8u + qlen));
+    h[WISP_IP4_OFF_VHL] = 0x45;
+    wisp_wr16(h + WISP_IP4_OFF_LEN, (uint16_t)(WISP_IP4_HLEN + WISP_ICMP_HLEN + qlen));
+    h[WISP_IP4_OFF_TTL] = 64;
+    h[WISP_IP4_OFF_PROTO] = WISP_IP4_PROTO_ICMP;
+    wisp_ip4_wr(h + WISP_IP4_OFF_SRC, w->link.path_mtu_router);
+    memcpy(h + WISP_IP4_OFF_DST, ip + WISP_IP4_OFF_SRC, 4);
+    wisp_wr16(h + WISP_IP4_OFF_CSUM, (uint16_t)~wisp_chksum_sum(h, WISP_IP4_HLEN));
+    m = h + WISP_IP4_HLEN;     /* RFC 792 / RFC 1191 §4 message */
+    m[WISP_ICMP_OFF_TYPE] = WISP_ICMP_DEST_UNREACH;
+    m[WISP_ICMP_OFF_CODE] = WISP_ICMP_UNREACH_NEEDFRAG;
+    wisp_wr16(m + WISP_ICMP_OFF_MTU, w->link.path_mtu);
+    memcpy(m + WISP_ICMP_HLEN, ip, qlen);
+    wisp_wr16(m + WISP_ICMP_OFF_CSUM, (uint16_t)~wisp_chksum_sum(m, (size_t)WISP_ICMP_HLEN + qlen));
     if (flen < SIM_MIN_FRAME) {
         flen = SIM_MIN_FRAME;
     }

@@ -142,59 +142,62 @@ unsigned tu_pending(const struct tu_env *e)
 size_t tu_eth(uint8_t *buf, const uint8_t dst[6], const uint8_t src[6], uint16_t type)
 {
     memcpy(buf, dst, 6);
-    memcpy(buf + 6, src, 6);
-    wisp_wr16(buf + 12, type);
-    return 14;
+    memcpy(buf + WISP_ETH_OFF_SRC, src, 6);
+    wisp_wr16(buf + WISP_ETH_OFF_TYPE, type);
+    return WISP_ETH_HLEN;
 }
 
 size_t tu_ip4(uint8_t *buf, wisp_ip4_t src, wisp_ip4_t dst, uint8_t proto, uint16_t payload_len, uint16_t id,
               uint16_t flags_off, uint8_t ttl)
 {
-    buf[0] = 0x45;
-    buf[1] = 0;
-    wisp_wr16(buf + 2, (uint16_t)(20u + payload_len));
-    wisp_wr16(buf + 4, id);
-    wisp_wr16(buf + 6, flags_off);
-    buf[8] = ttl;
-    buf[9] = proto;
-    wisp_wr16(buf + 10, 0);
-    wisp_ip4_wr(buf + 12, src);
-    wisp_ip4_wr(buf + 16, dst);
-    wisp_wr16(buf + 10, (uint16_t)~wisp_chksum_sum(buf, 20));
-    return 20;
+    buf[WISP_IP4_OFF_VHL] = 0x45;
+    buf[WISP_IP4_OFF_TOS] = 0;
+    wisp_wr16(buf + WISP_IP4_OFF_LEN, (uint16_t)(WISP_IP4_HLEN + payload_len));
+    wisp_wr16(buf + WISP_IP4_OFF_ID, id);
+    wisp_wr16(buf + WISP_IP4_OFF_FRAG, flags_off);
+    buf[WISP_IP4_OFF_TTL] = ttl;
+    buf[WISP_IP4_OFF_PROTO] = proto;
+    wisp_wr16(buf + WISP_IP4_OFF_CSUM, 0);
+    wisp_ip4_wr(buf + WISP_IP4_OFF_SRC, src);
+    wisp_ip4_wr(buf + WISP_IP4_OFF_DST, dst);
+    wisp_wr16(buf + WISP_IP4_OFF_CSUM, (uint16_t)~wisp_chksum_sum(buf, WISP_IP4_HLEN));
+    return WISP_IP4_HLEN;
 }
 
 size_t tu_udp_frame(uint8_t *buf, uint16_t sport, uint16_t dport, const void *data, uint16_t len)
 {
-    uint8_t *u = buf + 34;
+    uint8_t *u = buf + WISP_ETH_HLEN + WISP_IP4_HLEN;
     uint16_t sum;
     tu_eth(buf, tu_mac_self, tu_mac_peer, WISP_ETHTYPE_IP4);
-    tu_ip4(buf + 14, tu_ip_peer(), tu_ip_self(), WISP_IP4_PROTO_UDP, (uint16_t)(8u + len), 0x1234, 0, 64);
+    tu_ip4(buf + WISP_ETH_HLEN, tu_ip_peer(), tu_ip_self(), WISP_IP4_PROTO_UDP, (uint16_t)(WISP_UDP_HLEN + len), 0x1234,
+           0, 64);
     wisp_wr16(u, sport);
-    wisp_wr16(u + 2, dport);
-    wisp_wr16(u + 4, (uint16_t)(8u + len));
-    wisp_wr16(u + 6, 0);
-    memcpy(u + 8, data, len);
-    sum = wisp_chksum_add(wisp_chksum_pseudo4(tu_ip_peer(), tu_ip_self(), WISP_IP4_PROTO_UDP, (uint16_t)(8u + len)),
-                          wisp_chksum_sum(u, 8u + len));
+    wisp_wr16(u + WISP_UDP_OFF_DPORT, dport);
+    wisp_wr16(u + WISP_UDP_OFF_LEN, (uint16_t)(WISP_UDP_HLEN + len));
+    wisp_wr16(u + WISP_UDP_OFF_CSUM, 0);
+    memcpy(u + WISP_UDP_HLEN, data, len);
+    sum = wisp_chksum_add(
+        wisp_chksum_pseudo4(tu_ip_peer(), tu_ip_self(), WISP_IP4_PROTO_UDP, (uint16_t)(WISP_UDP_HLEN + len)),
+        wisp_chksum_sum(u, WISP_UDP_HLEN + len));
     sum = (uint16_t)~sum;
-    wisp_wr16(u + 6, sum == 0 ? 0xffff : sum);
-    return 34u + 8u + len;
+    wisp_wr16(u + WISP_UDP_OFF_CSUM, sum == 0 ? 0xffff : sum);
+    return WISP_ETH_HLEN + WISP_IP4_HLEN + WISP_UDP_HLEN + len;
 }
 
 size_t tu_ping_frame(uint8_t *buf, uint16_t id, uint16_t seq, const void *data, uint16_t len)
 {
-    uint8_t *m = buf + 34;
+    uint8_t *m = buf + WISP_ETH_HLEN + WISP_IP4_HLEN;
     tu_eth(buf, tu_mac_self, tu_mac_peer, WISP_ETHTYPE_IP4);
-    tu_ip4(buf + 14, tu_ip_peer(), tu_ip_self(), WISP_IP4_PROTO_ICMP, (uint16_t)(8u + len), 0x4321, 0, 64);
-    m[0] = WISP_ICMP_ECHO;
-    m[1] = 0;
-    wisp_wr16(m + 2, 0);
-    wisp_wr16(m + 4, id);
-    wisp_wr16(m + 6, seq);
-    memcpy(m + 8, data, len);
-    wisp_wr16(m + 2, (uint16_t)~wisp_chksum_sum(m, 8u + len));
-    return 34u + 8u + len;
+    tu_ip4(buf + WISP_ETH_HLEN, tu_ip_peer(), tu_ip_self(), WISP_IP4_PROTO_ICMP, (uint16_t)(WISP_ICMP_HLEN + len),
+           0x4321, 0, 64);
+    m[WISP_ICMP_OFF_TYPE] = WISP_ICMP_ECHO;
+    m[WISP_ICMP_OFF_CODE] = 0;
+    wisp_wr16(m + WISP_ICMP_OFF_CSUM, 0);
+    wisp_wr16(m + WISP_ICMP_OFF_ID, id);
+    wisp_wr16(m + WISP_ICMP_OFF_SEQ, seq);
+    memcpy(m + WISP_ICMP_HLEN, data, len);
+    wisp_wr16(m + WISP_ICMP_OFF_CSUM, (uint16_t)~wisp_chksum_sum(m, WISP_ICMP_HLEN + len));
+    return WISP_ETH_HLEN + WISP_IP4_HLEN + WISP_ICMP_HLEN + len;
 }
 
 void tu_arp_peer(struct tu_env *e)

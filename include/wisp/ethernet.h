@@ -1,20 +1,14 @@
 /**
  * @file ethernet.h
- * Ethernet II framing (IEEE 802.3 / RFC 894). Wire layout constants live
- * here; ARP is in arp.h.
+ * Ethernet II framing (IEEE 802.3 / RFC 894). The wire layout constants
+ * live in wisp/prot/ethernet.h (included); ARP is in arp.h.
  * Who may call: the core context only.
  */
 #ifndef WISP_ETHERNET_H
 #define WISP_ETHERNET_H
 
 #include "wisp/netif.h"
-
-#define WISP_ETH_HLEN 14u
-#define WISP_ETH_ADDR_LEN 6u
-#define WISP_ETH_MIN_FRAME 60u         /**< without FCS; shorter frames are padded */
-#define WISP_ETHTYPE_IP4 0x0800u
-#define WISP_ETHTYPE_ARP 0x0806u
-#define WISP_ETHTYPE_IP6 0x86ddu
+#include "wisp/prot/ethernet.h" /* WISP_ETH_HLEN, WISP_ETH_ADDR_LEN, WISP_ETHTYPE_* ... */
 
 extern const uint8_t wisp_eth_bcast[6];
 

@@ -13,27 +13,12 @@
 #define WISP_ICMP_H
 
 #include "wisp/ip4.h"
-
-#define WISP_ICMP_ECHO_REPLY 0u
-#define WISP_ICMP_DEST_UNREACH 3u
-#define WISP_ICMP_ECHO 8u
-#define WISP_ICMP_TIME_EXCEEDED 11u
-#define WISP_ICMP_PARAM_PROBLEM 12u
-
-#define WISP_ICMP_UNREACH_NET 0u
-#define WISP_ICMP_UNREACH_HOST 1u
-#define WISP_ICMP_UNREACH_PROTO 2u
-#define WISP_ICMP_UNREACH_PORT 3u
-#define WISP_ICMP_UNREACH_NEEDFRAG 4u
+#include "wisp/prot/icmp.h" /* message layout, WISP_ICMP_* types and codes */
 
 /** Called for each echo reply received (for a ping application). p holds
  *  the ICMP message from its header on and is owned by the callee. */
 typedef void (*wisp_icmp_echo_fn)(void *arg, const struct wisp_ip_info *ip, uint16_t id, uint16_t seq,
                                   struct wisp_pbuf *p);
-
-#define WISP_ICMP_SOURCE_QUENCH 4u
-#define WISP_ICMP_REDIRECT 5u
-#define WISP_ICMP_UNREACH_SRCFAIL 5u
 
 /** A received ICMP error, validated by icmp.c (RFC 5927 §4.1: the quoted
  *  IP header is well formed, was sent by us, is a first fragment and

@@ -11,16 +11,7 @@
 #include "wisp/netif.h"
 #include "wisp/timer.h"
 #include "wisp/ip.h"
-
-#define WISP_IP4_HLEN 20u
-#define WISP_IP4_MAX_LEN 65535u
-#define WISP_IP4_PROTO_ICMP 1u
-#define WISP_IP4_PROTO_TCP 6u
-#define WISP_IP4_PROTO_UDP 17u
-#define WISP_IP4_FLAG_DF 0x4000u
-#define WISP_IP4_FLAG_MF 0x2000u
-#define WISP_IP4_OFFMASK 0x1fffu
-
+#include "wisp/prot/ip4.h" /* the header layout: WISP_IP4_HLEN, WISP_IP4_PROTO_*, WISP_IP4_FLAG_* ... */
 
 /** Input of a datagram (link header removed; consumes p). */
 void wisp_ip4_input(struct wisp_netif *nif, struct wisp_pbuf *p);

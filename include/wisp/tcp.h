@@ -55,8 +55,7 @@
 
 #include "wisp/ip4.h"
 #include "wisp/timer.h"
-
-#define WISP_TCP_HLEN 20u
+#include "wisp/prot/tcp.h" /* the header layout: WISP_TCP_HLEN, WISP_TCP_FLAG_*, WISP_TCP_OPT_* ... */
 
 /** RFC 9293 §3.3.2 states. */
 enum wisp_tcp_state {

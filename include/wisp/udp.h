@@ -10,8 +10,7 @@
 #define WISP_UDP_H
 
 #include "wisp/ip4.h"
-
-#define WISP_UDP_HLEN 8u
+#include "wisp/prot/udp.h" /* the header layout: WISP_UDP_HLEN ... */
 
 struct wisp_udp_pcb;
 

@@ -11,21 +11,7 @@
 #include "wisp/ethernet.h"
 #include "wisp/ip4.h"
 #include "wisp/stack.h"
-
-/* ARP packet layout for Ethernet/IPv4 (RFC 826 "Packet format"). */
-#define ARP_LEN 28u
-#define ARP_OFF_HTYPE 0u
-#define ARP_OFF_PTYPE 2u
-#define ARP_OFF_HLEN 4u
-#define ARP_OFF_PLEN 5u
-#define ARP_OFF_OP 6u
-#define ARP_OFF_SHA 8u
-#define ARP_OFF_SPA 14u
-#define ARP_OFF_THA 18u
-#define ARP_OFF_TPA 24u
-#define ARP_HTYPE_ETH 1u
-#define ARP_OP_REQUEST 1u
-#define ARP_OP_REPLY 2u
+#include "wisp/prot/arp.h"
 
 /* RFC 5227 §1.1: minimum time between two defences of our address. */
 #define ARP_DEFEND_INTERVAL_MS 10000u
@@ -159,21 +145,21 @@ static wisp_err_t arp_send(struct wisp_netif *nif, uint16_t op, const uint8_t et
     uint8_t *b;
     wisp_err_t err;
 
-    p = wisp_pbuf_alloc(s, WISP_LAYER_LINK, ARP_LEN, WISP_PBUF_RAM);
+    p = wisp_pbuf_alloc(s, WISP_LAYER_LINK, WISP_ARP_LEN, WISP_PBUF_RAM);
     if (p == NULL) {
         WISP_CTR_INC(s, ARP_NOMEM);
         return WISP_ERR_MEM;
     }
     b = p->payload;
-    wisp_wr16(b + ARP_OFF_HTYPE, ARP_HTYPE_ETH);
-    wisp_wr16(b + ARP_OFF_PTYPE, WISP_ETHTYPE_IP4);
-    b[ARP_OFF_HLEN] = WISP_ETH_ADDR_LEN;
-    b[ARP_OFF_PLEN] = 4;
-    wisp_wr16(b + ARP_OFF_OP, op);
-    memcpy(b + ARP_OFF_SHA, nif->hwaddr, WISP_ETH_ADDR_LEN);
-    wisp_ip4_wr(b + ARP_OFF_SPA, spa);
-    memcpy(b + ARP_OFF_THA, tha, WISP_ETH_ADDR_LEN);
-    wisp_ip4_wr(b + ARP_OFF_TPA, tpa);
+    wisp_wr16(b + WISP_ARP_OFF_HTYPE, WISP_ARP_HTYPE_ETH);
+    wisp_wr16(b + WISP_ARP_OFF_PTYPE, WISP_ETHTYPE_IP4);
+    b[WISP_ARP_OFF_HLEN] = WISP_ETH_ADDR_LEN;
+    b[WISP_ARP_OFF_PLEN] = 4;
+    wisp_wr16(b + WISP_ARP_OFF_OP, op);
+    memcpy(b + WISP_ARP_OFF_SHA, nif->hwaddr, WISP_ETH_ADDR_LEN);
+    wisp_ip4_wr(b + WISP_ARP_OFF_SPA, spa);
+    memcpy(b + WISP_ARP_OFF_THA, tha, WISP_ETH_ADDR_LEN);
+    wisp_ip4_wr(b + WISP_ARP_OFF_TPA, tpa);
     /* Resolution gates urgent traffic: ARP uses the emergency queue. */
     p->prio = WISP_PRIO_EMERG;
     p->if_idx = nif->index;
@@ -188,7 +174,7 @@ static wisp_err_t arp_send(struct wisp_netif *nif, uint16_t op, const uint8_t et
  * RFC 826: the target hardware address of a request is unknown, sent as 0. */
 static wisp_err_t arp_send_request(struct wisp_netif *nif, const uint8_t dst[6], wisp_ip4_t ip)
 {
-    wisp_err_t err = arp_send(nif, ARP_OP_REQUEST, dst, arp_zero_mac, nif->ip4, ip);
+    wisp_err_t err = arp_send(nif, WISP_ARP_OP_REQUEST, dst, arp_zero_mac, nif->ip4, ip);
     if (err == WISP_OK)
         WISP_CTR_INC(nif->stack, ARP_REQ_TX);
     return err;
@@ -277,8 +263,8 @@ void wisp_arp_input(struct wisp_netif *nif, struct wisp_pbuf *p, const uint8_t s
 {
     struct wisp_stack *s = nif->stack;
     struct wisp_arp_entry *e;
-    uint8_t b[ARP_LEN];
-    const uint8_t *sha = b + ARP_OFF_SHA;
+    uint8_t b[WISP_ARP_LEN];
+    const uint8_t *sha = b + WISP_ARP_OFF_SHA;
     wisp_ip4_t spa, tpa;
     uint16_t op;
     bool merged = false, for_us, changed = false;
@@ -287,37 +273,37 @@ void wisp_arp_input(struct wisp_netif *nif, struct wisp_pbuf *p, const uint8_t s
     WISP_CTR_INC(s, ARP_RX);
 
     /* ---- parse (RFC 826 "Packet Reception"); trailing padding ignored */
-    if (p->tot_len < ARP_LEN || wisp_pbuf_copy_out(p, b, ARP_LEN, 0) != ARP_LEN) {
+    if (p->tot_len < WISP_ARP_LEN || wisp_pbuf_copy_out(p, b, WISP_ARP_LEN, 0) != WISP_ARP_LEN) {
         WISP_CTR_INC(s, ARP_DROP_SHORT);
         goto out;
     }
     wisp_pbuf_free(p);
     p = NULL;
-    if (wisp_rd16(b + ARP_OFF_HTYPE) != ARP_HTYPE_ETH || b[ARP_OFF_HLEN] != WISP_ETH_ADDR_LEN) {
+    if (wisp_rd16(b + WISP_ARP_OFF_HTYPE) != WISP_ARP_HTYPE_ETH || b[WISP_ARP_OFF_HLEN] != WISP_ETH_ADDR_LEN) {
         WISP_CTR_INC(s, ARP_DROP_HW);
         goto out;
     }
-    if (wisp_rd16(b + ARP_OFF_PTYPE) != WISP_ETHTYPE_IP4 || b[ARP_OFF_PLEN] != 4) {
+    if (wisp_rd16(b + WISP_ARP_OFF_PTYPE) != WISP_ETHTYPE_IP4 || b[WISP_ARP_OFF_PLEN] != 4) {
         WISP_CTR_INC(s, ARP_DROP_PROTO);
         goto out;
     }
-    op = wisp_rd16(b + ARP_OFF_OP);
-    if (op != ARP_OP_REQUEST && op != ARP_OP_REPLY) {
+    op = wisp_rd16(b + WISP_ARP_OFF_OP);
+    if (op != WISP_ARP_OP_REQUEST && op != WISP_ARP_OP_REPLY) {
         WISP_CTR_INC(s, ARP_DROP_OP);
         goto out;
     }
-    spa = wisp_ip4_rd(b + ARP_OFF_SPA);
-    tpa = wisp_ip4_rd(b + ARP_OFF_TPA);
+    spa = wisp_ip4_rd(b + WISP_ARP_OFF_SPA);
+    tpa = wisp_ip4_rd(b + WISP_ARP_OFF_TPA);
     /* The sender must be a unicast host; 0.0.0.0 only in an RFC 5227 §2.1.1
      * probe (a request), which creates and updates nothing. Our own MAC as
      * sender is our own packet looped back (or a spoof). */
     if ((sha[0] & 0x01u) != 0 || memcmp(sha, arp_zero_mac, 6) == 0 || memcmp(sha, nif->hwaddr, 6) == 0 ||
         wisp_ip4_is_multicast(spa) || spa == WISP_IP4_BCAST || (spa != 0 && wisp_ip4_is_bcast(nif, spa)) ||
-        (spa == 0 && op != ARP_OP_REQUEST)) {
+        (spa == 0 && op != WISP_ARP_OP_REQUEST)) {
         WISP_CTR_INC(s, ARP_DROP_SRC);
         goto out;
     }
-    if (op == ARP_OP_REQUEST)
+    if (op == WISP_ARP_OP_REQUEST)
         WISP_CTR_INC(s, ARP_REQ_RX);
     else
         WISP_CTR_INC(s, ARP_REPLY_RX);
@@ -371,7 +357,7 @@ void wisp_arp_input(struct wisp_netif *nif, struct wisp_pbuf *p, const uint8_t s
             WISP_CTR_INC(s, ARP_DROP_NOTFORUS);
         goto done;
     }
-    if (op == ARP_OP_REPLY) {
+    if (op == WISP_ARP_OP_REPLY) {
         /* arp.h policy: a reply never creates an entry; we did not ask. */
         if (!merged)
             WISP_CTR_INC(s, ARP_DROP_UNSOLICITED);
@@ -393,7 +379,7 @@ void wisp_arp_input(struct wisp_netif *nif, struct wisp_pbuf *p, const uint8_t s
     }
     /* RFC 826: swap the fields, put ours in the sender fields, opcode reply,
      * and send it to the requester's hardware address (unicast). */
-    if (arp_send(nif, ARP_OP_REPLY, sha, sha, nif->ip4, spa) == WISP_OK)
+    if (arp_send(nif, WISP_ARP_OP_REPLY, sha, sha, nif->ip4, spa) == WISP_OK)
         WISP_CTR_INC(s, ARP_REPLY_TX);
 
 done:
@@ -488,7 +474,7 @@ wisp_err_t wisp_arp_announce(struct wisp_netif *nif)
         return WISP_ERR_VAL;
     /* RFC 5227 §3: an ARP request with sender and target IP both ours and
      * target hardware address zero, broadcast. */
-    err = arp_send(nif, ARP_OP_REQUEST, wisp_eth_bcast, arp_zero_mac, nif->ip4, nif->ip4);
+    err = arp_send(nif, WISP_ARP_OP_REQUEST, wisp_eth_bcast, arp_zero_mac, nif->ip4, nif->ip4);
     if (err == WISP_OK)
         WISP_CTR_INC(nif->stack, ARP_GRATUITOUS_TX);
     return err;
@@ -503,7 +489,7 @@ wisp_err_t wisp_arp_probe(struct wisp_netif *nif, wisp_ip4_t ip)
     /* RFC 5227 §2.1.1: an ARP request, sender hardware address ours, sender
      * IP all zeroes, target hardware address all zeroes, target IP the
      * address being probed, broadcast. */
-    err = arp_send(nif, ARP_OP_REQUEST, wisp_eth_bcast, arp_zero_mac, WISP_IP4_ANY, ip);
+    err = arp_send(nif, WISP_ARP_OP_REQUEST, wisp_eth_bcast, arp_zero_mac, WISP_IP4_ANY, ip);
     if (err == WISP_OK)
         WISP_CTR_INC(nif->stack, ARP_REQ_TX);
     return err;

@@ -45,57 +45,9 @@
 #define WISP_PRIVATE_ACCESS 1 /* library code: sees the private tier (wisp/arch.h) */
 #include "wisp/dhcp.h"
 #include "wisp/ethernet.h"
+#include "wisp/prot/dhcp.h"
 
 #if WISP_DHCP
-
-/* Message layout (RFC 2131 §2, Figure 1). */
-#define DHCP_OFF_OP 0u
-#define DHCP_OFF_HTYPE 1u
-#define DHCP_OFF_HLEN 2u
-#define DHCP_OFF_XID 4u
-#define DHCP_OFF_SECS 8u
-#define DHCP_OFF_FLAGS 10u
-#define DHCP_OFF_CIADDR 12u
-#define DHCP_OFF_YIADDR 16u
-#define DHCP_OFF_CHADDR 28u
-#define DHCP_OFF_SNAME 44u
-#define DHCP_OFF_FILE 108u
-#define DHCP_OFF_COOKIE 236u
-#define DHCP_OFF_OPTIONS 240u
-#define DHCP_SNAME_LEN 64u
-#define DHCP_FILE_LEN 128u
-#define DHCP_BOOTREQUEST 1u
-#define DHCP_BOOTREPLY 2u
-#define DHCP_HTYPE_ETH 1u
-#define DHCP_FLAG_BROADCAST 0x8000u
-#define DHCP_MIN_LEN 300u /* RFC 1542 §2.1: the minimal BOOTP message */
-
-/* RFC 2132 option codes. */
-#define OPT_PAD 0u
-#define OPT_MASK 1u
-#define OPT_ROUTER 3u
-#define OPT_DNS 6u
-#define OPT_HOSTNAME 12u
-#define OPT_MTU 26u
-#define OPT_REQ_IP 50u
-#define OPT_LEASE 51u
-#define OPT_OVERLOAD 52u
-#define OPT_MSGTYPE 53u
-#define OPT_SERVER_ID 54u
-#define OPT_PRL 55u
-#define OPT_MAX_SIZE 57u
-#define OPT_T1 58u
-#define OPT_T2 59u
-#define OPT_END 255u
-
-/* RFC 2132 §9.6 message types. */
-#define DHCPDISCOVER 1u
-#define DHCPOFFER 2u
-#define DHCPREQUEST 3u
-#define DHCPDECLINE 4u
-#define DHCPACK 5u
-#define DHCPNAK 6u
-#define DHCPRELEASE 7u
 
 /* RFC 5227 §1.1 constants (ms). */
 #define PROBE_WAIT_MS 1000u
@@ -110,12 +62,13 @@
 #define DHCP_NEVER UINT64_MAX
 
 /* Parameter request list (RFC 2132 §9.8): what we use. */
-static const uint8_t dhcp_prl[] = { OPT_MASK, OPT_ROUTER, OPT_DNS, OPT_MTU, OPT_LEASE, OPT_T1, OPT_T2 };
+static const uint8_t dhcp_prl[] = { WISP_DHCP_OPT_MASK,  WISP_DHCP_OPT_ROUTER, WISP_DHCP_OPT_DNS, WISP_DHCP_OPT_MTU,
+                                    WISP_DHCP_OPT_LEASE, WISP_DHCP_OPT_T1,     WISP_DHCP_OPT_T2 };
 
 /* Largest message we build: header, cookie, type (3), requested IP (6),
  * server id (6), max size (4), PRL, host name, End. */
 #define DHCP_OPTS_MAX (3u + 6u + 6u + 4u + 2u + sizeof(dhcp_prl) + 2u + WISP_DHCP_HOSTNAME_MAX + 1u)
-#define DHCP_MSG_MAX WISP_MAX(DHCP_MIN_LEN, DHCP_OFF_OPTIONS + DHCP_OPTS_MAX)
+#define DHCP_MSG_MAX WISP_MAX(WISP_DHCP_MIN_LEN, WISP_DHCP_OFF_OPTIONS + DHCP_OPTS_MAX)
 
 /* Have-bits of a parsed message. */
 #define HAVE_MASK 0x01u
@@ -238,62 +191,62 @@ static wisp_err_t dhcp_send(struct wisp_dhcp *d, uint8_t type, wisp_ip4_t ciaddr
     }
     m = p->payload;
     memset(m, 0, DHCP_MSG_MAX);
-    m[DHCP_OFF_OP] = DHCP_BOOTREQUEST;
-    m[DHCP_OFF_HTYPE] = DHCP_HTYPE_ETH;
-    m[DHCP_OFF_HLEN] = WISP_ETH_ADDR_LEN;
-    wisp_wr32(m + DHCP_OFF_XID, d->xid);
-    wisp_wr16(m + DHCP_OFF_SECS, secs);
+    m[WISP_DHCP_OFF_OP] = WISP_DHCP_BOOTREQUEST;
+    m[WISP_DHCP_OFF_HTYPE] = WISP_DHCP_HTYPE_ETH;
+    m[WISP_DHCP_OFF_HLEN] = WISP_ETH_ADDR_LEN;
+    wisp_wr32(m + WISP_DHCP_OFF_XID, d->xid);
+    wisp_wr16(m + WISP_DHCP_OFF_SECS, secs);
     /* RFC 2131 §4.1: a client that cannot receive unicast datagrams before
      * its address is configured sets the BROADCAST bit. */
-    if ((type == DHCPDISCOVER || type == DHCPREQUEST) && d->nif->ip4 == WISP_IP4_ANY) {
-        wisp_wr16(m + DHCP_OFF_FLAGS, DHCP_FLAG_BROADCAST);
+    if ((type == WISP_DHCP_MSG_DISCOVER || type == WISP_DHCP_MSG_REQUEST) && d->nif->ip4 == WISP_IP4_ANY) {
+        wisp_wr16(m + WISP_DHCP_OFF_FLAGS, WISP_DHCP_FLAG_BROADCAST);
     }
-    wisp_ip4_wr(m + DHCP_OFF_CIADDR, ciaddr);
-    memcpy(m + DHCP_OFF_CHADDR, d->nif->hwaddr, WISP_ETH_ADDR_LEN);
+    wisp_ip4_wr(m + WISP_DHCP_OFF_CIADDR, ciaddr);
+    memcpy(m + WISP_DHCP_OFF_CHADDR, d->nif->hwaddr, WISP_ETH_ADDR_LEN);
     /* RFC 2131 §3: the magic cookie 99.130.83.99 starts the options. */
-    m[DHCP_OFF_COOKIE] = 99;
-    m[DHCP_OFF_COOKIE + 1u] = 130;
-    m[DHCP_OFF_COOKIE + 2u] = 83;
-    m[DHCP_OFF_COOKIE + 3u] = 99;
-    o = m + DHCP_OFF_OPTIONS;
-    *o++ = OPT_MSGTYPE; /* RFC 2132 §9.6 */
+    m[WISP_DHCP_OFF_COOKIE] = 99;
+    m[WISP_DHCP_OFF_COOKIE + 1u] = 130;
+    m[WISP_DHCP_OFF_COOKIE + 2u] = 83;
+    m[WISP_DHCP_OFF_COOKIE + 3u] = 99;
+    o = m + WISP_DHCP_OFF_OPTIONS;
+    *o++ = WISP_DHCP_OPT_MSGTYPE; /* RFC 2132 §9.6 */
     *o++ = 1;
     *o++ = type;
     if (req_ip != WISP_IP4_ANY) {
-        *o++ = OPT_REQ_IP; /* RFC 2132 §9.1 */
+        *o++ = WISP_DHCP_OPT_REQ_IP; /* RFC 2132 §9.1 */
         *o++ = 4;
         wisp_ip4_wr(o, req_ip);
         o += 4;
     }
     if (server_id != WISP_IP4_ANY) {
-        *o++ = OPT_SERVER_ID; /* RFC 2132 §9.7 */
+        *o++ = WISP_DHCP_OPT_SERVER_ID; /* RFC 2132 §9.7 */
         *o++ = 4;
         wisp_ip4_wr(o, server_id);
         o += 4;
     }
     /* RFC 2131 Table 5: PRL and maximum size only in DISCOVER / REQUEST. */
-    if (type == DHCPDISCOVER || type == DHCPREQUEST) {
+    if (type == WISP_DHCP_MSG_DISCOVER || type == WISP_DHCP_MSG_REQUEST) {
         size_t hn = strlen(d->hostname);
         /* RFC 2132 §9.10: at least 576; we take whole datagrams of our MTU. */
-        *o++ = OPT_MAX_SIZE;
+        *o++ = WISP_DHCP_OPT_MAX_SIZE;
         *o++ = 2;
         wisp_wr16(o, (uint16_t)WISP_MAX(576u, d->dev_mtu));
         o += 2;
-        *o++ = OPT_PRL; /* RFC 2132 §9.8 */
+        *o++ = WISP_DHCP_OPT_PRL; /* RFC 2132 §9.8 */
         *o++ = (uint8_t)sizeof(dhcp_prl);
         memcpy(o, dhcp_prl, sizeof(dhcp_prl));
         o += sizeof(dhcp_prl);
         if (hn > 0) {
-            *o++ = OPT_HOSTNAME; /* RFC 2132 §3.14 */
+            *o++ = WISP_DHCP_OPT_HOSTNAME; /* RFC 2132 §3.14 */
             *o++ = (uint8_t)hn;
             memcpy(o, d->hostname, hn);
             o += hn;
         }
     }
-    *o++ = OPT_END;
+    *o++ = WISP_DHCP_OPT_END;
     len = (uint16_t)(o - m);
-    if (len < DHCP_MIN_LEN) {
-        len = DHCP_MIN_LEN; /* zero padding after End */
+    if (len < WISP_DHCP_MIN_LEN) {
+        len = WISP_DHCP_MIN_LEN; /* zero padding after End */
     }
     wisp_pbuf_trim(p, len);
     to = wisp_ipaddr4(dst);
@@ -313,7 +266,7 @@ static void dhcp_send_discover(struct wisp_dhcp *d)
     d->tries++;
     d->secs = dhcp_secs(d);
     /* RFC 2131 §4.4.1: the client MAY suggest the address it had. */
-    (void)dhcp_send(d, DHCPDISCOVER, WISP_IP4_ANY, d->reboot_addr, WISP_IP4_ANY, WISP_IP4_BCAST, d->secs);
+    (void)dhcp_send(d, WISP_DHCP_MSG_DISCOVER, WISP_IP4_ANY, d->reboot_addr, WISP_IP4_ANY, WISP_IP4_BCAST, d->secs);
     dhcp_arm(d, dhcp_backoff(d));
 }
 
@@ -328,20 +281,23 @@ static void dhcp_send_request(struct wisp_dhcp *d)
     case WISP_DHCP_REQUESTING:
         /* RFC 2131 §4.4.1: broadcast, server identifier and requested IP
          * of the offer, ciaddr 0, 'secs' of the DISCOVER. */
-        (void)dhcp_send(d, DHCPREQUEST, WISP_IP4_ANY, d->pend.addr, d->pend.server, WISP_IP4_BCAST, d->secs);
+        (void)dhcp_send(d, WISP_DHCP_MSG_REQUEST, WISP_IP4_ANY, d->pend.addr, d->pend.server, WISP_IP4_BCAST, d->secs);
         break;
     case WISP_DHCP_REBOOTING:
         /* RFC 2131 §4.4.2: requested IP, no server identifier, ciaddr 0. */
-        (void)dhcp_send(d, DHCPREQUEST, WISP_IP4_ANY, d->reboot_addr, WISP_IP4_ANY, WISP_IP4_BCAST, dhcp_secs(d));
+        (void)dhcp_send(d, WISP_DHCP_MSG_REQUEST, WISP_IP4_ANY, d->reboot_addr, WISP_IP4_ANY, WISP_IP4_BCAST,
+                        dhcp_secs(d));
         break;
     case WISP_DHCP_RENEWING:
         /* RFC 2131 §4.4.5: unicast to the leasing server, ciaddr ours, no
          * server identifier, no requested IP. */
-        (void)dhcp_send(d, DHCPREQUEST, d->lease.addr, WISP_IP4_ANY, WISP_IP4_ANY, d->lease.server, dhcp_secs(d));
+        (void)dhcp_send(d, WISP_DHCP_MSG_REQUEST, d->lease.addr, WISP_IP4_ANY, WISP_IP4_ANY, d->lease.server,
+                        dhcp_secs(d));
         break;
     case WISP_DHCP_REBINDING:
         /* RFC 2131 §4.4.5: the same, broadcast. */
-        (void)dhcp_send(d, DHCPREQUEST, d->lease.addr, WISP_IP4_ANY, WISP_IP4_ANY, WISP_IP4_BCAST, dhcp_secs(d));
+        (void)dhcp_send(d, WISP_DHCP_MSG_REQUEST, d->lease.addr, WISP_IP4_ANY, WISP_IP4_ANY, WISP_IP4_BCAST,
+                        dhcp_secs(d));
         break;
     default:
         break;
@@ -476,7 +432,7 @@ static void dhcp_decline(struct wisp_dhcp *d)
     WISP_CTR_INC(s, DHCP_CONFLICT);
     /* RFC 2131 Table 5: DECLINE: ciaddr 0, requested IP and server
      * identifier MUST, 'secs' 0. */
-    if (dhcp_send(d, DHCPDECLINE, WISP_IP4_ANY, d->pend.addr, d->pend.server, WISP_IP4_BCAST, 0) == WISP_OK) {
+    if (dhcp_send(d, WISP_DHCP_MSG_DECLINE, WISP_IP4_ANY, d->pend.addr, d->pend.server, WISP_IP4_BCAST, 0) == WISP_OK) {
         WISP_CTR_INC(s, DHCP_DECLINE_TX);
     }
     d->reboot_addr = WISP_IP4_ANY; /* never suggest the address again */
@@ -644,11 +600,11 @@ static bool dhcp_parse_field(const struct wisp_pbuf *p, uint32_t off, uint32_t l
         uint16_t vo;
 
         /* RFC 2132 §3.1 / §3.2: Pad and End are single octets. */
-        if (code == OPT_PAD) {
+        if (code == WISP_DHCP_OPT_PAD) {
             i++;
             continue;
         }
-        if (code == OPT_END) {
+        if (code == WISP_DHCP_OPT_END) {
             return true;
         }
         if (i + 1u >= len) {
@@ -662,21 +618,21 @@ static bool dhcp_parse_field(const struct wisp_pbuf *p, uint32_t off, uint32_t l
         memset(v, 0, sizeof(v));
         (void)wisp_pbuf_copy_out(p, v, olen < 4u ? olen : 4u, vo);
         switch (code) {
-        case OPT_MASK: /* RFC 2132 §3.3 */
+        case WISP_DHCP_OPT_MASK: /* RFC 2132 §3.3 */
             if (olen != 4u) {
                 return false;
             }
             m->mask = wisp_ip4_rd(v);
             m->have |= HAVE_MASK;
             break;
-        case OPT_ROUTER: /* RFC 2132 §3.5: a list, preferred first */
+        case WISP_DHCP_OPT_ROUTER: /* RFC 2132 §3.5: a list, preferred first */
             if (olen < 4u || (olen % 4u) != 0) {
                 return false;
             }
             m->router = wisp_ip4_rd(v);
             m->have |= HAVE_ROUTER;
             break;
-        case OPT_DNS: { /* RFC 2132 §3.8 */
+        case WISP_DHCP_OPT_DNS: { /* RFC 2132 §3.8 */
             unsigned k;
             if (olen < 4u || (olen % 4u) != 0) {
                 return false;
@@ -689,22 +645,22 @@ static bool dhcp_parse_field(const struct wisp_pbuf *p, uint32_t off, uint32_t l
             }
             break;
         }
-        case OPT_MTU: /* RFC 2132 §5.1: minimum 68 */
+        case WISP_DHCP_OPT_MTU: /* RFC 2132 §5.1: minimum 68 */
             if (olen != 2u) {
                 return false;
             }
             m->mtu = wisp_rd16(v) >= 68u ? wisp_rd16(v) : 0u;
             break;
-        case OPT_LEASE: /* RFC 2132 §9.2 */
-        case OPT_T1:    /* RFC 2132 §9.11 */
-        case OPT_T2:    /* RFC 2132 §9.12 */
+        case WISP_DHCP_OPT_LEASE: /* RFC 2132 §9.2 */
+        case WISP_DHCP_OPT_T1:    /* RFC 2132 §9.11 */
+        case WISP_DHCP_OPT_T2:    /* RFC 2132 §9.12 */
             if (olen != 4u) {
                 return false;
             }
-            if (code == OPT_LEASE) {
+            if (code == WISP_DHCP_OPT_LEASE) {
                 m->lease = wisp_rd32(v);
                 m->have |= HAVE_LEASE;
-            } else if (code == OPT_T1) {
+            } else if (code == WISP_DHCP_OPT_T1) {
                 m->t1 = wisp_rd32(v);
                 m->have |= HAVE_T1;
             } else {
@@ -712,20 +668,20 @@ static bool dhcp_parse_field(const struct wisp_pbuf *p, uint32_t off, uint32_t l
                 m->have |= HAVE_T2;
             }
             break;
-        case OPT_SERVER_ID: /* RFC 2132 §9.7 */
+        case WISP_DHCP_OPT_SERVER_ID: /* RFC 2132 §9.7 */
             if (olen != 4u) {
                 return false;
             }
             m->server = wisp_ip4_rd(v);
             m->have |= HAVE_SERVER;
             break;
-        case OPT_MSGTYPE: /* RFC 2132 §9.6: 1..8 */
+        case WISP_DHCP_OPT_MSGTYPE: /* RFC 2132 §9.6: 1..8 */
             if (olen != 1u || v[0] < 1u || v[0] > 8u) {
                 return false;
             }
             m->type = v[0];
             break;
-        case OPT_OVERLOAD: /* RFC 2132 §9.3: 1 file, 2 sname, 3 both */
+        case WISP_DHCP_OPT_OVERLOAD: /* RFC 2132 §9.3: 1 file, 2 sname, 3 both */
             if (!top || olen != 1u || v[0] < 1u || v[0] > 3u) {
                 return false;
             }
@@ -795,7 +751,7 @@ static void dhcp_recv(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, 
     struct wisp_stack *s = pcb->stack;
     struct dhcp_msg m;
     struct wisp_dhcp_lease l;
-    uint8_t h[DHCP_OFF_SNAME];
+    uint8_t h[WISP_DHCP_OFF_SNAME];
     uint8_t cookie[4];
     uint16_t tot;
     bool ok;
@@ -812,57 +768,57 @@ static void dhcp_recv(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, 
         wisp_pbuf_free(p);
         return;
     }
-    if (tot < DHCP_OFF_OPTIONS) {
+    if (tot < WISP_DHCP_OFF_OPTIONS) {
         WISP_CTR_INC(s, DHCP_DROP_SHORT);
         wisp_pbuf_free(p);
         return;
     }
     (void)wisp_pbuf_copy_out(p, h, sizeof(h), 0);
-    (void)wisp_pbuf_copy_out(p, cookie, sizeof(cookie), DHCP_OFF_COOKIE);
-    if (h[DHCP_OFF_OP] != DHCP_BOOTREPLY || h[DHCP_OFF_HTYPE] != DHCP_HTYPE_ETH ||
-        h[DHCP_OFF_HLEN] != WISP_ETH_ADDR_LEN || cookie[0] != 99u || cookie[1] != 130u || cookie[2] != 83u ||
+    (void)wisp_pbuf_copy_out(p, cookie, sizeof(cookie), WISP_DHCP_OFF_COOKIE);
+    if (h[WISP_DHCP_OFF_OP] != WISP_DHCP_BOOTREPLY || h[WISP_DHCP_OFF_HTYPE] != WISP_DHCP_HTYPE_ETH ||
+        h[WISP_DHCP_OFF_HLEN] != WISP_ETH_ADDR_LEN || cookie[0] != 99u || cookie[1] != 130u || cookie[2] != 83u ||
         cookie[3] != 99u) {
         WISP_CTR_INC(s, DHCP_DROP_BAD);
         wisp_pbuf_free(p);
         return;
     }
     /* RFC 2131 §4.4.1: replies are matched by 'xid' ... */
-    if (wisp_rd32(h + DHCP_OFF_XID) != d->xid) {
+    if (wisp_rd32(h + WISP_DHCP_OFF_XID) != d->xid) {
         WISP_CTR_INC(s, DHCP_DROP_XID);
         wisp_pbuf_free(p);
         return;
     }
     /* ... and must carry our hardware address (broadcast replies reach every
      * client on the link). */
-    if (memcmp(h + DHCP_OFF_CHADDR, d->nif->hwaddr, WISP_ETH_ADDR_LEN) != 0) {
+    if (memcmp(h + WISP_DHCP_OFF_CHADDR, d->nif->hwaddr, WISP_ETH_ADDR_LEN) != 0) {
         WISP_CTR_INC(s, DHCP_DROP_CHADDR);
         wisp_pbuf_free(p);
         return;
     }
     memset(&m, 0, sizeof(m));
-    m.yiaddr = wisp_ip4_rd(h + DHCP_OFF_YIADDR);
-    ok = dhcp_parse_field(p, DHCP_OFF_OPTIONS, (uint32_t)tot - DHCP_OFF_OPTIONS, &m, true);
+    m.yiaddr = wisp_ip4_rd(h + WISP_DHCP_OFF_YIADDR);
+    ok = dhcp_parse_field(p, WISP_DHCP_OFF_OPTIONS, (uint32_t)tot - WISP_DHCP_OFF_OPTIONS, &m, true);
     /* RFC 2131 §4.1: with option overload, 'file' then 'sname' hold more
      * options. */
     if (ok && (m.overload & 1u)) {
-        ok = dhcp_parse_field(p, DHCP_OFF_FILE, DHCP_FILE_LEN, &m, false);
+        ok = dhcp_parse_field(p, WISP_DHCP_OFF_FILE, WISP_DHCP_FILE_LEN, &m, false);
     }
     if (ok && (m.overload & 2u)) {
-        ok = dhcp_parse_field(p, DHCP_OFF_SNAME, DHCP_SNAME_LEN, &m, false);
+        ok = dhcp_parse_field(p, WISP_DHCP_OFF_SNAME, WISP_DHCP_SNAME_LEN, &m, false);
     }
     wisp_pbuf_free(p);
     if (!ok || m.type == 0) {
         WISP_CTR_INC(s, DHCP_DROP_OPTS);
         return;
     }
-    if ((m.type == DHCPOFFER || m.type == DHCPACK) && !dhcp_make_lease(&m, &l)) {
+    if ((m.type == WISP_DHCP_MSG_OFFER || m.type == WISP_DHCP_MSG_ACK) && !dhcp_make_lease(&m, &l)) {
         WISP_CTR_INC(s, DHCP_DROP_OPTS);
         return;
     }
 
     /* ---- act */
     switch (m.type) {
-    case DHCPOFFER:
+    case WISP_DHCP_MSG_OFFER:
         if (d->state != WISP_DHCP_SELECTING) {
             break;
         }
@@ -875,7 +831,7 @@ static void dhcp_recv(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, 
         dhcp_send_request(d);
         dhcp_arm(d, dhcp_backoff(d));
         return;
-    case DHCPACK:
+    case WISP_DHCP_MSG_ACK:
         if (d->state == WISP_DHCP_REQUESTING && l.server != d->pend.server) {
             break; /* from a server we did not choose */
         }
@@ -886,7 +842,7 @@ static void dhcp_recv(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, 
         d->pend = l;
         dhcp_accept(d);
         return;
-    case DHCPNAK:
+    case WISP_DHCP_MSG_NAK:
         if (d->state != WISP_DHCP_REQUESTING && d->state != WISP_DHCP_REBOOTING &&
             d->state != WISP_DHCP_RENEWING && d->state != WISP_DHCP_REBINDING) {
             break;
@@ -1091,7 +1047,7 @@ void wisp_dhcp_stop(struct wisp_dhcp *d, bool release)
         wisp_ip4_t dst = (nh != WISP_IP4_ANY && wisp_arp_lookup(s, d->nif->index, nh, NULL)) ? d->lease.server
                                                                                              : WISP_IP4_BCAST;
         dhcp_new_xid(d);
-        if (dhcp_send(d, DHCPRELEASE, d->lease.addr, WISP_IP4_ANY, d->lease.server, dst, 0) == WISP_OK) {
+        if (dhcp_send(d, WISP_DHCP_MSG_RELEASE, d->lease.addr, WISP_IP4_ANY, d->lease.server, dst, 0) == WISP_OK) {
             WISP_CTR_INC(s, DHCP_RELEASE_TX);
         }
     }

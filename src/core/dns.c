@@ -52,30 +52,11 @@
  */
 #define WISP_PRIVATE_ACCESS 1 /* library code: sees the private tier (wisp/arch.h) */
 #include "wisp/stack.h"
+#include "wisp/prot/dns.h"
 
 #if WISP_DNS
 
-#define DNS_HDR_LEN 12u
-#define DNS_UDP_MAX 512u        /* RFC 1035 §4.2.1 */
-#define DNS_NAME_WIRE_MAX 255u  /* RFC 1035 §2.3.4: 255 octets or less */
-#define DNS_LABEL_MAX 63u       /* RFC 1035 §2.3.4: 63 octets or less */
 #define DNS_MAX_HOPS 64u        /* pointers followed in one name (second guard) */
-#define DNS_RR_FIXED 10u        /* TYPE, CLASS, TTL, RDLENGTH (RFC 1035 §4.1.3) */
-
-#define DNS_TYPE_A 1u           /* RFC 1035 §3.2.2 */
-#define DNS_TYPE_CNAME 5u
-#define DNS_CLASS_IN 1u         /* RFC 1035 §3.2.4 */
-
-/* RFC 1035 §4.1.1 header flags */
-#define DNS_F_QR 0x8000u
-#define DNS_F_OPCODE 0x7800u
-#define DNS_F_TC 0x0200u
-#define DNS_F_RD 0x0100u
-#define DNS_F_RCODE 0x000Fu
-
-#define DNS_RCODE_NOERROR 0u
-#define DNS_RCODE_SERVFAIL 2u
-#define DNS_RCODE_NXDOMAIN 3u
 
 /* query states */
 #define Q_FREE 0u
@@ -168,7 +149,7 @@ static int it_next(const struct dns_msg *m, struct name_it *it, uint32_t *lab)
         if (b < 0) {
             return -1; /* truncated inside the name */
         }
-        if ((b & 0xC0) == 0xC0) {
+        if ((b & WISP_DNS_LABEL_PTR) == WISP_DNS_LABEL_PTR) {
             /* RFC 1035 §4.1.4 compression pointer. Bounded (CVE-2020-25111,
              * CVE-2020-17438 class): it must point into the message after
              * the header and strictly before the run of labels it ends, so
@@ -179,26 +160,26 @@ static int it_next(const struct dns_msg *m, struct name_it *it, uint32_t *lab)
             if (b2 < 0) {
                 return -1;
             }
-            ptr = ((uint32_t)(b & 0x3F) << 8) | (uint32_t)b2;
+            ptr = ((uint32_t)(b & 0x3F) << 8) | (uint32_t)b2; /* 14-bit offset */
             if (!it->jumped) {
                 it->end = it->pos + 2u;
                 it->jumped = true;
             }
-            if (ptr < DNS_HDR_LEN || ptr >= it->seg || ++it->hops > DNS_MAX_HOPS) {
+            if (ptr < WISP_DNS_HLEN || ptr >= it->seg || ++it->hops > DNS_MAX_HOPS) {
                 return -1;
             }
             it->pos = ptr;
             it->seg = ptr;
             continue;
         }
-        if ((b & 0xC0) != 0) {
+        if ((b & WISP_DNS_LABEL_PTR) != 0) {
             /* 01 and 10: extended / reserved label types (RFC 6891 §5,
              * RFC 1035 §4.1.4) -- not in a response to our query. */
             return -1;
         }
         /* b <= 63 here: RFC 1035 §2.3.4 label length. */
         it->total += (uint32_t)b + 1u;
-        if (it->total > DNS_NAME_WIRE_MAX) {
+        if (it->total > WISP_DNS_NAME_WIRE_MAX) {
             return -1; /* RFC 1035 §2.3.4: names are 255 octets or less */
         }
         if (b == 0) {
@@ -328,7 +309,7 @@ static size_t name_check(const char *name)
                 return n; /* one trailing dot: the root */
             }
             label = 0;
-        } else if (!name_char_ok(c) || ++label > DNS_LABEL_MAX) {
+        } else if (!name_char_ok(c) || ++label > WISP_DNS_LABEL_MAX) {
             return 0;
         }
         n++;
@@ -520,7 +501,7 @@ static int q_pick_server(const struct wisp_stack *s, const struct wisp_dns_query
 static void q_send(struct wisp_stack *s, struct wisp_dns_query *q, unsigned srv)
 {
     size_t n = strlen(q->name);
-    uint16_t len = (uint16_t)(DNS_HDR_LEN + n + 2u + 4u); /* name: n + 2 octets on the wire */
+    uint16_t len = (uint16_t)(WISP_DNS_HLEN + n + 2u + 4u); /* name: n + 2 octets on the wire */
     unsigned nsrv = servers_configured(s), round;
     struct wisp_pbuf *p;
     uint32_t timeout;
@@ -541,16 +522,16 @@ static void q_send(struct wisp_stack *s, struct wisp_dns_query *q, unsigned srv)
     } else {
         uint8_t *b = p->payload;
         const char *t = q->name;
-        size_t o = DNS_HDR_LEN;
+        size_t o = WISP_DNS_HLEN;
         wisp_ipaddr_t dst = wisp_ipaddr4(q->asked);
         /* RFC 1035 §4.1.1: ID, RD (recursion desired: we are a stub,
          * RFC 1123 §6.1.3.1), QDCOUNT 1. */
-        wisp_wr16(&b[0], q->id);
-        wisp_wr16(&b[2], DNS_F_RD);
-        wisp_wr16(&b[4], 1);
-        wisp_wr16(&b[6], 0);
-        wisp_wr16(&b[8], 0);
-        wisp_wr16(&b[10], 0);
+        wisp_wr16(&b[WISP_DNS_OFF_ID], q->id);
+        wisp_wr16(&b[WISP_DNS_OFF_FLAGS], WISP_DNS_F_RD);
+        wisp_wr16(&b[WISP_DNS_OFF_QDCOUNT], 1);
+        wisp_wr16(&b[WISP_DNS_OFF_ANCOUNT], 0);
+        wisp_wr16(&b[WISP_DNS_OFF_NSCOUNT], 0);
+        wisp_wr16(&b[WISP_DNS_OFF_ARCOUNT], 0);
         /* RFC 1035 §4.1.2 QNAME: labels (checked by name_check), root. */
         while (*t != '\0') {
             size_t l = 0;
@@ -566,8 +547,8 @@ static void q_send(struct wisp_stack *s, struct wisp_dns_query *q, unsigned srv)
             }
         }
         b[o++] = 0;
-        wisp_wr16(&b[o], DNS_TYPE_A);
-        wisp_wr16(&b[o + 2u], DNS_CLASS_IN);
+        wisp_wr16(&b[o], WISP_DNS_TYPE_A);
+        wisp_wr16(&b[o + 2u], WISP_DNS_CLASS_IN);
         if (wisp_udp_sendto(q->pcb, p, &dst, WISP_DNS_PORT) == WISP_OK) {
             WISP_CTR_INC(s, DNS_TX);
         } else {
@@ -645,7 +626,7 @@ static bool rr_parse(const struct dns_msg *m, uint32_t off, struct dns_rr *rr)
         !msg_u32(m, e + 4u, &rr->ttl) || !msg_u16(m, e + 8u, &rr->rdlen)) {
         return false;
     }
-    rr->rdata = e + DNS_RR_FIXED;
+    rr->rdata = e + WISP_DNS_RR_FIXED;
     rr->next = rr->rdata + rr->rdlen;
     /* CVE-2020-17437 / CVE-2020-24336 class: RDLENGTH within the datagram. */
     return rr->next <= m->len;
@@ -662,10 +643,10 @@ static bool answers_valid(const struct dns_msg *m, uint32_t off, uint16_t ancoun
         if (!rr_parse(m, off, &rr)) {
             return false;
         }
-        if (rr.cls == DNS_CLASS_IN && rr.type == DNS_TYPE_A && rr.rdlen != 4u) {
+        if (rr.cls == WISP_DNS_CLASS_IN && rr.type == WISP_DNS_TYPE_A && rr.rdlen != 4u) {
             return false; /* RFC 1035 §3.4.1: A RDATA is a 32-bit address */
         }
-        if (rr.cls == DNS_CLASS_IN && rr.type == DNS_TYPE_CNAME) {
+        if (rr.cls == WISP_DNS_CLASS_IN && rr.type == WISP_DNS_TYPE_CNAME) {
             uint32_t e;
             /* RFC 1035 §3.3.1: CNAME RDATA is one domain name. */
             if (!name_skip(m, rr.rdata, &e) || e != rr.next) {
@@ -691,7 +672,7 @@ static uint32_t ttl_clamp(uint32_t ttl)
 static void answers_use(struct wisp_stack *s, struct wisp_dns_query *q, const struct dns_msg *m, uint32_t an_off,
                         uint16_t ancount)
 {
-    uint32_t target = DNS_HDR_LEN; /* the question name */
+    uint32_t target = WISP_DNS_HLEN; /* the question name */
     uint32_t ttl = WISP_DNS_MAX_TTL_S;
     unsigned links = 0;
 
@@ -705,12 +686,12 @@ static void answers_use(struct wisp_stack *s, struct wisp_dns_query *q, const st
                 return; /* cannot happen: validated */
             }
             off = rr.next;
-            if (rr.cls != DNS_CLASS_IN || (rr.type != DNS_TYPE_A && rr.type != DNS_TYPE_CNAME) ||
+            if (rr.cls != WISP_DNS_CLASS_IN || (rr.type != WISP_DNS_TYPE_A && rr.type != WISP_DNS_TYPE_CNAME) ||
                 name_eq_msg(m, rr.name, target) != 1) {
                 continue;
             }
             ttl = WISP_MIN(ttl, ttl_clamp(rr.ttl));
-            if (rr.type == DNS_TYPE_A) {
+            if (rr.type == WISP_DNS_TYPE_A) {
                 uint8_t a[4];
                 unsigned k;
                 for (k = 0; k < 4u; k++) {
@@ -761,14 +742,14 @@ static void dns_recv(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, c
     m.p = p;
     m.len = p->tot_len;
     m.flat = (const uint8_t *)wisp_pbuf_contig(p, 0, p->tot_len);
-    if (m.len > DNS_UDP_MAX) {
+    if (m.len > WISP_DNS_UDP_MAX) {
         WISP_CTR_INC(s, DNS_DROP_LEN); /* RFC 1035 §4.2.1, no EDNS sent */
         wisp_pbuf_free(p);
         return;
     }
     /* RFC 1035 §4.1.1: the 12-byte header; each field read is checked. */
-    if (m.len < DNS_HDR_LEN || !msg_u16(&m, 0, &id) || !msg_u16(&m, 2, &flags) || !msg_u16(&m, 4, &qdcount) ||
-        !msg_u16(&m, 6, &ancount)) {
+    if (m.len < WISP_DNS_HLEN || !msg_u16(&m, WISP_DNS_OFF_ID, &id) || !msg_u16(&m, WISP_DNS_OFF_FLAGS, &flags) ||
+        !msg_u16(&m, WISP_DNS_OFF_QDCOUNT, &qdcount) || !msg_u16(&m, WISP_DNS_OFF_ANCOUNT, &ancount)) {
         WISP_CTR_INC(s, DNS_DROP_SHORT);
         wisp_pbuf_free(p);
         return;
@@ -779,7 +760,7 @@ static void dns_recv(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, c
         return;
     }
     /* RFC 1035 §4.1.1: a response (QR) to a standard query (opcode 0). */
-    if ((flags & DNS_F_QR) == 0 || (flags & DNS_F_OPCODE) != 0) {
+    if ((flags & WISP_DNS_F_QR) == 0 || (flags & WISP_DNS_F_OPCODE) != 0) {
         WISP_CTR_INC(s, DNS_DROP_HDR);
         wisp_pbuf_free(p);
         return;
@@ -791,13 +772,13 @@ static void dns_recv(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, c
         wisp_pbuf_free(p);
         return;
     }
-    if (!name_skip(&m, DNS_HDR_LEN, &qend) || !msg_u16(&m, qend, &qtype) || !msg_u16(&m, qend + 2u, &qclass)) {
+    if (!name_skip(&m, WISP_DNS_HLEN, &qend) || !msg_u16(&m, qend, &qtype) || !msg_u16(&m, qend + 2u, &qclass)) {
         WISP_CTR_INC(s, DNS_DROP_MALFORMED);
         wisp_pbuf_free(p);
         return;
     }
-    eq = name_eq_text(&m, DNS_HDR_LEN, q->name);
-    if (eq != 1 || qtype != DNS_TYPE_A || qclass != DNS_CLASS_IN) {
+    eq = name_eq_text(&m, WISP_DNS_HLEN, q->name);
+    if (eq != 1 || qtype != WISP_DNS_TYPE_A || qclass != WISP_DNS_CLASS_IN) {
         if (eq < 0) {
             WISP_CTR_INC(s, DNS_DROP_MALFORMED);
         } else {
@@ -806,7 +787,7 @@ static void dns_recv(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, c
         wisp_pbuf_free(p);
         return;
     }
-    if (flags & DNS_F_TC) {
+    if (flags & WISP_DNS_F_TC) {
         /* RFC 1035 §4.1.1 TC; RFC 7766 would retry over TCP, which we do
          * not have: a failure of this server. */
         WISP_CTR_INC(s, DNS_TRUNCATED);
@@ -814,21 +795,21 @@ static void dns_recv(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, c
         q_server_failed(s, q, FAIL_PERM);
         return;
     }
-    rcode = flags & DNS_F_RCODE;
-    if (rcode == DNS_RCODE_NXDOMAIN) {
+    rcode = flags & WISP_DNS_F_RCODE;
+    if (rcode == WISP_DNS_RCODE_NXDOMAIN) {
         /* RFC 1035 §4.1.1 name error; RFC 2308 §2.1. */
         WISP_CTR_INC(s, DNS_NXDOMAIN);
         wisp_pbuf_free(p);
         q_finish(s, q, WISP_DNS_ERR_NOTFOUND, 0, 0);
         return;
     }
-    if (rcode == DNS_RCODE_SERVFAIL) {
+    if (rcode == WISP_DNS_RCODE_SERVFAIL) {
         WISP_CTR_INC(s, DNS_SERVFAIL); /* RFC 1035 §7.3: try another server */
         wisp_pbuf_free(p);
         q_server_failed(s, q, FAIL_TEMP);
         return;
     }
-    if (rcode != DNS_RCODE_NOERROR) {
+    if (rcode != WISP_DNS_RCODE_NOERROR) {
         WISP_CTR_INC(s, DNS_RCODE_ERR); /* FORMERR, NOTIMP, REFUSED, ... */
         wisp_pbuf_free(p);
         q_server_failed(s, q, FAIL_PERM);

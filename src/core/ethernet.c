@@ -9,13 +9,9 @@
 #include "wisp/arp.h"
 #include "wisp/ip4.h"
 #include "wisp/stack.h"
+#include "wisp/prot/ethernet.h"
 
 const uint8_t wisp_eth_bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
-
-/* Offsets in the Ethernet II header (RFC 894). */
-#define ETH_OFF_DST 0u
-#define ETH_OFF_SRC 6u
-#define ETH_OFF_TYPE 12u
 
 /* IEEE 802.3 §3.2.3: the least significant bit of the first octet is the
  * individual/group bit; group addresses are multicast (all ones: broadcast). */
@@ -27,8 +23,8 @@ void wisp_eth_input(struct wisp_netif *nif, struct wisp_pbuf *p)
 {
     struct wisp_stack *s = nif->stack;
     uint8_t hdr[WISP_ETH_HLEN];
-    const uint8_t *dst = hdr + ETH_OFF_DST;
-    const uint8_t *src = hdr + ETH_OFF_SRC;
+    const uint8_t *dst = hdr + WISP_ETH_OFF_DST;
+    const uint8_t *src = hdr + WISP_ETH_OFF_SRC;
     uint16_t type;
 
     WISP_CTR_INC(s, ETH_RX);
@@ -38,7 +34,7 @@ void wisp_eth_input(struct wisp_netif *nif, struct wisp_pbuf *p)
         wisp_pbuf_free(p);
         return;
     }
-    type = wisp_rd16(hdr + ETH_OFF_TYPE);
+    type = wisp_rd16(hdr + WISP_ETH_OFF_TYPE);
 
     /* Accept only frames addressed to us, broadcast or multicast. */
     if (!eth_is_group(dst) && memcmp(dst, nif->hwaddr, WISP_ETH_ADDR_LEN) != 0) {
@@ -111,9 +107,9 @@ wisp_err_t wisp_eth_output(struct wisp_netif *nif, struct wisp_pbuf *p, const ui
         frame = h;
     }
     /* The first buffer holds the 14 header bytes in both cases. */
-    memcpy(frame->payload + ETH_OFF_DST, dst, WISP_ETH_ADDR_LEN);
-    memcpy(frame->payload + ETH_OFF_SRC, nif->hwaddr, WISP_ETH_ADDR_LEN);
-    wisp_wr16(frame->payload + ETH_OFF_TYPE, ethertype);
+    memcpy(frame->payload + WISP_ETH_OFF_DST, dst, WISP_ETH_ADDR_LEN);
+    memcpy(frame->payload + WISP_ETH_OFF_SRC, nif->hwaddr, WISP_ETH_ADDR_LEN);
+    wisp_wr16(frame->payload + WISP_ETH_OFF_TYPE, ethertype);
 
     err = wisp_netif_tx(nif, frame);
     if (err == WISP_OK)

@@ -24,10 +24,9 @@
 #define WISP_PRIVATE_ACCESS 1 /* library code: sees the private tier (wisp/arch.h) */
 #include "wisp/stack.h"
 #include "wisp/chksum.h"
+#include "wisp/prot/icmp.h"
+#include "wisp/prot/ip4.h"
 
-#define ICMP_HLEN 8u
-/* RFC 792: "Internet Header + 64 bits of Original Data Datagram" */
-#define ICMP_QUOTE_DATA 8u
 /* One token, in the milli-tokens of the bucket. */
 #define ICMP_TOKEN_MT 1000u
 #define ICMP_BUCKET_MT ((uint32_t)WISP_ICMP_ERR_BURST * ICMP_TOKEN_MT)
@@ -258,21 +257,21 @@ static void icmp_error_input(struct wisp_stack *s, struct wisp_pbuf *p, const st
     /* RFC 792 / RFC 5927 §4.1: the quotation holds the internet header and
      * at least the first 64 bits of the datagram (the ports; TCP's
      * sequence number). */
-    if (p->tot_len < ICMP_HLEN + WISP_IP4_HLEN + ICMP_QUOTE_DATA) {
+    if (p->tot_len < WISP_ICMP_HLEN + WISP_IP4_HLEN + WISP_ICMP_QUOTE_DATA) {
         WISP_CTR_INC(s, ICMP_ERR_DROP_SHORT);
         return;
     }
-    (void)wisp_pbuf_copy_out(p, q, WISP_IP4_HLEN, ICMP_HLEN);
+    (void)wisp_pbuf_copy_out(p, q, WISP_IP4_HLEN, WISP_ICMP_HLEN);
     qhl = (uint16_t)((q[0] & 0x0fu) * 4u);
     if ((q[0] >> 4) != 4u || qhl < WISP_IP4_HLEN) {
         WISP_CTR_INC(s, ICMP_ERR_DROP_QUOTE);
         return;
     }
-    if (p->tot_len < ICMP_HLEN + qhl + ICMP_QUOTE_DATA) {
+    if (p->tot_len < WISP_ICMP_HLEN + qhl + WISP_ICMP_QUOTE_DATA) {
         WISP_CTR_INC(s, ICMP_ERR_DROP_SHORT);
         return;
     }
-    (void)wisp_pbuf_copy_out(p, q, (uint16_t)(qhl + ICMP_QUOTE_DATA), ICMP_HLEN);
+    (void)wisp_pbuf_copy_out(p, q, (uint16_t)(qhl + WISP_ICMP_QUOTE_DATA), WISP_ICMP_HLEN);
     /* A non-initial fragment carries no transport header to match. */
     qfrag = wisp_rd16(&q[6]);
     if ((qfrag & WISP_IP4_OFFMASK) != 0) {
@@ -407,12 +406,12 @@ static void icmp_echo_reply(struct wisp_stack *s, struct wisp_pbuf *p, const str
 
 void wisp_icmp_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp_ip_info *ip)
 {
-    uint8_t hdr[ICMP_HLEN];
+    uint8_t hdr[WISP_ICMP_HLEN];
 
     WISP_CTR_INC(s, ICMP_RX);
 
     /* RFC 792: every message has at least the 8-byte header. */
-    if (p->tot_len < ICMP_HLEN) {
+    if (p->tot_len < WISP_ICMP_HLEN) {
         WISP_CTR_INC(s, ICMP_DROP_SHORT);
         wisp_pbuf_free(p);
         return;
@@ -424,7 +423,7 @@ void wisp_icmp_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct wis
         wisp_pbuf_free(p);
         return;
     }
-    (void)wisp_pbuf_copy_out(p, hdr, ICMP_HLEN, 0);
+    (void)wisp_pbuf_copy_out(p, hdr, WISP_ICMP_HLEN, 0);
 
     switch (hdr[0]) {
     case WISP_ICMP_ECHO:
@@ -515,9 +514,9 @@ void wisp_icmp_dest_unreach(struct wisp_stack *s, struct wisp_pbuf *p, const str
 
     /* RFC 792: IP header + first 64 bits of the original data (less when the
      * datagram carried less). */
-    qdata = (uint16_t)WISP_MIN(p->tot_len, ICMP_QUOTE_DATA);
+    qdata = (uint16_t)WISP_MIN(p->tot_len, WISP_ICMP_QUOTE_DATA);
     qlen = (uint16_t)(hlen + qdata);
-    q = wisp_pbuf_alloc(s, WISP_LAYER_IP, (uint16_t)(ICMP_HLEN + qlen), WISP_PBUF_RAM);
+    q = wisp_pbuf_alloc(s, WISP_LAYER_IP, (uint16_t)(WISP_ICMP_HLEN + qlen), WISP_PBUF_RAM);
     if (q == NULL) {
         WISP_CTR_INC(s, ICMP_DROP_NOMEM);
         return;
@@ -531,9 +530,9 @@ void wisp_icmp_dest_unreach(struct wisp_stack *s, struct wisp_pbuf *p, const str
     }
     wisp_wr16(&m[4], 0);   /* RFC 792: unused, zero */
     wisp_wr16(&m[6], mtu);
-    memcpy(&m[ICMP_HLEN], iph, hlen);
-    (void)wisp_pbuf_copy_out(p, &m[ICMP_HLEN + hlen], qdata, 0);
-    wisp_wr16(&m[2], (uint16_t)~wisp_chksum_sum(m, (size_t)ICMP_HLEN + qlen));
+    memcpy(&m[WISP_ICMP_HLEN], iph, hlen);
+    (void)wisp_pbuf_copy_out(p, &m[WISP_ICMP_HLEN + hlen], qdata, 0);
+    wisp_wr16(&m[2], (uint16_t)~wisp_chksum_sum(m, (size_t)WISP_ICMP_HLEN + qlen));
 
     /* Sent from the address the datagram was sent to (a unicast address of
      * ours, broadcasts were excluded above), with the default TOS
@@ -552,14 +551,14 @@ wisp_err_t wisp_icmp_echo_request(struct wisp_stack *s, wisp_ip4_t dst, uint16_t
 {
     struct wisp_pbuf *q, *b;
     uint16_t mlen, i = 0, k;
-    uint8_t hdr[ICMP_HLEN];
+    uint8_t hdr[WISP_ICMP_HLEN];
     wisp_err_t err;
 
     /* An IP datagram is at most 65535 bytes (RFC 791): 20 of header. */
-    if ((uint32_t)len + ICMP_HLEN + WISP_IP4_HLEN > WISP_IP4_MAX_LEN) {
+    if ((uint32_t)len + WISP_ICMP_HLEN + WISP_IP4_HLEN > WISP_IP4_MAX_LEN) {
         return WISP_ERR_VAL;
     }
-    mlen = (uint16_t)(ICMP_HLEN + len);
+    mlen = (uint16_t)(WISP_ICMP_HLEN + len);
     if ((uint32_t)mlen + WISP_LAYER_IP <= WISP_PBUF_BLOCK_SIZE) {
         q = wisp_pbuf_alloc(s, WISP_LAYER_IP, mlen, WISP_PBUF_RAM);
     } else {
@@ -575,11 +574,11 @@ wisp_err_t wisp_icmp_echo_request(struct wisp_stack *s, wisp_ip4_t dst, uint16_t
     wisp_wr16(&hdr[2], 0);
     wisp_wr16(&hdr[4], id);
     wisp_wr16(&hdr[6], seq);
-    (void)wisp_pbuf_copy_in(q, hdr, ICMP_HLEN, 0);
+    (void)wisp_pbuf_copy_in(q, hdr, WISP_ICMP_HLEN, 0);
 
     /* Data: byte i of the payload is (uint8_t)i, easy to recognise and to
      * verify at any offset (a reply's data must match it). */
-    k = ICMP_HLEN;
+    k = WISP_ICMP_HLEN;
     for (b = q; b != NULL; b = b->next) {
         while (k < b->len) {
             b->payload[k++] = (uint8_t)i++;

@@ -20,22 +20,7 @@
 #include "wisp/stack.h"
 #include "wisp/chksum.h"
 #include "wisp/ethernet.h"
-
-/* Header field offsets (RFC 791 §3.1). */
-#define IP_OFF_VHL 0u
-#define IP_OFF_TOS 1u
-#define IP_OFF_LEN 2u
-#define IP_OFF_ID 4u
-#define IP_OFF_FRAG 6u
-#define IP_OFF_TTL 8u
-#define IP_OFF_PROTO 9u
-#define IP_OFF_CSUM 10u
-#define IP_OFF_SRC 12u
-#define IP_OFF_DST 16u
-
-/* RFC 791 §3.1 option types with a single octet. */
-#define IP_OPT_EOL 0u
-#define IP_OPT_NOP 1u
+#include "wisp/prot/ip4.h"
 
 /* ------------------------------------------------------------ addresses */
 
@@ -111,21 +96,16 @@ static bool is_loopif(const struct wisp_netif *nif)
  *    length must leave room for a whole slot. At most once.
  *  - Stream ID (136): length 4.
  * True when well formed (and for us). */
-#define IP_OPT_RR 7u
-#define IP_OPT_TS 68u
-#define IP_OPT_LSRR 131u
-#define IP_OPT_SID 136u
-#define IP_OPT_SSRR 137u
 static bool ip4_opts_ok(const uint8_t *hdr, unsigned hlen)
 {
     unsigned i = WISP_IP4_HLEN;
     bool rr = false, srr = false, ts = false;
     while (i < hlen) {
         unsigned type = hdr[i], olen, ptr;
-        if (type == IP_OPT_EOL) {
+        if (type == WISP_IP4_OPT_EOL) {
             return true; /* the rest is padding */
         }
-        if (type == IP_OPT_NOP) {
+        if (type == WISP_IP4_OPT_NOP) {
             i++;
             continue;
         }
@@ -138,13 +118,13 @@ static bool ip4_opts_ok(const uint8_t *hdr, unsigned hlen)
         }
         ptr = olen >= 3u ? hdr[i + 2u] : 0u;
         switch (type) {
-        case IP_OPT_RR:
-        case IP_OPT_LSRR:
-        case IP_OPT_SSRR:
+        case WISP_IP4_OPT_RR:
+        case WISP_IP4_OPT_LSRR:
+        case WISP_IP4_OPT_SSRR:
             if (olen < 3u || (olen - 3u) % 4u != 0u || ptr < 4u || (ptr <= olen && ptr + 3u > olen)) {
                 return false; /* RFC 791 §3.1: bad length or pointer */
             }
-            if (type == IP_OPT_RR) {
+            if (type == WISP_IP4_OPT_RR) {
                 if (rr) {
                     return false;
                 }
@@ -159,7 +139,7 @@ static bool ip4_opts_ok(const uint8_t *hdr, unsigned hlen)
                 }
             }
             break;
-        case IP_OPT_TS: {
+        case WISP_IP4_OPT_TS: {
             unsigned flg, slot;
             if (olen < 4u || ptr < 5u || ts) {
                 return false;
@@ -175,7 +155,7 @@ static bool ip4_opts_ok(const uint8_t *hdr, unsigned hlen)
             }
             break;
         }
-        case IP_OPT_SID:
+        case WISP_IP4_OPT_SID:
             if (olen != 4u) {
                 return false;
             }
@@ -193,6 +173,152 @@ static void ip4_drop(struct wisp_pbuf *p)
     wisp_pbuf_free(p);
 }
 
+/* The header checks, in order (RFC 791 §3.1, RFC 1122 §3.2.1); each
+ * failure counts its reason. On success *hlenp and *totp hold the header
+ * and total lengths: WISP_IP4_HLEN <= hlen <= p->len, hlen <= tot <=
+ * p->tot_len. */
+static bool ip4_hdr_ok(struct wisp_stack *s, const struct wisp_pbuf *p, uint16_t *hlenp, uint16_t *totp)
+{
+    const uint8_t *hdr;
+    uint16_t hlen, tot;
+
+    /* RFC 791 §3.1: the header is at least 20 octets. */
+    if (p->tot_len < WISP_IP4_HLEN) {
+        WISP_CTR_INC(s, IP4_DROP_SHORT);
+        return false;
+    }
+    /* The whole header must be contiguous in the first buffer (true for
+     * every driver frame: first blocks hold >= 256 bytes); a chain split
+     * inside the header is refused like a bad header length. */
+    if (p->len < WISP_IP4_HLEN) {
+        WISP_CTR_INC(s, IP4_DROP_IHL);
+        return false;
+    }
+    hdr = p->payload;
+    /* RFC 1122 §3.2.1.1: silently discard a datagram whose version is not 4. */
+    if (wisp_ip4_hdr_version(hdr) != WISP_IP4_VERSION) {
+        WISP_CTR_INC(s, IP4_DROP_VERSION);
+        return false;
+    }
+    /* RFC 791 §3.1: IHL counts 32-bit words, minimum 5. */
+    hlen = wisp_ip4_hdr_hlen(hdr);
+    if (hlen < WISP_IP4_HLEN || hlen > p->len) {
+        WISP_CTR_INC(s, IP4_DROP_IHL);
+        return false;
+    }
+    /* RFC 791 §3.1 Total Length: header and data; it must cover the header
+     * and cannot exceed what arrived. */
+    tot = wisp_rd16(hdr + WISP_IP4_OFF_LEN);
+    if (tot < hlen || tot > p->tot_len) {
+        WISP_CTR_INC(s, IP4_DROP_LEN);
+        return false;
+    }
+    /* RFC 1122 §3.2.1.2: the header checksum MUST be verified. */
+    if (wisp_chksum_sum(hdr, hlen) != 0xFFFFu) {
+        WISP_CTR_INC(s, IP4_DROP_CHKSUM);
+        return false;
+    }
+    /* RFC 791 §3.1 Time to Live: 0 means the datagram must be destroyed.
+     * RFC 1122 §3.2.1.7: a host MUST NOT discard a datagram just because it
+     * was received with TTL 1 (that rule is for forwarding), so only 0. */
+    if (hdr[WISP_IP4_OFF_TTL] == 0u) {
+        WISP_CTR_INC(s, IP4_DROP_TTL);
+        return false;
+    }
+    /* RFC 1122 §3.2.1.8: options are accepted; we implement none and skip
+     * them, but a malformed list (or a source route still under way) is a
+     * bad datagram: dropped and counted (ip4_opts_ok). */
+    if (hlen > WISP_IP4_HLEN && !ip4_opts_ok(hdr, hlen)) {
+        WISP_CTR_INC(s, IP4_DROP_OPTS);
+        return false;
+    }
+    *hlenp = hlen;
+    *totp = tot;
+    return true;
+}
+
+/* True when src may be the source of a datagram received on nif (counted
+ * as ip4.drop.src by the caller when not). */
+static bool ip4_src_ok(const struct wisp_netif *nif, wisp_ip4_t src, uint8_t proto, bool bcast)
+{
+    /* RFC 1122 §3.2.1.3: a source that is a broadcast or multicast address
+     * is discarded (items (c), (d) and the multicast rule of RFC 1112 §4);
+     * {127, any} never appears from outside the host (item (g)). */
+    if (wisp_ip4_is_bcast(nif, src) || wisp_ip4_is_multicast(src) ||
+        (wisp_ip4_is_loopback(src) && !is_loopif(nif))) {
+        return false;
+    }
+    /* RFC 1122 §3.2.1.3 (a): 0.0.0.0 is a source only while a host learns
+     * its address (BOOTP/DHCP: UDP to a broadcast destination). */
+    if (src == WISP_IP4_ANY && !(proto == WISP_IP4_PROTO_UDP && bcast)) {
+        return false;
+    }
+    return true;
+}
+
+/* True when the datagram p, addressed to dst, is for us (counted as
+ * ip4.drop.notforus by the caller when not). Accepted: our unicast address
+ * on any interface (weak host model, RFC 1122 §3.3.4.2), the limited
+ * broadcast and the arrival interface's directed broadcast (RFC 1122
+ * §3.3.6), 224.0.0.1 all-hosts (RFC 1112 §4; no other group is joined).
+ * 127/8 only on the loopback interface (RFC 1122 §3.2.1.3 (g)). We do not
+ * forward (RFC 1122 §3.3.1: a host that is not a gateway). */
+static bool ip4_dst_ok(const struct wisp_netif *nif, const struct wisp_pbuf *p, wisp_ip4_t dst, bool bcast,
+                       bool mcast)
+{
+    if (wisp_ip4_is_loopback(dst)) {
+        return is_loopif(nif);
+    }
+    if (mcast) {
+        return dst == wisp_ip4(224, 0, 0, 1);
+    }
+    if (!bcast) {
+        if (!wisp_ip4_is_local(nif->stack, dst)) {
+            return false;
+        }
+        /* RFC 1122 §3.3.6: a datagram received as a link-layer broadcast
+         * but addressed to an IP unicast address SHOULD be discarded. */
+        if ((p->flags & (WISP_PBUF_F_BCAST | WISP_PBUF_F_MCAST)) != 0) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Hand a local datagram (IP header hidden, described by info) to its
+ * transport protocol; consumes p. */
+static void ip4_demux(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp_ip_info *info)
+{
+    switch (info->proto) {
+    case WISP_IP4_PROTO_ICMP:
+        WISP_CTR_INC(s, IP4_DELIVERED);
+        wisp_icmp_input(s, p, info);
+        return;
+#if WISP_UDP
+    case WISP_IP4_PROTO_UDP:
+        WISP_CTR_INC(s, IP4_DELIVERED);
+        wisp_udp_input(s, p, info);
+        return;
+#endif
+#if WISP_TCP
+    case WISP_IP4_PROTO_TCP:
+        WISP_CTR_INC(s, IP4_DELIVERED);
+        wisp_tcp_input(s, p, info);
+        return;
+#endif
+    default:
+        /* RFC 1122 §3.2.2.1: a host SHOULD send a protocol unreachable.
+         * wisp_icmp_dest_unreach expects the IP header hidden in front of
+         * the payload (as now) and suppresses broadcasts etc. itself. */
+        WISP_CTR_INC(s, IP4_DROP_PROTO);
+        wisp_icmp_dest_unreach(s, p, info, WISP_ICMP_UNREACH_PROTO);
+        ip4_drop(p);
+        return;
+    }
+}
+
+/* Parse (ip4_hdr_ok, ip4_src_ok, ip4_dst_ok), then act: trim, reassemble,
+ * deliver (ip4_demux). */
 void wisp_ip4_input(struct wisp_netif *nif, struct wisp_pbuf *p)
 {
     struct wisp_stack *s = nif->stack;
@@ -205,119 +331,26 @@ void wisp_ip4_input(struct wisp_netif *nif, struct wisp_pbuf *p)
 
     WISP_CTR_INC(s, IP4_RX);
 
-    /* RFC 791 §3.1: the header is at least 20 octets. */
-    if (p->tot_len < WISP_IP4_HLEN) {
-        WISP_CTR_INC(s, IP4_DROP_SHORT);
-        ip4_drop(p);
-        return;
-    }
-    /* The whole header must be contiguous in the first buffer (true for
-     * every driver frame: first blocks hold >= 256 bytes); a chain split
-     * inside the header is refused like a bad header length. */
-    if (p->len < WISP_IP4_HLEN) {
-        WISP_CTR_INC(s, IP4_DROP_IHL);
+    if (!ip4_hdr_ok(s, p, &hlen, &tot)) {
         ip4_drop(p);
         return;
     }
     hdr = p->payload;
-    /* RFC 1122 §3.2.1.1: silently discard a datagram whose version is not 4. */
-    if ((hdr[IP_OFF_VHL] >> 4) != 4u) {
-        WISP_CTR_INC(s, IP4_DROP_VERSION);
-        ip4_drop(p);
-        return;
-    }
-    /* RFC 791 §3.1: IHL counts 32-bit words, minimum 5. */
-    hlen = (uint16_t)((hdr[IP_OFF_VHL] & 0x0fu) * 4u);
-    if (hlen < WISP_IP4_HLEN || hlen > p->len) {
-        WISP_CTR_INC(s, IP4_DROP_IHL);
-        ip4_drop(p);
-        return;
-    }
-    /* RFC 791 §3.1 Total Length: header and data; it must cover the header
-     * and cannot exceed what arrived. */
-    tot = wisp_rd16(hdr + IP_OFF_LEN);
-    if (tot < hlen || tot > p->tot_len) {
-        WISP_CTR_INC(s, IP4_DROP_LEN);
-        ip4_drop(p);
-        return;
-    }
-    /* RFC 1122 §3.2.1.2: the header checksum MUST be verified. */
-    if (wisp_chksum_sum(hdr, hlen) != 0xFFFFu) {
-        WISP_CTR_INC(s, IP4_DROP_CHKSUM);
-        ip4_drop(p);
-        return;
-    }
-    /* RFC 791 §3.1 Time to Live: 0 means the datagram must be destroyed.
-     * RFC 1122 §3.2.1.7: a host MUST NOT discard a datagram just because it
-     * was received with TTL 1 (that rule is for forwarding), so only 0. */
-    if (hdr[IP_OFF_TTL] == 0u) {
-        WISP_CTR_INC(s, IP4_DROP_TTL);
-        ip4_drop(p);
-        return;
-    }
-    /* RFC 1122 §3.2.1.8: options are accepted; we implement none and skip
-     * them, but a malformed list (or a source route still under way) is a
-     * bad datagram: dropped and counted (ip4_opts_ok). */
-    if (hlen > WISP_IP4_HLEN && !ip4_opts_ok(hdr, hlen)) {
-        WISP_CTR_INC(s, IP4_DROP_OPTS);
-        ip4_drop(p);
-        return;
-    }
-
-    src = wisp_ip4_rd(hdr + IP_OFF_SRC);
-    dst = wisp_ip4_rd(hdr + IP_OFF_DST);
-    proto = hdr[IP_OFF_PROTO];
+    src = wisp_ip4_rd(hdr + WISP_IP4_OFF_SRC);
+    dst = wisp_ip4_rd(hdr + WISP_IP4_OFF_DST);
+    proto = hdr[WISP_IP4_OFF_PROTO];
     bcast = wisp_ip4_is_bcast(nif, dst);
     mcast = wisp_ip4_is_multicast(dst);
 
-    /* RFC 1122 §3.2.1.3: a source that is a broadcast or multicast address
-     * is discarded (items (c), (d) and the multicast rule of RFC 1112 §4);
-     * {127, any} never appears from outside the host (item (g)). */
-    if (wisp_ip4_is_bcast(nif, src) || wisp_ip4_is_multicast(src) ||
-        (wisp_ip4_is_loopback(src) && !is_loopif(nif))) {
+    if (!ip4_src_ok(nif, src, proto, bcast)) {
         WISP_CTR_INC(s, IP4_DROP_SRC);
         ip4_drop(p);
         return;
     }
-    /* RFC 1122 §3.2.1.3 (a): 0.0.0.0 is a source only while a host learns
-     * its address (BOOTP/DHCP: UDP to a broadcast destination). */
-    if (src == WISP_IP4_ANY && !(proto == WISP_IP4_PROTO_UDP && bcast)) {
-        WISP_CTR_INC(s, IP4_DROP_SRC);
+    if (!ip4_dst_ok(nif, p, dst, bcast, mcast)) {
+        WISP_CTR_INC(s, IP4_DROP_NOTFORUS);
         ip4_drop(p);
         return;
-    }
-
-    /* Destination. Accepted: our unicast address on any interface (weak
-     * host model, RFC 1122 §3.3.4.2), the limited broadcast and the
-     * arrival interface's directed broadcast (RFC 1122 §3.3.6), 224.0.0.1
-     * all-hosts (RFC 1112 §4; no other group is joined). 127/8 only on the
-     * loopback interface (RFC 1122 §3.2.1.3 (g)). We do not forward
-     * (RFC 1122 §3.3.1: a host that is not a gateway). */
-    if (wisp_ip4_is_loopback(dst)) {
-        if (!is_loopif(nif)) {
-            WISP_CTR_INC(s, IP4_DROP_NOTFORUS);
-            ip4_drop(p);
-            return;
-        }
-    } else if (mcast) {
-        if (dst != wisp_ip4(224, 0, 0, 1)) {
-            WISP_CTR_INC(s, IP4_DROP_NOTFORUS);
-            ip4_drop(p);
-            return;
-        }
-    } else if (!bcast) {
-        if (!wisp_ip4_is_local(s, dst)) {
-            WISP_CTR_INC(s, IP4_DROP_NOTFORUS);
-            ip4_drop(p);
-            return;
-        }
-        /* RFC 1122 §3.3.6: a datagram received as a link-layer broadcast
-         * but addressed to an IP unicast address SHOULD be discarded. */
-        if ((p->flags & (WISP_PBUF_F_BCAST | WISP_PBUF_F_MCAST)) != 0) {
-            WISP_CTR_INC(s, IP4_DROP_NOTFORUS);
-            ip4_drop(p);
-            return;
-        }
     }
 
     /* Act. Bytes beyond the total length are link padding (RFC 894 pads
@@ -326,7 +359,7 @@ void wisp_ip4_input(struct wisp_netif *nif, struct wisp_pbuf *p)
         wisp_pbuf_trim(p, tot);
     }
 
-    frag = wisp_rd16(hdr + IP_OFF_FRAG);
+    frag = wisp_rd16(hdr + WISP_IP4_OFF_FRAG);
     if ((frag & (WISP_IP4_FLAG_MF | WISP_IP4_OFFMASK)) != 0) {
         /* RFC 791 §3.2: a fragment; reassembly returns the whole datagram
          * when this was its missing piece. */
@@ -337,8 +370,8 @@ void wisp_ip4_input(struct wisp_netif *nif, struct wisp_pbuf *p)
             return;
         }
         hdr = p->payload;
-        hlen = (uint16_t)((hdr[IP_OFF_VHL] & 0x0fu) * 4u);
-        tot = wisp_rd16(hdr + IP_OFF_LEN);
+        hlen = wisp_ip4_hdr_hlen(hdr);
+        tot = wisp_rd16(hdr + WISP_IP4_OFF_LEN);
 #else
         WISP_CTR_INC(s, IP4_REASS_BADFRAG);
         ip4_drop(p);
@@ -352,39 +385,13 @@ void wisp_ip4_input(struct wisp_netif *nif, struct wisp_pbuf *p)
     info.hlen = hlen;
     info.tot_len = tot;
     info.proto = proto;
-    info.tos = hdr[IP_OFF_TOS];
-    info.ttl = hdr[IP_OFF_TTL];
+    info.tos = hdr[WISP_IP4_OFF_TOS];
+    info.ttl = hdr[WISP_IP4_OFF_TTL];
     info.bcast = bcast ? 1u : 0u;
     info.mcast = mcast ? 1u : 0u;
 
     (void)wisp_pbuf_pop(p, hlen); /* hlen <= p->len was checked */
-
-    switch (proto) {
-    case WISP_IP4_PROTO_ICMP:
-        WISP_CTR_INC(s, IP4_DELIVERED);
-        wisp_icmp_input(s, p, &info);
-        return;
-#if WISP_UDP
-    case WISP_IP4_PROTO_UDP:
-        WISP_CTR_INC(s, IP4_DELIVERED);
-        wisp_udp_input(s, p, &info);
-        return;
-#endif
-#if WISP_TCP
-    case WISP_IP4_PROTO_TCP:
-        WISP_CTR_INC(s, IP4_DELIVERED);
-        wisp_tcp_input(s, p, &info);
-        return;
-#endif
-    default:
-        /* RFC 1122 §3.2.2.1: a host SHOULD send a protocol unreachable.
-         * wisp_icmp_dest_unreach expects the IP header hidden in front of
-         * the payload (as now) and suppresses broadcasts etc. itself. */
-        WISP_CTR_INC(s, IP4_DROP_PROTO);
-        wisp_icmp_dest_unreach(s, p, &info, WISP_ICMP_UNREACH_PROTO);
-        ip4_drop(p);
-        return;
-    }
+    ip4_demux(s, p, &info);
 }
 
 /* -------------------------------------------------------------- routing */
@@ -456,18 +463,18 @@ wisp_err_t wisp_ip4_link_output(struct wisp_netif *nif, struct wisp_pbuf *p, wis
 static void ip4_build_hdr(uint8_t *h, uint16_t tot, uint16_t id, bool df, uint8_t ttl, uint8_t tos, uint8_t proto,
                           wisp_ip4_t src, wisp_ip4_t dst)
 {
-    h[IP_OFF_VHL] = 0x45; /* version 4, IHL 5: we never send options */
-    h[IP_OFF_TOS] = tos;
-    wisp_wr16(h + IP_OFF_LEN, tot);
-    wisp_wr16(h + IP_OFF_ID, id);
-    wisp_wr16(h + IP_OFF_FRAG, df ? (uint16_t)WISP_IP4_FLAG_DF : 0u);
-    h[IP_OFF_TTL] = ttl;
-    h[IP_OFF_PROTO] = proto;
-    wisp_wr16(h + IP_OFF_CSUM, 0);
-    wisp_ip4_wr(h + IP_OFF_SRC, src);
-    wisp_ip4_wr(h + IP_OFF_DST, dst);
+    h[WISP_IP4_OFF_VHL] = 0x45; /* version 4, IHL 5: we never send options */
+    h[WISP_IP4_OFF_TOS] = tos;
+    wisp_wr16(h + WISP_IP4_OFF_LEN, tot);
+    wisp_wr16(h + WISP_IP4_OFF_ID, id);
+    wisp_wr16(h + WISP_IP4_OFF_FRAG, df ? (uint16_t)WISP_IP4_FLAG_DF : 0u);
+    h[WISP_IP4_OFF_TTL] = ttl;
+    h[WISP_IP4_OFF_PROTO] = proto;
+    wisp_wr16(h + WISP_IP4_OFF_CSUM, 0);
+    wisp_ip4_wr(h + WISP_IP4_OFF_SRC, src);
+    wisp_ip4_wr(h + WISP_IP4_OFF_DST, dst);
     /* RFC 791 §3.1 Header Checksum; RFC 1071. */
-    wisp_wr16(h + IP_OFF_CSUM, (uint16_t)~wisp_chksum_sum(h, WISP_IP4_HLEN));
+    wisp_wr16(h + WISP_IP4_OFF_CSUM, (uint16_t)~wisp_chksum_sum(h, WISP_IP4_HLEN));
 }
 
 /* Put hdr in front of p: into p's headroom (*pushed = true) or into a new

@@ -48,20 +48,12 @@
 #define WISP_PRIVATE_ACCESS 1 /* library code: sees the private tier (wisp/arch.h) */
 #include "wisp/stack.h"
 #include "wisp/chksum.h"
-
-#define IP_OFF_VHL 0u
-#define IP_OFF_TOS 1u
-#define IP_OFF_LEN 2u
-#define IP_OFF_ID 4u
-#define IP_OFF_FRAG 6u
-#define IP_OFF_PROTO 9u
-#define IP_OFF_CSUM 10u
-#define IP_OFF_SRC 12u
-#define IP_OFF_DST 16u
+#include "wisp/prot/ip4.h"
+#include "wisp/prot/tcp.h"
 
 /* Bytes after the IP header the transport layers want contiguous: the
  * largest TCP header (RFC 9293 §3.1: data offset <= 15 words). */
-#define REASS_CONTIG_MIN 60u
+#define REASS_CONTIG_MIN WISP_TCP_MAX_HLEN
 
 /* --------------------------------------------------------- fragmentation */
 
@@ -69,12 +61,12 @@
 wisp_err_t wisp_ip4_frag(struct wisp_netif *nif, struct wisp_pbuf *p, const uint8_t *hdr, wisp_ip4_t next_hop)
 {
     struct wisp_stack *s = nif->stack;
-    uint16_t hlen = (uint16_t)((hdr[IP_OFF_VHL] & 0x0fu) * 4u);
-    uint16_t ffield = wisp_rd16(hdr + IP_OFF_FRAG);
+    uint16_t hlen = wisp_ip4_hdr_hlen(hdr);
+    uint16_t ffield = wisp_rd16(hdr + WISP_IP4_OFF_FRAG);
     uint16_t base = (uint16_t)(ffield & WISP_IP4_OFFMASK); /* in 8-byte units */
     uint16_t total = p->tot_len;
     uint16_t maxdata, pos, n;
-    uint8_t prio = wisp_dscp_prio((uint8_t)(hdr[IP_OFF_TOS] >> 2));
+    uint8_t prio = wisp_dscp_prio((uint8_t)(hdr[WISP_IP4_OFF_TOS] >> 2));
 
     /* We never send options, so the header is copied whole into every
      * fragment; a DF datagram must not be fragmented (RFC 791 §3.2). */
@@ -113,12 +105,12 @@ wisp_err_t wisp_ip4_frag(struct wisp_netif *nif, struct wisp_pbuf *p, const uint
         /* RFC 791 §3.2 fragmentation procedure: total length of this
          * fragment, offset advanced by the data before it, MF set on all
          * but the last, which keeps the original MF. */
-        wisp_wr16(h + IP_OFF_LEN, (uint16_t)(hlen + n));
+        wisp_wr16(h + WISP_IP4_OFF_LEN, (uint16_t)(hlen + n));
         fo = (uint16_t)((base + pos / 8u) & WISP_IP4_OFFMASK);
         fo |= last ? (uint16_t)(ffield & WISP_IP4_FLAG_MF) : (uint16_t)WISP_IP4_FLAG_MF;
-        wisp_wr16(h + IP_OFF_FRAG, fo);
-        wisp_wr16(h + IP_OFF_CSUM, 0);
-        wisp_wr16(h + IP_OFF_CSUM, (uint16_t)~wisp_chksum_sum(h, hlen));
+        wisp_wr16(h + WISP_IP4_OFF_FRAG, fo);
+        wisp_wr16(h + WISP_IP4_OFF_CSUM, 0);
+        wisp_wr16(h + WISP_IP4_OFF_CSUM, (uint16_t)~wisp_chksum_sum(h, hlen));
         q->prio = prio;
 
         err = wisp_ip4_link_output(nif, q, next_hop);
@@ -289,11 +281,11 @@ static struct wisp_pbuf *reass_finish(struct wisp_stack *s, struct wisp_ip4_reas
      * datagram's, with the total length of the whole, MF and offset clear
      * (DF kept), and a new checksum. */
     h = head->payload;
-    wisp_wr16(h + IP_OFF_LEN, (uint16_t)(hlen + r->total));
-    ffield = wisp_rd16(h + IP_OFF_FRAG);
-    wisp_wr16(h + IP_OFF_FRAG, (uint16_t)(ffield & (uint16_t)~(WISP_IP4_FLAG_MF | WISP_IP4_OFFMASK)));
-    wisp_wr16(h + IP_OFF_CSUM, 0);
-    wisp_wr16(h + IP_OFF_CSUM, (uint16_t)~wisp_chksum_sum(h, hlen));
+    wisp_wr16(h + WISP_IP4_OFF_LEN, (uint16_t)(hlen + r->total));
+    ffield = wisp_rd16(h + WISP_IP4_OFF_FRAG);
+    wisp_wr16(h + WISP_IP4_OFF_FRAG, (uint16_t)(ffield & (uint16_t)~(WISP_IP4_FLAG_MF | WISP_IP4_OFFMASK)));
+    wisp_wr16(h + WISP_IP4_OFF_CSUM, 0);
+    wisp_wr16(h + WISP_IP4_OFF_CSUM, (uint16_t)~wisp_chksum_sum(h, hlen));
     WISP_CTR_INC(s, IP4_REASS_OK);
     return head;
 }
@@ -301,16 +293,16 @@ static struct wisp_pbuf *reass_finish(struct wisp_stack *s, struct wisp_ip4_reas
 struct wisp_pbuf *wisp_ip4_reass(struct wisp_stack *s, struct wisp_pbuf *p)
 {
     const uint8_t *hdr = p->payload;
-    uint16_t hlen = (uint16_t)((hdr[IP_OFF_VHL] & 0x0fu) * 4u);
-    uint16_t ffield = wisp_rd16(hdr + IP_OFF_FRAG);
+    uint16_t hlen = wisp_ip4_hdr_hlen(hdr);
+    uint16_t ffield = wisp_rd16(hdr + WISP_IP4_OFF_FRAG);
     uint32_t off = (uint32_t)(ffield & WISP_IP4_OFFMASK) * 8u;
-    uint32_t len = (uint32_t)wisp_rd16(hdr + IP_OFF_LEN) - hlen; /* input checked tot >= hlen */
+    uint32_t len = (uint32_t)wisp_rd16(hdr + WISP_IP4_OFF_LEN) - hlen; /* input checked tot >= hlen */
     uint32_t end = off + len;
     bool mf = (ffield & WISP_IP4_FLAG_MF) != 0;
-    wisp_ip4_t src = wisp_ip4_rd(hdr + IP_OFF_SRC);
-    wisp_ip4_t dst = wisp_ip4_rd(hdr + IP_OFF_DST);
-    uint16_t id = wisp_rd16(hdr + IP_OFF_ID);
-    uint8_t proto = hdr[IP_OFF_PROTO];
+    wisp_ip4_t src = wisp_ip4_rd(hdr + WISP_IP4_OFF_SRC);
+    wisp_ip4_t dst = wisp_ip4_rd(hdr + WISP_IP4_OFF_DST);
+    uint16_t id = wisp_rd16(hdr + WISP_IP4_OFF_ID);
+    uint8_t proto = hdr[WISP_IP4_OFF_PROTO];
     unsigned nb = wisp_pbuf_clen(p);
     struct wisp_ip4_reass *r = NULL;
     unsigned i;

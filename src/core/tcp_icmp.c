@@ -52,7 +52,7 @@
 #if WISP_TCP
 
 /* IPv4 + TCP headers without options (RFC 9293 §3.7.1: MSS = MTU - 40). */
-#define TCP_IP_HDRS 40u
+#define TCP_IP_HDRS (WISP_IP4_HLEN + WISP_TCP_HLEN)
 
 /* ---------------------------------------------------------- path MTU */
 

@@ -25,36 +25,38 @@
 #define TCP_SEQ_MAX(a, b) (TCP_SEQ_GT(a, b) ? (a) : (b))
 #define TCP_SEQ_MIN(a, b) (TCP_SEQ_LT(a, b) ? (a) : (b))
 
-/* ------------------------------------------------------- header (RFC 9293 §3.1) */
-#define TCP_FIN 0x01u
-#define TCP_SYN 0x02u
-#define TCP_RST 0x04u
-#define TCP_PSH 0x08u
-#define TCP_ACK 0x10u
-#define TCP_URG 0x20u
+/* ------------------------------------------------------- header (RFC 9293 §3.1)
+ * The layout is defined once, in the wire-format tier (wisp/prot/tcp.h);
+ * these are the short names tcp*.c use for it. */
+#include "wisp/prot/tcp.h"
+#define TCP_FIN WISP_TCP_FLAG_FIN
+#define TCP_SYN WISP_TCP_FLAG_SYN
+#define TCP_RST WISP_TCP_FLAG_RST
+#define TCP_PSH WISP_TCP_FLAG_PSH
+#define TCP_ACK WISP_TCP_FLAG_ACK
+#define TCP_URG WISP_TCP_FLAG_URG
 
-#define TCP_OFF_SPORT 0u
-#define TCP_OFF_DPORT 2u
-#define TCP_OFF_SEQ 4u
-#define TCP_OFF_ACK 8u
-#define TCP_OFF_HLEN 12u
-#define TCP_OFF_FLAGS 13u
-#define TCP_OFF_WND 14u
-#define TCP_OFF_CSUM 16u
-#define TCP_OFF_URP 18u
+#define TCP_OFF_SPORT WISP_TCP_OFF_SPORT
+#define TCP_OFF_DPORT WISP_TCP_OFF_DPORT
+#define TCP_OFF_SEQ WISP_TCP_OFF_SEQ
+#define TCP_OFF_ACK WISP_TCP_OFF_ACK
+#define TCP_OFF_HLEN WISP_TCP_OFF_HLEN
+#define TCP_OFF_FLAGS WISP_TCP_OFF_FLAGS
+#define TCP_OFF_WND WISP_TCP_OFF_WND
+#define TCP_OFF_CSUM WISP_TCP_OFF_CSUM
+#define TCP_OFF_URP WISP_TCP_OFF_URP
 
-#define TCP_MAX_HLEN 60u
-#define TCP_MAX_OPTLEN 40u
+#define TCP_MAX_HLEN WISP_TCP_MAX_HLEN
+#define TCP_MAX_OPTLEN WISP_TCP_MAX_OPTLEN
 
-/* Option kinds (RFC 9293 §3.2, RFC 7323, RFC 2018). */
-#define TCP_OPT_EOL 0u
-#define TCP_OPT_NOP 1u
-#define TCP_OPT_MSS 2u
-#define TCP_OPT_WS 3u
-#define TCP_OPT_SACK_PERM 4u
-#define TCP_OPT_SACK 5u
-#define TCP_OPT_TS 8u
-#define TCP_TS_OPTLEN 12u          /* NOP NOP TS(10), the aligned layout */
+#define TCP_OPT_EOL WISP_TCP_OPT_EOL
+#define TCP_OPT_NOP WISP_TCP_OPT_NOP
+#define TCP_OPT_MSS WISP_TCP_OPT_MSS
+#define TCP_OPT_WS WISP_TCP_OPT_WS
+#define TCP_OPT_SACK_PERM WISP_TCP_OPT_SACK_PERM
+#define TCP_OPT_SACK WISP_TCP_OPT_SACK
+#define TCP_OPT_TS WISP_TCP_OPT_TS
+#define TCP_TS_OPTLEN WISP_TCP_TS_OPTLEN
 
 /* RFC 9293 §3.7.1: default send MSS without the option (IPv4). */
 #define TCP_DEFAULT_MSS 536u

@@ -30,7 +30,7 @@
 #include "fuzz_env.h"
 #include "wisp/dhcp.h"
 
-#define DH_OFF 42u /* DHCP message in a frame: Ethernet + IPv4 + UDP */
+#define DH_OFF (WISP_ETH_HLEN + WISP_IP4_HLEN + WISP_UDP_HLEN) /* DHCP message in a frame */
 
 struct dhcp_fx {
     struct fz_env e;

@@ -202,101 +202,103 @@ void fz_arp_peer(struct fz_env *e)
 size_t fz_eth_ip4(uint8_t *buf, const uint8_t dst_mac[6], wisp_ip4_t src, wisp_ip4_t dst, uint8_t proto,
                   uint16_t len)
 {
-    uint8_t *ip = buf + 14;
+    uint8_t *ip = buf + WISP_ETH_HLEN;
     memcpy(buf, dst_mac, 6);
-    memcpy(buf + 6, fz_mac_peer, 6);
-    wisp_wr16(buf + 12, WISP_ETHTYPE_IP4);
-    ip[0] = 0x45;
-    ip[1] = 0;
-    wisp_wr16(ip + 2, (uint16_t)(20u + len));
-    wisp_wr16(ip + 4, 0x1234);
-    wisp_wr16(ip + 6, 0);
-    ip[8] = 64;
-    ip[9] = proto;
-    wisp_wr16(ip + 10, 0);
-    wisp_ip4_wr(ip + 12, src);
-    wisp_ip4_wr(ip + 16, dst);
-    wisp_wr16(ip + 10, (uint16_t)~wisp_chksum_sum(ip, 20));
-    return 34;
+    memcpy(buf + WISP_ETH_OFF_SRC, fz_mac_peer, 6);
+    wisp_wr16(buf + WISP_ETH_OFF_TYPE, WISP_ETHTYPE_IP4);
+    ip[WISP_IP4_OFF_VHL] = 0x45;
+    ip[WISP_IP4_OFF_TOS] = 0;
+    wisp_wr16(ip + WISP_IP4_OFF_LEN, (uint16_t)(WISP_IP4_HLEN + len));
+    wisp_wr16(ip + WISP_IP4_OFF_ID, 0x1234);
+    wisp_wr16(ip + WISP_IP4_OFF_FRAG, 0);
+    ip[WISP_IP4_OFF_TTL] = 64;
+    ip[WISP_IP4_OFF_PROTO] = proto;
+    wisp_wr16(ip + WISP_IP4_OFF_CSUM, 0);
+    wisp_ip4_wr(ip + WISP_IP4_OFF_SRC, src);
+    wisp_ip4_wr(ip + WISP_IP4_OFF_DST, dst);
+    wisp_wr16(ip + WISP_IP4_OFF_CSUM, (uint16_t)~wisp_chksum_sum(ip, WISP_IP4_HLEN));
+    return WISP_ETH_HLEN + WISP_IP4_HLEN;
 }
 
 size_t fz_udp_frame(uint8_t *buf, const uint8_t dst_mac[6], wisp_ip4_t src, wisp_ip4_t dst, uint16_t sport,
                     uint16_t dport, const uint8_t *data, uint16_t len)
 {
-    uint8_t *u = buf + 34;
+    uint8_t *u = buf + WISP_ETH_HLEN + WISP_IP4_HLEN;
     uint16_t sum;
-    uint16_t ulen = (uint16_t)(8u + len);
+    uint16_t ulen = (uint16_t)(WISP_UDP_HLEN + len);
     fz_eth_ip4(buf, dst_mac, src, dst, WISP_IP4_PROTO_UDP, ulen);
     wisp_wr16(u, sport);
-    wisp_wr16(u + 2, dport);
-    wisp_wr16(u + 4, ulen);
-    wisp_wr16(u + 6, 0);
+    wisp_wr16(u + WISP_UDP_OFF_DPORT, dport);
+    wisp_wr16(u + WISP_UDP_OFF_LEN, ulen);
+    wisp_wr16(u + WISP_UDP_OFF_CSUM, 0);
     if (len > 0) {
-        memcpy(u + 8, data, len);
+        memcpy(u + WISP_UDP_HLEN, data, len);
     }
     sum = (uint16_t)~wisp_chksum_add(wisp_chksum_pseudo4(src, dst, WISP_IP4_PROTO_UDP, ulen), wisp_chksum_sum(u, ulen));
-    wisp_wr16(u + 6, sum == 0 ? 0xffff : sum);
-    return 34u + ulen;
+    wisp_wr16(u + WISP_UDP_OFF_CSUM, sum == 0 ? 0xffff : sum);
+    return WISP_ETH_HLEN + WISP_IP4_HLEN + ulen;
 }
 
 size_t fz_tcp_frame(uint8_t *buf, uint16_t sport, uint16_t dport, uint32_t seq, uint32_t ack, uint8_t flags,
                     uint16_t wnd, const uint8_t *opt, uint8_t optlen, const uint8_t *data, uint16_t len)
 {
-    uint8_t *t = buf + 34;
-    uint8_t olen = (uint8_t)((optlen > 40 ? 40 : optlen + 3u) & ~3u);
+    uint8_t *t = buf + WISP_ETH_HLEN + WISP_IP4_HLEN;
+    uint8_t olen = (uint8_t)((optlen > WISP_TCP_MAX_OPTLEN ? WISP_TCP_MAX_OPTLEN : optlen + 3u) & ~3u);
     uint16_t tlen;
-    if (optlen > 40) {
-        optlen = 40;
+    if (optlen > WISP_TCP_MAX_OPTLEN) {
+        optlen = WISP_TCP_MAX_OPTLEN;
     }
-    tlen = (uint16_t)(20u + olen + len);
+    tlen = (uint16_t)(WISP_TCP_HLEN + olen + len);
     fz_eth_ip4(buf, fz_mac_self, fz_ip_peer(), fz_ip_self(), WISP_IP4_PROTO_TCP, tlen);
     wisp_wr16(t, sport);
-    wisp_wr16(t + 2, dport);
-    wisp_wr32(t + 4, seq);
-    wisp_wr32(t + 8, ack);
-    t[12] = (uint8_t)(((20u + olen) / 4u) << 4);
-    t[13] = flags;
-    wisp_wr16(t + 14, wnd);
-    wisp_wr16(t + 16, 0);
-    wisp_wr16(t + 18, 0);
-    memset(t + 20, 0, olen); /* EOL padding */
+    wisp_wr16(t + WISP_TCP_OFF_DPORT, dport);
+    wisp_wr32(t + WISP_TCP_OFF_SEQ, seq);
+    wisp_wr32(t + WISP_TCP_OFF_ACK, ack);
+    t[WISP_TCP_OFF_HLEN] = (uint8_t)(((WISP_TCP_HLEN + olen) / 4u) << 4);
+    t[WISP_TCP_OFF_FLAGS] = flags;
+    wisp_wr16(t + WISP_TCP_OFF_WND, wnd);
+    wisp_wr16(t + WISP_TCP_OFF_CSUM, 0);
+    wisp_wr16(t + WISP_TCP_OFF_URP, 0);
+    memset(t + WISP_TCP_HLEN, 0, olen); /* EOL padding */
     if (optlen > 0) {
-        memcpy(t + 20, opt, optlen);
+        memcpy(t + WISP_TCP_HLEN, opt, optlen);
     }
     if (len > 0) {
-        memcpy(t + 20 + olen, data, len);
+        memcpy(t + WISP_TCP_HLEN + olen, data, len);
     }
-    wisp_wr16(t + 16, (uint16_t)~wisp_chksum_add(wisp_chksum_pseudo4(fz_ip_peer(), fz_ip_self(), WISP_IP4_PROTO_TCP, tlen),
-                                                 wisp_chksum_sum(t, tlen)));
-    return 34u + tlen;
+    wisp_wr16(t + WISP_TCP_OFF_CSUM,
+              (uint16_t)~wisp_chksum_add(wisp_chksum_pseudo4(fz_ip_peer(), fz_ip_self(), WISP_IP4_PROTO_TCP, tlen),
+                                         wisp_chksum_sum(t, tlen)));
+    return WISP_ETH_HLEN + WISP_IP4_HLEN + tlen;
 }
 
 int fz_parse_tcp(const uint8_t *f, int n, struct fz_seg *sg)
 {
-    const uint8_t *ip = f + 14, *t;
+    const uint8_t *ip = f + WISP_ETH_HLEN, *t;
     unsigned ihl, thl, tot, i;
-    if (n < 54 || wisp_rd16(f + 12) != WISP_ETHTYPE_IP4 || ip[9] != WISP_IP4_PROTO_TCP) {
+    if (n < (int)(WISP_ETH_HLEN + WISP_IP4_HLEN + WISP_TCP_HLEN) ||
+        wisp_rd16(f + WISP_ETH_OFF_TYPE) != WISP_ETHTYPE_IP4 || ip[WISP_IP4_OFF_PROTO] != WISP_IP4_PROTO_TCP) {
         return 0;
     }
-    ihl = (ip[0] & 0xfu) * 4u;
-    tot = wisp_rd16(ip + 2);
-    if (ihl < 20 || tot < ihl + 20 || 14u + tot > (unsigned)n) {
+    ihl = wisp_ip4_hdr_hlen(ip);
+    tot = wisp_rd16(ip + WISP_IP4_OFF_LEN);
+    if (ihl < WISP_IP4_HLEN || tot < ihl + WISP_TCP_HLEN || WISP_ETH_HLEN + tot > (unsigned)n) {
         return 0;
     }
     t = ip + ihl;
-    thl = (t[12] >> 4) * 4u;
-    if (thl < 20 || ihl + thl > tot) {
+    thl = (t[WISP_TCP_OFF_HLEN] >> 4) * 4u;
+    if (thl < WISP_TCP_HLEN || ihl + thl > tot) {
         return 0;
     }
     memset(sg, 0, sizeof(*sg));
     sg->sport = wisp_rd16(t);
-    sg->dport = wisp_rd16(t + 2);
-    sg->seq = wisp_rd32(t + 4);
-    sg->ack = wisp_rd32(t + 8);
-    sg->flags = t[13];
-    sg->wnd = wisp_rd16(t + 14);
+    sg->dport = wisp_rd16(t + WISP_TCP_OFF_DPORT);
+    sg->seq = wisp_rd32(t + WISP_TCP_OFF_SEQ);
+    sg->ack = wisp_rd32(t + WISP_TCP_OFF_ACK);
+    sg->flags = t[WISP_TCP_OFF_FLAGS];
+    sg->wnd = wisp_rd16(t + WISP_TCP_OFF_WND);
     sg->len = (uint16_t)(tot - ihl - thl);
-    for (i = 20; i < thl;) {
+    for (i = WISP_TCP_HLEN; i < thl;) {
         uint8_t k = t[i];
         if (k == 0) {
             break;

@@ -84,11 +84,11 @@ size_t fz_udp_frame(uint8_t *buf, const uint8_t dst_mac[6], wisp_ip4_t src, wisp
 size_t fz_tcp_frame(uint8_t *buf, uint16_t sport, uint16_t dport, uint32_t seq, uint32_t ack, uint8_t flags,
                     uint16_t wnd, const uint8_t *opt, uint8_t optlen, const uint8_t *data, uint16_t len);
 
-#define FZ_FIN 0x01u
-#define FZ_SYN 0x02u
-#define FZ_RST 0x04u
-#define FZ_PSH 0x08u
-#define FZ_ACK 0x10u
+#define FZ_FIN WISP_TCP_FLAG_FIN
+#define FZ_SYN WISP_TCP_FLAG_SYN
+#define FZ_RST WISP_TCP_FLAG_RST
+#define FZ_PSH WISP_TCP_FLAG_PSH
+#define FZ_ACK WISP_TCP_FLAG_ACK
 
 /** A TCP segment the stack sent (parsed from a recorded frame). */
 struct fz_seg {

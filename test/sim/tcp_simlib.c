@@ -894,63 +894,64 @@ bool tsl_parse(const uint8_t *frame, size_t len, struct tsl_seg *seg)
     uint16_t sum;
     memset(seg, 0, sizeof(*seg));
     seg->wscale = -1;
-    if (len < 14u + 20u || wisp_rd16(frame + 12) != WISP_ETHTYPE_IP4) {
+    if (len < WISP_ETH_HLEN + WISP_IP4_HLEN || wisp_rd16(frame + WISP_ETH_OFF_TYPE) != WISP_ETHTYPE_IP4) {
         return false;
     }
     memcpy(seg->dmac, frame, 6);
-    memcpy(seg->smac, frame + 6, 6);
-    ip = frame + 14;
-    ihl = (size_t)(ip[0] & 0x0fu) * 4u;
-    tot = wisp_rd16(ip + 2);
-    if ((ip[0] >> 4) != 4 || ihl < 20u || tot < ihl || 14u + tot > len || ip[9] != WISP_IP4_PROTO_TCP ||
-        (wisp_rd16(ip + 6) & (WISP_IP4_FLAG_MF | WISP_IP4_OFFMASK)) != 0) {
+    memcpy(seg->smac, frame + WISP_ETH_OFF_SRC, 6);
+    ip = frame + WISP_ETH_HLEN;
+    ihl = wisp_ip4_hdr_hlen(ip);
+    tot = wisp_rd16(ip + WISP_IP4_OFF_LEN);
+    if (wisp_ip4_hdr_version(ip) != WISP_IP4_VERSION || ihl < WISP_IP4_HLEN || tot < ihl || WISP_ETH_HLEN + tot > len ||
+        ip[WISP_IP4_OFF_PROTO] != WISP_IP4_PROTO_TCP ||
+        (wisp_rd16(ip + WISP_IP4_OFF_FRAG) & (WISP_IP4_FLAG_MF | WISP_IP4_OFFMASK)) != 0) {
         return false;
     }
-    seg->src = wisp_ip4_rd(ip + 12);
-    seg->dst = wisp_ip4_rd(ip + 16);
+    seg->src = wisp_ip4_rd(ip + WISP_IP4_OFF_SRC);
+    seg->dst = wisp_ip4_rd(ip + WISP_IP4_OFF_DST);
     t = ip + ihl;
     tlen = tot - ihl;
-    if (tlen < 20u) {
+    if (tlen < WISP_TCP_HLEN) {
         return false;
     }
-    thl = (size_t)(t[12] >> 4) * 4u;
-    if (thl < 20u || thl > tlen) {
+    thl = (size_t)(t[WISP_TCP_OFF_HLEN] >> 4) * 4u;
+    if (thl < WISP_TCP_HLEN || thl > tlen) {
         return false;
     }
     seg->sport = wisp_rd16(t);
-    seg->dport = wisp_rd16(t + 2);
-    seg->seq = wisp_rd32(t + 4);
-    seg->ack = wisp_rd32(t + 8);
-    seg->flags = (uint8_t)(t[13] & 0x3fu);
-    seg->wnd = wisp_rd16(t + 14);
+    seg->dport = wisp_rd16(t + WISP_TCP_OFF_DPORT);
+    seg->seq = wisp_rd32(t + WISP_TCP_OFF_SEQ);
+    seg->ack = wisp_rd32(t + WISP_TCP_OFF_ACK);
+    seg->flags = (uint8_t)(t[WISP_TCP_OFF_FLAGS] & 0x3fu);
+    seg->wnd = wisp_rd16(t + WISP_TCP_OFF_WND);
     seg->hlen = (uint8_t)thl;
     seg->plen = (uint16_t)(tlen - thl);
     sum = wisp_chksum_add(wisp_chksum_pseudo4(seg->src, seg->dst, WISP_IP4_PROTO_TCP, (uint16_t)tlen),
                           wisp_chksum_sum(t, tlen));
     seg->csum_ok = sum == 0xffffu;
     {
-        size_t i = 20;
+        size_t i = WISP_TCP_HLEN;
         while (i < thl) {
             uint8_t kind = t[i], olen;
-            if (kind == 0) {
+            if (kind == WISP_TCP_OPT_EOL) {
                 break;
             }
-            if (kind == 1) {
+            if (kind == WISP_TCP_OPT_NOP) {
                 i++;
                 continue;
             }
             if (i + 1 >= thl || (olen = t[i + 1]) < 2 || i + olen > thl) {
                 break;
             }
-            if (kind == 2 && olen == 4) {
+            if (kind == WISP_TCP_OPT_MSS && olen == WISP_TCP_OPTLEN_MSS) {
                 seg->mss = wisp_rd16(t + i + 2);
-            } else if (kind == 3 && olen == 3) {
+            } else if (kind == WISP_TCP_OPT_WS && olen == WISP_TCP_OPTLEN_WS) {
                 seg->wscale = t[i + 2];
-            } else if (kind == 4 && olen == 2) {
+            } else if (kind == WISP_TCP_OPT_SACK_PERM && olen == WISP_TCP_OPTLEN_SACK_PERM) {
                 seg->sack_perm = true;
-            } else if (kind == 5 && olen >= 10) {
-                seg->nsack = (uint8_t)((olen - 2) / 8);
-            } else if (kind == 8 && olen == 10) {
+            } else if (kind == WISP_TCP_OPT_SACK && olen >= 2u + WISP_TCP_SACK_BLOCK_LEN) {
+                seg->nsack = (uint8_t)((olen - 2) / WISP_TCP_SACK_BLOCK_LEN);
+            } else if (kind == WISP_TCP_OPT_TS && olen == WISP_TCP_OPTLEN_TS) {
                 seg->ts = true;
                 seg->tsval = wisp_rd32(t + i + 2);
                 seg->tsecr = wisp_rd32(t + i + 6);
@@ -964,44 +965,44 @@ bool tsl_parse(const uint8_t *frame, size_t len, struct tsl_seg *seg)
 size_t tsl_build(uint8_t *buf, size_t cap, const struct tsl_seg *seg, const uint8_t *opts, uint8_t optlen,
                  const uint8_t *payload, uint16_t plen)
 {
-    size_t thl = 20u + optlen, tlen = thl + plen, flen = 14u + 20u + tlen;
-    uint8_t *ip = buf + 14, *t = buf + 34;
+    size_t thl = WISP_TCP_HLEN + optlen, tlen = thl + plen, flen = WISP_ETH_HLEN + WISP_IP4_HLEN + tlen;
+    uint8_t *ip = buf + WISP_ETH_HLEN, *t = buf + WISP_ETH_HLEN + WISP_IP4_HLEN;
     uint16_t sum;
-    if (flen > cap || (optlen % 4u) != 0 || optlen > 40u || tlen > 65515u) {
+    if (flen > cap || (optlen % 4u) != 0 || optlen > WISP_TCP_MAX_OPTLEN || tlen > 65515u) {
         return 0;
     }
     memcpy(buf, seg->dmac, 6);
-    memcpy(buf + 6, seg->smac, 6);
-    wisp_wr16(buf + 12, WISP_ETHTYPE_IP4);
-    ip[0] = 0x45;
-    ip[1] = 0;
-    wisp_wr16(ip + 2, (uint16_t)(20u + tlen));
-    wisp_wr16(ip + 4, (uint16_t)(seg->seq ^ (seg->seq >> 16)));
-    wisp_wr16(ip + 6, 0);
-    ip[8] = 64;
-    ip[9] = WISP_IP4_PROTO_TCP;
-    wisp_wr16(ip + 10, 0);
-    wisp_ip4_wr(ip + 12, seg->src);
-    wisp_ip4_wr(ip + 16, seg->dst);
-    wisp_wr16(ip + 10, (uint16_t)~wisp_chksum_sum(ip, 20));
+    memcpy(buf + WISP_ETH_OFF_SRC, seg->smac, 6);
+    wisp_wr16(buf + WISP_ETH_OFF_TYPE, WISP_ETHTYPE_IP4);
+    ip[WISP_IP4_OFF_VHL] = 0x45;
+    ip[WISP_IP4_OFF_TOS] = 0;
+    wisp_wr16(ip + WISP_IP4_OFF_LEN, (uint16_t)(WISP_IP4_HLEN + tlen));
+    wisp_wr16(ip + WISP_IP4_OFF_ID, (uint16_t)(seg->seq ^ (seg->seq >> 16)));
+    wisp_wr16(ip + WISP_IP4_OFF_FRAG, 0);
+    ip[WISP_IP4_OFF_TTL] = 64;
+    ip[WISP_IP4_OFF_PROTO] = WISP_IP4_PROTO_TCP;
+    wisp_wr16(ip + WISP_IP4_OFF_CSUM, 0);
+    wisp_ip4_wr(ip + WISP_IP4_OFF_SRC, seg->src);
+    wisp_ip4_wr(ip + WISP_IP4_OFF_DST, seg->dst);
+    wisp_wr16(ip + WISP_IP4_OFF_CSUM, (uint16_t)~wisp_chksum_sum(ip, WISP_IP4_HLEN));
     wisp_wr16(t, seg->sport);
-    wisp_wr16(t + 2, seg->dport);
-    wisp_wr32(t + 4, seg->seq);
-    wisp_wr32(t + 8, seg->ack);
-    t[12] = (uint8_t)((thl / 4u) << 4);
-    t[13] = seg->flags;
-    wisp_wr16(t + 14, seg->wnd);
-    wisp_wr16(t + 16, 0);
-    wisp_wr16(t + 18, 0);
+    wisp_wr16(t + WISP_TCP_OFF_DPORT, seg->dport);
+    wisp_wr32(t + WISP_TCP_OFF_SEQ, seg->seq);
+    wisp_wr32(t + WISP_TCP_OFF_ACK, seg->ack);
+    t[WISP_TCP_OFF_HLEN] = (uint8_t)((thl / 4u) << 4);
+    t[WISP_TCP_OFF_FLAGS] = seg->flags;
+    wisp_wr16(t + WISP_TCP_OFF_WND, seg->wnd);
+    wisp_wr16(t + WISP_TCP_OFF_CSUM, 0);
+    wisp_wr16(t + WISP_TCP_OFF_URP, 0);
     if (optlen > 0) {
-        memcpy(t + 20, opts, optlen);
+        memcpy(t + WISP_TCP_HLEN, opts, optlen);
     }
     if (plen > 0) {
         memcpy(t + thl, payload, plen);
     }
     sum = wisp_chksum_add(wisp_chksum_pseudo4(seg->src, seg->dst, WISP_IP4_PROTO_TCP, (uint16_t)tlen),
                           wisp_chksum_sum(t, tlen));
-    wisp_wr16(t + 16, (uint16_t)~sum);
+    wisp_wr16(t + WISP_TCP_OFF_CSUM, (uint16_t)~sum);
     return flen;
 }
 

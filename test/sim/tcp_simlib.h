@@ -243,12 +243,12 @@ bool tsl_settle(struct sim_world *w, const unsigned *base, uint64_t max_us, FILE
 
 /* ----------------------------------------------------- segment tools */
 
-#define TSL_FIN 0x01u
-#define TSL_SYN 0x02u
-#define TSL_RST 0x04u
-#define TSL_PSH 0x08u
-#define TSL_ACK 0x10u
-#define TSL_URG 0x20u
+#define TSL_FIN WISP_TCP_FLAG_FIN
+#define TSL_SYN WISP_TCP_FLAG_SYN
+#define TSL_RST WISP_TCP_FLAG_RST
+#define TSL_PSH WISP_TCP_FLAG_PSH
+#define TSL_ACK WISP_TCP_FLAG_ACK
+#define TSL_URG WISP_TCP_FLAG_URG
 
 /** A TCP segment as seen on the wire (host order). */
 struct tsl_seg {

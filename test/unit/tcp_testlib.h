@@ -17,13 +17,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TT_ETH 14u
-#define TT_IPH 20u
-#define TT_FIN 0x01u
-#define TT_SYN 0x02u
-#define TT_RST 0x04u
-#define TT_PSH 0x08u
-#define TT_ACK 0x10u
+#define TT_ETH WISP_ETH_HLEN
+#define TT_IPH WISP_IP4_HLEN
+#define TT_FIN WISP_TCP_FLAG_FIN
+#define TT_SYN WISP_TCP_FLAG_SYN
+#define TT_RST WISP_TCP_FLAG_RST
+#define TT_PSH WISP_TCP_FLAG_PSH
+#define TT_ACK WISP_TCP_FLAG_ACK
 
 /** Options the peer puts on its segments. */
 struct tt_opts {
@@ -266,24 +266,24 @@ static inline void tt_inject(struct tt *t, uint16_t sport, uint16_t dport, uint3
     if (o == NULL) {
         o = &none;
     }
-    memset(h, 0, 60);
-    optlen = tt_build_opts(o, (flags & TT_SYN) != 0, h + 20);
-    tlen = (uint16_t)(20u + optlen + len);
+    memset(h, 0, WISP_TCP_MAX_HLEN);
+    optlen = tt_build_opts(o, (flags & TT_SYN) != 0, h + WISP_TCP_HLEN);
+    tlen = (uint16_t)(WISP_TCP_HLEN + optlen + len);
     tu_eth(f, tu_mac_self, tu_mac_peer, WISP_ETHTYPE_IP4);
     tu_ip4(f + TT_ETH, tu_ip_peer(), tu_ip_self(), WISP_IP4_PROTO_TCP, tlen, 0x1111, 0, 64);
     wisp_wr16(h, sport);
-    wisp_wr16(h + 2, dport);
-    wisp_wr32(h + 4, seq);
-    wisp_wr32(h + 8, ack);
-    h[12] = (uint8_t)(((20u + optlen) / 4u) << 4);
-    h[13] = flags;
-    wisp_wr16(h + 14, wnd);
+    wisp_wr16(h + WISP_TCP_OFF_DPORT, dport);
+    wisp_wr32(h + WISP_TCP_OFF_SEQ, seq);
+    wisp_wr32(h + WISP_TCP_OFF_ACK, ack);
+    h[WISP_TCP_OFF_HLEN] = (uint8_t)(((WISP_TCP_HLEN + optlen) / 4u) << 4);
+    h[WISP_TCP_OFF_FLAGS] = flags;
+    wisp_wr16(h + WISP_TCP_OFF_WND, wnd);
     if (len > 0 && data != NULL) {
-        memcpy(h + 20 + optlen, data, len);
+        memcpy(h + WISP_TCP_HLEN + optlen, data, len);
     }
     sum = wisp_chksum_add(wisp_chksum_pseudo4(tu_ip_peer(), tu_ip_self(), WISP_IP4_PROTO_TCP, tlen),
                           wisp_chksum_sum(h, tlen));
-    wisp_wr16(h + 16, (uint16_t)~sum);
+    wisp_wr16(h + WISP_TCP_OFF_CSUM, (uint16_t)~sum);
     assert_true(tu_inject(t->e, f, TT_ETH + TT_IPH + tlen));
 }
 
@@ -369,32 +369,33 @@ static inline bool tt_pop(struct tt *t, struct tt_seg *g)
     while ((n = tu_pop(t->e, f, sizeof(f))) >= 0) {
         const uint8_t *ip = f + TT_ETH, *h;
         uint16_t tot, tlen;
-        if (n < (int)(TT_ETH + TT_IPH) || wisp_rd16(f + 12) != WISP_ETHTYPE_IP4 || ip[9] != WISP_IP4_PROTO_TCP) {
+        if (n < (int)(TT_ETH + TT_IPH) || wisp_rd16(f + WISP_ETH_OFF_TYPE) != WISP_ETHTYPE_IP4 ||
+            ip[WISP_IP4_OFF_PROTO] != WISP_IP4_PROTO_TCP) {
             continue;
         }
-        assert_int_equal(wisp_chksum_sum(ip, 20), 0xFFFF);
-        tot = wisp_rd16(ip + 2);
+        assert_int_equal(wisp_chksum_sum(ip, WISP_IP4_HLEN), 0xFFFF);
+        tot = wisp_rd16(ip + WISP_IP4_OFF_LEN);
         assert_true(tot <= n - TT_ETH);
-        assert_true(wisp_ip4_rd(ip + 12) == tu_ip_self());
-        assert_true(wisp_ip4_rd(ip + 16) == tu_ip_peer());
-        h = ip + 20;
-        tlen = (uint16_t)(tot - 20u);
+        assert_true(wisp_ip4_rd(ip + WISP_IP4_OFF_SRC) == tu_ip_self());
+        assert_true(wisp_ip4_rd(ip + WISP_IP4_OFF_DST) == tu_ip_peer());
+        h = ip + WISP_IP4_HLEN;
+        tlen = (uint16_t)(tot - WISP_IP4_HLEN);
         assert_int_equal(wisp_chksum_add(wisp_chksum_pseudo4(tu_ip_self(), tu_ip_peer(), WISP_IP4_PROTO_TCP, tlen),
                                          wisp_chksum_sum(h, tlen)),
                          0xFFFF);
         memset(g, 0, sizeof(*g));
         g->ws = 0xff;
-        g->tos = ip[1];
-        g->ttl = ip[8];
+        g->tos = ip[WISP_IP4_OFF_TOS];
+        g->ttl = ip[WISP_IP4_OFF_TTL];
         g->sport = wisp_rd16(h);
-        g->dport = wisp_rd16(h + 2);
-        g->seq = wisp_rd32(h + 4);
-        g->ack = wisp_rd32(h + 8);
-        g->hlen = (uint8_t)((h[12] >> 4) * 4u);
-        g->flags = h[13];
-        g->wnd = wisp_rd16(h + 14);
-        assert_true(g->hlen >= 20 && g->hlen <= tlen);
-        tt_parse_opts(g, h + 20, g->hlen - 20u);
+        g->dport = wisp_rd16(h + WISP_TCP_OFF_DPORT);
+        g->seq = wisp_rd32(h + WISP_TCP_OFF_SEQ);
+        g->ack = wisp_rd32(h + WISP_TCP_OFF_ACK);
+        g->hlen = (uint8_t)((h[WISP_TCP_OFF_HLEN] >> 4) * 4u);
+        g->flags = h[WISP_TCP_OFF_FLAGS];
+        g->wnd = wisp_rd16(h + WISP_TCP_OFF_WND);
+        assert_true(g->hlen >= WISP_TCP_HLEN && g->hlen <= tlen);
+        tt_parse_opts(g, h + WISP_TCP_HLEN, g->hlen - WISP_TCP_HLEN);
         g->len = (uint16_t)(tlen - g->hlen);
         assert_true(g->len <= sizeof(g->data));
         memcpy(g->data, h + g->hlen, g->len);

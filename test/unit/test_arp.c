@@ -5,8 +5,9 @@
  * gratuitous announcements, address conflicts and malformed input.
  */
 #include "testutil.h"
+#include "wisp/prot/arp.h"
 
-#define ARP_FRAME_LEN 42u
+#define ARP_FRAME_LEN (WISP_ETH_HLEN + WISP_ARP_LEN)
 
 static const uint8_t mac_zero[6] = { 0, 0, 0, 0, 0, 0 };
 static const uint8_t mac_other[6] = { 0x02, 0, 0, 0, 0, 0x33 };

@@ -11,9 +11,9 @@
 #include "testutil.h"
 #include "wisp/dhcp.h"
 
-#define ETH 14u
-#define IPH 20u
-#define UDPH 8u
+#define ETH WISP_ETH_HLEN
+#define IPH WISP_IP4_HLEN
+#define UDPH WISP_UDP_HLEN
 #define DOFF (ETH + IPH + UDPH) /* DHCP message in a frame */
 
 #define SRV tu_ip_peer()                      /* the server, 198.18.0.1 */

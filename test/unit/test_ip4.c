@@ -10,8 +10,8 @@
 
 #include <stdlib.h>
 
-#define ETH 14u
-#define IPH 20u
+#define ETH WISP_ETH_HLEN
+#define IPH WISP_IP4_HLEN
 
 static uint8_t g_buf[4096];
 static uint8_t g_out[4096];

@@ -10,8 +10,8 @@
 
 #include <stdlib.h>
 
-#define ETH 14u
-#define IPH 20u
+#define ETH WISP_ETH_HLEN
+#define IPH WISP_IP4_HLEN
 #define SINK_PORT 9000u
 #define SRC_PORT 5555u
 

@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ETH 14u
-#define IPH 20u
+#define ETH WISP_ETH_HLEN
+#define IPH WISP_IP4_HLEN
 
 /* ------------------------------------------------------------ SipHash */
 
@@ -404,7 +404,7 @@ static void test_attack_forms_match_generator(void **state)
 
 /* ---------------------------------------------- collecting what is sent */
 
-#define DOFF (ETH + IPH + 8u)
+#define DOFF (ETH + IPH + WISP_UDP_HLEN)
 
 /* Start a DHCP client, take the DISCOVER's xid, stop; n times. */
 static void dhcp_xids(struct tu_env *e, uint32_t *xid, unsigned n)

@@ -7,8 +7,8 @@
  */
 #include "testutil.h"
 
-#define ETH 14u
-#define IPH 20u
+#define ETH WISP_ETH_HLEN
+#define IPH WISP_IP4_HLEN
 #define UDP_OFF (ETH + IPH)
 
 static uint8_t g_frame[70000];
