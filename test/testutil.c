@@ -164,22 +164,28 @@ size_t tu_ip4(uint8_t *buf, wisp_ip4_t src, wisp_ip4_t dst, uint8_t proto, uint1
     return 20;
 }
 
-size_t tu_udp_frame(uint8_t *buf, uint16_t sport, uint16_t dport, const void *data, uint16_t len)
+size_t tu_udp_frame_from(uint8_t *buf, const uint8_t dst_mac[6], wisp_ip4_t src, wisp_ip4_t dst, uint16_t sport,
+                         uint16_t dport, const void *data, uint16_t len)
 {
     uint8_t *u = buf + 34;
     uint16_t sum;
-    tu_eth(buf, tu_mac_self, tu_mac_peer, WISP_ETHTYPE_IP4);
-    tu_ip4(buf + 14, tu_ip_peer(), tu_ip_self(), WISP_IP4_PROTO_UDP, (uint16_t)(8u + len), 0x1234, 0, 64);
+    tu_eth(buf, dst_mac, tu_mac_peer, WISP_ETHTYPE_IP4);
+    tu_ip4(buf + 14, src, dst, WISP_IP4_PROTO_UDP, (uint16_t)(8u + len), 0x1234, 0, 64);
     wisp_wr16(u, sport);
     wisp_wr16(u + 2, dport);
     wisp_wr16(u + 4, (uint16_t)(8u + len));
     wisp_wr16(u + 6, 0);
     memcpy(u + 8, data, len);
-    sum = wisp_chksum_add(wisp_chksum_pseudo4(tu_ip_peer(), tu_ip_self(), WISP_IP4_PROTO_UDP, (uint16_t)(8u + len)),
+    sum = wisp_chksum_add(wisp_chksum_pseudo4(src, dst, WISP_IP4_PROTO_UDP, (uint16_t)(8u + len)),
                           wisp_chksum_sum(u, 8u + len));
     sum = (uint16_t)~sum;
     wisp_wr16(u + 6, sum == 0 ? 0xffff : sum);
     return 34u + 8u + len;
+}
+
+size_t tu_udp_frame(uint8_t *buf, uint16_t sport, uint16_t dport, const void *data, uint16_t len)
+{
+    return tu_udp_frame_from(buf, tu_mac_self, tu_ip_peer(), tu_ip_self(), sport, dport, data, len);
 }
 
 size_t tu_ping_frame(uint8_t *buf, uint16_t id, uint16_t seq, const void *data, uint16_t len)
