@@ -844,48 +844,48 @@ static void test_output_dscp_ef_emergency(void **state)
     tu_env_free(e);
 }
 
-/* An interface that is down: WISP_ERR_IF. */
-static void test_output_link_down(void **state)
+/* Output that is refused: the error, the counter, nothing sent, the
+ * caller's buffer untouched. */
+static void test_output_refused(void **state)
 {
-    struct tu_env *e = env();
-    struct wisp_pbuf *p = wisp_pbuf_alloc(e->s, WISP_LAYER_TRANSPORT, 8, WISP_PBUF_RAM);
+    static const struct {
+        const char *what;
+        uint16_t len;             /* the payload */
+        enum wisp_pbuf_layer layer;
+        enum wisp_pbuf_kind type;
+        bool link_down;           /* through wisp_ip4_output_if on a link that is down */
+        bool df;
+        wisp_err_t err;
+        enum wisp_counter ctr;
+    } cases[] = {
+        /* an interface that is down */
+        { "link down", 8, WISP_LAYER_TRANSPORT, WISP_PBUF_RAM, true, false, WISP_ERR_IF, WISP_CTR_IP4_DROP_LINKDOWN },
+        /* RFC 791 §3.2: too big with DF */
+        { "too big with DF", 1481, WISP_LAYER_TRANSPORT, WISP_PBUF_POOL, false, true, WISP_ERR_VAL, WISP_CTR_IP4_DROP_DF },
+        /* more than 65535 bytes with the header */
+        { "too long", 65516, WISP_LAYER_RAW, WISP_PBUF_POOL, false, false, WISP_ERR_VAL, WISP_CTR_IP4_DROP_LEN },
+    };
+    unsigned i;
     (void)state;
-    assert_non_null(p);
-    wisp_netif_set_link(&e->nif, false);
-    assert_int_equal(wisp_ip4_output_if(&e->nif, p, 0, tu_ip_peer(), 0, 0, 253, false), WISP_ERR_IF);
-    assert_int_equal(TU_CTR(e, IP4_DROP_LINKDOWN), 1);
-    assert_int_equal(p->tot_len, 8);
-    wisp_pbuf_free(p);
-    tu_env_free(e);
-}
-
-/* RFC 791 §3.2: too big with DF -> refused, counted, nothing sent. */
-static void test_output_df_too_big(void **state)
-{
-    struct tu_env *e = env();
-    struct wisp_pbuf *p = wisp_pbuf_alloc(e->s, WISP_LAYER_TRANSPORT, 1481, WISP_PBUF_POOL);
-    (void)state;
-    assert_non_null(p);
-    assert_int_equal(wisp_ip4_output(e->s, p, 0, tu_ip_peer(), 0, 0, 253, true), WISP_ERR_VAL);
-    assert_int_equal(TU_CTR(e, IP4_DROP_DF), 1);
-    assert_int_equal(tu_pending(e), 0);
-    assert_int_equal(p->tot_len, 1481);
-    wisp_pbuf_free(p);
-    tu_env_free(e);
-}
-
-/* More than 65535 bytes with the header: refused. */
-static void test_output_too_long(void **state)
-{
-    struct tu_env *e = env();
-    struct wisp_pbuf *p = wisp_pbuf_alloc(e->s, WISP_LAYER_RAW, 65516, WISP_PBUF_POOL);
-    (void)state;
-    assert_non_null(p);
-    assert_int_equal(wisp_ip4_output(e->s, p, 0, tu_ip_peer(), 0, 0, 253, false), WISP_ERR_VAL);
-    assert_int_equal(TU_CTR(e, IP4_DROP_LEN), 1);
-    assert_int_equal(tu_pending(e), 0);
-    wisp_pbuf_free(p);
-    tu_env_free(e);
+    for (i = 0; i < WISP_ARRAY_SIZE(cases); i++) {
+        struct tu_env *e = env();
+        struct wisp_pbuf *p = wisp_pbuf_alloc(e->s, cases[i].layer, cases[i].len, cases[i].type);
+        wisp_err_t err;
+        print_message("case %u: %s\n", i, cases[i].what);
+        assert_non_null(p);
+        if (cases[i].link_down) {
+            wisp_netif_set_link(&e->nif, false);
+            err = wisp_ip4_output_if(&e->nif, p, 0, tu_ip_peer(), 0, 0, 253, cases[i].df);
+        } else {
+            err = wisp_ip4_output(e->s, p, 0, tu_ip_peer(), 0, 0, 253, cases[i].df);
+        }
+        assert_int_equal(err, cases[i].err);
+        assert_int_equal(e->s->ctr[cases[i].ctr], 1);
+        assert_int_equal(tu_pending(e), 0);
+        assert_int_equal(p->tot_len, cases[i].len);
+        wisp_pbuf_free(p);
+        tu_env_free(e);
+    }
 }
 
 /* Broadcast output: Ethernet broadcast, IP destination kept. */
@@ -1046,9 +1046,7 @@ int main(void)
         cmocka_unit_test(test_output_header_exact),
         cmocka_unit_test(test_output_ref_payload_chained_header),
         cmocka_unit_test(test_output_dscp_ef_emergency),
-        cmocka_unit_test(test_output_link_down),
-        cmocka_unit_test(test_output_df_too_big),
-        cmocka_unit_test(test_output_too_long),
+        cmocka_unit_test(test_output_refused),
         cmocka_unit_test(test_output_broadcast),
         cmocka_unit_test(test_output_arp_queued_datagram_intact),
         cmocka_unit_test(test_loopback_own_address),
