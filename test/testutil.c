@@ -164,24 +164,28 @@ size_t tu_ip4(uint8_t *buf, wisp_ip4_t src, wisp_ip4_t dst, uint8_t proto, uint1
     return WISP_IP4_HLEN;
 }
 
-size_t tu_udp_frame(uint8_t *buf, uint16_t sport, uint16_t dport, const void *data, uint16_t len)
+size_t tu_udp_frame_from(uint8_t *buf, const uint8_t dst_mac[6], wisp_ip4_t src, wisp_ip4_t dst, uint16_t sport,
+                         uint16_t dport, const void *data, uint16_t len)
 {
     uint8_t *u = buf + WISP_ETH_HLEN + WISP_IP4_HLEN;
     uint16_t sum;
-    tu_eth(buf, tu_mac_self, tu_mac_peer, WISP_ETHTYPE_IP4);
-    tu_ip4(buf + WISP_ETH_HLEN, tu_ip_peer(), tu_ip_self(), WISP_IP4_PROTO_UDP, (uint16_t)(WISP_UDP_HLEN + len), 0x1234,
-           0, 64);
+    tu_eth(buf, dst_mac, tu_mac_peer, WISP_ETHTYPE_IP4);
+    tu_ip4(buf + WISP_ETH_HLEN, src, dst, WISP_IP4_PROTO_UDP, (uint16_t)(WISP_UDP_HLEN + len), 0x1234, 0, 64);
     wisp_wr16(u, sport);
     wisp_wr16(u + WISP_UDP_OFF_DPORT, dport);
     wisp_wr16(u + WISP_UDP_OFF_LEN, (uint16_t)(WISP_UDP_HLEN + len));
     wisp_wr16(u + WISP_UDP_OFF_CSUM, 0);
     memcpy(u + WISP_UDP_HLEN, data, len);
-    sum = wisp_chksum_add(
-        wisp_chksum_pseudo4(tu_ip_peer(), tu_ip_self(), WISP_IP4_PROTO_UDP, (uint16_t)(WISP_UDP_HLEN + len)),
-        wisp_chksum_sum(u, WISP_UDP_HLEN + len));
+    sum = wisp_chksum_add(wisp_chksum_pseudo4(src, dst, WISP_IP4_PROTO_UDP, (uint16_t)(WISP_UDP_HLEN + len)),
+                          wisp_chksum_sum(u, WISP_UDP_HLEN + len));
     sum = (uint16_t)~sum;
     wisp_wr16(u + WISP_UDP_OFF_CSUM, sum == 0 ? 0xffff : sum);
     return WISP_ETH_HLEN + WISP_IP4_HLEN + WISP_UDP_HLEN + len;
+}
+
+size_t tu_udp_frame(uint8_t *buf, uint16_t sport, uint16_t dport, const void *data, uint16_t len)
+{
+    return tu_udp_frame_from(buf, tu_mac_self, tu_ip_peer(), tu_ip_self(), sport, dport, data, len);
 }
 
 size_t tu_ping_frame(uint8_t *buf, uint16_t id, uint16_t seq, const void *data, uint16_t len)

@@ -86,6 +86,11 @@ size_t tu_ip4(uint8_t *buf, wisp_ip4_t src, wisp_ip4_t dst, uint8_t proto, uint1
 /** A full Ethernet+IPv4+UDP frame to the stack from the peer; returns its
  *  length. */
 size_t tu_udp_frame(uint8_t *buf, uint16_t sport, uint16_t dport, const void *data, uint16_t len);
+/** The same from the peer's MAC to dst_mac, with any IPv4 source and
+ *  destination (checksum filled). tu_udp_frame is this with the default
+ *  addressing. */
+size_t tu_udp_frame_from(uint8_t *buf, const uint8_t dst_mac[6], wisp_ip4_t src, wisp_ip4_t dst, uint16_t sport,
+                         uint16_t dport, const void *data, uint16_t len);
 /** A full Ethernet+IPv4+ICMP echo request frame to the stack; returns length. */
 size_t tu_ping_frame(uint8_t *buf, uint16_t id, uint16_t seq, const void *data, uint16_t len);
 /** Preload the ARP cache with the peer so output does not wait for ARP. */

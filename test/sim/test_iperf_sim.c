@@ -89,169 +89,148 @@ static void finish(struct run *x, struct wisp_iperf_server *srv, struct wisp_ipe
     ST_FREE(x->w);
 }
 
-static void tcp_bytes_clean(void **state)
-{
-    static struct wisp_iperf_server srv;
-    static struct wisp_iperf_client cl;
-    struct run x;
-    struct wisp_iperf_client_cfg c;
-    struct sim_link_cfg link;
-    (void)state;
+/* The runs: a link, a client configuration and what must hold after it
+ * (the server and client configured as iperf_run does). */
+struct scenario {
+    const char *name;         /* the cmocka test name */
+    uint64_t seed;
+    uint64_t bandwidth_bps;   /* the link (else sim_link_defaults) */
+    uint32_t latency_us;
+    double loss, reorder;
+    bool udp;                 /* the client */
+    uint64_t bytes;
+    uint32_t time_ms, len;
+    uint64_t rate_bps;
+    void (*check)(const struct run *x);
+};
 
-    sim_link_defaults(&link);
-    link.bandwidth_bps = 100000000u;
-    memset(&c, 0, sizeof(c));
-    c.bytes = 3000000u;
-    iperf_run(&x, 11, &link, &c, &srv, &cl);
-    assert_int_equal(x.ncl, 1);
-    assert_int_equal(x.nsv, 1);
-    assert_true(x.cl.ok);
-    assert_int_equal(x.cl.proto, WISP_IP4_PROTO_TCP);
-    assert_int_equal(x.cl.bytes, 3000000u);
-    assert_true(x.sv[0].ok);
-    assert_int_equal(x.sv[0].role, WISP_IPERF_ROLE_SERVER);
-    assert_int_equal(x.sv[0].bytes, 3000000u);
+static void check_tcp_bytes_clean(const struct run *x)
+{
+    assert_int_equal(x->ncl, 1);
+    assert_int_equal(x->nsv, 1);
+    assert_true(x->cl.ok);
+    assert_int_equal(x->cl.proto, WISP_IP4_PROTO_TCP);
+    assert_int_equal(x->cl.bytes, 3000000u);
+    assert_true(x->sv[0].ok);
+    assert_int_equal(x->sv[0].role, WISP_IPERF_ROLE_SERVER);
+    assert_int_equal(x->sv[0].bytes, 3000000u);
     /* the client header of iperf 2.1: EXTEND | LEN_BIT | 60 << 1 */
-    assert_int_equal(x.sv[0].hdr_flags, 0x40010078u);
+    assert_int_equal(x->sv[0].hdr_flags, 0x40010078u);
     /* 3 MB at 100 Mbit/s: at least 0.24 s, and not far above */
-    assert_true(x.cl.duration_us >= 240000u && x.cl.duration_us < 600000u);
-    printf("tcp bytes: %llu bytes in %.3f s = %.1f Mbit/s (server %.3f s)\n", (unsigned long long)x.cl.bytes,
-           x.cl.duration_us / 1e6, x.cl.bytes * 8.0 / x.cl.duration_us, x.sv[0].duration_us / 1e6);
-    finish(&x, &srv, &cl);
+    assert_true(x->cl.duration_us >= 240000u && x->cl.duration_us < 600000u);
+    printf("tcp bytes: %llu bytes in %.3f s = %.1f Mbit/s (server %.3f s)\n", (unsigned long long)x->cl.bytes,
+           x->cl.duration_us / 1e6, x->cl.bytes * 8.0 / x->cl.duration_us, x->sv[0].duration_us / 1e6);
 }
 
-static void tcp_time_lossy(void **state)
+static void check_tcp_time_lossy(const struct run *x)
 {
-    static struct wisp_iperf_server srv;
-    static struct wisp_iperf_client cl;
-    struct run x;
-    struct wisp_iperf_client_cfg c;
-    struct sim_link_cfg link;
-    (void)state;
-
-    sim_link_defaults(&link);
-    link.bandwidth_bps = 50000000u;
-    link.latency_us = 1000u;
-    link.loss = 0.01;
-    memset(&c, 0, sizeof(c));
-    c.time_ms = 2000u;
-    iperf_run(&x, 22, &link, &c, &srv, &cl);
-    assert_true(x.cl.ok);
-    assert_true(x.sv[0].ok);
-    assert_true(sim_counters(x.w)->lost > 0);
+    assert_true(x->cl.ok);
+    assert_true(x->sv[0].ok);
+    assert_true(sim_counters(x->w)->lost > 0);
     /* everything the client had acknowledged reached the server, and
      * nothing more (the server counts bytes, header included) */
-    assert_int_equal(x.sv[0].bytes, x.cl.bytes);
-    assert_true(x.cl.bytes > 1000000u);
+    assert_int_equal(x->sv[0].bytes, x->cl.bytes);
+    assert_true(x->cl.bytes > 1000000u);
     /* sending stops after 2 s; the last ACK comes a little later */
-    assert_true(x.cl.duration_us >= 2000000u && x.cl.duration_us < 4000000u);
-    printf("tcp time, 1%% loss: %llu bytes in %.3f s = %.1f Mbit/s\n", (unsigned long long)x.cl.bytes,
-           x.cl.duration_us / 1e6, x.cl.bytes * 8.0 / x.cl.duration_us);
-    finish(&x, &srv, &cl);
+    assert_true(x->cl.duration_us >= 2000000u && x->cl.duration_us < 4000000u);
+    printf("tcp time, 1%% loss: %llu bytes in %.3f s = %.1f Mbit/s\n", (unsigned long long)x->cl.bytes,
+           x->cl.duration_us / 1e6, x->cl.bytes * 8.0 / x->cl.duration_us);
 }
 
-static void udp_clean(void **state)
+static void check_udp_clean(const struct run *x)
 {
-    static struct wisp_iperf_server srv;
-    static struct wisp_iperf_client cl;
-    struct run x;
-    struct wisp_iperf_client_cfg c;
-    struct sim_link_cfg link;
-    (void)state;
-
-    sim_link_defaults(&link);
-    link.bandwidth_bps = 100000000u;
-    memset(&c, 0, sizeof(c));
-    c.udp = true;
-    c.rate_bps = 10000000u;
-    c.time_ms = 2000u;
-    iperf_run(&x, 33, &link, &c, &srv, &cl);
-    assert_true(x.cl.ok);
-    assert_true(x.cl.have_report);
-    assert_int_equal(x.cl.fin_tries, 1);
-    assert_int_equal(x.cl.send_refused, 0);
+    assert_true(x->cl.ok);
+    assert_true(x->cl.have_report);
+    assert_int_equal(x->cl.fin_tries, 1);
+    assert_int_equal(x->cl.send_refused, 0);
     /* 10 Mbit/s of 1470-byte datagrams for 2 s: 1701 (+ FIN) */
-    assert_true(x.cl.datagrams >= 1690u && x.cl.datagrams <= 1712u);
-    assert_int_equal(x.cl.report.datagrams, x.cl.datagrams);
-    assert_int_equal(x.cl.report.bytes, x.cl.bytes);
-    assert_int_equal(x.cl.report.lost, 0);
-    assert_int_equal(x.cl.report.out_of_order, 0);
-    assert_int_equal(x.cl.report.flags, WISP_IPERF_HDR_VERSION1 | WISP_IPERF_HDR_SEQNO64B);
+    assert_true(x->cl.datagrams >= 1690u && x->cl.datagrams <= 1712u);
+    assert_int_equal(x->cl.report.datagrams, x->cl.datagrams);
+    assert_int_equal(x->cl.report.bytes, x->cl.bytes);
+    assert_int_equal(x->cl.report.lost, 0);
+    assert_int_equal(x->cl.report.out_of_order, 0);
+    assert_int_equal(x->cl.report.flags, WISP_IPERF_HDR_VERSION1 | WISP_IPERF_HDR_SEQNO64B);
     /* sent on a 1 ms clock, so arrivals vary by less than a tick */
-    assert_true(x.cl.report.jitter_us < 1000u);
-    assert_true(x.cl.report.duration_us >= 1990000u && x.cl.report.duration_us <= 2010000u);
+    assert_true(x->cl.report.jitter_us < 1000u);
+    assert_true(x->cl.report.duration_us >= 1990000u && x->cl.report.duration_us <= 2010000u);
     /* the server's own result equals the report it sent */
-    assert_true(x.sv[0].ok && x.sv[0].fin_seen);
-    assert_int_equal(x.sv[0].received, x.cl.datagrams);
-    assert_int_equal(x.sv[0].report.datagrams, x.cl.report.datagrams);
-    assert_int_equal(x.sv[0].report.jitter_us, x.cl.report.jitter_us);
-    assert_int_equal(x.sv[0].hdr_flags, 0x48010098u);
-    printf("udp clean: %llu datagrams, %.2f Mbit/s, jitter %u us\n", (unsigned long long)x.cl.datagrams,
-           x.cl.report.bytes * 8.0 / x.cl.report.duration_us, (unsigned)x.cl.report.jitter_us);
-    finish(&x, &srv, &cl);
+    assert_true(x->sv[0].ok && x->sv[0].fin_seen);
+    assert_int_equal(x->sv[0].received, x->cl.datagrams);
+    assert_int_equal(x->sv[0].report.datagrams, x->cl.report.datagrams);
+    assert_int_equal(x->sv[0].report.jitter_us, x->cl.report.jitter_us);
+    assert_int_equal(x->sv[0].hdr_flags, 0x48010098u);
+    printf("udp clean: %llu datagrams, %.2f Mbit/s, jitter %u us\n", (unsigned long long)x->cl.datagrams,
+           x->cl.report.bytes * 8.0 / x->cl.report.duration_us, (unsigned)x->cl.report.jitter_us);
 }
 
-static void udp_lossy(void **state)
+static void check_udp_lossy(const struct run *x)
 {
-    static struct wisp_iperf_server srv;
-    static struct wisp_iperf_client cl;
-    struct run x;
-    struct wisp_iperf_client_cfg c;
-    struct sim_link_cfg link;
     uint64_t lost;
-    (void)state;
-
-    sim_link_defaults(&link);
-    link.bandwidth_bps = 100000000u;
-    link.latency_us = 500u;
-    link.loss = 0.05;
-    memset(&c, 0, sizeof(c));
-    c.udp = true;
-    c.rate_bps = 20000000u;
-    c.time_ms = 2000u;
-    c.len = 1000u;
-    iperf_run(&x, 44, &link, &c, &srv, &cl);
-    assert_true(x.cl.ok);
-    assert_true(x.cl.have_report);
-    lost = x.cl.report.lost;
+    assert_true(x->cl.ok);
+    assert_true(x->cl.have_report);
+    lost = x->cl.report.lost;
     /* exact: what the server did not get (no duplication, no reordering);
      * the FIN (possibly retried) arrived once */
-    assert_int_equal(x.sv[0].received, x.cl.report.datagrams - lost);
-    assert_int_equal(x.cl.report.datagrams, x.cl.datagrams);
-    assert_int_equal(x.cl.report.out_of_order, 0);
+    assert_int_equal(x->sv[0].received, x->cl.report.datagrams - lost);
+    assert_int_equal(x->cl.report.datagrams, x->cl.datagrams);
+    assert_int_equal(x->cl.report.out_of_order, 0);
     /* about 5 % of ~5000 datagrams */
-    assert_true(lost * 100u >= x.cl.datagrams * 3u && lost * 100u <= x.cl.datagrams * 7u);
+    assert_true(lost * 100u >= x->cl.datagrams * 3u && lost * 100u <= x->cl.datagrams * 7u);
     printf("udp 5%% loss: lost %llu/%llu (%.2f%%), fin tries %u, jitter %u us\n", (unsigned long long)lost,
-           (unsigned long long)x.cl.report.datagrams, 100.0 * (double)lost / (double)x.cl.report.datagrams,
-           (unsigned)x.cl.fin_tries, (unsigned)x.cl.report.jitter_us);
-    finish(&x, &srv, &cl);
+           (unsigned long long)x->cl.report.datagrams, 100.0 * (double)lost / (double)x->cl.report.datagrams,
+           (unsigned)x->cl.fin_tries, (unsigned)x->cl.report.jitter_us);
 }
 
-static void udp_reorder(void **state)
+static void check_udp_reorder(const struct run *x)
+{
+    assert_true(x->cl.have_report);
+    assert_true(x->cl.report.out_of_order > 0);
+    assert_true(x->cl.report.out_of_order <= sim_counters(x->w)->reordered);
+    /* every datagram arrived (only late), so nothing is lost */
+    assert_int_equal(x->cl.report.lost, 0);
+    assert_int_equal(x->sv[0].received, x->cl.datagrams);
+    printf("udp reorder: out-of-order %llu of %llu\n", (unsigned long long)x->cl.report.out_of_order,
+           (unsigned long long)x->cl.report.datagrams);
+}
+
+static const struct scenario scenarios[] = {
+    /* TCP, 3 MB on a clean 100 Mbit/s wire */
+    { "tcp_bytes_clean", 11, 100000000u, 0, 0, 0, false, 3000000u, 0, 0, 0, check_tcp_bytes_clean },
+    /* TCP for 2 s at 50 Mbit/s, 1 ms, 1 % loss */
+    { "tcp_time_lossy", 22, 50000000u, 1000u, 0.01, 0, false, 0, 2000u, 0, 0, check_tcp_time_lossy },
+    /* UDP at 10 Mbit/s for 2 s on a clean 100 Mbit/s wire */
+    { "udp_clean", 33, 100000000u, 0, 0, 0, true, 0, 2000u, 0, 10000000u, check_udp_clean },
+    /* UDP at 20 Mbit/s, 1000-byte datagrams, 0.5 ms, 5 % loss */
+    { "udp_lossy", 44, 100000000u, 500u, 0.05, 0, true, 0, 2000u, 1000u, 20000000u, check_udp_lossy },
+    /* UDP at 20 Mbit/s for 1 s with 5 % reordering */
+    { "udp_reorder", 55, 100000000u, 0, 0, 0.05, true, 0, 1000u, 0, 20000000u, check_udp_reorder },
+};
+
+/* One scenario (its table entry is the test's state). */
+static void run_scenario(void **state)
 {
     static struct wisp_iperf_server srv;
     static struct wisp_iperf_client cl;
+    const struct scenario *sc = *state;
     struct run x;
     struct wisp_iperf_client_cfg c;
     struct sim_link_cfg link;
-    (void)state;
 
     sim_link_defaults(&link);
-    link.bandwidth_bps = 100000000u;
-    link.reorder = 0.05;
+    link.bandwidth_bps = sc->bandwidth_bps;
+    if (sc->latency_us != 0) {
+        link.latency_us = sc->latency_us;
+    }
+    link.loss = sc->loss;
+    link.reorder = sc->reorder;
     memset(&c, 0, sizeof(c));
-    c.udp = true;
-    c.rate_bps = 20000000u;
-    c.time_ms = 1000u;
-    iperf_run(&x, 55, &link, &c, &srv, &cl);
-    assert_true(x.cl.have_report);
-    assert_true(x.cl.report.out_of_order > 0);
-    assert_true(x.cl.report.out_of_order <= sim_counters(x.w)->reordered);
-    /* every datagram arrived (only late), so nothing is lost */
-    assert_int_equal(x.cl.report.lost, 0);
-    assert_int_equal(x.sv[0].received, x.cl.datagrams);
-    printf("udp reorder: out-of-order %llu of %llu\n", (unsigned long long)x.cl.report.out_of_order,
-           (unsigned long long)x.cl.report.datagrams);
+    c.udp = sc->udp;
+    c.bytes = sc->bytes;
+    c.time_ms = sc->time_ms;
+    c.len = sc->len;
+    c.rate_bps = sc->rate_bps;
+    iperf_run(&x, sc->seed, &link, &c, &srv, &cl);
+    sc->check(&x);
     finish(&x, &srv, &cl);
 }
 
@@ -465,16 +444,18 @@ static void tcp_idle_and_reclaim(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
+    struct CMUnitTest tests[4 + WISP_ARRAY_SIZE(scenarios)] = {
         cmocka_unit_test(udp_fin_int64_min),
         cmocka_unit_test(report_format),
-        cmocka_unit_test(tcp_bytes_clean),
-        cmocka_unit_test(tcp_time_lossy),
-        cmocka_unit_test(udp_clean),
-        cmocka_unit_test(udp_lossy),
-        cmocka_unit_test(udp_reorder),
         cmocka_unit_test(udp_runt),
         cmocka_unit_test(tcp_idle_and_reclaim),
     };
+    unsigned i;
+    for (i = 0; i < WISP_ARRAY_SIZE(scenarios); i++) {
+        struct CMUnitTest *t = &tests[4 + i];
+        t->name = scenarios[i].name;
+        t->test_func = run_scenario;
+        t->initial_state = (void *)(uintptr_t)&scenarios[i];
+    }
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -174,6 +174,51 @@ static int rec_tag(const struct cap *c, unsigned idx)
     return r[WISP_PCAP_RECORD_HDR_LEN + 14];
 }
 
+/* A stack with a capture and/or an impairment wrapper on its test device
+ * (set up in place: the wrappers are linked by address). */
+struct dw {
+    struct tu_env *e;
+    struct cap *c;            /* the capture (NULL: none) */
+    struct wisp_pcapdev pc;
+    struct wisp_impairdev im;
+};
+
+/* env_new(seed) and a capture wrapping the test device (time from the
+ * capture's clock); returns the environment. */
+static struct tu_env *dw_pcap(struct dw *d, uint64_t seed)
+{
+    memset(d, 0, sizeof(*d));
+    d->e = env_new(seed);
+    d->c = cap_new();
+    assert_int_equal(wisp_pcapdev_init(&d->pc, d->e->s, &d->e->dev.dev, cap_write, d->c, cap_time, d->c), WISP_OK);
+    return d->e;
+}
+
+/* env_new(seed) and an impairment (random seed rng, receive / transmit
+ * settings, NULL = unchanged) wrapping the test device; with pcap, a
+ * capture above it observes what goes up. Returns the environment. */
+static struct tu_env *dw_impair(struct dw *d, uint64_t seed, uint32_t rng, const struct wisp_impair_cfg *rx,
+                                const struct wisp_impair_cfg *tx, bool pcap)
+{
+    memset(d, 0, sizeof(*d));
+    d->e = env_new(seed);
+    assert_int_equal(wisp_impairdev_init(&d->im, d->e->s, &d->e->dev.dev, rng), WISP_OK);
+    wisp_impairdev_set(&d->im, rx, tx);
+    if (pcap) {
+        d->c = cap_new();
+        assert_int_equal(wisp_pcapdev_init(&d->pc, d->e->s, &d->im.dev, cap_write, d->c, cap_time, d->c), WISP_OK);
+    }
+    return d->e;
+}
+
+static void dw_free(struct dw *d)
+{
+    if (d->c != NULL) {
+        cap_free(d->c);
+    }
+    tu_env_free(d->e); /* leak check */
+}
+
 /* ------------------------------------------------------------- pcap */
 
 static void test_pcap_global_header_exact(void **state)
@@ -186,73 +231,65 @@ static void test_pcap_global_header_exact(void **state)
         0xff, 0xff, 0, 0,        /* snaplen 65535 */
         1, 0, 0, 0               /* LINKTYPE_ETHERNET */
     };
-    struct tu_env *e = env_new(1);
-    struct cap *c = cap_new();
-    struct wisp_pcapdev pc;
+    struct dw d;
+    struct tu_env *e = dw_pcap(&d, 1);
     (void)state;
-    assert_int_equal(wisp_pcapdev_init(&pc, e->s, &e->dev.dev, cap_write, c, cap_time, c), WISP_OK);
-    assert_int_equal(c->len, 24);
-    assert_memory_equal(c->buf, want, 24);
-    assert_ptr_equal(e->nif.dev, &pc.dev); /* wrapping an attached device re-points the netif */
-    assert_int_equal(le32(c->buf), WISP_PCAP_MAGIC);
-    assert_int_equal(le16(c->buf + 4), 2);
-    cap_free(c);
-    tu_env_free(e);
+    assert_int_equal(d.c->len, 24);
+    assert_memory_equal(d.c->buf, want, 24);
+    assert_ptr_equal(e->nif.dev, &d.pc.dev); /* wrapping an attached device re-points the netif */
+    assert_int_equal(le32(d.c->buf), WISP_PCAP_MAGIC);
+    assert_int_equal(le16(d.c->buf + 4), 2);
+    dw_free(&d);
 }
 
 static void test_pcap_records_both_directions_byte_exact(void **state)
 {
-    struct tu_env *e = env_new(2);
-    struct cap *c = cap_new();
-    struct wisp_pcapdev pc;
     uint8_t a[60], b[98];
     const uint8_t *r;
+    struct dw d;
+    struct tu_env *e = dw_pcap(&d, 2);
     (void)state;
-    assert_int_equal(wisp_pcapdev_init(&pc, e->s, &e->dev.dev, cap_write, c, cap_time, c), WISP_OK);
     mk_frame(a, sizeof a, 0xa1);
     mk_frame(b, sizeof b, 0xb2);
 
-    c->now_us = 1234567890123456ull;
+    d.c->now_us = 1234567890123456ull;
     tx_frame(e, sizeof a, 0xa1);
-    c->now_us = 1234567891000001ull;
+    d.c->now_us = 1234567891000001ull;
     rx_frame(e, sizeof b, 0xb2);
 
-    assert_int_equal(c->len, 24u + 16u + sizeof a + 16u + sizeof b);
-    assert_int_equal(cap_count(c), 2);
-    r = cap_record(c, 0);
+    assert_int_equal(d.c->len, 24u + 16u + sizeof a + 16u + sizeof b);
+    assert_int_equal(cap_count(d.c), 2);
+    r = cap_record(d.c, 0);
     assert_int_equal(le32(r + 0), 1234567890u);
     assert_int_equal(le32(r + 4), 123456u);
     assert_int_equal(le32(r + 8), sizeof a);
     assert_int_equal(le32(r + 12), sizeof a);
     assert_memory_equal(r + 16, a, sizeof a);
-    r = cap_record(c, 1);
+    r = cap_record(d.c, 1);
     assert_int_equal(le32(r + 0), 1234567891u);
     assert_int_equal(le32(r + 4), 1u);
     assert_int_equal(le32(r + 8), sizeof b);
     assert_int_equal(le32(r + 12), sizeof b);
     assert_memory_equal(r + 16, b, sizeof b);
-    assert_int_equal(pc.tx_records, 1);
-    assert_int_equal(pc.rx_records, 1);
+    assert_int_equal(d.pc.tx_records, 1);
+    assert_int_equal(d.pc.rx_records, 1);
 
     /* The frames went on: the test device sent a, the netif received b. */
     assert_int_equal(e->dev.sent, 1);
     assert_int_equal(e->nif.st.rx_frames, 1);
     assert_int_equal(pop_tag(e), 0xa1);
-    cap_free(c);
-    tu_env_free(e);
+    dw_free(&d);
 }
 
 static void test_pcap_chain_written_piece_by_piece(void **state)
 {
-    struct tu_env *e = env_new(3);
-    struct cap *c = cap_new();
-    struct wisp_pcapdev pc;
     uint8_t f[300];
     struct wisp_pbuf *h, *t;
     const uint8_t *r;
     unsigned writes_before;
+    struct dw d;
+    struct tu_env *e = dw_pcap(&d, 3);
     (void)state;
-    assert_int_equal(wisp_pcapdev_init(&pc, e->s, &e->dev.dev, cap_write, c, cap_time, c), WISP_OK);
     mk_frame(f, sizeof f, 0x33);
     /* 14-byte RAM head + 286-byte REF tail (caller memory). */
     h = mk_pbuf(e, f, 14);
@@ -260,16 +297,15 @@ static void test_pcap_chain_written_piece_by_piece(void **state)
     assert_non_null(t);
     wisp_pbuf_cat(h, t);
     assert_int_equal(h->tot_len, sizeof f);
-    writes_before = c->writes;
+    writes_before = d.c->writes;
     assert_int_equal(wisp_netif_tx(&e->nif, h), WISP_OK);
-    assert_int_equal(c->writes - writes_before, 3); /* header + one per buffer */
-    r = cap_record(c, 0);
+    assert_int_equal(d.c->writes - writes_before, 3); /* header + one per buffer */
+    r = cap_record(d.c, 0);
     assert_non_null(r);
     assert_int_equal(le32(r + 8), sizeof f);
     assert_memory_equal(r + 16, f, sizeof f);
     wisp_pbuf_free(h);
-    cap_free(c);
-    tu_env_free(e);
+    dw_free(&d);
 }
 
 static void test_pcap_stack_clock_when_no_time_callback(void **state)
@@ -292,43 +328,37 @@ static void test_pcap_stack_clock_when_no_time_callback(void **state)
 
 static void test_pcap_refused_frame_recorded_once_when_sent(void **state)
 {
-    struct tu_env *e = env_new(5);
-    struct cap *c = cap_new();
-    struct wisp_pcapdev pc;
+    struct dw d;
+    struct tu_env *e = dw_pcap(&d, 5);
     (void)state;
-    assert_int_equal(wisp_pcapdev_init(&pc, e->s, &e->dev.dev, cap_write, c, cap_time, c), WISP_OK);
     e->dev.busy = true;
     tx_frame(e, 60, 0x51); /* queued by the netif: not on the wire yet */
-    assert_int_equal(cap_count(c), 0);
+    assert_int_equal(cap_count(d.c), 0);
     assert_int_equal(e->dev.sent, 0);
     e->dev.busy = false;
     wisp_dev_tx_ready(&e->dev.dev); /* passes up through the wrapper */
     assert_int_equal(e->dev.sent, 1);
-    assert_int_equal(cap_count(c), 1);
-    assert_int_equal(rec_tag(c, 0), 0x51);
+    assert_int_equal(cap_count(d.c), 1);
+    assert_int_equal(rec_tag(d.c, 0), 0x51);
     assert_int_equal(pop_tag(e), 0x51);
-    cap_free(c);
-    tu_env_free(e);
+    dw_free(&d);
 }
 
 static void test_pcap_write_failure_stops_capture_not_traffic(void **state)
 {
-    struct tu_env *e = env_new(6);
-    struct cap *c = cap_new();
-    struct wisp_pcapdev pc;
+    struct dw d;
+    struct tu_env *e = dw_pcap(&d, 6);
     (void)state;
-    assert_int_equal(wisp_pcapdev_init(&pc, e->s, &e->dev.dev, cap_write, c, cap_time, c), WISP_OK);
-    c->fail_at = 3; /* global header ok, record header ok, frame data fails */
+    d.c->fail_at = 3; /* global header ok, record header ok, frame data fails */
     tx_frame(e, 60, 1);
     tx_frame(e, 60, 2);
     rx_frame(e, 60, 3);
-    assert_int_equal(pc.failed, 1);
-    assert_int_equal(pc.write_errors, 1);
-    assert_int_equal(c->writes, 3); /* nothing attempted after the failure */
+    assert_int_equal(d.pc.failed, 1);
+    assert_int_equal(d.pc.write_errors, 1);
+    assert_int_equal(d.c->writes, 3); /* nothing attempted after the failure */
     assert_int_equal(e->dev.sent, 2);
     assert_int_equal(e->nif.st.rx_frames, 1);
-    cap_free(c);
-    tu_env_free(e);
+    dw_free(&d);
 }
 
 static void test_pcap_header_write_failure_reported(void **state)
@@ -352,59 +382,49 @@ static const struct wisp_impair_cfg no_impair = { 0, 0, 0, 0 };
 
 static void test_impair_loss_all_tx_drops_every_frame(void **state)
 {
-    struct tu_env *e = env_new(10);
-    struct wisp_impairdev im;
     struct wisp_impair_cfg tx = { WISP_IMPAIR_PPM_ALL, 0, 0, 0 };
     unsigned i;
+    struct dw d;
+    struct tu_env *e = dw_impair(&d, 10, 42, NULL, &tx, false);
     (void)state;
-    assert_int_equal(wisp_impairdev_init(&im, e->s, &e->dev.dev, 42), WISP_OK);
-    wisp_impairdev_set(&im, NULL, &tx);
     for (i = 0; i < 20; i++) {
         tx_frame_owned(e, 60, (uint8_t)i);
     }
     assert_int_equal(e->dev.sent, 0);
     assert_int_equal(tu_tx_used(e), 0);
-    assert_int_equal(im.tx.frames, 20);
-    assert_int_equal(im.tx.lost, 20);
-    assert_int_equal(im.tx.passed, 0);
+    assert_int_equal(d.im.tx.frames, 20);
+    assert_int_equal(d.im.tx.lost, 20);
+    assert_int_equal(d.im.tx.passed, 0);
     /* The other direction is unaffected. */
     rx_frame(e, 60, 1);
     assert_int_equal(e->nif.st.rx_frames, 1);
-    tu_env_free(e);
+    dw_free(&d);
 }
 
 static void test_impair_loss_all_rx_drops_and_frees(void **state)
 {
-    struct tu_env *e = env_new(11);
-    struct wisp_impairdev im;
     struct wisp_impair_cfg rx = { WISP_IMPAIR_PPM_ALL, 0, 0, 0 };
     unsigned i;
+    struct dw d;
+    struct tu_env *e = dw_impair(&d, 11, 42, &rx, &no_impair, false);
     (void)state;
-    assert_int_equal(wisp_impairdev_init(&im, e->s, &e->dev.dev, 42), WISP_OK);
-    wisp_impairdev_set(&im, &rx, &no_impair);
     for (i = 0; i < 20; i++) {
         rx_frame(e, 60, (uint8_t)i);
     }
     assert_int_equal(e->nif.st.rx_frames, 0);
-    assert_int_equal(im.rx.lost, 20);
+    assert_int_equal(d.im.rx.lost, 20);
     assert_int_equal(e->s->pool[WISP_POOL_PBUF_RX].used, 0); /* freed, not leaked */
     tx_frame(e, 60, 1);
     assert_int_equal(e->dev.sent, 1);
-    tu_env_free(e);
+    dw_free(&d);
 }
 
 static void test_impair_loss_none_passes_every_frame_in_order(void **state)
 {
-    struct tu_env *e = env_new(12);
-    struct wisp_impairdev im;
-    struct cap *c = cap_new();
-    struct wisp_pcapdev pc;
     unsigned i;
+    struct dw d;
+    struct tu_env *e = dw_impair(&d, 12, 42, &no_impair, &no_impair, true);
     (void)state;
-    assert_int_equal(wisp_impairdev_init(&im, e->s, &e->dev.dev, 42), WISP_OK);
-    wisp_impairdev_set(&im, &no_impair, &no_impair);
-    /* pcap above impair observes what goes up. */
-    assert_int_equal(wisp_pcapdev_init(&pc, e->s, &im.dev, cap_write, c, cap_time, c), WISP_OK);
     for (i = 0; i < 50; i++) {
         tx_frame(e, 60, (uint8_t)i);
         rx_frame(e, 60, (uint8_t)(100 + i));
@@ -413,59 +433,50 @@ static void test_impair_loss_none_passes_every_frame_in_order(void **state)
     assert_int_equal(e->nif.st.rx_frames, 50);
     for (i = 0; i < 50; i++) {
         assert_int_equal(pop_tag(e), (int)i);
-        assert_int_equal(rec_tag(c, 2 * i + 1), (int)(100 + i));
+        assert_int_equal(rec_tag(d.c, 2 * i + 1), (int)(100 + i));
     }
-    assert_int_equal(im.tx.passed, 50);
-    assert_int_equal(im.rx.passed, 50);
-    assert_int_equal(im.tx.lost + im.rx.lost, 0);
-    cap_free(c);
-    tu_env_free(e);
+    assert_int_equal(d.im.tx.passed, 50);
+    assert_int_equal(d.im.rx.passed, 50);
+    assert_int_equal(d.im.tx.lost + d.im.rx.lost, 0);
+    dw_free(&d);
 }
 
 static void test_impair_dup_tx_transmits_twice(void **state)
 {
-    struct tu_env *e = env_new(13);
-    struct wisp_impairdev im;
     struct wisp_impair_cfg tx = { 0, WISP_IMPAIR_PPM_ALL, 0, 0 };
+    struct dw d;
+    struct tu_env *e = dw_impair(&d, 13, 42, NULL, &tx, false);
     (void)state;
-    assert_int_equal(wisp_impairdev_init(&im, e->s, &e->dev.dev, 42), WISP_OK);
-    wisp_impairdev_set(&im, NULL, &tx);
     tx_frame_owned(e, 60, 0x77);
     assert_int_equal(e->dev.sent, 2);
     assert_int_equal(pop_tag(e), 0x77);
     assert_int_equal(pop_tag(e), 0x77);
-    assert_int_equal(im.tx.duplicated, 1);
-    assert_int_equal(im.tx.passed, 2);
-    tu_env_free(e);
+    assert_int_equal(d.im.tx.duplicated, 1);
+    assert_int_equal(d.im.tx.passed, 2);
+    dw_free(&d);
 }
 
 static void test_impair_dup_rx_delivers_two_private_copies(void **state)
 {
-    struct tu_env *e = env_new(14);
-    struct wisp_impairdev im;
-    struct cap *c = cap_new();
-    struct wisp_pcapdev pc;
     struct wisp_impair_cfg rx = { 0, WISP_IMPAIR_PPM_ALL, 0, 0 };
     uint8_t f[80];
     const uint8_t *r0, *r1;
+    struct dw d;
+    struct tu_env *e = dw_impair(&d, 14, 42, &rx, NULL, true);
     (void)state;
-    assert_int_equal(wisp_impairdev_init(&im, e->s, &e->dev.dev, 42), WISP_OK);
-    wisp_impairdev_set(&im, &rx, NULL);
-    assert_int_equal(wisp_pcapdev_init(&pc, e->s, &im.dev, cap_write, c, cap_time, c), WISP_OK);
     mk_frame(f, sizeof f, 0x66);
     rx_frame(e, sizeof f, 0x66);
     assert_int_equal(e->nif.st.rx_frames, 2);
-    assert_int_equal(cap_count(c), 2);
-    r0 = cap_record(c, 0);
-    r1 = cap_record(c, 1);
+    assert_int_equal(cap_count(d.c), 2);
+    r0 = cap_record(d.c, 0);
+    r1 = cap_record(d.c, 1);
     assert_int_equal(le32(r0 + 8), sizeof f);
     assert_int_equal(le32(r1 + 8), sizeof f);
     assert_memory_equal(r0 + 16, f, sizeof f);
     assert_memory_equal(r1 + 16, f, sizeof f);
-    assert_int_equal(im.rx.duplicated, 1);
+    assert_int_equal(d.im.rx.duplicated, 1);
     assert_int_equal(e->s->pool[WISP_POOL_PBUF_RX].used, 0);
-    cap_free(c);
-    tu_env_free(e);
+    dw_free(&d);
 }
 
 static unsigned bit_diffs(const uint8_t *a, const uint8_t *b, size_t len, size_t *where, unsigned *bit)
@@ -487,17 +498,15 @@ static unsigned bit_diffs(const uint8_t *a, const uint8_t *b, size_t len, size_t
 
 static void test_impair_corrupt_tx_flips_one_bit_of_a_clone(void **state)
 {
-    struct tu_env *e = env_new(15);
-    struct wisp_impairdev im;
     struct wisp_impair_cfg tx = { 0, 0, WISP_IMPAIR_PPM_ALL, 0 };
     uint8_t f[200], got[256], mine[200];
     struct wisp_pbuf *p;
     unsigned round, bit = 0;
     size_t where = 0;
     int n;
+    struct dw d;
+    struct tu_env *e = dw_impair(&d, 15, 1234, NULL, &tx, false);
     (void)state;
-    assert_int_equal(wisp_impairdev_init(&im, e->s, &e->dev.dev, 1234), WISP_OK);
-    wisp_impairdev_set(&im, NULL, &tx);
     for (round = 0; round < 30; round++) {
         mk_frame(f, sizeof f, (uint8_t)round);
         p = mk_pbuf(e, f, sizeof f);
@@ -510,134 +519,116 @@ static void test_impair_corrupt_tx_flips_one_bit_of_a_clone(void **state)
         n = tu_pop(e, got, sizeof got);
         assert_int_equal(n, sizeof f);
         assert_int_equal(bit_diffs(f, got, sizeof f, &where, &bit), 1);
-        assert_int_equal(where, im.last_corrupt_off);
-        assert_int_equal(bit, im.last_corrupt_bit);
+        assert_int_equal(where, d.im.last_corrupt_off);
+        assert_int_equal(bit, d.im.last_corrupt_bit);
     }
-    assert_int_equal(im.tx.corrupted, 30);
+    assert_int_equal(d.im.tx.corrupted, 30);
     assert_int_equal(tu_tx_used(e), 0); /* clones freed */
-    tu_env_free(e);
+    dw_free(&d);
 }
 
 static void test_impair_corrupt_rx_flips_exactly_one_bit(void **state)
 {
-    struct tu_env *e = env_new(16);
-    struct wisp_impairdev im;
-    struct cap *c = cap_new();
-    struct wisp_pcapdev pc;
     struct wisp_impair_cfg rx = { 0, 0, WISP_IMPAIR_PPM_ALL, 0 };
     uint8_t f[120];
     unsigned round, bit = 0;
     size_t where = 0;
     const uint8_t *r;
+    struct dw d;
+    struct tu_env *e = dw_impair(&d, 16, 99, &rx, NULL, true);
     (void)state;
-    assert_int_equal(wisp_impairdev_init(&im, e->s, &e->dev.dev, 99), WISP_OK);
-    wisp_impairdev_set(&im, &rx, NULL);
-    assert_int_equal(wisp_pcapdev_init(&pc, e->s, &im.dev, cap_write, c, cap_time, c), WISP_OK);
     for (round = 0; round < 20; round++) {
         mk_frame(f, sizeof f, (uint8_t)round);
         assert_true(tu_inject(e, f, sizeof f));
-        r = cap_record(c, round);
+        r = cap_record(d.c, round);
         assert_non_null(r);
         assert_int_equal(le32(r + 8), sizeof f);
         assert_int_equal(bit_diffs(f, r + 16, sizeof f, &where, &bit), 1);
-        assert_int_equal(where, im.last_corrupt_off);
-        assert_int_equal(bit, im.last_corrupt_bit);
+        assert_int_equal(where, d.im.last_corrupt_off);
+        assert_int_equal(bit, d.im.last_corrupt_bit);
     }
-    assert_int_equal(im.rx.corrupted, 20);
-    cap_free(c);
-    tu_env_free(e);
+    assert_int_equal(d.im.rx.corrupted, 20);
+    dw_free(&d);
 }
 
 static void test_impair_reorder_tx_releases_after_next_frame(void **state)
 {
-    struct tu_env *e = env_new(17);
-    struct wisp_impairdev im;
     struct wisp_impair_cfg tx = { 0, 0, 0, WISP_IMPAIR_PPM_ALL };
+    struct dw d;
+    struct tu_env *e = dw_impair(&d, 17, 5, NULL, &tx, false);
     (void)state;
-    assert_int_equal(wisp_impairdev_init(&im, e->s, &e->dev.dev, 5), WISP_OK);
-    wisp_impairdev_set(&im, NULL, &tx);
     tx_frame(e, 60, 1); /* held */
     assert_int_equal(e->dev.sent, 0);
-    assert_non_null(im.tx_held);
+    assert_non_null(d.im.tx_held);
     tx_frame(e, 60, 2); /* passes, then releases 1 */
     tx_frame(e, 60, 3); /* held */
     tx_frame(e, 60, 4); /* passes, releases 3 */
     tx_frame(e, 60, 5); /* held until the flush */
     assert_int_equal(e->dev.sent, 4);
-    wisp_impairdev_flush(&im);
-    assert_null(im.tx_held);
+    wisp_impairdev_flush(&d.im);
+    assert_null(d.im.tx_held);
     assert_int_equal(e->dev.sent, 5);
     assert_int_equal(pop_tag(e), 2);
     assert_int_equal(pop_tag(e), 1);
     assert_int_equal(pop_tag(e), 4);
     assert_int_equal(pop_tag(e), 3);
     assert_int_equal(pop_tag(e), 5);
-    assert_int_equal(im.tx.reordered, 3);
-    tu_env_free(e);
+    assert_int_equal(d.im.tx.reordered, 3);
+    dw_free(&d);
 }
 
 static void test_impair_reorder_tx_held_frame_waits_for_busy_device(void **state)
 {
-    struct tu_env *e = env_new(18);
-    struct wisp_impairdev im;
     struct wisp_impair_cfg tx = { 0, 0, 0, WISP_IMPAIR_PPM_ALL };
+    struct dw d;
+    struct tu_env *e = dw_impair(&d, 18, 5, NULL, &tx, false);
     (void)state;
-    assert_int_equal(wisp_impairdev_init(&im, e->s, &e->dev.dev, 5), WISP_OK);
-    wisp_impairdev_set(&im, NULL, &tx);
     tx_frame(e, 60, 1); /* held */
     e->dev.busy = true;
-    wisp_impairdev_flush(&im); /* device busy: stays held, due */
-    assert_non_null(im.tx_held);
-    assert_int_equal(im.tx_held_due, 1);
+    wisp_impairdev_flush(&d.im); /* device busy: stays held, due */
+    assert_non_null(d.im.tx_held);
+    assert_int_equal(d.im.tx_held_due, 1);
     e->dev.busy = false;
     wisp_dev_tx_ready(&e->dev.dev);
-    assert_null(im.tx_held);
+    assert_null(d.im.tx_held);
     assert_int_equal(pop_tag(e), 1);
-    tu_env_free(e);
+    dw_free(&d);
 }
 
 static void test_impair_reorder_rx_swaps_neighbours(void **state)
 {
-    struct tu_env *e = env_new(19);
-    struct wisp_impairdev im;
-    struct cap *c = cap_new();
-    struct wisp_pcapdev pc;
     struct wisp_impair_cfg rx = { 0, 0, 0, WISP_IMPAIR_PPM_ALL };
+    struct dw d;
+    struct tu_env *e = dw_impair(&d, 19, 5, &rx, NULL, true);
     (void)state;
-    assert_int_equal(wisp_impairdev_init(&im, e->s, &e->dev.dev, 5), WISP_OK);
-    wisp_impairdev_set(&im, &rx, NULL);
-    assert_int_equal(wisp_pcapdev_init(&pc, e->s, &im.dev, cap_write, c, cap_time, c), WISP_OK);
     rx_frame(e, 60, 1);
     rx_frame(e, 60, 2);
     rx_frame(e, 60, 3);
-    assert_int_equal(cap_count(c), 2);
-    assert_int_equal(rec_tag(c, 0), 2);
-    assert_int_equal(rec_tag(c, 1), 1);
-    wisp_impairdev_flush(&im);
-    assert_int_equal(rec_tag(c, 2), 3);
+    assert_int_equal(cap_count(d.c), 2);
+    assert_int_equal(rec_tag(d.c, 0), 2);
+    assert_int_equal(rec_tag(d.c, 1), 1);
+    wisp_impairdev_flush(&d.im);
+    assert_int_equal(rec_tag(d.c, 2), 3);
     assert_int_equal(e->nif.st.rx_frames, 3);
-    cap_free(c);
-    tu_env_free(e);
+    dw_free(&d);
 }
 
 static void test_impair_held_frames_freed_by_deinit(void **state)
 {
-    struct tu_env *e = env_new(20);
-    struct wisp_impairdev im;
     struct wisp_impair_cfg all = { 0, 0, 0, WISP_IMPAIR_PPM_ALL };
+    struct dw d;
+    struct tu_env *e = dw_impair(&d, 20, 5, &all, &all, false);
     (void)state;
-    assert_int_equal(wisp_impairdev_init(&im, e->s, &e->dev.dev, 5), WISP_OK);
-    wisp_impairdev_set(&im, &all, &all);
     tx_frame(e, 60, 1);
     rx_frame(e, 60, 2);
-    assert_non_null(im.tx_held);
-    assert_non_null(im.rx_held);
+    assert_non_null(d.im.tx_held);
+    assert_non_null(d.im.rx_held);
     assert_true(wisp_stack_pools_in_use(e->s) > 0);
-    wisp_impairdev_deinit(&im);
+    wisp_impairdev_deinit(&d.im);
     assert_int_equal(wisp_stack_pools_in_use(e->s), 0);
     assert_int_equal(e->dev.sent, 0);
     assert_int_equal(e->nif.st.rx_frames, 0);
-    tu_env_free(e); /* leak check */
+    dw_free(&d);
 }
 
 /* Loss pattern of 200 frames for a seed, as a bit string. */

@@ -90,66 +90,39 @@ static void run_target(const char *target, fuzz_fn fn)
     assert_true(n - crashes >= 3); /* the seeds are there */
 }
 
-static void test_eth(void **state)
-{
-    (void)state;
-    run_target("eth", fuzz_eth_one);
-}
+/* The targets: corpus folder and harness entry point. */
+static const struct target {
+    const char *test;         /* the cmocka test name */
+    const char *dir;          /* corpus/<dir> */
+    fuzz_fn fn;
+} targets[] = {
+    { "test_eth", "eth", fuzz_eth_one },
+    { "test_tcp", "tcp", fuzz_tcp_one },
+    { "test_dhcp", "dhcp", fuzz_dhcp_one },
+    { "test_dns", "dns", fuzz_dns_one },
+    { "test_http", "http", fuzz_http_one },
+    { "test_iperf", "iperf", fuzz_iperf_one },
+    { "test_arp", "arp", fuzz_arp_one },
+    { "test_ip4_frag", "ip4_frag", fuzz_ip4_frag_one },
+    { "test_sockets", "sockets", fuzz_sockets_one },
+};
 
-static void test_tcp(void **state)
+/* One cmocka test per target (its state: the table entry). */
+static void test_target(void **state)
 {
-    (void)state;
-    run_target("tcp", fuzz_tcp_one);
-}
-
-static void test_dhcp(void **state)
-{
-    (void)state;
-    run_target("dhcp", fuzz_dhcp_one);
-}
-
-static void test_dns(void **state)
-{
-    (void)state;
-    run_target("dns", fuzz_dns_one);
-}
-
-static void test_http(void **state)
-{
-    (void)state;
-    run_target("http", fuzz_http_one);
-}
-
-static void test_iperf(void **state)
-{
-    (void)state;
-    run_target("iperf", fuzz_iperf_one);
-}
-
-static void test_arp(void **state)
-{
-    (void)state;
-    run_target("arp", fuzz_arp_one);
-}
-
-static void test_ip4_frag(void **state)
-{
-    (void)state;
-    run_target("ip4_frag", fuzz_ip4_frag_one);
-}
-
-static void test_sockets(void **state)
-{
-    (void)state;
-    run_target("sockets", fuzz_sockets_one);
+    const struct target *t = *state;
+    run_target(t->dir, t->fn);
 }
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_eth),  cmocka_unit_test(test_tcp),  cmocka_unit_test(test_dhcp),
-        cmocka_unit_test(test_dns),  cmocka_unit_test(test_http), cmocka_unit_test(test_iperf),
-        cmocka_unit_test(test_arp),  cmocka_unit_test(test_ip4_frag), cmocka_unit_test(test_sockets),
-    };
+    struct CMUnitTest tests[WISP_ARRAY_SIZE(targets)];
+    unsigned i;
+    for (i = 0; i < WISP_ARRAY_SIZE(targets); i++) {
+        memset(&tests[i], 0, sizeof(tests[i]));
+        tests[i].name = targets[i].test;
+        tests[i].test_func = test_target;
+        tests[i].initial_state = (void *)(uintptr_t)&targets[i];
+    }
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -88,11 +88,12 @@ static void assert_no_ip_drops(struct tu_env *e)
     assert_int_equal(TU_CTR(e, IP4_DROP_OPTS), 0);
 }
 
-/* Inject d and assert it was dropped by exactly one reason. */
-static void expect_drop(const uint8_t *d, size_t len, enum wisp_counter ctr)
+/* Inject d (with link-layer flags) and assert it was dropped by exactly
+ * one reason. */
+static void expect_drop_f(const uint8_t *d, size_t len, uint8_t flags, enum wisp_counter ctr)
 {
     struct tu_env *e = env();
-    ip_in(e, &e->nif, d, len, 0);
+    ip_in(e, &e->nif, d, len, flags);
     assert_int_equal(e->s->ctr[ctr], 1);
     assert_int_equal(TU_CTR(e, IP4_RX), 1);
     assert_int_equal(TU_CTR(e, IP4_DELIVERED), 0);
@@ -100,6 +101,11 @@ static void expect_drop(const uint8_t *d, size_t len, enum wisp_counter ctr)
     assert_int_equal(tu_pending(e), 0);
     assert_int_equal(wisp_stack_pools_in_use(e->s), 0);
     tu_env_free(e);
+}
+
+static void expect_drop(const uint8_t *d, size_t len, enum wisp_counter ctr)
+{
+    expect_drop_f(d, len, 0, ctr);
 }
 
 /* A second Ethernet interface with its own recording device. */
@@ -199,198 +205,142 @@ static void test_truncated_every_length(void **state)
     tu_env_free(e);
 }
 
-/* RFC 1122 §3.2.1.1: version other than 4 is discarded. */
-static void test_bad_version_dropped(void **state)
+/* One received datagram per case: how it is built and spoiled, and the
+ * counter that must count it. A dropped datagram is checked by
+ * expect_drop (that counter 1, IP4_RX 1, nothing delivered or answered, no
+ * buffer held); an accepted one is delivered to its protocol with no IP
+ * drop counted. */
+enum dg_kind { DG_ECHO, DG_RAW };           /* an echo request with 8 data bytes, or raw_dgram() */
+enum dg_spoil {
+    SP_NONE,
+    SP_BYTE,                                /* byte at set its value to val, checksum fixed */
+    SP_BYTE_RAW,                            /* the same, checksum left as it was */
+    SP_BAD_SUM,                             /* a bit of the header checksum flipped */
+    SP_TOT_LEN,                             /* Total Length val, checksum fixed */
+    SP_NOP_HDR,                             /* a 24-byte header (4 NOP options), Total Length val */
+    SP_DHCP_UDP,                            /* a UDP header 68 -> 67, no checksum (raw UDP) */
+};
+
+struct in_case {
+    const char *what;
+    enum dg_kind kind;
+    uint8_t proto;                          /* DG_RAW: the protocol */
+    uint16_t dlen;                          /* DG_RAW: data bytes */
+    wisp_ip4_t src, dst;
+    enum dg_spoil spoil;
+    uint8_t at;
+    uint16_t val;
+    uint8_t link_flags;                     /* WISP_PBUF_F_BCAST / _MCAST */
+    enum wisp_counter ctr;                  /* the drop counter; IP4_DELIVERED: accepted */
+};
+
+static size_t in_case_dgram(const struct in_case *c)
 {
-    size_t n = echo_dgram(g_buf, tu_ip_peer(), tu_ip_self(), 8);
-    (void)state;
-    g_buf[0] = 0x65;
-    fix_ck(g_buf);
-    expect_drop(g_buf, n, WISP_CTR_IP4_DROP_VERSION);
+    size_t n = c->kind == DG_ECHO ? echo_dgram(g_buf, c->src, c->dst, 8) : raw_dgram(g_buf, c->src, c->dst, c->proto,
+                                                                                     c->dlen);
+    switch (c->spoil) {
+    case SP_NONE:
+        break;
+    case SP_BYTE:
+    case SP_BYTE_RAW:
+        g_buf[c->at] = (uint8_t)c->val;
+        if (c->spoil == SP_BYTE) {
+            fix_ck(g_buf);
+        }
+        break;
+    case SP_BAD_SUM:
+        g_buf[10] ^= 0x01;
+        break;
+    case SP_TOT_LEN:
+        wisp_wr16(g_buf + 2, c->val);
+        fix_ck(g_buf);
+        break;
+    case SP_NOP_HDR:
+        g_buf[0] = 0x46; /* 24-byte header: bytes 20..23 become NOP options */
+        memset(g_buf + 20, 1, 4);
+        wisp_wr16(g_buf + 2, c->val);
+        fix_ck(g_buf);
+        break;
+    case SP_DHCP_UDP:
+        wisp_wr16(g_buf + IPH, 68);
+        wisp_wr16(g_buf + IPH + 2, 67);
+        wisp_wr16(g_buf + IPH + 4, 8);
+        wisp_wr16(g_buf + IPH + 6, 0);
+        break;
+    }
+    return n;
 }
 
-/* RFC 791 §3.1: IHL below 5 is no valid header. */
-static void test_ihl_4_dropped(void **state)
+static void test_input_cases(void **state)
 {
-    size_t n = echo_dgram(g_buf, tu_ip_peer(), tu_ip_self(), 8);
+    const wisp_ip4_t peer = tu_ip_peer(), self = tu_ip_self(), any = WISP_IP4_ANY, bcast = WISP_IP4_BCAST;
+    const wisp_ip4_t net_bcast = wisp_ip4(198, 18, 0, 255), lo = wisp_ip4(127, 0, 0, 1);
+    const struct in_case cases[] = {
+        /* RFC 1122 §3.2.1.1: version other than 4 is discarded */
+        { "bad version", DG_ECHO, 0, 0, peer, self, SP_BYTE, 0, 0x65, 0, WISP_CTR_IP4_DROP_VERSION },
+        /* RFC 791 §3.1: IHL below 5 is no valid header */
+        { "IHL 4", DG_ECHO, 0, 0, peer, self, SP_BYTE_RAW, 0, 0x44, 0, WISP_CTR_IP4_DROP_IHL },
+        /* IHL 15 (60 bytes) on a 40-byte packet: the header runs past the data */
+        { "IHL 15 on a short packet", DG_RAW, 253, 20, peer, self, SP_BYTE_RAW, 0, 0x4f, 0, WISP_CTR_IP4_DROP_IHL },
+        { "Total Length beyond what arrived", DG_RAW, 253, 20, peer, self, SP_TOT_LEN, 0, 41, 0,
+          WISP_CTR_IP4_DROP_LEN },
+        { "Total Length below the header", DG_RAW, 253, 20, peer, self, SP_TOT_LEN, 0, 19, 0, WISP_CTR_IP4_DROP_LEN },
+        { "Total Length below IHL * 4", DG_RAW, 253, 20, peer, self, SP_NOP_HDR, 0, 22, 0, WISP_CTR_IP4_DROP_LEN },
+        /* RFC 1122 §3.2.1.2 */
+        { "bad header checksum", DG_ECHO, 0, 0, peer, self, SP_BAD_SUM, 0, 0, 0, WISP_CTR_IP4_DROP_CHKSUM },
+        /* RFC 791 §3.1: TTL 0 is destroyed; RFC 1122 §3.2.1.7: a host must
+         * not discard TTL 1 */
+        { "TTL 0", DG_ECHO, 0, 0, peer, self, SP_BYTE, 8, 0, 0, WISP_CTR_IP4_DROP_TTL },
+        { "TTL 1 accepted", DG_ECHO, 0, 0, peer, self, SP_BYTE, 8, 1, 0, WISP_CTR_IP4_DELIVERED },
+        /* RFC 1122 §3.2.1.3: sources that are no host */
+        { "limited broadcast source", DG_ECHO, 0, 0, bcast, self, SP_NONE, 0, 0, 0, WISP_CTR_IP4_DROP_SRC },
+        { "directed broadcast source", DG_ECHO, 0, 0, net_bcast, self, SP_NONE, 0, 0, 0, WISP_CTR_IP4_DROP_SRC },
+        /* RFC 1112 §4 */
+        { "multicast source", DG_ECHO, 0, 0, wisp_ip4(224, 0, 0, 9), self, SP_NONE, 0, 0, 0, WISP_CTR_IP4_DROP_SRC },
+        /* RFC 1122 §3.2.1.3 (g): 127/8 never arrives from a wire */
+        { "loopback source from a wire", DG_ECHO, 0, 0, lo, self, SP_NONE, 0, 0, 0, WISP_CTR_IP4_DROP_SRC },
+        /* 0.0.0.0 as source is refused except UDP to a broadcast (DHCP) */
+        { "zero source, not UDP", DG_ECHO, 0, 0, any, self, SP_NONE, 0, 0, 0, WISP_CTR_IP4_DROP_SRC },
+        { "zero source, UDP unicast", DG_RAW, WISP_IP4_PROTO_UDP, 8, any, self, SP_NONE, 0, 0, 0,
+          WISP_CTR_IP4_DROP_SRC },
+        { "zero source, UDP broadcast accepted", DG_RAW, WISP_IP4_PROTO_UDP, 8, any, bcast, SP_DHCP_UDP, 0, 0,
+          WISP_PBUF_F_BCAST, WISP_CTR_IP4_DELIVERED },
+        /* we are a host: another unicast destination is not for us */
+        { "another unicast destination", DG_ECHO, 0, 0, peer, wisp_ip4(198, 18, 0, 99), SP_NONE, 0, 0, 0,
+          WISP_CTR_IP4_DROP_NOTFORUS },
+        /* no group but all-hosts is joined */
+        { "another multicast group", DG_ECHO, 0, 0, peer, wisp_ip4(224, 0, 0, 251), SP_NONE, 0, 0, 0,
+          WISP_CTR_IP4_DROP_NOTFORUS },
+        { "loopback destination from a wire", DG_ECHO, 0, 0, peer, lo, SP_NONE, 0, 0, 0, WISP_CTR_IP4_DROP_NOTFORUS },
+        /* RFC 1122 §3.3.6 */
+        { "IP unicast in a link-layer broadcast", DG_ECHO, 0, 0, peer, self, SP_NONE, 0, 0, WISP_PBUF_F_BCAST,
+          WISP_CTR_IP4_DROP_NOTFORUS },
+    };
+    unsigned i;
     (void)state;
-    g_buf[0] = 0x44;
-    expect_drop(g_buf, n, WISP_CTR_IP4_DROP_IHL);
-}
-
-/* IHL 15 (60 bytes) on a 40-byte packet: the header runs past the data. */
-static void test_ihl_15_short_packet_dropped(void **state)
-{
-    size_t n = raw_dgram(g_buf, tu_ip_peer(), tu_ip_self(), 253, 20);
-    (void)state;
-    assert_int_equal(n, 40);
-    g_buf[0] = 0x4f;
-    expect_drop(g_buf, n, WISP_CTR_IP4_DROP_IHL);
-}
-
-/* Total Length larger than what arrived. */
-static void test_total_length_too_big_dropped(void **state)
-{
-    size_t n = raw_dgram(g_buf, tu_ip_peer(), tu_ip_self(), 253, 20);
-    (void)state;
-    wisp_wr16(g_buf + 2, (uint16_t)(n + 1));
-    fix_ck(g_buf);
-    expect_drop(g_buf, n, WISP_CTR_IP4_DROP_LEN);
-}
-
-/* Total Length smaller than the header itself. */
-static void test_total_length_below_header_dropped(void **state)
-{
-    size_t n = raw_dgram(g_buf, tu_ip_peer(), tu_ip_self(), 253, 20);
-    (void)state;
-    wisp_wr16(g_buf + 2, 19);
-    fix_ck(g_buf);
-    expect_drop(g_buf, n, WISP_CTR_IP4_DROP_LEN);
-}
-
-/* Total Length below IHL*4 when options are present. */
-static void test_total_length_below_ihl_dropped(void **state)
-{
-    size_t n = raw_dgram(g_buf, tu_ip_peer(), tu_ip_self(), 253, 20);
-    (void)state;
-    g_buf[0] = 0x46; /* 24-byte header: bytes 20..23 become NOP options */
-    memset(g_buf + 20, 1, 4);
-    wisp_wr16(g_buf + 2, 22);
-    fix_ck(g_buf);
-    expect_drop(g_buf, n, WISP_CTR_IP4_DROP_LEN);
-}
-
-/* RFC 1122 §3.2.1.2: a bad header checksum is discarded. */
-static void test_bad_checksum_dropped(void **state)
-{
-    size_t n = echo_dgram(g_buf, tu_ip_peer(), tu_ip_self(), 8);
-    (void)state;
-    g_buf[10] ^= 0x01;
-    expect_drop(g_buf, n, WISP_CTR_IP4_DROP_CHKSUM);
-}
-
-/* RFC 791 §3.1: TTL 0 is destroyed. */
-static void test_ttl_zero_dropped(void **state)
-{
-    size_t n = echo_dgram(g_buf, tu_ip_peer(), tu_ip_self(), 8);
-    (void)state;
-    g_buf[8] = 0;
-    fix_ck(g_buf);
-    expect_drop(g_buf, n, WISP_CTR_IP4_DROP_TTL);
-}
-
-/* RFC 1122 §3.2.1.7: a host must not discard TTL 1. */
-static void test_ttl_one_accepted(void **state)
-{
-    struct tu_env *e = env();
-    size_t n = echo_dgram(g_buf, tu_ip_peer(), tu_ip_self(), 8);
-    (void)state;
-    g_buf[8] = 1;
-    fix_ck(g_buf);
-    ip_in(e, &e->nif, g_buf, n, 0);
-    assert_int_equal(TU_CTR(e, IP4_DELIVERED), 1);
-    assert_no_ip_drops(e);
-    tu_env_free(e);
-}
-
-/* RFC 1122 §3.2.1.3: limited broadcast as source. */
-static void test_limited_broadcast_source_dropped(void **state)
-{
-    size_t n = echo_dgram(g_buf, WISP_IP4_BCAST, tu_ip_self(), 8);
-    (void)state;
-    expect_drop(g_buf, n, WISP_CTR_IP4_DROP_SRC);
-}
-
-/* RFC 1122 §3.2.1.3: directed broadcast of the arrival subnet as source. */
-static void test_directed_broadcast_source_dropped(void **state)
-{
-    size_t n = echo_dgram(g_buf, wisp_ip4(198, 18, 0, 255), tu_ip_self(), 8);
-    (void)state;
-    expect_drop(g_buf, n, WISP_CTR_IP4_DROP_SRC);
-}
-
-/* RFC 1112 §4: a multicast source is invalid. */
-static void test_multicast_source_dropped(void **state)
-{
-    size_t n = echo_dgram(g_buf, wisp_ip4(224, 0, 0, 9), tu_ip_self(), 8);
-    (void)state;
-    expect_drop(g_buf, n, WISP_CTR_IP4_DROP_SRC);
-}
-
-/* RFC 1122 §3.2.1.3 (g): 127/8 never arrives from a wire. */
-static void test_loopback_source_from_wire_dropped(void **state)
-{
-    size_t n = echo_dgram(g_buf, wisp_ip4(127, 0, 0, 1), tu_ip_self(), 8);
-    (void)state;
-    expect_drop(g_buf, n, WISP_CTR_IP4_DROP_SRC);
-}
-
-/* 0.0.0.0 as source is refused except UDP to a broadcast (DHCP). */
-static void test_zero_source_non_udp_dropped(void **state)
-{
-    size_t n = echo_dgram(g_buf, WISP_IP4_ANY, tu_ip_self(), 8);
-    (void)state;
-    expect_drop(g_buf, n, WISP_CTR_IP4_DROP_SRC);
-}
-
-static void test_zero_source_udp_unicast_dropped(void **state)
-{
-    size_t n = raw_dgram(g_buf, WISP_IP4_ANY, tu_ip_self(), WISP_IP4_PROTO_UDP, 8);
-    (void)state;
-    expect_drop(g_buf, n, WISP_CTR_IP4_DROP_SRC);
-}
-
-static void test_zero_source_udp_broadcast_accepted(void **state)
-{
-    struct tu_env *e = env();
-    size_t n = raw_dgram(g_buf, WISP_IP4_ANY, WISP_IP4_BCAST, WISP_IP4_PROTO_UDP, 8);
-    (void)state;
-    /* UDP header: ports 68 -> 67, length 8, no checksum */
-    wisp_wr16(g_buf + IPH, 68);
-    wisp_wr16(g_buf + IPH + 2, 67);
-    wisp_wr16(g_buf + IPH + 4, 8);
-    wisp_wr16(g_buf + IPH + 6, 0);
-    ip_in(e, &e->nif, g_buf, n, WISP_PBUF_F_BCAST);
-    assert_int_equal(TU_CTR(e, IP4_DELIVERED), 1);
-    assert_int_equal(TU_CTR(e, UDP_RX), 1);
-    assert_no_ip_drops(e);
-    tu_env_free(e);
-}
-
-/* We are a host: another unicast destination is not for us. */
-static void test_not_for_us_dropped(void **state)
-{
-    size_t n = echo_dgram(g_buf, tu_ip_peer(), wisp_ip4(198, 18, 0, 99), 8);
-    (void)state;
-    expect_drop(g_buf, n, WISP_CTR_IP4_DROP_NOTFORUS);
-}
-
-/* No group but all-hosts is joined. */
-static void test_other_multicast_not_for_us(void **state)
-{
-    size_t n = echo_dgram(g_buf, tu_ip_peer(), wisp_ip4(224, 0, 0, 251), 8);
-    (void)state;
-    expect_drop(g_buf, n, WISP_CTR_IP4_DROP_NOTFORUS);
-}
-
-/* RFC 1122 §3.2.1.3 (g): a loopback destination from a wire. */
-static void test_loopback_destination_from_wire_dropped(void **state)
-{
-    size_t n = echo_dgram(g_buf, tu_ip_peer(), wisp_ip4(127, 0, 0, 1), 8);
-    (void)state;
-    expect_drop(g_buf, n, WISP_CTR_IP4_DROP_NOTFORUS);
-}
-
-/* RFC 1122 §3.3.6: a link-layer broadcast carrying an IP unicast. */
-static void test_unicast_in_link_broadcast_dropped(void **state)
-{
-    struct tu_env *e = env();
-    size_t n = echo_dgram(g_buf, tu_ip_peer(), tu_ip_self(), 8);
-    (void)state;
-    ip_in(e, &e->nif, g_buf, n, WISP_PBUF_F_BCAST);
-    assert_int_equal(TU_CTR(e, IP4_DROP_NOTFORUS), 1);
-    assert_int_equal(TU_CTR(e, IP4_DELIVERED), 0);
-    tu_env_free(e);
+    for (i = 0; i < WISP_ARRAY_SIZE(cases); i++) {
+        const struct in_case *c = &cases[i];
+        size_t n;
+        print_message("case %u: %s\n", i, c->what);
+        n = in_case_dgram(c);
+        if (c->kind == DG_RAW) {
+            assert_int_equal(n, IPH + c->dlen);
+        }
+        if (c->ctr != WISP_CTR_IP4_DELIVERED) {
+            expect_drop_f(g_buf, n, c->link_flags, c->ctr);
+        } else {
+            struct tu_env *e = env();
+            ip_in(e, &e->nif, g_buf, n, c->link_flags);
+            assert_int_equal(TU_CTR(e, IP4_DELIVERED), 1);
+            if (c->proto == WISP_IP4_PROTO_UDP) {
+                assert_int_equal(TU_CTR(e, UDP_RX), 1);
+            } else {
+                assert_int_equal(TU_CTR(e, ICMP_RX), 1);
+            }
+            assert_no_ip_drops(e);
+            tu_env_free(e);
+        }
+    }
 }
 
 /* Broadcasts (limited and directed) and 224.0.0.1 are accepted. */
@@ -477,30 +427,6 @@ static void opts_case(uint8_t o0, uint8_t o1, uint8_t o2, uint8_t o3)
     expect_drop(g_buf, n + 4, WISP_CTR_IP4_DROP_OPTS);
 }
 
-static void test_option_length_zero_dropped(void **state)
-{
-    (void)state;
-    opts_case(0x44, 0, 0, 0);
-}
-
-static void test_option_length_one_dropped(void **state)
-{
-    (void)state;
-    opts_case(0x44, 1, 0, 0);
-}
-
-static void test_option_past_header_dropped(void **state)
-{
-    (void)state;
-    opts_case(1, 0x07, 4, 4); /* NOP, then a 4-byte option with 3 bytes left */
-}
-
-static void test_option_missing_length_dropped(void **state)
-{
-    (void)state;
-    opts_case(1, 1, 1, 0x83); /* loose source route type in the last byte */
-}
-
 /* An echo request to us carrying the option bytes o (n a multiple of 4,
  * at most 40) in g_buf; returns the datagram length. */
 static size_t opts_dgram(const uint8_t *o, size_t n)
@@ -533,77 +459,72 @@ static void opts_bad(const uint8_t *o, size_t n)
     expect_drop(g_buf, opts_dgram(o, n), WISP_CTR_IP4_DROP_OPTS);
 }
 
-/* RFC 791 §3.1 / RFC 1122 §3.2.1.8: Record Route with a pointer below 4
- * (0 included) or leaving a partial address slot, or with a length that
- * is not 3 + 4n, is malformed: dropped and counted, not answered. A full
- * record (pointer past the end) and a fresh one are fine. */
-static void test_option_record_route_pointer_checked(void **state)
-{
-    static const uint8_t ptr0[8] = { 7, 7, 0, 0, 0, 0, 0, 0 };
-    static const uint8_t ptr3[8] = { 7, 7, 3, 0, 0, 0, 0, 0 };
-    static const uint8_t ptr5[8] = { 7, 7, 5, 0, 0, 0, 0, 0 };
-    static const uint8_t len8[8] = { 7, 8, 4, 0, 0, 0, 0, 0 };
-    static const uint8_t twice[16] = { 7, 7, 4, 0, 0, 0, 0, 7, 7, 4, 0, 0, 0, 0, 0, 0 };
-    static const uint8_t fresh[8] = { 7, 7, 4, 0, 0, 0, 0, 0 };
-    static const uint8_t full[8] = { 7, 7, 8, 1, 2, 3, 4, 0 };
-    (void)state;
-    opts_bad(ptr0, sizeof(ptr0));
-    opts_bad(ptr3, sizeof(ptr3));
-    opts_bad(ptr5, sizeof(ptr5));
-    opts_bad(len8, sizeof(len8));
-    opts_bad(twice, sizeof(twice));
-    opts_ok(fresh, sizeof(fresh));
-    opts_ok(full, sizeof(full));
-}
+/* Option lists, one per case: malformed ones are dropped and counted, not
+ * answered; good ones are delivered and answered. */
+static const struct opt_case {
+    const char *what;
+    bool raw;                 /* the four bytes in a 24-byte header of a raw datagram (opts_case) */
+    uint8_t o[16];            /* else the option bytes of an echo request (opts_dgram) */
+    uint8_t n;
+    bool ok;
+} opt_cases[] = {
+    /* a malformed list: length 0, length 1, running past the header, a
+     * length octet missing */
+    { "length 0", true, { 0x44, 0, 0, 0 }, 4, false },
+    { "length 1", true, { 0x44, 1, 0, 0 }, 4, false },
+    { "NOP, then a 4-byte option with 3 bytes left", true, { 1, 0x07, 4, 4 }, 4, false },
+    { "loose source route type in the last byte", true, { 1, 1, 1, 0x83 }, 4, false },
+    /* RFC 791 §3.1 / RFC 1122 §3.2.1.8: Record Route with a pointer below
+     * 4 (0 included) or leaving a partial address slot, or with a length
+     * that is not 3 + 4n, is malformed; a full record (pointer past the
+     * end) and a fresh one are fine */
+    { "RR pointer 0", false, { 7, 7, 0, 0, 0, 0, 0, 0 }, 8, false },
+    { "RR pointer 3", false, { 7, 7, 3, 0, 0, 0, 0, 0 }, 8, false },
+    { "RR pointer 5", false, { 7, 7, 5, 0, 0, 0, 0, 0 }, 8, false },
+    { "RR length 8", false, { 7, 8, 4, 0, 0, 0, 0, 0 }, 8, false },
+    { "RR twice", false, { 7, 7, 4, 0, 0, 0, 0, 7, 7, 4, 0, 0, 0, 0, 0, 0 }, 16, false },
+    { "RR fresh", false, { 7, 7, 4, 0, 0, 0, 0, 0 }, 8, true },
+    { "RR full", false, { 7, 7, 8, 1, 2, 3, 4, 0 }, 8, true },
+    /* source routes: an odd length (not 3 + 4n), a pointer below 4, two
+     * source routes are malformed; a route not yet done (pointer at or
+     * below the length) names a further hop, which a host does not forward
+     * (RFC 1122 §3.3.1, §3.3.5); a completed one reached its destination */
+    { "LSRR length 8", false, { 131, 8, 8, 0, 0, 0, 0, 0 }, 8, false },
+    { "SSRR length 6", false, { 137, 6, 4, 0, 0, 0, 0, 0 }, 8, false },
+    { "LSRR pointer 0", false, { 131, 7, 0, 1, 2, 3, 4, 0 }, 8, false },
+    { "LSRR with a hop to go", false, { 131, 7, 4, 198, 18, 0, 9, 0 }, 8, false },
+    { "SSRR with a hop to go", false, { 137, 11, 8, 198, 18, 0, 9, 198, 18, 0, 10, 0 }, 12, false },
+    { "two source routes", false, { 131, 7, 8, 1, 2, 3, 4, 137, 7, 8, 1, 2, 3, 4, 0, 0 }, 16, false },
+    { "LSRR done", false, { 131, 7, 8, 198, 18, 0, 9, 0 }, 8, true },
+    { "SSRR done", false, { 137, 11, 12, 198, 18, 0, 9, 198, 18, 0, 10, 0 }, 12, true },
+    /* Timestamp (RFC 791 §3.1): length >= 4, pointer >= 5, flags 0/1/3,
+     * room for a whole slot; Stream ID: length 4 */
+    { "TS pointer 4", false, { 68, 8, 4, 0, 0, 0, 0, 0 }, 8, false },
+    { "TS length 3", false, { 68, 3, 5, 0 }, 4, false },
+    { "TS flag 2", false, { 68, 8, 5, 2, 0, 0, 0, 0 }, 8, false },
+    { "TS 8-byte slot, 4 bytes left", false, { 68, 8, 5, 1, 0, 0, 0, 0 }, 8, false },
+    { "stream ID length 5", false, { 136, 5, 0, 0, 0, 0, 0, 0 }, 8, false },
+    { "TS flag 0", false, { 68, 8, 5, 0, 0, 0, 0, 0 }, 8, true },
+    { "TS flag 1", false, { 68, 12, 5, 1, 0, 0, 0, 0, 0, 0, 0, 0 }, 12, true },
+    { "TS full (overflow count)", false, { 68, 8, 9, 0x10, 0, 0, 0, 1 }, 8, true },
+    { "stream ID", false, { 136, 4, 0x12, 0x34 }, 4, true },
+};
 
-/* Source routes: an odd length (not 3 + 4n), a pointer below 4, two
- * source routes are malformed; a route not yet done (pointer at or below
- * the length) names a further hop, which a host does not forward (RFC
- * 1122 §3.3.1, §3.3.5); a completed one reached its destination. */
-static void test_option_source_route_checked(void **state)
+static void test_option_cases(void **state)
 {
-    static const uint8_t lsrr_len8[8] = { 131, 8, 8, 0, 0, 0, 0, 0 };
-    static const uint8_t ssrr_len6[8] = { 137, 6, 4, 0, 0, 0, 0, 0 };
-    static const uint8_t lsrr_ptr0[8] = { 131, 7, 0, 1, 2, 3, 4, 0 };
-    static const uint8_t lsrr_hop[8] = { 131, 7, 4, 198, 18, 0, 9, 0 };
-    static const uint8_t ssrr_hop[12] = { 137, 11, 8, 198, 18, 0, 9, 198, 18, 0, 10, 0 };
-    static const uint8_t two[16] = { 131, 7, 8, 1, 2, 3, 4, 137, 7, 8, 1, 2, 3, 4, 0, 0 };
-    static const uint8_t lsrr_done[8] = { 131, 7, 8, 198, 18, 0, 9, 0 };
-    static const uint8_t ssrr_done[12] = { 137, 11, 12, 198, 18, 0, 9, 198, 18, 0, 10, 0 };
+    unsigned i;
     (void)state;
-    opts_bad(lsrr_len8, sizeof(lsrr_len8));
-    opts_bad(ssrr_len6, sizeof(ssrr_len6));
-    opts_bad(lsrr_ptr0, sizeof(lsrr_ptr0));
-    opts_bad(lsrr_hop, sizeof(lsrr_hop));
-    opts_bad(ssrr_hop, sizeof(ssrr_hop));
-    opts_bad(two, sizeof(two));
-    opts_ok(lsrr_done, sizeof(lsrr_done));
-    opts_ok(ssrr_done, sizeof(ssrr_done));
-}
-
-/* Timestamp (RFC 791 §3.1): length >= 4, pointer >= 5, flags 0/1/3, room
- * for a whole slot; Stream ID: length 4. */
-static void test_option_timestamp_checked(void **state)
-{
-    static const uint8_t ptr4[8] = { 68, 8, 4, 0, 0, 0, 0, 0 };
-    static const uint8_t len3[4] = { 68, 3, 5, 0 };
-    static const uint8_t flag2[8] = { 68, 8, 5, 2, 0, 0, 0, 0 };
-    static const uint8_t part[8] = { 68, 8, 5, 1, 0, 0, 0, 0 }; /* 8-byte slot, 4 bytes left */
-    static const uint8_t sid5[8] = { 136, 5, 0, 0, 0, 0, 0, 0 };
-    static const uint8_t ts0[8] = { 68, 8, 5, 0, 0, 0, 0, 0 };
-    static const uint8_t ts1[12] = { 68, 12, 5, 1, 0, 0, 0, 0, 0, 0, 0, 0 };
-    static const uint8_t tsfull[8] = { 68, 8, 9, 0x10, 0, 0, 0, 1 };
-    static const uint8_t sid[4] = { 136, 4, 0x12, 0x34 };
-    (void)state;
-    opts_bad(ptr4, sizeof(ptr4));
-    opts_bad(len3, sizeof(len3));
-    opts_bad(flag2, sizeof(flag2));
-    opts_bad(part, sizeof(part));
-    opts_bad(sid5, sizeof(sid5));
-    opts_ok(ts0, sizeof(ts0));
-    opts_ok(ts1, sizeof(ts1));
-    opts_ok(tsfull, sizeof(tsfull));
-    opts_ok(sid, sizeof(sid));
+    for (i = 0; i < WISP_ARRAY_SIZE(opt_cases); i++) {
+        const struct opt_case *c = &opt_cases[i];
+        print_message("case %u: %s\n", i, c->what);
+        if (c->raw) {
+            opts_case(c->o[0], c->o[1], c->o[2], c->o[3]);
+        } else if (c->ok) {
+            opts_ok(c->o, c->n);
+        } else {
+            opts_bad(c->o, c->n);
+        }
+    }
 }
 
 /* RFC 894 padding beyond Total Length is trimmed: the ICMP checksum (over
@@ -923,48 +844,48 @@ static void test_output_dscp_ef_emergency(void **state)
     tu_env_free(e);
 }
 
-/* An interface that is down: WISP_ERR_IF. */
-static void test_output_link_down(void **state)
+/* Output that is refused: the error, the counter, nothing sent, the
+ * caller's buffer untouched. */
+static void test_output_refused(void **state)
 {
-    struct tu_env *e = env();
-    struct wisp_pbuf *p = wisp_pbuf_alloc(e->s, WISP_LAYER_TRANSPORT, 8, WISP_PBUF_RAM);
+    static const struct {
+        const char *what;
+        uint16_t len;             /* the payload */
+        enum wisp_pbuf_layer layer;
+        enum wisp_pbuf_kind type;
+        bool link_down;           /* through wisp_ip4_output_if on a link that is down */
+        bool df;
+        wisp_err_t err;
+        enum wisp_counter ctr;
+    } cases[] = {
+        /* an interface that is down */
+        { "link down", 8, WISP_LAYER_TRANSPORT, WISP_PBUF_RAM, true, false, WISP_ERR_IF, WISP_CTR_IP4_DROP_LINKDOWN },
+        /* RFC 791 §3.2: too big with DF */
+        { "too big with DF", 1481, WISP_LAYER_TRANSPORT, WISP_PBUF_POOL, false, true, WISP_ERR_VAL, WISP_CTR_IP4_DROP_DF },
+        /* more than 65535 bytes with the header */
+        { "too long", 65516, WISP_LAYER_RAW, WISP_PBUF_POOL, false, false, WISP_ERR_VAL, WISP_CTR_IP4_DROP_LEN },
+    };
+    unsigned i;
     (void)state;
-    assert_non_null(p);
-    wisp_netif_set_link(&e->nif, false);
-    assert_int_equal(wisp_ip4_output_if(&e->nif, p, 0, tu_ip_peer(), 0, 0, 253, false), WISP_ERR_IF);
-    assert_int_equal(TU_CTR(e, IP4_DROP_LINKDOWN), 1);
-    assert_int_equal(p->tot_len, 8);
-    wisp_pbuf_free(p);
-    tu_env_free(e);
-}
-
-/* RFC 791 §3.2: too big with DF -> refused, counted, nothing sent. */
-static void test_output_df_too_big(void **state)
-{
-    struct tu_env *e = env();
-    struct wisp_pbuf *p = wisp_pbuf_alloc(e->s, WISP_LAYER_TRANSPORT, 1481, WISP_PBUF_POOL);
-    (void)state;
-    assert_non_null(p);
-    assert_int_equal(wisp_ip4_output(e->s, p, 0, tu_ip_peer(), 0, 0, 253, true), WISP_ERR_VAL);
-    assert_int_equal(TU_CTR(e, IP4_DROP_DF), 1);
-    assert_int_equal(tu_pending(e), 0);
-    assert_int_equal(p->tot_len, 1481);
-    wisp_pbuf_free(p);
-    tu_env_free(e);
-}
-
-/* More than 65535 bytes with the header: refused. */
-static void test_output_too_long(void **state)
-{
-    struct tu_env *e = env();
-    struct wisp_pbuf *p = wisp_pbuf_alloc(e->s, WISP_LAYER_RAW, 65516, WISP_PBUF_POOL);
-    (void)state;
-    assert_non_null(p);
-    assert_int_equal(wisp_ip4_output(e->s, p, 0, tu_ip_peer(), 0, 0, 253, false), WISP_ERR_VAL);
-    assert_int_equal(TU_CTR(e, IP4_DROP_LEN), 1);
-    assert_int_equal(tu_pending(e), 0);
-    wisp_pbuf_free(p);
-    tu_env_free(e);
+    for (i = 0; i < WISP_ARRAY_SIZE(cases); i++) {
+        struct tu_env *e = env();
+        struct wisp_pbuf *p = wisp_pbuf_alloc(e->s, cases[i].layer, cases[i].len, cases[i].type);
+        wisp_err_t err;
+        print_message("case %u: %s\n", i, cases[i].what);
+        assert_non_null(p);
+        if (cases[i].link_down) {
+            wisp_netif_set_link(&e->nif, false);
+            err = wisp_ip4_output_if(&e->nif, p, 0, tu_ip_peer(), 0, 0, 253, cases[i].df);
+        } else {
+            err = wisp_ip4_output(e->s, p, 0, tu_ip_peer(), 0, 0, 253, cases[i].df);
+        }
+        assert_int_equal(err, cases[i].err);
+        assert_int_equal(e->s->ctr[cases[i].ctr], 1);
+        assert_int_equal(tu_pending(e), 0);
+        assert_int_equal(p->tot_len, cases[i].len);
+        wisp_pbuf_free(p);
+        tu_env_free(e);
+    }
 }
 
 /* Broadcast output: Ethernet broadcast, IP destination kept. */
@@ -1108,36 +1029,11 @@ int main(void)
         cmocka_unit_test(test_valid_datagram_delivered),
         cmocka_unit_test(test_valid_frame_via_ethernet),
         cmocka_unit_test(test_truncated_every_length),
-        cmocka_unit_test(test_bad_version_dropped),
-        cmocka_unit_test(test_ihl_4_dropped),
-        cmocka_unit_test(test_ihl_15_short_packet_dropped),
-        cmocka_unit_test(test_total_length_too_big_dropped),
-        cmocka_unit_test(test_total_length_below_header_dropped),
-        cmocka_unit_test(test_total_length_below_ihl_dropped),
-        cmocka_unit_test(test_bad_checksum_dropped),
-        cmocka_unit_test(test_ttl_zero_dropped),
-        cmocka_unit_test(test_ttl_one_accepted),
-        cmocka_unit_test(test_limited_broadcast_source_dropped),
-        cmocka_unit_test(test_directed_broadcast_source_dropped),
-        cmocka_unit_test(test_multicast_source_dropped),
-        cmocka_unit_test(test_loopback_source_from_wire_dropped),
-        cmocka_unit_test(test_zero_source_non_udp_dropped),
-        cmocka_unit_test(test_zero_source_udp_unicast_dropped),
-        cmocka_unit_test(test_zero_source_udp_broadcast_accepted),
-        cmocka_unit_test(test_not_for_us_dropped),
-        cmocka_unit_test(test_other_multicast_not_for_us),
-        cmocka_unit_test(test_loopback_destination_from_wire_dropped),
-        cmocka_unit_test(test_unicast_in_link_broadcast_dropped),
+        cmocka_unit_test(test_input_cases),
         cmocka_unit_test(test_broadcast_and_all_hosts_accepted),
         cmocka_unit_test(test_weak_host_other_interface_address),
         cmocka_unit_test(test_options_skipped),
-        cmocka_unit_test(test_option_length_zero_dropped),
-        cmocka_unit_test(test_option_length_one_dropped),
-        cmocka_unit_test(test_option_past_header_dropped),
-        cmocka_unit_test(test_option_missing_length_dropped),
-        cmocka_unit_test(test_option_record_route_pointer_checked),
-        cmocka_unit_test(test_option_source_route_checked),
-        cmocka_unit_test(test_option_timestamp_checked),
+        cmocka_unit_test(test_option_cases),
         cmocka_unit_test(test_padding_trimmed),
         cmocka_unit_test(test_unknown_protocol_unreachable),
         cmocka_unit_test(test_tcp_dispatched_syn_to_closed_port_gets_rst),
@@ -1150,9 +1046,7 @@ int main(void)
         cmocka_unit_test(test_output_header_exact),
         cmocka_unit_test(test_output_ref_payload_chained_header),
         cmocka_unit_test(test_output_dscp_ef_emergency),
-        cmocka_unit_test(test_output_link_down),
-        cmocka_unit_test(test_output_df_too_big),
-        cmocka_unit_test(test_output_too_long),
+        cmocka_unit_test(test_output_refused),
         cmocka_unit_test(test_output_broadcast),
         cmocka_unit_test(test_output_arp_queued_datagram_intact),
         cmocka_unit_test(test_loopback_own_address),

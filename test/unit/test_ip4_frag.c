@@ -359,163 +359,104 @@ static void test_reass_random_permutation_with_duplicates(void **state)
     }
 }
 
-/* An exact duplicate is dropped alone; the datagram still completes. */
-static void test_reass_exact_duplicate_dropped_alone(void **state)
-{
-    struct fenv f = fenv_new();
-    uint32_t len = mk_udp(3000);
-    (void)state;
-    send_piece(f.e, 0x102, len, 1480, 0);
-    send_piece(f.e, 0x102, len, 1480, 0);
-    send_piece(f.e, 0x102, len, 1480, 2);
-    send_piece(f.e, 0x102, len, 1480, 2);
-    assert_int_equal(TU_CTR(f.e, IP4_REASS_DUP), 2);
-    assert_int_equal(f.e->s->ip4.reass_nbufs, 2);
-    send_piece(f.e, 0x102, len, 1480, 1);
-    assert_int_equal(TU_CTR(f.e, IP4_REASS_OK), 1);
-    assert_delivered(f.e, len);
-    fenv_free(&f);
-}
+/* Fragment sequences, one per case: the fragments (or checkpoints) in
+ * order. Each checkpoint checks the five reassembly counters, the buffers
+ * held, that the receive pool holds no more than those, IP4_DELIVERED and
+ * what the UDP sink got (and, when a datagram was delivered, that it is
+ * byte-exact: assert_delivered). */
+#define REST 0xFFFFu /* a fragment's length: to the end of the datagram */
+struct fstep {
+    char op;                  /* 'f' a fragment, 'p' piece k of 1480 bytes, 'c' a checkpoint, 0 the end */
+    uint16_t id;
+    uint16_t off, len;        /* 'f'; 'p': off = k */
+    bool mf;
+    uint8_t dup, overlap, badfrag, toobig, ok, nbufs, delivered; /* 'c' */
+};
+#define FRAG(id, off, len, mf) { 'f', (id), (off), (len), (mf), 0, 0, 0, 0, 0, 0, 0 }
+#define PIECE(id, k) { 'p', (id), (k), 0, false, 0, 0, 0, 0, 0, 0, 0 }
+#define CHECK(dup, overlap, badfrag, toobig, ok, nbufs, delivered) \
+    { 'c', 0, 0, 0, false, (dup), (overlap), (badfrag), (toobig), (ok), (nbufs), (delivered) }
 
-/* Partial overlap: the whole datagram is dropped (RFC 5722 reasoning). */
-static void test_reass_partial_overlap_drops_datagram(void **state)
-{
-    struct fenv f = fenv_new();
-    uint32_t len = mk_udp(4000);
-    (void)state;
-    send_frag(f.e, 0x103, 0, 1480, true);
-    send_frag(f.e, 0x103, 1472, 1480, true); /* overlaps 8 bytes */
-    assert_int_equal(TU_CTR(f.e, IP4_REASS_OVERLAP), 1);
-    assert_int_equal(f.e->s->ip4.reass_nbufs, 0);
-    assert_int_equal(f.e->s->pool[WISP_POOL_PBUF_RX].used, 0);
-    /* the rest alone can never complete */
-    send_frag(f.e, 0x103, 1480, 1480, true);
-    send_frag(f.e, 0x103, 2960, len - 2960, false);
-    assert_int_equal(TU_CTR(f.e, IP4_REASS_OK), 0);
-    assert_int_equal(g_sink.n, 0);
-    fenv_free(&f);
-}
+static const struct frag_case {
+    const char *what;
+    uint32_t dlen;            /* data bytes of the UDP datagram */
+    struct fstep steps[12];
+} frag_cases[] = {
+    /* an exact duplicate is dropped alone; the datagram still completes */
+    { "exact duplicates", 3000,
+      { PIECE(0x102, 0), PIECE(0x102, 0), PIECE(0x102, 2), PIECE(0x102, 2), CHECK(2, 0, 0, 0, 0, 2, 0),
+        PIECE(0x102, 1), CHECK(2, 0, 0, 0, 1, 0, 1) } },
+    /* partial overlap: the whole datagram is dropped (RFC 5722 reasoning);
+     * the rest alone can never complete */
+    { "partial overlap", 4000,
+      { FRAG(0x103, 0, 1480, true), FRAG(0x103, 1472, 1480, true), CHECK(0, 1, 0, 0, 0, 0, 0),
+        FRAG(0x103, 1480, 1480, true), FRAG(0x103, 2960, REST, false), CHECK(0, 1, 0, 0, 0, 2, 0) } },
+    { "same offset, other length", 4000,
+      { FRAG(0x104, 1480, 1480, true), FRAG(0x104, 1480, 1472, true), CHECK(0, 1, 0, 0, 0, 0, 0) } },
+    /* data beyond the end a last fragment announced (2480) */
+    { "data after the last", 4000,
+      { FRAG(0x105, 1480, 1000, false), FRAG(0x105, 2960, 80, true), CHECK(0, 1, 0, 0, 0, 0, 0) } },
+    /* a second, different last fragment, no byte in common */
+    { "a second last fragment", 4000,
+      { FRAG(0x106, 1480, 200, false), FRAG(0x106, 2960, 48, false), CHECK(0, 1, 0, 0, 0, 0, 0) } },
+    /* a last fragment claiming the end at 1600, before data held */
+    { "last before held data", 4000,
+      { FRAG(0x107, 2960, 1000, true), FRAG(0x107, 1480, 120, false), CHECK(0, 1, 0, 0, 0, 0, 0) } },
+    /* RFC 1858 §3: a first fragment too small to hold the transport header */
+    { "tiny first fragment", 200,
+      { FRAG(0x108, 0, 8, true), FRAG(0x108, 8, REST, false), CHECK(0, 0, 1, 0, 0, 0, 0) } },
+    /* with the whole transport header (>= 60 bytes of payload) it is fine */
+    { "small first fragment", 200,
+      { FRAG(0x109, 0, 64, true), FRAG(0x109, 64, REST, false), CHECK(0, 0, 0, 0, 1, 0, 1) } },
+    /* RFC 791 §3.2: a non-last fragment carries a multiple of 8 bytes; the
+     * proper fragments still make it */
+    { "not a multiple of 8", 3000,
+      { FRAG(0x10a, 0, 1479, true), CHECK(0, 0, 1, 0, 0, 0, 0), PIECE(0x10a, 0), PIECE(0x10a, 1), PIECE(0x10a, 2),
+        CHECK(0, 0, 1, 0, 1, 0, 1) } },
+    /* the "ping of death": offset 8189 * 8 + 100 bytes ends past 65535 - 20
+     * (the datagram is gone); one byte past is too big, exactly at it fine */
+    { "oversize", 4000,
+      { FRAG(0x10b, 0, 1480, true), CHECK(0, 0, 0, 0, 0, 1, 0), FRAG(0x10b, 8189u * 8u, 100, false),
+        CHECK(0, 0, 0, 1, 0, 0, 0), FRAG(0x10c, 8189u * 8u, 4, false), CHECK(0, 0, 0, 2, 0, 0, 0),
+        FRAG(0x10c, 8189u * 8u, 3, false), CHECK(0, 0, 0, 2, 0, 1, 0) } },
+};
 
-/* Same offset, different length: overlap. */
-static void test_reass_same_offset_other_length_overlap(void **state)
+static void test_reass_sequences(void **state)
 {
-    struct fenv f = fenv_new();
-    (void)mk_udp(4000);
+    unsigned i;
     (void)state;
-    send_frag(f.e, 0x104, 1480, 1480, true);
-    send_frag(f.e, 0x104, 1480, 1472, true);
-    assert_int_equal(TU_CTR(f.e, IP4_REASS_OVERLAP), 1);
-    assert_int_equal(TU_CTR(f.e, IP4_REASS_DUP), 0);
-    assert_int_equal(f.e->s->ip4.reass_nbufs, 0);
-    fenv_free(&f);
-}
-
-/* Data beyond the end a last fragment announced: overlap. */
-static void test_reass_data_after_last_overlap(void **state)
-{
-    struct fenv f = fenv_new();
-    (void)mk_udp(4000);
-    (void)state;
-    send_frag(f.e, 0x105, 1480, 1000, false); /* ends at 2480 */
-    send_frag(f.e, 0x105, 2960, 80, true);
-    assert_int_equal(TU_CTR(f.e, IP4_REASS_OVERLAP), 1);
-    assert_int_equal(f.e->s->ip4.reass_nbufs, 0);
-    fenv_free(&f);
-}
-
-/* A second, different last fragment: overlap. */
-static void test_reass_second_last_overlap(void **state)
-{
-    struct fenv f = fenv_new();
-    (void)mk_udp(4000);
-    (void)state;
-    send_frag(f.e, 0x106, 1480, 200, false);  /* ends at 1680 */
-    send_frag(f.e, 0x106, 2960, 48, false);   /* another end, no byte in common */
-    assert_int_equal(TU_CTR(f.e, IP4_REASS_OVERLAP), 1);
-    assert_int_equal(f.e->s->ip4.reass_nbufs, 0);
-    fenv_free(&f);
-}
-
-/* A last fragment ending before data already held: overlap. */
-static void test_reass_last_before_held_data_overlap(void **state)
-{
-    struct fenv f = fenv_new();
-    (void)mk_udp(4000);
-    (void)state;
-    send_frag(f.e, 0x107, 2960, 1000, true);
-    send_frag(f.e, 0x107, 1480, 120, false); /* claims the end at 1600 */
-    assert_int_equal(TU_CTR(f.e, IP4_REASS_OVERLAP), 1);
-    assert_int_equal(f.e->s->ip4.reass_nbufs, 0);
-    fenv_free(&f);
-}
-
-/* RFC 1858 §3: a first fragment too small to hold the transport header. */
-static void test_reass_tiny_first_fragment_dropped(void **state)
-{
-    struct fenv f = fenv_new();
-    uint32_t len = mk_udp(200);
-    (void)state;
-    send_frag(f.e, 0x108, 0, 8, true);
-    send_frag(f.e, 0x108, 8, len - 8, false);
-    assert_int_equal(TU_CTR(f.e, IP4_REASS_BADFRAG), 1);
-    assert_int_equal(TU_CTR(f.e, IP4_REASS_OK), 0);
-    assert_int_equal(TU_CTR(f.e, IP4_DELIVERED), 0);
-    assert_int_equal(g_sink.n, 0);
-    assert_int_equal(f.e->s->ip4.reass_nbufs, 0);
-    fenv_free(&f);
-}
-
-/* A first fragment with the whole transport header (>= 60 bytes of
- * payload) is fine even when it is small. */
-static void test_reass_small_first_fragment_accepted(void **state)
-{
-    struct fenv f = fenv_new();
-    uint32_t len = mk_udp(200);
-    (void)state;
-    send_frag(f.e, 0x109, 0, 64, true);
-    send_frag(f.e, 0x109, 64, len - 64, false);
-    assert_int_equal(TU_CTR(f.e, IP4_REASS_OK), 1);
-    assert_delivered(f.e, len);
-    fenv_free(&f);
-}
-
-/* RFC 791 §3.2: a non-last fragment carries a multiple of 8 bytes. */
-static void test_reass_non_multiple_of_8_dropped(void **state)
-{
-    struct fenv f = fenv_new();
-    uint32_t len = mk_udp(3000);
-    (void)state;
-    send_frag(f.e, 0x10a, 0, 1479, true);
-    assert_int_equal(TU_CTR(f.e, IP4_REASS_BADFRAG), 1);
-    assert_int_equal(f.e->s->ip4.reass_nbufs, 0);
-    /* the proper fragments still make it */
-    send_piece(f.e, 0x10a, len, 1480, 0);
-    send_piece(f.e, 0x10a, len, 1480, 1);
-    send_piece(f.e, 0x10a, len, 1480, 2);
-    assert_int_equal(TU_CTR(f.e, IP4_REASS_OK), 1);
-    assert_delivered(f.e, len);
-    fenv_free(&f);
-}
-
-/* The "ping of death": offset 8189 * 8 + 100 bytes ends past 65535 - 20. */
-static void test_reass_oversize_toobig(void **state)
-{
-    struct fenv f = fenv_new();
-    (void)mk_udp(4000);
-    (void)state;
-    send_frag(f.e, 0x10b, 0, 1480, true);
-    assert_int_equal(f.e->s->ip4.reass_nbufs, 1);
-    send_frag(f.e, 0x10b, 8189u * 8u, 100, false);
-    assert_int_equal(TU_CTR(f.e, IP4_REASS_TOOBIG), 1);
-    assert_int_equal(f.e->s->ip4.reass_nbufs, 0); /* the datagram is gone */
-    /* one byte past 65535 - 20 is too big, exactly at it is fine */
-    send_frag(f.e, 0x10c, 8189u * 8u, 4, false);
-    assert_int_equal(TU_CTR(f.e, IP4_REASS_TOOBIG), 2);
-    assert_int_equal(f.e->s->ip4.reass_nbufs, 0);
-    send_frag(f.e, 0x10c, 8189u * 8u, 3, false);
-    assert_int_equal(TU_CTR(f.e, IP4_REASS_TOOBIG), 2);
-    assert_int_equal(f.e->s->ip4.reass_nbufs, 1);
-    fenv_free(&f);
+    for (i = 0; i < WISP_ARRAY_SIZE(frag_cases); i++) {
+        const struct frag_case *c = &frag_cases[i];
+        struct fenv f = fenv_new();
+        uint32_t len = mk_udp(c->dlen);
+        const struct fstep *st;
+        print_message("case %u: %s\n", i, c->what);
+        for (st = c->steps; st->op != 0; st++) {
+            switch (st->op) {
+            case 'f':
+                send_frag(f.e, st->id, st->off, st->len == REST ? len - st->off : st->len, st->mf);
+                break;
+            case 'p':
+                send_piece(f.e, st->id, len, 1480, st->off);
+                break;
+            default:
+                assert_int_equal(TU_CTR(f.e, IP4_REASS_DUP), st->dup);
+                assert_int_equal(TU_CTR(f.e, IP4_REASS_OVERLAP), st->overlap);
+                assert_int_equal(TU_CTR(f.e, IP4_REASS_BADFRAG), st->badfrag);
+                assert_int_equal(TU_CTR(f.e, IP4_REASS_TOOBIG), st->toobig);
+                assert_int_equal(TU_CTR(f.e, IP4_REASS_OK), st->ok);
+                assert_int_equal(f.e->s->ip4.reass_nbufs, st->nbufs);
+                assert_true(f.e->s->pool[WISP_POOL_PBUF_RX].used <= st->nbufs);
+                assert_int_equal(TU_CTR(f.e, IP4_DELIVERED), st->delivered);
+                assert_int_equal(g_sink.n, st->delivered);
+                if (st->delivered != 0) {
+                    assert_delivered(f.e, len);
+                }
+                break;
+            }
+        }
+        fenv_free(&f);
+    }
 }
 
 /* RFC 791 §3.2: the timer runs from the first fragment; on expiry every
@@ -722,16 +663,7 @@ int main(void)
         cmocka_unit_test(test_reass_in_order),
         cmocka_unit_test(test_reass_reverse_order),
         cmocka_unit_test(test_reass_random_permutation_with_duplicates),
-        cmocka_unit_test(test_reass_exact_duplicate_dropped_alone),
-        cmocka_unit_test(test_reass_partial_overlap_drops_datagram),
-        cmocka_unit_test(test_reass_same_offset_other_length_overlap),
-        cmocka_unit_test(test_reass_data_after_last_overlap),
-        cmocka_unit_test(test_reass_second_last_overlap),
-        cmocka_unit_test(test_reass_last_before_held_data_overlap),
-        cmocka_unit_test(test_reass_tiny_first_fragment_dropped),
-        cmocka_unit_test(test_reass_small_first_fragment_accepted),
-        cmocka_unit_test(test_reass_non_multiple_of_8_dropped),
-        cmocka_unit_test(test_reass_oversize_toobig),
+        cmocka_unit_test(test_reass_sequences),
         cmocka_unit_test(test_reass_timeout_frees_everything),
         cmocka_unit_test(test_reass_timeout_per_datagram),
         cmocka_unit_test(test_reass_evict_at_pbuf_bound),

@@ -17,6 +17,27 @@ static void t_fresh(struct tt *t)
     tt_pattern(g_data, sizeof(g_data), 0);
 }
 
+/* A fresh connection in SYN-SENT: a new PCB with the test callbacks
+ * (bound to t->port when bind, else the ephemeral port is taken from the
+ * SYN), connecting to the peer; the SYN is popped into syn. */
+static void t_syn_sent(struct tt *t, struct tt_seg *syn, bool bind)
+{
+    wisp_ipaddr_t dst = wisp_ipaddr4(tu_ip_peer());
+    t_fresh(t);
+    t->pcb = wisp_tcp_new(t->e->s);
+    assert_non_null(t->pcb);
+    tt_callbacks(t, t->pcb);
+    if (bind) {
+        assert_int_equal(wisp_tcp_bind(t->pcb, NULL, t->port), WISP_OK);
+    }
+    assert_int_equal(wisp_tcp_connect(t->pcb, &dst, t->pport, tt_rec_connected), WISP_OK);
+    tt_expect(t, syn);
+    assert_true(syn->flags & TT_SYN);
+    if (!bind) {
+        t->port = syn->sport;
+    }
+}
+
 /* ----------------------------------------------------- RST rules */
 
 /* RFC 9293 §3.10.7.1: a SYN to a closed port gets <SEQ=0><ACK=SEG.SEQ+1>
@@ -211,51 +232,59 @@ static void test_rfc9293_3_5_active_open(void **state)
     tt_done(&t);
 }
 
-/* RFC 9293 §3.10.7.3: SYN-SENT, an unacceptable ACK gets <SEQ=SEG.ACK>
- * <CTL=RST> and the connection stays in SYN-SENT. */
-static void test_rfc9293_3_10_7_3_syn_sent_bad_ack_gets_rst(void **state)
+/* RFC 9293 §3.10.7.3 (SYN-SENT) with RFC 5961 §3.2: one segment from the
+ * peer per case, in a fresh SYN-SENT connection whose SYN had sequence
+ * number S. An unacceptable ACK (<= ISS or > SND.NXT) gets
+ * <SEQ=SEG.ACK><CTL=RST> unless the segment is a RST (then it is
+ * dropped); a RST counts only with an acceptable ACK (the connection is
+ * refused, the error callback says WISP_ERR_RST), without ACK it is
+ * ignored; a segment with neither SYN nor RST is dropped. */
+static void test_rfc9293_3_10_7_3_syn_sent_input(void **state)
 {
-    struct tt t;
-    struct tt_seg g;
-    wisp_ipaddr_t dst = wisp_ipaddr4(tu_ip_peer());
+    static const struct {
+        const char *what;
+        uint8_t flags;
+        uint32_t seq;             /* the peer's sequence number */
+        int32_t ack;              /* its acknowledgment, relative to S */
+        bool rst_back;            /* answered <SEQ=SEG.ACK><CTL=RST>, else nothing */
+        bool refused;             /* the error callback with WISP_ERR_RST, else still SYN-SENT */
+        uint8_t badack, rst_rx, drop_rst, drop_state;
+    } cases[] = {
+        { "SYN-ACK acking beyond SND.NXT", TT_SYN | TT_ACK, 777, 5, true, false, 1, 0, 0, 0 },
+        { "ACK of ISS", TT_ACK, 777, 0, true, false, 1, 0, 0, 0 },
+        { "RST with an unacceptable ACK", TT_RST | TT_ACK, 0, 5, false, false, 1, 0, 0, 0 },
+        { "RST without ACK", TT_RST, 0, 0, false, false, 0, 1, 1, 0 },
+        { "RST with an acceptable ACK", TT_RST | TT_ACK, 0, 1, false, true, 0, 1, 0, 0 },
+        { "acceptable ACK, no SYN", TT_ACK, 777, 1, false, false, 0, 0, 0, 1 },
+    };
+    unsigned i;
     (void)state;
-    t_fresh(&t);
-    t.pcb = wisp_tcp_new(t.e->s);
-    tt_callbacks(&t, t.pcb);
-    assert_int_equal(wisp_tcp_connect(t.pcb, &dst, t.pport, tt_rec_connected), WISP_OK);
-    tt_expect(&t, &g);
-    t.port = g.sport;
-    tt_send(&t, TT_SYN | TT_ACK, 777, g.seq + 5u, NULL, 0);
-    tt_expect(&t, &g);
-    assert_int_equal(g.flags, TT_RST);
-    assert_int_equal(g.seq, g.seq);
-    assert_int_equal(wisp_tcp_state(t.pcb), WISP_TCP_SYN_SENT);
-    assert_int_equal(TU_CTR(t.e, TCP_DROP_BADACK), 1);
-    tt_done(&t);
-}
-
-/* RFC 9293 §3.10.7.3 / RFC 5961 §3.2: in SYN-SENT a RST with an acceptable
- * ACK refuses the connection (error callback WISP_ERR_RST); without ACK it
- * is ignored. */
-static void test_rfc9293_3_10_7_3_syn_sent_rst_refused(void **state)
-{
-    struct tt t;
-    struct tt_seg g;
-    wisp_ipaddr_t dst = wisp_ipaddr4(tu_ip_peer());
-    (void)state;
-    t_fresh(&t);
-    t.pcb = wisp_tcp_new(t.e->s);
-    tt_callbacks(&t, t.pcb);
-    assert_int_equal(wisp_tcp_connect(t.pcb, &dst, t.pport, tt_rec_connected), WISP_OK);
-    tt_expect(&t, &g);
-    t.port = g.sport;
-    tt_send(&t, TT_RST, 0, 0, NULL, 0);
-    assert_false(t.err_called);
-    tt_send(&t, TT_RST | TT_ACK, 0, g.seq + 1u, NULL, 0);
-    assert_true(t.err_called);
-    assert_int_equal(t.err, WISP_ERR_RST);
-    tt_expect_none(&t);
-    tt_done(&t);
+    for (i = 0; i < WISP_ARRAY_SIZE(cases); i++) {
+        struct tt t;
+        struct tt_seg syn, g;
+        uint32_t ack;
+        print_message("case %u: %s\n", i, cases[i].what);
+        t_syn_sent(&t, &syn, false);
+        ack = syn.seq + (uint32_t)cases[i].ack;
+        tt_send(&t, cases[i].flags, cases[i].seq, ack, NULL, 0);
+        if (cases[i].rst_back) {
+            tt_expect(&t, &g);
+            assert_int_equal(g.flags, TT_RST);
+            assert_int_equal(g.seq, ack);
+        }
+        tt_expect_none(&t);
+        assert_int_equal(t.err_called, cases[i].refused);
+        if (cases[i].refused) {
+            assert_int_equal(t.err, WISP_ERR_RST);
+        } else {
+            assert_int_equal(wisp_tcp_state(t.pcb), WISP_TCP_SYN_SENT);
+        }
+        assert_int_equal(TU_CTR(t.e, TCP_DROP_BADACK), cases[i].badack);
+        assert_int_equal(TU_CTR(t.e, TCP_RST_RX), cases[i].rst_rx);
+        assert_int_equal(TU_CTR(t.e, TCP_DROP_RST), cases[i].drop_rst);
+        assert_int_equal(TU_CTR(t.e, TCP_DROP_STATE), cases[i].drop_state);
+        tt_done(&t);
+    }
 }
 
 /* RFC 9293 §3.5 figure 8: simultaneous open, SYN-SENT -> SYN-RECEIVED ->
@@ -264,14 +293,8 @@ static void test_rfc9293_3_5_simultaneous_open(void **state)
 {
     struct tt t;
     struct tt_seg g, sa;
-    wisp_ipaddr_t dst = wisp_ipaddr4(tu_ip_peer());
     (void)state;
-    t_fresh(&t);
-    t.pcb = wisp_tcp_new(t.e->s);
-    tt_callbacks(&t, t.pcb);
-    assert_int_equal(wisp_tcp_bind(t.pcb, NULL, t.port), WISP_OK);
-    assert_int_equal(wisp_tcp_connect(t.pcb, &dst, t.pport, tt_rec_connected), WISP_OK);
-    tt_expect(&t, &g);
+    t_syn_sent(&t, &g, true);
     tt_send(&t, TT_SYN, t.snd, 0, NULL, 0);
     assert_int_equal(wisp_tcp_state(t.pcb), WISP_TCP_SYN_RCVD);
     tt_expect(&t, &sa);
@@ -300,14 +323,8 @@ static void test_rfc9293_3_10_4_close_in_syn_received(void **state)
 {
     struct tt t;
     struct tt_seg g, sa, d;
-    wisp_ipaddr_t dst = wisp_ipaddr4(tu_ip_peer());
     (void)state;
-    t_fresh(&t);
-    t.pcb = wisp_tcp_new(t.e->s);
-    tt_callbacks(&t, t.pcb);
-    assert_int_equal(wisp_tcp_bind(t.pcb, NULL, t.port), WISP_OK);
-    assert_int_equal(wisp_tcp_connect(t.pcb, &dst, t.pport, tt_rec_connected), WISP_OK);
-    tt_expect(&t, &g);
+    t_syn_sent(&t, &g, true);
     tt_send(&t, TT_SYN, t.snd, 0, NULL, 0);
     assert_int_equal(wisp_tcp_state(t.pcb), WISP_TCP_SYN_RCVD);
     tt_expect(&t, &sa);
@@ -340,15 +357,10 @@ static void test_rfc6298_5_5_syn_retransmit_backoff_then_timeout(void **state)
 {
     struct tt t;
     struct tt_seg g;
-    wisp_ipaddr_t dst = wisp_ipaddr4(tu_ip_peer());
     uint32_t rto = WISP_TCP_RTO_INIT_MS;
     unsigned i;
     (void)state;
-    t_fresh(&t);
-    t.pcb = wisp_tcp_new(t.e->s);
-    tt_callbacks(&t, t.pcb);
-    assert_int_equal(wisp_tcp_connect(t.pcb, &dst, t.pport, tt_rec_connected), WISP_OK);
-    tt_expect(&t, &g);
+    t_syn_sent(&t, &g, false);
     for (i = 0; i < WISP_TCP_SYNMAXRTX; i++) {
         tu_advance(t.e, rto - 1);
         tt_expect_none(&t);
@@ -1161,8 +1173,7 @@ int main(void)
         cmocka_unit_test(test_rfc9293_3_5_passive_open_synack_options),
         cmocka_unit_test(test_rfc7323_2_2_synack_without_offers),
         cmocka_unit_test(test_rfc9293_3_5_active_open),
-        cmocka_unit_test(test_rfc9293_3_10_7_3_syn_sent_bad_ack_gets_rst),
-        cmocka_unit_test(test_rfc9293_3_10_7_3_syn_sent_rst_refused),
+        cmocka_unit_test(test_rfc9293_3_10_7_3_syn_sent_input),
         cmocka_unit_test(test_rfc9293_3_5_simultaneous_open),
         cmocka_unit_test(test_rfc9293_3_10_4_close_in_syn_received),
         cmocka_unit_test(test_rfc6298_5_5_syn_retransmit_backoff_then_timeout),
