@@ -3,6 +3,7 @@
  * Debug probes of a stack (wisp/debug.h): allocation-failure injection.
  * The failing itself happens in wisp_pool_alloc (pool.c).
  */
+#define WISP_PRIVATE_ACCESS 1 /* library code: sees the private tier (wisp/arch.h) */
 #include "wisp/debug.h"
 
 wisp_err_t wisp_debug_fail_allocs(struct wisp_stack *s, uint32_t n, uint32_t count)
