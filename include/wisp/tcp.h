@@ -315,7 +315,7 @@ struct wisp_tcp_seg {
 struct wisp_tcp_common {
     struct wisp_stack *stack;
     void *arg;                    /**< callback argument */
-    wisp_ip4_t local_ip;          /**< network order, 0 = any */
+    wisp_ipaddr_t local_ip;       /**< any = all local addresses (unbound / wildcard) */
     uint16_t local_port;          /**< 0 = not bound */
     uint8_t state;                /**< enum wisp_tcp_state */
     uint8_t tos;                  /**< IP TOS (DSCP << 2) */
@@ -365,7 +365,7 @@ union wisp_tcp_cc_state {
 struct wisp_tcp_pcb {
     struct wisp_tcp_common c;     /**< must be first */
     struct wisp_tcp_pcb *next;
-    wisp_ip4_t remote_ip;
+    wisp_ipaddr_t remote_ip;
     uint16_t remote_port;
     uint16_t mss;                 /**< effective send MSS (RFC 6691: options excluded) */
     uint32_t flags;               /**< TF_* (tcp_priv.h) */
@@ -453,7 +453,7 @@ struct wisp_tcp_pcb {
 
 /** A compact TIME-WAIT record (RFC 9293 §3.6.1). local_port 0 = free. */
 struct wisp_tcp_tw {
-    wisp_ip4_t local_ip, remote_ip;
+    wisp_ipaddr_t local_ip, remote_ip;
     uint16_t local_port, remote_port;
     uint32_t snd_nxt, rcv_nxt;
     uint32_t ts_recent, ts_off;
@@ -468,7 +468,7 @@ struct wisp_tcp_tw {
 /** An embryonic connection in the SYN queue (SYN received, SYN-ACK sent). */
 struct wisp_tcp_syn {
     struct wisp_tcp_listen *lpcb; /**< NULL = free */
-    wisp_ip4_t local_ip, remote_ip;
+    wisp_ipaddr_t local_ip, remote_ip;
     uint16_t local_port, remote_port;
     uint32_t iss, irs, ts_recent;
     uint32_t due;                 /**< next SYN-ACK retransmission (ms) */

@@ -67,13 +67,13 @@
 
 /* DF on TCP segments (RFC 1191 §6.4) when path MTU discovery is on, unless
  * the path's MTU was clamped to WISP_PMTU_MIN (tcp_icmp.c). */
-static bool tcp_df(struct wisp_stack *s, wisp_ip4_t dst)
+static bool tcp_df(struct wisp_stack *s, const wisp_ipaddr_t *dst)
 {
     bool nodf = false;
     if (!WISP_PMTU) {
         return false;
     }
-    (void)wisp_pmtu_get(s, dst, &nodf);
+    (void)wisp_pmtu_get(s, wisp_ipaddr_ip4(dst), &nodf); /* IPv4 only: IPv6 extends */
     return !nodf;
 }
 
@@ -87,6 +87,7 @@ wisp_err_t tcp_xmit_raw(struct wisp_stack *s, const struct tcp_tuple *t, uint32_
     uint16_t tlen, sum;
     wisp_err_t err;
 
+    /* IPv4 only: IPv6 extends (its header and datagram limits) */
     if (data != NULL && (uint32_t)data->tot_len + hlen + WISP_IP4_HLEN > WISP_IP4_MAX_LEN) {
         return WISP_ERR_VAL;
     }
@@ -116,9 +117,9 @@ wisp_err_t tcp_xmit_raw(struct wisp_stack *s, const struct tcp_tuple *t, uint32_
     }
     tlen = h->tot_len;
     /* RFC 9293 §3.1 Checksum: pseudo header + header + data. */
-    sum = wisp_chksum_add(wisp_chksum_pseudo4(t->lip, t->rip, WISP_IP4_PROTO_TCP, tlen), wisp_pbuf_chksum(h, 0, tlen));
+    sum = wisp_chksum_add(wisp_ip_chksum_pseudo(&t->lip, &t->rip, WISP_IP4_PROTO_TCP, tlen), wisp_pbuf_chksum(h, 0, tlen));
     wisp_wr16(u + TCP_OFF_CSUM, (uint16_t)~sum);
-    err = wisp_ip4_output(s, h, t->lip, t->rip, ttl, tos, WISP_IP4_PROTO_TCP, tcp_df(s, t->rip));
+    err = wisp_ip_output(s, h, &t->lip, &t->rip, ttl, tos, WISP_IP4_PROTO_TCP, tcp_df(s, &t->rip));
     if (err == WISP_OK) {
         WISP_CTR_INC(s, TCP_TX);
         if (flags & TCP_RST) {
@@ -462,8 +463,8 @@ void tcp_rst_reply(struct wisp_stack *s, const struct tcp_in *in)
     if (in->flags & TCP_RST) {
         return; /* RFC 9293 §3.10.7.1: never a RST in reply to a RST */
     }
-    t.lip = wisp_ipaddr_ip4(&in->ip->dst);
-    t.rip = wisp_ipaddr_ip4(&in->ip->src);
+    t.lip = in->ip->dst;
+    t.rip = in->ip->src;
     t.lport = in->dport;
     t.rport = in->sport;
     if (in->flags & TCP_ACK) {
@@ -489,7 +490,7 @@ wisp_err_t tcp_send_syn(struct wisp_tcp_pcb *pcb)
     struct tcp_tuple t;
     uint8_t opt[TCP_MAX_OPTLEN];
     uint8_t n;
-    uint16_t mss = tcp_mss_for(pcb->c.stack, pcb->remote_ip);
+    uint16_t mss = tcp_mss_for(pcb->c.stack, &pcb->remote_ip);
     wisp_err_t err;
     if (pcb->user_mss != 0u && pcb->user_mss < mss) {
         mss = pcb->user_mss; /* TCP_MAXSEG caps the MSS we announce */
