@@ -239,7 +239,10 @@ enum wisp_tcp_cc {
 };
 /** Choose the congestion control of a connection (any state; on a
  *  synchronized connection the new algorithm starts from the current cwnd
- *  and ssthresh). WISP_ERR_VAL when the algorithm is not compiled in. */
+ *  and ssthresh; on a listener: of the connections it accepts, which
+ *  otherwise take the listener's algorithm at wisp_tcp_listen time, i.e.
+ *  WISP_TCP_CC_DEFAULT unless set before). WISP_ERR_VAL when the
+ *  algorithm is not compiled in. */
 wisp_err_t wisp_tcp_set_cc(struct wisp_tcp_pcb *pcb, unsigned algo);
 /** The connection's algorithm (enum wisp_tcp_cc). */
 unsigned wisp_tcp_get_cc(const struct wisp_tcp_pcb *pcb);
@@ -329,6 +332,7 @@ struct wisp_tcp_listen {
     wisp_tcp_accept_fn accept;
     uint8_t backlog;              /**< SYN-queue entries this listener may hold */
     uint8_t synq_n;               /**< entries it holds now */
+    uint8_t cc_algo;              /**< enum wisp_tcp_cc of the connections it accepts */
 };
 
 /** An out-of-order received segment (data only, header hidden). */

@@ -358,6 +358,7 @@ void tcp_new_defaults(struct wisp_stack *s, struct wisp_tcp_pcb *pcb)
     pcb->c.state = WISP_TCP_CLOSED;
     pcb->c.local_ip = wisp_ipaddr_any4(); /* IPv4 only: IPv6 extends (bind and connect set the family) */
     pcb->remote_ip = wisp_ipaddr_any4();
+    pcb->cc_algo = (uint8_t)WISP_TCP_CC_DEFAULT;
     pcb->mss = TCP_DEFAULT_MSS;
     pcb->rto = WISP_TCP_RTO_INIT_MS;
     pcb->rcv_wnd = WISP_TCP_WND;
@@ -603,6 +604,7 @@ struct wisp_tcp_pcb *wisp_tcp_listen(struct wisp_tcp_pcb *pcb, uint8_t backlog, 
     memset(l, 0, sizeof(*l));
     l->c = pcb->c;
     l->c.state = WISP_TCP_LISTEN;
+    l->cc_algo = pcb->cc_algo; /* passed on to the connections it accepts */
     l->backlog = backlog == 0 ? 1u : backlog;
     tcp_pcb_release(pcb); /* lwIP tcp_listen semantics: the PCB passed in is freed */
     l->next = s->tcp.listens;
@@ -1049,8 +1051,10 @@ void wisp_tcp_get_info(const struct wisp_tcp_pcb *pcb, struct wisp_tcp_info *inf
     memset(info, 0, sizeof(*info));
     info->state = c->state;
     if (c->state == WISP_TCP_LISTEN) {
+        info->cc = ((const struct wisp_tcp_listen *)(const void *)pcb)->cc_algo;
         return;
     }
+    info->cc = pcb->cc_algo;
     info->mss = pcb->mss;
     info->snd_wscale = pcb->snd_wscale;
     info->rcv_wscale = pcb->rcv_wscale;
@@ -1131,7 +1135,7 @@ void wisp_tcp_set_user_mss(struct wisp_tcp_pcb *pcb, uint16_t mss)
             pcb->mss_max = pcb->mss; /* a path-MTU raise stays below the user's cap */
         }
         if (pcb->st_bytes_acked == 0u && pcb->snd_nxt - pcb->snd_una <= 1u) {
-            pcb->cwnd = tcp_initial_cwnd(tcp_seg_max(pcb));
+            pcb->cwnd = tcp_initial_cwnd(tcp_seg_max(pcb)); /* tcp_cc.c */
         }
     }
 }
@@ -1650,6 +1654,7 @@ static struct wisp_tcp_pcb *tcp_passive_pcb(struct wisp_stack *s, struct wisp_tc
     pcb->c.arg = l->c.arg;
     pcb->c.tos = l->c.tos;
     pcb->c.ttl = l->c.ttl;
+    pcb->cc_algo = l->cc_algo;
     pcb->c.local_ip = t->lip;
     pcb->c.local_port = t->lport;
     pcb->remote_ip = t->rip;

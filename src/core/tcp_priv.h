@@ -284,6 +284,8 @@ void tcp_mem_wait(struct wisp_tcp_pcb *pcb);
 void tcp_mem_freed(struct wisp_stack *s);
 void tcp_rtt_sample(struct wisp_tcp_pcb *pcb, uint32_t rtt);
 uint32_t tcp_seg_max(const struct wisp_tcp_pcb *pcb);
+/* --------------------------------------------------------- tcp_cc.c */
+/* RFC 6928 §2 initial window for an SMSS (the rest: tcp_cc.h). */
 uint32_t tcp_initial_cwnd(uint32_t mss);
 /* ------------------------------------------------------- tcp_icmp.c */
 /* Path MTU at establishment: remember the unlimited MSS, apply a cached
