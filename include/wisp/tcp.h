@@ -501,7 +501,7 @@ struct wisp_tcp {
     struct wisp_tcp_syn synq[WISP_TCP_SYNQ_COUNT];
     struct wisp_tcp_tw tw[WISP_TCP_TW_COUNT];
     /* Hash index of the SYN queue and the TIME-WAIT records by remote
-     * address and ports (tcp.c): bucket heads and per-entry links, entry
+     * address and ports (tcp_synq.c): bucket heads and per-entry links, entry
      * indexes, 0xffff = none. A segment that matches no connection (a
      * flood SYN) costs a bucket, not a walk over every entry. */
     uint32_t hseed;                   /**< key of the bucket hash (from key) */

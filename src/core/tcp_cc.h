@@ -47,7 +47,7 @@ extern const struct tcp_cc_ops tcp_cc_cubic;
 /** The operations of pcb's algorithm. */
 const struct tcp_cc_ops *tcp_cc_ops_of(const struct wisp_tcp_pcb *pcb);
 
-/* Called by the TCP core (tcp_in.c, tcp_out.c, the timers): */
+/* Called by the TCP core (tcp_in.c, tcp_timer.c): */
 /** Initial window and ssthresh when the connection becomes synchronized. */
 void tcp_cc_init(struct wisp_tcp_pcb *pcb, uint32_t now);
 /** New data acknowledged outside loss recovery: slow start or the

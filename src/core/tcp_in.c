@@ -7,7 +7,11 @@
  * RST/SYN/ACK handling with the RFC 5961 mitigations, in-order delivery to
  * the application (zero-copy, with refused data kept and retried), the
  * out-of-order queue with SACK information, FIN processing and the
- * delayed-ACK policy.
+ * delayed-ACK policy; ACK processing: RTT sampling (RFC 6298, RFC 7323
+ * RTTM), the SACK scoreboard and loss detection, fast recovery (RFC 6675,
+ * RFC 6582), the calls into congestion control (tcp_cc.h), the send
+ * window update; the challenge-ACK rate limit (RFC 5961 §7). Segments
+ * for listeners, the SYN queue and TIME-WAIT go to tcp_synq.c.
  *
  * Reading list -- the rules implemented here, cited at the lines:
  *  - RFC 9293 Transmission Control Protocol: §3.1 header, §3.2 options,
@@ -23,9 +27,10 @@
  *  - RFC 2018 (SACK option) and RFC 6675 (SACK-based loss recovery).
  *  - RFC 5681 §4.2: generating ACKs (every second full-size segment,
  *    immediately for out-of-order data and for data filling a gap).
- *  - RFC 6191: reuse of TIME-WAIT with timestamps (tcp.c).
- *  - RFC 4987: SYN cookies (tcp.c).
- *  - RFC 1337: TIME-WAIT assassination (tcp.c).
+ *  - RFC 5681 §3 and RFC 6582 (NewReno), RFC 3042, RFC 6298 (RTT).
+ *  - RFC 6191: reuse of TIME-WAIT with timestamps (tcp_synq.c).
+ *  - RFC 4987: SYN cookies (tcp_synq.c).
+ *  - RFC 1337: TIME-WAIT assassination (tcp_synq.c).
  *
  * Parse, then act: the header is copied out after its length was checked,
  * options are parsed with every length checked before use, every bad
@@ -51,8 +56,17 @@
  *  - URG is ignored (urgent data is delivered as normal data).
  *  - Out-of-order data triggers an immediate ACK; a pure ACK ahead of
  *    RCV.NXT does not (two such ACKs would bounce forever).
+ *  - RTT from timestamps only when the echo is not older than the last
+ *    transmission of the first newly acknowledged segment (a lost ACK
+ *    followed by a retransmission would otherwise yield the whole loss
+ *    episode as one sample); else Karn-timed segments.
+ *  - cwnd grows only while it limits the sender (RFC 7661 idea; tcp_cc.c).
+ *  - Duplicate ACKs do not count in persist mode (answers to probes).
+ *  - The sent callback runs after the whole ACK was processed (SND.UNA,
+ *    send window, congestion state).
  */
 #include "tcp_priv.h"
+#include "tcp_cc.h"
 
 #if WISP_TCP
 
@@ -1032,6 +1046,315 @@ void wisp_tcp_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp
     WISP_CTR_INC(s, TCP_NOPORT);
     tcp_rst_reply(s, &in);
     wisp_pbuf_free(p);
+}
+
+/* ---------------------------------------------------- challenge ACKs */
+
+/* RFC 5961 §7: a stack-wide limit on challenge ACKs (token bucket of
+ * TCP_CHALLENGE_PER_S per second, in milli-tokens). */
+bool tcp_challenge_allowed(struct wisp_stack *s)
+{
+    uint32_t now = wisp_now(s);
+    uint32_t el = now - s->tcp.chal_last;
+    uint32_t cap = TCP_CHALLENGE_PER_S * 1000u;
+    s->tcp.chal_last = now;
+    if (el > 1000u) {
+        el = 1000u;
+    }
+    s->tcp.chal_tokens += el * TCP_CHALLENGE_PER_S;
+    if (s->tcp.chal_tokens > cap) {
+        s->tcp.chal_tokens = cap;
+    }
+    if (s->tcp.chal_tokens < 1000u) {
+        WISP_CTR_INC(s, TCP_CHALLENGE_RATELIMIT);
+        return false;
+    }
+    s->tcp.chal_tokens -= 1000u;
+    return true;
+}
+
+/* ---------------------------------------------------- RTT (RFC 6298) */
+
+void tcp_rtt_sample(struct wisp_tcp_pcb *pcb, uint32_t rtt)
+{
+    uint32_t rto, var;
+    if (rtt == 0) {
+        rtt = 1; /* clock granularity G = 1 ms */
+    }
+    if (pcb->srtt8 == 0) {
+        /* RFC 6298 §2.2: the first measurement */
+        pcb->srtt8 = rtt * 8u;
+        pcb->rttvar4 = rtt * 2u;
+    } else {
+        /* RFC 6298 §2.3: RTTVAR <- 3/4 RTTVAR + 1/4 |SRTT - R'|,
+         * SRTT <- 7/8 SRTT + 1/8 R' (scaled by 4 and 8) */
+        uint32_t srtt = pcb->srtt8 / 8u;
+        uint32_t d = rtt > srtt ? rtt - srtt : srtt - rtt;
+        pcb->rttvar4 = pcb->rttvar4 - pcb->rttvar4 / 4u + d;
+        pcb->srtt8 = pcb->srtt8 - pcb->srtt8 / 8u + rtt;
+    }
+    /* RTO <- SRTT + max(G, 4 * RTTVAR), bounded (§2.4, §2.5) */
+    var = pcb->rttvar4 > 1u ? pcb->rttvar4 : 1u;
+    rto = pcb->srtt8 / 8u + var;
+    if (rto < WISP_TCP_RTO_MIN_MS) {
+        rto = WISP_TCP_RTO_MIN_MS;
+    }
+    if (rto > WISP_TCP_RTO_MAX_MS) {
+        rto = WISP_TCP_RTO_MAX_MS;
+    }
+    pcb->rto = rto;
+}
+
+/* ------------------------------------------------------ synchronized */
+
+void tcp_set_established(struct wisp_tcp_pcb *pcb)
+{
+    pcb->c.state = WISP_TCP_ESTABLISHED;
+    if (pcb->mss < 64u) {
+        pcb->mss = 64u; /* a floor against absurd peer MSS values */
+    }
+    tcp_pmtu_init(pcb); /* a path MTU known for the peer (tcp_icmp.c) */
+    tcp_cc_init(pcb, wisp_now(pcb->c.stack)); /* initial window, ssthresh (tcp_cc.c) */
+    pcb->dupacks = 0;
+    pcb->nrtx = 0;
+    if (pcb->syn_rtx > 0 && pcb->srtt8 == 0 && pcb->rto < 3000u) {
+        pcb->rto = 3000u; /* RFC 6298 §5.7 */
+    }
+    pcb->flags &= ~TF_CTL_UNSENT;
+}
+
+/* ---------------------------------------------------- ACK processing */
+
+/* RFC 6675 §5 (scoreboard update) + §4 IsLost: mark SACKed segments,
+ * then every unSACKed segment with DupThresh SACKed segments or more than
+ * (DupThresh - 1) * SMSS SACKed bytes above it as lost. */
+static void tcp_sack_update(struct wisp_tcp_pcb *pcb, const struct tcp_in *in)
+{
+    struct wisp_tcp_seg *g;
+    uint32_t sacked_segs = 0, sacked_bytes = 0, smss = tcp_seg_max(pcb);
+    unsigned i;
+
+    pcb->flags |= TF_SCOREBOARD;
+    for (i = 0; i < in->opt.nsack; i++) {
+        uint32_t l = in->opt.sack[i][0], r = in->opt.sack[i][1];
+        /* RFC 2018 §4 / RFC 6675 §5: ignore blocks that are empty, below
+         * SND.UNA (D-SACK) or beyond what was sent. */
+        if (!TCP_SEQ_LT(l, r) || TCP_SEQ_LEQ(r, pcb->snd_una) || TCP_SEQ_GT(r, pcb->snd_nxt)) {
+            continue;
+        }
+        for (g = pcb->sndq; g != NULL && g != pcb->sndq_next; g = g->next) {
+            if (g->len > 0 && TCP_SEQ_GEQ(g->seq, l) && TCP_SEQ_LEQ(g->seq + g->len, r)) {
+                g->flags |= TCP_SEGF_SACKED;
+            }
+        }
+    }
+    for (g = pcb->sndq; g != NULL && g != pcb->sndq_next; g = g->next) {
+        if (g->flags & TCP_SEGF_SACKED) {
+            sacked_segs++;
+            sacked_bytes += g->len;
+        }
+    }
+    for (g = pcb->sndq; g != NULL && g != pcb->sndq_next && sacked_segs > 0; g = g->next) {
+        if (g->flags & TCP_SEGF_SACKED) {
+            sacked_segs--;
+            sacked_bytes -= g->len;
+            continue;
+        }
+        if (!(g->flags & TCP_SEGF_LOST) &&
+            (sacked_segs >= TCP_DUPTHRESH || sacked_bytes > (TCP_DUPTHRESH - 1u) * smss)) {
+            g->flags = (uint8_t)((g->flags | TCP_SEGF_LOST) & ~TCP_SEGF_RTXD);
+        }
+    }
+}
+
+/* The first outstanding segment not SACKed. */
+static struct wisp_tcp_seg *tcp_first_hole(struct wisp_tcp_pcb *pcb)
+{
+    struct wisp_tcp_seg *g;
+    for (g = pcb->sndq; g != NULL && g != pcb->sndq_next; g = g->next) {
+        if (!(g->flags & TCP_SEGF_SACKED)) {
+            return g;
+        }
+    }
+    return NULL;
+}
+
+bool tcp_ack_received(struct wisp_tcp_pcb *pcb, const struct tcp_in *in)
+{
+    struct wisp_stack *s = pcb->c.stack;
+    uint32_t ack = in->ack, smss = tcp_seg_max(pcb);
+    uint32_t now = wisp_now(s);
+    uint32_t new_wnd = (uint32_t)in->wnd << pcb->snd_wscale;
+    uint32_t freed = 0;
+    bool dupack = false;
+
+    if (pcb->flags & TF_PERSIST) {
+        pcb->nrtx = 0; /* the peer answers our probes */
+    }
+    if (TCP_SEQ_GT(ack, pcb->snd_una)) {
+        uint32_t acked = ack - pcb->snd_una;
+        uint32_t flight = pcb->snd_nxt - pcb->snd_una; /* before this ACK */
+        struct wisp_tcp_seg *g;
+
+        /* RTT: RFC 7323 §4.1 (RTTM, only for ACKs of new data), else
+         * the Karn-timed segment (RFC 6298 §3). An echo older than the
+         * last transmission of the first newly acknowledged segment is
+         * stale: the peer got an earlier copy whose ACK was lost and did
+         * not record the duplicate's timestamp (RFC 7323 §4.3), so the
+         * sample would include the whole loss episode and blow up SRTT;
+         * such samples are not taken. */
+        g = pcb->sndq;
+        if ((pcb->flags & TF_TS) && in->opt.ts && in->opt.tsecr != 0 &&
+            (g == NULL || !(g->flags & TCP_SEGF_SENT) || TCP_SEQ_GEQ(in->opt.tsecr, g->sent_ms + pcb->ts_off))) {
+            uint32_t rtt = (now + pcb->ts_off) - in->opt.tsecr;
+            if (rtt < WISP_TCP_RTO_MAX_MS) {
+                tcp_rtt_sample(pcb, rtt);
+            }
+        } else if ((pcb->flags & TF_RTT) && TCP_SEQ_GT(ack, pcb->rtt_seq)) {
+            tcp_rtt_sample(pcb, now - pcb->rtt_start);
+            pcb->flags &= ~TF_RTT;
+        }
+        pcb->snd_una = ack;
+        if (!(pcb->flags & TF_PERSIST)) {
+            pcb->nrtx = 0;
+        }
+        while ((g = pcb->sndq) != NULL && (g->flags & TCP_SEGF_SENT) && TCP_SEQ_LEQ(tcp_seg_end(g), ack)) {
+            pcb->sndq = g->next;
+            if (pcb->sndq_tail == g) {
+                pcb->sndq_tail = NULL;
+            }
+            freed += g->len;
+            tcp_seg_drop(pcb, g);
+        }
+        pcb->snd_queued -= WISP_MIN(freed, pcb->snd_queued);
+        pcb->st_bytes_acked += freed;
+        if (freed > 0) {
+            tcp_mem_freed(s);
+        }
+        if (pcb->snd_una == pcb->snd_nxt) {
+            pcb->flags &= ~TF_SCOREBOARD; /* nothing sent is outstanding */
+        }
+
+        /* congestion control */
+        if (pcb->flags & TF_RECOVERY) {
+            if (TCP_SEQ_GEQ(ack, pcb->recover)) {
+                /* full ACK: leave recovery (RFC 6675 §5 / RFC 6582 §3.2
+                 * step 3, option 1) */
+                flight = pcb->snd_nxt - pcb->snd_una;
+                pcb->flags &= ~TF_RECOVERY;
+                if (pcb->flags & TF_SACK) {
+                    pcb->cwnd = pcb->ssthresh;
+                } else {
+                    pcb->cwnd = WISP_MIN(pcb->ssthresh, WISP_MAX(flight, smss) + smss);
+                }
+                pcb->dupacks = 0;
+                tcp_cc_recovered(pcb, now);
+            } else if (!(pcb->flags & TF_SACK)) {
+                /* RFC 6582 §3.2 step 5: partial ACK -- retransmit the next
+                 * hole, deflate by the data acknowledged, add back one
+                 * SMSS when at least one SMSS was acknowledged. */
+                g = pcb->sndq;
+                if (g != NULL && (g->flags & TCP_SEGF_SENT)) {
+                    g->flags = (uint8_t)((g->flags | TCP_SEGF_LOST) & ~TCP_SEGF_RTXD);
+                    pcb->flags |= TF_FORCE_RTX | TF_SCOREBOARD;
+                }
+                pcb->cwnd = pcb->cwnd > acked ? pcb->cwnd - acked : smss;
+                if (acked >= smss) {
+                    pcb->cwnd += smss;
+                }
+            }
+        } else {
+            pcb->dupacks = 0;
+            /* slow start or the algorithm's congestion avoidance (tcp_cc.c) */
+            tcp_cc_ack(pcb, acked, flight, now);
+        }
+        /* RFC 6298 §5.2 / §5.3 */
+        if (pcb->snd_una == pcb->snd_nxt) {
+            tcp_timer_clear(pcb, TCP_TMR_RTO);
+        } else if (!(pcb->flags & TF_PERSIST)) {
+            tcp_timer_set(pcb, TCP_TMR_RTO, pcb->rto);
+        }
+    } else if (ack == pcb->snd_una && pcb->snd_nxt != pcb->snd_una && in->len == 0 &&
+               !(in->flags & (TCP_SYN | TCP_FIN)) && new_wnd == pcb->snd_wnd && new_wnd != 0 &&
+               !(pcb->flags & TF_PERSIST)) {
+        /* RFC 5681 §2 DUPLICATE ACKNOWLEDGMENT (a)-(e); answers to
+         * zero-window probes are no loss signal */
+        dupack = true;
+        if (pcb->dupacks < 255u) {
+            pcb->dupacks++;
+        }
+    }
+
+    /* RFC 9293 §3.10.7.4 fifth step: window update when SND.WL1 < SEG.SEQ
+     * or (SND.WL1 = SEG.SEQ and SND.WL2 =< SEG.ACK). */
+    if (TCP_SEQ_LT(pcb->snd_wl1, in->seq) || (pcb->snd_wl1 == in->seq && TCP_SEQ_LEQ(pcb->snd_wl2, ack))) {
+        pcb->snd_wnd = new_wnd;
+        pcb->snd_wl1 = in->seq;
+        pcb->snd_wl2 = ack;
+        if (new_wnd > pcb->max_snd_wnd) {
+            pcb->max_snd_wnd = new_wnd;
+        }
+    }
+    if ((pcb->flags & TF_PERSIST) && pcb->sndq_next != NULL &&
+        TCP_SEQ_DIFF(pcb->snd_una + pcb->snd_wnd, pcb->sndq_next->seq) > 0) {
+        /* the window opened: leave persist mode; a probe octet the
+         * window did not take goes again first */
+        pcb->flags &= ~TF_PERSIST;
+        pcb->persist_backoff = 0;
+        pcb->nrtx = 0;
+        tcp_timer_clear(pcb, TCP_TMR_PERSIST);
+        if (pcb->snd_una != pcb->snd_nxt) {
+            if (pcb->sndq != NULL && (pcb->sndq->flags & TCP_SEGF_SENT)) {
+                pcb->sndq->flags = (uint8_t)((pcb->sndq->flags | TCP_SEGF_LOST) & ~TCP_SEGF_RTXD);
+                pcb->flags |= TF_FORCE_RTX | TF_SCOREBOARD;
+            }
+            tcp_timer_set(pcb, TCP_TMR_RTO, pcb->rto);
+        }
+    } else if ((pcb->flags & TF_PERSIST) && pcb->sndq_next == NULL && pcb->snd_una == pcb->snd_nxt) {
+        pcb->flags &= ~TF_PERSIST;
+        tcp_timer_clear(pcb, TCP_TMR_PERSIST);
+    }
+
+    if ((pcb->flags & TF_SACK) && in->opt.nsack > 0) {
+        tcp_sack_update(pcb, in);
+    }
+
+    /* Loss detection: DupThresh duplicate ACKs (RFC 5681 §3.2 step 2) or
+     * the first hole deemed lost by the SACK scoreboard (RFC 6675 §5 (b)),
+     * once per window (RFC 6582 §3.2 step 2: only when the ACK covers more
+     * than "recover"). */
+    if (!(pcb->flags & TF_RECOVERY) && pcb->snd_una != pcb->snd_nxt && TCP_SEQ_GT(pcb->snd_una, pcb->recover)) {
+        struct wisp_tcp_seg *hole = tcp_first_hole(pcb);
+        bool lost = (pcb->flags & TF_SACK) && hole != NULL && (hole->flags & TCP_SEGF_LOST);
+        if (hole != NULL && (pcb->dupacks >= TCP_DUPTHRESH || lost)) {
+            uint32_t flight = pcb->snd_nxt - pcb->snd_una;
+            pcb->ssthresh = tcp_cc_ssthresh(pcb, flight, false, now); /* RFC 5681 eq. (4), tcp_cc.c */
+            pcb->recover = pcb->snd_nxt;
+            pcb->flags |= TF_RECOVERY | TF_FORCE_RTX | TF_SCOREBOARD;
+            pcb->flags &= ~TF_RTT;
+            hole->flags = (uint8_t)((hole->flags | TCP_SEGF_LOST) & ~TCP_SEGF_RTXD);
+            /* RFC 6675 §5 step 4.2: cwnd = ssthresh; RFC 6582 §3.2 step 2
+             * (NewReno): ssthresh + 3 * SMSS */
+            pcb->cwnd = (pcb->flags & TF_SACK) ? pcb->ssthresh : pcb->ssthresh + TCP_DUPTHRESH * smss;
+            pcb->st_fast_recoveries++;
+            WISP_CTR_INC(s, TCP_FAST_RETRANSMIT);
+        }
+    } else if ((pcb->flags & TF_RECOVERY) && dupack && !(pcb->flags & TF_SACK)) {
+        pcb->cwnd += smss; /* RFC 6582 §3.2 step 4: inflate per duplicate ACK */
+    }
+
+    /* Only now, with SND.UNA, the send window (SND.WND/WL1/WL2) and the
+     * congestion state all taken from this ACK, the application hears of
+     * the freed send buffer: whatever it writes or sends from the
+     * callback sees the peer's current right edge (and wisp_tcp_output
+     * is deferred to the end of the segment's processing anyway). */
+    if (freed > 0 && pcb->sent != NULL && !(pcb->flags & TF_CLOSED)) {
+        wisp_err_t err = pcb->sent(pcb->c.arg, pcb, freed);
+        if (err == WISP_ERR_ABRT || tcp_dead(pcb)) {
+            return false;
+        }
+    }
+    return true;
 }
 
 #else

@@ -5,9 +5,10 @@
  * it, so queued data is never modified by lower layers and can be
  * retransmitted at any time), the output engine (Nagle, sender SWS
  * avoidance, congestion and receive windows, limited transmit, loss
- * retransmissions), ACK processing with RTT estimation and congestion
- * control, the retransmission and persist timers, and the control
- * segments (SYN, ACK, RST, keepalive).
+ * retransmissions), the receive window we announce (the receive budget),
+ * the transmit budget, and the control segments (SYN, ACK, RST,
+ * keepalive). ACK processing is in tcp_in.c, the retransmission and
+ * persist timers in tcp_timer.c, congestion control in tcp_cc.c.
  *
  * Rules implemented (cited at the lines): RFC 9293 §3.8 (data
  * communication), RFC 1122 §4.2.3.4 + RFC 896 (Nagle), RFC 5681
@@ -32,9 +33,8 @@
  *    WISP_TCP_SND_MIN_BLOCKS); a zero-window peer is given up on after
  *    WISP_TCP_PERSIST_TIMEOUT_MS of silence, or of holding blocks while
  *    others ran short of them (tcp_persist_give_up).
- *  - The sent callback runs after the whole ACK was processed (SND.UNA,
- *    send window, congestion state); output asked for from callbacks
- *    waits for the end of the processing (TF_OUTPUT_PENDING).
+ *  - Output asked for from callbacks waits for the end of the processing
+ *    (TF_OUTPUT_PENDING).
  *  - ACKs and RSTs carry SEG.SEQ = min(SND.NXT, SND.UNA + SND.WND) (as
  *    Linux does): after a zero-window probe they stay acceptable to the
  *    peer's zero window.
@@ -50,17 +50,10 @@
  *  - Segments are cut at the send MSS when written; a window smaller than
  *    the segment (SWS rule, zero-window probe) splits it by copying the
  *    front part into a fresh buffer.
- *  - RTT from timestamps only when the echo is not older than the last
- *    transmission of the first newly acknowledged segment (a lost ACK
- *    followed by a retransmission would otherwise yield the whole loss
- *    episode as one sample); else Karn-timed segments.
- *  - cwnd grows only while it limits the sender (RFC 7661 idea).
- *  - Duplicate ACKs do not count in persist mode (answers to probes).
  *  - Zero-window probes carry one new octet; when the window opens and
  *    did not take it, it is retransmitted first.
  */
 #include "tcp_priv.h"
-#include "tcp_cc.h"
 
 #if WISP_TCP
 
@@ -556,11 +549,6 @@ uint32_t tcp_seg_max(const struct wisp_tcp_pcb *pcb)
     return m;
 }
 
-static uint32_t tcp_seg_end(const struct wisp_tcp_seg *g)
-{
-    return g->seq + g->len + ((g->flags & TCP_SEGF_FIN) ? 1u : 0u);
-}
-
 static struct wisp_tcp_seg *tcp_seg_alloc(struct wisp_stack *s)
 {
     struct wisp_tcp_seg *g = (struct wisp_tcp_seg *)wisp_pool_alloc(&s->pool[WISP_POOL_TCP_SEG]);
@@ -998,7 +986,7 @@ wisp_err_t tcp_queue_fin(struct wisp_tcp_pcb *pcb)
 
 /* Split the first n bytes (0 < n < g->len) of the unsent segment g into
  * a new segment in front of it (a copy). False when out of memory. */
-static bool tcp_seg_split(struct wisp_tcp_pcb *pcb, struct wisp_tcp_seg *g, uint32_t n)
+bool tcp_seg_split(struct wisp_tcp_pcb *pcb, struct wisp_tcp_seg *g, uint32_t n)
 {
     struct wisp_stack *s = pcb->c.stack;
     struct wisp_tcp_seg *a, **pp;
@@ -1051,7 +1039,7 @@ static uint32_t tcp_pipe(const struct wisp_tcp_pcb *pcb)
 }
 
 /* Transmit segment g (first time or retransmission). */
-static wisp_err_t tcp_send_seg(struct wisp_tcp_pcb *pcb, struct wisp_tcp_seg *g, bool rtx)
+wisp_err_t tcp_send_seg(struct wisp_tcp_pcb *pcb, struct wisp_tcp_seg *g, bool rtx)
 {
     struct wisp_stack *s = pcb->c.stack;
     struct tcp_tuple t;
@@ -1307,481 +1295,6 @@ wisp_err_t wisp_tcp_output(struct wisp_tcp_pcb *pcb)
     }
     tcp_output_soon(pcb);
     return WISP_OK;
-}
-
-/* ---------------------------------------------------- RTT and RTO */
-
-void tcp_rtt_sample(struct wisp_tcp_pcb *pcb, uint32_t rtt)
-{
-    uint32_t rto, var;
-    if (rtt == 0) {
-        rtt = 1; /* clock granularity G = 1 ms */
-    }
-    if (pcb->srtt8 == 0) {
-        /* RFC 6298 §2.2: the first measurement */
-        pcb->srtt8 = rtt * 8u;
-        pcb->rttvar4 = rtt * 2u;
-    } else {
-        /* RFC 6298 §2.3: RTTVAR <- 3/4 RTTVAR + 1/4 |SRTT - R'|,
-         * SRTT <- 7/8 SRTT + 1/8 R' (scaled by 4 and 8) */
-        uint32_t srtt = pcb->srtt8 / 8u;
-        uint32_t d = rtt > srtt ? rtt - srtt : srtt - rtt;
-        pcb->rttvar4 = pcb->rttvar4 - pcb->rttvar4 / 4u + d;
-        pcb->srtt8 = pcb->srtt8 - pcb->srtt8 / 8u + rtt;
-    }
-    /* RTO <- SRTT + max(G, 4 * RTTVAR), bounded (§2.4, §2.5) */
-    var = pcb->rttvar4 > 1u ? pcb->rttvar4 : 1u;
-    rto = pcb->srtt8 / 8u + var;
-    if (rto < WISP_TCP_RTO_MIN_MS) {
-        rto = WISP_TCP_RTO_MIN_MS;
-    }
-    if (rto > WISP_TCP_RTO_MAX_MS) {
-        rto = WISP_TCP_RTO_MAX_MS;
-    }
-    pcb->rto = rto;
-}
-
-void tcp_set_established(struct wisp_tcp_pcb *pcb)
-{
-    pcb->c.state = WISP_TCP_ESTABLISHED;
-    if (pcb->mss < 64u) {
-        pcb->mss = 64u; /* a floor against absurd peer MSS values */
-    }
-    tcp_pmtu_init(pcb); /* a path MTU known for the peer (tcp_icmp.c) */
-    tcp_cc_init(pcb, wisp_now(pcb->c.stack)); /* initial window, ssthresh (tcp_cc.c) */
-    pcb->dupacks = 0;
-    pcb->nrtx = 0;
-    if (pcb->syn_rtx > 0 && pcb->srtt8 == 0 && pcb->rto < 3000u) {
-        pcb->rto = 3000u; /* RFC 6298 §5.7 */
-    }
-    pcb->flags &= ~TF_CTL_UNSENT;
-}
-
-/* Abort for exhausted retransmissions. */
-static void tcp_give_up(struct wisp_tcp_pcb *pcb)
-{
-    WISP_CTR_INC(pcb->c.stack, TCP_ABORT_RTX);
-    tcp_send_rst(pcb);
-    tcp_pcb_kill(pcb, WISP_ERR_TIMEOUT);
-}
-
-void tcp_rto_expired(struct wisp_tcp_pcb *pcb)
-{
-    struct wisp_stack *s = pcb->c.stack;
-    struct wisp_tcp_seg *g;
-    uint32_t flight, smss;
-
-    if (pcb->c.state == WISP_TCP_SYN_SENT || pcb->c.state == WISP_TCP_SYN_RCVD) {
-        if (pcb->syn_rtx >= WISP_TCP_SYNMAXRTX) {
-            WISP_CTR_INC(s, TCP_ABORT_RTX);
-            if (pcb->c.state == WISP_TCP_SYN_RCVD) {
-                tcp_send_rst(pcb);
-            }
-            /* RFC 1122 §4.2.3.9: the last soft ICMP error is the reason */
-            tcp_pcb_kill(pcb, tcp_icmp_timeout_err(pcb));
-            return;
-        }
-        pcb->syn_rtx++;
-        pcb->rto = WISP_MIN(pcb->rto * 2u, (uint32_t)WISP_TCP_RTO_MAX_MS); /* RFC 6298 §5.5 */
-        pcb->flags &= ~TF_RTT;
-        WISP_CTR_INC(s, TCP_SYN_RETRANSMIT);
-        (void)tcp_send_syn(pcb);
-        tcp_timer_set(pcb, TCP_TMR_RTO, pcb->rto);
-        return;
-    }
-    if (pcb->snd_una == pcb->snd_nxt || (pcb->flags & TF_PERSIST)) {
-        return;
-    }
-    if (pcb->nrtx >= WISP_TCP_MAXRTX) {
-        tcp_give_up(pcb);
-        return;
-    }
-    pcb->nrtx++;
-    pcb->st_timeouts++;
-    WISP_CTR_INC(s, TCP_TIMEOUT);
-    tcp_pmtu_rto(pcb); /* black-hole detection (tcp_icmp.c, RFC 4821) */
-    /* RFC 6298 §5.5: back off the timer. */
-    pcb->rto = WISP_MIN(pcb->rto * 2u, (uint32_t)WISP_TCP_RTO_MAX_MS);
-    smss = tcp_seg_max(pcb);
-    flight = pcb->snd_nxt - pcb->snd_una;
-    /* RFC 5681 §3.1 eq. (4), only for the first timeout of a series
-     * (ssthresh is held for retransmissions of a retransmission). */
-    if (pcb->nrtx == 1u) {
-        pcb->ssthresh = tcp_cc_ssthresh(pcb, flight, true, wisp_now(s));
-    }
-    pcb->cwnd = smss; /* loss window */
-    pcb->ca_acked = 0;
-    pcb->dupacks = 0;
-    pcb->flags &= ~(TF_RECOVERY | TF_RTT);
-    pcb->recover = pcb->snd_nxt; /* RFC 6582 §3.2 step 4 guard */
-    /* RFC 6675 §5.1 / RFC 2018 §8: the SACK information is discarded and
-     * everything outstanding is retransmitted from SND.UNA. */
-    for (g = pcb->sndq; g != NULL && g != pcb->sndq_next; g = g->next) {
-        g->flags = (uint8_t)((g->flags & ~(TCP_SEGF_SACKED | TCP_SEGF_RTXD)) | TCP_SEGF_LOST);
-    }
-    pcb->flags |= TF_FORCE_RTX | TF_SCOREBOARD;
-    tcp_output_run(pcb);
-    if (!tcp_dead(pcb) && !tcp_timer_on(pcb, TCP_TMR_RTO) && pcb->snd_una != pcb->snd_nxt) {
-        tcp_timer_set(pcb, TCP_TMR_RTO, pcb->rto);
-    }
-}
-
-/* Arm the persist timer for the next probe in delay ms, or earlier for a
- * give-up deadline (the backoff would overshoot it by up to
- * WISP_TCP_RTO_MAX_MS). */
-static void tcp_persist_arm(struct wisp_tcp_pcb *pcb, uint32_t delay)
-{
-#if WISP_TCP_PERSIST_TIMEOUT_MS > 0
-    struct wisp_stack *s = pcb->c.stack;
-    uint32_t now = wisp_now(s), lim = (uint32_t)WISP_TCP_PERSIST_TIMEOUT_MS;
-    uint32_t left = lim - WISP_MIN(lim - 1u, now - pcb->last_rx_ms);
-    if (pcb->snd_blk > 0u && s->tcp.tx_short) {
-        left = WISP_MIN(left, lim - WISP_MIN(lim - 1u, now - pcb->persist_ms));
-    }
-    delay = WISP_MIN(delay, left);
-#endif
-    tcp_timer_set(pcb, TCP_TMR_PERSIST, delay);
-}
-
-/* RFC 9293 §3.8.6.1: a peer may hold its window closed as long as it
- * answers the probes (RFC 1122 §4.2.2.17), "subject to the
- * implementation's resource management" (RFC 6429). Given up on (RST,
- * WISP_ERR_TIMEOUT): a peer silent for WISP_TCP_PERSIST_TIMEOUT_MS while
- * probed (it vanished), and one whose window has been closed that long
- * on data held in transmit blocks while a write was refused below its
- * guarantee (the blocks ran short) within that time. True when pcb was
- * killed. */
-static bool tcp_persist_give_up(struct wisp_tcp_pcb *pcb)
-{
-#if WISP_TCP_PERSIST_TIMEOUT_MS > 0
-    struct wisp_stack *s = pcb->c.stack;
-    uint32_t now = wisp_now(s), lim = (uint32_t)WISP_TCP_PERSIST_TIMEOUT_MS;
-    bool pressure;
-
-    if (s->tcp.tx_short && now - s->tcp.tx_short_ms >= lim) {
-        s->tcp.tx_short = 0; /* no write refused for that long */
-    }
-    pressure = s->tcp.tx_short && pcb->snd_blk > 0u && now - pcb->persist_ms >= lim;
-    if (now - pcb->last_rx_ms >= lim || pressure) {
-        WISP_CTR_INC(s, TCP_ABORT_PERSIST);
-        tcp_send_rst(pcb);
-        tcp_pcb_kill(pcb, WISP_ERR_TIMEOUT);
-        return true;
-    }
-#else
-    WISP_UNUSED(pcb);
-#endif
-    return false;
-}
-
-void tcp_persist_expired(struct wisp_tcp_pcb *pcb)
-{
-    struct wisp_stack *s = pcb->c.stack;
-    struct wisp_tcp_seg *g;
-    int32_t usable;
-    uint32_t delay;
-    unsigned k;
-
-    if (!(pcb->flags & TF_PERSIST)) {
-        return;
-    }
-    if (pcb->sndq_next == NULL && pcb->snd_una == pcb->snd_nxt) {
-        pcb->flags &= ~TF_PERSIST;
-        return;
-    }
-    if (pcb->nrtx >= WISP_TCP_MAXRTX) {
-        tcp_give_up(pcb); /* the peer stopped answering the probes */
-        return;
-    }
-    if (tcp_persist_give_up(pcb)) {
-        return;
-    }
-    if (TCP_SEQ_LT(wisp_now(s), pcb->persist_next)) {
-        /* an early look at a give-up deadline: not yet a probe */
-        tcp_persist_arm(pcb, pcb->persist_next - wisp_now(s));
-        return;
-    }
-    g = pcb->sndq_next;
-    usable = g != NULL ? TCP_SEQ_DIFF(pcb->snd_una + pcb->snd_wnd, g->seq) : 0;
-    if (g != NULL && usable > 0) {
-        /* RFC 9293 §3.8.6.2.1 (4): the SWS override timeout -- send what
-         * the window takes now. */
-        pcb->flags &= ~TF_PERSIST;
-        if ((uint32_t)usable < g->len && !tcp_seg_split(pcb, g, (uint32_t)usable)) {
-            pcb->flags |= TF_PERSIST;
-        } else {
-            g = pcb->sndq_next;
-            if (tcp_send_seg(pcb, g, false) != WISP_OK) {
-                pcb->flags |= TF_PERSIST;
-            }
-        }
-        if (!(pcb->flags & TF_PERSIST)) {
-            return;
-        }
-    } else {
-        /* RFC 9293 §3.8.6.1 / RFC 1122 §4.2.2.17: a zero-window probe of
-         * one octet of new data (or the earlier probe again). */
-        WISP_CTR_INC(s, TCP_PERSIST);
-        pcb->nrtx++;
-        if (pcb->snd_una != pcb->snd_nxt) {
-            (void)tcp_send_seg(pcb, pcb->sndq, true);
-        } else if (g != NULL) {
-            if (g->len > 1u && !tcp_seg_split(pcb, g, 1u)) {
-                g = NULL;
-            } else {
-                g = pcb->sndq_next;
-            }
-            if (g != NULL) {
-                (void)tcp_send_seg(pcb, g, false);
-            }
-        }
-        tcp_timer_clear(pcb, TCP_TMR_RTO);
-    }
-    /* exponential backoff within the RTO bounds */
-    if (pcb->persist_backoff < 16u) {
-        pcb->persist_backoff++;
-    }
-    delay = WISP_MAX(pcb->rto, (uint32_t)WISP_TCP_RTO_MIN_MS);
-    for (k = 0; k < pcb->persist_backoff && delay < WISP_TCP_RTO_MAX_MS; k++) {
-        delay *= 2u;
-    }
-    delay = WISP_MIN(delay, (uint32_t)WISP_TCP_RTO_MAX_MS);
-    pcb->persist_next = wisp_now(s) + delay;
-    tcp_persist_arm(pcb, delay);
-}
-
-/* ------------------------------------------------- ACK processing */
-
-/* RFC 6675 §5 (scoreboard update) + §4 IsLost: mark SACKed segments,
- * then every unSACKed segment with DupThresh SACKed segments or more than
- * (DupThresh - 1) * SMSS SACKed bytes above it as lost. */
-static void tcp_sack_update(struct wisp_tcp_pcb *pcb, const struct tcp_in *in)
-{
-    struct wisp_tcp_seg *g;
-    uint32_t sacked_segs = 0, sacked_bytes = 0, smss = tcp_seg_max(pcb);
-    unsigned i;
-
-    pcb->flags |= TF_SCOREBOARD;
-    for (i = 0; i < in->opt.nsack; i++) {
-        uint32_t l = in->opt.sack[i][0], r = in->opt.sack[i][1];
-        /* RFC 2018 §4 / RFC 6675 §5: ignore blocks that are empty, below
-         * SND.UNA (D-SACK) or beyond what was sent. */
-        if (!TCP_SEQ_LT(l, r) || TCP_SEQ_LEQ(r, pcb->snd_una) || TCP_SEQ_GT(r, pcb->snd_nxt)) {
-            continue;
-        }
-        for (g = pcb->sndq; g != NULL && g != pcb->sndq_next; g = g->next) {
-            if (g->len > 0 && TCP_SEQ_GEQ(g->seq, l) && TCP_SEQ_LEQ(g->seq + g->len, r)) {
-                g->flags |= TCP_SEGF_SACKED;
-            }
-        }
-    }
-    for (g = pcb->sndq; g != NULL && g != pcb->sndq_next; g = g->next) {
-        if (g->flags & TCP_SEGF_SACKED) {
-            sacked_segs++;
-            sacked_bytes += g->len;
-        }
-    }
-    for (g = pcb->sndq; g != NULL && g != pcb->sndq_next && sacked_segs > 0; g = g->next) {
-        if (g->flags & TCP_SEGF_SACKED) {
-            sacked_segs--;
-            sacked_bytes -= g->len;
-            continue;
-        }
-        if (!(g->flags & TCP_SEGF_LOST) &&
-            (sacked_segs >= TCP_DUPTHRESH || sacked_bytes > (TCP_DUPTHRESH - 1u) * smss)) {
-            g->flags = (uint8_t)((g->flags | TCP_SEGF_LOST) & ~TCP_SEGF_RTXD);
-        }
-    }
-}
-
-/* The first outstanding segment not SACKed. */
-static struct wisp_tcp_seg *tcp_first_hole(struct wisp_tcp_pcb *pcb)
-{
-    struct wisp_tcp_seg *g;
-    for (g = pcb->sndq; g != NULL && g != pcb->sndq_next; g = g->next) {
-        if (!(g->flags & TCP_SEGF_SACKED)) {
-            return g;
-        }
-    }
-    return NULL;
-}
-
-bool tcp_ack_received(struct wisp_tcp_pcb *pcb, const struct tcp_in *in)
-{
-    struct wisp_stack *s = pcb->c.stack;
-    uint32_t ack = in->ack, smss = tcp_seg_max(pcb);
-    uint32_t now = wisp_now(s);
-    uint32_t new_wnd = (uint32_t)in->wnd << pcb->snd_wscale;
-    uint32_t freed = 0;
-    bool dupack = false;
-
-    if (pcb->flags & TF_PERSIST) {
-        pcb->nrtx = 0; /* the peer answers our probes */
-    }
-    if (TCP_SEQ_GT(ack, pcb->snd_una)) {
-        uint32_t acked = ack - pcb->snd_una;
-        uint32_t flight = pcb->snd_nxt - pcb->snd_una; /* before this ACK */
-        struct wisp_tcp_seg *g;
-
-        /* RTT: RFC 7323 §4.1 (RTTM, only for ACKs of new data), else
-         * the Karn-timed segment (RFC 6298 §3). An echo older than the
-         * last transmission of the first newly acknowledged segment is
-         * stale: the peer got an earlier copy whose ACK was lost and did
-         * not record the duplicate's timestamp (RFC 7323 §4.3), so the
-         * sample would include the whole loss episode and blow up SRTT;
-         * such samples are not taken. */
-        g = pcb->sndq;
-        if ((pcb->flags & TF_TS) && in->opt.ts && in->opt.tsecr != 0 &&
-            (g == NULL || !(g->flags & TCP_SEGF_SENT) || TCP_SEQ_GEQ(in->opt.tsecr, g->sent_ms + pcb->ts_off))) {
-            uint32_t rtt = (now + pcb->ts_off) - in->opt.tsecr;
-            if (rtt < WISP_TCP_RTO_MAX_MS) {
-                tcp_rtt_sample(pcb, rtt);
-            }
-        } else if ((pcb->flags & TF_RTT) && TCP_SEQ_GT(ack, pcb->rtt_seq)) {
-            tcp_rtt_sample(pcb, now - pcb->rtt_start);
-            pcb->flags &= ~TF_RTT;
-        }
-        pcb->snd_una = ack;
-        if (!(pcb->flags & TF_PERSIST)) {
-            pcb->nrtx = 0;
-        }
-        while ((g = pcb->sndq) != NULL && (g->flags & TCP_SEGF_SENT) && TCP_SEQ_LEQ(tcp_seg_end(g), ack)) {
-            pcb->sndq = g->next;
-            if (pcb->sndq_tail == g) {
-                pcb->sndq_tail = NULL;
-            }
-            freed += g->len;
-            tcp_seg_drop(pcb, g);
-        }
-        pcb->snd_queued -= WISP_MIN(freed, pcb->snd_queued);
-        pcb->st_bytes_acked += freed;
-        if (freed > 0) {
-            tcp_mem_freed(s);
-        }
-        if (pcb->snd_una == pcb->snd_nxt) {
-            pcb->flags &= ~TF_SCOREBOARD; /* nothing sent is outstanding */
-        }
-
-        /* congestion control */
-        if (pcb->flags & TF_RECOVERY) {
-            if (TCP_SEQ_GEQ(ack, pcb->recover)) {
-                /* full ACK: leave recovery (RFC 6675 §5 / RFC 6582 §3.2
-                 * step 3, option 1) */
-                flight = pcb->snd_nxt - pcb->snd_una;
-                pcb->flags &= ~TF_RECOVERY;
-                if (pcb->flags & TF_SACK) {
-                    pcb->cwnd = pcb->ssthresh;
-                } else {
-                    pcb->cwnd = WISP_MIN(pcb->ssthresh, WISP_MAX(flight, smss) + smss);
-                }
-                pcb->dupacks = 0;
-                tcp_cc_recovered(pcb, now);
-            } else if (!(pcb->flags & TF_SACK)) {
-                /* RFC 6582 §3.2 step 5: partial ACK -- retransmit the next
-                 * hole, deflate by the data acknowledged, add back one
-                 * SMSS when at least one SMSS was acknowledged. */
-                g = pcb->sndq;
-                if (g != NULL && (g->flags & TCP_SEGF_SENT)) {
-                    g->flags = (uint8_t)((g->flags | TCP_SEGF_LOST) & ~TCP_SEGF_RTXD);
-                    pcb->flags |= TF_FORCE_RTX | TF_SCOREBOARD;
-                }
-                pcb->cwnd = pcb->cwnd > acked ? pcb->cwnd - acked : smss;
-                if (acked >= smss) {
-                    pcb->cwnd += smss;
-                }
-            }
-        } else {
-            pcb->dupacks = 0;
-            /* slow start or the algorithm's congestion avoidance (tcp_cc.c) */
-            tcp_cc_ack(pcb, acked, flight, now);
-        }
-        /* RFC 6298 §5.2 / §5.3 */
-        if (pcb->snd_una == pcb->snd_nxt) {
-            tcp_timer_clear(pcb, TCP_TMR_RTO);
-        } else if (!(pcb->flags & TF_PERSIST)) {
-            tcp_timer_set(pcb, TCP_TMR_RTO, pcb->rto);
-        }
-    } else if (ack == pcb->snd_una && pcb->snd_nxt != pcb->snd_una && in->len == 0 &&
-               !(in->flags & (TCP_SYN | TCP_FIN)) && new_wnd == pcb->snd_wnd && new_wnd != 0 &&
-               !(pcb->flags & TF_PERSIST)) {
-        /* RFC 5681 §2 DUPLICATE ACKNOWLEDGMENT (a)-(e); answers to
-         * zero-window probes are no loss signal */
-        dupack = true;
-        if (pcb->dupacks < 255u) {
-            pcb->dupacks++;
-        }
-    }
-
-    /* RFC 9293 §3.10.7.4 fifth step: window update when SND.WL1 < SEG.SEQ
-     * or (SND.WL1 = SEG.SEQ and SND.WL2 =< SEG.ACK). */
-    if (TCP_SEQ_LT(pcb->snd_wl1, in->seq) || (pcb->snd_wl1 == in->seq && TCP_SEQ_LEQ(pcb->snd_wl2, ack))) {
-        pcb->snd_wnd = new_wnd;
-        pcb->snd_wl1 = in->seq;
-        pcb->snd_wl2 = ack;
-        if (new_wnd > pcb->max_snd_wnd) {
-            pcb->max_snd_wnd = new_wnd;
-        }
-    }
-    if ((pcb->flags & TF_PERSIST) && pcb->sndq_next != NULL &&
-        TCP_SEQ_DIFF(pcb->snd_una + pcb->snd_wnd, pcb->sndq_next->seq) > 0) {
-        /* the window opened: leave persist mode; a probe octet the
-         * window did not take goes again first */
-        pcb->flags &= ~TF_PERSIST;
-        pcb->persist_backoff = 0;
-        pcb->nrtx = 0;
-        tcp_timer_clear(pcb, TCP_TMR_PERSIST);
-        if (pcb->snd_una != pcb->snd_nxt) {
-            if (pcb->sndq != NULL && (pcb->sndq->flags & TCP_SEGF_SENT)) {
-                pcb->sndq->flags = (uint8_t)((pcb->sndq->flags | TCP_SEGF_LOST) & ~TCP_SEGF_RTXD);
-                pcb->flags |= TF_FORCE_RTX | TF_SCOREBOARD;
-            }
-            tcp_timer_set(pcb, TCP_TMR_RTO, pcb->rto);
-        }
-    } else if ((pcb->flags & TF_PERSIST) && pcb->sndq_next == NULL && pcb->snd_una == pcb->snd_nxt) {
-        pcb->flags &= ~TF_PERSIST;
-        tcp_timer_clear(pcb, TCP_TMR_PERSIST);
-    }
-
-    if ((pcb->flags & TF_SACK) && in->opt.nsack > 0) {
-        tcp_sack_update(pcb, in);
-    }
-
-    /* Loss detection: DupThresh duplicate ACKs (RFC 5681 §3.2 step 2) or
-     * the first hole deemed lost by the SACK scoreboard (RFC 6675 §5 (b)),
-     * once per window (RFC 6582 §3.2 step 2: only when the ACK covers more
-     * than "recover"). */
-    if (!(pcb->flags & TF_RECOVERY) && pcb->snd_una != pcb->snd_nxt && TCP_SEQ_GT(pcb->snd_una, pcb->recover)) {
-        struct wisp_tcp_seg *hole = tcp_first_hole(pcb);
-        bool lost = (pcb->flags & TF_SACK) && hole != NULL && (hole->flags & TCP_SEGF_LOST);
-        if (hole != NULL && (pcb->dupacks >= TCP_DUPTHRESH || lost)) {
-            uint32_t flight = pcb->snd_nxt - pcb->snd_una;
-            pcb->ssthresh = tcp_cc_ssthresh(pcb, flight, false, now); /* RFC 5681 eq. (4), tcp_cc.c */
-            pcb->recover = pcb->snd_nxt;
-            pcb->flags |= TF_RECOVERY | TF_FORCE_RTX | TF_SCOREBOARD;
-            pcb->flags &= ~TF_RTT;
-            hole->flags = (uint8_t)((hole->flags | TCP_SEGF_LOST) & ~TCP_SEGF_RTXD);
-            /* RFC 6675 §5 step 4.2: cwnd = ssthresh; RFC 6582 §3.2 step 2
-             * (NewReno): ssthresh + 3 * SMSS */
-            pcb->cwnd = (pcb->flags & TF_SACK) ? pcb->ssthresh : pcb->ssthresh + TCP_DUPTHRESH * smss;
-            pcb->st_fast_recoveries++;
-            WISP_CTR_INC(s, TCP_FAST_RETRANSMIT);
-        }
-    } else if ((pcb->flags & TF_RECOVERY) && dupack && !(pcb->flags & TF_SACK)) {
-        pcb->cwnd += smss; /* RFC 6582 §3.2 step 4: inflate per duplicate ACK */
-    }
-
-    /* Only now, with SND.UNA, the send window (SND.WND/WL1/WL2) and the
-     * congestion state all taken from this ACK, the application hears of
-     * the freed send buffer: whatever it writes or sends from the
-     * callback sees the peer's current right edge (and wisp_tcp_output
-     * is deferred to the end of the segment's processing anyway). */
-    if (freed > 0 && pcb->sent != NULL && !(pcb->flags & TF_CLOSED)) {
-        wisp_err_t err = pcb->sent(pcb->c.arg, pcb, freed);
-        if (err == WISP_ERR_ABRT || tcp_dead(pcb)) {
-            return false;
-        }
-    }
-    return true;
 }
 
 #else
