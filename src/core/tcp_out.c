@@ -748,20 +748,227 @@ static uint32_t tcp_write_mss(const struct wisp_tcp_pcb *pcb)
     return tcp_seg_max(pcb);
 }
 
+/* A write being taken into the send queue (wisp_tcp_write). */
+struct tcp_write {
+    const uint8_t *src;
+    uint32_t len;
+    uint32_t segmax;              /* data bytes per segment */
+    bool copy;                    /* WISP_TCP_WRITE_COPY */
+    uint32_t need;                /* transmit blocks the copies need (transmit budget) */
+    uint32_t taken;               /* transmit blocks taken so far */
+    struct wisp_tcp_seg *tail;    /* the last unsent segment, when it takes data */
+    uint32_t n_tail;              /* bytes it takes */
+    struct wisp_pbuf *tail_ref;   /* their reference (no copy) */
+    struct wisp_tcp_seg *head, *last; /* the new segments */
+};
+
+/* Whether a write of len bytes can be taken: WISP_ERR_VAL when it could
+ * never be taken whole, not even with the send buffer, the segment pool
+ * and the transmit blocks all free (the caller splits it); WISP_ERR_MEM
+ * only when it may fit later. Sets w->need. */
+static wisp_err_t tcp_write_fits(const struct wisp_tcp_pcb *pcb, struct tcp_write *w)
+{
+    uint32_t nseg, per_seg = (w->segmax + WISP_PBUF_BLOCK_SIZE - 1u) / WISP_PBUF_BLOCK_SIZE;
+    if (w->len > (uint32_t)WISP_TCP_SND_BUF) {
+        return WISP_ERR_VAL;
+    }
+    nseg = (w->len + w->segmax - 1u) / w->segmax;
+    if (nseg > (uint32_t)WISP_TCP_SEG_COUNT ||
+        (w->copy && nseg * per_seg + TCP_TX_RESERVE > (uint32_t)WISP_PBUF_TX_COUNT)) {
+        return WISP_ERR_VAL;
+    }
+    w->need = w->copy ? nseg * per_seg : 0u;
+    if (w->len > pcb->snd_buf) {
+        return WISP_ERR_VAL; /* never fits the connection's send buffer (SO_SNDBUF) */
+    }
+    if (pcb->snd_queued >= pcb->snd_buf || w->len > pcb->snd_buf - pcb->snd_queued) {
+        return WISP_ERR_MEM;
+    }
+    return WISP_OK;
+}
+
+/* 1. Room in the last unsent segment (small writes are coalesced into
+ * full-size segments). False when the reference could not be allocated
+ * (counted; the writer waits for buffers). */
+static bool tcp_write_tail(struct wisp_tcp_pcb *pcb, struct tcp_write *w)
+{
+    struct wisp_stack *s = pcb->c.stack;
+    struct wisp_tcp_seg *tail = pcb->sndq_tail;
+    if (tail != NULL && !(tail->flags & (TCP_SEGF_SENT | TCP_SEGF_FIN)) && tail->len < w->segmax) {
+        w->tail = tail;
+        if (w->copy) {
+            if ((tail->flags & TCP_SEGF_COPY) && tail->p != NULL) {
+                uint32_t room = WISP_MIN(tcp_tailroom(tcp_pbuf_last(tail->p)), w->segmax - tail->len);
+                w->n_tail = WISP_MIN(room, w->len);
+            }
+        } else {
+            w->n_tail = WISP_MIN(w->segmax - tail->len, w->len);
+            w->tail_ref = wisp_pbuf_alloc_ref(s, w->src, (uint16_t)w->n_tail, WISP_PBUF_ROM);
+            if (w->tail_ref == NULL) {
+                WISP_CTR_INC(s, TCP_DROP_NOMEM);
+                tcp_mem_wait(pcb);
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+/* Copy n bytes from w->src + off into new RAM blocks of segment g, within
+ * the transmit budget. False when out of blocks. */
+static bool tcp_write_copy_seg(struct wisp_tcp_pcb *pcb, struct tcp_write *w, struct wisp_tcp_seg *g, uint32_t off,
+                               uint32_t n)
+{
+    struct wisp_stack *s = pcb->c.stack;
+    uint32_t left = n, at = 0;
+    while (left > 0) {
+        uint32_t chunk = WISP_MIN(w->segmax, (uint32_t)WISP_PBUF_BLOCK_SIZE);
+        uint32_t k = WISP_MIN(left, chunk);
+        struct wisp_pbuf *q;
+        /* the transmit budget: the control reserve, the
+         * guarantee, the progress reserve, the fair share */
+        if (!tcp_tx_may_take(s, pcb->snd_blk, w->taken, w->need)) {
+            return false;
+        }
+        q = wisp_pbuf_alloc(s, WISP_LAYER_RAW, (uint16_t)chunk, WISP_PBUF_RAM);
+        if (q == NULL) {
+            if (pcb->snd_blk + w->taken < (uint32_t)WISP_TCP_SND_MIN_BLOCKS) {
+                tcp_tx_short(s);
+            }
+            return false;
+        }
+        if (q->pool == &s->pool[WISP_POOL_PBUF_TX]) {
+            w->taken++;
+        }
+        q->len = q->tot_len = (uint16_t)k;
+        wisp_memcpy(q->payload, w->src + off + at, k);
+        if (g->p == NULL) {
+            g->p = q;
+        } else {
+            wisp_pbuf_cat(g->p, q);
+        }
+        at += k;
+        left -= k;
+    }
+    g->flags |= TCP_SEGF_COPY;
+    return true;
+}
+
+/* 2. New segments for the rest; everything allocated before anything
+ * is committed, so a failure leaves the queue unchanged. False when out
+ * of segments or buffers (what was allocated stays in w for
+ * tcp_write_abandon). */
+static bool tcp_write_segs(struct wisp_tcp_pcb *pcb, struct tcp_write *w)
+{
+    struct wisp_stack *s = pcb->c.stack;
+    uint32_t rest = w->len - w->n_tail;
+    uint32_t off = w->n_tail;
+    while (rest > 0) {
+        uint32_t n = WISP_MIN(rest, w->segmax);
+        struct wisp_tcp_seg *g = tcp_seg_alloc(s);
+        if (g == NULL) {
+            return false;
+        }
+        if (w->last == NULL) {
+            w->head = g;
+        } else {
+            w->last->next = g;
+        }
+        w->last = g;
+        g->len = (uint16_t)n;
+        if (w->copy) {
+            if (!tcp_write_copy_seg(pcb, w, g, off, n)) {
+                return false;
+            }
+        } else {
+            g->p = wisp_pbuf_alloc_ref(s, w->src + off, (uint16_t)n, WISP_PBUF_ROM);
+            if (g->p == NULL) {
+                return false;
+            }
+        }
+        off += n;
+        rest -= n;
+    }
+    return true;
+}
+
+/* 3. Commit: the tail's share, the new segments at the end of the queue,
+ * PSH or MORE on the last one. */
+static void tcp_write_commit(struct wisp_tcp_pcb *pcb, struct tcp_write *w, uint8_t flags)
+{
+    struct wisp_tcp_seg *tail = w->tail, *g;
+    if (w->n_tail > 0) {
+        if (w->copy) {
+            struct wisp_pbuf *lp = tcp_pbuf_last(tail->p);
+            wisp_memcpy(lp->payload + lp->len, w->src, w->n_tail);
+            tcp_chain_grow(tail->p, (uint16_t)w->n_tail);
+        } else {
+            if (tail->p == NULL) {
+                tail->p = w->tail_ref;
+            } else {
+                wisp_pbuf_cat(tail->p, w->tail_ref);
+            }
+            tail->flags &= (uint8_t)~TCP_SEGF_COPY;
+        }
+        tail->len = (uint16_t)(tail->len + w->n_tail);
+        tail->flags &= (uint8_t)~(TCP_SEGF_PSH | TCP_SEGF_MORE);
+    }
+    {
+        uint32_t seq = pcb->snd_lbb + w->n_tail;
+        for (g = w->head; g != NULL; g = g->next) {
+            g->seq = seq;
+            seq += g->len;
+            tcp_seg_account(pcb, g);
+        }
+    }
+    if (w->head != NULL) {
+        if (pcb->sndq_tail == NULL) {
+            pcb->sndq = w->head;
+        } else {
+            pcb->sndq_tail->next = w->head;
+        }
+        pcb->sndq_tail = w->last;
+        if (pcb->sndq_next == NULL) {
+            pcb->sndq_next = w->head;
+        }
+    }
+    if (pcb->sndq_next == NULL && w->n_tail > 0) {
+        pcb->sndq_next = tail;
+    }
+    /* RFC 9293 §3.9.1 SEND: PUSH on the last segment of the write unless
+     * more follows. */
+    g = pcb->sndq_tail;
+    g->flags |= (flags & WISP_TCP_WRITE_MORE) ? TCP_SEGF_MORE : TCP_SEGF_PSH;
+    pcb->snd_lbb += w->len;
+    pcb->snd_queued += w->len;
+}
+
+/* Out of buffers: free what the write allocated (the queue is unchanged),
+ * count it, and let the writer wait for buffers. */
+static wisp_err_t tcp_write_abandon(struct wisp_tcp_pcb *pcb, struct tcp_write *w)
+{
+    struct wisp_stack *s = pcb->c.stack;
+    struct wisp_tcp_seg *g;
+    while (w->head != NULL) {
+        g = w->head->next;
+        tcp_seg_free(s, w->head);
+        w->head = g;
+    }
+    wisp_pbuf_free(w->tail_ref);
+    WISP_CTR_INC(s, TCP_DROP_NOMEM);
+    tcp_mem_wait(pcb);
+    return WISP_ERR_MEM;
+}
+
 wisp_err_t wisp_tcp_write(struct wisp_tcp_pcb *pcb, const void *data, uint32_t len, uint8_t flags)
 {
-    struct wisp_stack *s;
-    struct wisp_tcp_seg *head = NULL, *last = NULL, *tail, *g;
-    struct wisp_pbuf *tail_ref = NULL;
-    const uint8_t *src = (const uint8_t *)data;
-    uint32_t segmax, n_tail = 0, rest, off, room = 0, need = 0, taken = 0;
-    bool copy = (flags & WISP_TCP_WRITE_COPY) != 0;
+    struct tcp_write w;
+    wisp_err_t err;
 
     WISP_CORE_ASSERT_OWNER(tcp_stack_of(pcb));
     if (pcb == NULL || tcp_common(pcb)->state == WISP_TCP_LISTEN) {
         return WISP_ERR_CONN;
     }
-    s = pcb->c.stack;
     switch (pcb->c.state) {
     case WISP_TCP_SYN_SENT:
     case WISP_TCP_SYN_RCVD:
@@ -780,168 +987,25 @@ wisp_err_t wisp_tcp_write(struct wisp_tcp_pcb *pcb, const void *data, uint32_t l
     if (data == NULL) {
         return WISP_ERR_ARG;
     }
-    segmax = tcp_write_mss(pcb);
-    {
-        /* A write that could never be taken whole, not even with the send
-         * buffer, the segment pool and the transmit blocks all free:
-         * WISP_ERR_VAL (the caller splits it); WISP_ERR_MEM only when it
-         * may fit later. */
-        uint32_t nseg, per_seg = (segmax + WISP_PBUF_BLOCK_SIZE - 1u) / WISP_PBUF_BLOCK_SIZE;
-        if (len > (uint32_t)WISP_TCP_SND_BUF) {
-            return WISP_ERR_VAL;
-        }
-        nseg = (len + segmax - 1u) / segmax;
-        if (nseg > (uint32_t)WISP_TCP_SEG_COUNT ||
-            (copy && nseg * per_seg + TCP_TX_RESERVE > (uint32_t)WISP_PBUF_TX_COUNT)) {
-            return WISP_ERR_VAL;
-        }
-        need = copy ? nseg * per_seg : 0u;
+    memset(&w, 0, sizeof(w));
+    w.src = (const uint8_t *)data;
+    w.len = len;
+    w.copy = (flags & WISP_TCP_WRITE_COPY) != 0;
+    w.segmax = tcp_write_mss(pcb);
+    err = tcp_write_fits(pcb, &w);
+    if (err != WISP_OK) {
+        return err;
     }
-    if (len > pcb->snd_buf) {
-        return WISP_ERR_VAL; /* never fits the connection's send buffer (SO_SNDBUF) */
-    }
-    if (pcb->snd_queued >= pcb->snd_buf || len > pcb->snd_buf - pcb->snd_queued) {
+    if (!tcp_write_tail(pcb, &w)) {
         return WISP_ERR_MEM;
     }
-
-    /* 1. Room in the last unsent segment (small writes are coalesced into
-     * full-size segments). */
-    tail = pcb->sndq_tail;
-    if (tail != NULL && !(tail->flags & (TCP_SEGF_SENT | TCP_SEGF_FIN)) && tail->len < segmax) {
-        if (copy) {
-            if ((tail->flags & TCP_SEGF_COPY) && tail->p != NULL) {
-                room = WISP_MIN(tcp_tailroom(tcp_pbuf_last(tail->p)), segmax - tail->len);
-                n_tail = WISP_MIN(room, len);
-            }
-        } else {
-            n_tail = WISP_MIN(segmax - tail->len, len);
-            tail_ref = wisp_pbuf_alloc_ref(s, src, (uint16_t)n_tail, WISP_PBUF_ROM);
-            if (tail_ref == NULL) {
-                WISP_CTR_INC(s, TCP_DROP_NOMEM);
-                tcp_mem_wait(pcb);
-                return WISP_ERR_MEM;
-            }
-        }
+    if (!tcp_write_segs(pcb, &w)) {
+        return tcp_write_abandon(pcb, &w);
     }
-
-    /* 2. New segments for the rest; everything allocated before anything
-     * is committed, so a failure leaves the queue unchanged. */
-    rest = len - n_tail;
-    off = n_tail;
-    while (rest > 0) {
-        uint32_t n = WISP_MIN(rest, segmax);
-        g = tcp_seg_alloc(s);
-        if (g == NULL) {
-            goto nomem;
-        }
-        if (last == NULL) {
-            head = g;
-        } else {
-            last->next = g;
-        }
-        last = g;
-        g->len = (uint16_t)n;
-        if (copy) {
-            uint32_t left = n, at = 0;
-            while (left > 0) {
-                uint32_t chunk = WISP_MIN(segmax, (uint32_t)WISP_PBUF_BLOCK_SIZE);
-                uint32_t k = WISP_MIN(left, chunk);
-                struct wisp_pbuf *q;
-                /* the transmit budget: the control reserve, the
-                 * guarantee, the progress reserve, the fair share */
-                if (!tcp_tx_may_take(s, pcb->snd_blk, taken, need)) {
-                    goto nomem;
-                }
-                q = wisp_pbuf_alloc(s, WISP_LAYER_RAW, (uint16_t)chunk, WISP_PBUF_RAM);
-                if (q == NULL) {
-                    if (pcb->snd_blk + taken < (uint32_t)WISP_TCP_SND_MIN_BLOCKS) {
-                        tcp_tx_short(s);
-                    }
-                    goto nomem;
-                }
-                if (q->pool == &s->pool[WISP_POOL_PBUF_TX]) {
-                    taken++;
-                }
-                q->len = q->tot_len = (uint16_t)k;
-                wisp_memcpy(q->payload, src + off + at, k);
-                if (g->p == NULL) {
-                    g->p = q;
-                } else {
-                    wisp_pbuf_cat(g->p, q);
-                }
-                at += k;
-                left -= k;
-            }
-            g->flags |= TCP_SEGF_COPY;
-        } else {
-            g->p = wisp_pbuf_alloc_ref(s, src + off, (uint16_t)n, WISP_PBUF_ROM);
-            if (g->p == NULL) {
-                goto nomem;
-            }
-        }
-        off += n;
-        rest -= n;
-    }
-
-    /* 3. Commit. */
-    if (n_tail > 0) {
-        if (copy) {
-            struct wisp_pbuf *lp = tcp_pbuf_last(tail->p);
-            wisp_memcpy(lp->payload + lp->len, src, n_tail);
-            tcp_chain_grow(tail->p, (uint16_t)n_tail);
-        } else {
-            if (tail->p == NULL) {
-                tail->p = tail_ref;
-            } else {
-                wisp_pbuf_cat(tail->p, tail_ref);
-            }
-            tail->flags &= (uint8_t)~TCP_SEGF_COPY;
-        }
-        tail->len = (uint16_t)(tail->len + n_tail);
-        tail->flags &= (uint8_t)~(TCP_SEGF_PSH | TCP_SEGF_MORE);
-    }
-    {
-        uint32_t seq = pcb->snd_lbb + n_tail;
-        for (g = head; g != NULL; g = g->next) {
-            g->seq = seq;
-            seq += g->len;
-            tcp_seg_account(pcb, g);
-        }
-    }
-    if (head != NULL) {
-        if (pcb->sndq_tail == NULL) {
-            pcb->sndq = head;
-        } else {
-            pcb->sndq_tail->next = head;
-        }
-        pcb->sndq_tail = last;
-        if (pcb->sndq_next == NULL) {
-            pcb->sndq_next = head;
-        }
-    }
-    if (pcb->sndq_next == NULL && n_tail > 0) {
-        pcb->sndq_next = tail;
-    }
-    /* RFC 9293 §3.9.1 SEND: PUSH on the last segment of the write unless
-     * more follows. */
-    g = pcb->sndq_tail;
-    g->flags |= (flags & WISP_TCP_WRITE_MORE) ? TCP_SEGF_MORE : TCP_SEGF_PSH;
-    pcb->snd_lbb += len;
-    pcb->snd_queued += len;
+    tcp_write_commit(pcb, &w, flags);
     /* "at the latest when the stack next runs" */
     tcp_timer_set(pcb, TCP_TMR_OUTPUT, 0);
     return WISP_OK;
-
-nomem:
-    while (head != NULL) {
-        g = head->next;
-        tcp_seg_free(s, head);
-        head = g;
-    }
-    wisp_pbuf_free(tail_ref);
-    WISP_CTR_INC(s, TCP_DROP_NOMEM);
-    tcp_mem_wait(pcb);
-    return WISP_ERR_MEM;
 }
 
 uint32_t wisp_tcp_sndbuf(const struct wisp_tcp_pcb *pcb)
@@ -1106,6 +1170,164 @@ wisp_err_t tcp_send_seg(struct wisp_tcp_pcb *pcb, struct wisp_tcp_seg *g, bool r
     return WISP_OK;
 }
 
+/* What one step of the output engine did. */
+enum tcp_out_step {
+    TCP_OUT_NONE = 0,  /* nothing of this kind to send */
+    TCP_OUT_MORE,      /* sent (or re-cut) something: look again */
+    TCP_OUT_STOP       /* blocked (window, cwnd, Nagle, buffers): done */
+};
+
+/* Output of SYN-SENT / SYN-RECEIVED: a SYN or SYN-ACK that never left
+ * (local failure), or the SYN-ACK again for a retransmitted SYN. */
+static void tcp_output_ctl(struct wisp_tcp_pcb *pcb)
+{
+    if ((pcb->flags & TF_CTL_UNSENT) || (pcb->c.state == WISP_TCP_SYN_RCVD && (pcb->flags & TF_ACK_NOW))) {
+        bool unsent = (pcb->flags & TF_CTL_UNSENT) != 0;
+        if (tcp_send_syn(pcb) == WISP_OK && unsent) {
+            /* it left only now: the timers start from here */
+            pcb->rtt_start = wisp_now(pcb->c.stack);
+            tcp_timer_set(pcb, TCP_TMR_RTO, pcb->rto);
+        }
+    }
+}
+
+/* 1. Retransmit the first segment deemed lost (RFC 6675 §4 NextSeg rule
+ * 1; RFC 6582 §3.2; after an RTO, RFC 5681 §3.1 go back from SND.UNA), as
+ * the congestion window allows; a fast retransmission goes out regardless
+ * (RFC 5681 §3.2 step 2). The scan resumes where the last one stopped
+ * (*lost). */
+static enum tcp_out_step tcp_output_rtx(struct wisp_tcp_pcb *pcb, struct wisp_tcp_seg **lost, uint32_t *pipe,
+                                        uint32_t smss)
+{
+    struct wisp_tcp_seg *g;
+    for (; *lost != NULL && *lost != pcb->sndq_next; *lost = (*lost)->next) {
+        if (((*lost)->flags & (TCP_SEGF_LOST | TCP_SEGF_RTXD | TCP_SEGF_SACKED)) == TCP_SEGF_LOST) {
+            break;
+        }
+    }
+    if (*lost == NULL || *lost == pcb->sndq_next) {
+        return TCP_OUT_NONE;
+    }
+    if ((*lost)->len > smss && !tcp_pmtu_recut(pcb, lost)) {
+        /* cut before the path MTU fell (tcp_icmp.c): no buffer
+         * for the pieces now */
+        tcp_timer_set(pcb, TCP_TMR_OUTPUT, TCP_OUTPUT_RETRY_MS);
+        return TCP_OUT_STOP;
+    }
+    g = *lost;
+    if (!(pcb->flags & TF_FORCE_RTX) && *pipe + g->len > pcb->cwnd) {
+        return TCP_OUT_STOP;
+    }
+    pcb->flags &= ~TF_FORCE_RTX;
+    if (tcp_send_seg(pcb, g, true) != WISP_OK) {
+        tcp_timer_set(pcb, TCP_TMR_OUTPUT, TCP_OUTPUT_RETRY_MS);
+        return TCP_OUT_STOP;
+    }
+    *pipe += g->len + ((g->flags & TCP_SEGF_FIN) ? 1u : 0u);
+    return TCP_OUT_MORE;
+}
+
+/* RFC 896 / RFC 1122 §4.2.3.4 (Nagle), in Minshall's variant (as Linux):
+ * a short segment waits while an earlier short segment is
+ * unacknowledged, so the tail of a large write is not held behind full
+ * segments (no stall against the peer's delayed ACK). WISP_TCP_WRITE_MORE
+ * holds it while anything is unacknowledged, even with Nagle off. True
+ * when the short last segment g waits. */
+static bool tcp_nagle_holds(const struct wisp_tcp_pcb *pcb, const struct wisp_tcp_seg *g, uint32_t smss)
+{
+    if (g->len < smss && !(g->flags & TCP_SEGF_FIN) && g->next == NULL) {
+        if ((g->flags & TCP_SEGF_MORE) && pcb->snd_nxt != pcb->snd_una) {
+            return true;
+        }
+        if (!(pcb->flags & TF_NODELAY) && TCP_SEQ_GT(pcb->snd_sml, pcb->snd_una)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* 2. New data, as the send window (with sender SWS avoidance), the
+ * congestion window (with limited transmit) and Nagle allow.
+ * *wnd_blocked: the send window stopped it. */
+static enum tcp_out_step tcp_output_new(struct wisp_tcp_pcb *pcb, uint32_t *pipe, uint32_t smss, bool *wnd_blocked)
+{
+    struct wisp_tcp_seg *g = pcb->sndq_next;
+    int32_t usable;
+    uint32_t cw, cw_room;
+
+    if (g == NULL || (pcb->flags & TF_PERSIST)) {
+        return TCP_OUT_STOP;
+    }
+    if (g->len > smss) {
+        /* written before the MSS was known */
+        if (!tcp_seg_split(pcb, g, smss)) {
+            tcp_timer_set(pcb, TCP_TMR_OUTPUT, TCP_OUTPUT_RETRY_MS);
+            return TCP_OUT_STOP;
+        }
+        return TCP_OUT_MORE;
+    }
+    usable = TCP_SEQ_DIFF(pcb->snd_una + pcb->snd_wnd, g->seq);
+    /* RFC 3042: limited transmit, one new segment per of the first two
+     * duplicate ACKs. */
+    cw = pcb->cwnd;
+    if (!(pcb->flags & TF_RECOVERY) && pcb->dupacks > 0 && pcb->dupacks < TCP_DUPTHRESH) {
+        cw += (uint32_t)pcb->dupacks * smss;
+    }
+    cw_room = cw > *pipe ? cw - *pipe : 0u;
+    if (usable < (int32_t)g->len) {
+        /* RFC 9293 §3.8.6.2.1 (sender SWS avoidance): a part of the
+         * segment only when it is at least half the largest window
+         * the peer offered. */
+        if (usable > 0 && (uint32_t)usable >= pcb->max_snd_wnd / 2u && (uint32_t)usable <= cw_room &&
+            (uint32_t)usable < g->len) {
+            if (!tcp_seg_split(pcb, g, (uint32_t)usable)) {
+                tcp_timer_set(pcb, TCP_TMR_OUTPUT, TCP_OUTPUT_RETRY_MS);
+                return TCP_OUT_STOP;
+            }
+            return TCP_OUT_MORE;
+        }
+        *wnd_blocked = true;
+        return TCP_OUT_STOP;
+    }
+    if (g->len > cw_room) {
+        return TCP_OUT_STOP; /* RFC 5681 §3.1: congestion window full */
+    }
+    if (tcp_nagle_holds(pcb, g, smss)) {
+        return TCP_OUT_STOP;
+    }
+    if (tcp_send_seg(pcb, g, false) != WISP_OK) {
+        tcp_timer_set(pcb, TCP_TMR_OUTPUT, TCP_OUTPUT_RETRY_MS);
+        return TCP_OUT_STOP;
+    }
+    *pipe += g->len + ((g->flags & TCP_SEGF_FIN) ? 1u : 0u);
+    return TCP_OUT_MORE;
+}
+
+/* After the segments: an ACK nothing carried, persist mode for a window
+ * that blocked everything, the timers. */
+static void tcp_output_finish(struct wisp_tcp_pcb *pcb, bool wnd_blocked)
+{
+    if (pcb->flags & TF_ACK_NOW) {
+        (void)tcp_send_ack(pcb); /* nothing carried the ACK */
+    }
+    if (pcb->snd_una == pcb->snd_nxt) {
+        tcp_timer_clear(pcb, TCP_TMR_RTO);
+        if (wnd_blocked && pcb->sndq_next != NULL && !(pcb->flags & TF_PERSIST)) {
+            /* RFC 9293 §3.8.6.1: probe a zero (or useless) window. */
+            pcb->flags |= TF_PERSIST;
+            pcb->persist_backoff = 0;
+            pcb->nrtx = 0;
+            pcb->persist_ms = wisp_now(pcb->c.stack);
+            pcb->persist_next = pcb->persist_ms + WISP_MAX(pcb->rto, (uint32_t)WISP_TCP_RTO_MIN_MS);
+            tcp_timer_set(pcb, TCP_TMR_PERSIST, WISP_MAX(pcb->rto, (uint32_t)WISP_TCP_RTO_MIN_MS));
+        }
+    }
+    if (pcb->starve && !tcp_timer_on(pcb, TCP_TMR_OUTPUT)) {
+        tcp_timer_set(pcb, TCP_TMR_OUTPUT, TCP_STARVE_RETRY_MS << (pcb->starve - 1u));
+    }
+    tcp_timer_update(pcb);
+}
+
 void tcp_output_run(struct wisp_tcp_pcb *pcb)
 {
     struct wisp_tcp_seg *lost;
@@ -1121,14 +1343,7 @@ void tcp_output_run(struct wisp_tcp_pcb *pcb)
     switch (pcb->c.state) {
     case WISP_TCP_SYN_SENT:
     case WISP_TCP_SYN_RCVD:
-        if ((pcb->flags & TF_CTL_UNSENT) || (pcb->c.state == WISP_TCP_SYN_RCVD && (pcb->flags & TF_ACK_NOW))) {
-            bool unsent = (pcb->flags & TF_CTL_UNSENT) != 0;
-            if (tcp_send_syn(pcb) == WISP_OK && unsent) {
-                /* it left only now: the timers start from here */
-                pcb->rtt_start = wisp_now(pcb->c.stack);
-                tcp_timer_set(pcb, TCP_TMR_RTO, pcb->rto);
-            }
-        }
+        tcp_output_ctl(pcb);
         return;
     case WISP_TCP_ESTABLISHED:
     case WISP_TCP_FIN_WAIT_1:
@@ -1159,120 +1374,16 @@ void tcp_output_run(struct wisp_tcp_pcb *pcb)
     }
     for (guard = 0; guard < 2u * WISP_TCP_SEG_COUNT + 8u; guard++) {
         uint32_t smss = tcp_seg_max(pcb);
-        struct wisp_tcp_seg *g;
-        int32_t usable;
-        uint32_t cw, cw_room;
-
-        /* 1. Retransmit the first segment deemed lost (RFC 6675 §4
-         * NextSeg rule 1; RFC 6582 §3.2; after an RTO, RFC 5681 §3.1 go
-         * back from SND.UNA), as the congestion window allows; a fast
-         * retransmission goes out regardless (RFC 5681 §3.2 step 2). The
-         * scan resumes where the last one stopped. */
-        for (; lost != NULL && lost != pcb->sndq_next; lost = lost->next) {
-            if ((lost->flags & (TCP_SEGF_LOST | TCP_SEGF_RTXD | TCP_SEGF_SACKED)) == TCP_SEGF_LOST) {
-                break;
-            }
-        }
-        if (lost != NULL && lost != pcb->sndq_next) {
-            if (lost->len > smss && !tcp_pmtu_recut(pcb, &lost)) {
-                /* cut before the path MTU fell (tcp_icmp.c): no buffer
-                 * for the pieces now */
-                tcp_timer_set(pcb, TCP_TMR_OUTPUT, TCP_OUTPUT_RETRY_MS);
-                break;
-            }
-            g = lost;
-            if (!(pcb->flags & TF_FORCE_RTX) && pipe + g->len > pcb->cwnd) {
-                break;
-            }
+        enum tcp_out_step st = tcp_output_rtx(pcb, &lost, &pipe, smss);
+        if (st == TCP_OUT_NONE) {
             pcb->flags &= ~TF_FORCE_RTX;
-            if (tcp_send_seg(pcb, g, true) != WISP_OK) {
-                tcp_timer_set(pcb, TCP_TMR_OUTPUT, TCP_OUTPUT_RETRY_MS);
-                break;
-            }
-            pipe += g->len + ((g->flags & TCP_SEGF_FIN) ? 1u : 0u);
-            continue;
+            st = tcp_output_new(pcb, &pipe, smss, &wnd_blocked);
         }
-        pcb->flags &= ~TF_FORCE_RTX;
-
-        /* 2. New data. */
-        g = pcb->sndq_next;
-        if (g == NULL || (pcb->flags & TF_PERSIST)) {
+        if (st == TCP_OUT_STOP) {
             break;
         }
-        if (g->len > smss) {
-            /* written before the MSS was known */
-            if (!tcp_seg_split(pcb, g, smss)) {
-                tcp_timer_set(pcb, TCP_TMR_OUTPUT, TCP_OUTPUT_RETRY_MS);
-                break;
-            }
-            continue;
-        }
-        usable = TCP_SEQ_DIFF(pcb->snd_una + pcb->snd_wnd, g->seq);
-        /* RFC 3042: limited transmit, one new segment per of the first two
-         * duplicate ACKs. */
-        cw = pcb->cwnd;
-        if (!(pcb->flags & TF_RECOVERY) && pcb->dupacks > 0 && pcb->dupacks < TCP_DUPTHRESH) {
-            cw += (uint32_t)pcb->dupacks * smss;
-        }
-        cw_room = cw > pipe ? cw - pipe : 0u;
-        if (usable < (int32_t)g->len) {
-            /* RFC 9293 §3.8.6.2.1 (sender SWS avoidance): a part of the
-             * segment only when it is at least half the largest window
-             * the peer offered. */
-            if (usable > 0 && (uint32_t)usable >= pcb->max_snd_wnd / 2u && (uint32_t)usable <= cw_room &&
-                (uint32_t)usable < g->len) {
-                if (!tcp_seg_split(pcb, g, (uint32_t)usable)) {
-                    tcp_timer_set(pcb, TCP_TMR_OUTPUT, TCP_OUTPUT_RETRY_MS);
-                    break;
-                }
-                continue;
-            }
-            wnd_blocked = true;
-            break;
-        }
-        if (g->len > cw_room) {
-            break; /* RFC 5681 §3.1: congestion window full */
-        }
-        if (g->len < smss && !(g->flags & TCP_SEGF_FIN) && g->next == NULL) {
-            /* RFC 896 / RFC 1122 §4.2.3.4 (Nagle), in Minshall's variant
-             * (as Linux): a short segment waits while an earlier short
-             * segment is unacknowledged, so the tail of a large write is
-             * not held behind full segments (no stall against the peer's
-             * delayed ACK). WISP_TCP_WRITE_MORE holds it while anything is
-             * unacknowledged, even with Nagle off. */
-            if ((g->flags & TCP_SEGF_MORE) && pcb->snd_nxt != pcb->snd_una) {
-                break;
-            }
-            if (!(pcb->flags & TF_NODELAY) && TCP_SEQ_GT(pcb->snd_sml, pcb->snd_una)) {
-                break;
-            }
-        }
-        if (tcp_send_seg(pcb, g, false) != WISP_OK) {
-            tcp_timer_set(pcb, TCP_TMR_OUTPUT, TCP_OUTPUT_RETRY_MS);
-            break;
-        }
-        pipe += g->len + ((g->flags & TCP_SEGF_FIN) ? 1u : 0u);
     }
-
-    if (pcb->flags & TF_ACK_NOW) {
-        (void)tcp_send_ack(pcb); /* nothing carried the ACK */
-    }
-    if (pcb->snd_una == pcb->snd_nxt) {
-        tcp_timer_clear(pcb, TCP_TMR_RTO);
-        if (wnd_blocked && pcb->sndq_next != NULL && !(pcb->flags & TF_PERSIST)) {
-            /* RFC 9293 §3.8.6.1: probe a zero (or useless) window. */
-            pcb->flags |= TF_PERSIST;
-            pcb->persist_backoff = 0;
-            pcb->nrtx = 0;
-            pcb->persist_ms = wisp_now(pcb->c.stack);
-            pcb->persist_next = pcb->persist_ms + WISP_MAX(pcb->rto, (uint32_t)WISP_TCP_RTO_MIN_MS);
-            tcp_timer_set(pcb, TCP_TMR_PERSIST, WISP_MAX(pcb->rto, (uint32_t)WISP_TCP_RTO_MIN_MS));
-        }
-    }
-    if (pcb->starve && !tcp_timer_on(pcb, TCP_TMR_OUTPUT)) {
-        tcp_timer_set(pcb, TCP_TMR_OUTPUT, TCP_STARVE_RETRY_MS << (pcb->starve - 1u));
-    }
-    tcp_timer_update(pcb);
+    tcp_output_finish(pcb, wnd_blocked);
 }
 
 void tcp_output_soon(struct wisp_tcp_pcb *pcb)

@@ -749,12 +749,110 @@ bool tcp_synq_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_
     return true;
 }
 
+/* RFC 9293 §3.10.7.2 LISTEN, second: an ACK -- a SYN cookie (RFC 4987
+ * §3.6) makes the connection, else a RST <SEQ=SEG.ACK>. Consumes p. */
+static void tcp_listen_ack(struct wisp_stack *s, struct wisp_tcp_listen *l, struct wisp_pbuf *p, struct tcp_in *in,
+                           const struct tcp_tuple *t)
+{
+    uint16_t mss;
+    uint32_t ts_off;
+    if (!(in->flags & TCP_SYN) && tcp_cookie_check(s, t, in->ack - 1u, in->seq - 1u, &mss, &ts_off)) {
+        uint8_t ws = 0xffu;
+        struct wisp_tcp_pcb *pcb;
+        bool sack = false, ts = false;
+        uint16_t wnd, blk;
+        if (in->opt.ts && WISP_TCP_TIMESTAMPS) {
+            /* our cookie TSval comes back in TSecr: 4 bits window
+             * scale (15 = none), 1 bit SACK-permitted */
+            ts = true;
+            ws = (uint8_t)(in->opt.tsecr & 0x0fu);
+            if (ws == 0x0fu) {
+                ws = 0xffu;
+            }
+            sack = (in->opt.tsecr & 0x10u) != 0;
+        }
+        WISP_CTR_INC(s, TCP_COOKIE_OK);
+        /* The cookie's SYN-ACK window was not kept (no state): what
+         * the budget allows now is promised; data beyond it (when it
+         * offered more) is dropped and resent. */
+        wnd = tcp_synack_wnd(s, tcp_mss_for(s, &t->rip), &blk);
+        pcb = tcp_passive_pcb(s, l, t, in->ack - 1u, in->seq - 1u, mss, ws, sack, ts, in->opt.tsval, wnd, ts_off);
+        if (pcb == NULL) {
+            WISP_CTR_INC(s, TCP_LISTEN_OVERFLOW);
+            tcp_rst_reply(s, in);
+            wisp_pbuf_free(p);
+            return;
+        }
+        tcp_accept_and_process(s, l, pcb, p, in);
+        return;
+    }
+    if (s->tcp.cookie_used && !wisp_time_before(s->tcp.cookie_last + 2u * TCP_COOKIE_PERIOD_MS, wisp_now(s))) {
+        WISP_CTR_INC(s, TCP_COOKIE_BAD);
+    }
+    WISP_CTR_INC(s, TCP_DROP_BADACK);
+    tcp_rst_reply(s, in);
+    wisp_pbuf_free(p);
+}
+
+/* A SYN for l with room in its backlog and the SYN queue: entry e
+ * remembers the embryo, its SYN-ACK goes out. */
+static void tcp_synq_add(struct wisp_stack *s, struct wisp_tcp_listen *l, struct wisp_tcp_syn *e,
+                         const struct tcp_in *in, const struct tcp_tuple *t, bool sack, bool ts)
+{
+    uint16_t blk;
+    memset(e, 0, sizeof(*e));
+    e->lpcb = l;
+    l->synq_n++;
+    e->local_ip = t->lip;
+    e->remote_ip = t->rip;
+    e->local_port = t->lport;
+    e->remote_port = t->rport;
+    e->irs = in->seq;
+    e->iss = tcp_isn(s, t);
+    e->peer_mss = in->opt.mss;
+    e->peer_wscale = WISP_TCP_WND_SCALE ? in->opt.ws : 0xffu;
+    e->opts = (uint8_t)((sack ? TCP_SYNO_SACK : 0u) | (ts ? TCP_SYNO_TS : 0u));
+    e->ts_recent = in->opt.tsval;
+    e->wnd = tcp_synack_wnd(s, tcp_mss_for(s, &t->rip), &blk); /* kept for its retransmissions */
+    tcp_hlink(s->tcp.synq_head, s->tcp.synq_next, tcp_synq_bucket(s, e), (unsigned)(e - s->tcp.synq));
+    tcp_synq_send(s, e);
+    tcp_synq_arm(s);
+}
+
+/* RFC 4987 §3.6: no room -- answer the SYN statelessly with a cookie.
+ * Without timestamps the cookie cannot carry window scaling or SACK, so
+ * the SYN-ACK offers neither. */
+static void tcp_synq_cookie(struct wisp_stack *s, const struct wisp_tcp_listen *l, const struct tcp_in *in,
+                            const struct tcp_tuple *t, bool sack, bool ts)
+{
+    uint16_t mss = in->opt.mss != 0 ? in->opt.mss : (uint16_t)TCP_DEFAULT_MSS;
+    uint16_t ours = tcp_mss_for(s, &t->rip); /* one route lookup */
+    uint8_t ws = (ts && WISP_TCP_WND_SCALE) ? in->opt.ws : 0xffu;
+    uint32_t cookie, ts_off;
+    uint16_t blk;
+    int bits = -1;
+    if (ts) {
+        bits = (int)((ws == 0xffu ? 0x0fu : (ws & 0x0fu)) | (sack ? 0x10u : 0u));
+    } else {
+        sack = false;
+    }
+    WISP_CTR_INC(s, TCP_SYNQ_FULL);
+    WISP_CTR_INC(s, TCP_COOKIE_SENT);
+    s->tcp.cookie_used = 1;
+    s->tcp.cookie_last = wisp_now(s);
+    mss = (uint16_t)WISP_MIN(mss, ours);
+    cookie = tcp_cookie_make(s, t, in->seq, mss, &ts_off);
+    (void)tcp_send_synack(s, t, cookie, in->seq, ws, sack, ts, in->opt.tsval, bits, tcp_synack_wnd(s, ours, &blk),
+                          ours, ts_off, l->c.tos, l->c.ttl);
+}
+
 bool tcp_listen_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_in *cin)
 {
     struct wisp_tcp_listen *l = tcp_find_listener(s, cin);
     struct tcp_in in = *cin;
     struct tcp_tuple t;
-    bool ts, sack;
+    struct wisp_tcp_syn *e = NULL;
+    unsigned i;
 
     if (l == NULL) {
         return false;
@@ -766,47 +864,9 @@ bool tcp_listen_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tc
         wisp_pbuf_free(p);
         return true;
     }
-    /* second: an ACK -- a SYN cookie, else a RST <SEQ=SEG.ACK>. */
+    /* second: an ACK */
     if (in.flags & TCP_ACK) {
-        uint16_t mss;
-        uint32_t ts_off;
-        if (!(in.flags & TCP_SYN) && tcp_cookie_check(s, &t, in.ack - 1u, in.seq - 1u, &mss, &ts_off)) {
-            uint8_t ws = 0xffu;
-            struct wisp_tcp_pcb *pcb;
-            sack = false;
-            ts = false;
-            if (in.opt.ts && WISP_TCP_TIMESTAMPS) {
-                /* our cookie TSval comes back in TSecr: 4 bits window
-                 * scale (15 = none), 1 bit SACK-permitted */
-                ts = true;
-                ws = (uint8_t)(in.opt.tsecr & 0x0fu);
-                if (ws == 0x0fu) {
-                    ws = 0xffu;
-                }
-                sack = (in.opt.tsecr & 0x10u) != 0;
-            }
-            uint16_t wnd, blk;
-            WISP_CTR_INC(s, TCP_COOKIE_OK);
-            /* The cookie's SYN-ACK window was not kept (no state): what
-             * the budget allows now is promised; data beyond it (when it
-             * offered more) is dropped and resent. */
-            wnd = tcp_synack_wnd(s, tcp_mss_for(s, &t.rip), &blk);
-            pcb = tcp_passive_pcb(s, l, &t, in.ack - 1u, in.seq - 1u, mss, ws, sack, ts, in.opt.tsval, wnd, ts_off);
-            if (pcb == NULL) {
-                WISP_CTR_INC(s, TCP_LISTEN_OVERFLOW);
-                tcp_rst_reply(s, &in);
-                wisp_pbuf_free(p);
-                return true;
-            }
-            tcp_accept_and_process(s, l, pcb, p, &in);
-            return true;
-        }
-        if (s->tcp.cookie_used && !wisp_time_before(s->tcp.cookie_last + 2u * TCP_COOKIE_PERIOD_MS, wisp_now(s))) {
-            WISP_CTR_INC(s, TCP_COOKIE_BAD);
-        }
-        WISP_CTR_INC(s, TCP_DROP_BADACK);
-        tcp_rst_reply(s, &in);
-        wisp_pbuf_free(p);
+        tcp_listen_ack(s, l, p, &in, &t);
         return true;
     }
     if (!(in.flags & TCP_SYN)) {
@@ -814,62 +874,20 @@ bool tcp_listen_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tc
         wisp_pbuf_free(p);
         return true;
     }
-    /* third: a SYN. */
-    sack = in.opt.sack_ok && WISP_TCP_SACK;
-    ts = in.opt.ts && WISP_TCP_TIMESTAMPS;
-    {
-        struct wisp_tcp_syn *e = NULL;
-        uint16_t blk;
-        unsigned i;
-        if (l->synq_n < l->backlog) {
-            for (i = 0; i < WISP_TCP_SYNQ_COUNT; i++) {
-                if (s->tcp.synq[i].lpcb == NULL) {
-                    e = &s->tcp.synq[i];
-                    break;
-                }
+    /* third: a SYN -- an entry in the SYN queue within the backlog, else
+     * a cookie. */
+    if (l->synq_n < l->backlog) {
+        for (i = 0; i < WISP_TCP_SYNQ_COUNT; i++) {
+            if (s->tcp.synq[i].lpcb == NULL) {
+                e = &s->tcp.synq[i];
+                break;
             }
         }
-        if (e != NULL) {
-            memset(e, 0, sizeof(*e));
-            e->lpcb = l;
-            l->synq_n++;
-            e->local_ip = t.lip;
-            e->remote_ip = t.rip;
-            e->local_port = t.lport;
-            e->remote_port = t.rport;
-            e->irs = in.seq;
-            e->iss = tcp_isn(s, &t);
-            e->peer_mss = in.opt.mss;
-            e->peer_wscale = WISP_TCP_WND_SCALE ? in.opt.ws : 0xffu;
-            e->opts = (uint8_t)((sack ? TCP_SYNO_SACK : 0u) | (ts ? TCP_SYNO_TS : 0u));
-            e->ts_recent = in.opt.tsval;
-            e->wnd = tcp_synack_wnd(s, tcp_mss_for(s, &t.rip), &blk); /* kept for its retransmissions */
-            tcp_hlink(s->tcp.synq_head, s->tcp.synq_next, tcp_synq_bucket(s, e), (unsigned)(e - s->tcp.synq));
-            tcp_synq_send(s, e);
-            tcp_synq_arm(s);
-        } else {
-            /* RFC 4987 §3.6: no room -- answer statelessly with a cookie.
-             * Without timestamps the cookie cannot carry window scaling
-             * or SACK, so the SYN-ACK offers neither. */
-            uint16_t mss = in.opt.mss != 0 ? in.opt.mss : (uint16_t)TCP_DEFAULT_MSS;
-            uint16_t ours = tcp_mss_for(s, &t.rip); /* one route lookup */
-            uint8_t ws = (ts && WISP_TCP_WND_SCALE) ? in.opt.ws : 0xffu;
-            uint32_t cookie, ts_off;
-            int bits = -1;
-            if (ts) {
-                bits = (int)((ws == 0xffu ? 0x0fu : (ws & 0x0fu)) | (sack ? 0x10u : 0u));
-            } else {
-                sack = false;
-            }
-            WISP_CTR_INC(s, TCP_SYNQ_FULL);
-            WISP_CTR_INC(s, TCP_COOKIE_SENT);
-            s->tcp.cookie_used = 1;
-            s->tcp.cookie_last = wisp_now(s);
-            mss = (uint16_t)WISP_MIN(mss, ours);
-            cookie = tcp_cookie_make(s, &t, in.seq, mss, &ts_off);
-            (void)tcp_send_synack(s, &t, cookie, in.seq, ws, sack, ts, in.opt.tsval, bits,
-                                  tcp_synack_wnd(s, ours, &blk), ours, ts_off, l->c.tos, l->c.ttl);
-        }
+    }
+    if (e != NULL) {
+        tcp_synq_add(s, l, e, &in, &t, in.opt.sack_ok && WISP_TCP_SACK, in.opt.ts && WISP_TCP_TIMESTAMPS);
+    } else {
+        tcp_synq_cookie(s, l, &in, &t, in.opt.sack_ok && WISP_TCP_SACK, in.opt.ts && WISP_TCP_TIMESTAMPS);
     }
     wisp_pbuf_free(p); /* data on a SYN is not kept (the peer resends it) */
     return true;
