@@ -239,7 +239,10 @@ enum wisp_tcp_cc {
 };
 /** Choose the congestion control of a connection (any state; on a
  *  synchronized connection the new algorithm starts from the current cwnd
- *  and ssthresh). WISP_ERR_VAL when the algorithm is not compiled in. */
+ *  and ssthresh; on a listener: of the connections it accepts, which
+ *  otherwise take the listener's algorithm at wisp_tcp_listen time, i.e.
+ *  WISP_TCP_CC_DEFAULT unless set before). WISP_ERR_VAL when the
+ *  algorithm is not compiled in. */
 wisp_err_t wisp_tcp_set_cc(struct wisp_tcp_pcb *pcb, unsigned algo);
 /** The connection's algorithm (enum wisp_tcp_cc). */
 unsigned wisp_tcp_get_cc(const struct wisp_tcp_pcb *pcb);
@@ -315,7 +318,7 @@ struct wisp_tcp_seg {
 struct wisp_tcp_common {
     struct wisp_stack *stack;
     void *arg;                    /**< callback argument */
-    wisp_ip4_t local_ip;          /**< network order, 0 = any */
+    wisp_ipaddr_t local_ip;       /**< any = all local addresses (unbound / wildcard) */
     uint16_t local_port;          /**< 0 = not bound */
     uint8_t state;                /**< enum wisp_tcp_state */
     uint8_t tos;                  /**< IP TOS (DSCP << 2) */
@@ -329,6 +332,7 @@ struct wisp_tcp_listen {
     wisp_tcp_accept_fn accept;
     uint8_t backlog;              /**< SYN-queue entries this listener may hold */
     uint8_t synq_n;               /**< entries it holds now */
+    uint8_t cc_algo;              /**< enum wisp_tcp_cc of the connections it accepts */
 };
 
 /** An out-of-order received segment (data only, header hidden). */
@@ -368,7 +372,7 @@ union wisp_tcp_cc_state {
 struct wisp_tcp_pcb {
     struct wisp_tcp_common c;     /**< must be first */
     struct wisp_tcp_pcb *next;
-    wisp_ip4_t remote_ip;
+    wisp_ipaddr_t remote_ip;
     uint16_t remote_port;
     uint16_t mss;                 /**< effective send MSS (RFC 6691: options excluded) */
     uint32_t flags;               /**< TF_* (tcp_priv.h) */
@@ -456,7 +460,7 @@ struct wisp_tcp_pcb {
 
 /** A compact TIME-WAIT record (RFC 9293 §3.6.1). local_port 0 = free. */
 struct wisp_tcp_tw {
-    wisp_ip4_t local_ip, remote_ip;
+    wisp_ipaddr_t local_ip, remote_ip;
     uint16_t local_port, remote_port;
     uint32_t snd_nxt, rcv_nxt;
     uint32_t ts_recent, ts_off;
@@ -471,7 +475,7 @@ struct wisp_tcp_tw {
 /** An embryonic connection in the SYN queue (SYN received, SYN-ACK sent). */
 struct wisp_tcp_syn {
     struct wisp_tcp_listen *lpcb; /**< NULL = free */
-    wisp_ip4_t local_ip, remote_ip;
+    wisp_ipaddr_t local_ip, remote_ip;
     uint16_t local_port, remote_port;
     uint32_t iss, irs, ts_recent;
     uint32_t due;                 /**< next SYN-ACK retransmission (ms) */

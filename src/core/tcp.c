@@ -90,8 +90,8 @@ uint64_t tcp_siphash24(const uint32_t key[4], const uint8_t *m, size_t len)
 static uint32_t tcp_hash(struct wisp_stack *s, const struct tcp_tuple *t, uint8_t domain, uint32_t x, uint32_t y)
 {
     uint8_t m[21];
-    wisp_ip4_wr(m, t->lip);
-    wisp_ip4_wr(m + 4, t->rip);
+    wisp_ip4_wr(m, wisp_ipaddr_ip4(&t->lip)); /* IPv4 only: IPv6 extends */
+    wisp_ip4_wr(m + 4, wisp_ipaddr_ip4(&t->rip));
     wisp_wr16(m + 8, t->lport);
     wisp_wr16(m + 10, t->rport);
     m[12] = domain;
@@ -327,20 +327,21 @@ uint8_t tcp_rcv_wscale_ours(void)
 }
 
 /* The interface that carries traffic to dst (ours when dst is local). */
-static struct wisp_netif *tcp_route(struct wisp_stack *s, wisp_ip4_t dst)
+static struct wisp_netif *tcp_route(struct wisp_stack *s, const wisp_ipaddr_t *dst)
 {
     struct wisp_netif *nif;
     for (nif = s->netifs; nif != NULL; nif = nif->next) {
-        if (nif->ip4 != WISP_IP4_ANY && nif->ip4 == dst) {
+        /* IPv4 only: IPv6 extends */
+        if (wisp_ipaddr_is4(dst) && nif->ip4 != WISP_IP4_ANY && nif->ip4 == wisp_ipaddr_ip4(dst)) {
             return nif;
         }
     }
-    return wisp_ip4_route(s, dst);
+    return wisp_ip_route(s, dst);
 }
 
 /* RFC 9293 §3.7.1 / RFC 6691: the MSS we announce = MTU - 40, at most
  * WISP_TCP_MSS. */
-uint16_t tcp_mss_for(struct wisp_stack *s, wisp_ip4_t dst)
+uint16_t tcp_mss_for(struct wisp_stack *s, const wisp_ipaddr_t *dst)
 {
     struct wisp_netif *nif = tcp_route(s, dst);
     uint32_t m = WISP_TCP_MSS;
@@ -355,6 +356,9 @@ void tcp_new_defaults(struct wisp_stack *s, struct wisp_tcp_pcb *pcb)
     memset(pcb, 0, sizeof(*pcb));
     pcb->c.stack = s;
     pcb->c.state = WISP_TCP_CLOSED;
+    pcb->c.local_ip = wisp_ipaddr_any4(); /* IPv4 only: IPv6 extends (bind and connect set the family) */
+    pcb->remote_ip = wisp_ipaddr_any4();
+    pcb->cc_algo = (uint8_t)WISP_TCP_CC_DEFAULT;
     pcb->mss = TCP_DEFAULT_MSS;
     pcb->rto = WISP_TCP_RTO_INIT_MS;
     pcb->rcv_wnd = WISP_TCP_WND;
@@ -448,13 +452,13 @@ void tcp_pcb_kill(struct wisp_tcp_pcb *pcb, wisp_err_t err)
 
 /* ------------------------------------------------------------ ports */
 
-static bool tcp_port_taken(const struct wisp_stack *s, const struct wisp_tcp_pcb *self, wisp_ip4_t ip,
+static bool tcp_port_taken(const struct wisp_stack *s, const struct wisp_tcp_pcb *self, const wisp_ipaddr_t *ip,
                            uint16_t port)
 {
     const struct wisp_tcp_pcb *q;
     const struct wisp_tcp_listen *l;
     for (l = s->tcp.listens; l != NULL; l = l->next) {
-        if (l->c.local_port == port && (l->c.local_ip == WISP_IP4_ANY || ip == WISP_IP4_ANY || l->c.local_ip == ip)) {
+        if (l->c.local_port == port && (wisp_ipaddr_is_any(ip) || tcp_ip_covers(&l->c.local_ip, ip))) {
             return true;
         }
     }
@@ -462,7 +466,7 @@ static bool tcp_port_taken(const struct wisp_stack *s, const struct wisp_tcp_pcb
         if (q == self || q->c.local_port != port || (q->flags & TF_CLOSED)) {
             continue;
         }
-        if (q->c.local_ip == WISP_IP4_ANY || ip == WISP_IP4_ANY || q->c.local_ip == ip) {
+        if (wisp_ipaddr_is_any(ip) || tcp_ip_covers(&q->c.local_ip, ip)) {
             return true;
         }
     }
@@ -504,8 +508,10 @@ static bool tcp_port_free(struct wisp_stack *s, uint16_t port, const void *ctx)
  * not (bind); at most one pass. 0 when every port is in use. */
 static uint16_t tcp_ephemeral_port(struct wisp_stack *s, const struct tcp_tuple *t)
 {
-    return wisp_port_select(s, WISP_IP4_PROTO_TCP, t != NULL ? t->lip : WISP_IP4_ANY,
-                            t != NULL ? t->rip : WISP_IP4_ANY, t != NULL ? t->rport : 0u, tcp_port_free, NULL);
+    /* IPv4 only: IPv6 extends (wisp_port_select hashes IPv4 addresses) */
+    return wisp_port_select(s, WISP_IP4_PROTO_TCP, t != NULL ? wisp_ipaddr_ip4(&t->lip) : WISP_IP4_ANY,
+                            t != NULL ? wisp_ipaddr_ip4(&t->rip) : WISP_IP4_ANY, t != NULL ? t->rport : 0u,
+                            tcp_port_free, NULL);
 }
 
 /* A connection or TIME-WAIT record with exactly this 4-tuple exists. */
@@ -515,13 +521,14 @@ static bool tcp_tuple_used(const struct wisp_stack *s, const struct wisp_tcp_pcb
     unsigned i;
     for (q = s->tcp.pcbs; q != NULL; q = q->next) {
         if (q != self && q->c.state != WISP_TCP_CLOSED && q->c.local_port == t->lport && q->remote_port == t->rport &&
-            q->c.local_ip == t->lip && q->remote_ip == t->rip) {
+            wisp_ipaddr_eq(&q->c.local_ip, &t->lip) && wisp_ipaddr_eq(&q->remote_ip, &t->rip)) {
             return true;
         }
     }
     for (i = 0; i < WISP_TCP_TW_COUNT; i++) {
         const struct wisp_tcp_tw *w = &s->tcp.tw[i];
-        if (w->local_port == t->lport && w->remote_port == t->rport && w->local_ip == t->lip && w->remote_ip == t->rip) {
+        if (w->local_port == t->lport && w->remote_port == t->rport && wisp_ipaddr_eq(&w->local_ip, &t->lip) &&
+            wisp_ipaddr_eq(&w->remote_ip, &t->rip)) {
             return true;
         }
     }
@@ -539,7 +546,7 @@ void wisp_tcp_arg(struct wisp_tcp_pcb *pcb, void *arg)
 wisp_err_t wisp_tcp_bind(struct wisp_tcp_pcb *pcb, const wisp_ipaddr_t *ip, uint16_t port)
 {
     struct wisp_stack *s;
-    wisp_ip4_t a = WISP_IP4_ANY;
+    wisp_ipaddr_t a = wisp_ipaddr_any4(); /* IPv4 only: IPv6 extends (the unbound family) */
 
     WISP_CORE_ASSERT_OWNER(tcp_stack_of(pcb));
     if (pcb == NULL || tcp_is_listen(pcb)) {
@@ -549,12 +556,12 @@ wisp_err_t wisp_tcp_bind(struct wisp_tcp_pcb *pcb, const wisp_ipaddr_t *ip, uint
     if (pcb->c.state != WISP_TCP_CLOSED || pcb->c.local_port != 0) {
         return WISP_ERR_VAL;
     }
-    if (ip != NULL && ip->family != WISP_AF_NONE) {
-        if (ip->family != WISP_AF_INET4) {
-            return WISP_ERR_VAL;
+    if (ip != NULL && wisp_ipaddr_family(ip) != WISP_AF_NONE) {
+        if (!wisp_ipaddr_is4(ip)) {
+            return WISP_ERR_VAL; /* IPv4 only: IPv6 extends */
         }
-        a = ip->u.ip4;
-        if (a != WISP_IP4_ANY && !wisp_ip4_is_local(s, a) && !wisp_ip4_is_loopback(a)) {
+        a = *ip;
+        if (!wisp_ipaddr_is_any(&a) && !wisp_ip_is_local(s, &a) && !wisp_ip4_is_loopback(wisp_ipaddr_ip4(&a))) {
             return WISP_ERR_VAL; /* not one of our addresses */
         }
     }
@@ -563,7 +570,7 @@ wisp_err_t wisp_tcp_bind(struct wisp_tcp_pcb *pcb, const wisp_ipaddr_t *ip, uint
         if (port == 0) {
             return WISP_ERR_USE;
         }
-    } else if (tcp_port_taken(s, pcb, a, port)) {
+    } else if (tcp_port_taken(s, pcb, &a, port)) {
         return WISP_ERR_USE;
     }
     pcb->c.local_ip = a;
@@ -597,6 +604,7 @@ struct wisp_tcp_pcb *wisp_tcp_listen(struct wisp_tcp_pcb *pcb, uint8_t backlog, 
     memset(l, 0, sizeof(*l));
     l->c = pcb->c;
     l->c.state = WISP_TCP_LISTEN;
+    l->cc_algo = pcb->cc_algo; /* passed on to the connections it accepts */
     l->backlog = backlog == 0 ? 1u : backlog;
     tcp_pcb_release(pcb); /* lwIP tcp_listen semantics: the PCB passed in is freed */
     l->next = s->tcp.listens;
@@ -660,15 +668,16 @@ wisp_err_t wisp_tcp_connect(struct wisp_tcp_pcb *pcb, const wisp_ipaddr_t *ip, u
     if (pcb->c.state != WISP_TCP_CLOSED) {
         return WISP_ERR_ISCONN;
     }
-    if (ip == NULL || ip->family != WISP_AF_INET4 || ip->u.ip4 == WISP_IP4_ANY || port == 0) {
-        return WISP_ERR_VAL;
+    if (ip == NULL || !wisp_ipaddr_is4(ip) || wisp_ipaddr_is_any(ip) || port == 0) {
+        return WISP_ERR_VAL; /* IPv4 only: IPv6 extends */
     }
-    dst = ip->u.ip4;
-    /* RFC 1122 §4.2.3.10: no connections to broadcast or multicast. */
+    dst = wisp_ipaddr_ip4(ip);
+    /* RFC 1122 §4.2.3.10: no connections to broadcast or multicast.
+     * IPv4 only: IPv6 extends */
     if (dst == WISP_IP4_BCAST || wisp_ip4_is_multicast(dst)) {
         return WISP_ERR_VAL;
     }
-    nif = tcp_route(s, dst);
+    nif = tcp_route(s, ip);
     if (nif == NULL) {
         return WISP_ERR_RTE;
     }
@@ -676,15 +685,15 @@ wisp_err_t wisp_tcp_connect(struct wisp_tcp_pcb *pcb, const wisp_ipaddr_t *ip, u
         return WISP_ERR_VAL;
     }
     t.lip = pcb->c.local_ip;
-    if (t.lip == WISP_IP4_ANY) {
+    if (wisp_ipaddr_is_any(&t.lip)) {
         /* RFC 1122 §4.2.3.7 / §3.3.4.3: the address of the interface the
          * route leaves by, fixed for the life of the connection. */
-        t.lip = wisp_ip4_is_loopback(dst) ? dst : nif->ip4;
-        if (t.lip == WISP_IP4_ANY) {
+        wisp_ipaddr_set4(&t.lip, wisp_ip4_is_loopback(dst) ? dst : nif->ip4); /* IPv4 only: IPv6 extends */
+        if (wisp_ipaddr_is_any(&t.lip)) {
             return WISP_ERR_RTE;
         }
     }
-    t.rip = dst;
+    t.rip = *ip;
     t.rport = port;
     if (pcb->c.local_port == 0) {
         unsigned tries;
@@ -724,7 +733,7 @@ wisp_err_t wisp_tcp_connect(struct wisp_tcp_pcb *pcb, const wisp_ipaddr_t *ip, u
     pcb->recover = pcb->iss;
     pcb->rcv_wscale = tcp_rcv_wscale_ours();
     pcb->rcv_wnd = pcb->rcv_buf; /* SO_RCVBUF bounds the SYN's window too */
-    pcb->rcv_blk = tcp_rx_blk(tcp_mss_for(s, dst));
+    pcb->rcv_blk = tcp_rx_blk(tcp_mss_for(s, &t.rip));
     /* The window our SYN offers (RFC 7323 §2.2: unscaled), within the
      * receive budget; it is promised until the connection is synchronized
      * and never taken back. */
@@ -1017,7 +1026,7 @@ void wisp_tcp_local(const struct wisp_tcp_pcb *pcb, wisp_ipaddr_t *ip, uint16_t 
 {
     const struct wisp_tcp_common *c = (const struct wisp_tcp_common *)(const void *)pcb;
     if (ip != NULL) {
-        *ip = wisp_ipaddr4(c->local_ip);
+        *ip = c->local_ip;
     }
     if (port != NULL) {
         *port = c->local_port;
@@ -1029,7 +1038,7 @@ void wisp_tcp_remote(const struct wisp_tcp_pcb *pcb, wisp_ipaddr_t *ip, uint16_t
     const struct wisp_tcp_common *c = (const struct wisp_tcp_common *)(const void *)pcb;
     bool l = c->state == WISP_TCP_LISTEN;
     if (ip != NULL) {
-        *ip = wisp_ipaddr4(l ? WISP_IP4_ANY : pcb->remote_ip);
+        *ip = l ? wisp_ipaddr_any4() : pcb->remote_ip; /* IPv4 only: IPv6 extends (the listener's family) */
     }
     if (port != NULL) {
         *port = l ? 0u : pcb->remote_port;
@@ -1042,8 +1051,10 @@ void wisp_tcp_get_info(const struct wisp_tcp_pcb *pcb, struct wisp_tcp_info *inf
     memset(info, 0, sizeof(*info));
     info->state = c->state;
     if (c->state == WISP_TCP_LISTEN) {
+        info->cc = ((const struct wisp_tcp_listen *)(const void *)pcb)->cc_algo;
         return;
     }
+    info->cc = pcb->cc_algo;
     info->mss = pcb->mss;
     info->snd_wscale = pcb->snd_wscale;
     info->rcv_wscale = pcb->rcv_wscale;
@@ -1124,7 +1135,7 @@ void wisp_tcp_set_user_mss(struct wisp_tcp_pcb *pcb, uint16_t mss)
             pcb->mss_max = pcb->mss; /* a path-MTU raise stays below the user's cap */
         }
         if (pcb->st_bytes_acked == 0u && pcb->snd_nxt - pcb->snd_una <= 1u) {
-            pcb->cwnd = tcp_initial_cwnd(tcp_seg_max(pcb));
+            pcb->cwnd = tcp_initial_cwnd(tcp_seg_max(pcb)); /* tcp_cc.c */
         }
     }
 }
@@ -1137,9 +1148,10 @@ void wisp_tcp_set_user_mss(struct wisp_tcp_pcb *pcb, uint16_t mss)
  * multiplicative mix keyed by hseed (derived from the secret key, so the
  * buckets cannot be aimed at; a collision costs a longer chain, never a
  * wrong match: every candidate is compared in full). */
-static unsigned tcp_bucket(const struct wisp_stack *s, wisp_ip4_t rip, uint16_t rport, uint16_t lport, unsigned nb)
+static unsigned tcp_bucket(const struct wisp_stack *s, const wisp_ipaddr_t *rip, uint16_t rport, uint16_t lport,
+                           unsigned nb)
 {
-    uint32_t h = ((uint32_t)rip ^ s->tcp.hseed) * 0x9e3779b1u;
+    uint32_t h = ((uint32_t)wisp_ipaddr_ip4(rip) ^ s->tcp.hseed) * 0x9e3779b1u; /* IPv4 only: IPv6 extends */
     h ^= ((uint32_t)rport << 16) | lport;
     h *= 0x85ebca6bu;
     h ^= h >> 16;
@@ -1148,12 +1160,12 @@ static unsigned tcp_bucket(const struct wisp_stack *s, wisp_ip4_t rip, uint16_t 
 
 static unsigned tcp_synq_bucket(const struct wisp_stack *s, const struct wisp_tcp_syn *e)
 {
-    return tcp_bucket(s, e->remote_ip, e->remote_port, e->local_port, WISP_TCP_HBUCKETS(WISP_TCP_SYNQ_COUNT));
+    return tcp_bucket(s, &e->remote_ip, e->remote_port, e->local_port, WISP_TCP_HBUCKETS(WISP_TCP_SYNQ_COUNT));
 }
 
 static unsigned tcp_tw_bucket(const struct wisp_stack *s, const struct wisp_tcp_tw *w)
 {
-    return tcp_bucket(s, w->remote_ip, w->remote_port, w->local_port, WISP_TCP_HBUCKETS(WISP_TCP_TW_COUNT));
+    return tcp_bucket(s, &w->remote_ip, w->remote_port, w->local_port, WISP_TCP_HBUCKETS(WISP_TCP_TW_COUNT));
 }
 
 /* Insert entry i at the head of its chain / take it out of its chain. */
@@ -1302,11 +1314,11 @@ bool tcp_tw_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_in
     unsigned i;
     bool ts = false;
 
-    for (i = s->tcp.tw_head[tcp_bucket(s, wisp_ipaddr_ip4(&in->ip->src), in->sport, in->dport, WISP_TCP_HBUCKETS(WISP_TCP_TW_COUNT))];
+    for (i = s->tcp.tw_head[tcp_bucket(s, &in->ip->src, in->sport, in->dport, WISP_TCP_HBUCKETS(WISP_TCP_TW_COUNT))];
          i != TCP_HNONE; i = s->tcp.tw_next[i]) {
         struct wisp_tcp_tw *x = &s->tcp.tw[i];
-        if (x->local_port == in->dport && x->remote_port == in->sport && x->local_ip == wisp_ipaddr_ip4(&in->ip->dst) &&
-            x->remote_ip == wisp_ipaddr_ip4(&in->ip->src)) {
+        if (x->local_port == in->dport && x->remote_port == in->sport && wisp_ipaddr_eq(&x->local_ip, &in->ip->dst) &&
+            wisp_ipaddr_eq(&x->remote_ip, &in->ip->src)) {
             w = x;
             break;
         }
@@ -1503,7 +1515,7 @@ static void tcp_synq_send(struct wisp_stack *s, struct wisp_tcp_syn *e)
     wisp_err_t err;
     tcp_synq_tuple(e, &t);
     err = tcp_send_synack(s, &t, e->iss, e->irs, e->peer_wscale, (e->opts & TCP_SYNO_SACK) != 0,
-                          (e->opts & TCP_SYNO_TS) != 0, e->ts_recent, -1, e->wnd, tcp_mss_for(s, t.rip),
+                          (e->opts & TCP_SYNO_TS) != 0, e->ts_recent, -1, e->wnd, tcp_mss_for(s, &t.rip),
                           tcp_ts_offset(s, &t), e->lpcb->c.tos, e->lpcb->c.ttl);
     if (err == WISP_OK) {
         e->opts = (uint8_t)(e->opts & ~TCP_SYNO_UNSENT);
@@ -1548,10 +1560,10 @@ static struct wisp_tcp_listen *tcp_find_listener(struct wisp_stack *s, const str
         if (l->c.local_port != in->dport) {
             continue;
         }
-        if (l->c.local_ip == wisp_ipaddr_ip4(&in->ip->dst)) {
+        if (wisp_ipaddr_eq(&l->c.local_ip, &in->ip->dst)) {
             return l; /* a specific address beats the wildcard */
         }
-        if (l->c.local_ip == WISP_IP4_ANY) {
+        if (wisp_ipaddr_is_any(&l->c.local_ip)) {
             best = l;
         }
     }
@@ -1560,8 +1572,8 @@ static struct wisp_tcp_listen *tcp_find_listener(struct wisp_stack *s, const str
 
 static void tcp_in_tuple(const struct tcp_in *in, struct tcp_tuple *t)
 {
-    t->lip = wisp_ipaddr_ip4(&in->ip->dst);
-    t->rip = wisp_ipaddr_ip4(&in->ip->src);
+    t->lip = in->ip->dst;
+    t->rip = in->ip->src;
     t->lport = in->dport;
     t->rport = in->sport;
 }
@@ -1578,8 +1590,8 @@ static const uint16_t tcp_cookie_mss[8] = { 216, 536, 1200, 1360, 1400, 1440, 14
 static uint64_t tcp_cookie_hash(struct wisp_stack *s, const struct tcp_tuple *t, uint32_t cnt, uint32_t irs)
 {
     uint8_t m[21];
-    wisp_ip4_wr(m, t->lip);
-    wisp_ip4_wr(m + 4, t->rip);
+    wisp_ip4_wr(m, wisp_ipaddr_ip4(&t->lip)); /* IPv4 only: IPv6 extends */
+    wisp_ip4_wr(m + 4, wisp_ipaddr_ip4(&t->rip));
     wisp_wr16(m + 8, t->lport);
     wisp_wr16(m + 10, t->rport);
     m[12] = 2;
@@ -1642,6 +1654,7 @@ static struct wisp_tcp_pcb *tcp_passive_pcb(struct wisp_stack *s, struct wisp_tc
     pcb->c.arg = l->c.arg;
     pcb->c.tos = l->c.tos;
     pcb->c.ttl = l->c.ttl;
+    pcb->cc_algo = l->cc_algo;
     pcb->c.local_ip = t->lip;
     pcb->c.local_port = t->lport;
     pcb->remote_ip = t->rip;
@@ -1662,7 +1675,7 @@ static struct wisp_tcp_pcb *tcp_passive_pcb(struct wisp_stack *s, struct wisp_tc
     pcb->ts_off = ts_off; /* the clock our SYN-ACK's TSval was read from */
     /* RFC 9293 §3.7.1 / RFC 6691: send MSS = min(peer's MSS option or
      * 536, our MTU - 40). */
-    ours = tcp_mss_for(s, t->rip);
+    ours = tcp_mss_for(s, &t->rip);
     pcb->rcv_blk = tcp_rx_blk(ours);
     pcb->mss = (uint16_t)WISP_MIN(peer_mss != 0 ? peer_mss : TCP_DEFAULT_MSS, ours);
     if (peer_ws != 0xffu && WISP_TCP_WND_SCALE) {
@@ -1732,12 +1745,12 @@ bool tcp_synq_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_
     struct tcp_tuple t;
     unsigned i;
 
-    for (i = s->tcp.synq_head[tcp_bucket(s, wisp_ipaddr_ip4(&in.ip->src), in.sport, in.dport,
+    for (i = s->tcp.synq_head[tcp_bucket(s, &in.ip->src, in.sport, in.dport,
                                          WISP_TCP_HBUCKETS(WISP_TCP_SYNQ_COUNT))];
          i != TCP_HNONE; i = s->tcp.synq_next[i]) {
         struct wisp_tcp_syn *x = &s->tcp.synq[i];
-        if (x->local_port == in.dport && x->remote_port == in.sport && x->local_ip == wisp_ipaddr_ip4(&in.ip->dst) &&
-            x->remote_ip == wisp_ipaddr_ip4(&in.ip->src)) {
+        if (x->local_port == in.dport && x->remote_port == in.sport && wisp_ipaddr_eq(&x->local_ip, &in.ip->dst) &&
+            wisp_ipaddr_eq(&x->remote_ip, &in.ip->src)) {
             e = x;
             break;
         }
@@ -1863,7 +1876,7 @@ bool tcp_listen_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tc
             /* The cookie's SYN-ACK window was not kept (no state): what
              * the budget allows now is promised; data beyond it (when it
              * offered more) is dropped and resent. */
-            wnd = tcp_synack_wnd(s, tcp_mss_for(s, t.rip), &blk);
+            wnd = tcp_synack_wnd(s, tcp_mss_for(s, &t.rip), &blk);
             pcb = tcp_passive_pcb(s, l, &t, in.ack - 1u, in.seq - 1u, mss, ws, sack, ts, in.opt.tsval, wnd, ts_off);
             if (pcb == NULL) {
                 WISP_CTR_INC(s, TCP_LISTEN_OVERFLOW);
@@ -1916,7 +1929,7 @@ bool tcp_listen_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tc
             e->peer_wscale = WISP_TCP_WND_SCALE ? in.opt.ws : 0xffu;
             e->opts = (uint8_t)((sack ? TCP_SYNO_SACK : 0u) | (ts ? TCP_SYNO_TS : 0u));
             e->ts_recent = in.opt.tsval;
-            e->wnd = tcp_synack_wnd(s, tcp_mss_for(s, t.rip), &blk); /* kept for its retransmissions */
+            e->wnd = tcp_synack_wnd(s, tcp_mss_for(s, &t.rip), &blk); /* kept for its retransmissions */
             tcp_hlink(s->tcp.synq_head, s->tcp.synq_next, tcp_synq_bucket(s, e), (unsigned)(e - s->tcp.synq));
             tcp_synq_send(s, e);
             tcp_synq_arm(s);
@@ -1925,7 +1938,7 @@ bool tcp_listen_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tc
              * Without timestamps the cookie cannot carry window scaling
              * or SACK, so the SYN-ACK offers neither. */
             uint16_t mss = in.opt.mss != 0 ? in.opt.mss : (uint16_t)TCP_DEFAULT_MSS;
-            uint16_t ours = tcp_mss_for(s, t.rip); /* one route lookup */
+            uint16_t ours = tcp_mss_for(s, &t.rip); /* one route lookup */
             uint8_t ws = (ts && WISP_TCP_WND_SCALE) ? in.opt.ws : 0xffu;
             uint32_t cookie, ts_off;
             int bits = -1;

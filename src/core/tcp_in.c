@@ -569,7 +569,7 @@ static bool tcp_receive(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, const str
 static void tcp_syn_options(struct wisp_tcp_pcb *pcb, const struct tcp_in *in)
 {
     struct wisp_stack *s = pcb->c.stack;
-    uint16_t ours = tcp_mss_for(s, pcb->remote_ip);
+    uint16_t ours = tcp_mss_for(s, &pcb->remote_ip);
     if (pcb->user_mss != 0u && pcb->user_mss < ours) {
         ours = pcb->user_mss; /* TCP_MAXSEG */
     }
@@ -982,7 +982,7 @@ void wisp_tcp_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp
     }
     /* RFC 9293 §3.1 Checksum (pseudo header + segment); RFC 1122 §4.2.2.7:
      * a bad checksum is discarded. */
-    if (wisp_chksum_add(wisp_chksum_pseudo4(wisp_ipaddr_ip4(&ip->src), wisp_ipaddr_ip4(&ip->dst), WISP_IP4_PROTO_TCP, tot), wisp_pbuf_chksum(p, 0, tot)) !=
+    if (wisp_chksum_add(wisp_ip_chksum_pseudo(&ip->src, &ip->dst, WISP_IP4_PROTO_TCP, tot), wisp_pbuf_chksum(p, 0, tot)) !=
         0xFFFFu) {
         WISP_CTR_INC(s, TCP_DROP_CHKSUM);
         wisp_pbuf_free(p);
@@ -1005,7 +1005,7 @@ void wisp_tcp_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp
     /* connections */
     for (pp = &s->tcp.pcbs; (pcb = *pp) != NULL; pp = &pcb->next) {
         if (pcb->c.state != WISP_TCP_CLOSED && pcb->c.local_port == in.dport && pcb->remote_port == in.sport &&
-            pcb->remote_ip == wisp_ipaddr_ip4(&ip->src) && pcb->c.local_ip == wisp_ipaddr_ip4(&ip->dst)) {
+            wisp_ipaddr_eq(&pcb->remote_ip, &ip->src) && wisp_ipaddr_eq(&pcb->c.local_ip, &ip->dst)) {
             struct wisp_tcp_pcb *prev;
             if (pp != &s->tcp.pcbs) {
                 /* move to the front: the next segment of a busy

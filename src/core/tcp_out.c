@@ -60,6 +60,7 @@
  *    did not take it, it is retransmitted first.
  */
 #include "tcp_priv.h"
+#include "tcp_cc.h"
 
 #if WISP_TCP
 
@@ -67,13 +68,13 @@
 
 /* DF on TCP segments (RFC 1191 §6.4) when path MTU discovery is on, unless
  * the path's MTU was clamped to WISP_PMTU_MIN (tcp_icmp.c). */
-static bool tcp_df(struct wisp_stack *s, wisp_ip4_t dst)
+static bool tcp_df(struct wisp_stack *s, const wisp_ipaddr_t *dst)
 {
     bool nodf = false;
     if (!WISP_PMTU) {
         return false;
     }
-    (void)wisp_pmtu_get(s, dst, &nodf);
+    (void)wisp_pmtu_get(s, wisp_ipaddr_ip4(dst), &nodf); /* IPv4 only: IPv6 extends */
     return !nodf;
 }
 
@@ -87,6 +88,7 @@ wisp_err_t tcp_xmit_raw(struct wisp_stack *s, const struct tcp_tuple *t, uint32_
     uint16_t tlen, sum;
     wisp_err_t err;
 
+    /* IPv4 only: IPv6 extends (its header and datagram limits) */
     if (data != NULL && (uint32_t)data->tot_len + hlen + WISP_IP4_HLEN > WISP_IP4_MAX_LEN) {
         return WISP_ERR_VAL;
     }
@@ -116,9 +118,9 @@ wisp_err_t tcp_xmit_raw(struct wisp_stack *s, const struct tcp_tuple *t, uint32_
     }
     tlen = h->tot_len;
     /* RFC 9293 §3.1 Checksum: pseudo header + header + data. */
-    sum = wisp_chksum_add(wisp_chksum_pseudo4(t->lip, t->rip, WISP_IP4_PROTO_TCP, tlen), wisp_pbuf_chksum(h, 0, tlen));
+    sum = wisp_chksum_add(wisp_ip_chksum_pseudo(&t->lip, &t->rip, WISP_IP4_PROTO_TCP, tlen), wisp_pbuf_chksum(h, 0, tlen));
     wisp_wr16(u + TCP_OFF_CSUM, (uint16_t)~sum);
-    err = wisp_ip4_output(s, h, t->lip, t->rip, ttl, tos, WISP_IP4_PROTO_TCP, tcp_df(s, t->rip));
+    err = wisp_ip_output(s, h, &t->lip, &t->rip, ttl, tos, WISP_IP4_PROTO_TCP, tcp_df(s, &t->rip));
     if (err == WISP_OK) {
         WISP_CTR_INC(s, TCP_TX);
         if (flags & TCP_RST) {
@@ -462,8 +464,8 @@ void tcp_rst_reply(struct wisp_stack *s, const struct tcp_in *in)
     if (in->flags & TCP_RST) {
         return; /* RFC 9293 §3.10.7.1: never a RST in reply to a RST */
     }
-    t.lip = wisp_ipaddr_ip4(&in->ip->dst);
-    t.rip = wisp_ipaddr_ip4(&in->ip->src);
+    t.lip = in->ip->dst;
+    t.rip = in->ip->src;
     t.lport = in->dport;
     t.rport = in->sport;
     if (in->flags & TCP_ACK) {
@@ -489,7 +491,7 @@ wisp_err_t tcp_send_syn(struct wisp_tcp_pcb *pcb)
     struct tcp_tuple t;
     uint8_t opt[TCP_MAX_OPTLEN];
     uint8_t n;
-    uint16_t mss = tcp_mss_for(pcb->c.stack, pcb->remote_ip);
+    uint16_t mss = tcp_mss_for(pcb->c.stack, &pcb->remote_ip);
     wisp_err_t err;
     if (pcb->user_mss != 0u && pcb->user_mss < mss) {
         mss = pcb->user_mss; /* TCP_MAXSEG caps the MSS we announce */
@@ -552,12 +554,6 @@ uint32_t tcp_seg_max(const struct wisp_tcp_pcb *pcb)
         m -= TCP_TS_OPTLEN;
     }
     return m;
-}
-
-/* RFC 6928 §2: IW = min(10*MSS, max(2*MSS, 14600)). */
-uint32_t tcp_initial_cwnd(uint32_t mss)
-{
-    return WISP_MIN(10u * mss, WISP_MAX(2u * mss, 14600u));
 }
 
 static uint32_t tcp_seg_end(const struct wisp_tcp_seg *g)
@@ -1352,9 +1348,7 @@ void tcp_set_established(struct wisp_tcp_pcb *pcb)
         pcb->mss = 64u; /* a floor against absurd peer MSS values */
     }
     tcp_pmtu_init(pcb); /* a path MTU known for the peer (tcp_icmp.c) */
-    pcb->cwnd = tcp_initial_cwnd(tcp_seg_max(pcb));
-    pcb->ssthresh = 0x7fffffffu; /* RFC 5681 §3.1: arbitrarily high */
-    pcb->ca_acked = 0;
+    tcp_cc_init(pcb, wisp_now(pcb->c.stack)); /* initial window, ssthresh (tcp_cc.c) */
     pcb->dupacks = 0;
     pcb->nrtx = 0;
     if (pcb->syn_rtx > 0 && pcb->srtt8 == 0 && pcb->rto < 3000u) {
@@ -1413,7 +1407,7 @@ void tcp_rto_expired(struct wisp_tcp_pcb *pcb)
     /* RFC 5681 §3.1 eq. (4), only for the first timeout of a series
      * (ssthresh is held for retransmissions of a retransmission). */
     if (pcb->nrtx == 1u) {
-        pcb->ssthresh = WISP_MAX(flight / 2u, 2u * smss);
+        pcb->ssthresh = tcp_cc_ssthresh(pcb, flight, true, wisp_now(s));
     }
     pcb->cwnd = smss; /* loss window */
     pcb->ca_acked = 0;
@@ -1681,6 +1675,7 @@ bool tcp_ack_received(struct wisp_tcp_pcb *pcb, const struct tcp_in *in)
                     pcb->cwnd = WISP_MIN(pcb->ssthresh, WISP_MAX(flight, smss) + smss);
                 }
                 pcb->dupacks = 0;
+                tcp_cc_recovered(pcb, now);
             } else if (!(pcb->flags & TF_SACK)) {
                 /* RFC 6582 §3.2 step 5: partial ACK -- retransmit the next
                  * hole, deflate by the data acknowledged, add back one
@@ -1697,25 +1692,8 @@ bool tcp_ack_received(struct wisp_tcp_pcb *pcb, const struct tcp_in *in)
             }
         } else {
             pcb->dupacks = 0;
-            /* The window grows only while it limits the sender (RFC 7661
-             * §4.3 idea, Linux's tcp_is_cwnd_limited): an application- or
-             * receiver-limited flow must not inflate cwnd without bound. */
-            if (pcb->cwnd < pcb->ssthresh) {
-                /* RFC 5681 §3.1 slow start (byte counting, L = 1 SMSS) */
-                if (pcb->cwnd < 2u * flight) {
-                    pcb->cwnd += WISP_MIN(acked, smss);
-                }
-            } else if (flight + smss >= pcb->cwnd) {
-                /* congestion avoidance: one SMSS per window of data */
-                pcb->ca_acked += acked;
-                if (pcb->ca_acked >= pcb->cwnd) {
-                    pcb->ca_acked -= pcb->cwnd;
-                    pcb->cwnd += smss;
-                }
-            }
-            if (pcb->cwnd > 0x40000000u) {
-                pcb->cwnd = 0x40000000u;
-            }
+            /* slow start or the algorithm's congestion avoidance (tcp_cc.c) */
+            tcp_cc_ack(pcb, acked, flight, now);
         }
         /* RFC 6298 §5.2 / §5.3 */
         if (pcb->snd_una == pcb->snd_nxt) {
@@ -1777,7 +1755,7 @@ bool tcp_ack_received(struct wisp_tcp_pcb *pcb, const struct tcp_in *in)
         bool lost = (pcb->flags & TF_SACK) && hole != NULL && (hole->flags & TCP_SEGF_LOST);
         if (hole != NULL && (pcb->dupacks >= TCP_DUPTHRESH || lost)) {
             uint32_t flight = pcb->snd_nxt - pcb->snd_una;
-            pcb->ssthresh = WISP_MAX(flight / 2u, 2u * smss); /* RFC 5681 eq. (4) */
+            pcb->ssthresh = tcp_cc_ssthresh(pcb, flight, false, now); /* RFC 5681 eq. (4), tcp_cc.c */
             pcb->recover = pcb->snd_nxt;
             pcb->flags |= TF_RECOVERY | TF_FORCE_RTX | TF_SCOREBOARD;
             pcb->flags &= ~TF_RTT;

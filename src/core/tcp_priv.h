@@ -173,9 +173,16 @@ struct tcp_in {
 
 /* Endpoints of a segment we send without (or with) a PCB. */
 struct tcp_tuple {
-    wisp_ip4_t lip, rip;
+    wisp_ipaddr_t lip, rip;
     uint16_t lport, rport;
 };
+
+/* A bound address (any = every local address) covers a: the wildcard
+ * or the same address. */
+static inline bool tcp_ip_covers(const wisp_ipaddr_t *bound, const wisp_ipaddr_t *a)
+{
+    return wisp_ipaddr_is_any(bound) || wisp_ipaddr_eq(bound, a);
+}
 
 /* ------------------------------------------------------------ tcp.c */
 struct wisp_tcp_common *tcp_common(struct wisp_tcp_pcb *pcb);
@@ -194,7 +201,7 @@ bool tcp_leave(struct wisp_stack *s, struct wisp_tcp_pcb *pcb, struct wisp_tcp_p
 bool tcp_dead(const struct wisp_tcp_pcb *pcb);
 void tcp_new_defaults(struct wisp_stack *s, struct wisp_tcp_pcb *pcb);
 uint8_t tcp_rcv_wscale_ours(void);
-uint16_t tcp_mss_for(struct wisp_stack *s, wisp_ip4_t dst);
+uint16_t tcp_mss_for(struct wisp_stack *s, const wisp_ipaddr_t *dst);
 uint32_t tcp_isn(struct wisp_stack *s, const struct tcp_tuple *t);
 uint32_t tcp_ts_offset(struct wisp_stack *s, const struct tcp_tuple *t);
 uint64_t tcp_siphash24(const uint32_t key[4], const uint8_t *m, size_t len);
@@ -277,6 +284,8 @@ void tcp_mem_wait(struct wisp_tcp_pcb *pcb);
 void tcp_mem_freed(struct wisp_stack *s);
 void tcp_rtt_sample(struct wisp_tcp_pcb *pcb, uint32_t rtt);
 uint32_t tcp_seg_max(const struct wisp_tcp_pcb *pcb);
+/* --------------------------------------------------------- tcp_cc.c */
+/* RFC 6928 §2 initial window for an SMSS (the rest: tcp_cc.h). */
 uint32_t tcp_initial_cwnd(uint32_t mss);
 /* ------------------------------------------------------- tcp_icmp.c */
 /* Path MTU at establishment: remember the unlimited MSS, apply a cached
