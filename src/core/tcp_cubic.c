@@ -7,7 +7,7 @@
  * far it is cut on a congestion event (§4.6-§4.8).
  *
  * Integer arithmetic only (Cortex-M0 targets have no FPU): windows in
- * bytes, time in ms (the stack's uint32 clock, wrap-safe differences).
+ * bytes, SMSS as the core counts it (tcp_seg_max), time in ms (the stack's uint32 clock, wrap-safe differences).
  * In these units the cubic of §4.2, C * (t - K)^3 segments with C = 0.4
  * segments/s^3, is (t - K)^3 * SMSS / 2.5e9 bytes with t - K in ms; the
  * divisor d = 2.5e9 / SMSS is rounded to an integer (relative error below
@@ -19,6 +19,7 @@
  * alpha_cubic = 3 * (1 - beta) / (1 + beta) = 9/17 (§4.3), fast
  * convergence factor (1 + beta) / 2 = 17/20 (§4.7).
  */
+#include "tcp_priv.h"
 #include "tcp_cc.h"
 
 #include <string.h>
@@ -102,7 +103,7 @@ static void cubic_epoch(struct wisp_tcp_pcb *pcb, uint32_t now, uint32_t d)
 
 static void cubic_cong_avoid(struct wisp_tcp_pcb *pcb, uint32_t acked, uint32_t now)
 {
-    uint32_t mss = pcb->mss, cwnd = pcb->cwnd;
+    uint32_t mss = tcp_seg_max(pcb), cwnd = pcb->cwnd;
     uint32_t rtt = pcb->srtt8 / 8u, d, t, gap;
     uint64_t w, target, inc;
 
@@ -189,7 +190,7 @@ static uint32_t cubic_ssthresh(struct wisp_tcp_pcb *pcb, uint32_t flight, bool r
     pcb->cc.cubic.flags = rto ? TCP_CUBIC_F_RTO : 0u;
     /* §4.6: ssthresh = cwnd * beta_cubic, at least 2 SMSS (RFC 5681 eq. 4) */
     ssthresh = (uint32_t)((uint64_t)cwnd * 7u / 10u);
-    return WISP_MAX(ssthresh, 2u * (uint32_t)pcb->mss);
+    return WISP_MAX(ssthresh, 2u * tcp_seg_max(pcb));
 }
 
 const struct tcp_cc_ops tcp_cc_cubic = {

@@ -418,6 +418,94 @@ static void test_clock_wrap(void **state)
     free(b);
 }
 
+/* ------------------------------------------------ NewReno, dispatch */
+
+/** One round trip of full-sized ACKs through ops (no model). */
+static void ops_round(const struct tcp_cc_ops *ops, struct wisp_tcp_pcb *pcb, uint32_t *now, uint32_t rtt_ms)
+{
+    uint32_t n = pcb->cwnd / pcb->mss, i;
+    for (i = 0; i < (n ? n : 1u); i++) {
+        ops->cong_avoid(pcb, pcb->mss, *now + (uint32_t)((uint64_t)i * rtt_ms / (n ? n : 1u)));
+    }
+    *now += rtt_ms;
+}
+
+/** NewReno's operations (tcp_cc.c): RFC 5681 §3.1, one SMSS per window
+ *  of acknowledged bytes; eq. (4) ssthresh = max(FlightSize / 2, 2 SMSS)
+ *  for a loss and a timeout alike. */
+static void test_newreno_ops(void **state)
+{
+    struct wisp_tcp_pcb *pcb = calloc(1, sizeof(*pcb));
+    uint32_t now = 0;
+    int r;
+    (void)state;
+    assert_non_null(pcb);
+    assert_string_equal(tcp_cc_newreno.name, "reno");
+    assert_string_equal(tcp_cc_cubic.name, "cubic");
+    pcb->mss = 1000;
+    pcb->cwnd = 10000;
+    tcp_cc_newreno.init(pcb, now);
+    for (r = 0; r < 20; r++) {
+        ops_round(&tcp_cc_newreno, pcb, &now, 100);
+        assert_int_equal(pcb->cwnd, 10000u + 1000u * (uint32_t)(r + 1));
+    }
+    assert_int_equal(tcp_cc_newreno.ssthresh(pcb, 30000, false, now), 15000u);
+    assert_int_equal(tcp_cc_newreno.ssthresh(pcb, 30000, true, now), 15000u);
+    assert_int_equal(tcp_cc_newreno.ssthresh(pcb, 2500, false, now), 2000u);
+    free(pcb);
+}
+
+/** After the same loss at 1000 segments on a 100 ms path, CUBIC (cut to
+ *  700) is within 4 % of W_max 5 s later (its concave climb ends at
+ *  K = 9.1 s) where NewReno (cut to 500, one segment per RTT) has regained
+ *  50 of the 500 segments it gave up. */
+static void test_cubic_regains_faster_than_newreno(void **state)
+{
+    struct wisp_tcp_pcb *c = new_pcb(1460, 1000u * 1460u, 100);
+    struct wisp_tcp_pcb *n = new_pcb(1460, 1000u * 1460u, 100);
+    uint32_t nc = 0, nn = 0;
+    int r;
+    (void)state;
+    tcp_cc_newreno.init(n, 0);
+    c->cwnd = tcp_cc_cubic.ssthresh(c, c->cwnd, false, 0);
+    n->cwnd = tcp_cc_newreno.ssthresh(n, n->cwnd, false, 0);
+    assert_int_equal(c->cwnd, 700u * 1460u);
+    assert_int_equal(n->cwnd, 500u * 1460u);
+    for (r = 0; r < 50; r++) {
+        ops_round(&tcp_cc_cubic, c, &nc, 100);
+        ops_round(&tcp_cc_newreno, n, &nn, 100);
+    }
+    assert_true(c->cwnd > 960u * 1460u);
+    assert_true(n->cwnd >= 549u * 1460u && n->cwnd <= 551u * 1460u);
+    free(c);
+    free(n);
+}
+
+/** Through the core's dispatch (tcp_cc_ack): slow start below ssthresh
+ *  leaves CUBIC alone; congestion avoidance reaches it only while cwnd
+ *  limits the sender, so an application-limited flow does not start a
+ *  stage or grow. */
+static void test_cubic_through_dispatch(void **state)
+{
+    struct wisp_tcp_pcb *pcb = new_pcb(1000, 10000, 50);
+    (void)state;
+    pcb->cc_algo = WISP_TCP_CC_CUBIC;
+    pcb->ssthresh = 20000;
+    tcp_cc_ack(pcb, 1000, 10000, 100);           /* slow start */
+    assert_int_equal(pcb->cwnd, 11000u);
+    assert_int_equal(pcb->cc.cubic.flags, 0);
+    pcb->cwnd = 30000;
+    tcp_cc_ack(pcb, 1000, 5000, 200);            /* not cwnd-limited */
+    assert_int_equal(pcb->cwnd, 30000u);
+    assert_int_equal(pcb->cc.cubic.flags, 0);
+    tcp_cc_ack(pcb, 1000, 29500, 300);           /* cwnd-limited: CUBIC */
+    assert_int_not_equal(pcb->cc.cubic.flags, 0);
+    assert_int_equal(pcb->cc.cubic.w_max, 30000u); /* K = 0, W_max = cwnd_epoch (§4.10) */
+    assert_true(pcb->cwnd > 30000u);
+    assert_int_equal(tcp_cc_ssthresh(pcb, 20000, false, 400), (uint32_t)((uint64_t)pcb->cwnd * 7u / 10u));
+    free(pcb);
+}
+
 #endif /* WISP_TCP_CUBIC */
 
 int main(void)
@@ -435,6 +523,9 @@ int main(void)
         cmocka_unit_test(test_no_overflow_1gib),
         cmocka_unit_test(test_idle_not_counted),
         cmocka_unit_test(test_clock_wrap),
+        cmocka_unit_test(test_newreno_ops),
+        cmocka_unit_test(test_cubic_regains_faster_than_newreno),
+        cmocka_unit_test(test_cubic_through_dispatch),
 #endif
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
