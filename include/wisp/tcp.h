@@ -354,13 +354,16 @@ struct wisp_tcp_ooseq {
 union wisp_tcp_cc_state {
     uint32_t none_;
 #if WISP_TCP_CUBIC
-    struct {                      /* RFC 9438 §4 */
-        uint32_t w_max;           /**< W_max, bytes: cwnd before the last reduction */
-        uint32_t k_ms;            /**< K, ms: time to climb back to W_max */
-        uint32_t epoch_ms;        /**< start of the current congestion avoidance stage (0 = none) */
-        uint32_t origin;          /**< W_max of the cubic curve of this stage, bytes */
-        uint32_t w_est;           /**< W_est (Reno-friendly estimate, §4.3), bytes */
-        uint32_t cwnd_prior;      /**< cwnd at the last congestion event (spurious-loss undo) */
+    struct {                      /* RFC 9438 §4 (tcp_cubic.c) */
+        uint32_t w_max;           /**< W_max, bytes (§4.1.2): plateau of the curve of this stage */
+        uint32_t cwnd_prior;      /**< cwnd_prior, bytes (§4.1.2): cwnd at the last congestion event */
+        uint32_t w_est;           /**< W_est, bytes (§4.3): Reno-friendly estimate */
+        uint32_t k_ms;            /**< K, ms (§4.2): time of this stage's curve to reach W_max */
+        uint32_t epoch_ms;        /**< t_epoch, ms (§4.2): start of this stage, idle time excluded */
+        uint32_t last_ms;         /**< last window growth, ms (idle detection, §5.8) */
+        uint32_t est_acc;         /**< W_est growth not yet a whole byte (scaled remainder) */
+        uint32_t cwnd_acc;        /**< cwnd growth not yet a whole byte (remainder) */
+        uint8_t flags;            /**< TCP_CUBIC_F_* (tcp_cubic.c) */
     } cubic;
 #endif
 };

@@ -42,6 +42,8 @@ struct tcp_cc_ops {
 extern const struct tcp_cc_ops tcp_cc_newreno;
 #if WISP_TCP_CUBIC
 extern const struct tcp_cc_ops tcp_cc_cubic;
+/** Floor of the cube root of x (tcp_cubic.c; exposed for its unit test). */
+uint32_t tcp_cubic_cbrt(uint64_t x);
 #endif
 
 /** The operations of pcb's algorithm. */
