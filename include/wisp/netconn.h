@@ -450,6 +450,11 @@ wisp_err_t wisp_netconn_set_bufs(struct wisp_netconn *conn, uint32_t sndbuf, uin
 /** Cap of the TCP MSS (TCP_MAXSEG: wisp_tcp_set_user_mss; 0 = none).
  *  Errors as wisp_netconn_set_bufs. */
 wisp_err_t wisp_netconn_set_maxseg(struct wisp_netconn *conn, uint16_t mss);
+/** Congestion control of a TCP connection (TCP_CONGESTION:
+ *  wisp_tcp_set_cc, enum wisp_tcp_cc; on a listener: for the connections
+ *  it accepts). ERR_OK, ERR_VAL (not TCP, or the algorithm not compiled
+ *  in), ERR_CLSD. */
+wisp_err_t wisp_netconn_set_cc(struct wisp_netconn *conn, unsigned algo);
 /** Statistics of a TCP connection (wisp_tcp_get_info; mss for
  *  TCP_MAXSEG). ERR_OK, ERR_VAL (not TCP), ERR_CONN (a listener),
  *  ERR_CLSD. */

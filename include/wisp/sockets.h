@@ -86,14 +86,15 @@
  * (without it, sendto 255.255.255.255 fails with EACCES; subnet-directed
  * broadcasts are not recognised by the socket layer and are sent),
  * TCP_NODELAY, TCP_KEEPIDLE, TCP_KEEPINTVL, TCP_KEEPCNT, TCP_MAXSEG,
- * TCP_INFO (getsockopt), IP_TOS (the DSCP
+ * TCP_INFO (getsockopt), TCP_CONGESTION, IP_TOS (the DSCP
  * also picks the transmit queue: DSCP >= WISP_EMERG_DSCP_MIN goes to the
  * emergency queue, see netif.h), IP_TTL; fcntl F_GETFL/F_SETFL
  * (O_NONBLOCK); ioctl FIONBIO, FIONREAD; flags MSG_DONTWAIT, MSG_PEEK,
  * MSG_WAITALL, MSG_MORE, MSG_NOSIGNAL (no signals exist: EPIPE is always
  * returned without one), MSG_TRUNC (recv on datagrams). An accepted socket
  * inherits the listener's options (timeouts, keepalive settings,
- * TCP_NODELAY, SO_LINGER, IP_TOS, IP_TTL, SO_SNDBUF, SO_RCVBUF, TCP_MAXSEG),
+ * TCP_NODELAY, SO_LINGER, IP_TOS, IP_TTL, SO_SNDBUF, SO_RCVBUF, TCP_MAXSEG,
+ * TCP_CONGESTION),
  * as on BSD and Linux; not O_NONBLOCK (the SYN-ACK, sent before accept,
  * still carries the stack's default window and MSS). SO_REUSEADDR is accepted and reported but changes nothing:
  * wisp always lets a port held only by TIME-WAIT or closing connections
@@ -236,6 +237,8 @@ struct wisp_pollfd {
 #define WISP_TCPOPT_KEEPINTVL 5         /**< seconds */
 #define WISP_TCPOPT_KEEPCNT 6
 #define WISP_TCPOPT_INFO 11             /**< struct wisp_sock_tcp_info (getsockopt only) */
+#define WISP_TCPOPT_CONGESTION 13       /**< congestion control by name: "reno", "cubic" */
+#define WISP_TCP_CA_NAME_MAX 16         /**< TCP_CONGESTION name buffer (Linux's TCP_CA_NAME_MAX) */
 
 /** TCP_INFO's struct tcp_info: Linux's layout and units up to
  *  tcpi_total_retrans (104 bytes); a shorter optlen gets the first
@@ -427,6 +430,7 @@ struct wisp_sock {
     uint8_t type, nonblock, listening, bound, connecting, established, connect_failed;
     uint8_t rd_eof, rd_shut, wr_shut;
     uint8_t reuseaddr, keepalive, nodelay, linger_on, broadcast, tos, ttl;
+    uint8_t cc;                      /**< TCP_CONGESTION, enum wisp_tcp_cc */
 };
 
 /** The socket table: descriptors WISP_SOCKET_OFFSET ..
@@ -566,6 +570,12 @@ int wisp_getpeername(int s, struct wisp_sockaddr *name, wisp_socklen_t *namelen)
  *  - TCP_KEEPIDLE / TCP_KEEPINTVL seconds 1..32767, TCP_KEEPCNT 1..127,
  *    else EINVAL (Linux's MAX_TCP_KEEPIDLE / KEEPINTVL / KEEPCNT).
  *  - TCP_INFO (getsockopt only): struct wisp_sock_tcp_info.
+ *  - TCP_CONGESTION: the congestion control of the connection by name
+ *    ("reno": NewReno, "cubic": CUBIC RFC 9438 when WISP_TCP_CUBIC),
+ *    optval a string of optlen bytes (a NUL may end it earlier); an
+ *    unknown or not compiled-in name is ENOENT (Linux). Any state; a
+ *    listener passes it to the connections it accepts. getsockopt stores
+ *    the name NUL-padded to WISP_TCP_CA_NAME_MAX bytes, cut to optlen.
  *  IP_TOS takes the TOS byte (DSCP << 2; the ECN bits are ignored);
  *  IP_TTL 1..255. */
 int wisp_setsockopt(int s, int level, int optname, const void *optval, wisp_socklen_t optlen);

@@ -238,7 +238,10 @@ enum wisp_tcp_cc {
 };
 /** Choose the congestion control of a connection (any state; on a
  *  synchronized connection the new algorithm starts from the current cwnd
- *  and ssthresh). WISP_ERR_VAL when the algorithm is not compiled in. */
+ *  and ssthresh; on a listener: of the connections it accepts, which
+ *  otherwise take the listener's algorithm at wisp_tcp_listen time, i.e.
+ *  WISP_TCP_CC_DEFAULT unless set before). WISP_ERR_VAL when the
+ *  algorithm is not compiled in. */
 wisp_err_t wisp_tcp_set_cc(struct wisp_tcp_pcb *pcb, unsigned algo);
 /** The connection's algorithm (enum wisp_tcp_cc). */
 unsigned wisp_tcp_get_cc(const struct wisp_tcp_pcb *pcb);
@@ -314,7 +317,7 @@ struct wisp_tcp_seg {
 struct wisp_tcp_common {
     struct wisp_stack *stack;
     void *arg;                    /**< callback argument */
-    wisp_ip4_t local_ip;          /**< network order, 0 = any */
+    wisp_ipaddr_t local_ip;       /**< any = all local addresses (unbound / wildcard) */
     uint16_t local_port;          /**< 0 = not bound */
     uint8_t state;                /**< enum wisp_tcp_state */
     uint8_t tos;                  /**< IP TOS (DSCP << 2) */
@@ -328,6 +331,7 @@ struct wisp_tcp_listen {
     wisp_tcp_accept_fn accept;
     uint8_t backlog;              /**< SYN-queue entries this listener may hold */
     uint8_t synq_n;               /**< entries it holds now */
+    uint8_t cc_algo;              /**< enum wisp_tcp_cc of the connections it accepts */
 };
 
 /** An out-of-order received segment (data only, header hidden). */
@@ -349,13 +353,16 @@ struct wisp_tcp_ooseq {
 union wisp_tcp_cc_state {
     uint32_t none_;
 #if WISP_TCP_CUBIC
-    struct {                      /* RFC 9438 §4 */
-        uint32_t w_max;           /**< W_max, bytes: cwnd before the last reduction */
-        uint32_t k_ms;            /**< K, ms: time to climb back to W_max */
-        uint32_t epoch_ms;        /**< start of the current congestion avoidance stage (0 = none) */
-        uint32_t origin;          /**< W_max of the cubic curve of this stage, bytes */
-        uint32_t w_est;           /**< W_est (Reno-friendly estimate, §4.3), bytes */
-        uint32_t cwnd_prior;      /**< cwnd at the last congestion event (spurious-loss undo) */
+    struct {                      /* RFC 9438 §4 (tcp_cubic.c) */
+        uint32_t w_max;           /**< W_max, bytes (§4.1.2): plateau of the curve of this stage */
+        uint32_t cwnd_prior;      /**< cwnd_prior, bytes (§4.1.2): cwnd at the last congestion event */
+        uint32_t w_est;           /**< W_est, bytes (§4.3): Reno-friendly estimate */
+        uint32_t k_ms;            /**< K, ms (§4.2): time of this stage's curve to reach W_max */
+        uint32_t epoch_ms;        /**< t_epoch, ms (§4.2): start of this stage, idle time excluded */
+        uint32_t last_ms;         /**< last window growth, ms (idle detection, §5.8) */
+        uint32_t est_acc;         /**< W_est growth not yet a whole byte (scaled remainder) */
+        uint32_t cwnd_acc;        /**< cwnd growth not yet a whole byte (remainder) */
+        uint8_t flags;            /**< TCP_CUBIC_F_* (tcp_cubic.c) */
     } cubic;
 #endif
 };
@@ -364,7 +371,7 @@ union wisp_tcp_cc_state {
 struct wisp_tcp_pcb {
     struct wisp_tcp_common c;     /**< must be first */
     struct wisp_tcp_pcb *next;
-    wisp_ip4_t remote_ip;
+    wisp_ipaddr_t remote_ip;
     uint16_t remote_port;
     uint16_t mss;                 /**< effective send MSS (RFC 6691: options excluded) */
     uint32_t flags;               /**< TF_* (tcp_priv.h) */
@@ -452,7 +459,7 @@ struct wisp_tcp_pcb {
 
 /** A compact TIME-WAIT record (RFC 9293 §3.6.1). local_port 0 = free. */
 struct wisp_tcp_tw {
-    wisp_ip4_t local_ip, remote_ip;
+    wisp_ipaddr_t local_ip, remote_ip;
     uint16_t local_port, remote_port;
     uint32_t snd_nxt, rcv_nxt;
     uint32_t ts_recent, ts_off;
@@ -467,7 +474,7 @@ struct wisp_tcp_tw {
 /** An embryonic connection in the SYN queue (SYN received, SYN-ACK sent). */
 struct wisp_tcp_syn {
     struct wisp_tcp_listen *lpcb; /**< NULL = free */
-    wisp_ip4_t local_ip, remote_ip;
+    wisp_ipaddr_t local_ip, remote_ip;
     uint16_t local_port, remote_port;
     uint32_t iss, irs, ts_recent;
     uint32_t due;                 /**< next SYN-ACK retransmission (ms) */
@@ -496,7 +503,7 @@ struct wisp_tcp {
     struct wisp_tcp_syn synq[WISP_TCP_SYNQ_COUNT];
     struct wisp_tcp_tw tw[WISP_TCP_TW_COUNT];
     /* Hash index of the SYN queue and the TIME-WAIT records by remote
-     * address and ports (tcp.c): bucket heads and per-entry links, entry
+     * address and ports (tcp_synq.c): bucket heads and per-entry links, entry
      * indexes, 0xffff = none. A segment that matches no connection (a
      * flood SYN) costs a bucket, not a walk over every entry. */
     uint32_t hseed;                   /**< key of the bucket hash (from key) */

@@ -2031,7 +2031,7 @@ void wisp_netconn_set_layered(struct wisp_netconn *conn)
 
 /* Options set in the core (nc_msg.opt). */
 enum { NC_OPT_DSCP, NC_OPT_TTL, NC_OPT_NODELAY, NC_OPT_KEEPALIVE, NC_OPT_INFO, NC_OPT_BROADCAST, NC_OPT_BUFS,
-       NC_OPT_MAXSEG };
+       NC_OPT_MAXSEG, NC_OPT_CC };
 
 /* Core: apply option m->opt (value m->len; keepalive: m->v[]). */
 static wisp_err_t do_option(struct wisp_stack *s, void *arg)
@@ -2057,6 +2057,8 @@ static wisp_err_t do_option(struct wisp_stack *s, void *arg)
             return WISP_OK;
         case NC_OPT_BROADCAST:
             return WISP_ERR_VAL; /* UDP only */
+        case NC_OPT_CC: /* a listener: for the connections it accepts */
+            return wisp_tcp_set_cc(pcb, m->len);
         default:
             break;
         }
@@ -2178,6 +2180,13 @@ wisp_err_t wisp_netconn_set_maxseg(struct wisp_netconn *conn, uint16_t mss)
     struct nc_msg m;
     memset(&m, 0, sizeof(m));
     return set_option(conn, NC_OPT_MAXSEG, mss, &m);
+}
+
+wisp_err_t wisp_netconn_set_cc(struct wisp_netconn *conn, unsigned algo)
+{
+    struct nc_msg m;
+    memset(&m, 0, sizeof(m));
+    return set_option(conn, NC_OPT_CC, algo, &m);
 }
 
 wisp_err_t wisp_netconn_get_tcp_info(struct wisp_netconn *conn, struct wisp_tcp_info *info)

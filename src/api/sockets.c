@@ -490,6 +490,7 @@ static void attach_entry(struct wisp_sockets *t, struct wisp_sock *sk, struct wi
     sk->sndbuf = 0;
     sk->rcvbuf = 0;
     sk->maxseg = 0;
+    sk->cc = WISP_TCP_CC_DEFAULT;
     sk->sendevent = (type == WISP_SOCK_DGRAM) ? 1u : 0u;
     conn->socket = sock_idx(t, sk);
 }
@@ -856,6 +857,7 @@ int wisp_accept(int s, struct wisp_sockaddr *addr, wisp_socklen_t *addrlen)
     nsk->sndbuf = sk->sndbuf;
     nsk->rcvbuf = sk->rcvbuf;
     nsk->maxseg = sk->maxseg;
+    nsk->cc = sk->cc;
     apply_ka = sk->keepalive || sk->keepidle_s != WISP_TCP_KEEPIDLE_MS / 1000u ||
                sk->keepintvl_s != WISP_TCP_KEEPINTVL_MS / 1000u || sk->keepcnt != WISP_TCP_KEEPCNT;
     nodelay = sk->nodelay != 0;
@@ -1943,25 +1945,243 @@ static void ms_to_tv(uint32_t ms, struct wisp_timeval *tv)
     tv->tv_usec = (long)(ms % 1000u) * 1000L;
 }
 
-int wisp_setsockopt(int s, int level, int optname, const void *optval, wisp_socklen_t optlen)
+/* wisp_setsockopt by level: 0, or the errno to fail with; *err is a
+ * netconn error (mapped by the caller). v is optval read as an int (for
+ * the options that are ints). */
+static int setopt_socket(struct wisp_sock *sk, int optname, const void *optval, wisp_socklen_t optlen, int v,
+                         wisp_err_t *err)
 {
     struct wisp_sockets *t = g_socks;
+    bool tcp = sk->type == WISP_SOCK_STREAM;
+    switch (optname) {
+    case WISP_SO_RCVTIMEO:
+    case WISP_SO_SNDTIMEO: {
+        struct wisp_timeval tv;
+        uint32_t ms;
+        if (optlen < sizeof tv) {
+            return WISP_EINVAL;
+        }
+        memcpy(&tv, optval, sizeof tv);
+        if (tv.tv_sec < 0 || tv.tv_usec < 0 || tv.tv_usec >= 1000000L) {
+            return WISP_EDOM;
+        }
+        ms = tv_to_ms(&tv);
+        lock_tbl(t);
+        if (optname == WISP_SO_RCVTIMEO) {
+            sk->rcvtimeo = ms;
+        } else {
+            sk->sndtimeo = ms;
+        }
+        unlock_tbl(t);
+        if (optname == WISP_SO_RCVTIMEO) {
+            wisp_netconn_set_recvtimeout(sk->conn, ms); /* SO_SNDTIMEO: passed with each write */
+        }
+        return 0;
+    }
+    case WISP_SO_LINGER: {
+        struct wisp_linger l;
+        if (optlen < sizeof l) {
+            return WISP_EINVAL;
+        }
+        memcpy(&l, optval, sizeof l);
+        if (l.l_linger < 0) {
+            return WISP_EINVAL;
+        }
+        lock_tbl(t);
+        sk->linger_on = l.l_onoff != 0;
+        sk->linger_s = (uint16_t)WISP_MIN(l.l_linger, 65535);
+        unlock_tbl(t);
+        return 0;
+    }
+    case WISP_SO_REUSEADDR:
+    case WISP_SO_REUSEPORT:
+        lock_tbl(t);
+        sk->reuseaddr = v != 0;
+        unlock_tbl(t);
+        return 0;
+    case WISP_SO_KEEPALIVE:
+        lock_tbl(t);
+        sk->keepalive = v != 0;
+        unlock_tbl(t);
+        if (tcp) {
+            apply_keepalive(sk, sk->conn);
+        }
+        return 0;
+    case WISP_SO_BROADCAST:
+        lock_tbl(t);
+        sk->broadcast = v != 0;
+        unlock_tbl(t);
+        if (!tcp) {
+            (void)wisp_netconn_set_broadcast(sk->conn, v != 0);
+        }
+        return 0;
+    case WISP_SO_RCVBUF:
+    case WISP_SO_SNDBUF:
+        if (tcp) {
+            /* Linux: no error; a negative value (taken unsigned) is the
+             * maximum; clamped to the stack's buffers (sockets.h) */
+            uint32_t max = optname == WISP_SO_SNDBUF ? (uint32_t)WISP_TCP_SND_BUF : (uint32_t)WISP_TCP_WND;
+            uint32_t b = WISP_MIN((uint32_t)v, max);
+            b = WISP_MAX(b, WISP_MIN((uint32_t)WISP_TCP_MSS, max));
+            lock_tbl(t);
+            if (optname == WISP_SO_SNDBUF) {
+                sk->sndbuf = b;
+            } else {
+                sk->rcvbuf = b;
+            }
+            unlock_tbl(t);
+            *err = wisp_netconn_set_bufs(sk->conn, optname == WISP_SO_SNDBUF ? b : 0u,
+                                         optname == WISP_SO_RCVBUF ? b : 0u);
+            if (*err == WISP_ERR_CONN || *err == WISP_ERR_CLSD) {
+                *err = WISP_OK; /* a listener: for what it accepts; closed: nothing to bound */
+            }
+        }
+        return 0; /* UDP: accepted without effect */
+    case WISP_SO_DEBUG:
+    case WISP_SO_DONTROUTE:
+    case WISP_SO_OOBINLINE:
+        return 0; /* accepted, no effect */
+    default:
+        return WISP_ENOPROTOOPT;
+    }
+}
+
+/* TCP_CONGESTION (Linux): optval holds the name, optlen bytes (a NUL ends
+ * it earlier); an algorithm not known or not compiled in is ENOENT. */
+static int setopt_tcp_congestion(struct wisp_sock *sk, const void *optval, wisp_socklen_t optlen, wisp_err_t *err)
+{
+    char name[WISP_TCP_CA_NAME_MAX];
+    size_t n = WISP_MIN((size_t)optlen, sizeof name - 1u);
+    int algo;
+    if (optlen < 1) {
+        return WISP_EINVAL;
+    }
+    memcpy(name, optval, n);
+    name[n] = '\0';
+    algo = wisp_tcp_cc_by_name(name);
+    if (algo < 0) {
+        return WISP_ENOENT;
+    }
+    *err = wisp_netconn_set_cc(sk->conn, (unsigned)algo);
+    if (*err == WISP_ERR_VAL) {
+        *err = WISP_OK;
+        return WISP_ENOENT; /* known but not compiled in */
+    }
+    if (*err == WISP_ERR_CLSD) {
+        *err = WISP_OK; /* no connection (any more): remembered */
+    }
+    lock_tbl(g_socks);
+    sk->cc = (uint8_t)algo;
+    unlock_tbl(g_socks);
+    return 0;
+}
+
+static int setopt_tcp(struct wisp_sock *sk, int optname, const void *optval, wisp_socklen_t optlen, int v,
+                      wisp_err_t *err)
+{
+    struct wisp_sockets *t = g_socks;
+    if (sk->type != WISP_SOCK_STREAM) {
+        return WISP_ENOPROTOOPT;
+    }
+    switch (optname) {
+    case WISP_TCPOPT_NODELAY:
+        lock_tbl(t);
+        sk->nodelay = v != 0;
+        unlock_tbl(t);
+        *err = wisp_netconn_set_nodelay(sk->conn, v != 0);
+        if (*err == WISP_ERR_CLSD || *err == WISP_ERR_CONN) {
+            *err = WISP_OK; /* remembered (a listener: for what it accepts) */
+        }
+        return 0;
+    case WISP_TCPOPT_KEEPIDLE:
+    case WISP_TCPOPT_KEEPINTVL:
+    case WISP_TCPOPT_KEEPCNT:
+        /* Linux: 1..MAX_TCP_KEEPIDLE / MAX_TCP_KEEPINTVL (32767 s),
+         * 1..MAX_TCP_KEEPCNT (127) */
+        if (v < 1 || (optname != WISP_TCPOPT_KEEPCNT && v > 32767) || (optname == WISP_TCPOPT_KEEPCNT && v > 127)) {
+            return WISP_EINVAL;
+        }
+        lock_tbl(t);
+        if (optname == WISP_TCPOPT_KEEPIDLE) {
+            sk->keepidle_s = (uint32_t)v;
+        } else if (optname == WISP_TCPOPT_KEEPINTVL) {
+            sk->keepintvl_s = (uint32_t)v;
+        } else {
+            sk->keepcnt = (uint32_t)v;
+        }
+        unlock_tbl(t);
+        apply_keepalive(sk, sk->conn);
+        return 0;
+    case WISP_TCPOPT_MAXSEG:
+        /* Linux: 0 (no cap) or TCP_MIN_MSS (88) .. MAX_TCP_WINDOW (32767) */
+        if (v != 0 && (v < 88 || v > 32767)) {
+            return WISP_EINVAL;
+        }
+        lock_tbl(t);
+        sk->maxseg = (uint16_t)v;
+        unlock_tbl(t);
+        *err = wisp_netconn_set_maxseg(sk->conn, (uint16_t)v);
+        if (*err == WISP_ERR_CONN || *err == WISP_ERR_CLSD) {
+            *err = WISP_OK; /* a listener: for what it accepts */
+        }
+        return 0;
+    case WISP_TCPOPT_CONGESTION:
+        return setopt_tcp_congestion(sk, optval, optlen, err);
+    case WISP_TCPOPT_INFO:
+        return WISP_ENOPROTOOPT; /* read-only (Linux) */
+    default:
+        return WISP_ENOPROTOOPT;
+    }
+}
+
+static int setopt_ip(struct wisp_sock *sk, int optname, int v, wisp_err_t *err)
+{
+    struct wisp_sockets *t = g_socks;
+    switch (optname) {
+    case WISP_IP_TOS:
+        if (v < 0 || v > 255) {
+            return WISP_EINVAL;
+        }
+        lock_tbl(t);
+        sk->tos = (uint8_t)(v & 0xfc);
+        unlock_tbl(t);
+        /* the DSCP picks the transmit queue (netif.h): the priority
+         * write of the socket API */
+        *err = wisp_netconn_set_dscp(sk->conn, (uint8_t)((unsigned)v >> 2));
+        return 0;
+    case WISP_IP_TTL:
+        if (v < -1 || v == 0 || v > 255) {
+            return WISP_EINVAL;
+        }
+        if (v == -1) {
+            v = 0; /* back to the default */
+        }
+        lock_tbl(t);
+        sk->ttl = (uint8_t)v;
+        unlock_tbl(t);
+        (void)wisp_netconn_set_ttl(sk->conn, (uint8_t)v); /* a listener passes it on */
+        return 0;
+    default:
+        return WISP_ENOPROTOOPT;
+    }
+}
+
+int wisp_setsockopt(int s, int level, int optname, const void *optval, wisp_socklen_t optlen)
+{
     struct wisp_sock *sk = sock_enter(s);
-    int v = 0;
-    bool is_int = true, tcp;
+    int v = 0, e;
+    bool is_int;
     wisp_err_t err = WISP_OK;
 
     if (sk == NULL) {
         return -1;
     }
-    tcp = sk->type == WISP_SOCK_STREAM;
     if (optval == NULL) {
         return sock_fail_leave(sk, WISP_EFAULT);
     }
-    if ((level == WISP_SOL_SOCKET && (optname == WISP_SO_RCVTIMEO || optname == WISP_SO_SNDTIMEO)) ||
-        (level == WISP_SOL_SOCKET && optname == WISP_SO_LINGER)) {
-        is_int = false;
-    }
+    is_int = !(level == WISP_SOL_SOCKET &&
+               (optname == WISP_SO_RCVTIMEO || optname == WISP_SO_SNDTIMEO || optname == WISP_SO_LINGER)) &&
+             !(level == WISP_IPPROTO_TCP && optname == WISP_TCPOPT_CONGESTION);
     if (is_int) {
         if (optlen < sizeof(int)) {
             return sock_fail_leave(sk, WISP_EINVAL);
@@ -1970,181 +2190,20 @@ int wisp_setsockopt(int s, int level, int optname, const void *optval, wisp_sock
     }
     switch (level) {
     case WISP_SOL_SOCKET:
-        switch (optname) {
-        case WISP_SO_RCVTIMEO:
-        case WISP_SO_SNDTIMEO: {
-            struct wisp_timeval tv;
-            uint32_t ms;
-            if (optlen < sizeof tv) {
-                return sock_fail_leave(sk, WISP_EINVAL);
-            }
-            memcpy(&tv, optval, sizeof tv);
-            if (tv.tv_sec < 0 || tv.tv_usec < 0 || tv.tv_usec >= 1000000L) {
-                return sock_fail_leave(sk, WISP_EDOM);
-            }
-            ms = tv_to_ms(&tv);
-            lock_tbl(t);
-            if (optname == WISP_SO_RCVTIMEO) {
-                sk->rcvtimeo = ms;
-            } else {
-                sk->sndtimeo = ms;
-            }
-            unlock_tbl(t);
-            if (optname == WISP_SO_RCVTIMEO) {
-                wisp_netconn_set_recvtimeout(sk->conn, ms); /* SO_SNDTIMEO: passed with each write */
-            }
-            break;
-        }
-        case WISP_SO_LINGER: {
-            struct wisp_linger l;
-            if (optlen < sizeof l) {
-                return sock_fail_leave(sk, WISP_EINVAL);
-            }
-            memcpy(&l, optval, sizeof l);
-            if (l.l_linger < 0) {
-                return sock_fail_leave(sk, WISP_EINVAL);
-            }
-            lock_tbl(t);
-            sk->linger_on = l.l_onoff != 0;
-            sk->linger_s = (uint16_t)WISP_MIN(l.l_linger, 65535);
-            unlock_tbl(t);
-            break;
-        }
-        case WISP_SO_REUSEADDR:
-        case WISP_SO_REUSEPORT:
-            lock_tbl(t);
-            sk->reuseaddr = v != 0;
-            unlock_tbl(t);
-            break;
-        case WISP_SO_KEEPALIVE:
-            lock_tbl(t);
-            sk->keepalive = v != 0;
-            unlock_tbl(t);
-            if (tcp) {
-                apply_keepalive(sk, sk->conn);
-            }
-            break;
-        case WISP_SO_BROADCAST:
-            lock_tbl(t);
-            sk->broadcast = v != 0;
-            unlock_tbl(t);
-            if (!tcp) {
-                (void)wisp_netconn_set_broadcast(sk->conn, v != 0);
-            }
-            break;
-        case WISP_SO_RCVBUF:
-        case WISP_SO_SNDBUF:
-            if (tcp) {
-                /* Linux: no error; a negative value (taken unsigned) is the
-                 * maximum; clamped to the stack's buffers (sockets.h) */
-                uint32_t max = optname == WISP_SO_SNDBUF ? (uint32_t)WISP_TCP_SND_BUF : (uint32_t)WISP_TCP_WND;
-                uint32_t b = WISP_MIN((uint32_t)v, max);
-                b = WISP_MAX(b, WISP_MIN((uint32_t)WISP_TCP_MSS, max));
-                lock_tbl(t);
-                if (optname == WISP_SO_SNDBUF) {
-                    sk->sndbuf = b;
-                } else {
-                    sk->rcvbuf = b;
-                }
-                unlock_tbl(t);
-                err = wisp_netconn_set_bufs(sk->conn, optname == WISP_SO_SNDBUF ? b : 0u,
-                                            optname == WISP_SO_RCVBUF ? b : 0u);
-                if (err == WISP_ERR_CONN || err == WISP_ERR_CLSD) {
-                    err = WISP_OK; /* a listener: for what it accepts; closed: nothing to bound */
-                }
-            }
-            break; /* UDP: accepted without effect */
-        case WISP_SO_DEBUG:
-        case WISP_SO_DONTROUTE:
-        case WISP_SO_OOBINLINE:
-            break; /* accepted, no effect */
-        default:
-            return sock_fail_leave(sk, WISP_ENOPROTOOPT);
-        }
+        e = setopt_socket(sk, optname, optval, optlen, v, &err);
         break;
     case WISP_IPPROTO_TCP:
-        if (!tcp) {
-            return sock_fail_leave(sk, WISP_ENOPROTOOPT);
-        }
-        switch (optname) {
-        case WISP_TCPOPT_NODELAY:
-            lock_tbl(t);
-            sk->nodelay = v != 0;
-            unlock_tbl(t);
-            err = wisp_netconn_set_nodelay(sk->conn, v != 0);
-            if (err == WISP_ERR_CLSD || err == WISP_ERR_CONN) {
-                err = WISP_OK; /* remembered (a listener: for what it accepts) */
-            }
-            break;
-        case WISP_TCPOPT_KEEPIDLE:
-        case WISP_TCPOPT_KEEPINTVL:
-        case WISP_TCPOPT_KEEPCNT:
-            /* Linux: 1..MAX_TCP_KEEPIDLE / MAX_TCP_KEEPINTVL (32767 s),
-             * 1..MAX_TCP_KEEPCNT (127) */
-            if (v < 1 || (optname != WISP_TCPOPT_KEEPCNT && v > 32767) || (optname == WISP_TCPOPT_KEEPCNT && v > 127)) {
-                return sock_fail_leave(sk, WISP_EINVAL);
-            }
-            lock_tbl(t);
-            if (optname == WISP_TCPOPT_KEEPIDLE) {
-                sk->keepidle_s = (uint32_t)v;
-            } else if (optname == WISP_TCPOPT_KEEPINTVL) {
-                sk->keepintvl_s = (uint32_t)v;
-            } else {
-                sk->keepcnt = (uint32_t)v;
-            }
-            unlock_tbl(t);
-            apply_keepalive(sk, sk->conn);
-            break;
-        case WISP_TCPOPT_MAXSEG:
-            /* Linux: 0 (no cap) or TCP_MIN_MSS (88) .. MAX_TCP_WINDOW (32767) */
-            if (v != 0 && (v < 88 || v > 32767)) {
-                return sock_fail_leave(sk, WISP_EINVAL);
-            }
-            lock_tbl(t);
-            sk->maxseg = (uint16_t)v;
-            unlock_tbl(t);
-            err = wisp_netconn_set_maxseg(sk->conn, (uint16_t)v);
-            if (err == WISP_ERR_CONN || err == WISP_ERR_CLSD) {
-                err = WISP_OK; /* a listener: for what it accepts */
-            }
-            break;
-        case WISP_TCPOPT_INFO:
-            return sock_fail_leave(sk, WISP_ENOPROTOOPT); /* read-only (Linux) */
-        default:
-            return sock_fail_leave(sk, WISP_ENOPROTOOPT);
-        }
+        e = setopt_tcp(sk, optname, optval, optlen, v, &err);
         break;
     case WISP_IPPROTO_IP:
-        switch (optname) {
-        case WISP_IP_TOS:
-            if (v < 0 || v > 255) {
-                return sock_fail_leave(sk, WISP_EINVAL);
-            }
-            lock_tbl(t);
-            sk->tos = (uint8_t)(v & 0xfc);
-            unlock_tbl(t);
-            /* the DSCP picks the transmit queue (netif.h): the priority
-             * write of the socket API */
-            err = wisp_netconn_set_dscp(sk->conn, (uint8_t)((unsigned)v >> 2));
-            break;
-        case WISP_IP_TTL:
-            if (v < -1 || v == 0 || v > 255) {
-                return sock_fail_leave(sk, WISP_EINVAL);
-            }
-            if (v == -1) {
-                v = 0; /* back to the default */
-            }
-            lock_tbl(t);
-            sk->ttl = (uint8_t)v;
-            unlock_tbl(t);
-            (void)wisp_netconn_set_ttl(sk->conn, (uint8_t)v); /* a listener passes it on */
-            break;
-        default:
-            return sock_fail_leave(sk, WISP_ENOPROTOOPT);
-        }
+        e = setopt_ip(sk, optname, v, &err);
         break;
     default:
-        return sock_fail_leave(sk, WISP_ENOPROTOOPT);
+        e = WISP_ENOPROTOOPT;
+        break;
+    }
+    if (e != 0) {
+        return sock_fail_leave(sk, e);
     }
     if (err != WISP_OK) {
         return sock_fail_leave(sk, err == WISP_ERR_CLSD ? WISP_EINVAL : wisp_err_to_errno(err));
@@ -2238,12 +2297,169 @@ static void sock_tcp_info(struct wisp_sock *sk, struct wisp_sock_tcp_info *ti)
     ti->tcpi_rcv_ssthresh = info.rcv_buf;
 }
 
-int wisp_getsockopt(int s, int level, int optname, void *optval, wisp_socklen_t *optlen)
+/* wisp_getsockopt by level: 0 with the value in *v (an int option), or
+ * GETOPT_STORED when the function stored a non-int value itself, or the
+ * errno to fail with. */
+#define GETOPT_STORED (-1)
+
+static int getopt_socket(struct wisp_sock *sk, int optname, void *optval, wisp_socklen_t *optlen, int *v)
 {
     struct wisp_sockets *t = g_socks;
+    switch (optname) {
+    case WISP_SO_RCVTIMEO:
+    case WISP_SO_SNDTIMEO: {
+        struct wisp_timeval tv;
+        if (*optlen < sizeof tv) {
+            return WISP_EINVAL;
+        }
+        lock_tbl(t);
+        ms_to_tv(optname == WISP_SO_RCVTIMEO ? sk->rcvtimeo : sk->sndtimeo, &tv);
+        unlock_tbl(t);
+        memcpy(optval, &tv, sizeof tv);
+        *optlen = sizeof tv;
+        return GETOPT_STORED;
+    }
+    case WISP_SO_LINGER: {
+        struct wisp_linger l;
+        if (*optlen < sizeof l) {
+            return WISP_EINVAL;
+        }
+        lock_tbl(t);
+        l.l_onoff = sk->linger_on;
+        l.l_linger = sk->linger_s;
+        unlock_tbl(t);
+        memcpy(optval, &l, sizeof l);
+        *optlen = sizeof l;
+        return GETOPT_STORED;
+    }
+    case WISP_SO_ERROR:
+        /* the pending asynchronous error, cleared by reading it */
+        *v = take_pending_err(sk);
+        if (*v != 0) {
+            lock_tbl(t);
+            sk->connecting = 0;
+            unlock_tbl(t);
+        }
+        return 0;
+    case WISP_SO_TYPE: *v = sk->type; return 0;
+    case WISP_SO_ACCEPTCONN:
+        *v = read_u8(&sk->listening);
+        return 0;
+    case WISP_SO_REUSEADDR:
+    case WISP_SO_REUSEPORT:
+        *v = read_u8(&sk->reuseaddr);
+        return 0;
+    case WISP_SO_KEEPALIVE:
+        *v = read_u8(&sk->keepalive);
+        return 0;
+    case WISP_SO_BROADCAST:
+        *v = read_u8(&sk->broadcast);
+        return 0;
+    case WISP_SO_RCVBUF:
+    case WISP_SO_SNDBUF:
+        if (sk->type == WISP_SOCK_STREAM) {
+            /* the bound in effect, doubled as Linux reports it */
+            uint32_t b;
+            lock_tbl(t);
+            b = optname == WISP_SO_SNDBUF ? sk->sndbuf : sk->rcvbuf;
+            unlock_tbl(t);
+            if (b == 0) {
+                b = optname == WISP_SO_SNDBUF ? (uint32_t)WISP_TCP_SND_BUF : (uint32_t)WISP_TCP_WND;
+            }
+            *v = (int)WISP_MIN(2u * (uint64_t)b, 0x7fffffffu);
+        } else if (optname == WISP_SO_RCVBUF) {
+            *v = (int)(WISP_NETCONN_RECVMBOX_SIZE * SOCK_UDP_MAX > 0x7fffffff
+                           ? 0x7fffffff
+                           : WISP_NETCONN_RECVMBOX_SIZE * (long)SOCK_UDP_MAX);
+        } else {
+            *v = (int)SOCK_UDP_MAX;
+        }
+        return 0;
+    default: return WISP_ENOPROTOOPT;
+    }
+}
+
+static int getopt_tcp(struct wisp_sock *sk, int optname, void *optval, wisp_socklen_t *optlen, int *v)
+{
+    struct wisp_sockets *t = g_socks;
+    if (sk->type != WISP_SOCK_STREAM) {
+        return WISP_ENOPROTOOPT;
+    }
+    switch (optname) {
+    case WISP_TCPOPT_NODELAY:
+        *v = read_u8(&sk->nodelay);
+        return 0;
+    case WISP_TCPOPT_KEEPIDLE:
+        *v = read_u32(&sk->keepidle_s);
+        return 0;
+    case WISP_TCPOPT_KEEPINTVL:
+        *v = read_u32(&sk->keepintvl_s);
+        return 0;
+    case WISP_TCPOPT_KEEPCNT:
+        *v = read_u32(&sk->keepcnt);
+        return 0;
+    case WISP_TCPOPT_MAXSEG: {
+        /* Linux: the value set while closed or listening, else
+         * mss_cache (536 before the handshake; after it the data
+         * bytes per segment) */
+        struct wisp_tcp_info info;
+        bool est;
+        uint16_t user;
+        lock_tbl(t);
+        est = sk->established != 0;
+        user = sk->maxseg;
+        unlock_tbl(t);
+        if (est && wisp_netconn_get_tcp_info(sk->conn, &info) == WISP_OK && info.mss != 0) {
+            *v = (int)info.mss - (info.ts_ok ? 12 : 0);
+        } else {
+            *v = user != 0 ? (int)user : 536;
+        }
+        return 0;
+    }
+    case WISP_TCPOPT_INFO: {
+        struct wisp_sock_tcp_info ti;
+        size_t n = WISP_MIN((size_t)*optlen, sizeof ti);
+        sock_tcp_info(sk, &ti);
+        memcpy(optval, &ti, n);
+        *optlen = (wisp_socklen_t)n;
+        return GETOPT_STORED;
+    }
+    case WISP_TCPOPT_CONGESTION: {
+        /* Linux: the name, NUL-padded to TCP_CA_NAME_MAX, cut to optlen */
+        char name[WISP_TCP_CA_NAME_MAX];
+        const char *cc = wisp_tcp_cc_name(read_u8(&sk->cc));
+        size_t n = WISP_MIN((size_t)*optlen, sizeof name);
+        memset(name, 0, sizeof name);
+        if (cc != NULL) {
+            memcpy(name, cc, WISP_MIN(strlen(cc), sizeof name - 1u));
+        }
+        memcpy(optval, name, n);
+        *optlen = (wisp_socklen_t)n;
+        return GETOPT_STORED;
+    }
+    default: return WISP_ENOPROTOOPT;
+    }
+}
+
+static int getopt_ip(struct wisp_sock *sk, int optname, int *v)
+{
+    switch (optname) {
+    case WISP_IP_TOS:
+        *v = read_u8(&sk->tos);
+        return 0;
+    case WISP_IP_TTL:
+        lock_tbl(g_socks);
+        *v = sk->ttl != 0 ? sk->ttl : WISP_IP_DEFAULT_TTL;
+        unlock_tbl(g_socks);
+        return 0;
+    default: return WISP_ENOPROTOOPT;
+    }
+}
+
+int wisp_getsockopt(int s, int level, int optname, void *optval, wisp_socklen_t *optlen)
+{
     struct wisp_sock *sk = sock_enter(s);
-    bool tcp;
-    int v = 0;
+    int v = 0, e;
 
     if (sk == NULL) {
         return -1;
@@ -2251,148 +2467,26 @@ int wisp_getsockopt(int s, int level, int optname, void *optval, wisp_socklen_t 
     if (optval == NULL || optlen == NULL) {
         return sock_fail_leave(sk, WISP_EFAULT);
     }
-    tcp = sk->type == WISP_SOCK_STREAM;
     switch (level) {
     case WISP_SOL_SOCKET:
-        switch (optname) {
-        case WISP_SO_RCVTIMEO:
-        case WISP_SO_SNDTIMEO: {
-            struct wisp_timeval tv;
-            if (*optlen < sizeof tv) {
-                return sock_fail_leave(sk, WISP_EINVAL);
-            }
-            lock_tbl(t);
-            ms_to_tv(optname == WISP_SO_RCVTIMEO ? sk->rcvtimeo : sk->sndtimeo, &tv);
-            unlock_tbl(t);
-            memcpy(optval, &tv, sizeof tv);
-            *optlen = sizeof tv;
-            sock_leave(sk);
-            return 0;
-        }
-        case WISP_SO_LINGER: {
-            struct wisp_linger l;
-            if (*optlen < sizeof l) {
-                return sock_fail_leave(sk, WISP_EINVAL);
-            }
-            lock_tbl(t);
-            l.l_onoff = sk->linger_on;
-            l.l_linger = sk->linger_s;
-            unlock_tbl(t);
-            memcpy(optval, &l, sizeof l);
-            *optlen = sizeof l;
-            sock_leave(sk);
-            return 0;
-        }
-        case WISP_SO_ERROR:
-            /* the pending asynchronous error, cleared by reading it */
-            v = take_pending_err(sk);
-            if (v != 0) {
-                lock_tbl(t);
-                sk->connecting = 0;
-                unlock_tbl(t);
-            }
-            break;
-        case WISP_SO_TYPE: v = sk->type; break;
-        case WISP_SO_ACCEPTCONN:
-            v = read_u8(&sk->listening);
-            break;
-        case WISP_SO_REUSEADDR:
-        case WISP_SO_REUSEPORT:
-            v = read_u8(&sk->reuseaddr);
-            break;
-        case WISP_SO_KEEPALIVE:
-            v = read_u8(&sk->keepalive);
-            break;
-        case WISP_SO_BROADCAST:
-            v = read_u8(&sk->broadcast);
-            break;
-        case WISP_SO_RCVBUF:
-        case WISP_SO_SNDBUF:
-            if (tcp) {
-                /* the bound in effect, doubled as Linux reports it */
-                uint32_t b;
-                lock_tbl(t);
-                b = optname == WISP_SO_SNDBUF ? sk->sndbuf : sk->rcvbuf;
-                unlock_tbl(t);
-                if (b == 0) {
-                    b = optname == WISP_SO_SNDBUF ? (uint32_t)WISP_TCP_SND_BUF : (uint32_t)WISP_TCP_WND;
-                }
-                v = (int)WISP_MIN(2u * (uint64_t)b, 0x7fffffffu);
-            } else if (optname == WISP_SO_RCVBUF) {
-                v = (int)(WISP_NETCONN_RECVMBOX_SIZE * SOCK_UDP_MAX > 0x7fffffff
-                              ? 0x7fffffff
-                              : WISP_NETCONN_RECVMBOX_SIZE * (long)SOCK_UDP_MAX);
-            } else {
-                v = (int)SOCK_UDP_MAX;
-            }
-            break;
-        default: return sock_fail_leave(sk, WISP_ENOPROTOOPT);
-        }
+        e = getopt_socket(sk, optname, optval, optlen, &v);
         break;
     case WISP_IPPROTO_TCP:
-        if (!tcp) {
-            return sock_fail_leave(sk, WISP_ENOPROTOOPT);
-        }
-        switch (optname) {
-        case WISP_TCPOPT_NODELAY:
-            v = read_u8(&sk->nodelay);
-            break;
-        case WISP_TCPOPT_KEEPIDLE:
-            v = read_u32(&sk->keepidle_s);
-            break;
-        case WISP_TCPOPT_KEEPINTVL:
-            v = read_u32(&sk->keepintvl_s);
-            break;
-        case WISP_TCPOPT_KEEPCNT:
-            v = read_u32(&sk->keepcnt);
-            break;
-        case WISP_TCPOPT_MAXSEG: {
-            /* Linux: the value set while closed or listening, else
-             * mss_cache (536 before the handshake; after it the data
-             * bytes per segment) */
-            struct wisp_tcp_info info;
-            bool est;
-            uint16_t user;
-            lock_tbl(t);
-            est = sk->established != 0;
-            user = sk->maxseg;
-            unlock_tbl(t);
-            if (est && wisp_netconn_get_tcp_info(sk->conn, &info) == WISP_OK && info.mss != 0) {
-                v = (int)info.mss - (info.ts_ok ? 12 : 0);
-            } else {
-                v = user != 0 ? (int)user : 536;
-            }
-            break;
-        }
-        case WISP_TCPOPT_INFO: {
-            struct wisp_sock_tcp_info ti;
-            size_t n = WISP_MIN((size_t)*optlen, sizeof ti);
-            sock_tcp_info(sk, &ti);
-            memcpy(optval, &ti, n);
-            *optlen = (wisp_socklen_t)n;
-            sock_leave(sk);
-            return 0;
-        }
-        default: return sock_fail_leave(sk, WISP_ENOPROTOOPT);
-        }
+        e = getopt_tcp(sk, optname, optval, optlen, &v);
         break;
     case WISP_IPPROTO_IP:
-        switch (optname) {
-        case WISP_IP_TOS:
-            v = read_u8(&sk->tos);
-            break;
-        case WISP_IP_TTL:
-            lock_tbl(t);
-            v = sk->ttl != 0 ? sk->ttl : WISP_IP_DEFAULT_TTL;
-            unlock_tbl(t);
-            break;
-        default: return sock_fail_leave(sk, WISP_ENOPROTOOPT);
-        }
+        e = getopt_ip(sk, optname, &v);
         break;
     default:
-        return sock_fail_leave(sk, WISP_ENOPROTOOPT);
+        e = WISP_ENOPROTOOPT;
+        break;
     }
-    put_int(optval, optlen, v);
+    if (e > 0) {
+        return sock_fail_leave(sk, e);
+    }
+    if (e == 0) {
+        put_int(optval, optlen, v);
+    }
     sock_leave(sk);
     return 0;
 }

@@ -42,12 +42,14 @@ struct tcp_cc_ops {
 extern const struct tcp_cc_ops tcp_cc_newreno;
 #if WISP_TCP_CUBIC
 extern const struct tcp_cc_ops tcp_cc_cubic;
+/** Floor of the cube root of x (tcp_cubic.c; exposed for its unit test). */
+uint32_t tcp_cubic_cbrt(uint64_t x);
 #endif
 
 /** The operations of pcb's algorithm. */
 const struct tcp_cc_ops *tcp_cc_ops_of(const struct wisp_tcp_pcb *pcb);
 
-/* Called by the TCP core (tcp_in.c, tcp_out.c, the timers): */
+/* Called by the TCP core (tcp_in.c, tcp_timer.c): */
 /** Initial window and ssthresh when the connection becomes synchronized. */
 void tcp_cc_init(struct wisp_tcp_pcb *pcb, uint32_t now);
 /** New data acknowledged outside loss recovery: slow start or the

@@ -60,7 +60,7 @@
 static uint16_t tcp_pmtu_mss(struct wisp_tcp_pcb *pcb)
 {
     struct wisp_stack *s = pcb->c.stack;
-    uint16_t mtu = wisp_pmtu_get(s, pcb->remote_ip, NULL);
+    uint16_t mtu = wisp_pmtu_get(s, wisp_ipaddr_ip4(&pcb->remote_ip), NULL); /* IPv4 only: IPv6 extends */
     uint32_t m = pcb->mss_max;
     if (mtu != 0 && (uint32_t)mtu - TCP_IP_HDRS < m) {
         m = (uint32_t)mtu - TCP_IP_HDRS;
@@ -213,14 +213,14 @@ void tcp_pmtu_rto(struct wisp_tcp_pcb *pcb)
         pcb->mss <= safe || pcb->sndq == NULL || pcb->sndq->len <= safe - ((pcb->flags & TF_TS) ? TCP_TS_OPTLEN : 0u)) {
         return;
     }
-    (void)wisp_pmtu_get(s, pcb->remote_ip, &nodf);
+    (void)wisp_pmtu_get(s, wisp_ipaddr_ip4(&pcb->remote_ip), &nodf); /* IPv4 only: IPv6 extends */
     if (nodf) {
         return; /* sent with DF clear: routers fragment, no MTU black hole */
     }
     /* RFC 4821 §7.5: full-size segments keep being lost while nothing is
      * acknowledged: assume a path that drops them silently. */
     WISP_CTR_INC(s, TCP_PMTU_BLACKHOLE);
-    (void)wisp_pmtu_lower(s, pcb->remote_ip, (uint16_t)WISP_PMTU_MIN, true);
+    (void)wisp_pmtu_lower(s, wisp_ipaddr_ip4(&pcb->remote_ip), (uint16_t)WISP_PMTU_MIN, true);
     tcp_pmtu_set(pcb, safe);
     pcb->pmtu_raise_at = wisp_now(s) + (uint32_t)WISP_PMTU_PROBE_MS;
     /* tcp_rto_expired marks everything lost; the output engine re-cuts
@@ -239,8 +239,9 @@ static struct wisp_tcp_pcb *tcp_icmp_find(struct wisp_stack *s, const struct wis
     struct wisp_tcp_pcb *pcb;
     for (pcb = s->tcp.pcbs; pcb != NULL; pcb = pcb->next) {
         if (pcb->c.state != WISP_TCP_CLOSED && pcb->c.state != WISP_TCP_LISTEN &&
-            pcb->c.local_port == e->sport && pcb->remote_port == e->dport && pcb->remote_ip == e->dst &&
-            pcb->c.local_ip == e->src) {
+            pcb->c.local_port == e->sport && pcb->remote_port == e->dport &&
+            wisp_ipaddr_is4(&pcb->remote_ip) && /* IPv4 only (ICMPv4 errors): IPv6 extends */
+            wisp_ipaddr_ip4(&pcb->remote_ip) == e->dst && wisp_ipaddr_ip4(&pcb->c.local_ip) == e->src) {
             return pcb;
         }
     }
@@ -290,7 +291,7 @@ static void tcp_icmp_needfrag(struct wisp_stack *s, struct wisp_tcp_pcb *pcb, co
         /* every connection to that destination sends smaller segments from
          * now on (its own oversize segments draw their own errors) */
         for (q = s->tcp.pcbs; q != NULL; q = q->next) {
-            if (q != pcb && q->remote_ip == e->dst && q->mss_max != 0 && tcp_pmtu_mss(q) < q->mss) {
+            if (q != pcb && wisp_ipaddr_is4(&q->remote_ip) && wisp_ipaddr_ip4(&q->remote_ip) == e->dst && q->mss_max != 0 && tcp_pmtu_mss(q) < q->mss) {
                 tcp_pmtu_set(q, tcp_pmtu_mss(q));
             }
         }

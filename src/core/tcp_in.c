@@ -7,7 +7,11 @@
  * RST/SYN/ACK handling with the RFC 5961 mitigations, in-order delivery to
  * the application (zero-copy, with refused data kept and retried), the
  * out-of-order queue with SACK information, FIN processing and the
- * delayed-ACK policy.
+ * delayed-ACK policy; ACK processing: RTT sampling (RFC 6298, RFC 7323
+ * RTTM), the SACK scoreboard and loss detection, fast recovery (RFC 6675,
+ * RFC 6582), the calls into congestion control (tcp_cc.h), the send
+ * window update; the challenge-ACK rate limit (RFC 5961 §7). Segments
+ * for listeners, the SYN queue and TIME-WAIT go to tcp_synq.c.
  *
  * Reading list -- the rules implemented here, cited at the lines:
  *  - RFC 9293 Transmission Control Protocol: §3.1 header, §3.2 options,
@@ -23,9 +27,10 @@
  *  - RFC 2018 (SACK option) and RFC 6675 (SACK-based loss recovery).
  *  - RFC 5681 §4.2: generating ACKs (every second full-size segment,
  *    immediately for out-of-order data and for data filling a gap).
- *  - RFC 6191: reuse of TIME-WAIT with timestamps (tcp.c).
- *  - RFC 4987: SYN cookies (tcp.c).
- *  - RFC 1337: TIME-WAIT assassination (tcp.c).
+ *  - RFC 5681 §3 and RFC 6582 (NewReno), RFC 3042, RFC 6298 (RTT).
+ *  - RFC 6191: reuse of TIME-WAIT with timestamps (tcp_synq.c).
+ *  - RFC 4987: SYN cookies (tcp_synq.c).
+ *  - RFC 1337: TIME-WAIT assassination (tcp_synq.c).
  *
  * Parse, then act: the header is copied out after its length was checked,
  * options are parsed with every length checked before use, every bad
@@ -51,9 +56,18 @@
  *  - URG is ignored (urgent data is delivered as normal data).
  *  - Out-of-order data triggers an immediate ACK; a pure ACK ahead of
  *    RCV.NXT does not (two such ACKs would bounce forever).
+ *  - RTT from timestamps only when the echo is not older than the last
+ *    transmission of the first newly acknowledged segment (a lost ACK
+ *    followed by a retransmission would otherwise yield the whole loss
+ *    episode as one sample); else Karn-timed segments.
+ *  - cwnd grows only while it limits the sender (RFC 7661 idea; tcp_cc.c).
+ *  - Duplicate ACKs do not count in persist mode (answers to probes).
+ *  - The sent callback runs after the whole ACK was processed (SND.UNA,
+ *    send window, congestion state).
  */
 #define WISP_PRIVATE_ACCESS 1 /* library code: sees the private tier (wisp/arch.h) */
 #include "tcp_priv.h"
+#include "tcp_cc.h"
 
 #if WISP_TCP
 
@@ -570,7 +584,7 @@ static bool tcp_receive(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, const str
 static void tcp_syn_options(struct wisp_tcp_pcb *pcb, const struct tcp_in *in)
 {
     struct wisp_stack *s = pcb->c.stack;
-    uint16_t ours = tcp_mss_for(s, pcb->remote_ip);
+    uint16_t ours = tcp_mss_for(s, &pcb->remote_ip);
     if (pcb->user_mss != 0u && pcb->user_mss < ours) {
         ours = pcb->user_mss; /* TCP_MAXSEG */
     }
@@ -730,17 +744,12 @@ static bool tcp_seq_acceptable(const struct wisp_tcp_pcb *pcb, const struct tcp_
            (TCP_SEQ_GEQ(seq + seglen - 1u, pcb->rcv_nxt) && TCP_SEQ_LT(seq + seglen - 1u, pcb->rcv_nxt + wnd));
 }
 
-void tcp_process(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, struct tcp_in *in)
+/* The checks before RFC 9293 §3.10.7.4's first step: a repeated SYN of a
+ * simultaneous open, a segment without ACK, SYN or RST, PAWS. False when
+ * the segment was consumed (dropped). */
+static bool tcp_precheck(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, struct tcp_in *in, uint32_t now)
 {
     struct wisp_stack *s = pcb->c.stack;
-    uint32_t now = wisp_now(s);
-    bool fin_in = false, fin_acked;
-
-    if (pcb->c.state == WISP_TCP_SYN_SENT) {
-        (void)tcp_syn_sent(pcb, p, in);
-        return;
-    }
-    pcb->dsack_on = 0; /* RFC 2883 §4 rule 1: D-SACK reports the latest segment only */
 
     /* Simultaneous open: the peer's SYN-ACK repeats its SYN (RFC 9293 §3.5
      * figure 8, line 6); its SYN was already taken. */
@@ -750,7 +759,7 @@ void tcp_process(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, struct tcp_in *i
         if (!(in->flags & TCP_ACK)) {
             pcb->flags |= TF_ACK_NOW; /* a retransmitted SYN: resend SYN-ACK */
             wisp_pbuf_free(p);
-            return;
+            return false;
         }
     }
 
@@ -762,7 +771,7 @@ void tcp_process(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, struct tcp_in *i
     if (!(in->flags & (TCP_ACK | TCP_SYN | TCP_RST))) {
         WISP_CTR_INC(s, TCP_DROP_NOACK);
         wisp_pbuf_free(p);
-        return;
+        return false;
     }
 
     /* RFC 7323 §5.3 PAWS (R1): a TSval older than TS.Recent is a
@@ -776,20 +785,26 @@ void tcp_process(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, struct tcp_in *i
                 WISP_CTR_INC(s, TCP_DROP_PAWS);
                 pcb->flags |= TF_ACK_NOW;
                 wisp_pbuf_free(p);
-                return;
+                return false;
             }
         } else if (!(in->flags & TCP_RST)) {
             /* RFC 7323 §3.2: once negotiated, a non-RST segment without
              * the option is dropped */
             WISP_CTR_INC(s, TCP_DROP_NOTS);
             wisp_pbuf_free(p);
-            return;
+            return false;
         }
     }
+    return true;
+}
 
-    /* first: sequence number */
+/* RFC 9293 §3.10.7.4 first step (sequence number) and what an acceptable
+ * segment refreshes: the keepalive idle time, TS.Recent. False when the
+ * segment was consumed (dropped). */
+static bool tcp_first_step(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, const struct tcp_in *in, uint32_t now)
+{
     if (!tcp_seq_acceptable(pcb, in)) {
-        WISP_CTR_INC(s, TCP_DROP_OOW);
+        WISP_CTR_INC(pcb->c.stack, TCP_DROP_OOW);
         if (!(in->flags & TCP_RST)) {
             pcb->flags |= TF_ACK_NOW; /* <SEQ=SND.NXT><ACK=RCV.NXT><CTL=ACK> */
             if (in->len > 0 && TCP_SEQ_LT(in->seq, pcb->rcv_nxt)) {
@@ -800,7 +815,7 @@ void tcp_process(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, struct tcp_in *i
             }
         }
         wisp_pbuf_free(p);
-        return;
+        return false;
     }
     pcb->last_rx_ms = now;
     pcb->keep_probes = 0;
@@ -814,6 +829,14 @@ void tcp_process(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, struct tcp_in *i
         pcb->ts_recent = in->opt.tsval;
         pcb->ts_recent_ms = now;
     }
+    return true;
+}
+
+/* RFC 9293 §3.10.7.4 second (RST) and fourth (SYN) steps, and the fifth
+ * step's "ACK bit off". False when the segment was consumed. */
+static bool tcp_rst_syn_steps(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, const struct tcp_in *in)
+{
+    struct wisp_stack *s = pcb->c.stack;
 
     /* second: RST (RFC 5961 §3.2) */
     if (in->flags & TCP_RST) {
@@ -823,11 +846,11 @@ void tcp_process(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, struct tcp_in *i
             /* exactly RCV.NXT: reset (SYN-RECEIVED from an active open:
              * refused; the others: reset; CLOSING/LAST-ACK: just closed) */
             tcp_pcb_kill(pcb, WISP_ERR_RST);
-            return;
+            return false;
         }
         WISP_CTR_INC(s, TCP_DROP_RST);
         tcp_send_challenge_ack(pcb); /* in the window but not exact */
-        return;
+        return false;
     }
 
     /* fourth: SYN in a synchronized state (RFC 5961 §4.2: challenge ACK) */
@@ -835,56 +858,56 @@ void tcp_process(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, struct tcp_in *i
         WISP_CTR_INC(s, TCP_DROP_SYN);
         tcp_send_challenge_ack(pcb);
         wisp_pbuf_free(p);
-        return;
+        return false;
     }
 
     /* fifth: ACK */
     if (!(in->flags & TCP_ACK)) {
         WISP_CTR_INC(s, TCP_DROP_NOACK);
         wisp_pbuf_free(p);
-        return;
+        return false;
     }
-    if (pcb->c.state == WISP_TCP_SYN_RCVD) {
-        if (TCP_SEQ_GT(in->ack, pcb->snd_una) && TCP_SEQ_LEQ(in->ack, pcb->snd_nxt)) {
-            pcb->snd_una = in->ack;
-            tcp_set_established(pcb);
-            if (pcb->flags & TF_FIN_QUEUED) {
-                /* RFC 9293 §3.10.4: a CLOSE in SYN-RECEIVED waited for ESTABLISHED */
-                pcb->c.state = WISP_TCP_FIN_WAIT_1;
-            }
-            tcp_timer_clear(pcb, TCP_TMR_RTO);
-            pcb->snd_wnd = (uint32_t)in->wnd << pcb->snd_wscale;
-            pcb->max_snd_wnd = WISP_MAX(pcb->max_snd_wnd, pcb->snd_wnd);
-            pcb->snd_wl1 = in->seq;
-            pcb->snd_wl2 = in->ack;
-            if (pcb->connected != NULL) {
-                wisp_err_t err = pcb->connected(pcb->c.arg, pcb, WISP_OK);
-                if (err == WISP_ERR_ABRT || tcp_dead(pcb)) {
-                    wisp_pbuf_free(p);
-                    return;
-                }
-            }
-        } else {
-            WISP_CTR_INC(s, TCP_DROP_BADACK);
-            tcp_rst_reply(s, in); /* RFC 9293 §3.10.7.4 SYN-RECEIVED */
-            wisp_pbuf_free(p);
-            return;
+    return true;
+}
+
+/* RFC 9293 §3.10.7.4 fifth step in SYN-RECEIVED: an ACK of our SYN
+ * establishes the connection (the connected callback of a simultaneous
+ * open), any other ACK gets a RST. False when the segment was consumed. */
+static bool tcp_synrcvd_ack(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, const struct tcp_in *in)
+{
+    if (TCP_SEQ_GT(in->ack, pcb->snd_una) && TCP_SEQ_LEQ(in->ack, pcb->snd_nxt)) {
+        pcb->snd_una = in->ack;
+        tcp_set_established(pcb);
+        if (pcb->flags & TF_FIN_QUEUED) {
+            /* RFC 9293 §3.10.4: a CLOSE in SYN-RECEIVED waited for ESTABLISHED */
+            pcb->c.state = WISP_TCP_FIN_WAIT_1;
         }
+        tcp_timer_clear(pcb, TCP_TMR_RTO);
+        pcb->snd_wnd = (uint32_t)in->wnd << pcb->snd_wscale;
+        pcb->max_snd_wnd = WISP_MAX(pcb->max_snd_wnd, pcb->snd_wnd);
+        pcb->snd_wl1 = in->seq;
+        pcb->snd_wl2 = in->ack;
+        if (pcb->connected != NULL) {
+            wisp_err_t err = pcb->connected(pcb->c.arg, pcb, WISP_OK);
+            if (err == WISP_ERR_ABRT || tcp_dead(pcb)) {
+                wisp_pbuf_free(p);
+                return false;
+            }
+        }
+        return true;
     }
-    /* RFC 5961 §5.2: SND.UNA - MAX.SND.WND =< SEG.ACK =< SND.NXT, else
-     * discard and send an ACK (throttled, §7); RFC 9293: an ACK of
-     * something not yet sent gets an ACK too. */
-    if (TCP_SEQ_GT(in->ack, pcb->snd_nxt) || TCP_SEQ_LT(in->ack, pcb->snd_una - pcb->max_snd_wnd)) {
-        WISP_CTR_INC(s, TCP_DROP_BADACK);
-        tcp_send_challenge_ack(pcb);
-        wisp_pbuf_free(p);
-        return;
-    }
-    if (!tcp_ack_received(pcb, in)) {
-        wisp_pbuf_free(p);
-        return;
-    }
-    fin_acked = (pcb->flags & TF_FIN_QUEUED) && pcb->snd_una == pcb->snd_lbb;
+    WISP_CTR_INC(pcb->c.stack, TCP_DROP_BADACK);
+    tcp_rst_reply(pcb->c.stack, in); /* RFC 9293 §3.10.7.4 SYN-RECEIVED */
+    wisp_pbuf_free(p);
+    return false;
+}
+
+/* RFC 9293 §3.10.7.4 fifth step, the closing states: our FIN acknowledged
+ * moves FIN-WAIT-1 to FIN-WAIT-2, CLOSING to TIME-WAIT, LAST-ACK to
+ * CLOSED. False when the segment was consumed (the PCB is gone). */
+static bool tcp_fin_acked_state(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p)
+{
+    bool fin_acked = (pcb->flags & TF_FIN_QUEUED) && pcb->snd_una == pcb->snd_lbb;
     switch (pcb->c.state) {
     case WISP_TCP_FIN_WAIT_1:
         if (fin_acked) {
@@ -898,28 +921,56 @@ void tcp_process(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, struct tcp_in *i
         if (fin_acked) {
             wisp_pbuf_free(p);
             tcp_enter_time_wait(pcb); /* RFC 9293 §3.6 simultaneous close */
-            return;
+            return false;
         }
         break;
     case WISP_TCP_LAST_ACK:
         if (fin_acked) {
             wisp_pbuf_free(p);
             tcp_pcb_kill(pcb, WISP_ERR_CLSD); /* -> CLOSED */
-            return;
+            return false;
         }
         break;
     default:
         break;
     }
+    return true;
+}
 
-    /* sixth (URG) is not supported: the urgent pointer is ignored.
-     * seventh: segment text; eighth: FIN. */
+/* RFC 9293 §3.10.7.4 fifth step (ACK). False when the segment was
+ * consumed. */
+static bool tcp_ack_step(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, const struct tcp_in *in)
+{
+    if (pcb->c.state == WISP_TCP_SYN_RCVD && !tcp_synrcvd_ack(pcb, p, in)) {
+        return false;
+    }
+    /* RFC 5961 §5.2: SND.UNA - MAX.SND.WND =< SEG.ACK =< SND.NXT, else
+     * discard and send an ACK (throttled, §7); RFC 9293: an ACK of
+     * something not yet sent gets an ACK too. */
+    if (TCP_SEQ_GT(in->ack, pcb->snd_nxt) || TCP_SEQ_LT(in->ack, pcb->snd_una - pcb->max_snd_wnd)) {
+        WISP_CTR_INC(pcb->c.stack, TCP_DROP_BADACK);
+        tcp_send_challenge_ack(pcb);
+        wisp_pbuf_free(p);
+        return false;
+    }
+    if (!tcp_ack_received(pcb, in)) {
+        wisp_pbuf_free(p);
+        return false;
+    }
+    return tcp_fin_acked_state(pcb, p);
+}
+
+/* RFC 9293 §3.10.7.4 sixth (URG) is not supported: the urgent pointer is
+ * ignored. Seventh: segment text; eighth: FIN. Consumes p. */
+static void tcp_text_fin_steps(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, struct tcp_in *in)
+{
+    bool fin_in = false;
     if (pcb->c.state == WISP_TCP_ESTABLISHED || pcb->c.state == WISP_TCP_FIN_WAIT_1 ||
         pcb->c.state == WISP_TCP_FIN_WAIT_2) {
         if (in->len > 0 && (pcb->flags & TF_CLOSED) && TCP_SEQ_GT(in->seq + in->len, pcb->rcv_nxt)) {
             /* RFC 1122 §4.2.2.13 / RFC 9293 §3.10.4: new data after the
              * application closed cannot be delivered: RST */
-            WISP_CTR_INC(s, TCP_DROP_AFTERCLOSE);
+            WISP_CTR_INC(pcb->c.stack, TCP_DROP_AFTERCLOSE);
             wisp_pbuf_free(p);
             tcp_send_rst(pcb);
             tcp_pcb_release(pcb);
@@ -949,6 +1000,25 @@ void tcp_process(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, struct tcp_in *i
             return;
         }
     }
+}
+
+/* RFC 9293 §3.10.7.4 SEGMENT ARRIVES, "Otherwise" (and §3.10.7.3 for
+ * SYN-SENT): the steps in their order, each helper consuming the segment
+ * when it ends the processing. */
+void tcp_process(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, struct tcp_in *in)
+{
+    uint32_t now = wisp_now(pcb->c.stack);
+
+    if (pcb->c.state == WISP_TCP_SYN_SENT) {
+        (void)tcp_syn_sent(pcb, p, in);
+        return;
+    }
+    pcb->dsack_on = 0; /* RFC 2883 §4 rule 1: D-SACK reports the latest segment only */
+    if (!tcp_precheck(pcb, p, in, now) || !tcp_first_step(pcb, p, in, now) || !tcp_rst_syn_steps(pcb, p, in) ||
+        !tcp_ack_step(pcb, p, in)) {
+        return;
+    }
+    tcp_text_fin_steps(pcb, p, in);
 }
 
 /* ---------------------------------------------------------- input */
@@ -983,7 +1053,7 @@ void wisp_tcp_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp
     }
     /* RFC 9293 §3.1 Checksum (pseudo header + segment); RFC 1122 §4.2.2.7:
      * a bad checksum is discarded. */
-    if (wisp_chksum_add(wisp_chksum_pseudo4(wisp_ipaddr_ip4(&ip->src), wisp_ipaddr_ip4(&ip->dst), WISP_IP4_PROTO_TCP, tot), wisp_pbuf_chksum(p, 0, tot)) !=
+    if (wisp_chksum_add(wisp_ip_chksum_pseudo(&ip->src, &ip->dst, WISP_IP4_PROTO_TCP, tot), wisp_pbuf_chksum(p, 0, tot)) !=
         0xFFFFu) {
         WISP_CTR_INC(s, TCP_DROP_CHKSUM);
         wisp_pbuf_free(p);
@@ -1006,7 +1076,7 @@ void wisp_tcp_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp
     /* connections */
     for (pp = &s->tcp.pcbs; (pcb = *pp) != NULL; pp = &pcb->next) {
         if (pcb->c.state != WISP_TCP_CLOSED && pcb->c.local_port == in.dport && pcb->remote_port == in.sport &&
-            pcb->remote_ip == wisp_ipaddr_ip4(&ip->src) && pcb->c.local_ip == wisp_ipaddr_ip4(&ip->dst)) {
+            wisp_ipaddr_eq(&pcb->remote_ip, &ip->src) && wisp_ipaddr_eq(&pcb->c.local_ip, &ip->dst)) {
             struct wisp_tcp_pcb *prev;
             if (pp != &s->tcp.pcbs) {
                 /* move to the front: the next segment of a busy
@@ -1033,6 +1103,357 @@ void wisp_tcp_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp
     WISP_CTR_INC(s, TCP_NOPORT);
     tcp_rst_reply(s, &in);
     wisp_pbuf_free(p);
+}
+
+/* ---------------------------------------------------- challenge ACKs */
+
+/* RFC 5961 §7: a stack-wide limit on challenge ACKs (token bucket of
+ * TCP_CHALLENGE_PER_S per second, in milli-tokens). */
+bool tcp_challenge_allowed(struct wisp_stack *s)
+{
+    uint32_t now = wisp_now(s);
+    uint32_t el = now - s->tcp.chal_last;
+    uint32_t cap = TCP_CHALLENGE_PER_S * 1000u;
+    s->tcp.chal_last = now;
+    if (el > 1000u) {
+        el = 1000u;
+    }
+    s->tcp.chal_tokens += el * TCP_CHALLENGE_PER_S;
+    if (s->tcp.chal_tokens > cap) {
+        s->tcp.chal_tokens = cap;
+    }
+    if (s->tcp.chal_tokens < 1000u) {
+        WISP_CTR_INC(s, TCP_CHALLENGE_RATELIMIT);
+        return false;
+    }
+    s->tcp.chal_tokens -= 1000u;
+    return true;
+}
+
+/* ---------------------------------------------------- RTT (RFC 6298) */
+
+void tcp_rtt_sample(struct wisp_tcp_pcb *pcb, uint32_t rtt)
+{
+    uint32_t rto, var;
+    if (rtt == 0) {
+        rtt = 1; /* clock granularity G = 1 ms */
+    }
+    if (pcb->srtt8 == 0) {
+        /* RFC 6298 §2.2: the first measurement */
+        pcb->srtt8 = rtt * 8u;
+        pcb->rttvar4 = rtt * 2u;
+    } else {
+        /* RFC 6298 §2.3: RTTVAR <- 3/4 RTTVAR + 1/4 |SRTT - R'|,
+         * SRTT <- 7/8 SRTT + 1/8 R' (scaled by 4 and 8) */
+        uint32_t srtt = pcb->srtt8 / 8u;
+        uint32_t d = rtt > srtt ? rtt - srtt : srtt - rtt;
+        pcb->rttvar4 = pcb->rttvar4 - pcb->rttvar4 / 4u + d;
+        pcb->srtt8 = pcb->srtt8 - pcb->srtt8 / 8u + rtt;
+    }
+    /* RTO <- SRTT + max(G, 4 * RTTVAR), bounded (§2.4, §2.5) */
+    var = pcb->rttvar4 > 1u ? pcb->rttvar4 : 1u;
+    rto = pcb->srtt8 / 8u + var;
+    if (rto < WISP_TCP_RTO_MIN_MS) {
+        rto = WISP_TCP_RTO_MIN_MS;
+    }
+    if (rto > WISP_TCP_RTO_MAX_MS) {
+        rto = WISP_TCP_RTO_MAX_MS;
+    }
+    pcb->rto = rto;
+}
+
+/* ------------------------------------------------------ synchronized */
+
+void tcp_set_established(struct wisp_tcp_pcb *pcb)
+{
+    pcb->c.state = WISP_TCP_ESTABLISHED;
+    if (pcb->mss < 64u) {
+        pcb->mss = 64u; /* a floor against absurd peer MSS values */
+    }
+    tcp_pmtu_init(pcb); /* a path MTU known for the peer (tcp_icmp.c) */
+    tcp_cc_init(pcb, wisp_now(pcb->c.stack)); /* initial window, ssthresh (tcp_cc.c) */
+    pcb->dupacks = 0;
+    pcb->nrtx = 0;
+    if (pcb->syn_rtx > 0 && pcb->srtt8 == 0 && pcb->rto < 3000u) {
+        pcb->rto = 3000u; /* RFC 6298 §5.7 */
+    }
+    pcb->flags &= ~TF_CTL_UNSENT;
+}
+
+/* ---------------------------------------------------- ACK processing */
+
+/* RFC 6675 §5 (scoreboard update) + §4 IsLost: mark SACKed segments,
+ * then every unSACKed segment with DupThresh SACKed segments or more than
+ * (DupThresh - 1) * SMSS SACKed bytes above it as lost. */
+static void tcp_sack_update(struct wisp_tcp_pcb *pcb, const struct tcp_in *in)
+{
+    struct wisp_tcp_seg *g;
+    uint32_t sacked_segs = 0, sacked_bytes = 0, smss = tcp_seg_max(pcb);
+    unsigned i;
+
+    pcb->flags |= TF_SCOREBOARD;
+    for (i = 0; i < in->opt.nsack; i++) {
+        uint32_t l = in->opt.sack[i][0], r = in->opt.sack[i][1];
+        /* RFC 2018 §4 / RFC 6675 §5: ignore blocks that are empty, below
+         * SND.UNA (D-SACK) or beyond what was sent. */
+        if (!TCP_SEQ_LT(l, r) || TCP_SEQ_LEQ(r, pcb->snd_una) || TCP_SEQ_GT(r, pcb->snd_nxt)) {
+            continue;
+        }
+        for (g = pcb->sndq; g != NULL && g != pcb->sndq_next; g = g->next) {
+            if (g->len > 0 && TCP_SEQ_GEQ(g->seq, l) && TCP_SEQ_LEQ(g->seq + g->len, r)) {
+                g->flags |= TCP_SEGF_SACKED;
+            }
+        }
+    }
+    for (g = pcb->sndq; g != NULL && g != pcb->sndq_next; g = g->next) {
+        if (g->flags & TCP_SEGF_SACKED) {
+            sacked_segs++;
+            sacked_bytes += g->len;
+        }
+    }
+    for (g = pcb->sndq; g != NULL && g != pcb->sndq_next && sacked_segs > 0; g = g->next) {
+        if (g->flags & TCP_SEGF_SACKED) {
+            sacked_segs--;
+            sacked_bytes -= g->len;
+            continue;
+        }
+        if (!(g->flags & TCP_SEGF_LOST) &&
+            (sacked_segs >= TCP_DUPTHRESH || sacked_bytes > (TCP_DUPTHRESH - 1u) * smss)) {
+            g->flags = (uint8_t)((g->flags | TCP_SEGF_LOST) & ~TCP_SEGF_RTXD);
+        }
+    }
+}
+
+/* The first outstanding segment not SACKed. */
+static struct wisp_tcp_seg *tcp_first_hole(struct wisp_tcp_pcb *pcb)
+{
+    struct wisp_tcp_seg *g;
+    for (g = pcb->sndq; g != NULL && g != pcb->sndq_next; g = g->next) {
+        if (!(g->flags & TCP_SEGF_SACKED)) {
+            return g;
+        }
+    }
+    return NULL;
+}
+
+/* RTT of an ACK of new data: RFC 7323 §4.1 (RTTM, only for ACKs of new
+ * data), else the Karn-timed segment (RFC 6298 §3). An echo older than
+ * the last transmission of the first newly acknowledged segment is
+ * stale: the peer got an earlier copy whose ACK was lost and did not
+ * record the duplicate's timestamp (RFC 7323 §4.3), so the sample would
+ * include the whole loss episode and blow up SRTT; such samples are not
+ * taken. */
+static void tcp_ack_rtt(struct wisp_tcp_pcb *pcb, const struct tcp_in *in, uint32_t now)
+{
+    const struct wisp_tcp_seg *g = pcb->sndq;
+    if ((pcb->flags & TF_TS) && in->opt.ts && in->opt.tsecr != 0 &&
+        (g == NULL || !(g->flags & TCP_SEGF_SENT) || TCP_SEQ_GEQ(in->opt.tsecr, g->sent_ms + pcb->ts_off))) {
+        uint32_t rtt = (now + pcb->ts_off) - in->opt.tsecr;
+        if (rtt < WISP_TCP_RTO_MAX_MS) {
+            tcp_rtt_sample(pcb, rtt);
+        }
+    } else if ((pcb->flags & TF_RTT) && TCP_SEQ_GT(in->ack, pcb->rtt_seq)) {
+        tcp_rtt_sample(pcb, now - pcb->rtt_start);
+        pcb->flags &= ~TF_RTT;
+    }
+}
+
+/* Free the segments ack covers whole (SND.UNA already moved); returns
+ * their data bytes (send buffer space given back). */
+static uint32_t tcp_ack_free_segs(struct wisp_tcp_pcb *pcb, uint32_t ack)
+{
+    struct wisp_tcp_seg *g;
+    uint32_t freed = 0;
+    while ((g = pcb->sndq) != NULL && (g->flags & TCP_SEGF_SENT) && TCP_SEQ_LEQ(tcp_seg_end(g), ack)) {
+        pcb->sndq = g->next;
+        if (pcb->sndq_tail == g) {
+            pcb->sndq_tail = NULL;
+        }
+        freed += g->len;
+        tcp_seg_drop(pcb, g);
+    }
+    pcb->snd_queued -= WISP_MIN(freed, pcb->snd_queued);
+    pcb->st_bytes_acked += freed;
+    if (freed > 0) {
+        tcp_mem_freed(pcb->c.stack);
+    }
+    if (pcb->snd_una == pcb->snd_nxt) {
+        pcb->flags &= ~TF_SCOREBOARD; /* nothing sent is outstanding */
+    }
+    return freed;
+}
+
+/* Congestion control on an ACK of acked bytes of new data (flight: bytes
+ * outstanding before it): the end of loss recovery, a partial ACK, or the
+ * window's growth (tcp_cc.c). */
+static void tcp_ack_cc(struct wisp_tcp_pcb *pcb, uint32_t ack, uint32_t acked, uint32_t flight, uint32_t now)
+{
+    uint32_t smss = tcp_seg_max(pcb);
+    struct wisp_tcp_seg *g;
+    if (pcb->flags & TF_RECOVERY) {
+        if (TCP_SEQ_GEQ(ack, pcb->recover)) {
+            /* full ACK: leave recovery (RFC 6675 §5 / RFC 6582 §3.2
+             * step 3, option 1) */
+            flight = pcb->snd_nxt - pcb->snd_una;
+            pcb->flags &= ~TF_RECOVERY;
+            if (pcb->flags & TF_SACK) {
+                pcb->cwnd = pcb->ssthresh;
+            } else {
+                pcb->cwnd = WISP_MIN(pcb->ssthresh, WISP_MAX(flight, smss) + smss);
+            }
+            pcb->dupacks = 0;
+            tcp_cc_recovered(pcb, now);
+        } else if (!(pcb->flags & TF_SACK)) {
+            /* RFC 6582 §3.2 step 5: partial ACK -- retransmit the next
+             * hole, deflate by the data acknowledged, add back one
+             * SMSS when at least one SMSS was acknowledged. */
+            g = pcb->sndq;
+            if (g != NULL && (g->flags & TCP_SEGF_SENT)) {
+                g->flags = (uint8_t)((g->flags | TCP_SEGF_LOST) & ~TCP_SEGF_RTXD);
+                pcb->flags |= TF_FORCE_RTX | TF_SCOREBOARD;
+            }
+            pcb->cwnd = pcb->cwnd > acked ? pcb->cwnd - acked : smss;
+            if (acked >= smss) {
+                pcb->cwnd += smss;
+            }
+        }
+    } else {
+        pcb->dupacks = 0;
+        /* slow start or the algorithm's congestion avoidance (tcp_cc.c) */
+        tcp_cc_ack(pcb, acked, flight, now);
+    }
+}
+
+/* An ACK of new data: RTT, SND.UNA, the acknowledged segments, congestion
+ * control, the retransmission timer. Returns the data bytes freed. */
+static uint32_t tcp_ack_new_data(struct wisp_tcp_pcb *pcb, const struct tcp_in *in, uint32_t now)
+{
+    uint32_t ack = in->ack;
+    uint32_t acked = ack - pcb->snd_una;
+    uint32_t flight = pcb->snd_nxt - pcb->snd_una; /* before this ACK */
+    uint32_t freed;
+
+    tcp_ack_rtt(pcb, in, now);
+    pcb->snd_una = ack;
+    if (!(pcb->flags & TF_PERSIST)) {
+        pcb->nrtx = 0;
+    }
+    freed = tcp_ack_free_segs(pcb, ack);
+    tcp_ack_cc(pcb, ack, acked, flight, now);
+    /* RFC 6298 §5.2 / §5.3 */
+    if (pcb->snd_una == pcb->snd_nxt) {
+        tcp_timer_clear(pcb, TCP_TMR_RTO);
+    } else if (!(pcb->flags & TF_PERSIST)) {
+        tcp_timer_set(pcb, TCP_TMR_RTO, pcb->rto);
+    }
+    return freed;
+}
+
+/* RFC 9293 §3.10.7.4 fifth step: the send window, and leaving persist
+ * mode when it opened. */
+static void tcp_ack_wnd_update(struct wisp_tcp_pcb *pcb, const struct tcp_in *in, uint32_t new_wnd)
+{
+    /* window update when SND.WL1 < SEG.SEQ or (SND.WL1 = SEG.SEQ and
+     * SND.WL2 =< SEG.ACK). */
+    if (TCP_SEQ_LT(pcb->snd_wl1, in->seq) || (pcb->snd_wl1 == in->seq && TCP_SEQ_LEQ(pcb->snd_wl2, in->ack))) {
+        pcb->snd_wnd = new_wnd;
+        pcb->snd_wl1 = in->seq;
+        pcb->snd_wl2 = in->ack;
+        if (new_wnd > pcb->max_snd_wnd) {
+            pcb->max_snd_wnd = new_wnd;
+        }
+    }
+    if ((pcb->flags & TF_PERSIST) && pcb->sndq_next != NULL &&
+        TCP_SEQ_DIFF(pcb->snd_una + pcb->snd_wnd, pcb->sndq_next->seq) > 0) {
+        /* the window opened: leave persist mode; a probe octet the
+         * window did not take goes again first */
+        pcb->flags &= ~TF_PERSIST;
+        pcb->persist_backoff = 0;
+        pcb->nrtx = 0;
+        tcp_timer_clear(pcb, TCP_TMR_PERSIST);
+        if (pcb->snd_una != pcb->snd_nxt) {
+            if (pcb->sndq != NULL && (pcb->sndq->flags & TCP_SEGF_SENT)) {
+                pcb->sndq->flags = (uint8_t)((pcb->sndq->flags | TCP_SEGF_LOST) & ~TCP_SEGF_RTXD);
+                pcb->flags |= TF_FORCE_RTX | TF_SCOREBOARD;
+            }
+            tcp_timer_set(pcb, TCP_TMR_RTO, pcb->rto);
+        }
+    } else if ((pcb->flags & TF_PERSIST) && pcb->sndq_next == NULL && pcb->snd_una == pcb->snd_nxt) {
+        pcb->flags &= ~TF_PERSIST;
+        tcp_timer_clear(pcb, TCP_TMR_PERSIST);
+    }
+}
+
+/* Loss detection: DupThresh duplicate ACKs (RFC 5681 §3.2 step 2) or
+ * the first hole deemed lost by the SACK scoreboard (RFC 6675 §5 (b)),
+ * once per window (RFC 6582 §3.2 step 2: only when the ACK covers more
+ * than "recover"). dupack: this ACK was a duplicate. */
+static void tcp_ack_loss_detect(struct wisp_tcp_pcb *pcb, bool dupack, uint32_t now)
+{
+    struct wisp_stack *s = pcb->c.stack;
+    uint32_t smss = tcp_seg_max(pcb);
+    if (!(pcb->flags & TF_RECOVERY) && pcb->snd_una != pcb->snd_nxt && TCP_SEQ_GT(pcb->snd_una, pcb->recover)) {
+        struct wisp_tcp_seg *hole = tcp_first_hole(pcb);
+        bool lost = (pcb->flags & TF_SACK) && hole != NULL && (hole->flags & TCP_SEGF_LOST);
+        if (hole != NULL && (pcb->dupacks >= TCP_DUPTHRESH || lost)) {
+            uint32_t flight = pcb->snd_nxt - pcb->snd_una;
+            pcb->ssthresh = tcp_cc_ssthresh(pcb, flight, false, now); /* RFC 5681 eq. (4), tcp_cc.c */
+            pcb->recover = pcb->snd_nxt;
+            pcb->flags |= TF_RECOVERY | TF_FORCE_RTX | TF_SCOREBOARD;
+            pcb->flags &= ~TF_RTT;
+            hole->flags = (uint8_t)((hole->flags | TCP_SEGF_LOST) & ~TCP_SEGF_RTXD);
+            /* RFC 6675 §5 step 4.2: cwnd = ssthresh; RFC 6582 §3.2 step 2
+             * (NewReno): ssthresh + 3 * SMSS */
+            pcb->cwnd = (pcb->flags & TF_SACK) ? pcb->ssthresh : pcb->ssthresh + TCP_DUPTHRESH * smss;
+            pcb->st_fast_recoveries++;
+            WISP_CTR_INC(s, TCP_FAST_RETRANSMIT);
+        }
+    } else if ((pcb->flags & TF_RECOVERY) && dupack && !(pcb->flags & TF_SACK)) {
+        pcb->cwnd += smss; /* RFC 6582 §3.2 step 4: inflate per duplicate ACK */
+    }
+}
+
+bool tcp_ack_received(struct wisp_tcp_pcb *pcb, const struct tcp_in *in)
+{
+    uint32_t ack = in->ack;
+    uint32_t now = wisp_now(pcb->c.stack);
+    uint32_t new_wnd = (uint32_t)in->wnd << pcb->snd_wscale;
+    uint32_t freed = 0;
+    bool dupack = false;
+
+    if (pcb->flags & TF_PERSIST) {
+        pcb->nrtx = 0; /* the peer answers our probes */
+    }
+    if (TCP_SEQ_GT(ack, pcb->snd_una)) {
+        freed = tcp_ack_new_data(pcb, in, now);
+    } else if (ack == pcb->snd_una && pcb->snd_nxt != pcb->snd_una && in->len == 0 &&
+               !(in->flags & (TCP_SYN | TCP_FIN)) && new_wnd == pcb->snd_wnd && new_wnd != 0 &&
+               !(pcb->flags & TF_PERSIST)) {
+        /* RFC 5681 §2 DUPLICATE ACKNOWLEDGMENT (a)-(e); answers to
+         * zero-window probes are no loss signal */
+        dupack = true;
+        if (pcb->dupacks < 255u) {
+            pcb->dupacks++;
+        }
+    }
+    tcp_ack_wnd_update(pcb, in, new_wnd);
+    if ((pcb->flags & TF_SACK) && in->opt.nsack > 0) {
+        tcp_sack_update(pcb, in);
+    }
+    tcp_ack_loss_detect(pcb, dupack, now);
+
+    /* Only now, with SND.UNA, the send window (SND.WND/WL1/WL2) and the
+     * congestion state all taken from this ACK, the application hears of
+     * the freed send buffer: whatever it writes or sends from the
+     * callback sees the peer's current right edge (and wisp_tcp_output
+     * is deferred to the end of the segment's processing anyway). */
+    if (freed > 0 && pcb->sent != NULL && !(pcb->flags & TF_CLOSED)) {
+        wisp_err_t err = pcb->sent(pcb->c.arg, pcb, freed);
+        if (err == WISP_ERR_ABRT || tcp_dead(pcb)) {
+            return false;
+        }
+    }
+    return true;
 }
 
 #else

@@ -5,9 +5,10 @@
  * it, so queued data is never modified by lower layers and can be
  * retransmitted at any time), the output engine (Nagle, sender SWS
  * avoidance, congestion and receive windows, limited transmit, loss
- * retransmissions), ACK processing with RTT estimation and congestion
- * control, the retransmission and persist timers, and the control
- * segments (SYN, ACK, RST, keepalive).
+ * retransmissions), the receive window we announce (the receive budget),
+ * the transmit budget, and the control segments (SYN, ACK, RST,
+ * keepalive). ACK processing is in tcp_in.c, the retransmission and
+ * persist timers in tcp_timer.c, congestion control in tcp_cc.c.
  *
  * Rules implemented (cited at the lines): RFC 9293 §3.8 (data
  * communication), RFC 1122 §4.2.3.4 + RFC 896 (Nagle), RFC 5681
@@ -32,9 +33,8 @@
  *    WISP_TCP_SND_MIN_BLOCKS); a zero-window peer is given up on after
  *    WISP_TCP_PERSIST_TIMEOUT_MS of silence, or of holding blocks while
  *    others ran short of them (tcp_persist_give_up).
- *  - The sent callback runs after the whole ACK was processed (SND.UNA,
- *    send window, congestion state); output asked for from callbacks
- *    waits for the end of the processing (TF_OUTPUT_PENDING).
+ *  - Output asked for from callbacks waits for the end of the processing
+ *    (TF_OUTPUT_PENDING).
  *  - ACKs and RSTs carry SEG.SEQ = min(SND.NXT, SND.UNA + SND.WND) (as
  *    Linux does): after a zero-window probe they stay acceptable to the
  *    peer's zero window.
@@ -50,12 +50,6 @@
  *  - Segments are cut at the send MSS when written; a window smaller than
  *    the segment (SWS rule, zero-window probe) splits it by copying the
  *    front part into a fresh buffer.
- *  - RTT from timestamps only when the echo is not older than the last
- *    transmission of the first newly acknowledged segment (a lost ACK
- *    followed by a retransmission would otherwise yield the whole loss
- *    episode as one sample); else Karn-timed segments.
- *  - cwnd grows only while it limits the sender (RFC 7661 idea).
- *  - Duplicate ACKs do not count in persist mode (answers to probes).
  *  - Zero-window probes carry one new octet; when the window opens and
  *    did not take it, it is retransmitted first.
  */
@@ -68,13 +62,13 @@
 
 /* DF on TCP segments (RFC 1191 §6.4) when path MTU discovery is on, unless
  * the path's MTU was clamped to WISP_PMTU_MIN (tcp_icmp.c). */
-static bool tcp_df(struct wisp_stack *s, wisp_ip4_t dst)
+static bool tcp_df(struct wisp_stack *s, const wisp_ipaddr_t *dst)
 {
     bool nodf = false;
     if (!WISP_PMTU) {
         return false;
     }
-    (void)wisp_pmtu_get(s, dst, &nodf);
+    (void)wisp_pmtu_get(s, wisp_ipaddr_ip4(dst), &nodf); /* IPv4 only: IPv6 extends */
     return !nodf;
 }
 
@@ -88,6 +82,7 @@ wisp_err_t tcp_xmit_raw(struct wisp_stack *s, const struct tcp_tuple *t, uint32_
     uint16_t tlen, sum;
     wisp_err_t err;
 
+    /* IPv4 only: IPv6 extends (its header and datagram limits) */
     if (data != NULL && (uint32_t)data->tot_len + hlen + WISP_IP4_HLEN > WISP_IP4_MAX_LEN) {
         return WISP_ERR_VAL;
     }
@@ -117,9 +112,9 @@ wisp_err_t tcp_xmit_raw(struct wisp_stack *s, const struct tcp_tuple *t, uint32_
     }
     tlen = h->tot_len;
     /* RFC 9293 §3.1 Checksum: pseudo header + header + data. */
-    sum = wisp_chksum_add(wisp_chksum_pseudo4(t->lip, t->rip, WISP_IP4_PROTO_TCP, tlen), wisp_pbuf_chksum(h, 0, tlen));
+    sum = wisp_chksum_add(wisp_ip_chksum_pseudo(&t->lip, &t->rip, WISP_IP4_PROTO_TCP, tlen), wisp_pbuf_chksum(h, 0, tlen));
     wisp_wr16(u + TCP_OFF_CSUM, (uint16_t)~sum);
-    err = wisp_ip4_output(s, h, t->lip, t->rip, ttl, tos, WISP_IP4_PROTO_TCP, tcp_df(s, t->rip));
+    err = wisp_ip_output(s, h, &t->lip, &t->rip, ttl, tos, WISP_IP4_PROTO_TCP, tcp_df(s, &t->rip));
     if (err == WISP_OK) {
         WISP_CTR_INC(s, TCP_TX);
         if (flags & TCP_RST) {
@@ -463,8 +458,8 @@ void tcp_rst_reply(struct wisp_stack *s, const struct tcp_in *in)
     if (in->flags & TCP_RST) {
         return; /* RFC 9293 §3.10.7.1: never a RST in reply to a RST */
     }
-    t.lip = wisp_ipaddr_ip4(&in->ip->dst);
-    t.rip = wisp_ipaddr_ip4(&in->ip->src);
+    t.lip = in->ip->dst;
+    t.rip = in->ip->src;
     t.lport = in->dport;
     t.rport = in->sport;
     if (in->flags & TCP_ACK) {
@@ -490,7 +485,7 @@ wisp_err_t tcp_send_syn(struct wisp_tcp_pcb *pcb)
     struct tcp_tuple t;
     uint8_t opt[TCP_MAX_OPTLEN];
     uint8_t n;
-    uint16_t mss = tcp_mss_for(pcb->c.stack, pcb->remote_ip);
+    uint16_t mss = tcp_mss_for(pcb->c.stack, &pcb->remote_ip);
     wisp_err_t err;
     if (pcb->user_mss != 0u && pcb->user_mss < mss) {
         mss = pcb->user_mss; /* TCP_MAXSEG caps the MSS we announce */
@@ -553,17 +548,6 @@ uint32_t tcp_seg_max(const struct wisp_tcp_pcb *pcb)
         m -= TCP_TS_OPTLEN;
     }
     return m;
-}
-
-/* RFC 6928 §2: IW = min(10*MSS, max(2*MSS, 14600)). */
-uint32_t tcp_initial_cwnd(uint32_t mss)
-{
-    return WISP_MIN(10u * mss, WISP_MAX(2u * mss, 14600u));
-}
-
-static uint32_t tcp_seg_end(const struct wisp_tcp_seg *g)
-{
-    return g->seq + g->len + ((g->flags & TCP_SEGF_FIN) ? 1u : 0u);
 }
 
 static struct wisp_tcp_seg *tcp_seg_alloc(struct wisp_stack *s)
@@ -765,20 +749,227 @@ static uint32_t tcp_write_mss(const struct wisp_tcp_pcb *pcb)
     return tcp_seg_max(pcb);
 }
 
+/* A write being taken into the send queue (wisp_tcp_write). */
+struct tcp_write {
+    const uint8_t *src;
+    uint32_t len;
+    uint32_t segmax;              /* data bytes per segment */
+    bool copy;                    /* WISP_TCP_WRITE_COPY */
+    uint32_t need;                /* transmit blocks the copies need (transmit budget) */
+    uint32_t taken;               /* transmit blocks taken so far */
+    struct wisp_tcp_seg *tail;    /* the last unsent segment, when it takes data */
+    uint32_t n_tail;              /* bytes it takes */
+    struct wisp_pbuf *tail_ref;   /* their reference (no copy) */
+    struct wisp_tcp_seg *head, *last; /* the new segments */
+};
+
+/* Whether a write of len bytes can be taken: WISP_ERR_VAL when it could
+ * never be taken whole, not even with the send buffer, the segment pool
+ * and the transmit blocks all free (the caller splits it); WISP_ERR_MEM
+ * only when it may fit later. Sets w->need. */
+static wisp_err_t tcp_write_fits(const struct wisp_tcp_pcb *pcb, struct tcp_write *w)
+{
+    uint32_t nseg, per_seg = (w->segmax + WISP_PBUF_BLOCK_SIZE - 1u) / WISP_PBUF_BLOCK_SIZE;
+    if (w->len > (uint32_t)WISP_TCP_SND_BUF) {
+        return WISP_ERR_VAL;
+    }
+    nseg = (w->len + w->segmax - 1u) / w->segmax;
+    if (nseg > (uint32_t)WISP_TCP_SEG_COUNT ||
+        (w->copy && nseg * per_seg + TCP_TX_RESERVE > (uint32_t)WISP_PBUF_TX_COUNT)) {
+        return WISP_ERR_VAL;
+    }
+    w->need = w->copy ? nseg * per_seg : 0u;
+    if (w->len > pcb->snd_buf) {
+        return WISP_ERR_VAL; /* never fits the connection's send buffer (SO_SNDBUF) */
+    }
+    if (pcb->snd_queued >= pcb->snd_buf || w->len > pcb->snd_buf - pcb->snd_queued) {
+        return WISP_ERR_MEM;
+    }
+    return WISP_OK;
+}
+
+/* 1. Room in the last unsent segment (small writes are coalesced into
+ * full-size segments). False when the reference could not be allocated
+ * (counted; the writer waits for buffers). */
+static bool tcp_write_tail(struct wisp_tcp_pcb *pcb, struct tcp_write *w)
+{
+    struct wisp_stack *s = pcb->c.stack;
+    struct wisp_tcp_seg *tail = pcb->sndq_tail;
+    if (tail != NULL && !(tail->flags & (TCP_SEGF_SENT | TCP_SEGF_FIN)) && tail->len < w->segmax) {
+        w->tail = tail;
+        if (w->copy) {
+            if ((tail->flags & TCP_SEGF_COPY) && tail->p != NULL) {
+                uint32_t room = WISP_MIN(tcp_tailroom(tcp_pbuf_last(tail->p)), w->segmax - tail->len);
+                w->n_tail = WISP_MIN(room, w->len);
+            }
+        } else {
+            w->n_tail = WISP_MIN(w->segmax - tail->len, w->len);
+            w->tail_ref = wisp_pbuf_alloc_ref(s, w->src, (uint16_t)w->n_tail, WISP_PBUF_ROM);
+            if (w->tail_ref == NULL) {
+                WISP_CTR_INC(s, TCP_DROP_NOMEM);
+                tcp_mem_wait(pcb);
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+/* Copy n bytes from w->src + off into new RAM blocks of segment g, within
+ * the transmit budget. False when out of blocks. */
+static bool tcp_write_copy_seg(struct wisp_tcp_pcb *pcb, struct tcp_write *w, struct wisp_tcp_seg *g, uint32_t off,
+                               uint32_t n)
+{
+    struct wisp_stack *s = pcb->c.stack;
+    uint32_t left = n, at = 0;
+    while (left > 0) {
+        uint32_t chunk = WISP_MIN(w->segmax, (uint32_t)WISP_PBUF_BLOCK_SIZE);
+        uint32_t k = WISP_MIN(left, chunk);
+        struct wisp_pbuf *q;
+        /* the transmit budget: the control reserve, the
+         * guarantee, the progress reserve, the fair share */
+        if (!tcp_tx_may_take(s, pcb->snd_blk, w->taken, w->need)) {
+            return false;
+        }
+        q = wisp_pbuf_alloc(s, WISP_LAYER_RAW, (uint16_t)chunk, WISP_PBUF_RAM);
+        if (q == NULL) {
+            if (pcb->snd_blk + w->taken < (uint32_t)WISP_TCP_SND_MIN_BLOCKS) {
+                tcp_tx_short(s);
+            }
+            return false;
+        }
+        if (q->pool == &s->pool[WISP_POOL_PBUF_TX]) {
+            w->taken++;
+        }
+        q->len = q->tot_len = (uint16_t)k;
+        wisp_memcpy(q->payload, w->src + off + at, k);
+        if (g->p == NULL) {
+            g->p = q;
+        } else {
+            wisp_pbuf_cat(g->p, q);
+        }
+        at += k;
+        left -= k;
+    }
+    g->flags |= TCP_SEGF_COPY;
+    return true;
+}
+
+/* 2. New segments for the rest; everything allocated before anything
+ * is committed, so a failure leaves the queue unchanged. False when out
+ * of segments or buffers (what was allocated stays in w for
+ * tcp_write_abandon). */
+static bool tcp_write_segs(struct wisp_tcp_pcb *pcb, struct tcp_write *w)
+{
+    struct wisp_stack *s = pcb->c.stack;
+    uint32_t rest = w->len - w->n_tail;
+    uint32_t off = w->n_tail;
+    while (rest > 0) {
+        uint32_t n = WISP_MIN(rest, w->segmax);
+        struct wisp_tcp_seg *g = tcp_seg_alloc(s);
+        if (g == NULL) {
+            return false;
+        }
+        if (w->last == NULL) {
+            w->head = g;
+        } else {
+            w->last->next = g;
+        }
+        w->last = g;
+        g->len = (uint16_t)n;
+        if (w->copy) {
+            if (!tcp_write_copy_seg(pcb, w, g, off, n)) {
+                return false;
+            }
+        } else {
+            g->p = wisp_pbuf_alloc_ref(s, w->src + off, (uint16_t)n, WISP_PBUF_ROM);
+            if (g->p == NULL) {
+                return false;
+            }
+        }
+        off += n;
+        rest -= n;
+    }
+    return true;
+}
+
+/* 3. Commit: the tail's share, the new segments at the end of the queue,
+ * PSH or MORE on the last one. */
+static void tcp_write_commit(struct wisp_tcp_pcb *pcb, struct tcp_write *w, uint8_t flags)
+{
+    struct wisp_tcp_seg *tail = w->tail, *g;
+    if (w->n_tail > 0) {
+        if (w->copy) {
+            struct wisp_pbuf *lp = tcp_pbuf_last(tail->p);
+            wisp_memcpy(lp->payload + lp->len, w->src, w->n_tail);
+            tcp_chain_grow(tail->p, (uint16_t)w->n_tail);
+        } else {
+            if (tail->p == NULL) {
+                tail->p = w->tail_ref;
+            } else {
+                wisp_pbuf_cat(tail->p, w->tail_ref);
+            }
+            tail->flags &= (uint8_t)~TCP_SEGF_COPY;
+        }
+        tail->len = (uint16_t)(tail->len + w->n_tail);
+        tail->flags &= (uint8_t)~(TCP_SEGF_PSH | TCP_SEGF_MORE);
+    }
+    {
+        uint32_t seq = pcb->snd_lbb + w->n_tail;
+        for (g = w->head; g != NULL; g = g->next) {
+            g->seq = seq;
+            seq += g->len;
+            tcp_seg_account(pcb, g);
+        }
+    }
+    if (w->head != NULL) {
+        if (pcb->sndq_tail == NULL) {
+            pcb->sndq = w->head;
+        } else {
+            pcb->sndq_tail->next = w->head;
+        }
+        pcb->sndq_tail = w->last;
+        if (pcb->sndq_next == NULL) {
+            pcb->sndq_next = w->head;
+        }
+    }
+    if (pcb->sndq_next == NULL && w->n_tail > 0) {
+        pcb->sndq_next = tail;
+    }
+    /* RFC 9293 §3.9.1 SEND: PUSH on the last segment of the write unless
+     * more follows. */
+    g = pcb->sndq_tail;
+    g->flags |= (flags & WISP_TCP_WRITE_MORE) ? TCP_SEGF_MORE : TCP_SEGF_PSH;
+    pcb->snd_lbb += w->len;
+    pcb->snd_queued += w->len;
+}
+
+/* Out of buffers: free what the write allocated (the queue is unchanged),
+ * count it, and let the writer wait for buffers. */
+static wisp_err_t tcp_write_abandon(struct wisp_tcp_pcb *pcb, struct tcp_write *w)
+{
+    struct wisp_stack *s = pcb->c.stack;
+    struct wisp_tcp_seg *g;
+    while (w->head != NULL) {
+        g = w->head->next;
+        tcp_seg_free(s, w->head);
+        w->head = g;
+    }
+    wisp_pbuf_free(w->tail_ref);
+    WISP_CTR_INC(s, TCP_DROP_NOMEM);
+    tcp_mem_wait(pcb);
+    return WISP_ERR_MEM;
+}
+
 wisp_err_t wisp_tcp_write(struct wisp_tcp_pcb *pcb, const void *data, uint32_t len, uint8_t flags)
 {
-    struct wisp_stack *s;
-    struct wisp_tcp_seg *head = NULL, *last = NULL, *tail, *g;
-    struct wisp_pbuf *tail_ref = NULL;
-    const uint8_t *src = (const uint8_t *)data;
-    uint32_t segmax, n_tail = 0, rest, off, room = 0, need = 0, taken = 0;
-    bool copy = (flags & WISP_TCP_WRITE_COPY) != 0;
+    struct tcp_write w;
+    wisp_err_t err;
 
     WISP_CORE_ASSERT_OWNER(tcp_stack_of(pcb));
     if (pcb == NULL || tcp_common(pcb)->state == WISP_TCP_LISTEN) {
         return WISP_ERR_CONN;
     }
-    s = pcb->c.stack;
     switch (pcb->c.state) {
     case WISP_TCP_SYN_SENT:
     case WISP_TCP_SYN_RCVD:
@@ -797,168 +988,25 @@ wisp_err_t wisp_tcp_write(struct wisp_tcp_pcb *pcb, const void *data, uint32_t l
     if (data == NULL) {
         return WISP_ERR_ARG;
     }
-    segmax = tcp_write_mss(pcb);
-    {
-        /* A write that could never be taken whole, not even with the send
-         * buffer, the segment pool and the transmit blocks all free:
-         * WISP_ERR_VAL (the caller splits it); WISP_ERR_MEM only when it
-         * may fit later. */
-        uint32_t nseg, per_seg = (segmax + WISP_PBUF_BLOCK_SIZE - 1u) / WISP_PBUF_BLOCK_SIZE;
-        if (len > (uint32_t)WISP_TCP_SND_BUF) {
-            return WISP_ERR_VAL;
-        }
-        nseg = (len + segmax - 1u) / segmax;
-        if (nseg > (uint32_t)WISP_TCP_SEG_COUNT ||
-            (copy && nseg * per_seg + TCP_TX_RESERVE > (uint32_t)WISP_PBUF_TX_COUNT)) {
-            return WISP_ERR_VAL;
-        }
-        need = copy ? nseg * per_seg : 0u;
+    memset(&w, 0, sizeof(w));
+    w.src = (const uint8_t *)data;
+    w.len = len;
+    w.copy = (flags & WISP_TCP_WRITE_COPY) != 0;
+    w.segmax = tcp_write_mss(pcb);
+    err = tcp_write_fits(pcb, &w);
+    if (err != WISP_OK) {
+        return err;
     }
-    if (len > pcb->snd_buf) {
-        return WISP_ERR_VAL; /* never fits the connection's send buffer (SO_SNDBUF) */
-    }
-    if (pcb->snd_queued >= pcb->snd_buf || len > pcb->snd_buf - pcb->snd_queued) {
+    if (!tcp_write_tail(pcb, &w)) {
         return WISP_ERR_MEM;
     }
-
-    /* 1. Room in the last unsent segment (small writes are coalesced into
-     * full-size segments). */
-    tail = pcb->sndq_tail;
-    if (tail != NULL && !(tail->flags & (TCP_SEGF_SENT | TCP_SEGF_FIN)) && tail->len < segmax) {
-        if (copy) {
-            if ((tail->flags & TCP_SEGF_COPY) && tail->p != NULL) {
-                room = WISP_MIN(tcp_tailroom(tcp_pbuf_last(tail->p)), segmax - tail->len);
-                n_tail = WISP_MIN(room, len);
-            }
-        } else {
-            n_tail = WISP_MIN(segmax - tail->len, len);
-            tail_ref = wisp_pbuf_alloc_ref(s, src, (uint16_t)n_tail, WISP_PBUF_ROM);
-            if (tail_ref == NULL) {
-                WISP_CTR_INC(s, TCP_DROP_NOMEM);
-                tcp_mem_wait(pcb);
-                return WISP_ERR_MEM;
-            }
-        }
+    if (!tcp_write_segs(pcb, &w)) {
+        return tcp_write_abandon(pcb, &w);
     }
-
-    /* 2. New segments for the rest; everything allocated before anything
-     * is committed, so a failure leaves the queue unchanged. */
-    rest = len - n_tail;
-    off = n_tail;
-    while (rest > 0) {
-        uint32_t n = WISP_MIN(rest, segmax);
-        g = tcp_seg_alloc(s);
-        if (g == NULL) {
-            goto nomem;
-        }
-        if (last == NULL) {
-            head = g;
-        } else {
-            last->next = g;
-        }
-        last = g;
-        g->len = (uint16_t)n;
-        if (copy) {
-            uint32_t left = n, at = 0;
-            while (left > 0) {
-                uint32_t chunk = WISP_MIN(segmax, (uint32_t)WISP_PBUF_BLOCK_SIZE);
-                uint32_t k = WISP_MIN(left, chunk);
-                struct wisp_pbuf *q;
-                /* the transmit budget: the control reserve, the
-                 * guarantee, the progress reserve, the fair share */
-                if (!tcp_tx_may_take(s, pcb->snd_blk, taken, need)) {
-                    goto nomem;
-                }
-                q = wisp_pbuf_alloc(s, WISP_LAYER_RAW, (uint16_t)chunk, WISP_PBUF_RAM);
-                if (q == NULL) {
-                    if (pcb->snd_blk + taken < (uint32_t)WISP_TCP_SND_MIN_BLOCKS) {
-                        tcp_tx_short(s);
-                    }
-                    goto nomem;
-                }
-                if (q->pool == &s->pool[WISP_POOL_PBUF_TX]) {
-                    taken++;
-                }
-                q->len = q->tot_len = (uint16_t)k;
-                wisp_memcpy(q->payload, src + off + at, k);
-                if (g->p == NULL) {
-                    g->p = q;
-                } else {
-                    wisp_pbuf_cat(g->p, q);
-                }
-                at += k;
-                left -= k;
-            }
-            g->flags |= TCP_SEGF_COPY;
-        } else {
-            g->p = wisp_pbuf_alloc_ref(s, src + off, (uint16_t)n, WISP_PBUF_ROM);
-            if (g->p == NULL) {
-                goto nomem;
-            }
-        }
-        off += n;
-        rest -= n;
-    }
-
-    /* 3. Commit. */
-    if (n_tail > 0) {
-        if (copy) {
-            struct wisp_pbuf *lp = tcp_pbuf_last(tail->p);
-            wisp_memcpy(lp->payload + lp->len, src, n_tail);
-            tcp_chain_grow(tail->p, (uint16_t)n_tail);
-        } else {
-            if (tail->p == NULL) {
-                tail->p = tail_ref;
-            } else {
-                wisp_pbuf_cat(tail->p, tail_ref);
-            }
-            tail->flags &= (uint8_t)~TCP_SEGF_COPY;
-        }
-        tail->len = (uint16_t)(tail->len + n_tail);
-        tail->flags &= (uint8_t)~(TCP_SEGF_PSH | TCP_SEGF_MORE);
-    }
-    {
-        uint32_t seq = pcb->snd_lbb + n_tail;
-        for (g = head; g != NULL; g = g->next) {
-            g->seq = seq;
-            seq += g->len;
-            tcp_seg_account(pcb, g);
-        }
-    }
-    if (head != NULL) {
-        if (pcb->sndq_tail == NULL) {
-            pcb->sndq = head;
-        } else {
-            pcb->sndq_tail->next = head;
-        }
-        pcb->sndq_tail = last;
-        if (pcb->sndq_next == NULL) {
-            pcb->sndq_next = head;
-        }
-    }
-    if (pcb->sndq_next == NULL && n_tail > 0) {
-        pcb->sndq_next = tail;
-    }
-    /* RFC 9293 §3.9.1 SEND: PUSH on the last segment of the write unless
-     * more follows. */
-    g = pcb->sndq_tail;
-    g->flags |= (flags & WISP_TCP_WRITE_MORE) ? TCP_SEGF_MORE : TCP_SEGF_PSH;
-    pcb->snd_lbb += len;
-    pcb->snd_queued += len;
+    tcp_write_commit(pcb, &w, flags);
     /* "at the latest when the stack next runs" */
     tcp_timer_set(pcb, TCP_TMR_OUTPUT, 0);
     return WISP_OK;
-
-nomem:
-    while (head != NULL) {
-        g = head->next;
-        tcp_seg_free(s, head);
-        head = g;
-    }
-    wisp_pbuf_free(tail_ref);
-    WISP_CTR_INC(s, TCP_DROP_NOMEM);
-    tcp_mem_wait(pcb);
-    return WISP_ERR_MEM;
 }
 
 uint32_t wisp_tcp_sndbuf(const struct wisp_tcp_pcb *pcb)
@@ -1003,7 +1051,7 @@ wisp_err_t tcp_queue_fin(struct wisp_tcp_pcb *pcb)
 
 /* Split the first n bytes (0 < n < g->len) of the unsent segment g into
  * a new segment in front of it (a copy). False when out of memory. */
-static bool tcp_seg_split(struct wisp_tcp_pcb *pcb, struct wisp_tcp_seg *g, uint32_t n)
+bool tcp_seg_split(struct wisp_tcp_pcb *pcb, struct wisp_tcp_seg *g, uint32_t n)
 {
     struct wisp_stack *s = pcb->c.stack;
     struct wisp_tcp_seg *a, **pp;
@@ -1056,7 +1104,7 @@ static uint32_t tcp_pipe(const struct wisp_tcp_pcb *pcb)
 }
 
 /* Transmit segment g (first time or retransmission). */
-static wisp_err_t tcp_send_seg(struct wisp_tcp_pcb *pcb, struct wisp_tcp_seg *g, bool rtx)
+wisp_err_t tcp_send_seg(struct wisp_tcp_pcb *pcb, struct wisp_tcp_seg *g, bool rtx)
 {
     struct wisp_stack *s = pcb->c.stack;
     struct tcp_tuple t;
@@ -1123,6 +1171,164 @@ static wisp_err_t tcp_send_seg(struct wisp_tcp_pcb *pcb, struct wisp_tcp_seg *g,
     return WISP_OK;
 }
 
+/* What one step of the output engine did. */
+enum tcp_out_step {
+    TCP_OUT_NONE = 0,  /* nothing of this kind to send */
+    TCP_OUT_MORE,      /* sent (or re-cut) something: look again */
+    TCP_OUT_STOP       /* blocked (window, cwnd, Nagle, buffers): done */
+};
+
+/* Output of SYN-SENT / SYN-RECEIVED: a SYN or SYN-ACK that never left
+ * (local failure), or the SYN-ACK again for a retransmitted SYN. */
+static void tcp_output_ctl(struct wisp_tcp_pcb *pcb)
+{
+    if ((pcb->flags & TF_CTL_UNSENT) || (pcb->c.state == WISP_TCP_SYN_RCVD && (pcb->flags & TF_ACK_NOW))) {
+        bool unsent = (pcb->flags & TF_CTL_UNSENT) != 0;
+        if (tcp_send_syn(pcb) == WISP_OK && unsent) {
+            /* it left only now: the timers start from here */
+            pcb->rtt_start = wisp_now(pcb->c.stack);
+            tcp_timer_set(pcb, TCP_TMR_RTO, pcb->rto);
+        }
+    }
+}
+
+/* 1. Retransmit the first segment deemed lost (RFC 6675 §4 NextSeg rule
+ * 1; RFC 6582 §3.2; after an RTO, RFC 5681 §3.1 go back from SND.UNA), as
+ * the congestion window allows; a fast retransmission goes out regardless
+ * (RFC 5681 §3.2 step 2). The scan resumes where the last one stopped
+ * (*lost). */
+static enum tcp_out_step tcp_output_rtx(struct wisp_tcp_pcb *pcb, struct wisp_tcp_seg **lost, uint32_t *pipe,
+                                        uint32_t smss)
+{
+    struct wisp_tcp_seg *g;
+    for (; *lost != NULL && *lost != pcb->sndq_next; *lost = (*lost)->next) {
+        if (((*lost)->flags & (TCP_SEGF_LOST | TCP_SEGF_RTXD | TCP_SEGF_SACKED)) == TCP_SEGF_LOST) {
+            break;
+        }
+    }
+    if (*lost == NULL || *lost == pcb->sndq_next) {
+        return TCP_OUT_NONE;
+    }
+    if ((*lost)->len > smss && !tcp_pmtu_recut(pcb, lost)) {
+        /* cut before the path MTU fell (tcp_icmp.c): no buffer
+         * for the pieces now */
+        tcp_timer_set(pcb, TCP_TMR_OUTPUT, TCP_OUTPUT_RETRY_MS);
+        return TCP_OUT_STOP;
+    }
+    g = *lost;
+    if (!(pcb->flags & TF_FORCE_RTX) && *pipe + g->len > pcb->cwnd) {
+        return TCP_OUT_STOP;
+    }
+    pcb->flags &= ~TF_FORCE_RTX;
+    if (tcp_send_seg(pcb, g, true) != WISP_OK) {
+        tcp_timer_set(pcb, TCP_TMR_OUTPUT, TCP_OUTPUT_RETRY_MS);
+        return TCP_OUT_STOP;
+    }
+    *pipe += g->len + ((g->flags & TCP_SEGF_FIN) ? 1u : 0u);
+    return TCP_OUT_MORE;
+}
+
+/* RFC 896 / RFC 1122 §4.2.3.4 (Nagle), in Minshall's variant (as Linux):
+ * a short segment waits while an earlier short segment is
+ * unacknowledged, so the tail of a large write is not held behind full
+ * segments (no stall against the peer's delayed ACK). WISP_TCP_WRITE_MORE
+ * holds it while anything is unacknowledged, even with Nagle off. True
+ * when the short last segment g waits. */
+static bool tcp_nagle_holds(const struct wisp_tcp_pcb *pcb, const struct wisp_tcp_seg *g, uint32_t smss)
+{
+    if (g->len < smss && !(g->flags & TCP_SEGF_FIN) && g->next == NULL) {
+        if ((g->flags & TCP_SEGF_MORE) && pcb->snd_nxt != pcb->snd_una) {
+            return true;
+        }
+        if (!(pcb->flags & TF_NODELAY) && TCP_SEQ_GT(pcb->snd_sml, pcb->snd_una)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* 2. New data, as the send window (with sender SWS avoidance), the
+ * congestion window (with limited transmit) and Nagle allow.
+ * *wnd_blocked: the send window stopped it. */
+static enum tcp_out_step tcp_output_new(struct wisp_tcp_pcb *pcb, uint32_t *pipe, uint32_t smss, bool *wnd_blocked)
+{
+    struct wisp_tcp_seg *g = pcb->sndq_next;
+    int32_t usable;
+    uint32_t cw, cw_room;
+
+    if (g == NULL || (pcb->flags & TF_PERSIST)) {
+        return TCP_OUT_STOP;
+    }
+    if (g->len > smss) {
+        /* written before the MSS was known */
+        if (!tcp_seg_split(pcb, g, smss)) {
+            tcp_timer_set(pcb, TCP_TMR_OUTPUT, TCP_OUTPUT_RETRY_MS);
+            return TCP_OUT_STOP;
+        }
+        return TCP_OUT_MORE;
+    }
+    usable = TCP_SEQ_DIFF(pcb->snd_una + pcb->snd_wnd, g->seq);
+    /* RFC 3042: limited transmit, one new segment per of the first two
+     * duplicate ACKs. */
+    cw = pcb->cwnd;
+    if (!(pcb->flags & TF_RECOVERY) && pcb->dupacks > 0 && pcb->dupacks < TCP_DUPTHRESH) {
+        cw += (uint32_t)pcb->dupacks * smss;
+    }
+    cw_room = cw > *pipe ? cw - *pipe : 0u;
+    if (usable < (int32_t)g->len) {
+        /* RFC 9293 §3.8.6.2.1 (sender SWS avoidance): a part of the
+         * segment only when it is at least half the largest window
+         * the peer offered. */
+        if (usable > 0 && (uint32_t)usable >= pcb->max_snd_wnd / 2u && (uint32_t)usable <= cw_room &&
+            (uint32_t)usable < g->len) {
+            if (!tcp_seg_split(pcb, g, (uint32_t)usable)) {
+                tcp_timer_set(pcb, TCP_TMR_OUTPUT, TCP_OUTPUT_RETRY_MS);
+                return TCP_OUT_STOP;
+            }
+            return TCP_OUT_MORE;
+        }
+        *wnd_blocked = true;
+        return TCP_OUT_STOP;
+    }
+    if (g->len > cw_room) {
+        return TCP_OUT_STOP; /* RFC 5681 §3.1: congestion window full */
+    }
+    if (tcp_nagle_holds(pcb, g, smss)) {
+        return TCP_OUT_STOP;
+    }
+    if (tcp_send_seg(pcb, g, false) != WISP_OK) {
+        tcp_timer_set(pcb, TCP_TMR_OUTPUT, TCP_OUTPUT_RETRY_MS);
+        return TCP_OUT_STOP;
+    }
+    *pipe += g->len + ((g->flags & TCP_SEGF_FIN) ? 1u : 0u);
+    return TCP_OUT_MORE;
+}
+
+/* After the segments: an ACK nothing carried, persist mode for a window
+ * that blocked everything, the timers. */
+static void tcp_output_finish(struct wisp_tcp_pcb *pcb, bool wnd_blocked)
+{
+    if (pcb->flags & TF_ACK_NOW) {
+        (void)tcp_send_ack(pcb); /* nothing carried the ACK */
+    }
+    if (pcb->snd_una == pcb->snd_nxt) {
+        tcp_timer_clear(pcb, TCP_TMR_RTO);
+        if (wnd_blocked && pcb->sndq_next != NULL && !(pcb->flags & TF_PERSIST)) {
+            /* RFC 9293 §3.8.6.1: probe a zero (or useless) window. */
+            pcb->flags |= TF_PERSIST;
+            pcb->persist_backoff = 0;
+            pcb->nrtx = 0;
+            pcb->persist_ms = wisp_now(pcb->c.stack);
+            pcb->persist_next = pcb->persist_ms + WISP_MAX(pcb->rto, (uint32_t)WISP_TCP_RTO_MIN_MS);
+            tcp_timer_set(pcb, TCP_TMR_PERSIST, WISP_MAX(pcb->rto, (uint32_t)WISP_TCP_RTO_MIN_MS));
+        }
+    }
+    if (pcb->starve && !tcp_timer_on(pcb, TCP_TMR_OUTPUT)) {
+        tcp_timer_set(pcb, TCP_TMR_OUTPUT, TCP_STARVE_RETRY_MS << (pcb->starve - 1u));
+    }
+    tcp_timer_update(pcb);
+}
+
 void tcp_output_run(struct wisp_tcp_pcb *pcb)
 {
     struct wisp_tcp_seg *lost;
@@ -1138,14 +1344,7 @@ void tcp_output_run(struct wisp_tcp_pcb *pcb)
     switch (pcb->c.state) {
     case WISP_TCP_SYN_SENT:
     case WISP_TCP_SYN_RCVD:
-        if ((pcb->flags & TF_CTL_UNSENT) || (pcb->c.state == WISP_TCP_SYN_RCVD && (pcb->flags & TF_ACK_NOW))) {
-            bool unsent = (pcb->flags & TF_CTL_UNSENT) != 0;
-            if (tcp_send_syn(pcb) == WISP_OK && unsent) {
-                /* it left only now: the timers start from here */
-                pcb->rtt_start = wisp_now(pcb->c.stack);
-                tcp_timer_set(pcb, TCP_TMR_RTO, pcb->rto);
-            }
-        }
+        tcp_output_ctl(pcb);
         return;
     case WISP_TCP_ESTABLISHED:
     case WISP_TCP_FIN_WAIT_1:
@@ -1176,120 +1375,16 @@ void tcp_output_run(struct wisp_tcp_pcb *pcb)
     }
     for (guard = 0; guard < 2u * WISP_TCP_SEG_COUNT + 8u; guard++) {
         uint32_t smss = tcp_seg_max(pcb);
-        struct wisp_tcp_seg *g;
-        int32_t usable;
-        uint32_t cw, cw_room;
-
-        /* 1. Retransmit the first segment deemed lost (RFC 6675 §4
-         * NextSeg rule 1; RFC 6582 §3.2; after an RTO, RFC 5681 §3.1 go
-         * back from SND.UNA), as the congestion window allows; a fast
-         * retransmission goes out regardless (RFC 5681 §3.2 step 2). The
-         * scan resumes where the last one stopped. */
-        for (; lost != NULL && lost != pcb->sndq_next; lost = lost->next) {
-            if ((lost->flags & (TCP_SEGF_LOST | TCP_SEGF_RTXD | TCP_SEGF_SACKED)) == TCP_SEGF_LOST) {
-                break;
-            }
-        }
-        if (lost != NULL && lost != pcb->sndq_next) {
-            if (lost->len > smss && !tcp_pmtu_recut(pcb, &lost)) {
-                /* cut before the path MTU fell (tcp_icmp.c): no buffer
-                 * for the pieces now */
-                tcp_timer_set(pcb, TCP_TMR_OUTPUT, TCP_OUTPUT_RETRY_MS);
-                break;
-            }
-            g = lost;
-            if (!(pcb->flags & TF_FORCE_RTX) && pipe + g->len > pcb->cwnd) {
-                break;
-            }
+        enum tcp_out_step st = tcp_output_rtx(pcb, &lost, &pipe, smss);
+        if (st == TCP_OUT_NONE) {
             pcb->flags &= ~TF_FORCE_RTX;
-            if (tcp_send_seg(pcb, g, true) != WISP_OK) {
-                tcp_timer_set(pcb, TCP_TMR_OUTPUT, TCP_OUTPUT_RETRY_MS);
-                break;
-            }
-            pipe += g->len + ((g->flags & TCP_SEGF_FIN) ? 1u : 0u);
-            continue;
+            st = tcp_output_new(pcb, &pipe, smss, &wnd_blocked);
         }
-        pcb->flags &= ~TF_FORCE_RTX;
-
-        /* 2. New data. */
-        g = pcb->sndq_next;
-        if (g == NULL || (pcb->flags & TF_PERSIST)) {
+        if (st == TCP_OUT_STOP) {
             break;
         }
-        if (g->len > smss) {
-            /* written before the MSS was known */
-            if (!tcp_seg_split(pcb, g, smss)) {
-                tcp_timer_set(pcb, TCP_TMR_OUTPUT, TCP_OUTPUT_RETRY_MS);
-                break;
-            }
-            continue;
-        }
-        usable = TCP_SEQ_DIFF(pcb->snd_una + pcb->snd_wnd, g->seq);
-        /* RFC 3042: limited transmit, one new segment per of the first two
-         * duplicate ACKs. */
-        cw = pcb->cwnd;
-        if (!(pcb->flags & TF_RECOVERY) && pcb->dupacks > 0 && pcb->dupacks < TCP_DUPTHRESH) {
-            cw += (uint32_t)pcb->dupacks * smss;
-        }
-        cw_room = cw > pipe ? cw - pipe : 0u;
-        if (usable < (int32_t)g->len) {
-            /* RFC 9293 §3.8.6.2.1 (sender SWS avoidance): a part of the
-             * segment only when it is at least half the largest window
-             * the peer offered. */
-            if (usable > 0 && (uint32_t)usable >= pcb->max_snd_wnd / 2u && (uint32_t)usable <= cw_room &&
-                (uint32_t)usable < g->len) {
-                if (!tcp_seg_split(pcb, g, (uint32_t)usable)) {
-                    tcp_timer_set(pcb, TCP_TMR_OUTPUT, TCP_OUTPUT_RETRY_MS);
-                    break;
-                }
-                continue;
-            }
-            wnd_blocked = true;
-            break;
-        }
-        if (g->len > cw_room) {
-            break; /* RFC 5681 §3.1: congestion window full */
-        }
-        if (g->len < smss && !(g->flags & TCP_SEGF_FIN) && g->next == NULL) {
-            /* RFC 896 / RFC 1122 §4.2.3.4 (Nagle), in Minshall's variant
-             * (as Linux): a short segment waits while an earlier short
-             * segment is unacknowledged, so the tail of a large write is
-             * not held behind full segments (no stall against the peer's
-             * delayed ACK). WISP_TCP_WRITE_MORE holds it while anything is
-             * unacknowledged, even with Nagle off. */
-            if ((g->flags & TCP_SEGF_MORE) && pcb->snd_nxt != pcb->snd_una) {
-                break;
-            }
-            if (!(pcb->flags & TF_NODELAY) && TCP_SEQ_GT(pcb->snd_sml, pcb->snd_una)) {
-                break;
-            }
-        }
-        if (tcp_send_seg(pcb, g, false) != WISP_OK) {
-            tcp_timer_set(pcb, TCP_TMR_OUTPUT, TCP_OUTPUT_RETRY_MS);
-            break;
-        }
-        pipe += g->len + ((g->flags & TCP_SEGF_FIN) ? 1u : 0u);
     }
-
-    if (pcb->flags & TF_ACK_NOW) {
-        (void)tcp_send_ack(pcb); /* nothing carried the ACK */
-    }
-    if (pcb->snd_una == pcb->snd_nxt) {
-        tcp_timer_clear(pcb, TCP_TMR_RTO);
-        if (wnd_blocked && pcb->sndq_next != NULL && !(pcb->flags & TF_PERSIST)) {
-            /* RFC 9293 §3.8.6.1: probe a zero (or useless) window. */
-            pcb->flags |= TF_PERSIST;
-            pcb->persist_backoff = 0;
-            pcb->nrtx = 0;
-            pcb->persist_ms = wisp_now(pcb->c.stack);
-            pcb->persist_next = pcb->persist_ms + WISP_MAX(pcb->rto, (uint32_t)WISP_TCP_RTO_MIN_MS);
-            tcp_timer_set(pcb, TCP_TMR_PERSIST, WISP_MAX(pcb->rto, (uint32_t)WISP_TCP_RTO_MIN_MS));
-        }
-    }
-    if (pcb->starve && !tcp_timer_on(pcb, TCP_TMR_OUTPUT)) {
-        tcp_timer_set(pcb, TCP_TMR_OUTPUT, TCP_STARVE_RETRY_MS << (pcb->starve - 1u));
-    }
-    tcp_timer_update(pcb);
+    tcp_output_finish(pcb, wnd_blocked);
 }
 
 void tcp_output_soon(struct wisp_tcp_pcb *pcb)
@@ -1312,499 +1407,6 @@ wisp_err_t wisp_tcp_output(struct wisp_tcp_pcb *pcb)
     }
     tcp_output_soon(pcb);
     return WISP_OK;
-}
-
-/* ---------------------------------------------------- RTT and RTO */
-
-void tcp_rtt_sample(struct wisp_tcp_pcb *pcb, uint32_t rtt)
-{
-    uint32_t rto, var;
-    if (rtt == 0) {
-        rtt = 1; /* clock granularity G = 1 ms */
-    }
-    if (pcb->srtt8 == 0) {
-        /* RFC 6298 §2.2: the first measurement */
-        pcb->srtt8 = rtt * 8u;
-        pcb->rttvar4 = rtt * 2u;
-    } else {
-        /* RFC 6298 §2.3: RTTVAR <- 3/4 RTTVAR + 1/4 |SRTT - R'|,
-         * SRTT <- 7/8 SRTT + 1/8 R' (scaled by 4 and 8) */
-        uint32_t srtt = pcb->srtt8 / 8u;
-        uint32_t d = rtt > srtt ? rtt - srtt : srtt - rtt;
-        pcb->rttvar4 = pcb->rttvar4 - pcb->rttvar4 / 4u + d;
-        pcb->srtt8 = pcb->srtt8 - pcb->srtt8 / 8u + rtt;
-    }
-    /* RTO <- SRTT + max(G, 4 * RTTVAR), bounded (§2.4, §2.5) */
-    var = pcb->rttvar4 > 1u ? pcb->rttvar4 : 1u;
-    rto = pcb->srtt8 / 8u + var;
-    if (rto < WISP_TCP_RTO_MIN_MS) {
-        rto = WISP_TCP_RTO_MIN_MS;
-    }
-    if (rto > WISP_TCP_RTO_MAX_MS) {
-        rto = WISP_TCP_RTO_MAX_MS;
-    }
-    pcb->rto = rto;
-}
-
-void tcp_set_established(struct wisp_tcp_pcb *pcb)
-{
-    pcb->c.state = WISP_TCP_ESTABLISHED;
-    if (pcb->mss < 64u) {
-        pcb->mss = 64u; /* a floor against absurd peer MSS values */
-    }
-    tcp_pmtu_init(pcb); /* a path MTU known for the peer (tcp_icmp.c) */
-    pcb->cwnd = tcp_initial_cwnd(tcp_seg_max(pcb));
-    pcb->ssthresh = 0x7fffffffu; /* RFC 5681 §3.1: arbitrarily high */
-    pcb->ca_acked = 0;
-    pcb->dupacks = 0;
-    pcb->nrtx = 0;
-    if (pcb->syn_rtx > 0 && pcb->srtt8 == 0 && pcb->rto < 3000u) {
-        pcb->rto = 3000u; /* RFC 6298 §5.7 */
-    }
-    pcb->flags &= ~TF_CTL_UNSENT;
-}
-
-/* Abort for exhausted retransmissions. */
-static void tcp_give_up(struct wisp_tcp_pcb *pcb)
-{
-    WISP_CTR_INC(pcb->c.stack, TCP_ABORT_RTX);
-    tcp_send_rst(pcb);
-    tcp_pcb_kill(pcb, WISP_ERR_TIMEOUT);
-}
-
-void tcp_rto_expired(struct wisp_tcp_pcb *pcb)
-{
-    struct wisp_stack *s = pcb->c.stack;
-    struct wisp_tcp_seg *g;
-    uint32_t flight, smss;
-
-    if (pcb->c.state == WISP_TCP_SYN_SENT || pcb->c.state == WISP_TCP_SYN_RCVD) {
-        if (pcb->syn_rtx >= WISP_TCP_SYNMAXRTX) {
-            WISP_CTR_INC(s, TCP_ABORT_RTX);
-            if (pcb->c.state == WISP_TCP_SYN_RCVD) {
-                tcp_send_rst(pcb);
-            }
-            /* RFC 1122 §4.2.3.9: the last soft ICMP error is the reason */
-            tcp_pcb_kill(pcb, tcp_icmp_timeout_err(pcb));
-            return;
-        }
-        pcb->syn_rtx++;
-        pcb->rto = WISP_MIN(pcb->rto * 2u, (uint32_t)WISP_TCP_RTO_MAX_MS); /* RFC 6298 §5.5 */
-        pcb->flags &= ~TF_RTT;
-        WISP_CTR_INC(s, TCP_SYN_RETRANSMIT);
-        (void)tcp_send_syn(pcb);
-        tcp_timer_set(pcb, TCP_TMR_RTO, pcb->rto);
-        return;
-    }
-    if (pcb->snd_una == pcb->snd_nxt || (pcb->flags & TF_PERSIST)) {
-        return;
-    }
-    if (pcb->nrtx >= WISP_TCP_MAXRTX) {
-        tcp_give_up(pcb);
-        return;
-    }
-    pcb->nrtx++;
-    pcb->st_timeouts++;
-    WISP_CTR_INC(s, TCP_TIMEOUT);
-    tcp_pmtu_rto(pcb); /* black-hole detection (tcp_icmp.c, RFC 4821) */
-    /* RFC 6298 §5.5: back off the timer. */
-    pcb->rto = WISP_MIN(pcb->rto * 2u, (uint32_t)WISP_TCP_RTO_MAX_MS);
-    smss = tcp_seg_max(pcb);
-    flight = pcb->snd_nxt - pcb->snd_una;
-    /* RFC 5681 §3.1 eq. (4), only for the first timeout of a series
-     * (ssthresh is held for retransmissions of a retransmission). */
-    if (pcb->nrtx == 1u) {
-        pcb->ssthresh = WISP_MAX(flight / 2u, 2u * smss);
-    }
-    pcb->cwnd = smss; /* loss window */
-    pcb->ca_acked = 0;
-    pcb->dupacks = 0;
-    pcb->flags &= ~(TF_RECOVERY | TF_RTT);
-    pcb->recover = pcb->snd_nxt; /* RFC 6582 §3.2 step 4 guard */
-    /* RFC 6675 §5.1 / RFC 2018 §8: the SACK information is discarded and
-     * everything outstanding is retransmitted from SND.UNA. */
-    for (g = pcb->sndq; g != NULL && g != pcb->sndq_next; g = g->next) {
-        g->flags = (uint8_t)((g->flags & ~(TCP_SEGF_SACKED | TCP_SEGF_RTXD)) | TCP_SEGF_LOST);
-    }
-    pcb->flags |= TF_FORCE_RTX | TF_SCOREBOARD;
-    tcp_output_run(pcb);
-    if (!tcp_dead(pcb) && !tcp_timer_on(pcb, TCP_TMR_RTO) && pcb->snd_una != pcb->snd_nxt) {
-        tcp_timer_set(pcb, TCP_TMR_RTO, pcb->rto);
-    }
-}
-
-/* Arm the persist timer for the next probe in delay ms, or earlier for a
- * give-up deadline (the backoff would overshoot it by up to
- * WISP_TCP_RTO_MAX_MS). */
-static void tcp_persist_arm(struct wisp_tcp_pcb *pcb, uint32_t delay)
-{
-#if WISP_TCP_PERSIST_TIMEOUT_MS > 0
-    struct wisp_stack *s = pcb->c.stack;
-    uint32_t now = wisp_now(s), lim = (uint32_t)WISP_TCP_PERSIST_TIMEOUT_MS;
-    uint32_t left = lim - WISP_MIN(lim - 1u, now - pcb->last_rx_ms);
-    if (pcb->snd_blk > 0u && s->tcp.tx_short) {
-        left = WISP_MIN(left, lim - WISP_MIN(lim - 1u, now - pcb->persist_ms));
-    }
-    delay = WISP_MIN(delay, left);
-#endif
-    tcp_timer_set(pcb, TCP_TMR_PERSIST, delay);
-}
-
-/* RFC 9293 §3.8.6.1: a peer may hold its window closed as long as it
- * answers the probes (RFC 1122 §4.2.2.17), "subject to the
- * implementation's resource management" (RFC 6429). Given up on (RST,
- * WISP_ERR_TIMEOUT): a peer silent for WISP_TCP_PERSIST_TIMEOUT_MS while
- * probed (it vanished), and one whose window has been closed that long
- * on data held in transmit blocks while a write was refused below its
- * guarantee (the blocks ran short) within that time. True when pcb was
- * killed. */
-static bool tcp_persist_give_up(struct wisp_tcp_pcb *pcb)
-{
-#if WISP_TCP_PERSIST_TIMEOUT_MS > 0
-    struct wisp_stack *s = pcb->c.stack;
-    uint32_t now = wisp_now(s), lim = (uint32_t)WISP_TCP_PERSIST_TIMEOUT_MS;
-    bool pressure;
-
-    if (s->tcp.tx_short && now - s->tcp.tx_short_ms >= lim) {
-        s->tcp.tx_short = 0; /* no write refused for that long */
-    }
-    pressure = s->tcp.tx_short && pcb->snd_blk > 0u && now - pcb->persist_ms >= lim;
-    if (now - pcb->last_rx_ms >= lim || pressure) {
-        WISP_CTR_INC(s, TCP_ABORT_PERSIST);
-        tcp_send_rst(pcb);
-        tcp_pcb_kill(pcb, WISP_ERR_TIMEOUT);
-        return true;
-    }
-#else
-    WISP_UNUSED(pcb);
-#endif
-    return false;
-}
-
-void tcp_persist_expired(struct wisp_tcp_pcb *pcb)
-{
-    struct wisp_stack *s = pcb->c.stack;
-    struct wisp_tcp_seg *g;
-    int32_t usable;
-    uint32_t delay;
-    unsigned k;
-
-    if (!(pcb->flags & TF_PERSIST)) {
-        return;
-    }
-    if (pcb->sndq_next == NULL && pcb->snd_una == pcb->snd_nxt) {
-        pcb->flags &= ~TF_PERSIST;
-        return;
-    }
-    if (pcb->nrtx >= WISP_TCP_MAXRTX) {
-        tcp_give_up(pcb); /* the peer stopped answering the probes */
-        return;
-    }
-    if (tcp_persist_give_up(pcb)) {
-        return;
-    }
-    if (TCP_SEQ_LT(wisp_now(s), pcb->persist_next)) {
-        /* an early look at a give-up deadline: not yet a probe */
-        tcp_persist_arm(pcb, pcb->persist_next - wisp_now(s));
-        return;
-    }
-    g = pcb->sndq_next;
-    usable = g != NULL ? TCP_SEQ_DIFF(pcb->snd_una + pcb->snd_wnd, g->seq) : 0;
-    if (g != NULL && usable > 0) {
-        /* RFC 9293 §3.8.6.2.1 (4): the SWS override timeout -- send what
-         * the window takes now. */
-        pcb->flags &= ~TF_PERSIST;
-        if ((uint32_t)usable < g->len && !tcp_seg_split(pcb, g, (uint32_t)usable)) {
-            pcb->flags |= TF_PERSIST;
-        } else {
-            g = pcb->sndq_next;
-            if (tcp_send_seg(pcb, g, false) != WISP_OK) {
-                pcb->flags |= TF_PERSIST;
-            }
-        }
-        if (!(pcb->flags & TF_PERSIST)) {
-            return;
-        }
-    } else {
-        /* RFC 9293 §3.8.6.1 / RFC 1122 §4.2.2.17: a zero-window probe of
-         * one octet of new data (or the earlier probe again). */
-        WISP_CTR_INC(s, TCP_PERSIST);
-        pcb->nrtx++;
-        if (pcb->snd_una != pcb->snd_nxt) {
-            (void)tcp_send_seg(pcb, pcb->sndq, true);
-        } else if (g != NULL) {
-            if (g->len > 1u && !tcp_seg_split(pcb, g, 1u)) {
-                g = NULL;
-            } else {
-                g = pcb->sndq_next;
-            }
-            if (g != NULL) {
-                (void)tcp_send_seg(pcb, g, false);
-            }
-        }
-        tcp_timer_clear(pcb, TCP_TMR_RTO);
-    }
-    /* exponential backoff within the RTO bounds */
-    if (pcb->persist_backoff < 16u) {
-        pcb->persist_backoff++;
-    }
-    delay = WISP_MAX(pcb->rto, (uint32_t)WISP_TCP_RTO_MIN_MS);
-    for (k = 0; k < pcb->persist_backoff && delay < WISP_TCP_RTO_MAX_MS; k++) {
-        delay *= 2u;
-    }
-    delay = WISP_MIN(delay, (uint32_t)WISP_TCP_RTO_MAX_MS);
-    pcb->persist_next = wisp_now(s) + delay;
-    tcp_persist_arm(pcb, delay);
-}
-
-/* ------------------------------------------------- ACK processing */
-
-/* RFC 6675 §5 (scoreboard update) + §4 IsLost: mark SACKed segments,
- * then every unSACKed segment with DupThresh SACKed segments or more than
- * (DupThresh - 1) * SMSS SACKed bytes above it as lost. */
-static void tcp_sack_update(struct wisp_tcp_pcb *pcb, const struct tcp_in *in)
-{
-    struct wisp_tcp_seg *g;
-    uint32_t sacked_segs = 0, sacked_bytes = 0, smss = tcp_seg_max(pcb);
-    unsigned i;
-
-    pcb->flags |= TF_SCOREBOARD;
-    for (i = 0; i < in->opt.nsack; i++) {
-        uint32_t l = in->opt.sack[i][0], r = in->opt.sack[i][1];
-        /* RFC 2018 §4 / RFC 6675 §5: ignore blocks that are empty, below
-         * SND.UNA (D-SACK) or beyond what was sent. */
-        if (!TCP_SEQ_LT(l, r) || TCP_SEQ_LEQ(r, pcb->snd_una) || TCP_SEQ_GT(r, pcb->snd_nxt)) {
-            continue;
-        }
-        for (g = pcb->sndq; g != NULL && g != pcb->sndq_next; g = g->next) {
-            if (g->len > 0 && TCP_SEQ_GEQ(g->seq, l) && TCP_SEQ_LEQ(g->seq + g->len, r)) {
-                g->flags |= TCP_SEGF_SACKED;
-            }
-        }
-    }
-    for (g = pcb->sndq; g != NULL && g != pcb->sndq_next; g = g->next) {
-        if (g->flags & TCP_SEGF_SACKED) {
-            sacked_segs++;
-            sacked_bytes += g->len;
-        }
-    }
-    for (g = pcb->sndq; g != NULL && g != pcb->sndq_next && sacked_segs > 0; g = g->next) {
-        if (g->flags & TCP_SEGF_SACKED) {
-            sacked_segs--;
-            sacked_bytes -= g->len;
-            continue;
-        }
-        if (!(g->flags & TCP_SEGF_LOST) &&
-            (sacked_segs >= TCP_DUPTHRESH || sacked_bytes > (TCP_DUPTHRESH - 1u) * smss)) {
-            g->flags = (uint8_t)((g->flags | TCP_SEGF_LOST) & ~TCP_SEGF_RTXD);
-        }
-    }
-}
-
-/* The first outstanding segment not SACKed. */
-static struct wisp_tcp_seg *tcp_first_hole(struct wisp_tcp_pcb *pcb)
-{
-    struct wisp_tcp_seg *g;
-    for (g = pcb->sndq; g != NULL && g != pcb->sndq_next; g = g->next) {
-        if (!(g->flags & TCP_SEGF_SACKED)) {
-            return g;
-        }
-    }
-    return NULL;
-}
-
-bool tcp_ack_received(struct wisp_tcp_pcb *pcb, const struct tcp_in *in)
-{
-    struct wisp_stack *s = pcb->c.stack;
-    uint32_t ack = in->ack, smss = tcp_seg_max(pcb);
-    uint32_t now = wisp_now(s);
-    uint32_t new_wnd = (uint32_t)in->wnd << pcb->snd_wscale;
-    uint32_t freed = 0;
-    bool dupack = false;
-
-    if (pcb->flags & TF_PERSIST) {
-        pcb->nrtx = 0; /* the peer answers our probes */
-    }
-    if (TCP_SEQ_GT(ack, pcb->snd_una)) {
-        uint32_t acked = ack - pcb->snd_una;
-        uint32_t flight = pcb->snd_nxt - pcb->snd_una; /* before this ACK */
-        struct wisp_tcp_seg *g;
-
-        /* RTT: RFC 7323 §4.1 (RTTM, only for ACKs of new data), else
-         * the Karn-timed segment (RFC 6298 §3). An echo older than the
-         * last transmission of the first newly acknowledged segment is
-         * stale: the peer got an earlier copy whose ACK was lost and did
-         * not record the duplicate's timestamp (RFC 7323 §4.3), so the
-         * sample would include the whole loss episode and blow up SRTT;
-         * such samples are not taken. */
-        g = pcb->sndq;
-        if ((pcb->flags & TF_TS) && in->opt.ts && in->opt.tsecr != 0 &&
-            (g == NULL || !(g->flags & TCP_SEGF_SENT) || TCP_SEQ_GEQ(in->opt.tsecr, g->sent_ms + pcb->ts_off))) {
-            uint32_t rtt = (now + pcb->ts_off) - in->opt.tsecr;
-            if (rtt < WISP_TCP_RTO_MAX_MS) {
-                tcp_rtt_sample(pcb, rtt);
-            }
-        } else if ((pcb->flags & TF_RTT) && TCP_SEQ_GT(ack, pcb->rtt_seq)) {
-            tcp_rtt_sample(pcb, now - pcb->rtt_start);
-            pcb->flags &= ~TF_RTT;
-        }
-        pcb->snd_una = ack;
-        if (!(pcb->flags & TF_PERSIST)) {
-            pcb->nrtx = 0;
-        }
-        while ((g = pcb->sndq) != NULL && (g->flags & TCP_SEGF_SENT) && TCP_SEQ_LEQ(tcp_seg_end(g), ack)) {
-            pcb->sndq = g->next;
-            if (pcb->sndq_tail == g) {
-                pcb->sndq_tail = NULL;
-            }
-            freed += g->len;
-            tcp_seg_drop(pcb, g);
-        }
-        pcb->snd_queued -= WISP_MIN(freed, pcb->snd_queued);
-        pcb->st_bytes_acked += freed;
-        if (freed > 0) {
-            tcp_mem_freed(s);
-        }
-        if (pcb->snd_una == pcb->snd_nxt) {
-            pcb->flags &= ~TF_SCOREBOARD; /* nothing sent is outstanding */
-        }
-
-        /* congestion control */
-        if (pcb->flags & TF_RECOVERY) {
-            if (TCP_SEQ_GEQ(ack, pcb->recover)) {
-                /* full ACK: leave recovery (RFC 6675 §5 / RFC 6582 §3.2
-                 * step 3, option 1) */
-                flight = pcb->snd_nxt - pcb->snd_una;
-                pcb->flags &= ~TF_RECOVERY;
-                if (pcb->flags & TF_SACK) {
-                    pcb->cwnd = pcb->ssthresh;
-                } else {
-                    pcb->cwnd = WISP_MIN(pcb->ssthresh, WISP_MAX(flight, smss) + smss);
-                }
-                pcb->dupacks = 0;
-            } else if (!(pcb->flags & TF_SACK)) {
-                /* RFC 6582 §3.2 step 5: partial ACK -- retransmit the next
-                 * hole, deflate by the data acknowledged, add back one
-                 * SMSS when at least one SMSS was acknowledged. */
-                g = pcb->sndq;
-                if (g != NULL && (g->flags & TCP_SEGF_SENT)) {
-                    g->flags = (uint8_t)((g->flags | TCP_SEGF_LOST) & ~TCP_SEGF_RTXD);
-                    pcb->flags |= TF_FORCE_RTX | TF_SCOREBOARD;
-                }
-                pcb->cwnd = pcb->cwnd > acked ? pcb->cwnd - acked : smss;
-                if (acked >= smss) {
-                    pcb->cwnd += smss;
-                }
-            }
-        } else {
-            pcb->dupacks = 0;
-            /* The window grows only while it limits the sender (RFC 7661
-             * §4.3 idea, Linux's tcp_is_cwnd_limited): an application- or
-             * receiver-limited flow must not inflate cwnd without bound. */
-            if (pcb->cwnd < pcb->ssthresh) {
-                /* RFC 5681 §3.1 slow start (byte counting, L = 1 SMSS) */
-                if (pcb->cwnd < 2u * flight) {
-                    pcb->cwnd += WISP_MIN(acked, smss);
-                }
-            } else if (flight + smss >= pcb->cwnd) {
-                /* congestion avoidance: one SMSS per window of data */
-                pcb->ca_acked += acked;
-                if (pcb->ca_acked >= pcb->cwnd) {
-                    pcb->ca_acked -= pcb->cwnd;
-                    pcb->cwnd += smss;
-                }
-            }
-            if (pcb->cwnd > 0x40000000u) {
-                pcb->cwnd = 0x40000000u;
-            }
-        }
-        /* RFC 6298 §5.2 / §5.3 */
-        if (pcb->snd_una == pcb->snd_nxt) {
-            tcp_timer_clear(pcb, TCP_TMR_RTO);
-        } else if (!(pcb->flags & TF_PERSIST)) {
-            tcp_timer_set(pcb, TCP_TMR_RTO, pcb->rto);
-        }
-    } else if (ack == pcb->snd_una && pcb->snd_nxt != pcb->snd_una && in->len == 0 &&
-               !(in->flags & (TCP_SYN | TCP_FIN)) && new_wnd == pcb->snd_wnd && new_wnd != 0 &&
-               !(pcb->flags & TF_PERSIST)) {
-        /* RFC 5681 §2 DUPLICATE ACKNOWLEDGMENT (a)-(e); answers to
-         * zero-window probes are no loss signal */
-        dupack = true;
-        if (pcb->dupacks < 255u) {
-            pcb->dupacks++;
-        }
-    }
-
-    /* RFC 9293 §3.10.7.4 fifth step: window update when SND.WL1 < SEG.SEQ
-     * or (SND.WL1 = SEG.SEQ and SND.WL2 =< SEG.ACK). */
-    if (TCP_SEQ_LT(pcb->snd_wl1, in->seq) || (pcb->snd_wl1 == in->seq && TCP_SEQ_LEQ(pcb->snd_wl2, ack))) {
-        pcb->snd_wnd = new_wnd;
-        pcb->snd_wl1 = in->seq;
-        pcb->snd_wl2 = ack;
-        if (new_wnd > pcb->max_snd_wnd) {
-            pcb->max_snd_wnd = new_wnd;
-        }
-    }
-    if ((pcb->flags & TF_PERSIST) && pcb->sndq_next != NULL &&
-        TCP_SEQ_DIFF(pcb->snd_una + pcb->snd_wnd, pcb->sndq_next->seq) > 0) {
-        /* the window opened: leave persist mode; a probe octet the
-         * window did not take goes again first */
-        pcb->flags &= ~TF_PERSIST;
-        pcb->persist_backoff = 0;
-        pcb->nrtx = 0;
-        tcp_timer_clear(pcb, TCP_TMR_PERSIST);
-        if (pcb->snd_una != pcb->snd_nxt) {
-            if (pcb->sndq != NULL && (pcb->sndq->flags & TCP_SEGF_SENT)) {
-                pcb->sndq->flags = (uint8_t)((pcb->sndq->flags | TCP_SEGF_LOST) & ~TCP_SEGF_RTXD);
-                pcb->flags |= TF_FORCE_RTX | TF_SCOREBOARD;
-            }
-            tcp_timer_set(pcb, TCP_TMR_RTO, pcb->rto);
-        }
-    } else if ((pcb->flags & TF_PERSIST) && pcb->sndq_next == NULL && pcb->snd_una == pcb->snd_nxt) {
-        pcb->flags &= ~TF_PERSIST;
-        tcp_timer_clear(pcb, TCP_TMR_PERSIST);
-    }
-
-    if ((pcb->flags & TF_SACK) && in->opt.nsack > 0) {
-        tcp_sack_update(pcb, in);
-    }
-
-    /* Loss detection: DupThresh duplicate ACKs (RFC 5681 §3.2 step 2) or
-     * the first hole deemed lost by the SACK scoreboard (RFC 6675 §5 (b)),
-     * once per window (RFC 6582 §3.2 step 2: only when the ACK covers more
-     * than "recover"). */
-    if (!(pcb->flags & TF_RECOVERY) && pcb->snd_una != pcb->snd_nxt && TCP_SEQ_GT(pcb->snd_una, pcb->recover)) {
-        struct wisp_tcp_seg *hole = tcp_first_hole(pcb);
-        bool lost = (pcb->flags & TF_SACK) && hole != NULL && (hole->flags & TCP_SEGF_LOST);
-        if (hole != NULL && (pcb->dupacks >= TCP_DUPTHRESH || lost)) {
-            uint32_t flight = pcb->snd_nxt - pcb->snd_una;
-            pcb->ssthresh = WISP_MAX(flight / 2u, 2u * smss); /* RFC 5681 eq. (4) */
-            pcb->recover = pcb->snd_nxt;
-            pcb->flags |= TF_RECOVERY | TF_FORCE_RTX | TF_SCOREBOARD;
-            pcb->flags &= ~TF_RTT;
-            hole->flags = (uint8_t)((hole->flags | TCP_SEGF_LOST) & ~TCP_SEGF_RTXD);
-            /* RFC 6675 §5 step 4.2: cwnd = ssthresh; RFC 6582 §3.2 step 2
-             * (NewReno): ssthresh + 3 * SMSS */
-            pcb->cwnd = (pcb->flags & TF_SACK) ? pcb->ssthresh : pcb->ssthresh + TCP_DUPTHRESH * smss;
-            pcb->st_fast_recoveries++;
-            WISP_CTR_INC(s, TCP_FAST_RETRANSMIT);
-        }
-    } else if ((pcb->flags & TF_RECOVERY) && dupack && !(pcb->flags & TF_SACK)) {
-        pcb->cwnd += smss; /* RFC 6582 §3.2 step 4: inflate per duplicate ACK */
-    }
-
-    /* Only now, with SND.UNA, the send window (SND.WND/WL1/WL2) and the
-     * congestion state all taken from this ACK, the application hears of
-     * the freed send buffer: whatever it writes or sends from the
-     * callback sees the peer's current right edge (and wisp_tcp_output
-     * is deferred to the end of the segment's processing anyway). */
-    if (freed > 0 && pcb->sent != NULL && !(pcb->flags & TF_CLOSED)) {
-        wisp_err_t err = pcb->sent(pcb->c.arg, pcb, freed);
-        if (err == WISP_ERR_ABRT || tcp_dead(pcb)) {
-            return false;
-        }
-    }
-    return true;
 }
 
 #else

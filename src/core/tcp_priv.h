@@ -1,9 +1,15 @@
 /**
  * @file tcp_priv.h
- * Internal declarations shared by tcp.c (PCB lifecycle, raw API, timers,
- * TIME-WAIT, SYN queue and cookies, ISN, ports), tcp_in.c (input) and
- * tcp_out.c (segmentation, output, retransmission, congestion control).
- * Not part of the public API.
+ * Internal declarations shared by the TCP implementation, split by
+ * concern: tcp.c (PCB lifecycle, the raw API's setters and getters, ISN,
+ * ports), tcp_in.c (segment arrival, the state machine, ACK processing
+ * with RTT sampling and loss detection), tcp_out.c (write and
+ * segmentation, output, header building, the transmit and receive
+ * budgets), tcp_timer.c (the per-PCB timer: RTO, persist, keepalive,
+ * delayed ACK, FIN-WAIT-2; TIME-WAIT expiry), tcp_synq.c (listeners, SYN
+ * queue, SYN cookies, TIME-WAIT records and their hash index), tcp_cc.c
+ * (congestion control, its interface in tcp_cc.h) and tcp_icmp.c (ICMP
+ * errors, path MTU). Not part of the public API.
  */
 #ifndef WISP_TCP_PRIV_H
 #define WISP_TCP_PRIV_H
@@ -175,16 +181,19 @@ struct tcp_in {
 
 /* Endpoints of a segment we send without (or with) a PCB. */
 struct tcp_tuple {
-    wisp_ip4_t lip, rip;
+    wisp_ipaddr_t lip, rip;
     uint16_t lport, rport;
 };
 
+/* A bound address (any = every local address) covers a: the wildcard
+ * or the same address. */
+static inline bool tcp_ip_covers(const wisp_ipaddr_t *bound, const wisp_ipaddr_t *a)
+{
+    return wisp_ipaddr_is_any(bound) || wisp_ipaddr_eq(bound, a);
+}
+
 /* ------------------------------------------------------------ tcp.c */
 struct wisp_tcp_common *tcp_common(struct wisp_tcp_pcb *pcb);
-void tcp_timer_set(struct wisp_tcp_pcb *pcb, unsigned which, uint32_t delay_ms);
-void tcp_timer_clear(struct wisp_tcp_pcb *pcb, unsigned which);
-bool tcp_timer_on(const struct wisp_tcp_pcb *pcb, unsigned which);
-void tcp_timer_update(struct wisp_tcp_pcb *pcb);
 /* Release everything; the memory goes back to the pool unless the PCB is
  * being processed (then TF_DEAD and the processor frees it). */
 void tcp_pcb_release(struct wisp_tcp_pcb *pcb);
@@ -195,24 +204,28 @@ struct wisp_tcp_pcb *tcp_enter(struct wisp_stack *s, struct wisp_tcp_pcb *pcb);
 bool tcp_leave(struct wisp_stack *s, struct wisp_tcp_pcb *pcb, struct wisp_tcp_pcb *prev);
 bool tcp_dead(const struct wisp_tcp_pcb *pcb);
 void tcp_new_defaults(struct wisp_stack *s, struct wisp_tcp_pcb *pcb);
+/* Put a new connection PCB on the stack's list. */
+void tcp_link(struct wisp_stack *s, struct wisp_tcp_pcb *pcb);
 uint8_t tcp_rcv_wscale_ours(void);
-uint16_t tcp_mss_for(struct wisp_stack *s, wisp_ip4_t dst);
+uint16_t tcp_mss_for(struct wisp_stack *s, const wisp_ipaddr_t *dst);
 uint32_t tcp_isn(struct wisp_stack *s, const struct tcp_tuple *t);
 uint32_t tcp_ts_offset(struct wisp_stack *s, const struct tcp_tuple *t);
 uint64_t tcp_siphash24(const uint32_t key[4], const uint8_t *m, size_t len);
-bool tcp_challenge_allowed(struct wisp_stack *s);
-void tcp_enter_time_wait(struct wisp_tcp_pcb *pcb);
-/* Input of segments for TIME-WAIT / SYN queue / listeners (consume p).
- * Each returns true when it handled the segment. */
-bool tcp_tw_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_in *in);
-bool tcp_synq_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_in *in);
-bool tcp_listen_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_in *in);
-void tcp_set_established(struct wisp_tcp_pcb *pcb);
 
 /* The stack of a PCB of any kind (NULL for NULL). */
 static inline struct wisp_stack *tcp_stack_of(const struct wisp_tcp_pcb *pcb)
 {
     return pcb != NULL ? ((const struct wisp_tcp_common *)(const void *)pcb)->stack : NULL;
+}
+/* A PCB handed to the raw API may be a listener (struct wisp_tcp_listen,
+ * the same head). */
+static inline bool tcp_is_listen(struct wisp_tcp_pcb *pcb)
+{
+    return ((struct wisp_tcp_common *)(void *)pcb)->state == WISP_TCP_LISTEN;
+}
+static inline struct wisp_tcp_listen *tcp_as_listen(struct wisp_tcp_pcb *pcb)
+{
+    return (struct wisp_tcp_listen *)(void *)pcb;
 }
 #if WISP_TCP
 /* True while pcb is being processed (input, timer): application calls
@@ -222,6 +235,30 @@ static inline bool tcp_in_proc(const struct wisp_tcp_pcb *pcb)
     return pcb->c.stack->tcp.in_pcb == pcb;
 }
 #endif
+
+/* ------------------------------------------------------ tcp_timer.c */
+void tcp_timer_set(struct wisp_tcp_pcb *pcb, unsigned which, uint32_t delay_ms);
+void tcp_timer_clear(struct wisp_tcp_pcb *pcb, unsigned which);
+bool tcp_timer_on(const struct wisp_tcp_pcb *pcb, unsigned which);
+void tcp_timer_update(struct wisp_tcp_pcb *pcb);
+void tcp_rto_expired(struct wisp_tcp_pcb *pcb);
+void tcp_persist_expired(struct wisp_tcp_pcb *pcb);
+/* Arm the stack's TIME-WAIT timer for the earliest record's expiry. */
+void tcp_tw_arm(struct wisp_stack *s);
+
+/* ------------------------------------------------------- tcp_synq.c */
+/* Free a listener and its SYN-queue entries. */
+void tcp_listen_free(struct wisp_tcp_listen *l);
+/* Empty the hash index of the SYN queue and the TIME-WAIT records. */
+void tcp_hindex_reset(struct wisp_stack *s);
+/* Free TIME-WAIT record w (in the index). */
+void tcp_tw_free(struct wisp_stack *s, struct wisp_tcp_tw *w);
+void tcp_enter_time_wait(struct wisp_tcp_pcb *pcb);
+/* Input of segments for TIME-WAIT / SYN queue / listeners (consume p).
+ * Each returns true when it handled the segment. */
+bool tcp_tw_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_in *in);
+bool tcp_synq_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_in *in);
+bool tcp_listen_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_in *in);
 
 /* --------------------------------------------------------- tcp_in.c */
 /* Continue processing a segment on a PCB (used for the final ACK of a
@@ -234,6 +271,13 @@ uint32_t tcp_refused_free(struct wisp_tcp_pcb *pcb);
 /* Drop n bytes from the front of chain p (returns the new head, NULL when
  * nothing is left). */
 struct wisp_pbuf *tcp_pbuf_skip(struct wisp_pbuf *p, uint32_t n);
+bool tcp_challenge_allowed(struct wisp_stack *s);
+void tcp_set_established(struct wisp_tcp_pcb *pcb);
+/* Process an acceptable ACK (RFC 9293 §3.10.7.4 fifth step, ESTABLISHED
+ * rules), RTT sampling, loss detection and recovery, congestion control
+ * (through tcp_cc.h). False when pcb died (sent callback aborted it). */
+bool tcp_ack_received(struct wisp_tcp_pcb *pcb, const struct tcp_in *in);
+void tcp_rtt_sample(struct wisp_tcp_pcb *pcb, uint32_t rtt);
 
 /* -------------------------------------------------------- tcp_out.c */
 wisp_err_t tcp_xmit_raw(struct wisp_stack *s, const struct tcp_tuple *t, uint32_t seq, uint32_t ack, uint8_t flags,
@@ -251,6 +295,11 @@ void tcp_output_run(struct wisp_tcp_pcb *pcb);
 /* Output now, or at the end of the processing when pcb is being
  * processed (an application call from one of its callbacks). */
 void tcp_output_soon(struct wisp_tcp_pcb *pcb);
+/* Transmit segment g (first time or retransmission). */
+wisp_err_t tcp_send_seg(struct wisp_tcp_pcb *pcb, struct wisp_tcp_seg *g, bool rtx);
+/* Split the first n bytes (0 < n < g->len) of the unsent segment g into
+ * a new segment in front of it (a copy). False when out of memory. */
+bool tcp_seg_split(struct wisp_tcp_pcb *pcb, struct wisp_tcp_seg *g, uint32_t n);
 /* Receive budget: data bytes one receive block holds for a connection
  * announcing mss; the receive blocks new window space may take now
  * (returned) and, in *share, the blocks a connection whose application
@@ -266,20 +315,23 @@ uint8_t tcp_build_syn_opts(uint8_t *o, uint16_t mss, uint8_t ws, bool sack, bool
                            uint32_t tsecr);
 uint16_t tcp_wnd_field(struct wisp_tcp_pcb *pcb);
 uint32_t tcp_tsval(const struct wisp_tcp_pcb *pcb);
-/* Process an acceptable ACK (RFC 9293 §3.10.7.4 fifth step, ESTABLISHED
- * rules), congestion control and loss recovery. False when pcb died
- * (sent callback aborted it). */
-bool tcp_ack_received(struct wisp_tcp_pcb *pcb, const struct tcp_in *in);
-void tcp_rto_expired(struct wisp_tcp_pcb *pcb);
-void tcp_persist_expired(struct wisp_tcp_pcb *pcb);
 void tcp_free_sndq(struct wisp_tcp_pcb *pcb);
 /* pcb's write was refused for want of buffers / buffers were given back:
  * the refused writers get an early poll. */
 void tcp_mem_wait(struct wisp_tcp_pcb *pcb);
 void tcp_mem_freed(struct wisp_stack *s);
-void tcp_rtt_sample(struct wisp_tcp_pcb *pcb, uint32_t rtt);
 uint32_t tcp_seg_max(const struct wisp_tcp_pcb *pcb);
+/* Transmit budget: account a queued segment's blocks anew; free a
+ * segment unlinked from pcb's queue and uncount its blocks. */
+void tcp_seg_account(struct wisp_tcp_pcb *pcb, struct wisp_tcp_seg *g);
+void tcp_seg_drop(struct wisp_tcp_pcb *pcb, struct wisp_tcp_seg *g);
+/* Queue a FIN (flag on the last unsent segment or an empty segment). */
+wisp_err_t tcp_queue_fin(struct wisp_tcp_pcb *pcb);
+
+/* --------------------------------------------------------- tcp_cc.c */
+/* RFC 6928 §2 initial window for an SMSS (the rest: tcp_cc.h). */
 uint32_t tcp_initial_cwnd(uint32_t mss);
+
 /* ------------------------------------------------------- tcp_icmp.c */
 /* Path MTU at establishment: remember the unlimited MSS, apply a cached
  * path MTU. */
@@ -290,18 +342,11 @@ void tcp_pmtu_check(struct wisp_tcp_pcb *pcb);
  * the path MTU fell, into copies of at most one MSS; *gp becomes the
  * first. False when out of buffers (nothing changed; retry later). */
 bool tcp_pmtu_recut(struct wisp_tcp_pcb *pcb, struct wisp_tcp_seg **gp);
-/* Transmit budget (tcp_out.c): account a queued segment's blocks anew;
- * free a segment unlinked from pcb's queue and uncount its blocks. */
-void tcp_seg_account(struct wisp_tcp_pcb *pcb, struct wisp_tcp_seg *g);
-void tcp_seg_drop(struct wisp_tcp_pcb *pcb, struct wisp_tcp_seg *g);
 /* RTO hook (after nrtx was counted): black-hole detection (RFC 4821). */
 void tcp_pmtu_rto(struct wisp_tcp_pcb *pcb);
 /* The error a connect that ran out of SYN retries reports: the last soft
  * ICMP error, else WISP_ERR_TIMEOUT. */
 wisp_err_t tcp_icmp_timeout_err(const struct wisp_tcp_pcb *pcb);
-
-/* Queue a FIN (flag on the last unsent segment or an empty segment). */
-wisp_err_t tcp_queue_fin(struct wisp_tcp_pcb *pcb);
 
 /* The largest window we can announce: the buffer, or 65535 << shift when
  * that is smaller (no window scaling with this peer). RCV.BUFF of the
@@ -310,6 +355,12 @@ static inline uint32_t tcp_wnd_max(const struct wisp_tcp_pcb *pcb)
 {
     uint32_t m = (uint32_t)65535u << pcb->rcv_wscale;
     return pcb->rcv_buf < m ? pcb->rcv_buf : m; /* SO_RCVBUF (wisp_tcp_set_bufs) */
+}
+
+/* The sequence number after segment g (its FIN counts). */
+static inline uint32_t tcp_seg_end(const struct wisp_tcp_seg *g)
+{
+    return g->seq + g->len + ((g->flags & TCP_SEGF_FIN) ? 1u : 0u);
 }
 
 static inline bool tcp_state_synced(unsigned st)

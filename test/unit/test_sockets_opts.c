@@ -7,8 +7,8 @@
  * announced and the segments on the wire, TCP_KEEPIDLE / TCP_KEEPINTVL /
  * TCP_KEEPCNT ranges and units, TCP_INFO (struct tcp_info: state, rtt,
  * rto, cwnd, mss, retransmits, unacked), options inherited by accepted
- * sockets, and recv returning all queued data in one call however many
- * segments it came in.
+ * sockets, recv returning all queued data in one call however many
+ * segments it came in, and TCP_CONGESTION.
  *
  * Same set-up as test_sockets.c (sock_testlib.h): one stack on its stack
  * thread in real time with a recording device towards the "peer"
@@ -645,6 +645,107 @@ static void test_sockets_opts_recv_takes_all_queued_segments_at_once(void **stat
     senv_stop(&t);
 }
 
+/* ------------------------------------------------------ TCP_CONGESTION */
+
+static void get_cc(int fd, char *name, wisp_socklen_t len)
+{
+    wisp_socklen_t l = len;
+    memset(name, 0x55, len);
+    assert_int_equal(wisp_getsockopt(fd, WISP_IPPROTO_TCP, WISP_TCPOPT_CONGESTION, name, &l), 0);
+    assert_int_equal(l, WISP_MIN(len, WISP_TCP_CA_NAME_MAX));
+}
+
+static uint8_t cc_of(struct senv *t, int fd)
+{
+    uint8_t cc;
+    wisp_tcpip_lock(t->ctx);
+    cc = pcb_of(t, fd)->cc_algo;
+    wisp_tcpip_unlock(t->ctx);
+    return cc;
+}
+
+/* Linux: the name as a string of optlen bytes (ENOENT for an unknown
+ * one, EINVAL for none), read back NUL-padded to TCP_CA_NAME_MAX and cut
+ * to optlen; UDP: ENOPROTOOPT. It reaches the connection, set before
+ * connect, after it, or on the listener for what it accepts. */
+static void test_sockets_opts_tcp_congestion(void **state)
+{
+    struct senv t = senv_start();
+    char name[32];
+    int lfd, cli, srv, u;
+    wisp_socklen_t l;
+    (void)state;
+    u = wisp_socket(WISP_AF_INET, WISP_SOCK_STREAM, 0);
+    get_cc(u, name, sizeof name);
+    assert_memory_equal(name, WISP_TCP_CC_DEFAULT == WISP_TCP_CC_CUBIC ? "cubic\0\0\0\0\0\0\0\0\0\0\0"
+                                                                      : "reno\0\0\0\0\0\0\0\0\0\0\0\0", 16);
+    assert_int_equal((unsigned char)name[16], 0x55);        /* no more than TCP_CA_NAME_MAX */
+    assert_int_equal(wisp_setsockopt(u, WISP_IPPROTO_TCP, WISP_TCPOPT_CONGESTION, "reno", 4), 0);
+    memset(name, 0x55, sizeof name);
+    get_cc(u, name, 3);
+    assert_memory_equal(name, "ren", 3);
+    assert_int_equal((unsigned char)name[3], 0x55);
+    assert_int_equal(wisp_setsockopt(u, WISP_IPPROTO_TCP, WISP_TCPOPT_CONGESTION, "vegas", 5), -1);
+    assert_int_equal(errno, WISP_ENOENT);
+    assert_int_equal(wisp_setsockopt(u, WISP_IPPROTO_TCP, WISP_TCPOPT_CONGESTION, "renox", 5), -1);
+    assert_int_equal(errno, WISP_ENOENT);
+    assert_int_equal(wisp_setsockopt(u, WISP_IPPROTO_TCP, WISP_TCPOPT_CONGESTION, "reno", 0), -1);
+    assert_int_equal(errno, WISP_EINVAL);
+    assert_int_equal(wisp_setsockopt(u, WISP_IPPROTO_TCP, WISP_TCPOPT_CONGESTION, NULL, 4), -1);
+    assert_int_equal(errno, WISP_EFAULT);
+    l = sizeof name;
+    assert_int_equal(wisp_getsockopt(u, WISP_IPPROTO_TCP, WISP_TCPOPT_CONGESTION, name, NULL), -1);
+    assert_int_equal(errno, WISP_EFAULT);
+    assert_int_equal(cc_of(&t, u), WISP_TCP_CC_NEWRENO);
+    assert_int_equal(wisp_close(u), 0);
+    u = wisp_socket(WISP_AF_INET, WISP_SOCK_DGRAM, 0);
+    assert_int_equal(wisp_setsockopt(u, WISP_IPPROTO_TCP, WISP_TCPOPT_CONGESTION, "reno", 4), -1);
+    assert_int_equal(errno, WISP_ENOPROTOOPT);
+    assert_int_equal(wisp_getsockopt(u, WISP_IPPROTO_TCP, WISP_TCPOPT_CONGESTION, name, &l), -1);
+    assert_int_equal(errno, WISP_ENOPROTOOPT);
+    assert_int_equal(wisp_close(u), 0);
+#if WISP_TCP_CUBIC
+    /* on the listener (before listen: remembered by the socket): the
+     * accepted connection gets it; and on the client after connect */
+    lfd = wisp_socket(WISP_AF_INET, WISP_SOCK_STREAM, 0);
+    assert_int_equal(wisp_setsockopt(lfd, WISP_IPPROTO_TCP, WISP_TCPOPT_CONGESTION, "cubic\0junk", 10), 0);
+    assert_int_equal(wisp_close(lfd), 0);
+    lfd = tcp_listener(6030, 2);
+    assert_int_equal(wisp_setsockopt(lfd, WISP_IPPROTO_TCP, WISP_TCPOPT_CONGESTION, "cubic", 5), 0);
+    get_cc(lfd, name, sizeof name);
+    assert_string_equal(name, "cubic");
+    tcp_pair(lfd, 6030, &cli, &srv);
+    get_cc(srv, name, sizeof name);
+    assert_string_equal(name, "cubic");
+    assert_int_equal(cc_of(&t, srv), WISP_TCP_CC_CUBIC);
+    assert_int_equal(cc_of(&t, cli), WISP_TCP_CC_DEFAULT);
+    assert_int_equal(wisp_setsockopt(cli, WISP_IPPROTO_TCP, WISP_TCPOPT_CONGESTION, "cubic", 6), 0);
+    assert_int_equal(cc_of(&t, cli), WISP_TCP_CC_CUBIC);
+    assert_int_equal(wisp_setsockopt(srv, WISP_IPPROTO_TCP, WISP_TCPOPT_CONGESTION, "reno", 4), 0);
+    assert_int_equal(cc_of(&t, srv), WISP_TCP_CC_NEWRENO);
+    get_cc(srv, name, sizeof name);
+    assert_string_equal(name, "reno");
+    /* the data still flows both ways */
+    assert_int_equal(wisp_send(cli, "ping", 4, 0), 4);
+    assert_int_equal(wisp_recv(srv, name, sizeof name, 0), 4);
+    assert_int_equal(wisp_send(srv, "pong", 4, 0), 4);
+    assert_int_equal(wisp_recv(cli, name, sizeof name, 0), 4);
+    assert_memory_equal(name, "pong", 4);
+    assert_int_equal(wisp_close(cli), 0);
+    assert_int_equal(wisp_close(srv), 0);
+    assert_int_equal(wisp_close(lfd), 0);
+#else
+    (void)lfd;
+    (void)cli;
+    (void)srv;
+    u = wisp_socket(WISP_AF_INET, WISP_SOCK_STREAM, 0);
+    assert_int_equal(wisp_setsockopt(u, WISP_IPPROTO_TCP, WISP_TCPOPT_CONGESTION, "cubic", 5), -1);
+    assert_int_equal(errno, WISP_ENOENT);
+    assert_int_equal(wisp_close(u), 0);
+#endif
+    senv_stop(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -655,6 +756,7 @@ int main(void)
         cmocka_unit_test_teardown(test_sockets_opts_maxseg_on_the_wire_and_tcp_info, senv_teardown),
         cmocka_unit_test_teardown(test_sockets_opts_recv_takes_all_queued_segments_at_once, senv_teardown),
         cmocka_unit_test(test_sockets_opts_tcp_info_has_the_linux_layout),
+        cmocka_unit_test_teardown(test_sockets_opts_tcp_congestion, senv_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,898 @@
+/**
+ * @file tcp_synq.c
+ * TCP passive opens and closed connections' remains: listeners
+ * (wisp_tcp_listen, wisp_tcp_accept), the shared SYN queue of embryonic
+ * connections (SYN received, SYN-ACK sent and retransmitted), SYN cookies
+ * when a listener's backlog or the queue is full (RFC 4987 §3.6), the
+ * input of segments for listeners and embryos (RFC 9293 §3.10.7.2, the
+ * RFC 5961 §4 challenge ACK), the compact TIME-WAIT records (RFC 9293
+ * §3.6.1, RFC 6191 reuse, RFC 1337) and the keyed hash index that finds
+ * SYN-queue entries and TIME-WAIT records (their expiry timer:
+ * tcp_timer.c). The choices are listed in tcp.c.
+ */
+#include "tcp_priv.h"
+
+#if WISP_TCP
+
+/* --------------------------------- hash index (SYN queue, TIME-WAIT) */
+
+#define TCP_HNONE 0xffffu
+
+/* Bucket of a remote address and port pair among nb (a power of two): a
+ * multiplicative mix keyed by hseed (derived from the secret key, so the
+ * buckets cannot be aimed at; a collision costs a longer chain, never a
+ * wrong match: every candidate is compared in full). */
+static unsigned tcp_bucket(const struct wisp_stack *s, const wisp_ipaddr_t *rip, uint16_t rport, uint16_t lport,
+                           unsigned nb)
+{
+    uint32_t h = ((uint32_t)wisp_ipaddr_ip4(rip) ^ s->tcp.hseed) * 0x9e3779b1u; /* IPv4 only: IPv6 extends */
+    h ^= ((uint32_t)rport << 16) | lport;
+    h *= 0x85ebca6bu;
+    h ^= h >> 16;
+    return (unsigned)(h & (nb - 1u));
+}
+
+static unsigned tcp_synq_bucket(const struct wisp_stack *s, const struct wisp_tcp_syn *e)
+{
+    return tcp_bucket(s, &e->remote_ip, e->remote_port, e->local_port, WISP_TCP_HBUCKETS(WISP_TCP_SYNQ_COUNT));
+}
+
+static unsigned tcp_tw_bucket(const struct wisp_stack *s, const struct wisp_tcp_tw *w)
+{
+    return tcp_bucket(s, &w->remote_ip, w->remote_port, w->local_port, WISP_TCP_HBUCKETS(WISP_TCP_TW_COUNT));
+}
+
+/* Insert entry i at the head of its chain / take it out of its chain. */
+static void tcp_hlink(uint16_t *head, uint16_t *next, unsigned b, unsigned i)
+{
+    next[i] = head[b];
+    head[b] = (uint16_t)i;
+}
+
+static void tcp_hunlink(uint16_t *head, uint16_t *next, unsigned b, unsigned i)
+{
+    uint16_t *pp = &head[b];
+    while (*pp != TCP_HNONE) {
+        if (*pp == i) {
+            *pp = next[i];
+            next[i] = TCP_HNONE;
+            return;
+        }
+        pp = &next[*pp];
+    }
+}
+
+void tcp_hindex_reset(struct wisp_stack *s)
+{
+    memset(s->tcp.synq_head, 0xff, sizeof(s->tcp.synq_head));
+    memset(s->tcp.synq_next, 0xff, sizeof(s->tcp.synq_next));
+    memset(s->tcp.tw_head, 0xff, sizeof(s->tcp.tw_head));
+    memset(s->tcp.tw_next, 0xff, sizeof(s->tcp.tw_next));
+}
+
+/* --------------------------------------------------------- TIME-WAIT */
+
+/* Free TIME-WAIT record w (in the index). */
+void tcp_tw_free(struct wisp_stack *s, struct wisp_tcp_tw *w)
+{
+    unsigned i = (unsigned)(w - s->tcp.tw);
+    tcp_hunlink(s->tcp.tw_head, s->tcp.tw_next, tcp_tw_bucket(s, w), i);
+    memset(w, 0, sizeof(*w));
+}
+
+/* RFC 9293 §3.6.1: keep the connection's identity for 2 MSL in a compact
+ * record; the PCB is freed. When the pool of records is full the oldest
+ * one is recycled (counted). */
+void tcp_enter_time_wait(struct wisp_tcp_pcb *pcb)
+{
+    struct wisp_stack *s = pcb->c.stack;
+    struct wisp_tcp_tw *w = NULL;
+    unsigned i;
+
+    for (i = 0; i < WISP_TCP_TW_COUNT; i++) {
+        struct wisp_tcp_tw *x = &s->tcp.tw[i];
+        if (x->local_port == 0) {
+            w = x;
+            break;
+        }
+        if (w == NULL || wisp_time_before(x->expire, w->expire)) {
+            w = x;
+        }
+    }
+    if (w->local_port != 0) {
+        WISP_CTR_INC(s, TCP_TW_RECYCLED);
+        tcp_tw_free(s, w);
+    }
+    w->local_ip = pcb->c.local_ip;
+    w->remote_ip = pcb->remote_ip;
+    w->local_port = pcb->c.local_port;
+    w->remote_port = pcb->remote_port;
+    w->snd_nxt = pcb->snd_nxt;
+    w->rcv_nxt = pcb->rcv_nxt;
+    w->ts_recent = pcb->ts_recent;
+    w->ts_off = pcb->ts_off;
+    w->ts_ok = (pcb->flags & TF_TS) ? 1u : 0u;
+    w->tos = pcb->c.tos;
+    w->ttl = pcb->c.ttl;
+    w->rcv_wscale = pcb->rcv_wscale;
+    w->expire = wisp_now(s) + 2u * WISP_TCP_MSL_MS;
+    tcp_hlink(s->tcp.tw_head, s->tcp.tw_next, tcp_tw_bucket(s, w), (unsigned)(w - s->tcp.tw));
+    tcp_tw_arm(s);
+    if (pcb->refused_n > 0u) {
+        WISP_CTR_INC(s, TCP_DROP_REFUSED); /* the application never took it */
+    }
+    tcp_pcb_kill(pcb, WISP_ERR_CLSD);
+}
+
+static void tcp_tw_ack(struct wisp_stack *s, const struct wisp_tcp_tw *w)
+{
+    struct tcp_tuple t;
+    uint8_t opt[TCP_TS_OPTLEN];
+    uint8_t optlen = 0;
+    uint32_t wnd = (uint32_t)WISP_TCP_WND >> w->rcv_wscale;
+    t.lip = w->local_ip;
+    t.rip = w->remote_ip;
+    t.lport = w->local_port;
+    t.rport = w->remote_port;
+    if (w->ts_ok) {
+        opt[0] = TCP_OPT_NOP;
+        opt[1] = TCP_OPT_NOP;
+        opt[2] = TCP_OPT_TS;
+        opt[3] = 10;
+        wisp_wr32(opt + 4, wisp_now(s) + w->ts_off);
+        wisp_wr32(opt + 8, w->ts_recent);
+        optlen = TCP_TS_OPTLEN;
+    }
+    (void)tcp_xmit_raw(s, &t, w->snd_nxt, w->rcv_nxt, TCP_ACK, (uint16_t)(wnd > 65535u ? 65535u : wnd), opt, optlen,
+                       NULL, w->tos, w->ttl);
+}
+
+bool tcp_tw_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_in *in)
+{
+    struct wisp_tcp_tw *w = NULL;
+    unsigned i;
+    bool ts = false;
+
+    for (i = s->tcp.tw_head[tcp_bucket(s, &in->ip->src, in->sport, in->dport, WISP_TCP_HBUCKETS(WISP_TCP_TW_COUNT))];
+         i != TCP_HNONE; i = s->tcp.tw_next[i]) {
+        struct wisp_tcp_tw *x = &s->tcp.tw[i];
+        if (x->local_port == in->dport && x->remote_port == in->sport && wisp_ipaddr_eq(&x->local_ip, &in->ip->dst) &&
+            wisp_ipaddr_eq(&x->remote_ip, &in->ip->src)) {
+            w = x;
+            break;
+        }
+    }
+    if (w == NULL) {
+        return false;
+    }
+    ts = w->ts_ok && in->opt.ts;
+    if (in->flags & TCP_RST) {
+        /* RFC 1337 §3 (TIME-WAIT assassination): ignore RST in TIME-WAIT. */
+        WISP_CTR_INC(s, TCP_RST_RX);
+        wisp_pbuf_free(p);
+        return true;
+    }
+    if ((in->flags & (TCP_SYN | TCP_ACK)) == TCP_SYN) {
+        /* RFC 6191 §2 / RFC 1122 §4.2.2.13: a new incarnation may reuse
+         * the 4-tuple when its timestamp (or, without timestamps, its
+         * sequence number) is above the old connection's. */
+        if ((ts && TCP_SEQ_GT(in->opt.tsval, w->ts_recent)) || (!ts && TCP_SEQ_GT(in->seq, w->rcv_nxt))) {
+            tcp_tw_free(s, w);
+            tcp_tw_arm(s);
+            WISP_CTR_INC(s, TCP_TW_REOPEN);
+            return false; /* the caller hands the SYN to the listener */
+        }
+        tcp_tw_ack(s, w);
+        wisp_pbuf_free(p);
+        return true;
+    }
+    if (!(in->flags & (TCP_SYN | TCP_ACK))) {
+        /* RFC 9293 §3.10.7.4 fifth: "if the ACK bit is off drop the
+         * segment" -- applied before any reply (as for connections), so
+         * an ACK-less FIN or data segment draws nothing. */
+        WISP_CTR_INC(s, TCP_DROP_NOACK);
+        wisp_pbuf_free(p);
+        return true;
+    }
+    /* RFC 7323 §5.3 PAWS */
+    if (ts && TCP_SEQ_LT(in->opt.tsval, w->ts_recent)) {
+        WISP_CTR_INC(s, TCP_DROP_PAWS);
+        tcp_tw_ack(s, w);
+        wisp_pbuf_free(p);
+        return true;
+    }
+    if ((in->flags & TCP_FIN) && in->seq + in->len + 1u == w->rcv_nxt) {
+        /* RFC 9293 §3.10.7.4 TIME-WAIT, eighth step: the retransmitted
+         * FIN (it ends at RCV.NXT): acknowledge it and restart the 2 MSL
+         * timeout. Any other FIN is only acknowledged below. */
+        w->expire = wisp_now(s) + 2u * WISP_TCP_MSL_MS;
+        tcp_tw_arm(s);
+        tcp_tw_ack(s, w);
+    } else if (in->len > 0 || (in->flags & TCP_FIN) || in->seq != w->rcv_nxt) {
+        WISP_CTR_INC(s, TCP_DROP_OOW);
+        tcp_tw_ack(s, w); /* RFC 9293 §3.10.7.4 first step: unacceptable -> ACK */
+    }
+    wisp_pbuf_free(p);
+    return true;
+}
+
+/* --------------------------------------------------------- SYN queue */
+
+static void tcp_synq_timer_fn(struct wisp_stack *s, struct wisp_timer *t);
+
+static void tcp_synq_arm(struct wisp_stack *s)
+{
+    uint32_t earliest = 0, now = wisp_now(s);
+    bool any = false;
+    unsigned i;
+    for (i = 0; i < WISP_TCP_SYNQ_COUNT; i++) {
+        const struct wisp_tcp_syn *e = &s->tcp.synq[i];
+        if (e->lpcb != NULL && (!any || wisp_time_before(e->due, earliest))) {
+            earliest = e->due;
+            any = true;
+        }
+    }
+    if (!any) {
+        wisp_timer_cancel(s, &s->tcp.synq_tmr);
+        return;
+    }
+    wisp_timer_arm(s, &s->tcp.synq_tmr, wisp_time_before(now, earliest) ? earliest - now : 0u, tcp_synq_timer_fn);
+}
+
+static void tcp_synq_remove(struct wisp_stack *s, struct wisp_tcp_syn *e)
+{
+    if (e->lpcb != NULL) {
+        tcp_hunlink(s->tcp.synq_head, s->tcp.synq_next, tcp_synq_bucket(s, e), (unsigned)(e - s->tcp.synq));
+        if (e->lpcb->synq_n > 0) {
+            e->lpcb->synq_n--;
+        }
+    }
+    memset(e, 0, sizeof(*e));
+}
+
+/* The options and TSval of a SYN-ACK offering window wnd and our MSS
+ * ours, with timestamp clock offset ts_off. cookie_bits: the low TSval
+ * bits of a SYN cookie (RFC 4987 §3.6 with timestamps), or -1. Returns
+ * tcp_xmit_raw's result (a local failure is retried by the SYN queue; a
+ * cookie's SYN-ACK is not: the peer resends its SYN). */
+static wisp_err_t tcp_send_synack(struct wisp_stack *s, const struct tcp_tuple *t, uint32_t iss, uint32_t irs,
+                                  uint8_t peer_ws, bool sack, bool ts, uint32_t ts_recent, int cookie_bits,
+                                  uint16_t wnd, uint16_t ours, uint32_t ts_off, uint8_t tos, uint8_t ttl)
+{
+    uint8_t opt[TCP_MAX_OPTLEN];
+    uint8_t n;
+    uint32_t tsval = wisp_now(s) + ts_off;
+    if (cookie_bits >= 0) {
+        /* Linux's layout: the low 6 bits carry the options; keep the
+         * value at or below the clock so later TSvals never go back. */
+        uint32_t v = (tsval & ~0x3fu) | (uint32_t)cookie_bits;
+        if (TCP_SEQ_GT(v, tsval)) {
+            v -= 64u;
+        }
+        tsval = v;
+    }
+    n = tcp_build_syn_opts(opt, ours, peer_ws == 0xffu ? 0xffu : tcp_rcv_wscale_ours(), sack, ts, tsval, ts_recent);
+    return tcp_xmit_raw(s, t, iss, irs + 1u, TCP_SYN | TCP_ACK, wnd, opt, n, NULL, tos, ttl);
+}
+
+/* The window a SYN-ACK offers (unscaled, RFC 7323 §2.2) when our MSS
+ * towards the peer is ours: the buffer, within the receive budget (one
+ * more connection's share); *blk: data bytes per receive block for that
+ * peer. */
+static uint16_t tcp_synack_wnd(struct wisp_stack *s, uint16_t ours, uint16_t *blk)
+{
+    uint32_t b = tcp_rx_blk(ours);
+    uint32_t share, fresh = tcp_rx_blocks_avail(s, 0, (uint32_t)s->tcp.npcbs + 1u, &share);
+    uint32_t cap = WISP_MIN(fresh, share) * b;
+    *blk = (uint16_t)b;
+    return (uint16_t)WISP_MIN(WISP_MIN((uint32_t)WISP_TCP_WND, 65535u), cap);
+}
+
+static void tcp_synq_tuple(const struct wisp_tcp_syn *e, struct tcp_tuple *t)
+{
+    t->lip = e->local_ip;
+    t->rip = e->remote_ip;
+    t->lport = e->local_port;
+    t->rport = e->remote_port;
+}
+
+/* RFC 9293 §3.10.7.4 first step for an embryo: seq lies in the window
+ * its SYN-ACK offered, [IRS+1, IRS+1+wnd) (a zero window: just IRS+1). */
+static bool tcp_synq_in_window(const struct wisp_tcp_syn *e, uint32_t seq)
+{
+    return seq == e->irs + 1u || (TCP_SEQ_GT(seq, e->irs + 1u) && TCP_SEQ_LT(seq, e->irs + 1u + e->wnd));
+}
+
+/* RFC 5961 §3.2 / §7 for an embryo: a throttled challenge ACK
+ * <SEQ=SND.NXT><ACK=RCV.NXT><CTL=ACK>, i.e. <SEQ=ISS+1><ACK=IRS+1>, with
+ * the timestamp option when it was negotiated (RFC 7323 §3.2). */
+static void tcp_synq_challenge_ack(struct wisp_stack *s, const struct wisp_tcp_syn *e)
+{
+    struct tcp_tuple t;
+    uint8_t opt[TCP_TS_OPTLEN];
+    uint8_t optlen = 0;
+    if (!tcp_challenge_allowed(s)) {
+        return;
+    }
+    WISP_CTR_INC(s, TCP_CHALLENGE_ACK);
+    tcp_synq_tuple(e, &t);
+    if (e->opts & TCP_SYNO_TS) {
+        opt[0] = TCP_OPT_NOP;
+        opt[1] = TCP_OPT_NOP;
+        opt[2] = TCP_OPT_TS;
+        opt[3] = 10;
+        wisp_wr32(opt + 4, wisp_now(s) + tcp_ts_offset(s, &t));
+        wisp_wr32(opt + 8, e->ts_recent);
+        optlen = TCP_TS_OPTLEN;
+    }
+    /* RFC 7323 §2.2: unlike the SYN-ACK's, this window field is scaled
+     * when both SYNs carry the option */
+    (void)tcp_xmit_raw(s, &t, e->iss + 1u, e->irs + 1u, TCP_ACK,
+                       (uint16_t)((e->peer_wscale != 0xffu && WISP_TCP_WND_SCALE) ? e->wnd >> tcp_rcv_wscale_ours()
+                                                                                 : e->wnd),
+                       opt, optlen, NULL, e->lpcb->c.tos, e->lpcb->c.ttl);
+}
+
+/* The RTO of an embryo after n retransmissions (RFC 6298 §5.5: the
+ * initial RTO doubled per retry). */
+static uint32_t tcp_synq_rto(unsigned n)
+{
+    uint32_t rto = WISP_TCP_RTO_INIT_MS;
+    unsigned k;
+    for (k = 0; k < n && rto < WISP_TCP_RTO_MAX_MS; k++) {
+        rto *= 2u;
+    }
+    return WISP_MIN(rto, (uint32_t)WISP_TCP_RTO_MAX_MS);
+}
+
+/* (Re)send the SYN-ACK of e and set its next deadline: the RTO when it
+ * left, a quick retry when the stack itself could not send it (no buffer,
+ * full queue: no loss in the network, no backoff). */
+static void tcp_synq_send(struct wisp_stack *s, struct wisp_tcp_syn *e)
+{
+    struct tcp_tuple t;
+    wisp_err_t err;
+    tcp_synq_tuple(e, &t);
+    err = tcp_send_synack(s, &t, e->iss, e->irs, e->peer_wscale, (e->opts & TCP_SYNO_SACK) != 0,
+                          (e->opts & TCP_SYNO_TS) != 0, e->ts_recent, -1, e->wnd, tcp_mss_for(s, &t.rip),
+                          tcp_ts_offset(s, &t), e->lpcb->c.tos, e->lpcb->c.ttl);
+    if (err == WISP_OK) {
+        e->opts = (uint8_t)(e->opts & ~TCP_SYNO_UNSENT);
+        e->due = wisp_now(s) + tcp_synq_rto(e->retries);
+    } else {
+        e->opts = (uint8_t)(e->opts | TCP_SYNO_UNSENT);
+        e->due = wisp_now(s) + TCP_OUTPUT_RETRY_MS;
+        WISP_CTR_INC(s, TCP_CTL_LOCAL_RETRY);
+    }
+}
+
+static void tcp_synq_timer_fn(struct wisp_stack *s, struct wisp_timer *t)
+{
+    uint32_t now = wisp_now(s);
+    unsigned i;
+    WISP_UNUSED(t);
+    for (i = 0; i < WISP_TCP_SYNQ_COUNT; i++) {
+        struct wisp_tcp_syn *e = &s->tcp.synq[i];
+        if (e->lpcb == NULL || wisp_time_before(now, e->due)) {
+            continue;
+        }
+        if (e->opts & TCP_SYNO_UNSENT) {
+            tcp_synq_send(s, e); /* never left: no retransmission */
+            continue;
+        }
+        if (e->retries >= WISP_TCP_SYNMAXRTX) {
+            WISP_CTR_INC(s, TCP_SYNQ_TIMEOUT);
+            tcp_synq_remove(s, e);
+            continue;
+        }
+        e->retries++;
+        WISP_CTR_INC(s, TCP_SYN_RETRANSMIT);
+        tcp_synq_send(s, e);
+    }
+    tcp_synq_arm(s);
+}
+
+/* --------------------------------------------------------- listeners */
+
+struct wisp_tcp_pcb *wisp_tcp_listen(struct wisp_tcp_pcb *pcb, uint8_t backlog, wisp_err_t *err)
+{
+    struct wisp_stack *s;
+    struct wisp_tcp_listen *l;
+    wisp_err_t e = WISP_OK;
+
+    WISP_CORE_ASSERT_OWNER(tcp_stack_of(pcb));
+    if (pcb == NULL || tcp_is_listen(pcb) || pcb->c.state != WISP_TCP_CLOSED) {
+        e = WISP_ERR_VAL;
+        goto fail;
+    }
+    s = pcb->c.stack;
+    if (pcb->c.local_port == 0) {
+        e = wisp_tcp_bind(pcb, NULL, 0);
+        if (e != WISP_OK) {
+            goto fail;
+        }
+    }
+    l = (struct wisp_tcp_listen *)wisp_pool_alloc(&s->pool[WISP_POOL_TCP_LISTEN]);
+    if (l == NULL) {
+        e = WISP_ERR_MEM;
+        goto fail;
+    }
+    memset(l, 0, sizeof(*l));
+    l->c = pcb->c;
+    l->c.state = WISP_TCP_LISTEN;
+    l->cc_algo = pcb->cc_algo; /* passed on to the connections it accepts */
+    l->backlog = backlog == 0 ? 1u : backlog;
+    tcp_pcb_release(pcb); /* lwIP tcp_listen semantics: the PCB passed in is freed */
+    l->next = s->tcp.listens;
+    s->tcp.listens = l;
+    if (err != NULL) {
+        *err = WISP_OK;
+    }
+    return (struct wisp_tcp_pcb *)(void *)l;
+fail:
+    if (err != NULL) {
+        *err = e;
+    }
+    return NULL;
+}
+
+void wisp_tcp_accept(struct wisp_tcp_pcb *lpcb, wisp_tcp_accept_fn fn)
+{
+    WISP_CORE_ASSERT_OWNER(tcp_stack_of(lpcb));
+    if (lpcb != NULL && tcp_is_listen(lpcb)) {
+        tcp_as_listen(lpcb)->accept = fn;
+    }
+}
+
+void tcp_listen_free(struct wisp_tcp_listen *l)
+{
+    struct wisp_stack *s = l->c.stack;
+    struct wisp_tcp_listen **pp;
+    unsigned i;
+    for (i = 0; i < WISP_TCP_SYNQ_COUNT; i++) {
+        if (s->tcp.synq[i].lpcb == l) {
+            tcp_synq_remove(s, &s->tcp.synq[i]);
+        }
+    }
+    for (pp = &s->tcp.listens; *pp != NULL; pp = &(*pp)->next) {
+        if (*pp == l) {
+            *pp = l->next;
+            break;
+        }
+    }
+    wisp_pool_free(&s->pool[WISP_POOL_TCP_LISTEN], l);
+}
+
+static struct wisp_tcp_listen *tcp_find_listener(struct wisp_stack *s, const struct tcp_in *in)
+{
+    struct wisp_tcp_listen *l, *best = NULL;
+    for (l = s->tcp.listens; l != NULL; l = l->next) {
+        if (l->c.local_port != in->dport) {
+            continue;
+        }
+        if (wisp_ipaddr_eq(&l->c.local_ip, &in->ip->dst)) {
+            return l; /* a specific address beats the wildcard */
+        }
+        if (wisp_ipaddr_is_any(&l->c.local_ip)) {
+            best = l;
+        }
+    }
+    return best;
+}
+
+static void tcp_in_tuple(const struct tcp_in *in, struct tcp_tuple *t)
+{
+    t->lip = in->ip->dst;
+    t->rip = in->ip->src;
+    t->lport = in->dport;
+    t->rport = in->sport;
+}
+
+/* ------------------------------------------------------- SYN cookies */
+
+/* RFC 4987 §3.6 SYN cookie: top 5 bits a coarse time counter, 3 bits the
+ * index of the MSS in this table, 24 bits a keyed hash of the 4-tuple, the
+ * counter and the peer's ISN. */
+static const uint16_t tcp_cookie_mss[8] = { 216, 536, 1200, 1360, 1400, 1440, 1452, 1460 };
+
+/* The one SipHash of a cookie: the 4-tuple, domain 2, the counter and
+ * the peer's ISN. Its low 24 bits go into the cookie, its high 32 bits are
+ * the connection's timestamp clock offset (RFC 7323 §5.4: per connection,
+ * recomputed from the cookie's ACK), so a flood SYN costs one hash. */
+static uint64_t tcp_cookie_hash(struct wisp_stack *s, const struct tcp_tuple *t, uint32_t cnt, uint32_t irs)
+{
+    uint8_t m[21];
+    wisp_ip4_wr(m, wisp_ipaddr_ip4(&t->lip)); /* IPv4 only: IPv6 extends */
+    wisp_ip4_wr(m + 4, wisp_ipaddr_ip4(&t->rip));
+    wisp_wr16(m + 8, t->lport);
+    wisp_wr16(m + 10, t->rport);
+    m[12] = 2;
+    wisp_wr32(m + 13, cnt);
+    wisp_wr32(m + 17, irs);
+    return tcp_siphash24(s->tcp.key, m, sizeof(m));
+}
+
+static uint32_t tcp_cookie_make(struct wisp_stack *s, const struct tcp_tuple *t, uint32_t irs, uint16_t mss,
+                                uint32_t *ts_off)
+{
+    uint32_t cnt = wisp_now(s) / TCP_COOKIE_PERIOD_MS;
+    uint32_t idx = 0, i;
+    uint64_t h = tcp_cookie_hash(s, t, cnt, irs);
+    for (i = 0; i < 8u; i++) {
+        if (tcp_cookie_mss[i] <= mss) {
+            idx = i;
+        }
+    }
+    *ts_off = (uint32_t)(h >> 32);
+    return ((cnt & 31u) << 27) | (idx << 24) | ((uint32_t)h & 0xffffffu);
+}
+
+/* Valid cookie: *mss gets the encoded MSS, *ts_off the connection's
+ * timestamp offset. The counter may be this period's or the previous
+ * one's. */
+static bool tcp_cookie_check(struct wisp_stack *s, const struct tcp_tuple *t, uint32_t cookie, uint32_t irs,
+                             uint16_t *mss, uint32_t *ts_off)
+{
+    uint32_t cnt = wisp_now(s) / TCP_COOKIE_PERIOD_MS;
+    unsigned d;
+    for (d = 0; d < 2u; d++) {
+        uint32_t c = cnt - d;
+        uint64_t h;
+        if ((c & 31u) != (cookie >> 27)) {
+            continue;
+        }
+        h = tcp_cookie_hash(s, t, c, irs);
+        if (((uint32_t)h & 0xffffffu) == (cookie & 0xffffffu)) {
+            *mss = tcp_cookie_mss[(cookie >> 24) & 7u];
+            *ts_off = (uint32_t)(h >> 32);
+            return true;
+        }
+    }
+    return false;
+}
+
+/* ------------------------------------------------------ passive open */
+
+/* A connection PCB for a completed passive open (ESTABLISHED). */
+static struct wisp_tcp_pcb *tcp_passive_pcb(struct wisp_stack *s, struct wisp_tcp_listen *l,
+                                            const struct tcp_tuple *t, uint32_t iss, uint32_t irs,
+                                            uint16_t peer_mss, uint8_t peer_ws, bool sack, bool ts,
+                                            uint32_t ts_recent, uint16_t wnd, uint32_t ts_off)
+{
+    struct wisp_tcp_pcb *pcb = (struct wisp_tcp_pcb *)wisp_pool_alloc(&s->pool[WISP_POOL_TCP_PCB]);
+    uint16_t ours;
+    if (pcb == NULL) {
+        return NULL;
+    }
+    tcp_new_defaults(s, pcb);
+    pcb->c.arg = l->c.arg;
+    pcb->c.tos = l->c.tos;
+    pcb->c.ttl = l->c.ttl;
+    pcb->cc_algo = l->cc_algo;
+    pcb->c.local_ip = t->lip;
+    pcb->c.local_port = t->lport;
+    pcb->remote_ip = t->rip;
+    pcb->remote_port = t->rport;
+    pcb->flags |= TF_PASSIVE;
+    pcb->iss = iss;
+    pcb->snd_una = iss + 1u;
+    pcb->snd_nxt = iss + 1u;
+    pcb->snd_lbb = iss + 1u;
+    pcb->snd_sml = iss;
+    pcb->recover = iss;
+    pcb->snd_wl1 = irs;
+    pcb->snd_wl2 = iss;
+    pcb->irs = irs;
+    pcb->rcv_nxt = irs + 1u;
+    pcb->rcv_adv = pcb->rcv_nxt + wnd; /* what the SYN-ACK offered */
+    pcb->last_ack_sent = pcb->rcv_nxt;
+    pcb->ts_off = ts_off; /* the clock our SYN-ACK's TSval was read from */
+    /* RFC 9293 §3.7.1 / RFC 6691: send MSS = min(peer's MSS option or
+     * 536, our MTU - 40). */
+    ours = tcp_mss_for(s, &t->rip);
+    pcb->rcv_blk = tcp_rx_blk(ours);
+    pcb->mss = (uint16_t)WISP_MIN(peer_mss != 0 ? peer_mss : TCP_DEFAULT_MSS, ours);
+    if (peer_ws != 0xffu && WISP_TCP_WND_SCALE) {
+        /* RFC 7323 §2.2/§2.3: both SYNs carried the option; shifts > 14
+         * are taken as 14. */
+        pcb->flags |= TF_WS;
+        pcb->snd_wscale = (uint8_t)WISP_MIN(peer_ws, TCP_MAX_WSCALE);
+        pcb->rcv_wscale = tcp_rcv_wscale_ours();
+    }
+    if (sack && WISP_TCP_SACK) {
+        pcb->flags |= TF_SACK;
+    }
+    if (ts && WISP_TCP_TIMESTAMPS) {
+        pcb->flags |= TF_TS;
+        pcb->ts_recent = ts_recent;
+        pcb->ts_recent_ms = wisp_now(s);
+    }
+    pcb->c.state = WISP_TCP_SYN_RCVD;
+    tcp_link(s, pcb);
+    tcp_set_established(pcb); /* (takes over the promise of the SYN-ACK's window) */
+    if (wnd < WISP_MIN((uint32_t)WISP_TCP_WND, 65535u)) {
+        /* the receive budget held the offer back: announce more once the
+         * blocks are there (the peer may have nothing to send before) */
+        pcb->starve = 1;
+        tcp_timer_set(pcb, TCP_TMR_OUTPUT, TCP_STARVE_RETRY_MS);
+    }
+    return pcb;
+}
+
+/* Hand a passive connection to the listener's accept callback, then
+ * process the rest of the segment (data, FIN) on it. Consumes p. */
+static void tcp_accept_and_process(struct wisp_stack *s, struct wisp_tcp_listen *l, struct wisp_tcp_pcb *pcb,
+                                   struct wisp_pbuf *p, struct tcp_in *in)
+{
+    struct wisp_tcp_pcb *prev = tcp_enter(s, pcb);
+    wisp_err_t err = WISP_ERR_ABRT;
+    WISP_CTR_INC(s, TCP_ACCEPT);
+    if (l->accept != NULL) {
+        err = l->accept(l->c.arg, pcb, WISP_OK);
+    }
+    if (!tcp_dead(pcb) && err != WISP_OK) {
+        /* refused by the application (or no accept callback): abort */
+        tcp_send_rst(pcb);
+        pcb->flags |= TF_CLOSED;
+        tcp_pcb_release(pcb);
+    }
+    if (tcp_dead(pcb)) {
+        (void)tcp_leave(s, pcb, prev);
+        wisp_pbuf_free(p);
+        return;
+    }
+    tcp_process(pcb, p, in);
+    if (!tcp_dead(pcb)) {
+        tcp_output_run(pcb);
+    }
+    if (tcp_leave(s, pcb, prev)) {
+        tcp_timer_update(pcb);
+    }
+}
+
+bool tcp_synq_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_in *cin)
+{
+    struct wisp_tcp_syn *e = NULL;
+    struct tcp_in in = *cin;
+    struct wisp_tcp_listen *l;
+    struct wisp_tcp_pcb *pcb;
+    struct tcp_tuple t;
+    unsigned i;
+
+    for (i = s->tcp.synq_head[tcp_bucket(s, &in.ip->src, in.sport, in.dport,
+                                         WISP_TCP_HBUCKETS(WISP_TCP_SYNQ_COUNT))];
+         i != TCP_HNONE; i = s->tcp.synq_next[i]) {
+        struct wisp_tcp_syn *x = &s->tcp.synq[i];
+        if (x->local_port == in.dport && x->remote_port == in.sport && wisp_ipaddr_eq(&x->local_ip, &in.ip->dst) &&
+            wisp_ipaddr_eq(&x->remote_ip, &in.ip->src)) {
+            e = x;
+            break;
+        }
+    }
+    if (e == NULL) {
+        return false;
+    }
+    l = e->lpcb;
+    if (in.flags & TCP_RST) {
+        WISP_CTR_INC(s, TCP_RST_RX);
+        /* RFC 9293 §3.10.7.4 SYN-RECEIVED (passive), second: an exact RST
+         * returns to LISTEN (drop the embryo); RFC 5961 §3.2: another RST
+         * in the window the SYN-ACK offered draws a challenge ACK
+         * (throttled, §7); one outside it is dropped silently (first). */
+        if (in.seq == e->irs + 1u) {
+            tcp_synq_remove(s, e);
+            tcp_synq_arm(s);
+        } else {
+            WISP_CTR_INC(s, TCP_DROP_RST);
+            if (tcp_synq_in_window(e, in.seq)) {
+                tcp_synq_challenge_ack(s, e);
+            }
+        }
+        wisp_pbuf_free(p);
+        return true;
+    }
+    if (in.flags & TCP_SYN) {
+        if (!(in.flags & TCP_ACK) && in.seq == e->irs) {
+            tcp_synq_send(s, e); /* the peer did not get our SYN-ACK */
+            tcp_synq_arm(s);
+            wisp_pbuf_free(p);
+            return true;
+        }
+        if (!(in.flags & TCP_ACK)) {
+            tcp_synq_remove(s, e); /* a new ISN: start over from LISTEN */
+            return false;
+        }
+        WISP_CTR_INC(s, TCP_DROP_SYN);
+        wisp_pbuf_free(p);
+        return true;
+    }
+    if (!(in.flags & TCP_ACK)) {
+        WISP_CTR_INC(s, TCP_DROP_NOACK);
+        wisp_pbuf_free(p);
+        return true;
+    }
+    /* RFC 9293 §3.10.7.4 SYN-RECEIVED: an unacceptable ACK gets a RST. */
+    if (in.ack != e->iss + 1u) {
+        WISP_CTR_INC(s, TCP_DROP_BADACK);
+        tcp_rst_reply(s, &in);
+        wisp_pbuf_free(p);
+        return true;
+    }
+    /* first step: the sequence number must be in the window the SYN-ACK
+     * offered (a zero window takes just RCV.NXT) */
+    if (TCP_SEQ_LT(in.seq, e->irs + 1u) || (in.seq != e->irs + 1u && TCP_SEQ_GEQ(in.seq, e->irs + 1u + e->wnd))) {
+        WISP_CTR_INC(s, TCP_DROP_OOW);
+        tcp_synq_send(s, e);
+        tcp_synq_arm(s);
+        wisp_pbuf_free(p);
+        return true;
+    }
+    if ((e->opts & TCP_SYNO_TS) && in.opt.ts && TCP_SEQ_LT(in.opt.tsval, e->ts_recent)) {
+        WISP_CTR_INC(s, TCP_DROP_PAWS); /* RFC 7323 §5.3 */
+        wisp_pbuf_free(p);
+        return true;
+    }
+    tcp_synq_tuple(e, &t);
+    pcb = tcp_passive_pcb(s, l, &t, e->iss, e->irs, e->peer_mss, e->peer_wscale, (e->opts & TCP_SYNO_SACK) != 0,
+                          (e->opts & TCP_SYNO_TS) != 0, e->ts_recent, e->wnd, tcp_ts_offset(s, &t));
+    tcp_synq_remove(s, e);
+    tcp_synq_arm(s);
+    if (pcb == NULL) {
+        /* no PCB for the connection: reset it rather than leave the peer
+         * in ESTABLISHED */
+        WISP_CTR_INC(s, TCP_LISTEN_OVERFLOW);
+        tcp_rst_reply(s, &in);
+        wisp_pbuf_free(p);
+        return true;
+    }
+    tcp_accept_and_process(s, l, pcb, p, &in);
+    return true;
+}
+
+/* RFC 9293 §3.10.7.2 LISTEN, second: an ACK -- a SYN cookie (RFC 4987
+ * §3.6) makes the connection, else a RST <SEQ=SEG.ACK>. Consumes p. */
+static void tcp_listen_ack(struct wisp_stack *s, struct wisp_tcp_listen *l, struct wisp_pbuf *p, struct tcp_in *in,
+                           const struct tcp_tuple *t)
+{
+    uint16_t mss;
+    uint32_t ts_off;
+    if (!(in->flags & TCP_SYN) && tcp_cookie_check(s, t, in->ack - 1u, in->seq - 1u, &mss, &ts_off)) {
+        uint8_t ws = 0xffu;
+        struct wisp_tcp_pcb *pcb;
+        bool sack = false, ts = false;
+        uint16_t wnd, blk;
+        if (in->opt.ts && WISP_TCP_TIMESTAMPS) {
+            /* our cookie TSval comes back in TSecr: 4 bits window
+             * scale (15 = none), 1 bit SACK-permitted */
+            ts = true;
+            ws = (uint8_t)(in->opt.tsecr & 0x0fu);
+            if (ws == 0x0fu) {
+                ws = 0xffu;
+            }
+            sack = (in->opt.tsecr & 0x10u) != 0;
+        }
+        WISP_CTR_INC(s, TCP_COOKIE_OK);
+        /* The cookie's SYN-ACK window was not kept (no state): what
+         * the budget allows now is promised; data beyond it (when it
+         * offered more) is dropped and resent. */
+        wnd = tcp_synack_wnd(s, tcp_mss_for(s, &t->rip), &blk);
+        pcb = tcp_passive_pcb(s, l, t, in->ack - 1u, in->seq - 1u, mss, ws, sack, ts, in->opt.tsval, wnd, ts_off);
+        if (pcb == NULL) {
+            WISP_CTR_INC(s, TCP_LISTEN_OVERFLOW);
+            tcp_rst_reply(s, in);
+            wisp_pbuf_free(p);
+            return;
+        }
+        tcp_accept_and_process(s, l, pcb, p, in);
+        return;
+    }
+    if (s->tcp.cookie_used && !wisp_time_before(s->tcp.cookie_last + 2u * TCP_COOKIE_PERIOD_MS, wisp_now(s))) {
+        WISP_CTR_INC(s, TCP_COOKIE_BAD);
+    }
+    WISP_CTR_INC(s, TCP_DROP_BADACK);
+    tcp_rst_reply(s, in);
+    wisp_pbuf_free(p);
+}
+
+/* A SYN for l with room in its backlog and the SYN queue: entry e
+ * remembers the embryo, its SYN-ACK goes out. */
+static void tcp_synq_add(struct wisp_stack *s, struct wisp_tcp_listen *l, struct wisp_tcp_syn *e,
+                         const struct tcp_in *in, const struct tcp_tuple *t, bool sack, bool ts)
+{
+    uint16_t blk;
+    memset(e, 0, sizeof(*e));
+    e->lpcb = l;
+    l->synq_n++;
+    e->local_ip = t->lip;
+    e->remote_ip = t->rip;
+    e->local_port = t->lport;
+    e->remote_port = t->rport;
+    e->irs = in->seq;
+    e->iss = tcp_isn(s, t);
+    e->peer_mss = in->opt.mss;
+    e->peer_wscale = WISP_TCP_WND_SCALE ? in->opt.ws : 0xffu;
+    e->opts = (uint8_t)((sack ? TCP_SYNO_SACK : 0u) | (ts ? TCP_SYNO_TS : 0u));
+    e->ts_recent = in->opt.tsval;
+    e->wnd = tcp_synack_wnd(s, tcp_mss_for(s, &t->rip), &blk); /* kept for its retransmissions */
+    tcp_hlink(s->tcp.synq_head, s->tcp.synq_next, tcp_synq_bucket(s, e), (unsigned)(e - s->tcp.synq));
+    tcp_synq_send(s, e);
+    tcp_synq_arm(s);
+}
+
+/* RFC 4987 §3.6: no room -- answer the SYN statelessly with a cookie.
+ * Without timestamps the cookie cannot carry window scaling or SACK, so
+ * the SYN-ACK offers neither. */
+static void tcp_synq_cookie(struct wisp_stack *s, const struct wisp_tcp_listen *l, const struct tcp_in *in,
+                            const struct tcp_tuple *t, bool sack, bool ts)
+{
+    uint16_t mss = in->opt.mss != 0 ? in->opt.mss : (uint16_t)TCP_DEFAULT_MSS;
+    uint16_t ours = tcp_mss_for(s, &t->rip); /* one route lookup */
+    uint8_t ws = (ts && WISP_TCP_WND_SCALE) ? in->opt.ws : 0xffu;
+    uint32_t cookie, ts_off;
+    uint16_t blk;
+    int bits = -1;
+    if (ts) {
+        bits = (int)((ws == 0xffu ? 0x0fu : (ws & 0x0fu)) | (sack ? 0x10u : 0u));
+    } else {
+        sack = false;
+    }
+    WISP_CTR_INC(s, TCP_SYNQ_FULL);
+    WISP_CTR_INC(s, TCP_COOKIE_SENT);
+    s->tcp.cookie_used = 1;
+    s->tcp.cookie_last = wisp_now(s);
+    mss = (uint16_t)WISP_MIN(mss, ours);
+    cookie = tcp_cookie_make(s, t, in->seq, mss, &ts_off);
+    (void)tcp_send_synack(s, t, cookie, in->seq, ws, sack, ts, in->opt.tsval, bits, tcp_synack_wnd(s, ours, &blk),
+                          ours, ts_off, l->c.tos, l->c.ttl);
+}
+
+bool tcp_listen_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_in *cin)
+{
+    struct wisp_tcp_listen *l = tcp_find_listener(s, cin);
+    struct tcp_in in = *cin;
+    struct tcp_tuple t;
+    struct wisp_tcp_syn *e = NULL;
+    unsigned i;
+
+    if (l == NULL) {
+        return false;
+    }
+    tcp_in_tuple(&in, &t);
+    /* RFC 9293 §3.10.7.2 LISTEN, first: an incoming RST is ignored. */
+    if (in.flags & TCP_RST) {
+        WISP_CTR_INC(s, TCP_RST_RX);
+        wisp_pbuf_free(p);
+        return true;
+    }
+    /* second: an ACK */
+    if (in.flags & TCP_ACK) {
+        tcp_listen_ack(s, l, p, &in, &t);
+        return true;
+    }
+    if (!(in.flags & TCP_SYN)) {
+        WISP_CTR_INC(s, TCP_DROP_STATE); /* RFC 9293 §3.10.7.2 fourth: drop */
+        wisp_pbuf_free(p);
+        return true;
+    }
+    /* third: a SYN -- an entry in the SYN queue within the backlog, else
+     * a cookie. */
+    if (l->synq_n < l->backlog) {
+        for (i = 0; i < WISP_TCP_SYNQ_COUNT; i++) {
+            if (s->tcp.synq[i].lpcb == NULL) {
+                e = &s->tcp.synq[i];
+                break;
+            }
+        }
+    }
+    if (e != NULL) {
+        tcp_synq_add(s, l, e, &in, &t, in.opt.sack_ok && WISP_TCP_SACK, in.opt.ts && WISP_TCP_TIMESTAMPS);
+    } else {
+        tcp_synq_cookie(s, l, &in, &t, in.opt.sack_ok && WISP_TCP_SACK, in.opt.ts && WISP_TCP_TIMESTAMPS);
+    }
+    wisp_pbuf_free(p); /* data on a SYN is not kept (the peer resends it) */
+    return true;
+}
+
+#else
+typedef int wisp_tcp_synq_disabled_t; /* ISO C forbids an empty translation unit */
+#endif /* WISP_TCP */

@@ -1,0 +1,404 @@
+/**
+ * @file tcp_timer.c
+ * TCP timers: the per-PCB event timer (one wisp_timer armed for the
+ * earliest of the connection's deadlines, tcp_priv.h TCP_TMR_*) and what
+ * its deadlines do -- retransmission timeout (RFC 6298 §5, the loss
+ * window of RFC 5681 §3.1), zero-window probes and the SWS override
+ * (persist, RFC 9293 §3.8.6.1), keepalive (RFC 9293 §3.8.4), the delayed
+ * ACK, the orphaned FIN-WAIT-2 limit, the poll callback, deferred output
+ * and the refused-data retry -- and the expiry of TIME-WAIT records
+ * (RFC 9293 §3.10.8; the records themselves: tcp_synq.c).
+ */
+#include "tcp_priv.h"
+#include "tcp_cc.h"
+
+#if WISP_TCP
+
+/* ------------------------------------------- the per-PCB event timer */
+
+static void tcp_pcb_timer_fn(struct wisp_stack *s, struct wisp_timer *t);
+
+void tcp_timer_set(struct wisp_tcp_pcb *pcb, unsigned which, uint32_t delay_ms)
+{
+    pcb->due[which] = wisp_now(pcb->c.stack) + delay_ms;
+    pcb->tmr_on = (uint8_t)(pcb->tmr_on | (1u << which));
+    tcp_timer_update(pcb);
+}
+
+void tcp_timer_clear(struct wisp_tcp_pcb *pcb, unsigned which)
+{
+    bool was_on = (pcb->tmr_on & (1u << which)) != 0;
+
+    pcb->tmr_on = (uint8_t)(pcb->tmr_on & ~(1u << which));
+    /* An event timer armed for exactly this deadline would fire for
+     * nothing -- and wake a stack thread that sleeps until the next
+     * deadline (tcpip.c): every write arms the output timer "now" and the
+     * writer's own output run clears it. Re-arm for the next deadline.
+     * Otherwise the event timer may stay armed early: it re-arms itself
+     * when it fires. */
+    if (was_on && wisp_timer_armed(&pcb->tmr) && pcb->tmr.due == pcb->due[which] && !(pcb->flags & TF_DEAD)) {
+        wisp_timer_cancel(pcb->c.stack, &pcb->tmr);
+        tcp_timer_update(pcb);
+    }
+}
+
+bool tcp_timer_on(const struct wisp_tcp_pcb *pcb, unsigned which)
+{
+    return (pcb->tmr_on & (1u << which)) != 0;
+}
+
+/* Arm the PCB's event timer for the earliest active deadline. Lazy: an
+ * armed timer that is due no later stays (it recomputes when it fires). */
+void tcp_timer_update(struct wisp_tcp_pcb *pcb)
+{
+    struct wisp_stack *s = pcb->c.stack;
+    uint32_t earliest = 0, now;
+    bool any = false;
+    unsigned i;
+
+    if (pcb->flags & TF_DEAD) {
+        return;
+    }
+    for (i = 0; i < WISP_TCP_NTMR; i++) {
+        if ((pcb->tmr_on & (1u << i)) && (!any || wisp_time_before(pcb->due[i], earliest))) {
+            earliest = pcb->due[i];
+            any = true;
+        }
+    }
+    if (!any) {
+        wisp_timer_cancel(s, &pcb->tmr);
+        return;
+    }
+    if (wisp_timer_armed(&pcb->tmr) && !wisp_time_before(earliest, pcb->tmr.due)) {
+        return;
+    }
+    now = wisp_now(s);
+    wisp_timer_arm(s, &pcb->tmr, wisp_time_before(now, earliest) ? earliest - now : 0u, tcp_pcb_timer_fn);
+}
+
+static void tcp_keep_fire(struct wisp_tcp_pcb *pcb)
+{
+    struct wisp_stack *s = pcb->c.stack;
+    if (!(pcb->flags & TF_KEEPALIVE) ||
+        (pcb->c.state != WISP_TCP_ESTABLISHED && pcb->c.state != WISP_TCP_CLOSE_WAIT)) {
+        return;
+    }
+    /* RFC 9293 §3.8.4 / RFC 1122 §4.2.3.6: after keep_idle without any
+     * segment from the peer, probe every keep_intvl; give up after
+     * keep_cnt unanswered probes. */
+    if (pcb->keep_probes >= pcb->keep_cnt) {
+        WISP_CTR_INC(s, TCP_ABORT_KEEPALIVE);
+        tcp_send_rst(pcb);
+        tcp_pcb_kill(pcb, WISP_ERR_ABRT);
+        return;
+    }
+    (void)tcp_send_keepalive(pcb);
+    pcb->keep_probes++;
+    WISP_CTR_INC(s, TCP_KEEPALIVE);
+    tcp_timer_set(pcb, TCP_TMR_KEEP, pcb->keep_intvl);
+}
+
+static void tcp_timer_handle(struct wisp_tcp_pcb *pcb, unsigned which)
+{
+    switch (which) {
+    case TCP_TMR_RTO:
+        tcp_rto_expired(pcb);
+        break;
+    case TCP_TMR_PERSIST:
+        tcp_persist_expired(pcb);
+        break;
+    case TCP_TMR_DELACK:
+        if (pcb->flags & TF_ACK_DELAY) {
+            pcb->flags |= TF_ACK_NOW;
+            tcp_output_run(pcb);
+        }
+        break;
+    case TCP_TMR_KEEP:
+        tcp_keep_fire(pcb);
+        break;
+    case TCP_TMR_FW2:
+        if (pcb->c.state == WISP_TCP_FIN_WAIT_2 && (pcb->flags & TF_CLOSED)) {
+            tcp_pcb_release(pcb);
+        }
+        break;
+    case TCP_TMR_POLL:
+        if (pcb->poll != NULL && pcb->poll_interval > 0 && !(pcb->flags & TF_CLOSED)) {
+            tcp_timer_set(pcb, TCP_TMR_POLL, (uint32_t)pcb->poll_interval * WISP_TCP_POLL_UNIT_MS);
+            if (pcb->poll(pcb->c.arg, pcb) == WISP_ERR_ABRT || tcp_dead(pcb)) {
+                return;
+            }
+            tcp_output_run(pcb);
+        }
+        break;
+    case TCP_TMR_OUTPUT:
+        tcp_output_run(pcb);
+        break;
+    case TCP_TMR_REFUSED:
+        tcp_deliver_refused(pcb);
+        if (!tcp_dead(pcb)) {
+            tcp_output_run(pcb);
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+static void tcp_pcb_timer_fn(struct wisp_stack *s, struct wisp_timer *t)
+{
+    struct wisp_tcp_pcb *pcb = (struct wisp_tcp_pcb *)(void *)((uint8_t *)t - offsetof(struct wisp_tcp_pcb, tmr));
+    struct wisp_tcp_pcb *prev = tcp_enter(s, pcb);
+    uint32_t now = wisp_now(s);
+    unsigned i;
+
+    for (i = 0; i < WISP_TCP_NTMR && !tcp_dead(pcb); i++) {
+        if ((pcb->tmr_on & (1u << i)) && !wisp_time_before(now, pcb->due[i])) {
+            pcb->tmr_on = (uint8_t)(pcb->tmr_on & ~(1u << i));
+            tcp_timer_handle(pcb, i);
+        }
+    }
+    if (!tcp_dead(pcb) && (pcb->flags & TF_OUTPUT_PENDING)) {
+        tcp_output_run(pcb); /* asked for by a callback meanwhile */
+    }
+    if (tcp_leave(s, pcb, prev)) {
+        tcp_timer_update(pcb);
+    }
+}
+
+/* -------------------------------------------- retransmission timeout */
+
+/* Abort for exhausted retransmissions. */
+static void tcp_give_up(struct wisp_tcp_pcb *pcb)
+{
+    WISP_CTR_INC(pcb->c.stack, TCP_ABORT_RTX);
+    tcp_send_rst(pcb);
+    tcp_pcb_kill(pcb, WISP_ERR_TIMEOUT);
+}
+
+void tcp_rto_expired(struct wisp_tcp_pcb *pcb)
+{
+    struct wisp_stack *s = pcb->c.stack;
+    struct wisp_tcp_seg *g;
+    uint32_t flight, smss;
+
+    if (pcb->c.state == WISP_TCP_SYN_SENT || pcb->c.state == WISP_TCP_SYN_RCVD) {
+        if (pcb->syn_rtx >= WISP_TCP_SYNMAXRTX) {
+            WISP_CTR_INC(s, TCP_ABORT_RTX);
+            if (pcb->c.state == WISP_TCP_SYN_RCVD) {
+                tcp_send_rst(pcb);
+            }
+            /* RFC 1122 §4.2.3.9: the last soft ICMP error is the reason */
+            tcp_pcb_kill(pcb, tcp_icmp_timeout_err(pcb));
+            return;
+        }
+        pcb->syn_rtx++;
+        pcb->rto = WISP_MIN(pcb->rto * 2u, (uint32_t)WISP_TCP_RTO_MAX_MS); /* RFC 6298 §5.5 */
+        pcb->flags &= ~TF_RTT;
+        WISP_CTR_INC(s, TCP_SYN_RETRANSMIT);
+        (void)tcp_send_syn(pcb);
+        tcp_timer_set(pcb, TCP_TMR_RTO, pcb->rto);
+        return;
+    }
+    if (pcb->snd_una == pcb->snd_nxt || (pcb->flags & TF_PERSIST)) {
+        return;
+    }
+    if (pcb->nrtx >= WISP_TCP_MAXRTX) {
+        tcp_give_up(pcb);
+        return;
+    }
+    pcb->nrtx++;
+    pcb->st_timeouts++;
+    WISP_CTR_INC(s, TCP_TIMEOUT);
+    tcp_pmtu_rto(pcb); /* black-hole detection (tcp_icmp.c, RFC 4821) */
+    /* RFC 6298 §5.5: back off the timer. */
+    pcb->rto = WISP_MIN(pcb->rto * 2u, (uint32_t)WISP_TCP_RTO_MAX_MS);
+    smss = tcp_seg_max(pcb);
+    flight = pcb->snd_nxt - pcb->snd_una;
+    /* RFC 5681 §3.1 eq. (4), only for the first timeout of a series
+     * (ssthresh is held for retransmissions of a retransmission). */
+    if (pcb->nrtx == 1u) {
+        pcb->ssthresh = tcp_cc_ssthresh(pcb, flight, true, wisp_now(s));
+    }
+    pcb->cwnd = smss; /* loss window */
+    pcb->ca_acked = 0;
+    pcb->dupacks = 0;
+    pcb->flags &= ~(TF_RECOVERY | TF_RTT);
+    pcb->recover = pcb->snd_nxt; /* RFC 6582 §3.2 step 4 guard */
+    /* RFC 6675 §5.1 / RFC 2018 §8: the SACK information is discarded and
+     * everything outstanding is retransmitted from SND.UNA. */
+    for (g = pcb->sndq; g != NULL && g != pcb->sndq_next; g = g->next) {
+        g->flags = (uint8_t)((g->flags & ~(TCP_SEGF_SACKED | TCP_SEGF_RTXD)) | TCP_SEGF_LOST);
+    }
+    pcb->flags |= TF_FORCE_RTX | TF_SCOREBOARD;
+    tcp_output_run(pcb);
+    if (!tcp_dead(pcb) && !tcp_timer_on(pcb, TCP_TMR_RTO) && pcb->snd_una != pcb->snd_nxt) {
+        tcp_timer_set(pcb, TCP_TMR_RTO, pcb->rto);
+    }
+}
+
+/* ----------------------------------------------------------- persist */
+
+/* Arm the persist timer for the next probe in delay ms, or earlier for a
+ * give-up deadline (the backoff would overshoot it by up to
+ * WISP_TCP_RTO_MAX_MS). */
+static void tcp_persist_arm(struct wisp_tcp_pcb *pcb, uint32_t delay)
+{
+#if WISP_TCP_PERSIST_TIMEOUT_MS > 0
+    struct wisp_stack *s = pcb->c.stack;
+    uint32_t now = wisp_now(s), lim = (uint32_t)WISP_TCP_PERSIST_TIMEOUT_MS;
+    uint32_t left = lim - WISP_MIN(lim - 1u, now - pcb->last_rx_ms);
+    if (pcb->snd_blk > 0u && s->tcp.tx_short) {
+        left = WISP_MIN(left, lim - WISP_MIN(lim - 1u, now - pcb->persist_ms));
+    }
+    delay = WISP_MIN(delay, left);
+#endif
+    tcp_timer_set(pcb, TCP_TMR_PERSIST, delay);
+}
+
+/* RFC 9293 §3.8.6.1: a peer may hold its window closed as long as it
+ * answers the probes (RFC 1122 §4.2.2.17), "subject to the
+ * implementation's resource management" (RFC 6429). Given up on (RST,
+ * WISP_ERR_TIMEOUT): a peer silent for WISP_TCP_PERSIST_TIMEOUT_MS while
+ * probed (it vanished), and one whose window has been closed that long
+ * on data held in transmit blocks while a write was refused below its
+ * guarantee (the blocks ran short) within that time. True when pcb was
+ * killed. */
+static bool tcp_persist_give_up(struct wisp_tcp_pcb *pcb)
+{
+#if WISP_TCP_PERSIST_TIMEOUT_MS > 0
+    struct wisp_stack *s = pcb->c.stack;
+    uint32_t now = wisp_now(s), lim = (uint32_t)WISP_TCP_PERSIST_TIMEOUT_MS;
+    bool pressure;
+
+    if (s->tcp.tx_short && now - s->tcp.tx_short_ms >= lim) {
+        s->tcp.tx_short = 0; /* no write refused for that long */
+    }
+    pressure = s->tcp.tx_short && pcb->snd_blk > 0u && now - pcb->persist_ms >= lim;
+    if (now - pcb->last_rx_ms >= lim || pressure) {
+        WISP_CTR_INC(s, TCP_ABORT_PERSIST);
+        tcp_send_rst(pcb);
+        tcp_pcb_kill(pcb, WISP_ERR_TIMEOUT);
+        return true;
+    }
+#else
+    WISP_UNUSED(pcb);
+#endif
+    return false;
+}
+
+void tcp_persist_expired(struct wisp_tcp_pcb *pcb)
+{
+    struct wisp_stack *s = pcb->c.stack;
+    struct wisp_tcp_seg *g;
+    int32_t usable;
+    uint32_t delay;
+    unsigned k;
+
+    if (!(pcb->flags & TF_PERSIST)) {
+        return;
+    }
+    if (pcb->sndq_next == NULL && pcb->snd_una == pcb->snd_nxt) {
+        pcb->flags &= ~TF_PERSIST;
+        return;
+    }
+    if (pcb->nrtx >= WISP_TCP_MAXRTX) {
+        tcp_give_up(pcb); /* the peer stopped answering the probes */
+        return;
+    }
+    if (tcp_persist_give_up(pcb)) {
+        return;
+    }
+    if (TCP_SEQ_LT(wisp_now(s), pcb->persist_next)) {
+        /* an early look at a give-up deadline: not yet a probe */
+        tcp_persist_arm(pcb, pcb->persist_next - wisp_now(s));
+        return;
+    }
+    g = pcb->sndq_next;
+    usable = g != NULL ? TCP_SEQ_DIFF(pcb->snd_una + pcb->snd_wnd, g->seq) : 0;
+    if (g != NULL && usable > 0) {
+        /* RFC 9293 §3.8.6.2.1 (4): the SWS override timeout -- send what
+         * the window takes now. */
+        pcb->flags &= ~TF_PERSIST;
+        if ((uint32_t)usable < g->len && !tcp_seg_split(pcb, g, (uint32_t)usable)) {
+            pcb->flags |= TF_PERSIST;
+        } else {
+            g = pcb->sndq_next;
+            if (tcp_send_seg(pcb, g, false) != WISP_OK) {
+                pcb->flags |= TF_PERSIST;
+            }
+        }
+        if (!(pcb->flags & TF_PERSIST)) {
+            return;
+        }
+    } else {
+        /* RFC 9293 §3.8.6.1 / RFC 1122 §4.2.2.17: a zero-window probe of
+         * one octet of new data (or the earlier probe again). */
+        WISP_CTR_INC(s, TCP_PERSIST);
+        pcb->nrtx++;
+        if (pcb->snd_una != pcb->snd_nxt) {
+            (void)tcp_send_seg(pcb, pcb->sndq, true);
+        } else if (g != NULL) {
+            if (g->len > 1u && !tcp_seg_split(pcb, g, 1u)) {
+                g = NULL;
+            } else {
+                g = pcb->sndq_next;
+            }
+            if (g != NULL) {
+                (void)tcp_send_seg(pcb, g, false);
+            }
+        }
+        tcp_timer_clear(pcb, TCP_TMR_RTO);
+    }
+    /* exponential backoff within the RTO bounds */
+    if (pcb->persist_backoff < 16u) {
+        pcb->persist_backoff++;
+    }
+    delay = WISP_MAX(pcb->rto, (uint32_t)WISP_TCP_RTO_MIN_MS);
+    for (k = 0; k < pcb->persist_backoff && delay < WISP_TCP_RTO_MAX_MS; k++) {
+        delay *= 2u;
+    }
+    delay = WISP_MIN(delay, (uint32_t)WISP_TCP_RTO_MAX_MS);
+    pcb->persist_next = wisp_now(s) + delay;
+    tcp_persist_arm(pcb, delay);
+}
+
+/* -------------------------------------------------- TIME-WAIT expiry */
+
+static void tcp_tw_timer_fn(struct wisp_stack *s, struct wisp_timer *t);
+
+void tcp_tw_arm(struct wisp_stack *s)
+{
+    uint32_t earliest = 0, now = wisp_now(s);
+    bool any = false;
+    unsigned i;
+    for (i = 0; i < WISP_TCP_TW_COUNT; i++) {
+        const struct wisp_tcp_tw *w = &s->tcp.tw[i];
+        if (w->local_port != 0 && (!any || wisp_time_before(w->expire, earliest))) {
+            earliest = w->expire;
+            any = true;
+        }
+    }
+    if (!any) {
+        wisp_timer_cancel(s, &s->tcp.tw_tmr);
+        return;
+    }
+    wisp_timer_arm(s, &s->tcp.tw_tmr, wisp_time_before(now, earliest) ? earliest - now : 0u, tcp_tw_timer_fn);
+}
+
+static void tcp_tw_timer_fn(struct wisp_stack *s, struct wisp_timer *t)
+{
+    uint32_t now = wisp_now(s);
+    unsigned i;
+    WISP_UNUSED(t);
+    for (i = 0; i < WISP_TCP_TW_COUNT; i++) {
+        struct wisp_tcp_tw *w = &s->tcp.tw[i];
+        if (w->local_port != 0 && !wisp_time_before(now, w->expire)) {
+            tcp_tw_free(s, w); /* RFC 9293 §3.10.8: 2 MSL over -> CLOSED */
+        }
+    }
+    tcp_tw_arm(s);
+}
+
+#else
+typedef int wisp_tcp_timer_disabled_t; /* ISO C forbids an empty translation unit */
+#endif /* WISP_TCP */
