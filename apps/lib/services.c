@@ -518,15 +518,15 @@ static struct wisp_tcp_svc_conn *conn_admit(struct wisp_tcp_service *t, const wi
         const struct wisp_tcp_svc_conn *x = &svc->conns[i];
         r[i].used = x->service != NULL;
         r[i].takeable = x->service != NULL && x->pcb != NULL && !x->close_pending;
-        r[i].ip = x->remote_ip.u.ip4;
+        r[i].ip = wisp_ipaddr_ip4(&x->remote_ip);
         r[i].idle_ms = now - x->last_ms;
     }
-    capped = wisp_reclaim_count(r, WISP_SERVICES_TCP_CONNS, ip->u.ip4) >= svc->opt.per_source;
+    capped = wisp_reclaim_count(r, WISP_SERVICES_TCP_CONNS, wisp_ipaddr_ip4(ip)) >= svc->opt.per_source;
     if (!capped) {
         c = conn_alloc(svc, t);
     }
     if (c == NULL) {
-        v = wisp_reclaim_pick(r, WISP_SERVICES_TCP_CONNS, ip->u.ip4, capped, svc->opt.reclaim_ms);
+        v = wisp_reclaim_pick(r, WISP_SERVICES_TCP_CONNS, wisp_ipaddr_ip4(ip), capped, svc->opt.reclaim_ms);
     }
     if (v >= 0) {
         svc->conns[v].service->st.reclaimed++;

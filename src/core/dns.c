@@ -751,8 +751,8 @@ static void dns_recv(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, c
 
     WISP_CTR_INC(s, DNS_RX);
     /* Only from the server asked, from its DNS port (RFC 5452 §9.1). */
-    if (q->state != Q_RESOLVING || q->pcb != pcb || q->asked == 0 || src->family != WISP_AF_INET4 ||
-        src->u.ip4 != q->asked || port != WISP_DNS_PORT) {
+    if (q->state != Q_RESOLVING || q->pcb != pcb || q->asked == 0 || !wisp_ipaddr_is4(src) ||
+        wisp_ipaddr_ip4(src) != q->asked || port != WISP_DNS_PORT) {
         WISP_CTR_INC(s, DNS_DROP_SRC);
         wisp_pbuf_free(p);
         return;

@@ -549,11 +549,11 @@ wisp_err_t wisp_tcp_bind(struct wisp_tcp_pcb *pcb, const wisp_ipaddr_t *ip, uint
     if (pcb->c.state != WISP_TCP_CLOSED || pcb->c.local_port != 0) {
         return WISP_ERR_VAL;
     }
-    if (ip != NULL && ip->family != WISP_AF_NONE) {
-        if (ip->family != WISP_AF_INET4) {
+    if (!wisp_ipaddr_is_any(ip)) {
+        if (!wisp_ipaddr_is4(ip)) {
             return WISP_ERR_VAL;
         }
-        a = ip->u.ip4;
+        a = wisp_ipaddr_ip4(ip);
         if (a != WISP_IP4_ANY && !wisp_ip4_is_local(s, a) && !wisp_ip4_is_loopback(a)) {
             return WISP_ERR_VAL; /* not one of our addresses */
         }
@@ -660,10 +660,10 @@ wisp_err_t wisp_tcp_connect(struct wisp_tcp_pcb *pcb, const wisp_ipaddr_t *ip, u
     if (pcb->c.state != WISP_TCP_CLOSED) {
         return WISP_ERR_ISCONN;
     }
-    if (ip == NULL || ip->family != WISP_AF_INET4 || ip->u.ip4 == WISP_IP4_ANY || port == 0) {
+    if (ip == NULL || !wisp_ipaddr_is4(ip) || wisp_ipaddr_ip4(ip) == WISP_IP4_ANY || port == 0) {
         return WISP_ERR_VAL;
     }
-    dst = ip->u.ip4;
+    dst = wisp_ipaddr_ip4(ip);
     /* RFC 1122 §4.2.3.10: no connections to broadcast or multicast. */
     if (dst == WISP_IP4_BCAST || wisp_ip4_is_multicast(dst)) {
         return WISP_ERR_VAL;

@@ -32,10 +32,7 @@
 
 static wisp_ip4_t udp_ip4_of(const wisp_ipaddr_t *a)
 {
-    if (a == NULL || a->family != WISP_AF_INET4) {
-        return WISP_IP4_ANY;
-    }
-    return a->u.ip4;
+    return a == NULL ? WISP_IP4_ANY : wisp_ipaddr_ip4(a);
 }
 
 /* True when another PCB already uses port with an overlapping local address
@@ -120,7 +117,7 @@ wisp_err_t wisp_udp_bind(struct wisp_udp_pcb *pcb, const wisp_ipaddr_t *ip, uint
     wisp_ip4_t a;
     WISP_CORE_ASSERT_OWNER(pcb->stack);
 
-    if (ip != NULL && ip->family != WISP_AF_NONE && ip->family != WISP_AF_INET4) {
+    if (!wisp_ipaddr_is_any(ip) && !wisp_ipaddr_is4(ip)) {
         return WISP_ERR_VAL;
     }
     a = udp_ip4_of(ip);
@@ -142,7 +139,7 @@ wisp_err_t wisp_udp_connect(struct wisp_udp_pcb *pcb, const wisp_ipaddr_t *ip, u
     wisp_err_t err;
     WISP_CORE_ASSERT_OWNER(pcb->stack);
 
-    if (ip == NULL || ip->family != WISP_AF_INET4 || ip->u.ip4 == WISP_IP4_ANY || port == 0) {
+    if (ip == NULL || !wisp_ipaddr_is4(ip) || wisp_ipaddr_ip4(ip) == WISP_IP4_ANY || port == 0) {
         return WISP_ERR_VAL;
     }
     if (pcb->local_port == 0) {
@@ -185,13 +182,13 @@ wisp_err_t wisp_udp_sendto(struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, const 
     wisp_err_t err;
     WISP_CORE_ASSERT_OWNER(pcb->stack);
 
-    if (ip == NULL || ip->family != WISP_AF_INET4 || ip->u.ip4 == WISP_IP4_ANY || port == 0) {
+    if (ip == NULL || !wisp_ipaddr_is4(ip) || wisp_ipaddr_ip4(ip) == WISP_IP4_ANY || port == 0) {
         return WISP_ERR_VAL; /* RFC 768: port 0 is no valid destination */
     }
     if (p->tot_len > UDP_MAX_PAYLOAD) {
         return WISP_ERR_VAL; /* would not fit one IP datagram (RFC 791) */
     }
-    dst = ip->u.ip4;
+    dst = wisp_ipaddr_ip4(ip);
 
     if (pcb->local_port == 0) {
         err = wisp_udp_bind(pcb, &pcb->local_ip, 0);

@@ -38,7 +38,7 @@ static void found(void *arg, const char *name, wisp_err_t err, const wisp_ipaddr
     struct res *r = arg;
     r->calls++;
     r->err = err;
-    r->addr = addr != NULL ? addr->u.ip4 : 0;
+    r->addr = addr != NULL ? wisp_ipaddr_ip4(addr) : 0;
     r->ttl = ttl_s;
     snprintf(r->name, sizeof r->name, "%s", name);
 }
@@ -202,9 +202,9 @@ static void test_immediate(void **state)
     (void)state;
     memset(&r, 0, sizeof r);
     assert_int_equal(wisp_dns_gethostbyname(e->s, "198.18.7.7", &a, found, &r), WISP_OK);
-    assert_int_equal(a.u.ip4, wisp_ip4(198, 18, 7, 7));
+    assert_int_equal(wisp_ipaddr_ip4(&a), wisp_ip4(198, 18, 7, 7));
     assert_int_equal(wisp_dns_gethostbyname(e->s, "LocalHost.", &a, found, &r), WISP_OK);
-    assert_int_equal(a.u.ip4, wisp_ip4(127, 0, 0, 1));
+    assert_int_equal(wisp_ipaddr_ip4(&a), wisp_ip4(127, 0, 0, 1));
     /* no server */
     assert_int_equal(wisp_dns_gethostbyname(e->s, "example.com", &a, found, &r), WISP_ERR_VAL);
     assert_int_equal(wisp_dns_set_server(e->s, WISP_DNS_MAX_SERVERS, tu_ip_peer()), WISP_ERR_ARG);
@@ -276,7 +276,7 @@ static void test_good_answer_and_cache(void **state)
     /* Cached: answered at once, nothing sent. */
     memset(&r, 0, sizeof r);
     assert_int_equal(wisp_dns_gethostbyname(e->s, "wisp-test.example", &a, found, &r), WISP_OK);
-    assert_int_equal(a.u.ip4, wisp_ip4(198, 18, 7, 7));
+    assert_int_equal(wisp_ipaddr_ip4(&a), wisp_ip4(198, 18, 7, 7));
     assert_int_equal(TU_CTR(e, DNS_CACHE_HIT), 1);
     assert_int_equal(tu_pending(e), 0);
     assert_int_equal(r.calls, 0);
@@ -963,7 +963,7 @@ static void test_reentrant_callback(void **state)
     reply(e, &c, &b);
     assert_int_equal(g.calls, 1);
     assert_int_equal(g.inner, WISP_OK); /* cached before the callbacks ran */
-    assert_int_equal(g.a.u.ip4, wisp_ip4(198, 18, 1, 1));
+    assert_int_equal(wisp_ipaddr_ip4(&g.a), wisp_ip4(198, 18, 1, 1));
     tu_env_free(e);
 }
 

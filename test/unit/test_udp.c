@@ -45,7 +45,7 @@ static void rx_cb(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, cons
     r->len = wisp_pbuf_copy_out(p, r->data, sizeof(r->data), 0);
     assert_int_equal(r->len, p->tot_len);
     r->port = port;
-    r->src = src->u.ip4;
+    r->src = wisp_ipaddr_ip4(src);
     r->dst = wisp_ipaddr_ip4(&ip->dst);
     r->from_rx_pool = p->pool == &pcb->stack->pool[WISP_POOL_PBUF_RX];
     wisp_pbuf_free(p);
