@@ -688,7 +688,7 @@ static void render_netifs(struct srender *r, struct wisp_stack *s)
         uint32_t mark = row_begin(r);
         const struct wisp_netif_stats *st = &nif->st;
         unsigned prefix = 0;
-        wisp_ip4_t m = wisp_ntohl(nif->mask4);
+        wisp_ip4_t m = wisp_ntohl(wisp_netif_ip4_mask(nif));
         while (prefix < 32u && (m & (0x80000000u >> prefix)) != 0u) {
             prefix++;
         }
@@ -696,7 +696,7 @@ static void render_netifs(struct srender *r, struct wisp_stack *s)
             w_str(&r->w, "<tr><td>");
             w_esc(&r->w, nif->name, true);
             w_str(&r->w, "</td><td>");
-            w_ip(&r->w, nif->ip4);
+            w_ip(&r->w, wisp_netif_ip4_addr(nif));
             w_ch(&r->w, '/');
             w_u64(&r->w, prefix);
             w_str(&r->w, "</td>");
@@ -708,11 +708,11 @@ static void render_netifs(struct srender *r, struct wisp_stack *s)
             w_str(&r->w, "{\"name\":\"");
             w_esc(&r->w, nif->name, false);
             w_str(&r->w, "\",\"addr\":\"");
-            w_ip(&r->w, nif->ip4);
+            w_ip(&r->w, wisp_netif_ip4_addr(nif));
             w_str(&r->w, "\",\"prefix\":");
             w_u64(&r->w, prefix);
             w_str(&r->w, ",\"gateway\":\"");
-            w_ip(&r->w, nif->gw4);
+            w_ip(&r->w, wisp_netif_ip4_gw(nif));
             w_ch(&r->w, '"');
             cell_u(r, "index", nif->index);
             cell_u(r, "mtu", nif->mtu);

@@ -244,7 +244,7 @@ static wisp_err_t dhcp_send(struct wisp_dhcp *d, uint8_t type, wisp_ip4_t ciaddr
     wisp_wr16(m + DHCP_OFF_SECS, secs);
     /* RFC 2131 §4.1: a client that cannot receive unicast datagrams before
      * its address is configured sets the BROADCAST bit. */
-    if ((type == DHCPDISCOVER || type == DHCPREQUEST) && d->nif->ip4 == WISP_IP4_ANY) {
+    if ((type == DHCPDISCOVER || type == DHCPREQUEST) && d->nif->ip4.addr == WISP_IP4_ANY) {
         wisp_wr16(m + DHCP_OFF_FLAGS, DHCP_FLAG_BROADCAST);
     }
     wisp_ip4_wr(m + DHCP_OFF_CIADDR, ciaddr);

@@ -331,7 +331,7 @@ static struct wisp_netif *tcp_route(struct wisp_stack *s, wisp_ip4_t dst)
 {
     struct wisp_netif *nif;
     for (nif = s->netifs; nif != NULL; nif = nif->next) {
-        if (nif->ip4 != WISP_IP4_ANY && nif->ip4 == dst) {
+        if (wisp_netif_ip4_addr(nif) != WISP_IP4_ANY && wisp_netif_ip4_addr(nif) == dst) {
             return nif;
         }
     }
@@ -679,7 +679,7 @@ wisp_err_t wisp_tcp_connect(struct wisp_tcp_pcb *pcb, const wisp_ipaddr_t *ip, u
     if (t.lip == WISP_IP4_ANY) {
         /* RFC 1122 §4.2.3.7 / §3.3.4.3: the address of the interface the
          * route leaves by, fixed for the life of the connection. */
-        t.lip = wisp_ip4_is_loopback(dst) ? dst : nif->ip4;
+        t.lip = wisp_ip4_is_loopback(dst) ? dst : wisp_netif_ip4_addr(nif);
         if (t.lip == WISP_IP4_ANY) {
             return WISP_ERR_RTE;
         }

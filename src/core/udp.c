@@ -212,7 +212,7 @@ wisp_err_t wisp_udp_sendto(struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, const 
     if (lip != WISP_IP4_ANY && lip != WISP_IP4_BCAST && !wisp_ip4_is_multicast(lip)) {
         src = lip;
     } else {
-        src = nif->ip4;
+        src = nif->ip4.addr;
     }
 
     /* The header goes into the caller's headroom when the buffer is ours

@@ -340,7 +340,7 @@ static void test_discover_bytes(void **state)
     assert_int_equal(opt(&s, 54, NULL), -1);
     assert_int_equal(opt(&s, 50, NULL), -1);
     assert_int_equal(wisp_dhcp_state(&f->d), WISP_DHCP_SELECTING);
-    assert_true(f->e->nif.ip4 == 0);
+    assert_true(wisp_netif_ip4_addr(&f->e->nif) == 0);
     fx_free(f);
 }
 
@@ -473,9 +473,9 @@ static void test_ack_configures_interface(void **state)
     mb_end(&m);
     inject(f->e, &m);
     assert_int_equal(wisp_dhcp_state(&f->d), WISP_DHCP_BOUND);
-    assert_true(f->e->nif.ip4 == YI);
-    assert_true(f->e->nif.mask4 == wisp_ip4_prefix_mask(24));
-    assert_true(f->e->nif.gw4 == SRV);
+    assert_true(wisp_netif_ip4_addr(&f->e->nif) == YI);
+    assert_true(wisp_netif_ip4_mask(&f->e->nif) == wisp_ip4_prefix_mask(24));
+    assert_true(wisp_netif_ip4_gw(&f->e->nif) == SRV);
     assert_int_equal(f->e->nif.mtu, 1400);
     assert_int_equal(f->ev.bound, 1);
     assert_non_null(wisp_dhcp_lease(&f->d));
@@ -530,8 +530,8 @@ static void test_router_off_subnet_ignored(void **state)
     mb_u32(&m, 51, 3600);
     mb_end(&m);
     inject(f->e, &m);
-    assert_true(f->e->nif.ip4 == YI);
-    assert_true(f->e->nif.gw4 == 0);
+    assert_true(wisp_netif_ip4_addr(&f->e->nif) == YI);
+    assert_true(wisp_netif_ip4_gw(&f->e->nif) == 0);
     fx_free(f);
 }
 
@@ -555,7 +555,7 @@ static void test_mtu_option_capped(void **state)
     mb_opt(&m, 26, 2, mtu);
     mb_end(&m);
     inject(f->e, &m);
-    assert_true(f->e->nif.ip4 == YI);
+    assert_true(wisp_netif_ip4_addr(&f->e->nif) == YI);
     assert_int_equal(f->e->nif.mtu, 1500);
     fx_free(f);
 }
@@ -833,7 +833,7 @@ static void test_ack_from_other_server_dropped(void **state)
     inject(f->e, &m);
     assert_int_equal(TU_CTR(f->e, DHCP_DROP_STATE), 1);
     assert_int_equal(wisp_dhcp_state(&f->d), WISP_DHCP_REQUESTING);
-    assert_true(f->e->nif.ip4 == 0);
+    assert_true(wisp_netif_ip4_addr(&f->e->nif) == 0);
     fx_free(f);
 }
 
@@ -881,7 +881,7 @@ static void test_nak_in_renewing_unconfigures(void **state)
     mb_ip(&m, 54, SRV);
     mb_end(&m);
     inject_from(f->e, &m, YI, 67);
-    assert_true(f->e->nif.ip4 == 0);
+    assert_true(wisp_netif_ip4_addr(&f->e->nif) == 0);
     assert_int_equal(f->ev.lost, 1);
     assert_int_equal(wisp_dhcp_state(&f->d), WISP_DHCP_INIT);
     fx_free(f);
@@ -1001,9 +1001,9 @@ static void test_expiry_unconfigures(void **state)
 
     fx_bind(f, 1000, 0, 0);
     tu_advance(f->e, 999000);
-    assert_true(f->e->nif.ip4 == YI);
+    assert_true(wisp_netif_ip4_addr(&f->e->nif) == YI);
     tu_advance(f->e, 1000);
-    assert_true(f->e->nif.ip4 == 0);
+    assert_true(wisp_netif_ip4_addr(&f->e->nif) == 0);
     assert_int_equal(f->ev.lost, 1);
     assert_int_equal(TU_CTR(f->e, DHCP_EXPIRED), 1);
     assert_int_equal(wisp_dhcp_state(&f->d), WISP_DHCP_SELECTING); /* start delay 0 */
@@ -1071,7 +1071,7 @@ static void test_arp_probe_bytes(void **state)
     mb_std(&m, 5, xid);
     inject(f->e, &m);
     assert_int_equal(wisp_dhcp_state(&f->d), WISP_DHCP_CHECKING);
-    assert_true(f->e->nif.ip4 == 0);
+    assert_true(wisp_netif_ip4_addr(&f->e->nif) == 0);
     for (i = 0; i < 6000 && probes < 3; i++) {
         tu_advance(f->e, 1);
         t++;
@@ -1093,7 +1093,7 @@ static void test_arp_probe_bytes(void **state)
         }
     }
     assert_int_equal(probes, 3);
-    assert_true(f->e->nif.ip4 == 0);
+    assert_true(wisp_netif_ip4_addr(&f->e->nif) == 0);
     fx_free(f);
 }
 
@@ -1124,7 +1124,7 @@ static void test_arp_check_binds_after_announce_wait(void **state)
     assert_int_equal(wisp_dhcp_state(&f->d), WISP_DHCP_CHECKING);
     tu_advance(f->e, 1);
     assert_int_equal(wisp_dhcp_state(&f->d), WISP_DHCP_BOUND);
-    assert_true(f->e->nif.ip4 == YI);
+    assert_true(wisp_netif_ip4_addr(&f->e->nif) == YI);
     assert_int_equal(f->ev.bound, 1);
     fx_free(f);
 }
@@ -1191,7 +1191,7 @@ static void test_conflict_sends_decline(void **state)
     assert_int_equal(f->ev.conflict, 1);
     assert_int_equal(f->ev.bound, 0);
     assert_int_equal(TU_CTR(f->e, DHCP_DECLINE_TX), 1);
-    assert_true(f->e->nif.ip4 == 0);
+    assert_true(wisp_netif_ip4_addr(&f->e->nif) == 0);
     fx_free(f);
 }
 
@@ -1252,7 +1252,7 @@ static void test_release_on_stop(void **state)
     assert_true(wisp_ip4_rd(s.m + 12) == YI);
     assert_true(opt_ip(&s, 54) == SRV);
     assert_int_equal(opt(&s, 50, NULL), -1);
-    assert_true(f->e->nif.ip4 == 0);
+    assert_true(wisp_netif_ip4_addr(&f->e->nif) == 0);
     assert_int_equal(wisp_dhcp_state(&f->d), WISP_DHCP_STOPPED);
     assert_int_equal(TU_CTR(f->e, DHCP_RELEASE_TX), 1);
     fx_free(f);
@@ -1268,7 +1268,7 @@ static void test_stop_without_release_silent(void **state)
     fx_bind(f, 3600, 0, 0);
     wisp_dhcp_stop(&f->d, false);
     assert_false(next_dhcp(f->e, &s));
-    assert_true(f->e->nif.ip4 == 0);
+    assert_true(wisp_netif_ip4_addr(&f->e->nif) == 0);
     fx_free(f);
 }
 
@@ -1298,7 +1298,7 @@ static void test_link_up_reboots(void **state)
     inject(f->e, &m);
     assert_int_equal(wisp_dhcp_state(&f->d), WISP_DHCP_BOUND);
     assert_int_equal(f->ev.renewed, 1);
-    assert_true(f->e->nif.ip4 == YI);
+    assert_true(wisp_netif_ip4_addr(&f->e->nif) == YI);
     fx_free(f);
 }
 
@@ -1338,7 +1338,7 @@ static void test_nak_in_rebooting(void **state)
     mb_end(&m);
     inject(f->e, &m);
     assert_int_equal(wisp_dhcp_state(&f->d), WISP_DHCP_INIT);
-    assert_true(f->e->nif.ip4 == 0);
+    assert_true(wisp_netif_ip4_addr(&f->e->nif) == 0);
     fx_free(f);
 }
 
