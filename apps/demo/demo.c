@@ -708,7 +708,7 @@ static void part_prio(struct demo *d, unsigned num)
         demo_check(d, false, "emergency queue set-up (PCBs, memory)");
         goto out;
     }
-    urg->tos = PRIO_TOS_EF; /* DSCP EF: IP output picks the emergency queue */
+    wisp_udp_set_tos(urg, PRIO_TOS_EF); /* DSCP EF: IP output picks the emergency queue */
     d->prio->sender = d->a;
 
     sim_get_link(d->w, &saved);

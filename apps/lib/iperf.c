@@ -727,7 +727,6 @@ static void sess_send_report(struct wisp_iperf_server *srv, struct wisp_udp_pcb 
     struct wisp_iperf_result r;
     uint8_t buf[WISP_IPERF_SERVER_REPORT_LEN];
     struct wisp_pbuf *p;
-    wisp_ipaddr_t bound = pcb->local_ip;
     wisp_err_t err;
 
     sess_result(x, &r);
@@ -739,9 +738,7 @@ static void sess_send_report(struct wisp_iperf_server *srv, struct wisp_udp_pcb 
     }
     (void)wisp_pbuf_copy_in(p, buf, (uint16_t)sizeof(buf), 0);
     /* From the address the client sent to. */
-    pcb->local_ip = ip->dst;
-    err = wisp_udp_sendto(pcb, p, &x->peer, x->port);
-    pcb->local_ip = bound;
+    err = wisp_udp_sendto_from(pcb, p, &ip->dst, &x->peer, x->port);
     wisp_pbuf_free(p);
     if (err == WISP_OK) {
         srv->st.reports_sent++;

@@ -24,10 +24,9 @@ static void udp_echo_recv(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf 
                           uint16_t port, const struct wisp_ip_info *ip)
 {
     struct wisp_services *svc = (struct wisp_services *)arg;
-    struct wisp_stack *s = pcb->stack;
+    struct wisp_stack *s = svc->stack;
     uint16_t len = p->tot_len;
-    uint8_t tos = pcb->tos;
-    wisp_ipaddr_t bound = pcb->local_ip;
+    uint8_t tos = wisp_udp_get_tos(pcb);
     wisp_err_t err;
 
     /* RFC 768: source port 0 means the sender expects no reply; broadcast
@@ -40,19 +39,17 @@ static void udp_echo_recv(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf 
     }
 
     /* Answer from the address the request was sent to, with its DSCP. */
-    pcb->local_ip = ip->dst;
-    pcb->tos = (uint8_t)(ip->tos & 0xFCu);
+    wisp_udp_set_tos(pcb, (uint8_t)(ip->tos & 0xFCu));
     /* Zero-copy: the received buffer goes back out; UDP writes its header
      * into the headroom left by the headers that were stripped. */
-    err = wisp_udp_sendto(pcb, p, src, port);
+    err = wisp_udp_sendto_from(pcb, p, &ip->dst, src, port);
     if (err == WISP_ERR_BUF) {
         /* Not writable in place after all: send a copy. */
         struct wisp_pbuf *q = wisp_pbuf_clone(s, WISP_LAYER_TRANSPORT, p);
-        err = (q != NULL) ? wisp_udp_sendto(pcb, q, src, port) : WISP_ERR_MEM;
+        err = (q != NULL) ? wisp_udp_sendto_from(pcb, q, &ip->dst, src, port) : WISP_ERR_MEM;
         wisp_pbuf_free(q);
     }
-    pcb->local_ip = bound;
-    pcb->tos = tos;
+    wisp_udp_set_tos(pcb, tos);
     wisp_pbuf_free(p);
 
     if (err == WISP_OK) {

@@ -211,6 +211,21 @@ static void test_immediate(void **state)
     assert_int_equal(wisp_dns_set_server(e->s, 0, wisp_ip4(224, 0, 0, 1)), WISP_ERR_ARG);
     assert_int_equal(wisp_dns_set_server(e->s, 0, tu_ip_peer()), WISP_OK);
     assert_int_equal(wisp_dns_get_server(e->s, 0), tu_ip_peer());
+    {   /* the family-tagged form of the same table */
+        wisp_ipaddr_t sa, mc = wisp_ipaddr4(wisp_ip4(224, 0, 0, 1)), b = wisp_ipaddr4(wisp_ip4(198, 18, 7, 53));
+        assert_int_equal(wisp_dns_get_server_addr(e->s, 0, &sa), WISP_OK);
+        assert_int_equal(wisp_ipaddr_ip4(&sa), tu_ip_peer());
+        assert_int_equal(wisp_dns_set_server_addr(e->s, 1, &mc), WISP_ERR_ARG);
+        assert_int_equal(wisp_dns_set_server_addr(e->s, WISP_DNS_MAX_SERVERS, &b), WISP_ERR_ARG);
+        assert_int_equal(wisp_dns_get_server_addr(e->s, WISP_DNS_MAX_SERVERS, &sa), WISP_ERR_ARG);
+        assert_int_equal(wisp_dns_set_server_addr(e->s, 1, &b), WISP_OK);
+        assert_int_equal(wisp_dns_get_server(e->s, 1), wisp_ip4(198, 18, 7, 53));
+        memset(&b, 0, sizeof b); /* any: unset */
+        assert_int_equal(wisp_dns_set_server_addr(e->s, 1, &b), WISP_OK);
+        assert_int_equal(wisp_dns_get_server(e->s, 1), 0);
+        assert_int_equal(wisp_dns_get_server_addr(e->s, 1, &sa), WISP_OK);
+        assert_true(wisp_ipaddr_is_any(&sa));
+    }
     /* bad names */
     assert_int_equal(wisp_dns_gethostbyname(e->s, "", &a, found, &r), WISP_ERR_ARG);
     assert_int_equal(wisp_dns_gethostbyname(e->s, "a..b", &a, found, &r), WISP_ERR_ARG);
