@@ -3,6 +3,7 @@
 #  1. installs what it needs (Debian packages) when missing and run as root;
 #  2. gcc build (-Wall -Wextra -Werror), all tiers: unit, simulator, interop
 #     (Linux kernel over TAP in network namespaces), Cortex-M4 cross build;
+#     the unit tests again with WISP_IPV6=1 (the tagged address layout);
 #  3. clang build with AddressSanitizer + UndefinedBehaviorSanitizer, all
 #     tiers again (wisp-node itself runs sanitized in the interop tests);
 #  4. clang ThreadSanitizer build of the threaded tests (label threads);
@@ -12,7 +13,7 @@
 #  7. line coverage of the input parsers against tools/coverage-floor.txt
 #     (tools/coverage.sh, gcovr).
 # Every build uses -DWISP_WERROR=ON (warnings are errors in CI only).
-# Usage: tools/test.sh [ctest -R regex]   (env JOBS=N, SKIP_ASAN=1, SKIP_TSAN=1,
+# Usage: tools/test.sh [ctest -R regex]   (env JOBS=N, SKIP_ASAN=1, SKIP_TSAN=1, SKIP_IPV6=1,
 #        SKIP_OPT=1, SKIP_FUZZ=1, SKIP_COV=1, FUZZ_SECONDS=N; 5-7 run without a regex only)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -47,6 +48,18 @@ echo "== gcc build"
 cmake -S . -B build -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWISP_WERROR=ON >/dev/null
 cmake --build build -j "$jobs"
 (cd build && ctest "${args[@]}")
+
+if [ "${SKIP_IPV6:-0}" != 1 ]; then
+  # The second address layout (opt.h WISP_IPV6 1: tagged 20-byte
+  # wisp_ipaddr_t): the core and the unit tests, Debug (fast to compile).
+  echo "== gcc build with WISP_IPV6=1 (test/unit/wisp_opts_ipv6.h), unit tests"
+  cmake -S . -B build-ipv6 -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=Debug -DWISP_WERROR=ON \
+        -DWISP_OPTS_HEADER=wisp_opts_ipv6.h -DCMAKE_C_FLAGS="-I$top/test/unit" >/dev/null
+  units=$(cd build-ipv6 && ctest -N -L unit | sed -n 's/.*Test *#[0-9]*: unit\.//p')
+  # shellcheck disable=SC2086
+  cmake --build build-ipv6 -j "$jobs" --target $units
+  (cd build-ipv6 && ctest "${args[@]}" -L unit)
+fi
 
 if [ "${SKIP_ASAN:-0}" != 1 ]; then
   echo "== clang + ASan + UBSan build"

@@ -734,7 +734,7 @@ static void render_netifs(struct srender *r, struct wisp_stack *s)
 
 static void w_endpoint(struct wbuf *w, const wisp_ipaddr_t *ip, uint16_t port)
 {
-    w_ip(w, ip->u.ip4);
+    w_ip(w, wisp_ipaddr_ip4(ip));
     w_ch(w, ':');
     w_u64(w, port);
 }
@@ -1574,18 +1574,18 @@ static struct wisp_httpd_conn *conn_admit(struct wisp_httpd *h, const wisp_ipadd
     for (i = 0; i < n; i++) {
         const struct wisp_httpd_conn *x = &h->conns[i];
         r[i].used = x->h != NULL;
-        r[i].ip = x->remote_ip.u.ip4;
+        r[i].ip = wisp_ipaddr_ip4(&x->remote_ip);
         r[i].idle_ms = now - (x->r_active ? x->last_ms : x->wait_ms);
         /* a response being sent only when it is stuck (the client reads
          * nothing) */
         r[i].takeable = x->h != NULL && x->pcb != NULL && (!x->r_active || r[i].idle_ms >= h->opt.reclaim_ms);
     }
-    capped = wisp_reclaim_count(r, n, ip->u.ip4) >= h->opt.per_source;
+    capped = wisp_reclaim_count(r, n, wisp_ipaddr_ip4(ip)) >= h->opt.per_source;
     if (!capped) {
         c = conn_alloc(h);
     }
     if (c == NULL) {
-        v = wisp_reclaim_pick(r, n, ip->u.ip4, capped, h->opt.reclaim_ms);
+        v = wisp_reclaim_pick(r, n, wisp_ipaddr_ip4(ip), capped, h->opt.reclaim_ms);
     }
     if (v >= 0) {
         h->st.reclaimed++;

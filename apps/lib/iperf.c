@@ -736,7 +736,7 @@ static void sess_send_report(struct wisp_iperf_server *srv, struct wisp_udp_pcb 
     }
     (void)wisp_pbuf_copy_in(p, buf, (uint16_t)sizeof(buf), 0);
     /* From the address the client sent to. */
-    err = wisp_udp_sendto_from(pcb, p, &x->peer, x->port, &ip->dst, -1);
+    err = wisp_udp_sendto_from(pcb, p, &ip->dst, &x->peer, x->port);
     wisp_pbuf_free(p);
     if (err == WISP_OK) {
         srv->st.reports_sent++;

@@ -26,7 +26,7 @@ static void udp_echo_recv(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf 
     struct wisp_services *svc = (struct wisp_services *)arg;
     struct wisp_stack *s = svc->stack;
     uint16_t len = p->tot_len;
-    int tos = (int)(ip->tos & 0xFCu);
+    uint8_t tos = wisp_udp_get_tos(pcb);
     wisp_err_t err;
 
     /* RFC 768: source port 0 means the sender expects no reply; broadcast
@@ -38,16 +38,18 @@ static void udp_echo_recv(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf 
         return;
     }
 
-    /* Answer from the address the request was sent to, with its DSCP.
-     * Zero-copy: the received buffer goes back out; UDP writes its header
+    /* Answer from the address the request was sent to, with its DSCP. */
+    wisp_udp_set_tos(pcb, (uint8_t)(ip->tos & 0xFCu));
+    /* Zero-copy: the received buffer goes back out; UDP writes its header
      * into the headroom left by the headers that were stripped. */
-    err = wisp_udp_sendto_from(pcb, p, src, port, &ip->dst, tos);
+    err = wisp_udp_sendto_from(pcb, p, &ip->dst, src, port);
     if (err == WISP_ERR_BUF) {
         /* Not writable in place after all: send a copy. */
         struct wisp_pbuf *q = wisp_pbuf_clone(s, WISP_LAYER_TRANSPORT, p);
-        err = (q != NULL) ? wisp_udp_sendto_from(pcb, q, src, port, &ip->dst, tos) : WISP_ERR_MEM;
+        err = (q != NULL) ? wisp_udp_sendto_from(pcb, q, &ip->dst, src, port) : WISP_ERR_MEM;
         wisp_pbuf_free(q);
     }
+    wisp_udp_set_tos(pcb, tos);
     wisp_pbuf_free(p);
 
     if (err == WISP_OK) {
@@ -513,15 +515,15 @@ static struct wisp_tcp_svc_conn *conn_admit(struct wisp_tcp_service *t, const wi
         const struct wisp_tcp_svc_conn *x = &svc->conns[i];
         r[i].used = x->service != NULL;
         r[i].takeable = x->service != NULL && x->pcb != NULL && !x->close_pending;
-        r[i].ip = x->remote_ip.u.ip4;
+        r[i].ip = wisp_ipaddr_ip4(&x->remote_ip);
         r[i].idle_ms = now - x->last_ms;
     }
-    capped = wisp_reclaim_count(r, WISP_SERVICES_TCP_CONNS, ip->u.ip4) >= svc->opt.per_source;
+    capped = wisp_reclaim_count(r, WISP_SERVICES_TCP_CONNS, wisp_ipaddr_ip4(ip)) >= svc->opt.per_source;
     if (!capped) {
         c = conn_alloc(svc, t);
     }
     if (c == NULL) {
-        v = wisp_reclaim_pick(r, WISP_SERVICES_TCP_CONNS, ip->u.ip4, capped, svc->opt.reclaim_ms);
+        v = wisp_reclaim_pick(r, WISP_SERVICES_TCP_CONNS, wisp_ipaddr_ip4(ip), capped, svc->opt.reclaim_ms);
     }
     if (v >= 0) {
         svc->conns[v].service->st.reclaimed++;

@@ -214,7 +214,7 @@ static void serve(struct wisp_nc_svc_server *srv, struct wisp_netconn *conn)
     memset(&ip, 0, sizeof ip);
     (void)wisp_netconn_peer(conn, &ip, &port);
     v = wisp_svc_admit(&svc->lock, &svc->stop, &svc->opt, &svc->slots[0].c, sizeof svc->slots[0],
-                       (unsigned)(sizeof svc->slots / sizeof svc->slots[0]), ip.u.ip4,
+                       (unsigned)(sizeof svc->slots / sizeof svc->slots[0]), wisp_ipaddr_ip4(&ip),
                        WISP_SVC_ADMIT_TRIES(WISP_NC_SERVICES_POLL_MS), &capped, &join);
     if (v >= 0) {
         slot = &svc->slots[v];

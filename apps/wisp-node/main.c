@@ -1259,7 +1259,7 @@ static void raw_conn_report(void *ctx, const struct wisp_tcp_conn_report *r)
         return;
     }
     printf("wisp-node: tcp/%u %s %s:%u %s: rx %" PRIu64 " tx %" PRIu64 "%s%s\n", (unsigned)r->port, r->service,
-           wisp_ip4_ntoa(r->remote_ip.u.ip4, a), (unsigned)r->remote_port,
+           wisp_ip4_ntoa(wisp_ipaddr_ip4(&r->remote_ip), a), (unsigned)r->remote_port,
            r->how == WISP_OK ? "closed" : (r->how == WISP_ERR_ABRT ? "aborted" : "ended"), r->bytes_rx,
            r->bytes_tx, r->how == WISP_OK ? "" : ", ", r->how == WISP_OK ? "" : wisp_err_str(r->how));
     if (r->have_info && (r->info.retransmits != 0 || r->info.timeouts != 0)) {
@@ -1586,7 +1586,7 @@ static void node_iperf_report(void *ctx, const struct wisp_iperf_result *r)
     (void)n;
     printf("wisp-node: iperf %s %s %s %s:%u: 0.000-%.3f sec, %" PRIu64 " bytes, %.2f Mbits/sec%s%s",
            role, r->proto == WISP_IP4_PROTO_UDP ? "udp" : "tcp", r->role == WISP_IPERF_ROLE_REVERSE ? "to" : "from",
-           wisp_ip4_ntoa(r->peer_ip.u.ip4, a), (unsigned)r->peer_port, (double)r->duration_us / 1e6, r->bytes,
+           wisp_ip4_ntoa(wisp_ipaddr_ip4(&r->peer_ip), a), (unsigned)r->peer_port, (double)r->duration_us / 1e6, r->bytes,
            node_mbps(r->bytes, r->duration_us), r->ok ? "" : ", ended: ", r->ok ? "" : wisp_err_str(r->err));
     if (r->proto == WISP_IP4_PROTO_UDP) {
         printf(", jitter %.3f ms, lost %" PRIu64 "/%" PRIu64 ", out-of-order %" PRIu64 ", received %" PRIu64 "\n",
@@ -1700,7 +1700,7 @@ static int node_iperf_client_report(struct node *n)
         return 1;
     }
     printf("wisp-node: iperf client %s to %s:%u: 0.000-%.3f sec, %" PRIu64 " bytes, %.2f Mbits/sec",
-           r->proto == WISP_IP4_PROTO_UDP ? "udp" : "tcp", wisp_ip4_ntoa(r->peer_ip.u.ip4, a), (unsigned)r->peer_port,
+           r->proto == WISP_IP4_PROTO_UDP ? "udp" : "tcp", wisp_ip4_ntoa(wisp_ipaddr_ip4(&r->peer_ip), a), (unsigned)r->peer_port,
            (double)r->duration_us / 1e6, r->bytes, node_mbps(r->bytes, r->duration_us));
     if (r->proto == WISP_IP4_PROTO_UDP) {
         printf(", sent %" PRIu64 " datagrams, %u FIN, %" PRIu32 " refused sends\n", r->datagrams,
@@ -1933,7 +1933,7 @@ static void node_http_log(void *ctx, const struct wisp_httpd_log *e)
     if (n->o.quiet) {
         return;
     }
-    printf("wisp-node: http %s:%u \"%s %s\" %u %" PRIu32 "%s\n", wisp_ip4_ntoa(e->remote_ip.u.ip4, a),
+    printf("wisp-node: http %s:%u \"%s %s\" %u %" PRIu32 "%s\n", wisp_ip4_ntoa(wisp_ipaddr_ip4(&e->remote_ip), a),
            (unsigned)e->remote_port, node_http_method(e->method), e->target, (unsigned)e->status, e->body_bytes,
            e->keep ? " keep-alive" : " close");
 }
@@ -2593,7 +2593,7 @@ static void node_resolved(void *arg, const char *name, wisp_err_t err, const wis
     n->resolve_done = true;
     n->resolve_ok = err == WISP_OK;
     if (err == WISP_OK) {
-        printf("wisp-node: resolve %s -> %s (ttl %" PRIu32 ")\n", name, wisp_ip4_ntoa(addr->u.ip4, a), ttl_s);
+        printf("wisp-node: resolve %s -> %s (ttl %" PRIu32 ")\n", name, wisp_ip4_ntoa(wisp_ipaddr_ip4(addr), a), ttl_s);
     } else if (err == WISP_DNS_ERR_NOTFOUND) {
         printf("wisp-node: resolve %s: NXDOMAIN\n", name);
     } else {

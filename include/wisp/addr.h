@@ -9,20 +9,37 @@
 #define WISP_ADDR_H
 
 #include "wisp/arch.h"
+#include "wisp/opt.h"
 
 /** An IPv4 address, network byte order. */
 typedef uint32_t wisp_ip4_t;
 
-/** Address families. */
+/** Address families. WISP_AF_NONE exists only in the tagged layout
+ *  (WISP_IPV6 1: a zeroed address); nothing may rely on it, since with
+ *  IPv6 compiled out every address is IPv4 and "none" is 0.0.0.0. */
 enum { WISP_AF_NONE = 0, WISP_AF_INET4 = 4, WISP_AF_INET6 = 6 };
 
-/** A family-tagged IP address (IPv6 will add a member to the union). */
+#if WISP_IPV6
+/** A family-tagged IP address (20 bytes). */
 typedef struct wisp_ipaddr {
-    uint8_t family;          /**< WISP_AF_* */
     union {
         wisp_ip4_t ip4;      /**< WISP_AF_INET4, network order */
+        uint8_t ip6[16];     /**< WISP_AF_INET6, wire order */
+    } u;
+    uint8_t family;          /**< WISP_AF_* */
+} wisp_ipaddr_t;
+/** Static initializer of an IPv4 address (v in network order). */
+#define WISP_IPADDR4_INIT(v) { { (v) }, WISP_AF_INET4 }
+#else
+/** IPv6 compiled out: the address collapses to a bare IPv4 address
+ *  (4 bytes, as lwIP's ip_addr_t without IPv6); the family is implied. */
+typedef struct wisp_ipaddr {
+    union {
+        wisp_ip4_t ip4;      /**< network order */
     } u;
 } wisp_ipaddr_t;
+#define WISP_IPADDR4_INIT(v) { { (v) } }
+#endif
 
 /** Build an IPv4 address from octets a.b.c.d (network order result). */
 static inline wisp_ip4_t wisp_ip4(uint8_t a, uint8_t b, uint8_t c, uint8_t d)
@@ -54,26 +71,64 @@ bool wisp_ip4_aton(const char *s, wisp_ip4_t *out);
 /** Format into buf (at least 16 bytes); returns buf. */
 char *wisp_ip4_ntoa(wisp_ip4_t a, char *buf);
 
-/** Family-tagged constructors and comparison. */
-static inline wisp_ipaddr_t wisp_ipaddr4(wisp_ip4_t a)
-{
-    wisp_ipaddr_t r;
-    r.family = WISP_AF_INET4;
-    r.u.ip4 = a;
-    return r;
-}
-bool wisp_ipaddr_eq(const wisp_ipaddr_t *a, const wisp_ipaddr_t *b);
-/** True for NULL, family NONE, or an all-zero address of any family. */
-bool wisp_ipaddr_is_any(const wisp_ipaddr_t *a);
-
-/** Accessors: code outside addr.h uses these, never the members, so the
- *  layout can collapse to a bare IPv4 address when IPv6 is compiled out. */
+/* Accessors: code outside addr.h uses these, never the members, so the
+ * layout can collapse to a bare IPv4 address when IPv6 is compiled out. */
+#if WISP_IPV6
 static inline uint8_t wisp_ipaddr_family(const wisp_ipaddr_t *a) { return a->family; }
 static inline bool wisp_ipaddr_is4(const wisp_ipaddr_t *a) { return a->family == WISP_AF_INET4; }
 /** The IPv4 address (network order); 0 when a is not IPv4. */
 static inline wisp_ip4_t wisp_ipaddr_ip4(const wisp_ipaddr_t *a) { return a->family == WISP_AF_INET4 ? a->u.ip4 : 0; }
 static inline void wisp_ipaddr_set4(wisp_ipaddr_t *a, wisp_ip4_t v) { a->family = WISP_AF_INET4; a->u.ip4 = v; }
+#else
+static inline uint8_t wisp_ipaddr_family(const wisp_ipaddr_t *a) { (void)a; return WISP_AF_INET4; }
+static inline bool wisp_ipaddr_is4(const wisp_ipaddr_t *a) { (void)a; return true; }
+static inline wisp_ip4_t wisp_ipaddr_ip4(const wisp_ipaddr_t *a) { return a->u.ip4; }
+static inline void wisp_ipaddr_set4(wisp_ipaddr_t *a, wisp_ip4_t v) { a->u.ip4 = v; }
+#endif
+
+/** Family-tagged constructor. */
+static inline wisp_ipaddr_t wisp_ipaddr4(wisp_ip4_t a)
+{
+    wisp_ipaddr_t r;
+    memset(&r, 0, sizeof(r));
+    wisp_ipaddr_set4(&r, a);
+    return r;
+}
 /** IPv4 any (0.0.0.0), tagged. */
 static inline wisp_ipaddr_t wisp_ipaddr_any4(void) { return wisp_ipaddr4(WISP_IP4_ANY); }
+
+/** Same family and same address. */
+static inline bool wisp_ipaddr_eq(const wisp_ipaddr_t *a, const wisp_ipaddr_t *b)
+{
+#if WISP_IPV6
+    if (a->family != b->family) {
+        return false;
+    }
+    if (a->family == WISP_AF_INET6) {
+        return memcmp(a->u.ip6, b->u.ip6, 16) == 0;
+    }
+    return a->family != WISP_AF_INET4 || a->u.ip4 == b->u.ip4;
+#else
+    return a->u.ip4 == b->u.ip4;
+#endif
+}
+
+/** True for NULL or an all-zero address of any family (and, in the tagged
+ *  layout, for family NONE). */
+static inline bool wisp_ipaddr_is_any(const wisp_ipaddr_t *a)
+{
+#if WISP_IPV6
+    static const uint8_t zero16[16] = { 0 };
+    if (a == NULL || a->family == WISP_AF_NONE) {
+        return true;
+    }
+    if (a->family == WISP_AF_INET6) {
+        return memcmp(a->u.ip6, zero16, 16) == 0;
+    }
+    return a->family == WISP_AF_INET4 && a->u.ip4 == 0;
+#else
+    return a == NULL || a->u.ip4 == 0;
+#endif
+}
 
 #endif /* WISP_ADDR_H */

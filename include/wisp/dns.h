@@ -83,7 +83,7 @@ typedef void (*wisp_dns_found_fn)(void *arg, const char *name, wisp_err_t err, c
 struct wisp_dns_query {
     struct wisp_timer timer;
     struct wisp_udp_pcb *pcb;  /**< bound to a random port; NULL when idle */
-    wisp_ip4_t asked;          /**< server of the current transmission */
+    wisp_ipaddr_t asked;       /**< server of the current transmission (any = none) */
     uint16_t id;               /**< ID of the current transmission */
     uint8_t state;             /**< 0 free, 1 resolving, 2 completing */
     uint8_t srv;               /**< server index of the current transmission */
@@ -111,7 +111,7 @@ struct wisp_dns_cache_entry {
 
 /** The resolver state of one stack (struct wisp_stack.dns). */
 struct wisp_dns {
-    wisp_ip4_t server[WISP_DNS_MAX_SERVERS]; /**< network order; 0 = unset */
+    wisp_ipaddr_t server[WISP_DNS_MAX_SERVERS]; /**< any = unset */
     struct wisp_dns_query q[WISP_DNS_MAX_QUERIES];
     struct wisp_dns_waiter w[WISP_DNS_MAX_WAITERS];
 #if WISP_DNS_CACHE_SIZE > 0
@@ -127,6 +127,11 @@ struct wisp_dns {
 wisp_err_t wisp_dns_set_server(struct wisp_stack *s, unsigned idx, wisp_ip4_t ip);
 /** Server number idx (0 when unset or idx out of range). Core context. */
 wisp_ip4_t wisp_dns_get_server(struct wisp_stack *s, unsigned idx);
+/** The same for an address of any family built (any = unset): server idx
+ *  is set to *ip (WISP_ERR_ARG for an index out of range, a family not
+ *  built, a broadcast or multicast address) / read into *ip. */
+wisp_err_t wisp_dns_set_server_addr(struct wisp_stack *s, unsigned idx, const wisp_ipaddr_t *ip);
+wisp_err_t wisp_dns_get_server_addr(struct wisp_stack *s, unsigned idx, wisp_ipaddr_t *ip);
 
 /** Resolve name to an IPv4 address.
  *  WISP_OK: *addr_out holds the address (a dotted quad, "localhost", or a

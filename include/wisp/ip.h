@@ -39,6 +39,19 @@ struct wisp_netif *wisp_ip_route(struct wisp_stack *s, const wisp_ipaddr_t *dst)
  *  address) to dst: wisp_ip4_output for IPv4. Does not consume p. */
 wisp_err_t wisp_ip_output(struct wisp_stack *s, struct wisp_pbuf *p, const wisp_ipaddr_t *src,
                           const wisp_ipaddr_t *dst, uint8_t ttl, uint8_t tos, uint8_t proto, bool df);
+/** As wisp_ip_output, out of interface nif whatever the routes say
+ *  (wisp_ip4_output_if for IPv4). Does not consume p. */
+wisp_err_t wisp_ip_output_if(struct wisp_netif *nif, struct wisp_pbuf *p, const wisp_ipaddr_t *src,
+                             const wisp_ipaddr_t *dst, uint8_t ttl, uint8_t tos, uint8_t proto, bool df);
+/** The address of nif in the family of dst, for the source of a datagram
+ *  to dst (RFC 1122 §3.3.4.3: the address of the outgoing interface); any
+ *  when nif has none. */
+wisp_ipaddr_t wisp_ip_netif_addr(const struct wisp_netif *nif, const wisp_ipaddr_t *dst);
+/** True when a can be a source address: not any, not a broadcast, not
+ *  multicast (RFC 1122 §3.2.1.3, §4.1.3.5). */
+bool wisp_ip_is_unicast(const wisp_ipaddr_t *a);
+/** True when a's family is built (IPv4 today). */
+bool wisp_ip_family_built(const wisp_ipaddr_t *a);
 /** True when a is one of the stack's own unicast addresses. */
 bool wisp_ip_is_local(struct wisp_stack *s, const wisp_ipaddr_t *a);
 /** Pseudo-header sum (RFC 768, RFC 9293 §3.1) for the family of src/dst,

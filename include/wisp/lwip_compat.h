@@ -151,19 +151,18 @@ typedef wisp_ipaddr_t ip4_addr_t;
 #define IP4_ADDR_BROADCAST (&wisp_netconn_addr_bcast)
 
 #define IP4_ADDR(ipaddr, a, b, c, d) \
-    ((ipaddr)->family = WISP_AF_INET4, \
-     (ipaddr)->u.ip4 = wisp_ip4((uint8_t)(a), (uint8_t)(b), (uint8_t)(c), (uint8_t)(d)), (void)0)
+    (wisp_ipaddr_set4((ipaddr), wisp_ip4((uint8_t)(a), (uint8_t)(b), (uint8_t)(c), (uint8_t)(d))), (void)0)
 #define IP_ADDR4(ipaddr, a, b, c, d) IP4_ADDR(ipaddr, a, b, c, d)
-#define IPADDR4_INIT(u32val) { WISP_AF_INET4, { (u32val) } }
+#define IPADDR4_INIT(u32val) WISP_IPADDR4_INIT(u32val)
 #define IPADDR4_INIT_BYTES(a, b, c, d) IPADDR4_INIT(PP_HTONL(LWIP_MAKEU32(a, b, c, d)))
-#define ip4_addr_get_u32(a) ((a)->u.ip4)
-#define ip4_addr_set_u32(a, v) ((a)->family = WISP_AF_INET4, (a)->u.ip4 = (v), (void)0)
+#define ip4_addr_get_u32(a) wisp_ipaddr_ip4(a)
+#define ip4_addr_set_u32(a, v) (wisp_ipaddr_set4((a), (v)), (void)0)
 #define ip_2_ip4(a) (a)
 #define ip_addr_get_ip4_u32(a) ip4_addr_get_u32(a)
-#define ip4_addr1(a) wisp_ip4_octet((a)->u.ip4, 0)
-#define ip4_addr2(a) wisp_ip4_octet((a)->u.ip4, 1)
-#define ip4_addr3(a) wisp_ip4_octet((a)->u.ip4, 2)
-#define ip4_addr4(a) wisp_ip4_octet((a)->u.ip4, 3)
+#define ip4_addr1(a) wisp_ip4_octet(wisp_ipaddr_ip4(a), 0)
+#define ip4_addr2(a) wisp_ip4_octet(wisp_ipaddr_ip4(a), 1)
+#define ip4_addr3(a) wisp_ip4_octet(wisp_ipaddr_ip4(a), 2)
+#define ip4_addr4(a) wisp_ip4_octet(wisp_ipaddr_ip4(a), 3)
 #define IP_IS_V4(a) 1
 #define IP_IS_V6(a) 0
 #define IP_IS_V4_VAL(a) 1
@@ -178,8 +177,8 @@ typedef wisp_ipaddr_t ip4_addr_t;
 #define ip_addr_set_zero(a) ip4_addr_set_u32(a, 0)
 #define ip_addr_set_any(is_ipv6, a) ((void)(is_ipv6), ip4_addr_set_u32(a, 0))
 #define ip_addr_set_ip4_u32(a, v) ip4_addr_set_u32(a, v)
-#define ip_addr_ismulticast(a) wisp_ip4_is_multicast((a)->u.ip4)
-#define ip_addr_isloopback(a) wisp_ip4_is_loopback((a)->u.ip4)
+#define ip_addr_ismulticast(a) wisp_ip4_is_multicastwisp_ipaddr_ip4(a)
+#define ip_addr_isloopback(a) wisp_ip4_is_loopbackwisp_ipaddr_ip4(a)
 
 /** lwIP ipaddr_aton / ip4addr_aton: 1 when cp is a dotted quad (stored in
  *  *addr unless addr is NULL), else 0. Strict (four decimal octets). */
@@ -190,8 +189,7 @@ static inline int ipaddr_aton(const char *cp, ip_addr_t *addr)
         return 0;
     }
     if (addr != NULL) {
-        addr->family = WISP_AF_INET4;
-        addr->u.ip4 = a;
+        wisp_ipaddr_set4(addr, a);
     }
     return 1;
 }
@@ -200,7 +198,7 @@ static inline int ipaddr_aton(const char *cp, ip_addr_t *addr)
 static inline u32_t ipaddr_addr(const char *cp)
 {
     ip_addr_t a;
-    return ipaddr_aton(cp, &a) ? a.u.ip4 : IPADDR_NONE;
+    return ipaddr_aton(cp, &a) ? wisp_ipaddr_ip4(&a) : IPADDR_NONE;
 }
 /** lwIP ipaddr_ntoa_r: text into buf (buflen >= 16), or NULL. */
 static inline char *ipaddr_ntoa_r(const ip_addr_t *addr, char *buf, int buflen)
@@ -208,7 +206,7 @@ static inline char *ipaddr_ntoa_r(const ip_addr_t *addr, char *buf, int buflen)
     if (addr == NULL || buf == NULL || buflen < 16) {
         return NULL;
     }
-    return wisp_ip4_ntoa(addr->u.ip4, buf);
+    return wisp_ip4_ntoa(wisp_ipaddr_ip4(addr), buf);
 }
 #define ip4addr_ntoa_r(addr, buf, buflen) ipaddr_ntoa_r(addr, buf, buflen)
 /** lwIP ipaddr_ntoa: the text lives until the end of the enclosing block. */

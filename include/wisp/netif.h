@@ -96,19 +96,55 @@ struct wisp_netif_watch {
     void *arg;
 };
 
+/** A link layer: how IP datagrams of any family travel over one kind of
+ *  link. Implementations: wisp_link_eth (Ethernet II + ARP, ethernet.c)
+ *  and wisp_link_rawip (bare IP datagrams, as TUN, SLIP or PPP devices
+ *  carry them; link_rawip.c). An IPv6 link adds its family's cases
+ *  (neighbour discovery) to an implementation, not a new netif. */
+struct wisp_link_ops {
+    const char *name;        /**< "eth", "rawip" */
+    uint8_t flags;           /**< WISP_NETIF_F_* the netif gets (ETHARP, BROADCAST) */
+    uint8_t hlen;            /**< link header bytes in front of a datagram */
+    /** A received frame (owned): check and strip the link header and hand
+     *  the datagram to the IP layer of its family (or drop and count it). */
+    void (*input)(struct wisp_netif *nif, struct wisp_pbuf *frame);
+    /** Send IP datagram p (starting at its IP header) to next_hop on this
+     *  link (resolving the link address as needed). Does not consume p. */
+    wisp_err_t (*output)(struct wisp_netif *nif, struct wisp_pbuf *p, const wisp_ipaddr_t *next_hop);
+    /** Optional (NULL: nothing to do): the netif became usable, or its
+     *  address changed while usable (Ethernet: announce, RFC 5227 §3)... */
+    void (*up)(struct wisp_netif *nif);
+    /** ...and it became unusable, or is about to change its address
+     *  (Ethernet: forget the neighbour cache of this link). */
+    void (*down)(struct wisp_netif *nif);
+};
+
+/** Link implementations (see struct wisp_link_ops). */
+extern const struct wisp_link_ops wisp_link_eth;
+extern const struct wisp_link_ops wisp_link_rawip;
+
+/** IPv4 configuration of an interface (network order; 0 = none). IPv6
+ *  adds its own member (struct wisp_netif_ip6) beside it. */
+struct wisp_netif_ip4 {
+    wisp_ip4_t addr;             /**< address (0 = none) */
+    wisp_ip4_t mask;             /**< netmask */
+    wisp_ip4_t gw;               /**< default gateway on this link (0 = none) */
+};
+
+/** An interface: the link part (device, link layer, hardware address,
+ *  MTU, transmit queues) and one address configuration per family. */
 struct wisp_netif {
     struct wisp_netif *next;
     struct wisp_stack *stack;
     struct wisp_dev *dev;        /**< top of the device chain */
+    const struct wisp_link_ops *link;  /**< link layer (NULL: the loopback interface) */
     char name[8];
     uint8_t index;               /**< 1..WISP_MAX_NETIFS */
     uint8_t flags;               /**< WISP_NETIF_F_* */
     uint8_t hwaddr_len;
     uint8_t hwaddr[6];
     uint16_t mtu;                /**< IP MTU (bytes above the link header) */
-    wisp_ip4_t ip4;              /**< address, network order (0 = none) */
-    wisp_ip4_t mask4;            /**< netmask */
-    wisp_ip4_t gw4;              /**< default gateway on this link (0 = none) */
+    struct wisp_netif_ip4 ip4;   /**< IPv4 configuration (wisp_netif_set_ip4) */
     uint8_t tx_busy;             /**< device said WOULDBLOCK, waiting for tx_ready */
     uint8_t tx_draining;         /**< re-entrancy guard for the drain loop */
     struct wisp_txq txq_emerg, txq_common;
@@ -119,9 +155,16 @@ struct wisp_netif {
     struct wisp_netif_watch *watch;  /**< usable/unusable observers (wisp_netif_watch_add) */
 };
 
-/** Add an Ethernet interface driven by dev (a driver or top wrapper).
- *  The netif starts administratively down; name is copied (max 7 chars).
- *  Returns WISP_ERR_MEM when WISP_MAX_NETIFS are in use. */
+/** Add an interface driven by dev (a driver or top wrapper) with link
+ *  layer link (wisp_link_eth, wisp_link_rawip, ...) and hardware address
+ *  hwaddr of hwaddr_len bytes (0..6; NULL when 0). The netif starts
+ *  administratively down; name is copied (max 7 chars). Returns
+ *  WISP_ERR_MEM when WISP_MAX_NETIFS are in use, WISP_ERR_VAL for an MTU
+ *  below 68 (RFC 791), a hardware address longer than 6 bytes, or a link
+ *  without input and output. */
+wisp_err_t wisp_netif_add(struct wisp_stack *s, struct wisp_netif *nif, const char *name, struct wisp_dev *dev,
+                          const struct wisp_link_ops *link, const uint8_t *hwaddr, uint8_t hwaddr_len, uint16_t mtu);
+/** Add an Ethernet interface (wisp_netif_add with wisp_link_eth). */
 wisp_err_t wisp_netif_add_eth(struct wisp_stack *s, struct wisp_netif *nif, const char *name, struct wisp_dev *dev,
                               const uint8_t mac[6], uint16_t mtu);
 /** Remove an interface: flushes its queues and ARP entries. */
@@ -139,7 +182,7 @@ static inline bool wisp_netif_is_usable(const struct wisp_netif *nif)
     return (nif->flags & (WISP_NETIF_F_UP | WISP_NETIF_F_LINK_UP)) == (WISP_NETIF_F_UP | WISP_NETIF_F_LINK_UP);
 }
 /** Register / unregister an observer of nif becoming usable or unusable
- *  (struct wisp_netif_watch). Register after wisp_netif_add_eth (which
+ *  (struct wisp_netif_watch). Register after wisp_netif_add / _add_eth (which
  *  clears the netif); adding one that is registered already is a no-op. */
 void wisp_netif_watch_add(struct wisp_netif *nif, struct wisp_netif_watch *w);
 void wisp_netif_watch_remove(struct wisp_netif *nif, struct wisp_netif_watch *w);

@@ -48,6 +48,20 @@ void wisp_assert_fail(const char *expr, const char *file, int line);
 #define WISP_CORE_ASSERT_OWNER(s) do { } while (0)
 #endif
 
+/* ------------------------------------------------------ address families */
+
+/** 1: wisp_ipaddr_t (wisp/addr.h) is family-tagged and wide enough for an
+ *  IPv6 address (20 bytes: a family byte and a 16-byte union); 0: it
+ *  collapses to a bare IPv4 address (4 bytes) and the family accessors
+ *  return constants, so a firmware without IPv6 pays nothing for the
+ *  family-neutral core (every PCB, netconn and socket holds addresses).
+ *  IPv6 itself is not implemented yet: today 1 only widens the addresses
+ *  (the core and tests build and pass in both layouts; tools/test.sh).
+ *  Range 0..1. Default 0. */
+#ifndef WISP_IPV6
+#define WISP_IPV6 0
+#endif
+
 /* ------------------------------------------------------------ interfaces */
 
 /** Maximum number of network interfaces per stack, loopback included.
@@ -921,6 +935,10 @@ void wisp_assert_fail(const char *expr, const char *file, int line);
 #if WISP_TCP_DELACK_MS < 1 || WISP_TCP_DELACK_MS > 200
 #error "WISP_TCP_DELACK_MS must be 1..200"
 #endif
+#endif
+
+#if WISP_IPV6 != 0 && WISP_IPV6 != 1
+#error "WISP_IPV6 must be 0 or 1"
 #endif
 
 #endif /* WISP_OPT_H */

@@ -19,6 +19,9 @@
     X(ETH_DROP_NOTFORUS, "eth.drop.notforus") \
     X(ETH_DROP_SRC, "eth.drop.src") \
     X(ETH_DROP_LINKDOWN, "eth.drop.linkdown") \
+    X(RAWIP_RX, "rawip.rx") \
+    X(RAWIP_DROP_VERSION, "rawip.drop.version") \
+    X(RAWIP_DROP_LINKDOWN, "rawip.drop.linkdown") \
     X(ARP_RX, "arp.rx") \
     X(ARP_TX, "arp.tx") \
     X(ARP_REQ_RX, "arp.req.rx") \

@@ -10,6 +10,7 @@
 #define WISP_UDP_H
 
 #include "wisp/ip4.h"
+
 #include "wisp/prot/udp.h" /* the header layout: WISP_UDP_HLEN ... */
 
 struct wisp_udp_pcb;
@@ -63,19 +64,22 @@ void wisp_udp_recv(struct wisp_udp_pcb *pcb, wisp_udp_recv_fn fn, void *arg);
  *  front). Datagrams larger than the MTU are fragmented by IP. */
 wisp_err_t wisp_udp_send(struct wisp_udp_pcb *pcb, struct wisp_pbuf *p);
 wisp_err_t wisp_udp_sendto(struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, const wisp_ipaddr_t *ip, uint16_t port);
-/** As wisp_udp_sendto, from a given local address and with a given TOS
- *  for this datagram only (a server answering from the address a request
- *  was sent to, with the request's DSCP: ip->dst and ip->tos of the
- *  received datagram). from NULL or any = the PCB's own choice; tos < 0 =
- *  the PCB's TOS. */
-wisp_err_t wisp_udp_sendto_from(struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, const wisp_ipaddr_t *ip, uint16_t port,
-                                const wisp_ipaddr_t *from, int tos);
-
-/** TOS (DSCP << 2) of the PCB's datagrams; DSCP >= WISP_EMERG_DSCP_MIN
- *  selects the emergency transmit queue. */
+/** As wisp_udp_sendto, from source address src: one of the stack's own
+ *  addresses, typically the destination of the datagram being answered
+ *  (ip->dst of the receive callback). A src that is not unicast (NULL,
+ *  any, a broadcast or multicast address) selects the source as
+ *  wisp_udp_sendto does: the bound address, else the interface's. */
+wisp_err_t wisp_udp_sendto_from(struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, const wisp_ipaddr_t *src,
+                                const wisp_ipaddr_t *ip, uint16_t port);
+/** TOS byte (DSCP << 2 | ECN) of the datagrams sent from pcb (default 0;
+ *  the DSCP also picks the transmit queue, wisp_dscp_prio). */
 void wisp_udp_set_tos(struct wisp_udp_pcb *pcb, uint8_t tos);
+uint8_t wisp_udp_get_tos(const struct wisp_udp_pcb *pcb);
 /** The stack the PCB belongs to. */
 struct wisp_stack *wisp_udp_stack(const struct wisp_udp_pcb *pcb);
+/** The bound local address (any = all) and port (0 = not bound); either
+ *  pointer may be NULL. */
+void wisp_udp_local(const struct wisp_udp_pcb *pcb, wisp_ipaddr_t *ip, uint16_t *port);
 
 /** Set the ICMP error callback (NULL to remove). Errors are reported to
  *  connected PCBs only (as BSD sockets without IP_RECVERR). */

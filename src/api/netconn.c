@@ -75,8 +75,8 @@ enum { NC_S_NONE = 0, NC_S_LISTEN, NC_S_CONNECTING, NC_S_CONNECTED, NC_S_CLOSED 
 /* Smallest piece a write retries with after the stack ran out of buffers. */
 #define NC_WRITE_MIN_CHUNK 536u
 
-const wisp_ipaddr_t wisp_netconn_addr_any = { WISP_AF_INET4, { 0 } };
-const wisp_ipaddr_t wisp_netconn_addr_bcast = { WISP_AF_INET4, { 0xffffffffu } };
+const wisp_ipaddr_t wisp_netconn_addr_any = WISP_IPADDR4_INIT(0);
+const wisp_ipaddr_t wisp_netconn_addr_bcast = WISP_IPADDR4_INIT(0xffffffffu);
 
 /* What a call needs of the api-locked fields, read when it enters (one
  * lock round trip for the call's bookkeeping and its settings). */
@@ -1183,7 +1183,7 @@ static wisp_err_t do_getaddr(struct wisp_stack *s, void *arg)
     }
     if (m->local) {
         *m->out_addr = conn->pcb.udp->local_ip;
-        if (m->out_addr->family == WISP_AF_NONE) {
+        if (wisp_ipaddr_is_any(m->out_addr)) {
             *m->out_addr = wisp_netconn_addr_any;
         }
         *m->out_port = conn->pcb.udp->local_port;

@@ -37,7 +37,7 @@ static void nd_found(void *arg, const char *name, wisp_err_t err, const wisp_ipa
     WISP_UNUSED(name);
     WISP_UNUSED(ttl_s);
     r->err = err;
-    r->addr = (err == WISP_OK && addr != NULL) ? addr->u.ip4 : 0;
+    r->addr = (err == WISP_OK && addr != NULL) ? wisp_ipaddr_ip4(addr) : 0;
     wisp_sys_sem_signal(&r->done); /* last touch of r by the core */
 }
 
@@ -48,7 +48,7 @@ static wisp_err_t nd_start(struct wisp_stack *s, void *arg)
     wisp_ipaddr_t a;
     wisp_err_t err = wisp_dns_gethostbyname(s, r->name, &a, nd_found, r);
     if (err == WISP_OK) {
-        r->addr = a.u.ip4;
+        r->addr = wisp_ipaddr_ip4(&a);
     }
     return err;
 }

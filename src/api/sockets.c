@@ -670,7 +670,10 @@ int wisp_socket(int domain, int type, int protocol)
     return wisp_socket_on(t->default_api, domain, type, protocol);
 }
 
-/* Parse a struct sockaddr_in: false with *e set when it is not one. */
+/* parse_sin and fill_sin are the one place that converts between socket
+ * addresses and wisp_ipaddr_t (the rest of the socket layer and netconn
+ * carry wisp_ipaddr_t); struct sockaddr_in6 gets its case here.
+ * Parse a struct sockaddr_in: false with *e set when it is not one. */
 static bool parse_sin(const struct wisp_sockaddr *name, wisp_socklen_t namelen, wisp_ipaddr_t *ip, uint16_t *port,
                       int *e, bool allow_unspec)
 {
@@ -715,7 +718,7 @@ static void fill_sin(struct wisp_sockaddr *name, wisp_socklen_t *namelen, const 
     memset(&sin, 0, sizeof sin);
     sin.sin_family = WISP_AF_INET;
     sin.sin_port = wisp_htons(port);
-    sin.sin_addr.s_addr = (ip != NULL && ip->family == WISP_AF_INET4) ? ip->u.ip4 : 0u;
+    sin.sin_addr.s_addr = ip != NULL ? wisp_ipaddr_ip4(ip) : 0u;
     n = WISP_MIN((size_t)*namelen, sizeof sin);
     memcpy(name, &sin, n);
     *namelen = (wisp_socklen_t)sizeof sin;
@@ -1708,7 +1711,7 @@ static wisp_ssize_t do_send(int s, const struct wisp_iovec *iov, int iovcnt, int
         }
         if (e == 0 && to != NULL) {
             have_to = parse_sin(to, tolen, &ip, &port, &e, false);
-            if (have_to && ip.u.ip4 == WISP_IP4_BCAST && !snap.broadcast) {
+            if (have_to && wisp_ipaddr_is4(&ip) && wisp_ipaddr_ip4(&ip) == WISP_IP4_BCAST && !snap.broadcast) {
                 e = WISP_EACCES; /* SO_BROADCAST not set (POSIX, Linux) */
             }
         }

@@ -69,27 +69,3 @@ char *wisp_ip4_ntoa(wisp_ip4_t a, char *buf)
     *p = '\0';
     return buf;
 }
-
-bool wisp_ipaddr_eq(const wisp_ipaddr_t *a, const wisp_ipaddr_t *b)
-{
-    if (a->family != b->family) {
-        return false;
-    }
-    switch (a->family) {
-    case WISP_AF_INET4:
-        return a->u.ip4 == b->u.ip4;
-    default:
-        return true;
-    }
-}
-
-bool wisp_ipaddr_is_any(const wisp_ipaddr_t *a)
-{
-    if (a == NULL || a->family == WISP_AF_NONE) {
-        return true;
-    }
-    if (a->family == WISP_AF_INET4) {
-        return a->u.ip4 == 0;
-    }
-    return false;
-}

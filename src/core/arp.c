@@ -174,7 +174,7 @@ static wisp_err_t arp_send(struct wisp_netif *nif, uint16_t op, const uint8_t et
  * RFC 826: the target hardware address of a request is unknown, sent as 0. */
 static wisp_err_t arp_send_request(struct wisp_netif *nif, const uint8_t dst[6], wisp_ip4_t ip)
 {
-    wisp_err_t err = arp_send(nif, WISP_ARP_OP_REQUEST, dst, arp_zero_mac, nif->ip4, ip);
+    wisp_err_t err = arp_send(nif, WISP_ARP_OP_REQUEST, dst, arp_zero_mac, nif->ip4.addr, ip);
     if (err == WISP_OK)
         WISP_CTR_INC(nif->stack, ARP_REQ_TX);
     return err;
@@ -319,7 +319,7 @@ void wisp_arp_input(struct wisp_netif *nif, struct wisp_pbuf *p, const uint8_t s
     }
 
     /* ---- act */
-    if (nif->ip4 != 0 && spa == nif->ip4) {
+    if (nif->ip4.addr != 0 && spa == nif->ip4.addr) {
         /* Another host claims our address (sha differs from ours, checked
          * above). RFC 5227 §2.4 (b): defend with one announcement, at most
          * once per DEFEND_INTERVAL; never cache our own address. */
@@ -350,7 +350,7 @@ void wisp_arp_input(struct wisp_netif *nif, struct wisp_pbuf *p, const uint8_t s
         }
     }
 
-    for_us = (nif->ip4 != 0 && tpa == nif->ip4);
+    for_us = (nif->ip4.addr != 0 && tpa == nif->ip4.addr);
     if (!for_us) {
         /* Not the target: only the merge update above applies. */
         if (!merged)
@@ -379,7 +379,7 @@ void wisp_arp_input(struct wisp_netif *nif, struct wisp_pbuf *p, const uint8_t s
     }
     /* RFC 826: swap the fields, put ours in the sender fields, opcode reply,
      * and send it to the requester's hardware address (unicast). */
-    if (arp_send(nif, WISP_ARP_OP_REPLY, sha, sha, nif->ip4, spa) == WISP_OK)
+    if (arp_send(nif, WISP_ARP_OP_REPLY, sha, sha, nif->ip4.addr, spa) == WISP_OK)
         WISP_CTR_INC(s, ARP_REPLY_TX);
 
 done:
@@ -452,7 +452,7 @@ wisp_err_t wisp_arp_request(struct wisp_netif *nif, wisp_ip4_t ip)
     if (ip == WISP_IP4_ANY || ip == WISP_IP4_BCAST || wisp_ip4_is_multicast(ip))
         return WISP_ERR_VAL;
     /* Remember that we asked, so that the reply is not unsolicited. */
-    if (arp_find(s, nif->index, ip) == NULL && ip != nif->ip4) {
+    if (arp_find(s, nif->index, ip) == NULL && ip != nif->ip4.addr) {
         struct wisp_arp_entry *e = arp_alloc(s, false);
         if (e != NULL) {
             e->ip = ip;
@@ -470,11 +470,11 @@ wisp_err_t wisp_arp_announce(struct wisp_netif *nif)
 {
     wisp_err_t err;
 
-    if (nif->ip4 == 0)
+    if (nif->ip4.addr == 0)
         return WISP_ERR_VAL;
     /* RFC 5227 §3: an ARP request with sender and target IP both ours and
      * target hardware address zero, broadcast. */
-    err = arp_send(nif, WISP_ARP_OP_REQUEST, wisp_eth_bcast, arp_zero_mac, nif->ip4, nif->ip4);
+    err = arp_send(nif, WISP_ARP_OP_REQUEST, wisp_eth_bcast, arp_zero_mac, nif->ip4.addr, nif->ip4.addr);
     if (err == WISP_OK)
         WISP_CTR_INC(nif->stack, ARP_GRATUITOUS_TX);
     return err;

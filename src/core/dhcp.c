@@ -198,7 +198,7 @@ static wisp_err_t dhcp_send(struct wisp_dhcp *d, uint8_t type, wisp_ip4_t ciaddr
     wisp_wr16(m + WISP_DHCP_OFF_SECS, secs);
     /* RFC 2131 §4.1: a client that cannot receive unicast datagrams before
      * its address is configured sets the BROADCAST bit. */
-    if ((type == WISP_DHCP_MSG_DISCOVER || type == WISP_DHCP_MSG_REQUEST) && d->nif->ip4 == WISP_IP4_ANY) {
+    if ((type == WISP_DHCP_MSG_DISCOVER || type == WISP_DHCP_MSG_REQUEST) && d->nif->ip4.addr == WISP_IP4_ANY) {
         wisp_wr16(m + WISP_DHCP_OFF_FLAGS, WISP_DHCP_FLAG_BROADCAST);
     }
     wisp_ip4_wr(m + WISP_DHCP_OFF_CIADDR, ciaddr);

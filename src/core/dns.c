@@ -432,7 +432,7 @@ static unsigned servers_configured(const struct wisp_stack *s)
 {
     unsigned i, n = 0;
     for (i = 0; i < WISP_DNS_MAX_SERVERS; i++) {
-        n += s->dns.server[i] != 0;
+        n += !wisp_ipaddr_is_any(&s->dns.server[i]);
     }
     return n;
 }
@@ -445,7 +445,7 @@ static void q_release(struct wisp_stack *s, struct wisp_dns_query *q)
         wisp_udp_remove(q->pcb);
         q->pcb = NULL;
     }
-    q->asked = 0;
+    q->asked = wisp_ipaddr_any4();
 }
 
 /* End q with err and call everybody waiting for it. */
@@ -489,7 +489,7 @@ static int q_pick_server(const struct wisp_stack *s, const struct wisp_dns_query
     unsigned i, start = q->tx == 0 ? 0u : (unsigned)q->srv + 1u;
     for (i = 0; i < WISP_DNS_MAX_SERVERS; i++) {
         unsigned k = (start + i) % WISP_DNS_MAX_SERVERS;
-        if (s->dns.server[k] != 0) {
+        if (!wisp_ipaddr_is_any(&s->dns.server[k])) {
             return (int)k;
         }
     }
@@ -516,14 +516,14 @@ static void q_send(struct wisp_stack *s, struct wisp_dns_query *q, unsigned srv)
     /* RFC 5452 §9.2 / RFC 6056: a new random source port each time. */
     if (wisp_udp_bind(q->pcb, NULL, 0) != WISP_OK) {
         WISP_CTR_INC(s, DNS_NOMEM);
-        q->asked = 0;
+        q->asked = wisp_ipaddr_any4();
     } else if ((p = wisp_pbuf_alloc(s, WISP_LAYER_TRANSPORT, len, WISP_PBUF_RAM)) == NULL) {
         WISP_CTR_INC(s, DNS_NOMEM);
     } else {
         uint8_t *b = p->payload;
         const char *t = q->name;
         size_t o = WISP_DNS_HLEN;
-        wisp_ipaddr_t dst = wisp_ipaddr4(q->asked);
+        wisp_ipaddr_t dst = q->asked;
         /* RFC 1035 §4.1.1: ID, RD (recursion desired: we are a stub,
          * RFC 1123 §6.1.3.1), QDCOUNT 1. */
         wisp_wr16(&b[WISP_DNS_OFF_ID], q->id);
@@ -605,7 +605,7 @@ static void q_retry(struct wisp_stack *s, struct wisp_timer *t)
 static void q_server_failed(struct wisp_stack *s, struct wisp_dns_query *q, uint8_t why)
 {
     q->fail |= why;
-    q->asked = 0; /* nothing more is taken from this transmission */
+    q->asked = wisp_ipaddr_any4(); /* nothing more is taken from this transmission */
     wisp_timer_arm(s, &q->timer, 0, q_retry);
 }
 
@@ -733,8 +733,8 @@ static void dns_recv(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, c
 
     WISP_CTR_INC(s, DNS_RX);
     /* Only from the server asked, from its DNS port (RFC 5452 §9.1). */
-    if (q->state != Q_RESOLVING || q->pcb != pcb || q->asked == 0 || src->family != WISP_AF_INET4 ||
-        src->u.ip4 != q->asked || port != WISP_DNS_PORT) {
+    if (q->state != Q_RESOLVING || q->pcb != pcb || wisp_ipaddr_is_any(&q->asked) ||
+        !wisp_ipaddr_eq(src, &q->asked) || port != WISP_DNS_PORT) {
         WISP_CTR_INC(s, DNS_DROP_SRC);
         wisp_pbuf_free(p);
         return;
@@ -833,14 +833,41 @@ wisp_err_t wisp_dns_set_server(struct wisp_stack *s, unsigned idx, wisp_ip4_t ip
     if (idx >= WISP_DNS_MAX_SERVERS || ip == WISP_IP4_BCAST || wisp_ip4_is_multicast(ip)) {
         return WISP_ERR_ARG;
     }
-    s->dns.server[idx] = ip;
+    s->dns.server[idx] = wisp_ipaddr4(ip);
     return WISP_OK;
 }
 
 wisp_ip4_t wisp_dns_get_server(struct wisp_stack *s, unsigned idx)
 {
     WISP_CORE_ASSERT_OWNER(s);
-    return idx < WISP_DNS_MAX_SERVERS ? s->dns.server[idx] : 0;
+    return idx < WISP_DNS_MAX_SERVERS ? wisp_ipaddr_ip4(&s->dns.server[idx]) : 0;
+}
+
+wisp_err_t wisp_dns_set_server_addr(struct wisp_stack *s, unsigned idx, const wisp_ipaddr_t *ip)
+{
+    WISP_CORE_ASSERT_OWNER(s);
+    if (idx >= WISP_DNS_MAX_SERVERS || ip == NULL) {
+        return WISP_ERR_ARG;
+    }
+    if (wisp_ipaddr_is_any(ip)) {
+        s->dns.server[idx] = wisp_ipaddr_any4();
+        return WISP_OK;
+    }
+    if (!wisp_ip_family_built(ip) || !wisp_ip_is_unicast(ip)) {
+        return WISP_ERR_ARG;
+    }
+    s->dns.server[idx] = *ip;
+    return WISP_OK;
+}
+
+wisp_err_t wisp_dns_get_server_addr(struct wisp_stack *s, unsigned idx, wisp_ipaddr_t *ip)
+{
+    WISP_CORE_ASSERT_OWNER(s);
+    if (idx >= WISP_DNS_MAX_SERVERS || ip == NULL) {
+        return WISP_ERR_ARG;
+    }
+    *ip = s->dns.server[idx];
+    return WISP_OK;
 }
 
 wisp_err_t wisp_dns_gethostbyname(struct wisp_stack *s, const char *name, wisp_ipaddr_t *addr_out,

@@ -82,6 +82,33 @@ void wisp_eth_input(struct wisp_netif *nif, struct wisp_pbuf *p)
         wisp_arp_input(nif, p, src);
 }
 
+/* ------------------------------------------- the Ethernet + ARP link */
+
+static wisp_err_t eth_link_output(struct wisp_netif *nif, struct wisp_pbuf *p, const wisp_ipaddr_t *next_hop)
+{
+    if (wisp_ipaddr_is4(next_hop)) {
+        return wisp_arp_output(nif, p, wisp_ipaddr_ip4(next_hop));
+    }
+    return WISP_ERR_VAL; /* IPv6 (neighbour discovery) is not built */
+}
+
+static void eth_link_up(struct wisp_netif *nif)
+{
+    if (nif->ip4.addr != WISP_IP4_ANY) {
+        (void)wisp_arp_announce(nif); /* RFC 5227 §3: announce on link up */
+    }
+}
+
+static void eth_link_down(struct wisp_netif *nif)
+{
+    wisp_arp_flush(nif->stack, nif->index);
+}
+
+const struct wisp_link_ops wisp_link_eth = {
+    "eth", WISP_NETIF_F_ETHARP | WISP_NETIF_F_BROADCAST, WISP_ETH_HLEN,
+    wisp_eth_input, eth_link_output, eth_link_up, eth_link_down,
+};
+
 wisp_err_t wisp_eth_output(struct wisp_netif *nif, struct wisp_pbuf *p, const uint8_t dst[6], uint16_t ethertype)
 {
     struct wisp_stack *s = nif->stack;

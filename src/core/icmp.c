@@ -396,7 +396,7 @@ static void icmp_echo_reply(struct wisp_stack *s, struct wisp_pbuf *p, const str
     /* RFC 1122 §3.2.2.6: the reply's source is the specific destination of
      * the request; the TOS is returned unchanged (data and options other
      * than those are not echoed: IP builds a fresh option-less header). */
-    err = wisp_ip4_output(s, r, wisp_ipaddr_ip4(&ip->dst), wisp_ipaddr_ip4(&ip->src), 0, ip->tos, WISP_IP4_PROTO_ICMP, false);
+    err = wisp_ip_output(s, r, &ip->dst, &ip->src, 0, ip->tos, WISP_IP4_PROTO_ICMP, false);
     if (err == WISP_OK) {
         WISP_CTR_INC(s, ICMP_ECHO_REPLY_TX);
         WISP_CTR_INC(s, ICMP_TX);
@@ -537,7 +537,7 @@ void wisp_icmp_dest_unreach(struct wisp_stack *s, struct wisp_pbuf *p, const str
     /* Sent from the address the datagram was sent to (a unicast address of
      * ours, broadcasts were excluded above), with the default TOS
      * (RFC 1349 §5.1: ICMP errors use TOS 0) and TTL. */
-    if (wisp_ip4_output(s, q, wisp_ipaddr_ip4(&ip->dst), wisp_ipaddr_ip4(&ip->src), 0, 0, WISP_IP4_PROTO_ICMP, false) == WISP_OK) {
+    if (wisp_ip_output(s, q, &ip->dst, &ip->src, 0, 0, WISP_IP4_PROTO_ICMP, false) == WISP_OK) {
         WISP_CTR_INC(s, ICMP_ERR_TX);
         WISP_CTR_INC(s, ICMP_TX);
     }
@@ -552,6 +552,7 @@ wisp_err_t wisp_icmp_echo_request(struct wisp_stack *s, wisp_ip4_t dst, uint16_t
     struct wisp_pbuf *q, *b;
     uint16_t mlen, i = 0, k;
     uint8_t hdr[WISP_ICMP_HLEN];
+    wisp_ipaddr_t to;
     wisp_err_t err;
 
     /* An IP datagram is at most 65535 bytes (RFC 791): 20 of header. */
@@ -589,7 +590,8 @@ wisp_err_t wisp_icmp_echo_request(struct wisp_stack *s, wisp_ip4_t dst, uint16_t
     wisp_wr16(&hdr[2], (uint16_t)~wisp_pbuf_chksum(q, 0, mlen));
     (void)wisp_pbuf_copy_in(q, &hdr[2], 2, 2);
 
-    err = wisp_ip4_output(s, q, 0, dst, ttl, 0, WISP_IP4_PROTO_ICMP, false);
+    to = wisp_ipaddr4(dst);
+    err = wisp_ip_output(s, q, NULL, &to, ttl, 0, WISP_IP4_PROTO_ICMP, false);
     if (err == WISP_OK) {
         WISP_CTR_INC(s, ICMP_TX);
     }

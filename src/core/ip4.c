@@ -31,7 +31,7 @@ bool wisp_ip4_is_local(struct wisp_stack *s, wisp_ip4_t a)
         return false;
     }
     for (nif = s->netifs; nif != NULL; nif = nif->next) {
-        if (nif->ip4 != WISP_IP4_ANY && nif->ip4 == a) {
+        if (nif->ip4.addr != WISP_IP4_ANY && nif->ip4.addr == a) {
             return true;
         }
     }
@@ -45,16 +45,16 @@ bool wisp_ip4_is_bcast(const struct wisp_netif *nif, wisp_ip4_t a)
     if (a == WISP_IP4_BCAST) {
         return true;
     }
-    if (nif == NULL || nif->ip4 == WISP_IP4_ANY) {
+    if (nif == NULL || nif->ip4.addr == WISP_IP4_ANY) {
         return false;
     }
     /* RFC 1122 §3.2.1.3 (d): directed broadcast {<net>, -1}. Prefixes of 31
      * and 32 bits have no broadcast address (RFC 3021 §2.2). */
-    host = ~nif->mask4;
+    host = ~nif->ip4.mask;
     if (wisp_ntohl(host) <= 1u) {
         return false;
     }
-    return (a & host) == host && (a & nif->mask4) == (nif->ip4 & nif->mask4);
+    return (a & host) == host && (a & nif->ip4.mask) == (nif->ip4.addr & nif->ip4.mask);
 }
 
 /* The interface whose unicast address is a (weak host model), or NULL. */
@@ -65,7 +65,7 @@ static struct wisp_netif *ip4_owner(struct wisp_stack *s, wisp_ip4_t a)
         return NULL;
     }
     for (nif = s->netifs; nif != NULL; nif = nif->next) {
-        if (nif->ip4 == a) {
+        if (nif->ip4.addr == a) {
             return nif;
         }
     }
@@ -423,13 +423,13 @@ struct wisp_netif *wisp_ip4_route(struct wisp_stack *s, wisp_ip4_t dst)
      * rule, applied to a host's on-link routes). */
     for (nif = s->netifs; nif != NULL; nif = nif->next) {
         uint32_t m;
-        if (!wisp_netif_is_usable(nif) || is_loopif(nif) || nif->ip4 == WISP_IP4_ANY) {
+        if (!wisp_netif_is_usable(nif) || is_loopif(nif) || nif->ip4.addr == WISP_IP4_ANY) {
             continue;
         }
-        if (((dst ^ nif->ip4) & nif->mask4) != 0) {
+        if (((dst ^ nif->ip4.addr) & nif->ip4.mask) != 0) {
             continue;
         }
-        m = wisp_ntohl(nif->mask4);
+        m = wisp_ntohl(nif->ip4.mask);
         if (best == NULL || m > best_mask) {
             best = nif;
             best_mask = m;
@@ -441,7 +441,7 @@ struct wisp_netif *wisp_ip4_route(struct wisp_stack *s, wisp_ip4_t dst)
     /* Default route: the first usable interface with a gateway
      * (RFC 1122 §3.3.1.1: off-link destinations go to a gateway). */
     for (nif = s->netifs; nif != NULL; nif = nif->next) {
-        if (wisp_netif_is_usable(nif) && !is_loopif(nif) && nif->gw4 != WISP_IP4_ANY) {
+        if (wisp_netif_is_usable(nif) && !is_loopif(nif) && nif->ip4.gw != WISP_IP4_ANY) {
             return nif;
         }
     }
@@ -453,8 +453,9 @@ struct wisp_netif *wisp_ip4_route(struct wisp_stack *s, wisp_ip4_t dst)
 wisp_err_t wisp_ip4_link_output(struct wisp_netif *nif, struct wisp_pbuf *p, wisp_ip4_t next_hop)
 {
     p->if_idx = nif->index;
-    if (nif->flags & WISP_NETIF_F_ETHARP) {
-        return wisp_arp_output(nif, p, next_hop);
+    if (nif->link != NULL) {
+        wisp_ipaddr_t nh = wisp_ipaddr4(next_hop);
+        return nif->link->output(nif, p, &nh);
     }
     return wisp_netif_tx(nif, p);
 }
@@ -562,7 +563,7 @@ wisp_err_t wisp_ip4_output_if(struct wisp_netif *nif, struct wisp_pbuf *p, wisp_
         return WISP_ERR_IF;
     }
     if (src == WISP_IP4_ANY) {
-        src = nif->ip4; /* RFC 1122 §3.3.4.3: the address of the outgoing interface */
+        src = nif->ip4.addr; /* RFC 1122 §3.3.4.3: the address of the outgoing interface */
     }
 
     if (local) {
@@ -591,10 +592,10 @@ wisp_err_t wisp_ip4_output_if(struct wisp_netif *nif, struct wisp_pbuf *p, wisp_
     /* Next hop (RFC 1122 §3.3.1.1): the destination itself when it is a
      * broadcast, a multicast or on the link; else the gateway. */
     if (wisp_ip4_is_bcast(nif, dst) || wisp_ip4_is_multicast(dst) ||
-        (nif->ip4 != WISP_IP4_ANY && ((dst ^ nif->ip4) & nif->mask4) == 0)) {
+        (nif->ip4.addr != WISP_IP4_ANY && ((dst ^ nif->ip4.addr) & nif->ip4.mask) == 0)) {
         next_hop = dst;
-    } else if (nif->gw4 != WISP_IP4_ANY) {
-        next_hop = nif->gw4;
+    } else if (nif->ip4.gw != WISP_IP4_ANY) {
+        next_hop = nif->ip4.gw;
     } else {
         WISP_CTR_INC(s, IP4_DROP_NOROUTE);
         return WISP_ERR_RTE;

@@ -27,8 +27,8 @@ static void netif_input(struct wisp_netif *nif, struct wisp_pbuf *frame)
     nif->st.rx_frames++;
     nif->st.rx_bytes += frame->tot_len;
     frame->if_idx = nif->index;
-    if (nif->flags & WISP_NETIF_F_ETHARP) {
-        wisp_eth_input(nif, frame);
+    if (nif->link != NULL) {
+        nif->link->input(nif, frame);
     } else {
         nif->st.rx_drops++;
         wisp_pbuf_free(frame);
@@ -203,8 +203,8 @@ wisp_err_t wisp_netif_tx(struct wisp_netif *nif, struct wisp_pbuf *frame)
 
 /* -------------------------------------------------------- interfaces */
 
-wisp_err_t wisp_netif_add_eth(struct wisp_stack *s, struct wisp_netif *nif, const char *name, struct wisp_dev *dev,
-                              const uint8_t mac[6], uint16_t mtu)
+wisp_err_t wisp_netif_add(struct wisp_stack *s, struct wisp_netif *nif, const char *name, struct wisp_dev *dev,
+                          const struct wisp_link_ops *link, const uint8_t *hwaddr, uint8_t hwaddr_len, uint16_t mtu)
 {
     unsigned idx;
     struct wisp_netif **pp;
@@ -221,6 +221,10 @@ wisp_err_t wisp_netif_add_eth(struct wisp_stack *s, struct wisp_netif *nif, cons
     if (mtu < 68u) {
         return WISP_ERR_VAL; /* RFC 791: every host must accept 68-octet datagrams unfragmented */
     }
+    if (link == NULL || link->input == NULL || link->output == NULL || hwaddr_len > sizeof(nif->hwaddr) ||
+        (hwaddr_len > 0 && hwaddr == NULL)) {
+        return WISP_ERR_VAL;
+    }
     memset(nif, 0, sizeof(*nif));
     nif->stack = s;
     nif->dev = dev;
@@ -229,9 +233,12 @@ wisp_err_t wisp_netif_add_eth(struct wisp_stack *s, struct wisp_netif *nif, cons
         memcpy(nif->name, name, n < sizeof(nif->name) - 1 ? n : sizeof(nif->name) - 1);
     }
     nif->index = (uint8_t)idx;
-    nif->flags = WISP_NETIF_F_ETHARP | WISP_NETIF_F_BROADCAST;
-    nif->hwaddr_len = 6;
-    memcpy(nif->hwaddr, mac, 6);
+    nif->link = link;
+    nif->flags = (uint8_t)(link->flags & (WISP_NETIF_F_ETHARP | WISP_NETIF_F_BROADCAST));
+    nif->hwaddr_len = hwaddr_len;
+    if (hwaddr_len > 0) {
+        memcpy(nif->hwaddr, hwaddr, hwaddr_len);
+    }
     nif->mtu = mtu;
     nif->txq_emerg.slot = nif->txq_emerg_slot;
     nif->txq_emerg.cap = WISP_TXQ_EMERG_LEN;
@@ -248,20 +255,26 @@ wisp_err_t wisp_netif_add_eth(struct wisp_stack *s, struct wisp_netif *nif, cons
     return WISP_OK;
 }
 
+wisp_err_t wisp_netif_add_eth(struct wisp_stack *s, struct wisp_netif *nif, const char *name, struct wisp_dev *dev,
+                              const uint8_t mac[6], uint16_t mtu)
+{
+    return wisp_netif_add(s, nif, name, dev, &wisp_link_eth, mac, WISP_ETH_ADDR_LEN, mtu);
+}
+
 static void netif_went_down(struct wisp_netif *nif)
 {
     txq_flush(&nif->txq_emerg);
     txq_flush(&nif->txq_common);
     nif->tx_busy = 0;
-    if (nif->flags & WISP_NETIF_F_ETHARP) {
-        wisp_arp_flush(nif->stack, nif->index);
+    if (nif->link != NULL && nif->link->down != NULL) {
+        nif->link->down(nif);
     }
 }
 
 static void netif_went_up(struct wisp_netif *nif)
 {
-    if ((nif->flags & WISP_NETIF_F_ETHARP) && nif->ip4 != 0) {
-        wisp_arp_announce(nif); /* RFC 5227 §3: announce on link up */
+    if (nif->link != NULL && nif->link->up != NULL) {
+        nif->link->up(nif);
     }
 }
 
@@ -327,14 +340,14 @@ void wisp_netif_set_link(struct wisp_netif *nif, bool up)
 
 void wisp_netif_set_ip4(struct wisp_netif *nif, wisp_ip4_t ip, wisp_ip4_t mask, wisp_ip4_t gw)
 {
-    bool changed = nif->ip4 != ip;
+    bool changed = nif->ip4.addr != ip;
     WISP_CORE_ASSERT_OWNER(nif->stack);
-    nif->ip4 = ip;
-    nif->mask4 = mask;
-    nif->gw4 = gw;
-    if (changed && wisp_netif_is_usable(nif)) {
-        if (nif->flags & WISP_NETIF_F_ETHARP) {
-            wisp_arp_flush(nif->stack, nif->index);
+    nif->ip4.addr = ip;
+    nif->ip4.mask = mask;
+    nif->ip4.gw = gw;
+    if (changed && wisp_netif_is_usable(nif) && nif->link != NULL) {
+        if (nif->link->down != NULL) {
+            nif->link->down(nif);
         }
         netif_went_up(nif);
     }
@@ -385,9 +398,9 @@ const uint8_t *wisp_netif_hwaddr(const struct wisp_netif *nif, uint8_t *len)
     return nif->hwaddr;
 }
 const struct wisp_netif_stats *wisp_netif_get_stats(const struct wisp_netif *nif) { return &nif->st; }
-wisp_ip4_t wisp_netif_ip4_addr(const struct wisp_netif *nif) { return nif->ip4; }
-wisp_ip4_t wisp_netif_ip4_mask(const struct wisp_netif *nif) { return nif->mask4; }
-wisp_ip4_t wisp_netif_ip4_gw(const struct wisp_netif *nif) { return nif->gw4; }
+wisp_ip4_t wisp_netif_ip4_addr(const struct wisp_netif *nif) { return nif->ip4.addr; }
+wisp_ip4_t wisp_netif_ip4_mask(const struct wisp_netif *nif) { return nif->ip4.mask; }
+wisp_ip4_t wisp_netif_ip4_gw(const struct wisp_netif *nif) { return nif->ip4.gw; }
 struct wisp_stack *wisp_netif_stack(const struct wisp_netif *nif) { return nif->stack; }
 void *wisp_netif_user(const struct wisp_netif *nif) { return nif->user; }
 void wisp_netif_set_user(struct wisp_netif *nif, void *user) { nif->user = user; }

@@ -366,8 +366,8 @@ wisp_err_t wisp_stack_init(struct wisp_stack *s, const struct wisp_config *cfg)
         memcpy(lo->name, "lo", 3);
         lo->flags = WISP_NETIF_F_UP | WISP_NETIF_F_LINK_UP | WISP_NETIF_F_LOOPBACK;
         lo->mtu = 65535u;
-        lo->ip4 = wisp_ip4(127, 0, 0, 1);
-        lo->mask4 = wisp_ip4_prefix_mask(8);
+        lo->ip4.addr = wisp_ip4(127, 0, 0, 1);
+        lo->ip4.mask = wisp_ip4_prefix_mask(8);
         lo->index = 1;
         s->netif_by_idx[1] = lo;
         s->netifs = lo;
@@ -428,7 +428,7 @@ void wisp_stack_dump(const struct wisp_stack *s, wisp_print_fn pr, void *ctx, bo
         const struct wisp_netif_stats *st = &nif->st;
         pr(ctx, "  %-4s #%u %s/%s mtu %u rx %lu frames %lu bytes %lu drops, tx %lu frames %lu bytes %lu drops "
                 "(emergency %lu, common %lu, queued %lu, queue high-water emergency %u common %u)\n",
-           nif->name, (unsigned)nif->index, wisp_ip4_ntoa(nif->ip4, a),
+           nif->name, (unsigned)nif->index, wisp_ip4_ntoa(nif->ip4.addr, a),
            (nif->flags & WISP_NETIF_F_LINK_UP) ? "up" : "down", (unsigned)nif->mtu,
            (unsigned long)st->rx_frames, (unsigned long)st->rx_bytes, (unsigned long)st->rx_drops,
            (unsigned long)st->tx_frames, (unsigned long)st->tx_bytes, (unsigned long)st->tx_drops,

@@ -152,7 +152,7 @@ static struct wisp_netif *tcp_route(struct wisp_stack *s, const wisp_ipaddr_t *d
     struct wisp_netif *nif;
     for (nif = s->netifs; nif != NULL; nif = nif->next) {
         /* IPv4 only: IPv6 extends */
-        if (wisp_ipaddr_is4(dst) && nif->ip4 != WISP_IP4_ANY && nif->ip4 == wisp_ipaddr_ip4(dst)) {
+        if (wisp_ipaddr_is4(dst) && wisp_netif_ip4_addr(nif) != WISP_IP4_ANY && wisp_netif_ip4_addr(nif) == wisp_ipaddr_ip4(dst)) {
             return nif;
         }
     }
@@ -437,7 +437,7 @@ wisp_err_t wisp_tcp_connect(struct wisp_tcp_pcb *pcb, const wisp_ipaddr_t *ip, u
     if (wisp_ipaddr_is_any(&t.lip)) {
         /* RFC 1122 §4.2.3.7 / §3.3.4.3: the address of the interface the
          * route leaves by, fixed for the life of the connection. */
-        wisp_ipaddr_set4(&t.lip, wisp_ip4_is_loopback(dst) ? dst : nif->ip4); /* IPv4 only: IPv6 extends */
+        wisp_ipaddr_set4(&t.lip, wisp_ip4_is_loopback(dst) ? dst : wisp_netif_ip4_addr(nif)); /* IPv4 only: IPv6 extends */
         if (wisp_ipaddr_is_any(&t.lip)) {
             return WISP_ERR_RTE;
         }

@@ -31,28 +31,20 @@
 
 /* ----------------------------------------------------------------- helpers */
 
-static wisp_ip4_t udp_ip4_of(const wisp_ipaddr_t *a)
+/* Two local bindings overlap: either is the wildcard, or both name the
+ * same address. */
+static bool udp_addr_overlap(const wisp_ipaddr_t *a, const wisp_ipaddr_t *b)
 {
-    if (a == NULL || a->family != WISP_AF_INET4) {
-        return WISP_IP4_ANY;
-    }
-    return a->u.ip4;
+    return wisp_ipaddr_is_any(a) || wisp_ipaddr_is_any(b) || wisp_ipaddr_eq(a, b);
 }
 
-/* True when another PCB already uses port with an overlapping local address
- * (the wildcard overlaps everything). */
-static bool udp_port_taken(const struct wisp_stack *s, const struct wisp_udp_pcb *self, wisp_ip4_t ip,
+static bool udp_port_taken(const struct wisp_stack *s, const struct wisp_udp_pcb *self, const wisp_ipaddr_t *ip,
                            uint16_t port)
 {
     const struct wisp_udp_pcb *q;
 
     for (q = s->udp_pcbs; q != NULL; q = q->next) {
-        wisp_ip4_t qip;
-        if (q == self || q->local_port != port) {
-            continue;
-        }
-        qip = udp_ip4_of(&q->local_ip);
-        if (qip == WISP_IP4_ANY || ip == WISP_IP4_ANY || qip == ip) {
+        if (q != self && q->local_port == port && udp_addr_overlap(&q->local_ip, ip)) {
             return true;
         }
     }
@@ -62,7 +54,7 @@ static bool udp_port_taken(const struct wisp_stack *s, const struct wisp_udp_pcb
 /* RFC 6056 §3.3.1 (Algorithm 1, "simple port randomization"): start at a
  * random offset in the ephemeral range and probe linearly, wrapping, until a
  * free port is found; at most one pass over the range. 0 when all are used. */
-static uint16_t udp_ephemeral_port(struct wisp_stack *s, const struct wisp_udp_pcb *self, wisp_ip4_t ip)
+static uint16_t udp_ephemeral_port(struct wisp_stack *s, const struct wisp_udp_pcb *self, const wisp_ipaddr_t *ip)
 {
     const uint32_t num = (uint32_t)WISP_EPHEMERAL_MAX - (uint32_t)WISP_EPHEMERAL_MIN + 1u;
     uint32_t offset = wisp_random_id(s, WISP_RID_PORT) % num; /* keyed, not a state generator's output */
@@ -118,22 +110,24 @@ void wisp_udp_remove(struct wisp_udp_pcb *pcb)
 wisp_err_t wisp_udp_bind(struct wisp_udp_pcb *pcb, const wisp_ipaddr_t *ip, uint16_t port)
 {
     struct wisp_stack *s = pcb->stack;
-    wisp_ip4_t a;
+    wisp_ipaddr_t a = wisp_ipaddr_any4();
     WISP_CORE_ASSERT_OWNER(pcb->stack);
 
-    if (ip != NULL && ip->family != WISP_AF_NONE && ip->family != WISP_AF_INET4) {
-        return WISP_ERR_VAL;
+    if (!wisp_ipaddr_is_any(ip)) {
+        if (!wisp_ip_family_built(ip)) {
+            return WISP_ERR_VAL;
+        }
+        a = *ip;
     }
-    a = udp_ip4_of(ip);
     if (port == 0) {
-        port = udp_ephemeral_port(s, pcb, a);
+        port = udp_ephemeral_port(s, pcb, &a);
         if (port == 0) {
             return WISP_ERR_USE; /* the whole ephemeral range is taken */
         }
-    } else if (udp_port_taken(s, pcb, a, port)) {
+    } else if (udp_port_taken(s, pcb, &a, port)) {
         return WISP_ERR_USE;
     }
-    pcb->local_ip = wisp_ipaddr4(a);
+    pcb->local_ip = a;
     pcb->local_port = port;
     return WISP_OK;
 }
@@ -143,7 +137,7 @@ wisp_err_t wisp_udp_connect(struct wisp_udp_pcb *pcb, const wisp_ipaddr_t *ip, u
     wisp_err_t err;
     WISP_CORE_ASSERT_OWNER(pcb->stack);
 
-    if (ip == NULL || ip->family != WISP_AF_INET4 || ip->u.ip4 == WISP_IP4_ANY || port == 0) {
+    if (!wisp_ip_family_built(ip) || wisp_ipaddr_is_any(ip) || port == 0) {
         return WISP_ERR_VAL;
     }
     if (pcb->local_port == 0) {
@@ -175,24 +169,25 @@ void wisp_udp_recv(struct wisp_udp_pcb *pcb, wisp_udp_recv_fn fn, void *arg)
 
 /* ------------------------------------------------------------------ output */
 
-wisp_err_t wisp_udp_sendto(struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, const wisp_ipaddr_t *ip, uint16_t port)
+/* Send p to ip:port, from src when it is a unicast address (else the
+ * PCB's bound address, else the outgoing interface's). */
+static wisp_err_t udp_send(struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, const wisp_ipaddr_t *from,
+                           const wisp_ipaddr_t *ip, uint16_t port)
 {
     struct wisp_stack *s = pcb->stack;
     struct wisp_netif *nif = NULL;
     struct wisp_pbuf *q, *h = NULL;
-    wisp_ip4_t dst, src, lip;
+    wisp_ipaddr_t src;
     uint16_t ulen, sum, ck, ref_before = 0;
     uint8_t *u;
     wisp_err_t err;
-    WISP_CORE_ASSERT_OWNER(pcb->stack);
 
-    if (ip == NULL || ip->family != WISP_AF_INET4 || ip->u.ip4 == WISP_IP4_ANY || port == 0) {
+    if (!wisp_ip_family_built(ip) || wisp_ipaddr_is_any(ip) || port == 0) {
         return WISP_ERR_VAL; /* RFC 768: port 0 is no valid destination */
     }
     if (p->tot_len > UDP_MAX_PAYLOAD) {
         return WISP_ERR_VAL; /* would not fit one IP datagram (RFC 791) */
     }
-    dst = ip->u.ip4;
 
     if (pcb->local_port == 0) {
         err = wisp_udp_bind(pcb, &pcb->local_ip, 0);
@@ -207,16 +202,17 @@ wisp_err_t wisp_udp_sendto(struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, const 
     if (pcb->bound_if != 0) {
         nif = wisp_netif_by_index(s, pcb->bound_if);
     } else {
-        nif = wisp_ip4_route(s, dst);
+        nif = wisp_ip_route(s, ip);
     }
     if (nif == NULL) {
         return WISP_ERR_RTE;
     }
-    lip = udp_ip4_of(&pcb->local_ip);
-    if (lip != WISP_IP4_ANY && lip != WISP_IP4_BCAST && !wisp_ip4_is_multicast(lip)) {
-        src = lip;
+    if (from != NULL && wisp_ip_is_unicast(from)) {
+        src = *from;
+    } else if (wisp_ip_is_unicast(&pcb->local_ip)) {
+        src = pcb->local_ip;
     } else {
-        src = nif->ip4;
+        src = wisp_ip_netif_addr(nif, ip);
     }
 
     /* The header goes into the caller's headroom when the buffer is ours
@@ -245,7 +241,7 @@ wisp_err_t wisp_udp_sendto(struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, const 
     wisp_wr16(&u[6], 0);
     /* RFC 768: checksum over pseudo header, header and data; RFC 1122
      * §4.1.3.4: always generated. A computed 0 is sent as all ones. */
-    sum = wisp_chksum_add(wisp_chksum_pseudo4(src, dst, WISP_IP4_PROTO_UDP, ulen), wisp_pbuf_chksum(q, 0, ulen));
+    sum = wisp_chksum_add(wisp_ip_chksum_pseudo(&src, ip, WISP_IP4_PROTO_UDP, ulen), wisp_pbuf_chksum(q, 0, ulen));
     ck = (uint16_t)~sum;
     if (ck == 0) {
         ck = 0xFFFFu;
@@ -253,9 +249,9 @@ wisp_err_t wisp_udp_sendto(struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, const 
     wisp_wr16(&u[6], ck);
 
     if (pcb->bound_if != 0) {
-        err = wisp_ip4_output_if(nif, q, src, dst, pcb->ttl, pcb->tos, WISP_IP4_PROTO_UDP, false);
+        err = wisp_ip_output_if(nif, q, &src, ip, pcb->ttl, pcb->tos, WISP_IP4_PROTO_UDP, false);
     } else {
-        err = wisp_ip4_output(s, q, src, dst, pcb->ttl, pcb->tos, WISP_IP4_PROTO_UDP, false);
+        err = wisp_ip_output(s, q, &src, ip, pcb->ttl, pcb->tos, WISP_IP4_PROTO_UDP, false);
     }
     if (err == WISP_OK) {
         WISP_CTR_INC(s, UDP_TX);
@@ -272,6 +268,40 @@ wisp_err_t wisp_udp_sendto(struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, const 
         (void)wisp_pbuf_pop(p, WISP_UDP_HLEN);
     }
     return err;
+}
+
+wisp_err_t wisp_udp_sendto(struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, const wisp_ipaddr_t *ip, uint16_t port)
+{
+    WISP_CORE_ASSERT_OWNER(pcb->stack);
+    return udp_send(pcb, p, NULL, ip, port);
+}
+
+wisp_err_t wisp_udp_sendto_from(struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, const wisp_ipaddr_t *src,
+                                const wisp_ipaddr_t *ip, uint16_t port)
+{
+    WISP_CORE_ASSERT_OWNER(pcb->stack);
+    return udp_send(pcb, p, src, ip, port);
+}
+
+void wisp_udp_set_tos(struct wisp_udp_pcb *pcb, uint8_t tos)
+{
+    WISP_CORE_ASSERT_OWNER(pcb->stack);
+    pcb->tos = tos;
+}
+
+uint8_t wisp_udp_get_tos(const struct wisp_udp_pcb *pcb)
+{
+    return pcb->tos;
+}
+
+void wisp_udp_local(const struct wisp_udp_pcb *pcb, wisp_ipaddr_t *ip, uint16_t *port)
+{
+    if (ip != NULL) {
+        *ip = pcb->local_ip;
+    }
+    if (port != NULL) {
+        *port = pcb->local_port;
+    }
 }
 
 wisp_err_t wisp_udp_send(struct wisp_udp_pcb *pcb, struct wisp_pbuf *p)
@@ -319,7 +349,7 @@ void wisp_udp_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp
     /* RFC 768: a transmitted checksum of 0 means none was computed;
      * RFC 1122 §4.1.3.4: otherwise a bad checksum is discarded silently. */
     if (ck != 0) {
-        uint16_t sum = wisp_chksum_add(wisp_chksum_pseudo4(wisp_ipaddr_ip4(&ip->src), wisp_ipaddr_ip4(&ip->dst), WISP_IP4_PROTO_UDP, ulen),
+        uint16_t sum = wisp_chksum_add(wisp_ip_chksum_pseudo(&ip->src, &ip->dst, WISP_IP4_PROTO_UDP, ulen),
                                        wisp_pbuf_chksum(p, 0, ulen));
         if (sum != 0xFFFFu) {
             WISP_CTR_INC(s, UDP_DROP_CHKSUM);
@@ -330,7 +360,6 @@ void wisp_udp_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp
 
     /* Demultiplex: the most specific matching PCB (see the file comment). */
     for (pcb = s->udp_pcbs; pcb != NULL; pcb = pcb->next) {
-        wisp_ip4_t lip;
         int score = 1;
 
         if (pcb->local_port == 0 || pcb->local_port != dport) {
@@ -339,9 +368,8 @@ void wisp_udp_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp
         if (pcb->bound_if != 0 && (ip->nif == NULL || ip->nif->index != pcb->bound_if)) {
             continue;
         }
-        lip = udp_ip4_of(&pcb->local_ip);
-        if (lip != WISP_IP4_ANY) {
-            if (lip != wisp_ipaddr_ip4(&ip->dst)) {
+        if (!wisp_ipaddr_is_any(&pcb->local_ip)) {
+            if (!wisp_ipaddr_eq(&pcb->local_ip, &ip->dst)) {
                 continue;
             }
             score += 2;
@@ -349,7 +377,7 @@ void wisp_udp_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp
         if ((pcb->flags & WISP_UDP_F_CONNECTED) != 0) {
             /* RFC 1122 §4.1.3.4 / BSD semantics: a connected PCB only
              * receives from its peer. */
-            if (udp_ip4_of(&pcb->remote_ip) != wisp_ipaddr_ip4(&ip->src) || pcb->remote_port != sport) {
+            if (!wisp_ipaddr_eq(&pcb->remote_ip, &ip->src) || pcb->remote_port != sport) {
                 continue;
             }
             score += 4;
@@ -361,10 +389,9 @@ void wisp_udp_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp
     }
 
     if (best != NULL) {
-        wisp_ipaddr_t src = wisp_ipaddr4(wisp_ipaddr_ip4(&ip->src));
         (void)wisp_pbuf_pop(p, WISP_UDP_HLEN);
         if (best->recv != NULL) {
-            best->recv(best->recv_arg, best, p, &src, sport, ip); /* callee owns p */
+            best->recv(best->recv_arg, best, p, &ip->src, sport, ip); /* callee owns p */
         } else {
             wisp_pbuf_free(p);
         }
@@ -395,13 +422,13 @@ void wisp_udp_err(struct wisp_udp_pcb *pcb, wisp_udp_err_fn fn, void *arg)
 void wisp_udp_icmp_err(struct wisp_stack *s, const struct wisp_icmp_err *e)
 {
     struct wisp_udp_pcb *pcb;
+    wisp_ipaddr_t esrc = wisp_ipaddr4(e->src), edst = wisp_ipaddr4(e->dst); /* ICMP for IPv4 */
     wisp_err_t err;
 
     for (pcb = s->udp_pcbs; pcb != NULL; pcb = pcb->next) {
-        wisp_ip4_t lip = udp_ip4_of(&pcb->local_ip);
         if (pcb->local_port == e->sport && (pcb->flags & WISP_UDP_F_CONNECTED) != 0 &&
-            (lip == WISP_IP4_ANY || lip == e->src) && udp_ip4_of(&pcb->remote_ip) == e->dst &&
-            pcb->remote_port == e->dport) {
+            (wisp_ipaddr_is_any(&pcb->local_ip) || wisp_ipaddr_eq(&pcb->local_ip, &esrc)) &&
+            wisp_ipaddr_eq(&pcb->remote_ip, &edst) && pcb->remote_port == e->dport) {
             break;
         }
     }
@@ -435,37 +462,11 @@ void wisp_udp_init(struct wisp_stack *s)
     s->udp_pcbs = NULL;
 }
 
-void wisp_udp_set_tos(struct wisp_udp_pcb *pcb, uint8_t tos)
-{
-    WISP_CORE_ASSERT_OWNER(pcb->stack);
-    pcb->tos = tos;
-}
-
 struct wisp_stack *wisp_udp_stack(const struct wisp_udp_pcb *pcb)
 {
     return pcb->stack;
 }
 
-wisp_err_t wisp_udp_sendto_from(struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, const wisp_ipaddr_t *ip, uint16_t port,
-                                const wisp_ipaddr_t *from, int tos)
-{
-    wisp_ipaddr_t bound;
-    uint8_t bound_tos;
-    wisp_err_t err;
-    WISP_CORE_ASSERT_OWNER(pcb->stack);
-    bound = pcb->local_ip;
-    bound_tos = pcb->tos;
-    if (from != NULL && !wisp_ipaddr_is_any(from)) {
-        pcb->local_ip = *from;
-    }
-    if (tos >= 0) {
-        pcb->tos = (uint8_t)tos;
-    }
-    err = wisp_udp_sendto(pcb, p, ip, port);
-    pcb->local_ip = bound;
-    pcb->tos = bound_tos;
-    return err;
-}
 
 #else
 typedef int wisp_udp_disabled_t; /* ISO C forbids an empty translation unit */

@@ -107,8 +107,8 @@ static void dhcp_send(const uint8_t *msg, size_t len, int unicast, uint16_t spor
     if (len > 1400) {
         len = 1400;
     }
-    if (unicast && dfx.e.nif.ip4 != 0) {
-        dst = dfx.e.nif.ip4;
+    if (unicast && wisp_netif_ip4_addr(&dfx.e.nif) != 0) {
+        dst = wisp_netif_ip4_addr(&dfx.e.nif);
     }
     n = fz_udp_frame(f, dst == 0xffffffffu ? (const uint8_t *)"\xff\xff\xff\xff\xff\xff" : fz_mac_self, fz_ip_peer(),
                      dst, sport, 68, msg, (uint16_t)len);

@@ -108,7 +108,7 @@ static inline void st_client_recv(void *arg, struct wisp_udp_pcb *pcb, struct wi
     uint32_t k;
     (void)pcb;
     c->last_len = wisp_pbuf_copy_out(p, c->last, p->tot_len, 0);
-    c->last_src = src->u.ip4;
+    c->last_src = wisp_ipaddr_ip4(src);
     c->last_port = port;
     c->last_tos = ip->tos;
     c->last_t = sim_now_us(c->w);

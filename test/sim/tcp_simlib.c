@@ -525,7 +525,7 @@ static wisp_err_t cb_accept(void *arg, struct wisp_tcp_pcb *newpcb, wisp_err_t e
         struct tsl_conn *c = r->conns[i];
         struct tsl_ep *b = &c->ep[1];
         if (b->pcb == NULL && !b->connected && c->a_port == port && c->ep[0].node != NULL &&
-            sim_ip(c->ep[0].node) == ip.u.ip4 && b->node == r->srv) {
+            sim_ip(c->ep[0].node) == wisp_ipaddr_ip4(&ip) && b->node == r->srv) {
             r->accepted++;
             setup_pcb(b, newpcb);
             if (wisp_tcp_state(newpcb) != WISP_TCP_ESTABLISHED) {

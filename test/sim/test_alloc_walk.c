@@ -675,7 +675,7 @@ static bool dhcp_run(unsigned victim, uint32_t n, bool *reached, uint32_t allocs
             fail_msg("dhcp N=%u (stack %u): not bound after %llu s (state %s)", (unsigned)n, victim,
                      (unsigned long long)(DHCP_MAX_US / SEC), wisp_dhcp_state_name(wisp_dhcp_state(&d)));
         }
-        assert_true(sim_netif(node[1])->ip4 == DHCP_ADDR);
+        assert_true(wisp_netif_ip4_addr(sim_netif(node[1])) == DHCP_ADDR);
         done = true;
         wisp_dhcp_stop(&d, true); /* RELEASE */
     } else if (err != WISP_ERR_MEM) {

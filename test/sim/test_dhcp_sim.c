@@ -349,7 +349,7 @@ static void world_start(struct world *x)
     cfg.init_delay_ms = 0;
     assert_true(sim_run_for(x->w, 10000)); /* start-up announcements */
     assert_int_equal(wisp_dhcp_start(&x->cli.d, sim_netif(x->cli.n), &cfg, cli_cb, &x->cli), WISP_OK);
-    assert_true(sim_netif(x->cli.n)->ip4 == 0);
+    assert_true(wisp_netif_ip4_addr(sim_netif(x->cli.n)) == 0);
 }
 
 static void world_free(struct world *x)
@@ -363,7 +363,7 @@ static void world_free(struct world *x)
 
 static wisp_ip4_t cli_ip(struct world *x)
 {
-    return sim_netif(x->cli.n)->ip4;
+    return wisp_netif_ip4_addr(sim_netif(x->cli.n));
 }
 
 static uint32_t cli_ctr(struct world *x, enum wisp_counter c)
@@ -388,7 +388,7 @@ static void test_lost_offer_retransmits(void **state)
     gap = x->srv.t_discover[1] - x->srv.t_discover[0];
     assert_true(gap >= 3 * SEC && gap <= 5 * SEC);
     assert_true(cli_ip(x) == POOL1);
-    assert_true(sim_netif(x->cli.n)->gw4 == sim_ip(x->srv.n));
+    assert_true(wisp_netif_ip4_gw(sim_netif(x->cli.n)) == sim_ip(x->srv.n));
     assert_int_equal(cli_ctr(x, WISP_CTR_DHCP_RETRANSMIT), 1);
     world_free(x);
 }
@@ -449,7 +449,7 @@ static void test_lease_expiry_unconfigures(void **state)
     t0 = x->srv.t_ack;
     assert_true(sim_run_until(x->w, cli_lost, &x->cli, 200 * SEC));
     assert_true(cli_ip(x) == 0);
-    assert_true(sim_netif(x->cli.n)->gw4 == 0);
+    assert_true(wisp_netif_ip4_gw(sim_netif(x->cli.n)) == 0);
     /* the lease starts when the REQUEST was sent, just before the ACK */
     assert_true(x->cli.t_lost <= t0 + 120 * SEC + SLACK && x->cli.t_lost + SEC >= t0 + 120 * SEC);
     assert_true(x->srv.renews >= 1);
@@ -528,7 +528,7 @@ static void test_arp_conflict_declines(void **state)
     assert_true(x->srv.t_discover[1] + SLACK >= x->srv.t_decline + 10 * SEC);
     assert_int_equal(cli_ctr(x, WISP_CTR_DHCP_DECLINE_TX), 1);
     /* the squatter kept its address undisturbed */
-    assert_true(sim_netif(squat)->ip4 == POOL1);
+    assert_true(wisp_netif_ip4_addr(sim_netif(squat)) == POOL1);
     world_free(x);
 }
 

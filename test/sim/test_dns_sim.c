@@ -129,7 +129,7 @@ static void found(void *arg, const char *name, wisp_err_t err, const wisp_ipaddr
     (void)ttl_s;
     r->calls++;
     r->err = err;
-    r->addr = addr != NULL ? addr->u.ip4 : 0;
+    r->addr = addr != NULL ? wisp_ipaddr_ip4(addr) : 0;
     r->t_us = sim_now_us(r->w);
 }
 
@@ -211,7 +211,7 @@ static void rotation_to_second_server(void **state)
     {
         wisp_ipaddr_t a;
         assert_int_equal(wisp_dns_gethostbyname(sim_stack(c), "ROT.wisp-test", &a, found, &r), WISP_OK);
-        assert_int_equal(a.u.ip4, wisp_ip4(198, 18, 7, 9));
+        assert_int_equal(wisp_ipaddr_ip4(&a), wisp_ip4(198, 18, 7, 9));
     }
     wisp_udp_remove(d.pcb);
     wisp_udp_remove(sv.pcb);

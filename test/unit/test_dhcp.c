@@ -198,9 +198,9 @@ static wisp_ip4_t addr_of(enum role r)
 
 /* The interface's IPv4 address / mask / gateway (one place to change when
  * the netif's address configuration moves). */
-static wisp_ip4_t nif_addr(const struct fixture *f) { return f->e->nif.ip4; }
-static wisp_ip4_t nif_mask(const struct fixture *f) { return f->e->nif.mask4; }
-static wisp_ip4_t nif_gw(const struct fixture *f) { return f->e->nif.gw4; }
+static wisp_ip4_t nif_addr(const struct fixture *f) { return wisp_netif_ip4_addr(&f->e->nif); }
+static wisp_ip4_t nif_mask(const struct fixture *f) { return wisp_netif_ip4_mask(&f->e->nif); }
+static wisp_ip4_t nif_gw(const struct fixture *f) { return wisp_netif_ip4_gw(&f->e->nif); }
 
 /* ------------------------------------------------- client message checks */
 
@@ -808,6 +808,7 @@ static void test_requesting_gives_up(void **state)
     assert_true(wisp_rd32(s.m + 4) != xid);
     fx_free(f);
 }
+
 
 /* ------------------------------------------------------------ lease timers */
 

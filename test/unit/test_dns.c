@@ -38,7 +38,7 @@ static void found(void *arg, const char *name, wisp_err_t err, const wisp_ipaddr
     struct res *r = arg;
     r->calls++;
     r->err = err;
-    r->addr = addr != NULL ? addr->u.ip4 : 0;
+    r->addr = addr != NULL ? wisp_ipaddr_ip4(addr) : 0;
     r->ttl = ttl_s;
     snprintf(r->name, sizeof r->name, "%s", name);
 }
@@ -202,15 +202,30 @@ static void test_immediate(void **state)
     (void)state;
     memset(&r, 0, sizeof r);
     assert_int_equal(wisp_dns_gethostbyname(e->s, "198.18.7.7", &a, found, &r), WISP_OK);
-    assert_int_equal(a.u.ip4, wisp_ip4(198, 18, 7, 7));
+    assert_int_equal(wisp_ipaddr_ip4(&a), wisp_ip4(198, 18, 7, 7));
     assert_int_equal(wisp_dns_gethostbyname(e->s, "LocalHost.", &a, found, &r), WISP_OK);
-    assert_int_equal(a.u.ip4, wisp_ip4(127, 0, 0, 1));
+    assert_int_equal(wisp_ipaddr_ip4(&a), wisp_ip4(127, 0, 0, 1));
     /* no server */
     assert_int_equal(wisp_dns_gethostbyname(e->s, "example.com", &a, found, &r), WISP_ERR_VAL);
     assert_int_equal(wisp_dns_set_server(e->s, WISP_DNS_MAX_SERVERS, tu_ip_peer()), WISP_ERR_ARG);
     assert_int_equal(wisp_dns_set_server(e->s, 0, wisp_ip4(224, 0, 0, 1)), WISP_ERR_ARG);
     assert_int_equal(wisp_dns_set_server(e->s, 0, tu_ip_peer()), WISP_OK);
     assert_int_equal(wisp_dns_get_server(e->s, 0), tu_ip_peer());
+    {   /* the family-tagged form of the same table */
+        wisp_ipaddr_t sa, mc = wisp_ipaddr4(wisp_ip4(224, 0, 0, 1)), b = wisp_ipaddr4(wisp_ip4(198, 18, 7, 53));
+        assert_int_equal(wisp_dns_get_server_addr(e->s, 0, &sa), WISP_OK);
+        assert_int_equal(wisp_ipaddr_ip4(&sa), tu_ip_peer());
+        assert_int_equal(wisp_dns_set_server_addr(e->s, 1, &mc), WISP_ERR_ARG);
+        assert_int_equal(wisp_dns_set_server_addr(e->s, WISP_DNS_MAX_SERVERS, &b), WISP_ERR_ARG);
+        assert_int_equal(wisp_dns_get_server_addr(e->s, WISP_DNS_MAX_SERVERS, &sa), WISP_ERR_ARG);
+        assert_int_equal(wisp_dns_set_server_addr(e->s, 1, &b), WISP_OK);
+        assert_int_equal(wisp_dns_get_server(e->s, 1), wisp_ip4(198, 18, 7, 53));
+        memset(&b, 0, sizeof b); /* any: unset */
+        assert_int_equal(wisp_dns_set_server_addr(e->s, 1, &b), WISP_OK);
+        assert_int_equal(wisp_dns_get_server(e->s, 1), 0);
+        assert_int_equal(wisp_dns_get_server_addr(e->s, 1, &sa), WISP_OK);
+        assert_true(wisp_ipaddr_is_any(&sa));
+    }
     /* bad names */
     assert_int_equal(wisp_dns_gethostbyname(e->s, "", &a, found, &r), WISP_ERR_ARG);
     assert_int_equal(wisp_dns_gethostbyname(e->s, "a..b", &a, found, &r), WISP_ERR_ARG);
@@ -276,7 +291,7 @@ static void test_good_answer_and_cache(void **state)
     /* Cached: answered at once, nothing sent. */
     memset(&r, 0, sizeof r);
     assert_int_equal(wisp_dns_gethostbyname(e->s, "wisp-test.example", &a, found, &r), WISP_OK);
-    assert_int_equal(a.u.ip4, wisp_ip4(198, 18, 7, 7));
+    assert_int_equal(wisp_ipaddr_ip4(&a), wisp_ip4(198, 18, 7, 7));
     assert_int_equal(TU_CTR(e, DNS_CACHE_HIT), 1);
     assert_int_equal(tu_pending(e), 0);
     assert_int_equal(r.calls, 0);
@@ -921,7 +936,7 @@ static void test_reentrant_callback(void **state)
     reply(e, &c, &b);
     assert_int_equal(g.calls, 1);
     assert_int_equal(g.inner, WISP_OK); /* cached before the callbacks ran */
-    assert_int_equal(g.a.u.ip4, wisp_ip4(198, 18, 1, 1));
+    assert_int_equal(wisp_ipaddr_ip4(&g.a), wisp_ip4(198, 18, 1, 1));
     tu_env_free(e);
 }
 

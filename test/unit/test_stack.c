@@ -168,6 +168,40 @@ static void test_addr_text(void **state)
     assert_int_equal(wisp_ip4_prefix_mask(15), wisp_ip4(255, 254, 0, 0));
 }
 
+/* wisp_ipaddr_t in the layout this build chose (opt.h WISP_IPV6): 4 bytes
+ * without IPv6, 20 tagged bytes with it; the accessors behave the same. */
+static void test_ipaddr_layout(void **state)
+{
+    wisp_ipaddr_t a = wisp_ipaddr4(wisp_ip4(198, 18, 0, 2)), b = wisp_ipaddr_any4(), z;
+    static const wisp_ipaddr_t st = WISP_IPADDR4_INIT(0x01020304u);
+    (void)state;
+    assert_int_equal(sizeof(wisp_ipaddr_t), WISP_IPV6 ? 20u : 4u);
+    assert_true(wisp_ipaddr_is4(&a));
+    assert_int_equal(wisp_ipaddr_family(&a), WISP_AF_INET4);
+    assert_int_equal(wisp_ipaddr_ip4(&a), wisp_ip4(198, 18, 0, 2));
+    assert_false(wisp_ipaddr_is_any(&a));
+    assert_true(wisp_ipaddr_is_any(&b));
+    assert_true(wisp_ipaddr_is_any(NULL));
+    assert_false(wisp_ipaddr_eq(&a, &b));
+    wisp_ipaddr_set4(&b, wisp_ip4(198, 18, 0, 2));
+    assert_true(wisp_ipaddr_eq(&a, &b));
+    assert_int_equal(wisp_ipaddr_ip4(&st), 0x01020304u);
+    assert_true(wisp_ipaddr_is4(&st));
+    memset(&z, 0, sizeof(z)); /* a zeroed address reads as "any" in both layouts */
+    assert_true(wisp_ipaddr_is_any(&z));
+    assert_int_equal(wisp_ipaddr_ip4(&z), 0);
+#if WISP_IPV6
+    memset(z.u.ip6, 0, 16);
+    z.family = WISP_AF_INET6;
+    assert_true(wisp_ipaddr_is_any(&z));
+    z.u.ip6[15] = 1;
+    assert_false(wisp_ipaddr_is_any(&z));
+    assert_false(wisp_ipaddr_is4(&z));
+    assert_int_equal(wisp_ipaddr_ip4(&z), 0);
+    assert_false(wisp_ipaddr_eq(&z, &a));
+#endif
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -179,6 +213,7 @@ int main(void)
         cmocka_unit_test(test_pools_fit_their_storage),
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_addr_text),
+        cmocka_unit_test(test_ipaddr_layout),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -426,7 +426,7 @@ static void test_tcpip_stack_timers_fire_on_stack_thread(void **state)
         wisp_sys_sleep_ms(100);
         wisp_tcpip_lock(t.ctx);
         while ((n = tu_pop(t.e, f, sizeof f)) >= 0) {
-            if (n >= 42 && wisp_rd16(f + 12) == WISP_ETHTYPE_ARP && wisp_ip4_rd(f + 38) == unknown.u.ip4) {
+            if (n >= 42 && wisp_rd16(f + 12) == WISP_ETHTYPE_ARP && wisp_ip4_rd(f + 38) == wisp_ipaddr_ip4(&unknown)) {
                 requests++;
             }
         }

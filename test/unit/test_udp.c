@@ -101,6 +101,47 @@ static struct wisp_pbuf *payload(struct tu_env *e, const void *data, uint16_t le
 
 /* --------------------------------------------------------------- send */
 
+/* wisp_udp_sendto_from: the source given (the address a request was sent
+ * to, when answering), or the usual choice for a non-unicast one; the TOS
+ * set through wisp_udp_set_tos; the binding read back (wisp_udp_local). */
+static void test_sendto_from_tos_and_local(void **state)
+{
+    struct tu_env *e = env();
+    struct wisp_udp_pcb *pcb = wisp_udp_new(e->s);
+    struct wisp_pbuf *p = payload(e, "abc", 3);
+    wisp_ipaddr_t dst = peer(), from = wisp_ipaddr4(wisp_ip4(198, 18, 0, 77)), bc = wisp_ipaddr4(WISP_IP4_BCAST), any,
+                  got;
+    uint16_t port = 1;
+    int n;
+    (void)state;
+    assert_non_null(pcb);
+    memset(&any, 0, sizeof(any)); /* zeroed = any, in both address layouts */
+    assert_int_equal(wisp_udp_bind(pcb, &any, 5001), WISP_OK);
+    wisp_udp_local(pcb, &got, &port);
+    assert_true(wisp_ipaddr_is_any(&got));
+    assert_int_equal(port, 5001);
+    assert_int_equal(wisp_udp_get_tos(pcb), 0);
+    wisp_udp_set_tos(pcb, 0xB8); /* DSCP EF */
+    assert_int_equal(wisp_udp_get_tos(pcb), 0xB8);
+    assert_int_equal(wisp_udp_sendto_from(pcb, p, &from, &dst, 6000), WISP_OK);
+    n = tu_pop(e, g_out, sizeof(g_out));
+    check_udp_frame(g_out, n, wisp_ip4(198, 18, 0, 77), tu_ip_peer(), 5001, 6000, "abc", 3);
+    assert_int_equal(g_out[ETH + 1], 0xB8);
+    /* A broadcast (or any) source is no source: the interface's address. */
+    assert_int_equal(wisp_udp_sendto_from(pcb, p, &bc, &dst, 6000), WISP_OK);
+    n = tu_pop(e, g_out, sizeof(g_out));
+    check_udp_frame(g_out, n, tu_ip_self(), tu_ip_peer(), 5001, 6000, "abc", 3);
+    assert_int_equal(wisp_udp_sendto_from(pcb, p, NULL, &dst, 6000), WISP_OK);
+    n = tu_pop(e, g_out, sizeof(g_out));
+    check_udp_frame(g_out, n, tu_ip_self(), tu_ip_peer(), 5001, 6000, "abc", 3);
+    /* Nor is the destination any. */
+    assert_int_equal(wisp_udp_sendto_from(pcb, p, &from, &any, 6000), WISP_ERR_VAL);
+    assert_int_equal(tu_pending(e), 0);
+    wisp_pbuf_free(p);
+    wisp_udp_remove(pcb);
+    tu_env_free(e);
+}
+
 /* Datagrams sent: each is checked byte by byte (check_udp_frame: Ethernet,
  * IPv4 header and checksum, RFC 768 header, data, checksum recomputed
  * here), with the TTL and TOS, UDP_TX, and the caller's buffer given back
@@ -717,6 +758,7 @@ int main(void)
         cmocka_unit_test(test_bound_address_filters_destination),
         cmocka_unit_test(test_demux_by_local_address),
         cmocka_unit_test(test_loopback_round_trip),
+        cmocka_unit_test(test_sendto_from_tos_and_local),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
