@@ -4,7 +4,9 @@
  * clock, frame builders and the pool-leak check.
  */
 #include "testutil.h"
+#include "wisp/sys.h"
 
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -225,4 +227,31 @@ unsigned long tu_tx_allocs(const struct tu_env *e)
     n += e->s->pool[WISP_POOL_PBUF_SMALL].allocs;
 #endif
     return n;
+}
+
+/* ------------------------------------------- waiting on a condition */
+
+struct tu_poll tu_poll_start(uint32_t timeout_ms)
+{
+    struct tu_poll tp;
+    tp.start = wisp_sys_now_ms();
+    tp.timeout_ms = timeout_ms;
+    tp.n = 0;
+    return tp;
+}
+
+bool tu_poll_more(struct tu_poll *tp)
+{
+    if (wisp_sys_now_ms() - tp->start > tp->timeout_ms) {
+        return false;
+    }
+    /* The poll interval of a condition wait (not a guess at how long
+     * another thread needs): yield first, then look every millisecond. */
+    if (tp->n < 20u) {
+        sched_yield();
+    } else {
+        wisp_sys_sleep_ms(1);
+    }
+    tp->n++;
+    return true;
 }

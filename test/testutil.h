@@ -96,4 +96,33 @@ size_t tu_ping_frame(uint8_t *buf, uint16_t id, uint16_t seq, const void *data, 
 /** Preload the ARP cache with the peer so output does not wait for ARP. */
 void tu_arp_peer(struct tu_env *e);
 
+/* ------------------------------------------- waiting on a condition */
+/** A bounded poll of a condition the caller evaluates (threaded tests):
+ *    struct tu_poll tp = tu_poll_start(5000);
+ *    while (!cond) { TU_POLL(&tp, "what did not happen"); }
+ *  tu_poll_more() pauses briefly (a yield, later 1 ms) and returns false
+ *  once timeout_ms passed since tu_poll_start; TU_POLL fails the test then.
+ *  Use it for states that have no wake-up to wait on (a counter in the
+ *  core, read under the core lock); for "thread T is blocked in a call"
+ *  use the sys port's probe (tu_wait_blocked). */
+struct tu_poll {
+    uint32_t start, timeout_ms;
+    unsigned n;
+};
+struct tu_poll tu_poll_start(uint32_t timeout_ms);
+bool tu_poll_more(struct tu_poll *tp);
+/** Deadline of the threaded tests' condition waits, ms: far above what any
+ *  wait needs on a loaded machine; only reached when the awaited thing
+ *  does not happen. */
+#define TU_WAIT_MS 10000u
+/** Fail unless thread t (wisp_sys_thread_t *) blocks on obj (NULL: any
+ *  semaphore or mailbox) within TU_WAIT_MS: the sys port's probe. */
+#define TU_WAIT_BLOCKED(t, obj) assert_true(wisp_sys_debug_wait_blocked((t), (obj), TU_WAIT_MS))
+#define TU_POLL(tp, what) \
+    do { \
+        if (!tu_poll_more(tp)) { \
+            fail_msg("timeout: %s", (what)); \
+        } \
+    } while (0)
+
 #endif

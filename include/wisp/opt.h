@@ -703,6 +703,17 @@ void wisp_assert_fail(const char *expr, const char *file, int line);
 #define WISP_TCPIP_MAX_WAIT_MS 1000u
 #endif
 
+/** The sys port's blocked-thread probe (wisp_sys_debug_* in wisp/sys.h):
+ *  the port records, for every thread it created or that registered with
+ *  it, whether the thread waits in a semaphore, mailbox or mutex and on
+ *  which object, so threaded tests wait for "thread T is blocked in recv"
+ *  instead of sleeping. Costs only when a wait really blocks (one global
+ *  debug lock and a broadcast per block and per wake-up) plus a few words
+ *  per thread handle. 0/1, default WISP_DEBUG (off in release builds). */
+#ifndef WISP_SYS_DEBUG_PROBE
+#define WISP_SYS_DEBUG_PROBE WISP_DEBUG
+#endif
+
 /* ------------------------------------------------------------------- API */
 /* The sequential netconn API (wisp/netconn.h, src/api/netconn.c); used only
  * by code that includes it. */

@@ -159,4 +159,47 @@ uint32_t wisp_sys_now_ms(void);
  *  where (the core function). A port without the check may define it empty. */
 void wisp_sys_core_check(const void *core_lock, const char *where);
 
+/* ------------------------------------------- debug: blocked-thread probe */
+
+#if WISP_SYS_DEBUG_PROBE
+/** What a thread waits in (wisp_sys_debug_blocked_kind). */
+enum wisp_sys_wait_kind {
+    WISP_SYS_WAIT_NONE = 0,     /**< running (or not known to the port) */
+    WISP_SYS_WAIT_SEM,          /**< wisp_sys_sem_wait on an empty semaphore */
+    WISP_SYS_WAIT_MBOX_FETCH,   /**< wisp_sys_mbox_fetch on an empty mailbox */
+    WISP_SYS_WAIT_MBOX_POST,    /**< wisp_sys_mbox_post on a full mailbox */
+    WISP_SYS_WAIT_MUTEX         /**< wisp_sys_mutex_lock of a mutex another thread holds */
+};
+
+/** Test/debug probe (WISP_SYS_DEBUG_PROBE): the port tracks, for every
+ *  thread created by wisp_sys_thread_new() or registered here, whether it
+ *  is blocked in one of the waits above and on which object (the address
+ *  of the wisp_sys_sem_t / wisp_sys_mbox_t / wisp_sys_mutex_t). "Blocked"
+ *  is set by the waiting thread while it holds the object's internal lock,
+ *  just before it sleeps: once the probe reports a thread blocked on a
+ *  semaphore or mailbox, a signal / post that follows is guaranteed to
+ *  reach it as a wake-up (the wait did not finish before). Not for program
+ *  logic.
+ *
+ *  Register the calling thread (one not created by wisp_sys_thread_new,
+ *  e.g. main) under the handle t, which stays valid until unregistered;
+ *  wisp_sys_thread_is_self(t) is then true on it. */
+void wisp_sys_debug_thread_register(wisp_sys_thread_t *t);
+/** Undo wisp_sys_debug_thread_register (the calling thread, handle t). */
+void wisp_sys_debug_thread_unregister(wisp_sys_thread_t *t);
+/** Wait up to timeout_ms until thread t is blocked on obj; obj NULL = on
+ *  any semaphore or mailbox (a mutex only when named: mutex waits are
+ *  normally short). True once it is, false on timeout (immediately, when
+ *  the port has no threads). With message passing (WISP_TCPIP_CORE_LOCKING
+ *  0) every API call also waits briefly on a semaphore for the stack
+ *  thread: name the object where that matters. */
+bool wisp_sys_debug_wait_blocked(const wisp_sys_thread_t *t, const void *obj, uint32_t timeout_ms);
+/** Wait up to timeout_ms until at least n known threads are blocked on obj
+ *  at the same time. True once they are, false on timeout. */
+bool wisp_sys_debug_wait_blocked_n(const void *obj, unsigned n, uint32_t timeout_ms);
+/** Now: the object t is blocked on (NULL: not blocked) and, when kind is
+ *  not NULL, the kind of wait. */
+const void *wisp_sys_debug_blocked_on(const wisp_sys_thread_t *t, enum wisp_sys_wait_kind *kind);
+#endif /* WISP_SYS_DEBUG_PROBE */
+
 #endif /* WISP_SYS_H */

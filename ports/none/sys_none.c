@@ -199,3 +199,44 @@ void wisp_sys_core_check(const void *core_lock, const char *where)
     WISP_UNUSED(core_lock);
     WISP_UNUSED(where);
 }
+
+/* ------------------------------------------- debug: blocked-thread probe */
+
+#if WISP_SYS_DEBUG_PROBE
+/* One context: while the caller runs, no other thread exists that could be
+ * blocked, so the probe knows no threads and every wait for one fails at
+ * once (an interrupt handler never blocks). */
+void wisp_sys_debug_thread_register(wisp_sys_thread_t *t)
+{
+    WISP_UNUSED(t);
+}
+
+void wisp_sys_debug_thread_unregister(wisp_sys_thread_t *t)
+{
+    WISP_UNUSED(t);
+}
+
+bool wisp_sys_debug_wait_blocked(const wisp_sys_thread_t *t, const void *obj, uint32_t timeout_ms)
+{
+    WISP_UNUSED(t);
+    WISP_UNUSED(obj);
+    WISP_UNUSED(timeout_ms);
+    return false;
+}
+
+bool wisp_sys_debug_wait_blocked_n(const void *obj, unsigned n, uint32_t timeout_ms)
+{
+    WISP_UNUSED(obj);
+    WISP_UNUSED(timeout_ms);
+    return n == 0;
+}
+
+const void *wisp_sys_debug_blocked_on(const wisp_sys_thread_t *t, enum wisp_sys_wait_kind *kind)
+{
+    WISP_UNUSED(t);
+    if (kind != NULL) {
+        *kind = WISP_SYS_WAIT_NONE;
+    }
+    return NULL;
+}
+#endif /* WISP_SYS_DEBUG_PROBE */

@@ -13,6 +13,11 @@
  * creator may not have stored yet nor a registry. Mutex owners are kept
  * with relaxed atomics: only the holder writes its own token, anybody may
  * read it (the checks compare with their own token).
+ *
+ * Blocked-thread probe (WISP_SYS_DEBUG_PROBE, wisp/sys.h): every wait that
+ * really sleeps marks the calling thread's handle "blocked on <object>"
+ * while it holds the object's internal mutex, and clears the mark when the
+ * wait ends; tests wait for the mark instead of sleeping.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE   /* pthread_setname_np, pthread_condattr_setclock */
@@ -126,18 +131,185 @@ static bool cond_wait_until(pthread_cond_t *c, pthread_mutex_t *mtx, uint32_t ti
     return true;
 }
 
+/* ------------------------------------------- debug: blocked-thread probe */
+
+#if WISP_SYS_DEBUG_PROBE
+/* One lock and one condition for the whole probe: a thread that starts or
+ * stops blocking updates its record under dbg_mtx and broadcasts dbg_cond;
+ * wisp_sys_debug_wait_blocked*() wait on dbg_cond. Lock order: an object's
+ * internal mutex, then dbg_mtx (the probe never takes an object's lock). */
+static pthread_mutex_t dbg_mtx = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t dbg_cond;
+static pthread_once_t dbg_once = PTHREAD_ONCE_INIT;
+static struct wisp_sys_thread *dbg_threads; /* known threads (dbg_next) */
+
+static void dbg_init(void)
+{
+    cond_init_mono(&dbg_cond);
+}
+
+static void dbg_lock(void)
+{
+    sys_check(pthread_once(&dbg_once, dbg_init), "pthread_once");
+    sys_check(pthread_mutex_lock(&dbg_mtx), "pthread_mutex_lock");
+}
+
+static void dbg_unlock(void)
+{
+    sys_check(pthread_mutex_unlock(&dbg_mtx), "pthread_mutex_unlock");
+}
+
+static void dbg_list_add(struct wisp_sys_thread *t)
+{
+    dbg_lock();
+    t->dbg_obj = NULL;
+    t->dbg_kind = WISP_SYS_WAIT_NONE;
+    t->dbg_next = dbg_threads;
+    dbg_threads = t;
+    t->dbg_listed = 1;
+    dbg_unlock();
+}
+
+static void dbg_list_remove(struct wisp_sys_thread *t)
+{
+    struct wisp_sys_thread **pp;
+    dbg_lock();
+    for (pp = &dbg_threads; *pp != NULL; pp = &(*pp)->dbg_next) {
+        if (*pp == t) {
+            *pp = t->dbg_next;
+            break;
+        }
+    }
+    t->dbg_listed = 0;
+    t->dbg_obj = NULL;
+    t->dbg_kind = WISP_SYS_WAIT_NONE;
+    dbg_unlock();
+}
+
+/* The calling thread starts (obj != NULL) or stops (obj NULL) blocking. */
+static void dbg_mark(const void *obj, int kind)
+{
+    struct wisp_sys_thread *t = (struct wisp_sys_thread *)self_thread;
+    if (t == NULL) {
+        return; /* a thread the port does not know */
+    }
+    dbg_lock();
+    t->dbg_obj = obj;
+    t->dbg_kind = obj != NULL ? kind : WISP_SYS_WAIT_NONE;
+    sys_check(pthread_cond_broadcast(&dbg_cond), "pthread_cond_broadcast");
+    dbg_unlock();
+}
+
+/* t blocked on obj (dbg_mtx held); obj NULL: on a semaphore or mailbox. */
+static bool dbg_is_blocked(const struct wisp_sys_thread *t, const void *obj)
+{
+    if (t->dbg_obj == NULL) {
+        return false;
+    }
+    if (obj != NULL) {
+        return t->dbg_obj == obj;
+    }
+    return t->dbg_kind != WISP_SYS_WAIT_MUTEX;
+}
+
+static unsigned dbg_count_on(const void *obj)
+{
+    const struct wisp_sys_thread *t;
+    unsigned n = 0;
+    for (t = dbg_threads; t != NULL; t = t->dbg_next) {
+        n += (obj != NULL && t->dbg_obj == obj) ? 1u : 0u;
+    }
+    return n;
+}
+
+void wisp_sys_debug_thread_register(wisp_sys_thread_t *t)
+{
+    WISP_ASSERT(self_thread == NULL);
+    memset(t, 0, sizeof(*t));
+    t->tid = pthread_self();
+    self_thread = t;
+    dbg_list_add(t);
+}
+
+void wisp_sys_debug_thread_unregister(wisp_sys_thread_t *t)
+{
+    WISP_ASSERT(self_thread == t);
+    dbg_list_remove(t);
+    self_thread = NULL;
+}
+
+/* Wait until t is blocked on obj (t != NULL) or n threads are blocked on
+ * obj (t NULL), or the deadline passes. */
+static bool dbg_wait(const struct wisp_sys_thread *t, const void *obj, unsigned n, uint32_t timeout_ms)
+{
+    struct timespec deadline;
+    bool ok;
+    if (timeout_ms != 0 && timeout_ms != WISP_SYS_FOREVER) {
+        deadline_in(&deadline, timeout_ms);
+    }
+    dbg_lock();
+    for (;;) {
+        ok = t != NULL ? dbg_is_blocked(t, obj) : dbg_count_on(obj) >= n;
+        if (ok || !cond_wait_until(&dbg_cond, &dbg_mtx, timeout_ms, &deadline)) {
+            break;
+        }
+    }
+    if (!ok) { /* one last look at the deadline */
+        ok = t != NULL ? dbg_is_blocked(t, obj) : dbg_count_on(obj) >= n;
+    }
+    dbg_unlock();
+    return ok;
+}
+
+bool wisp_sys_debug_wait_blocked(const wisp_sys_thread_t *t, const void *obj, uint32_t timeout_ms)
+{
+    return t != NULL && dbg_wait(t, obj, 0, timeout_ms);
+}
+
+bool wisp_sys_debug_wait_blocked_n(const void *obj, unsigned n, uint32_t timeout_ms)
+{
+    return n == 0 || (obj != NULL && dbg_wait(NULL, obj, n, timeout_ms));
+}
+
+const void *wisp_sys_debug_blocked_on(const wisp_sys_thread_t *t, enum wisp_sys_wait_kind *kind)
+{
+    const void *obj;
+    int k;
+    dbg_lock();
+    obj = t->dbg_obj;
+    k = t->dbg_kind;
+    dbg_unlock();
+    if (kind != NULL) {
+        *kind = (enum wisp_sys_wait_kind)k;
+    }
+    return obj;
+}
+
+#define DBG_BLOCK(obj, kind) dbg_mark((obj), (kind))
+#define DBG_UNBLOCK() dbg_mark(NULL, WISP_SYS_WAIT_NONE)
+#else
+#define DBG_BLOCK(obj, kind) ((void)0)
+#define DBG_UNBLOCK() ((void)0)
+#endif /* WISP_SYS_DEBUG_PROBE */
+
 /* --------------------------------------------------------------- threads */
 
 static void *thread_trampoline(void *arg)
 {
     struct wisp_sys_thread *t = (struct wisp_sys_thread *)arg;
     self_thread = t;
+#if WISP_SYS_DEBUG_PROBE
+    dbg_list_add(t);
+#endif
 #ifdef __linux__
     if (t->name[0] != '\0') {
         (void)pthread_setname_np(pthread_self(), t->name);
     }
 #endif
     t->fn(t->arg);
+#if WISP_SYS_DEBUG_PROBE
+    dbg_list_remove(t);
+#endif
     self_thread = NULL;
     return NULL;
 }
@@ -201,7 +373,15 @@ void wisp_sys_mutex_lock(wisp_sys_mutex_t *m)
 {
     /* Recursion would deadlock below: catch it first (debug builds). */
     WISP_ASSERT(!wisp_sys_mutex_held(m));
+#if WISP_SYS_DEBUG_PROBE
+    if (pthread_mutex_trylock(&m->mtx) != 0) { /* held by another thread: blocks */
+        DBG_BLOCK(m, WISP_SYS_WAIT_MUTEX);
+        sys_check(pthread_mutex_lock(&m->mtx), "pthread_mutex_lock");
+        DBG_UNBLOCK();
+    }
+#else
     sys_check(pthread_mutex_lock(&m->mtx), "pthread_mutex_lock");
+#endif
     __atomic_store_n(&m->owner, self_id(), __ATOMIC_RELAXED);
 }
 
@@ -248,11 +428,17 @@ wisp_err_t wisp_sys_sem_wait(wisp_sys_sem_t *sem, uint32_t timeout_ms)
         deadline_in(&deadline, timeout_ms);
     }
     sys_check(pthread_mutex_lock(&sem->mtx), "pthread_mutex_lock");
-    while (sem->count == 0) {
-        if (!cond_wait_until(&sem->cond, &sem->mtx, timeout_ms, &deadline)) {
-            r = WISP_ERR_TIMEOUT;
-            break;
+    if (sem->count == 0 && timeout_ms != 0) {
+        DBG_BLOCK(sem, WISP_SYS_WAIT_SEM); /* under sem->mtx: see wisp/sys.h */
+        while (sem->count == 0) {
+            if (!cond_wait_until(&sem->cond, &sem->mtx, timeout_ms, &deadline)) {
+                r = WISP_ERR_TIMEOUT;
+                break;
+            }
         }
+        DBG_UNBLOCK();
+    } else if (sem->count == 0) {
+        r = WISP_ERR_TIMEOUT;
     }
     if (r == WISP_OK) {
         sem->count--;
@@ -313,8 +499,12 @@ static void *mbox_get(wisp_sys_mbox_t *mb)
 void wisp_sys_mbox_post(wisp_sys_mbox_t *mb, void *msg)
 {
     sys_check(pthread_mutex_lock(&mb->mtx), "pthread_mutex_lock");
-    while (mb->count == mb->cap) {
-        sys_check(pthread_cond_wait(&mb->not_full, &mb->mtx), "pthread_cond_wait");
+    if (mb->count == mb->cap) {
+        DBG_BLOCK(mb, WISP_SYS_WAIT_MBOX_POST);
+        while (mb->count == mb->cap) {
+            sys_check(pthread_cond_wait(&mb->not_full, &mb->mtx), "pthread_cond_wait");
+        }
+        DBG_UNBLOCK();
     }
     mbox_put(mb, msg);
     sys_check(pthread_mutex_unlock(&mb->mtx), "pthread_mutex_unlock");
@@ -341,11 +531,17 @@ wisp_err_t wisp_sys_mbox_fetch(wisp_sys_mbox_t *mb, void **msg, uint32_t timeout
         deadline_in(&deadline, timeout_ms);
     }
     sys_check(pthread_mutex_lock(&mb->mtx), "pthread_mutex_lock");
-    while (mb->count == 0) {
-        if (!cond_wait_until(&mb->not_empty, &mb->mtx, timeout_ms, &deadline)) {
-            r = WISP_ERR_TIMEOUT;
-            break;
+    if (mb->count == 0 && timeout_ms != 0) {
+        DBG_BLOCK(mb, WISP_SYS_WAIT_MBOX_FETCH);
+        while (mb->count == 0) {
+            if (!cond_wait_until(&mb->not_empty, &mb->mtx, timeout_ms, &deadline)) {
+                r = WISP_ERR_TIMEOUT;
+                break;
+            }
         }
+        DBG_UNBLOCK();
+    } else if (mb->count == 0) {
+        r = WISP_ERR_TIMEOUT;
     }
     if (r == WISP_OK) {
         *msg = mbox_get(mb);

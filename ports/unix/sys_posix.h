@@ -15,6 +15,13 @@ struct wisp_sys_thread {
     void (*fn)(void *arg);
     void *arg;
     char name[16];            /**< Linux limits thread names to 15 chars */
+#if WISP_SYS_DEBUG_PROBE
+    /* blocked-thread probe (sys_posix.c): under the port's debug lock */
+    struct wisp_sys_thread *dbg_next; /**< list of known threads */
+    const void *dbg_obj;      /**< object blocked on, NULL = running */
+    int dbg_kind;             /**< enum wisp_sys_wait_kind */
+    int dbg_listed;
+#endif
 };
 
 struct wisp_sys_mutex {

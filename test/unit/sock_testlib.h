@@ -85,16 +85,73 @@ static inline int senv_teardown(void **state)
  * over loopback finish quickly; at most 5 s). */
 static inline void wait_tcp_idle(struct senv *t)
 {
-    uint32_t start = wisp_sys_now_ms();
+    struct tu_poll tp = tu_poll_start(5000);
     for (;;) {
         unsigned used;
         wisp_tcpip_lock(t->ctx);
         used = t->e->s->pool[WISP_POOL_TCP_PCB].used + t->e->s->pool[WISP_POOL_TCP_LISTEN].used;
         wisp_tcpip_unlock(t->ctx);
-        if (used == 0 || wisp_sys_now_ms() - start > 5000u) {
-            break;
+        if (used == 0 || !tu_poll_more(&tp)) {
+            break; /* a leftover fails the leak check that follows */
         }
-        wisp_sys_sleep_ms(5);
+    }
+}
+
+/* The netconn under socket fd of the running test (white box: for the
+ * blocked-thread probe; the entry does not change while fd is open). */
+static inline struct wisp_netconn *sock_conn(int fd)
+{
+    struct wisp_netconn *c;
+    assert_non_null(g_cur);
+    assert_true(fd >= WISP_SOCKET_OFFSET && fd < WISP_SOCKET_OFFSET + WISP_SOCKET_COUNT);
+    wisp_sys_mutex_lock(&g_cur->tbl->lock);
+    c = g_cur->tbl->sock[fd - WISP_SOCKET_OFFSET].conn;
+    wisp_sys_mutex_unlock(&g_cur->tbl->lock);
+    assert_non_null(c);
+    return c;
+}
+
+/* Thread th (wisp_sys_thread_t *) is blocked in a receive (recv, recvfrom,
+ * accept: the netconn's mailbox) / a send waiting for room (its send
+ * semaphore) on fd. Fails the test after TU_WAIT_MS otherwise. */
+#define WAIT_IN_RECV(th, fd) TU_WAIT_BLOCKED((th), &sock_conn(fd)->mbox)
+#define WAIT_IN_SEND(th, fd) TU_WAIT_BLOCKED((th), &sock_conn(fd)->snd_sem)
+
+/* Wait until every byte written on TCP socket fd is acknowledged (its
+ * send buffer is empty): the peer's stack holds it. */
+static inline void wait_all_acked(int fd)
+{
+    struct wisp_netconn *c = sock_conn(fd);
+    struct tu_poll tp = tu_poll_start(TU_WAIT_MS);
+    for (;;) {
+        bool done;
+        wisp_tcpip_lock(g_cur->ctx);
+        done = c->pcb.tcp == NULL || wisp_tcp_sndbuf(c->pcb.tcp) >= wisp_tcp_sndbuf_size(c->pcb.tcp);
+        wisp_tcpip_unlock(g_cur->ctx);
+        if (done) {
+            return;
+        }
+        TU_POLL(&tp, "data not acknowledged");
+    }
+}
+
+/* Thread th is blocked in select / poll, or waits for its turn on a
+ * socket another thread reads or writes: both sleep on a semaphore of the
+ * socket table's waiter list (private to sockets.c), so: registered as a
+ * waiter and blocked on a semaphore that is no netconn's. */
+static inline void wait_in_select(const wisp_sys_thread_t *th)
+{
+    struct tu_poll tp = tu_poll_start(TU_WAIT_MS);
+    for (;;) {
+        enum wisp_sys_wait_kind k = WISP_SYS_WAIT_NONE;
+        bool listed;
+        wisp_sys_mutex_lock(&g_cur->tbl->lock);
+        listed = g_cur->tbl->waiters != NULL;
+        wisp_sys_mutex_unlock(&g_cur->tbl->lock);
+        if (listed && wisp_sys_debug_blocked_on(th, &k) != NULL && k == WISP_SYS_WAIT_SEM) {
+            return;
+        }
+        TU_POLL(&tp, "the thread did not block in select/poll or for its turn");
     }
 }
 

@@ -277,9 +277,9 @@ static void thr_join(struct thr *t)
  * listening (the connection is refused: ERR_RST). */
 static struct wisp_netconn *connect_retry(struct tnode *n, const struct tnode *to, uint16_t port)
 {
-    unsigned i;
+    struct tu_poll tp = tu_poll_start(TU_WAIT_MS);
     wisp_ipaddr_t addr = ip_of(to);
-    for (i = 0; i < 1000; i++) {
+    for (;;) {
         struct wisp_netconn *c = wisp_netconn_new(&n->api, WISP_NETCONN_TCP);
         wisp_err_t r;
         assert_non_null(c);
@@ -289,10 +289,8 @@ static struct wisp_netconn *connect_retry(struct tnode *n, const struct tnode *t
         }
         assert_int_equal(r, WISP_ERR_RST);
         assert_int_equal(wisp_netconn_delete(c), WISP_OK);
-        wisp_sys_sleep_ms(10);
+        TU_POLL(&tp, "could not connect");
     }
-    fail_msg("could not connect");
-    return NULL;
 }
 
 /* Core context probes (the stack thread runs them). */
@@ -307,6 +305,76 @@ static unsigned tcp_pcbs_used(struct tnode *n)
     unsigned used = 0;
     assert_int_equal(wisp_tcpip_call(&n->ctx, probe_tcp_pcbs, &used), WISP_OK);
     return used;
+}
+
+/* Wait until node n has at least want TCP connection PCBs (a handshake
+ * completed in its core: the accept callback ran). */
+static void wait_tcp_pcbs(struct tnode *n, unsigned want)
+{
+    struct tu_poll tp = tu_poll_start(TU_WAIT_MS);
+    while (tcp_pcbs_used(n) < want) {
+        TU_POLL(&tp, "connection not established");
+    }
+}
+
+/* A counter of node n, read under its core lock. */
+static unsigned long ctr_of(struct tnode *n, unsigned id)
+{
+    unsigned long v;
+    wisp_tcpip_lock(&n->ctx);
+    v = (unsigned long)n->s->ctr[id];
+    wisp_tcpip_unlock(&n->ctx);
+    return v;
+}
+
+/* Wait until counter id of node n exceeds was. */
+static void wait_ctr_above(struct tnode *n, unsigned id, unsigned long was)
+{
+    struct tu_poll tp = tu_poll_start(TU_WAIT_MS);
+    while (ctr_of(n, id) <= was) {
+        TU_POLL(&tp, "counter did not move");
+    }
+}
+
+/* TCP state of c's PCB (node n), WISP_TCP_CLOSED without one. */
+static unsigned conn_tcp_state(struct tnode *n, struct wisp_netconn *c)
+{
+    unsigned st;
+    wisp_tcpip_lock(&n->ctx);
+    st = c->pcb.tcp != NULL ? wisp_tcp_state(c->pcb.tcp) : (unsigned)WISP_TCP_CLOSED;
+    wisp_tcpip_unlock(&n->ctx);
+    return st;
+}
+
+static void wait_all_acked(struct tnode *n, struct wisp_netconn *c);
+
+/* Wait until c's sender (node n) settled: nothing in flight, or the peer's
+ * window closed. */
+static void wait_tx_settled(struct tnode *n, struct wisp_netconn *c)
+{
+    struct tu_poll tp = tu_poll_start(TU_WAIT_MS);
+    for (;;) {
+        struct wisp_tcp_info ti;
+        memset(&ti, 0, sizeof ti);
+        wisp_tcpip_lock(&n->ctx);
+        if (c->pcb.tcp != NULL) {
+            wisp_tcp_get_info(c->pcb.tcp, &ti);
+        }
+        wisp_tcpip_unlock(&n->ctx);
+        if (ti.unacked == 0 || ti.snd_wnd == 0) {
+            return;
+        }
+        TU_POLL(&tp, "the sender did not settle");
+    }
+}
+
+/* Wait until c (node n) has received its peer's FIN (CLOSE-WAIT). */
+static void wait_peer_fin(struct tnode *n, struct wisp_netconn *c)
+{
+    struct tu_poll tp = tu_poll_start(TU_WAIT_MS);
+    while (conn_tcp_state(n, c) != WISP_TCP_CLOSE_WAIT) {
+        TU_POLL(&tp, "the peer's FIN did not arrive");
+    }
 }
 
 struct sndbuf_probe {
@@ -328,16 +396,15 @@ static wisp_err_t probe_sndbuf(struct wisp_stack *s, void *arg)
 static void wait_writer_started(struct tnode *n, struct wisp_netconn *c)
 {
     struct sndbuf_probe sp;
-    unsigned i;
+    struct tu_poll tp = tu_poll_start(TU_WAIT_MS);
     sp.c = c;
-    for (i = 0; i < 5000; i++) {
+    for (;;) {
         assert_int_equal(wisp_tcpip_call(&n->ctx, probe_sndbuf, &sp), WISP_OK);
         if (sp.sndbuf < (uint32_t)WISP_TCP_SND_BUF) {
             return;
         }
-        wisp_sys_sleep_ms(2);
+        TU_POLL(&tp, "the writer did not start");
     }
-    fail_msg("the writer did not start");
 }
 
 /* A listener on node n, port, and one accepted connection from a client
@@ -635,14 +702,16 @@ static void test_netconn_lwip_example_udp_echo(void **state)
     wisp_lwip_netconn_api = &e.b->api;
     thr_start(&srv, "lwip-udpecho", netconn_udp_echo_thread, &three);
     pp.port = 7;
-    for (i = 0; i < 5000; i++) {
-        assert_int_equal(wisp_tcpip_call(&e.b->ctx, udp_port_bound, &pp), WISP_OK);
-        if (pp.bound) {
-            break;
+    {
+        struct tu_poll tp = tu_poll_start(TU_WAIT_MS);
+        for (;;) {
+            assert_int_equal(wisp_tcpip_call(&e.b->ctx, udp_port_bound, &pp), WISP_OK);
+            if (pp.bound) {
+                break;
+            }
+            TU_POLL(&tp, "the UDP echo server did not bind");
         }
-        wisp_sys_sleep_ms(2);
     }
-    assert_true(pp.bound);
     c = wisp_netconn_new(&e.a->api, WISP_NETCONN_UDP);
     assert_non_null(c);
     assert_int_equal(wisp_netconn_bind(c, NULL, 5555), WISP_OK);
@@ -853,7 +922,6 @@ static void test_netconn_error_codes(void **state)
         wisp_ipaddr_t any = wisp_netconn_addr_any;
         struct wisp_netconn *l = wisp_netconn_new(&e.b->api, WISP_NETCONN_TCP), *s = NULL;
         wisp_err_t r;
-        unsigned i;
         assert_non_null(l);
         assert_int_equal(wisp_netconn_bind(l, &any, 80), WISP_OK);
         assert_int_equal(wisp_netconn_listen(l), WISP_OK);
@@ -867,8 +935,11 @@ static void test_netconn_error_codes(void **state)
         assert_int_equal(wisp_netconn_connect(t2, &ipb, 80), WISP_ERR_INPROGRESS);
         r = wisp_netconn_connect(t2, &ipb, 80);
         assert_true(r == WISP_ERR_ALREADY || r == WISP_ERR_ISCONN);
-        for (i = 0; i < 5000 && (r = wisp_netconn_connect(t2, &ipb, 80)) == WISP_ERR_ALREADY; i++) {
-            wisp_sys_sleep_ms(2);
+        {
+            struct tu_poll tp = tu_poll_start(TU_WAIT_MS);
+            while ((r = wisp_netconn_connect(t2, &ipb, 80)) == WISP_ERR_ALREADY) {
+                TU_POLL(&tp, "the non-blocking connect did not complete");
+            }
         }
         assert_int_equal(r, WISP_ERR_ISCONN);
         assert_int_equal(wisp_netconn_listen(t2), WISP_ERR_CONN);
@@ -908,18 +979,16 @@ static void test_netconn_reset_is_pending_once_after_data(void **state)
     (void)state;
     p = make_pair(&e, 3000, 4);
     assert_int_equal(wisp_netconn_write(p.server, "xyz", 3, WISP_NETCONN_COPY), WISP_OK);
-    wisp_sys_sleep_ms(50);
     /* The server's netconn goes (FIN); data the client sends afterwards is
      * answered with RST (RFC 1122 4.2.2.13). */
     assert_int_equal(wisp_netconn_delete(p.server), WISP_OK);
-    wisp_sys_sleep_ms(50);
+    wait_peer_fin(e.a, p.client); /* "xyz" and the FIN are in */
     assert_int_equal(wisp_netconn_write(p.client, "a", 1, WISP_NETCONN_COPY), WISP_OK);
     {
-        unsigned i;
-        for (i = 0; i < 5000 && tcp_pcbs_used(e.a) != 0; i++) {
-            wisp_sys_sleep_ms(2); /* until the RST freed the client's PCB */
+        struct tu_poll tp = tu_poll_start(TU_WAIT_MS);
+        while (tcp_pcbs_used(e.a) != 0) {
+            TU_POLL(&tp, "the RST did not free the client's PCB");
         }
-        assert_int_equal(tcp_pcbs_used(e.a), 0);
     }
     wisp_netconn_set_recvtimeout(p.client, 3000);
     assert_int_equal(wisp_netconn_recv_tcp_pbuf(p.client, &pb), WISP_OK); /* "xyz" first */
@@ -940,17 +1009,17 @@ static void test_netconn_reset_pending_error_for_writer_and_err(void **state)
 {
     struct tenv e = env_new();
     struct pair p;
-    unsigned i;
     wisp_err_t r = WISP_OK;
     (void)state;
     p = make_pair(&e, 3004, 4);
     assert_int_equal(wisp_netconn_delete(p.server), WISP_OK);
-    for (i = 0; i < 1000; i++) {
-        r = wisp_netconn_write(p.client, "a", 1, WISP_NETCONN_COPY);
-        if (r != WISP_OK) {
-            break;
+    wait_peer_fin(e.a, p.client);
+    {
+        struct tu_poll tp = tu_poll_start(TU_WAIT_MS);
+        /* the first write draws the RST; a later one reports it */
+        while ((r = wisp_netconn_write(p.client, "a", 1, WISP_NETCONN_COPY)) == WISP_OK) {
+            TU_POLL(&tp, "no RST for data after the peer's close");
         }
-        wisp_sys_sleep_ms(10);
     }
     assert_int_equal(r, WISP_ERR_RST);
     assert_int_equal(wisp_netconn_write(p.client, "a", 1, WISP_NETCONN_COPY), WISP_ERR_CLSD);
@@ -961,10 +1030,13 @@ static void test_netconn_reset_pending_error_for_writer_and_err(void **state)
         struct wisp_netconn *c = connect_retry(e.a, e.b, 3004), *s;
         assert_int_equal(wisp_netconn_accept(p.listener, &s), WISP_OK);
         assert_int_equal(wisp_netconn_delete(s), WISP_OK);
-        wisp_sys_sleep_ms(50);
+        wait_peer_fin(e.a, c);
         (void)wisp_netconn_write(c, "a", 1, WISP_NETCONN_COPY);
-        for (i = 0; i < 1000 && (r = wisp_netconn_err(c)) == WISP_OK; i++) {
-            wisp_sys_sleep_ms(10);
+        {
+            struct tu_poll tp = tu_poll_start(TU_WAIT_MS);
+            while ((r = wisp_netconn_err(c)) == WISP_OK) {
+                TU_POLL(&tp, "no RST for data after the peer's close");
+            }
         }
         assert_int_equal(r, WISP_ERR_RST);
         assert_int_equal(wisp_netconn_err(c), WISP_OK);
@@ -1026,7 +1098,7 @@ static void test_netconn_reset_wakes_blocked_writer_and_reader_with_err_rst(void
         if (total == 0 && pass > 0) {
             break;
         }
-        wisp_sys_sleep_ms(50);
+        wait_tx_settled(e.a, p.client); /* acknowledgments freed room, or the window closed */
     }
     assert_true(pass < 100);
     {
@@ -1040,7 +1112,9 @@ static void test_netconn_reset_wakes_blocked_writer_and_reader_with_err_rst(void
         wr.write = true;
         thr_start(&tw, "rst-w", rst_waiter_fn, &wr);
         thr_start(&tr, "rst-r", rst_waiter_fn, &rd);
-        wisp_sys_sleep_ms(150); /* let both block */
+        /* both block: the writer for room, the reader for data */
+        TU_WAIT_BLOCKED(&tw.t, &p.client->snd_sem);
+        TU_WAIT_BLOCKED(&tr.t, &p.client->mbox);
         assert_int_equal(wisp_netconn_abort(p.server), WISP_OK); /* RST */
         thr_join(&tw);
         thr_join(&tr);
@@ -1200,10 +1274,13 @@ static void test_netconn_accept_expires(void **state)
         c[i] = wisp_netconn_new(&e.a->api, WISP_NETCONN_TCP);
         assert_non_null(c[i]);
         assert_int_equal(wisp_netconn_connect(c[i], &ipb, 4001), WISP_OK);
-        wisp_sys_sleep_ms(30);
+        wait_tcp_pcbs(e.b, i + 1u); /* the server's accept callback has run */
     }
-    assert_int_equal(wisp_netconn_shutdown(c[0], 0, 1), WISP_OK); /* its FIN */
-    wisp_sys_sleep_ms(300);
+    {
+        unsigned long fins = ctr_of(e.b, WISP_CTR_TCP_RX);
+        assert_int_equal(wisp_netconn_shutdown(c[0], 0, 1), WISP_OK); /* its FIN */
+        wait_ctr_above(e.b, WISP_CTR_TCP_RX, fins);                   /* reached the server */
+    }
     assert_int_equal(wisp_netconn_accept(l, &s), WISP_OK);   /* c[0]'s: accepted in time */
     /* c[1] and c[2] wait: reset after 2 s (checked every second); c[2]'s
      * peer closes first (CLOSE-WAIT would hold it forever) */
@@ -1251,7 +1328,7 @@ static void test_netconn_accept_backlog_resets_excess(void **state)
         c[i] = wisp_netconn_new(&e.a->api, WISP_NETCONN_TCP);
         assert_non_null(c[i]);
         assert_int_equal(wisp_netconn_connect(c[i], &ipb, 4000), WISP_OK);
-        wisp_sys_sleep_ms(30); /* the server's accept callback has run */
+        wait_tcp_pcbs(e.b, i < 2 ? i + 1u : 2u); /* the server's accept callback has run */
     }
     /* the third found the backlog full: reset */
     wisp_netconn_set_recvtimeout(c[2], 3000);
@@ -1281,9 +1358,10 @@ static void test_netconn_accept_backlog_resets_excess(void **state)
     /* a connection still waiting for accept is reset when the listener goes */
     {
         struct wisp_netconn *c4 = wisp_netconn_new(&e.a->api, WISP_NETCONN_TCP);
+        unsigned before = tcp_pcbs_used(e.b);
         assert_non_null(c4);
         assert_int_equal(wisp_netconn_connect(c4, &ipb, 4000), WISP_OK);
-        wisp_sys_sleep_ms(30);
+        wait_tcp_pcbs(e.b, before + 1u); /* queued for accept */
         assert_int_equal(wisp_netconn_delete(l), WISP_OK);
         wisp_netconn_set_recvtimeout(c4, 3000);
         assert_int_equal(wisp_netconn_recv_tcp_pbuf(c4, &pb), WISP_ERR_RST);
@@ -1338,7 +1416,8 @@ static void block_then(struct tnode *n, struct blocked *b, int action /* 0 close
     if (b->op >= 2) {
         wait_writer_started(n, b->c);
     }
-    wisp_sys_sleep_ms(100);
+    /* blocked: recv and accept on the mailbox, write on room */
+    TU_WAIT_BLOCKED(&t.t, b->op >= 2 ? (const void *)&b->c->snd_sem : (const void *)&b->c->mbox);
     t_action = wisp_sys_now_ms();
     if (action == 0) {
         assert_int_equal(wisp_netconn_close(b->c), WISP_OK);
@@ -1595,12 +1674,15 @@ static void test_netconn_pool_exhaustion_and_recovery(void **state)
     for (i = 0; i < 3; i++) {
         assert_int_equal(wisp_netconn_sendto(ua, nb, &ipb, 9), WISP_OK);
     }
-    for (i = 0; i < 2000; i++) {
-        wisp_netconn_api_stats(&e.b->api, &st);
-        if (st.udp_drops >= 3) {
-            break;
+    {
+        struct tu_poll tp = tu_poll_start(TU_WAIT_MS);
+        for (;;) {
+            wisp_netconn_api_stats(&e.b->api, &st);
+            if (st.udp_drops >= 3) {
+                break;
+            }
+            TU_POLL(&tp, "the datagrams were not dropped");
         }
-        wisp_sys_sleep_ms(5);
     }
     assert_int_equal(st.udp_drops, 3);
     assert_true(st.bufs_failed >= 4);
@@ -1613,7 +1695,7 @@ static void test_netconn_pool_exhaustion_and_recovery(void **state)
             struct pair p = make_pair(&e, 6000, 4);
             struct wisp_netbuf *tb = NULL;
             assert_int_equal(wisp_netconn_write(p.client, "kept", 4, WISP_NETCONN_COPY), WISP_OK);
-            wisp_sys_sleep_ms(50);
+            wait_all_acked(e.a, p.client); /* the server holds it */
             assert_int_equal(wisp_netconn_recv(p.server, &tb), WISP_ERR_MEM);
             assert_null(tb);
             for (i = 0; i < n; i++) {
@@ -1796,13 +1878,13 @@ static unsigned ev_count(struct wisp_netconn *c, enum wisp_netconn_evt evt, uint
 /* Events follow their mailbox post (the taker may be faster): wait a bit. */
 static unsigned ev_wait(struct wisp_netconn *c, enum wisp_netconn_evt evt, unsigned want, uint32_t *sum)
 {
-    unsigned i, k = 0;
-    for (i = 0; i < 2000; i++) {
+    unsigned k = 0;
+    struct tu_poll tp = tu_poll_start(TU_WAIT_MS);
+    for (;;) {
         k = ev_count(c, evt, sum);
-        if (k >= want) {
+        if (k >= want || !tu_poll_more(&tp)) {
             break;
         }
-        wisp_sys_sleep_ms(5);
     }
     return k;
 }
@@ -1814,7 +1896,6 @@ static void test_netconn_event_callback(void **state)
     struct wisp_pbuf *pb;
     wisp_ipaddr_t ipb = ip_of(e.b);
     uint32_t sum;
-    unsigned i;
     (void)state;
     g_evlog = calloc(1, sizeof(*g_evlog));
     assert_non_null(g_evlog);
@@ -1842,10 +1923,13 @@ static void test_netconn_event_callback(void **state)
     assert_int_equal(sum, 10);
     /* a reset: ERROR, then RCVPLUS and SENDPLUS for select */
     assert_int_equal(wisp_netconn_delete(s), WISP_OK); /* FIN, then RST to data */
-    wisp_sys_sleep_ms(30);
-    for (i = 0; i < 1000 && ev_count(c, WISP_NETCONN_EVT_ERROR, NULL) == 0; i++) {
-        (void)wisp_netconn_write(c, "x", 1, WISP_NETCONN_COPY);
-        wisp_sys_sleep_ms(10);
+    wait_peer_fin(e.a, c);
+    {
+        struct tu_poll tp = tu_poll_start(TU_WAIT_MS);
+        while (ev_count(c, WISP_NETCONN_EVT_ERROR, NULL) == 0) {
+            (void)wisp_netconn_write(c, "x", 1, WISP_NETCONN_COPY);
+            TU_POLL(&tp, "no ERROR event after the reset");
+        }
     }
     assert_int_equal(ev_count(c, WISP_NETCONN_EVT_ERROR, NULL), 1);
     assert_true(ev_count(c, WISP_NETCONN_EVT_SENDPLUS, NULL) >= 2);
@@ -1864,16 +1948,15 @@ static void test_netconn_event_callback(void **state)
 static void wait_all_acked(struct tnode *n, struct wisp_netconn *c)
 {
     struct sndbuf_probe sp;
-    unsigned i;
+    struct tu_poll tp = tu_poll_start(TU_WAIT_MS);
     sp.c = c;
-    for (i = 0; i < 1000; i++) {
+    for (;;) {
         assert_int_equal(wisp_tcpip_call(&n->ctx, probe_sndbuf, &sp), WISP_OK);
         if (sp.sndbuf == (uint32_t)WISP_TCP_SND_BUF) {
             return;
         }
-        wisp_sys_sleep_ms(10);
+        TU_POLL(&tp, "data not acknowledged");
     }
-    fail_msg("data not acknowledged");
 }
 
 /* Fill the receive mailbox of p->server beyond its slots (refused data),
@@ -1993,12 +2076,13 @@ static void test_netconn_shutdown_write_side_keeps_readers_receiving(void **stat
     memset(&rd, 0, sizeof rd);
     rd.c = p.client;
     thr_start(&t, "reader", wr_shut_reader_fn, &rd);
-    wisp_sys_sleep_ms(50); /* let it block */
+    TU_WAIT_BLOCKED(&t.t, &p.client->mbox); /* the reader waits for data */
     assert_int_equal(wisp_netconn_shutdown(p.client, 0, 1), WISP_OK);
     wisp_netconn_set_recvtimeout(p.server, 5000);
     assert_int_equal(wisp_netconn_recv(p.server, &nb), WISP_ERR_CLSD); /* our FIN arrived */
     assert_int_equal(wisp_netconn_write(p.client, "x", 1, WISP_NETCONN_COPY), WISP_ERR_CONN);
-    wisp_sys_sleep_ms(50);
+    /* our FIN did not wake the reader: still blocked on its mailbox */
+    assert_ptr_equal(wisp_sys_debug_blocked_on(&t.t, NULL), &p.client->mbox);
     assert_int_equal(wisp_netconn_write(p.server, "after-fin", 9, WISP_NETCONN_COPY), WISP_OK);
     assert_int_equal(wisp_netconn_close(p.server), WISP_OK);
     thr_join(&t);
@@ -2032,7 +2116,7 @@ static void test_netconn_udp_close_wakes_blocked_recv_without_delete(void **stat
         b.c = u;
         b.op = 0;
         thr_start(&t, "udp-recv", blocked_fn, &b);
-        wisp_sys_sleep_ms(50);
+        TU_WAIT_BLOCKED(&t.t, &u->mbox);
         assert_int_equal(round == 0 ? wisp_netconn_close(u) : wisp_netconn_shutdown(u, 1, 0), WISP_OK);
         thr_join(&t);
         assert_int_equal(b.r, WISP_ERR_CLSD);
@@ -2040,9 +2124,12 @@ static void test_netconn_udp_close_wakes_blocked_recv_without_delete(void **stat
         nb = wisp_netbuf_new(&e.a->api);
         assert_non_null(nb);
         assert_int_equal(wisp_netbuf_ref(nb, "late", 4), WISP_OK);
-        assert_int_equal(wisp_netconn_sendto(tx, nb, &ipb, 7100), WISP_OK);
-        wisp_netbuf_delete(nb);
-        wisp_sys_sleep_ms(30);
+        {
+            unsigned long rx = ctr_of(e.b, WISP_CTR_UDP_RX);
+            assert_int_equal(wisp_netconn_sendto(tx, nb, &ipb, 7100), WISP_OK);
+            wisp_netbuf_delete(nb);
+            wait_ctr_above(e.b, WISP_CTR_UDP_RX, rx); /* it arrived */
+        }
         assert_int_equal(wisp_netconn_recv(u, &nb), WISP_ERR_CLSD);
         assert_null(nb);
         assert_int_equal(wisp_netconn_delete(u), WISP_OK);

@@ -54,6 +54,7 @@ struct znode {
     struct zframe *qhead, *qtail;
     unsigned qlen;
     bool posted, cut;
+    unsigned long qtotal;        /* frames ever queued to this node */
     bool watch;                  /* count this node's TCP segments */
     unsigned seg_tx, seg_open, seg_data;
 };
@@ -127,6 +128,7 @@ static wisp_err_t ztransmit(struct wisp_dev *dev, struct wisp_pbuf *frame)
     }
     to->qtail = f;
     to->qlen++;
+    to->qtotal++;
     if (!to->posted) {
         to->posted = wisp_tcpip_callback(&to->ctx, zdeliver, to) == WISP_OK;
     }
@@ -288,6 +290,36 @@ static void zadvance(struct znode *n, uint32_t ms)
     wisp_tcpip_unlock(&n->ctx);
 }
 
+/* Node n idle now: its core not running (we hold its lock), nothing queued
+ * or posted to it; *total: frames ever queued to it. */
+static bool zidle(struct znode *n, unsigned long *total)
+{
+    bool idle;
+    wisp_tcpip_lock(&n->ctx);
+    wisp_sys_mutex_lock(&n->qlock);
+    idle = n->qhead == NULL && !n->posted;
+    *total = n->qtotal;
+    wisp_sys_mutex_unlock(&n->qlock);
+    wisp_tcpip_unlock(&n->ctx);
+    return idle;
+}
+
+/* Wait until the wire is quiet: both nodes idle twice in a row with no
+ * frame sent in between (every answer to what a clock step triggered has
+ * been delivered and processed). */
+static void zsettle(struct zenv *e)
+{
+    struct tu_poll tp = tu_poll_start(TU_WAIT_MS);
+    for (;;) {
+        unsigned long a1, b1, a2, b2;
+        bool idle = zidle(e->a, &a1) && zidle(e->b, &b1);
+        if (idle && zidle(e->a, &a2) && zidle(e->b, &b2) && a1 == a2 && b1 == b2) {
+            return;
+        }
+        TU_POLL(&tp, "the wire did not settle");
+    }
+}
+
 struct zwriter {
     struct wisp_netconn *c;
     uint8_t *buf;
@@ -360,19 +392,22 @@ static void zw_run(bool sock)
     wr.c = cli;
     wr.r = WISP_ERR_VAL;
     assert_int_equal(wisp_sys_thread_new(&wt, "zw-writer", zwriter_fn, &wr, 0, 0), WISP_OK);
-    for (k = 0; k < 5000; k++) {
-        zsnap_take(e.a, cli, &sa);
-        if (sa.have && sa.info.bytes_acked > 0 && sa.info.snd_wnd == 0 && sa.info.unacked <= 1u) {
-            break;
+    {
+        struct tu_poll tp = tu_poll_start(TU_WAIT_MS);
+        for (;;) {
+            zsnap_take(e.a, cli, &sa);
+            if (sa.have && sa.info.bytes_acked > 0 && sa.info.snd_wnd == 0 && sa.info.unacked <= 1u) {
+                break;
+            }
+            TU_POLL(&tp, "the window did not close");
         }
-        wisp_sys_sleep_ms(2);
     }
     assert_true(sa.have && sa.info.snd_wnd == 0);
     /* let the last ACKs and the first probe settle (1 s of clock) */
     for (k = 0; k < 10; k++) {
         zadvance(e.a, 100);
         zadvance(e.b, 100);
-        wisp_sys_sleep_ms(2);
+        zsettle(&e);
     }
     zsnap_take(e.a, cli, &sa0);
     zsnap_take(e.b, srv, &sb0); /* srv NULL: the socket's PCB */
@@ -389,7 +424,7 @@ static void zw_run(bool sock)
     for (k = 0; k < ZW_STALL_MS / ZW_STEP_MS; k++) {
         zadvance(e.a, ZW_STEP_MS);
         zadvance(e.b, ZW_STEP_MS);
-        wisp_sys_sleep_ms(1);
+        zsettle(&e); /* the probe and its answer went */
         zsnap_take(e.a, cli, &sa);
         if (!sa.have) {
             break;
@@ -398,7 +433,7 @@ static void zw_run(bool sock)
             grew++;
         }
     }
-    wisp_sys_sleep_ms(20); /* the last answers arrive */
+    zsettle(&e); /* the last answers arrived */
     zsnap_take(e.a, cli, &sa);
     zsnap_take(e.b, srv, &sb);
     wisp_tcpip_lock(&e.b->ctx);

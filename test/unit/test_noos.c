@@ -352,6 +352,13 @@ static void test_noos_sys_primitives_single_context(void **state)
 
     assert_int_equal(wisp_sys_thread_new(&t, "x", NULL, NULL, 0, 0), WISP_ERR_VAL);
     assert_false(wisp_sys_thread_is_self(&t));
+    /* the blocked-thread probe: no other context can be blocked */
+    wisp_sys_debug_thread_register(&t);
+    assert_false(wisp_sys_debug_wait_blocked(&t, NULL, 5));
+    assert_true(wisp_sys_debug_wait_blocked_n(&mb, 0, 0));
+    assert_false(wisp_sys_debug_wait_blocked_n(&mb, 1, 5));
+    assert_null(wisp_sys_debug_blocked_on(&t, NULL));
+    wisp_sys_debug_thread_unregister(&t);
     board_autotick = 0;
 }
 

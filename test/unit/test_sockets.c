@@ -305,11 +305,13 @@ static void test_sockets_readv_writev_sendmsg_recvmsg_scatter_gather(void **stat
         /* wait until all 10 bytes are there, then one readv takes them */
         uint8_t tmp[10];
         int n = 0;
-        while (n < 10) {
+        struct tu_poll tp = tu_poll_start(TU_WAIT_MS);
+        for (;;) {
             assert_int_equal(wisp_ioctl(cli, WISP_FIONREAD, &n), 0);
-            if (n < 10) {
-                wisp_sys_sleep_ms(1);
+            if (n >= 10) {
+                break;
             }
+            TU_POLL(&tp, "10 bytes did not arrive");
         }
         assert_int_equal(wisp_recv(cli, tmp, 3, WISP_MSG_PEEK), 3);
         assert_memory_equal(tmp, "012", 3);
@@ -709,13 +711,14 @@ static int so_error(int fd)
 /* Wait (up to 3 s) until fd has n bytes to read. */
 static void wait_readable(int fd, int n)
 {
-    int avail = -1, i;
-    for (i = 0; i < 1500; i++) {
+    int avail = -1;
+    struct tu_poll tp = tu_poll_start(TU_WAIT_MS);
+    for (;;) {
         assert_int_equal(wisp_ioctl(fd, WISP_FIONREAD, &avail), 0);
         if (avail >= n) {
             break;
         }
-        wisp_sys_sleep_ms(2);
+        TU_POLL(&tp, "the data did not arrive");
     }
     assert_int_equal(avail, n);
 }
@@ -874,7 +877,7 @@ static void test_sockets_reset_during_partial_send_goes_to_the_next_call(void **
         c.fd = cli;
         c.kind = 0;
         start_thread(&th, rst_call_thread, &c);
-        wisp_sys_sleep_ms(200); /* it fills the window and waits */
+        WAIT_IN_SEND(&th, cli); /* it filled the window and waits for room */
         peer_resets(srv, cli);
         wisp_sys_thread_join(&th);
         assert_true(c.r > 0);
@@ -944,7 +947,8 @@ static void test_sockets_reset_wakes_blocked_sender_and_receiver_with_econnreset
         assert_true(cli >= 0);
         assert_int_equal(wisp_connect(cli, SA(&a), sizeof a), -1);
         assert_int_equal(errno, WISP_EINPROGRESS);
-        for (i = 0; i < 200 && !syn; i++) {
+        struct tu_poll tp = tu_poll_start(TU_WAIT_MS);
+        for (;;) {
             wisp_tcpip_lock(t.ctx);
             while (!syn && tt_pop(&tt, &g)) {
                 if ((g.flags & TT_SYN) && g.dport == pport) {
@@ -958,11 +962,11 @@ static void test_sockets_reset_wakes_blocked_sender_and_receiver_with_econnreset
                 tt_inject(&tt, pport, lport, pisn, iss + 1u, TT_SYN | TT_ACK, 0, NULL, NULL, 0);
             }
             wisp_tcpip_unlock(t.ctx);
-            if (!syn) {
-                wisp_sys_sleep_ms(5);
+            if (syn) {
+                break;
             }
+            TU_POLL(&tp, "no SYN");
         }
-        assert_true(syn);
         pfd.fd = cli;
         pfd.events = WISP_POLLOUT;
         assert_int_equal(wisp_poll(&pfd, 1, 3000), 1);
@@ -981,7 +985,8 @@ static void test_sockets_reset_wakes_blocked_sender_and_receiver_with_econnreset
         rcv.kind = 2;
         start_thread(&ts, rst_call_thread, &snd);
         start_thread(&tr, rst_call_thread, &rcv);
-        wisp_sys_sleep_ms(150); /* let both block */
+        WAIT_IN_SEND(&ts, cli); /* both block: for room and for data */
+        WAIT_IN_RECV(&tr, cli);
         wisp_tcpip_lock(t.ctx);
         tt_inject(&tt, pport, lport, pisn + 1u, iss + 1u, TT_RST | TT_ACK, 0, NULL, NULL, 0);
         tu_clear(t.e); /* the probes and the handshake's ACK */
@@ -1327,12 +1332,11 @@ static void test_sockets_select_and_poll_over_64_connections(void **state)
         WISP_FD_SET(srv[i], &sw.rs);
     }
     start_thread(&th, select_thread, &sw);
-    wisp_sys_sleep_ms(100);
+    wait_in_select(&th); /* it blocked: the data below must wake it */
     assert_int_equal(wisp_send(cli[5], "c", 1, 0), 1);
     wisp_sys_thread_join(&th);
     assert_int_equal(sw.r, 1);
     assert_true(WISP_FD_ISSET(srv[5], &sw.rs));
-    assert_true(sw.waited >= 90);
     assert_int_equal(wisp_recv(srv[5], &b, 1, 0), 1);
     /* a pending connection makes the listener readable */
     {
@@ -1414,7 +1418,13 @@ static void close_while_blocked(int fd, int kind)
     b.fd = fd;
     b.kind = kind;
     start_thread(&th, blocked_thread, &b);
-    wisp_sys_sleep_ms(100); /* let it block */
+    if (kind == 2) {
+        wait_in_select(&th);
+    } else if (kind == 4) {
+        WAIT_IN_SEND(&th, fd); /* the window is full */
+    } else {
+        WAIT_IN_RECV(&th, fd); /* recv, accept, recvfrom */
+    }
     assert_int_equal(wisp_close(fd), 0);
     wisp_sys_thread_join(&th);
     assert_int_equal(b.r, -1);
@@ -1518,7 +1528,7 @@ static void test_sockets_two_readers_take_turns_and_close_wakes_both(void **stat
     memset(&b, 0, sizeof b);
     a.fd = b.fd = srv;
     start_thread(&ta, reader_thread, &a); /* blocks in recv: holds the turn */
-    wisp_sys_sleep_ms(50);
+    WAIT_IN_RECV(&ta, srv);
     /* a second reader: without waiting EAGAIN at once; with SO_RCVTIMEO it
      * waits for its turn that long; FIONREAD still answers */
     assert_int_equal(wisp_recv(srv, buf, 1, WISP_MSG_DONTWAIT), -1);
@@ -1534,12 +1544,12 @@ static void test_sockets_two_readers_take_turns_and_close_wakes_both(void **stat
     assert_int_equal(wisp_setsockopt(srv, WISP_SOL_SOCKET, WISP_SO_RCVTIMEO, &forever, sizeof forever), 0);
     /* b waits for its turn; each gets its own byte */
     start_thread(&tb, reader_thread, &b);
-    wisp_sys_sleep_ms(50);
+    wait_in_select(&tb); /* waits for its turn */
     assert_int_equal(wisp_send(cli, "x", 1, 0), 1);
     wisp_sys_thread_join(&ta);
     assert_int_equal(a.r, 1);
     assert_int_equal(a.got[0], 'x');
-    wisp_sys_sleep_ms(50);
+    WAIT_IN_RECV(&tb, srv); /* b has the turn now and waits for data */
     assert_int_equal(wisp_send(cli, "y", 1, 0), 1);
     wisp_sys_thread_join(&tb);
     assert_int_equal(b.r, 1);
@@ -1549,9 +1559,9 @@ static void test_sockets_two_readers_take_turns_and_close_wakes_both(void **stat
     memset(&d, 0, sizeof d);
     c.fd = d.fd = srv;
     start_thread(&tc, reader_thread, &c);
-    wisp_sys_sleep_ms(30);
+    WAIT_IN_RECV(&tc, srv);
     start_thread(&td, reader_thread, &d);
-    wisp_sys_sleep_ms(50);
+    wait_in_select(&td);
     assert_int_equal(wisp_close(srv), 0);
     wisp_sys_thread_join(&tc);
     wisp_sys_thread_join(&td);
@@ -1590,7 +1600,6 @@ static void test_sockets_accept_backlog_overflow_resets_the_excess(void **state)
     struct wisp_sockaddr_in a = sin_of(LO, 5060);
     struct wisp_netconn_stats st;
     int lfd, c[6], acc[6], i, n = 0, reset = 0, idle = 0, nb = 1;
-    uint32_t start;
     uint8_t b;
     (void)state;
     lfd = tcp_listener(5060, 2);
@@ -1602,11 +1611,16 @@ static void test_sockets_accept_backlog_overflow_resets_the_excess(void **state)
     /* nobody accepts: the listener holds two, the other four are reset
      * when their handshake completes (wisp's accept is a callback after
      * the handshake, see netconn_listen_with_backlog) */
-    start = wisp_sys_now_ms();
-    do {
-        wisp_sys_sleep_ms(5);
-        wisp_netconn_api_stats(t.api, &st);
-    } while (st.accept_drops < 4 && wisp_sys_now_ms() - start < 3000u);
+    {
+        struct tu_poll tp = tu_poll_start(TU_WAIT_MS);
+        for (;;) {
+            wisp_netconn_api_stats(t.api, &st);
+            if (st.accept_drops >= 4) {
+                break;
+            }
+            TU_POLL(&tp, "the excess connections were not dropped");
+        }
+    }
     assert_int_equal(st.accept_drops, 4);
     assert_int_equal(wisp_ioctl(lfd, WISP_FIONBIO, &nb), 0);
     for (i = 0; i < 6; i++) {
@@ -1754,7 +1768,7 @@ static void test_sockets_recv_making_room_takes_refused_data_at_once(void **stat
     static uint8_t got[sizeof buf];
     size_t total = sizeof buf, n;
     struct wisp_netconn_stats st;
-    int lfd, cli, srv, i;
+    int lfd, cli, srv;
     wisp_ssize_t r;
     (void)state;
     assert_true(total <= (size_t)WISP_TCP_WND && total <= (size_t)WISP_TCP_SND_BUF);
@@ -1764,15 +1778,17 @@ static void test_sockets_recv_making_room_takes_refused_data_at_once(void **stat
     lfd = tcp_listener(5060, 1);
     tcp_pair(lfd, 5060, &cli, &srv);
     assert_int_equal(wisp_send(cli, buf, total, 0), (wisp_ssize_t)total);
-    for (i = 0; i < 500; i++) { /* until the mailbox refused data */
-        wisp_netconn_api_stats(t.api, &st);
-        if (st.tcp_refused > 0) {
-            break;
+    {
+        struct tu_poll tp = tu_poll_start(TU_WAIT_MS);
+        for (;;) { /* until the mailbox refused data */
+            wisp_netconn_api_stats(t.api, &st);
+            if (st.tcp_refused > 0) {
+                break;
+            }
+            TU_POLL(&tp, "the mailbox refused nothing");
         }
-        wisp_sys_sleep_ms(10);
     }
-    assert_true(st.tcp_refused > 0);
-    wisp_sys_sleep_ms(50); /* the rest arrives (loopback) */
+    wait_all_acked(cli); /* the rest arrived: held for the mailbox */
     r = wisp_recv(srv, got, sizeof got, 0);
     assert_true(r > 0);
     n = (size_t)r;
@@ -1803,10 +1819,11 @@ static void test_sockets_shutdown_wr_keeps_a_blocked_reader_receiving(void **sta
     b.fd = cli;
     b.kind = 0; /* recv of one byte */
     start_thread(&th, blocked_thread, &b);
-    wisp_sys_sleep_ms(50);
+    WAIT_IN_RECV(&th, cli);
     assert_int_equal(wisp_shutdown(cli, WISP_SHUT_WR), 0);
     assert_int_equal(wisp_recv(srv, &c, 1, 0), 0); /* our FIN */
-    wisp_sys_sleep_ms(50);
+    /* our FIN did not wake the reader: still blocked on its mailbox */
+    assert_ptr_equal(wisp_sys_debug_blocked_on(&th, NULL), &sock_conn(cli)->mbox);
     assert_int_equal(wisp_send(srv, "z", 1, 0), 1);
     wisp_sys_thread_join(&th);
     assert_int_equal(b.r, 1); /* the byte sent after our FIN */
@@ -1833,7 +1850,7 @@ static void test_sockets_udp_shutdown_rd_wakes_blocked_recvfrom(void **state)
     b.fd = u;
     b.kind = 3; /* recvfrom */
     start_thread(&th, blocked_thread, &b);
-    wisp_sys_sleep_ms(50);
+    WAIT_IN_RECV(&th, u);
     assert_int_equal(wisp_shutdown(u, WISP_SHUT_RD), 0);
     wisp_sys_thread_join(&th);
     assert_int_equal(b.r, 0);

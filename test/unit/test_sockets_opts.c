@@ -94,14 +94,14 @@ static void peer_handshake(struct senv *t, struct peer *p, int fd, uint16_t ppor
     struct wisp_pollfd pfd;
     struct tt_seg g;
     bool syn = false;
-    unsigned i;
     memset(p, 0, sizeof(*p));
     p->tt.e = t->e;
     p->pport = pport;
     assert_int_equal(wisp_fcntl(fd, WISP_F_SETFL, WISP_O_NONBLOCK), 0);
     assert_int_equal(wisp_connect(fd, SA(&a), sizeof a), -1);
     assert_int_equal(errno, WISP_EINPROGRESS);
-    for (i = 0; i < 400 && !syn; i++) {
+    struct tu_poll tp = tu_poll_start(TU_WAIT_MS);
+    for (;;) {
         wisp_tcpip_lock(t->ctx);
         while (!syn && tt_pop(&p->tt, &g)) {
             if ((g.flags & TT_SYN) && g.dport == pport) {
@@ -115,11 +115,11 @@ static void peer_handshake(struct senv *t, struct peer *p, int fd, uint16_t ppor
             tt_inject(&p->tt, pport, p->lport, PEER_ISN, p->iss + 1u, TT_SYN | TT_ACK, wnd, opts, NULL, 0);
         }
         wisp_tcpip_unlock(t->ctx);
-        if (!syn) {
-            wisp_sys_sleep_ms(5);
+        if (syn) {
+            break;
         }
+        TU_POLL(&tp, "no SYN");
     }
-    assert_true(syn);
     p->snd = PEER_ISN + 1u;
     pfd.fd = fd;
     pfd.events = WISP_POLLOUT;
@@ -136,8 +136,9 @@ static void peer_handshake(struct senv *t, struct peer *p, int fd, uint16_t ppor
 static uint32_t peer_pop(struct senv *t, struct peer *p, uint32_t ms, uint32_t want, uint32_t *max_right,
                          uint16_t *max_len, struct tt_seg *last, unsigned *nseg)
 {
-    uint32_t start = wisp_sys_now_ms(), got = 0;
+    uint32_t got = 0;
     static struct tt_seg g;
+    struct tu_poll tp = tu_poll_start(ms); /* the window of observation */
     for (;;) {
         bool any = false;
         wisp_tcpip_lock(t->ctx);
@@ -164,11 +165,11 @@ static uint32_t peer_pop(struct senv *t, struct peer *p, uint32_t ms, uint32_t w
             }
         }
         wisp_tcpip_unlock(t->ctx);
-        if ((want > 0 && got >= want) || wisp_sys_now_ms() - start >= ms) {
+        if (want > 0 && got >= want) {
             return got;
         }
-        if (!any) {
-            wisp_sys_sleep_ms(2);
+        if (!any && !tu_poll_more(&tp)) {
+            return got;
         }
     }
 }
@@ -370,7 +371,8 @@ static void test_sockets_opts_sndbuf_blocks_the_writer(void **state)
     w.data = buf + total;
     w.len = 3000;
     assert_int_equal(wisp_sys_thread_new(&th, "writer", writer_thread, &w, 0, 0), WISP_OK);
-    (void)peer_pop(&t, &p, 300, 0, NULL, NULL, NULL, NULL);
+    WAIT_IN_SEND(&th, fd); /* it blocks for room */
+    (void)peer_pop(&t, &p, TU_WAIT_MS, 4096u - WISP_TCP_MSS, NULL, NULL, NULL, NULL);
     /* (Nagle may hold the last short piece back) */
     assert_true(p.high >= 4096u - WISP_TCP_MSS && p.high <= 4096u);
     ack_ms = wisp_sys_now_ms();
@@ -604,7 +606,6 @@ static void test_sockets_opts_recv_takes_all_queued_segments_at_once(void **stat
         /* round 0: fewer segments than the mailbox holds; round 1: more */
         unsigned nseg = round == 0 ? WISP_NETCONN_RECVMBOX_SIZE / 2u : WISP_NETCONN_RECVMBOX_SIZE * 3u;
         size_t total = (size_t)nseg * sizeof small, off = 0, k;
-        uint32_t start = wisp_sys_now_ms();
         int avail = 0;
         wisp_ssize_t r;
         unsigned i;
@@ -615,9 +616,9 @@ static void test_sockets_opts_recv_takes_all_queued_segments_at_once(void **stat
             assert_int_equal(wisp_send(cli, small, sizeof small, 0), (wisp_ssize_t)sizeof small);
         }
         /* everything arrived (loopback: acknowledged) and is queued */
+        struct tu_poll tp = tu_poll_start(TU_WAIT_MS);
         for (;;) {
             uint32_t unacked;
-            wisp_sys_sleep_ms(10);
             wisp_tcpip_lock(t.ctx);
             unacked = pcb_of(&t, cli)->snd_queued;
             wisp_tcpip_unlock(t.ctx);
@@ -625,7 +626,7 @@ static void test_sockets_opts_recv_takes_all_queued_segments_at_once(void **stat
             if (unacked == 0 && avail > 0) {
                 break;
             }
-            assert_true(wisp_sys_now_ms() - start < 10000u);
+            TU_POLL(&tp, "the data did not arrive");
         }
         if (round == 0) {
             /* a smaller buffer: exactly its size, then the rest */

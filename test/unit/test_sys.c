@@ -251,7 +251,8 @@ static void test_sem_signal_wakes_waiter(void **state)
     w.s = &s;
     w.r = WISP_ERR_VAL;
     assert_int_equal(wisp_sys_thread_new(&t, "waiter", sem_wait_forever, &w, 0, 0), WISP_OK);
-    wisp_sys_sleep_ms(20);
+    /* it waits: the signal below is what wakes it */
+    assert_true(wisp_sys_debug_wait_blocked(&t, &s, 10000));
     wisp_sys_sem_signal(&s);
     assert_int_equal(wisp_sys_thread_join(&t), WISP_OK);
     assert_int_equal(w.r, WISP_OK);
@@ -390,8 +391,9 @@ static void test_mbox_blocking_post_unblocks_when_fetched(void **state)
     bp.msg = &second;
     assert_int_equal(wisp_sys_sem_new(&bp.posted, 0), WISP_OK);
     assert_int_equal(wisp_sys_thread_new(&t, "poster", post_blocking, &bp, 0, 0), WISP_OK);
-    /* The mailbox is full: the post cannot complete while we wait. */
-    assert_int_equal(wisp_sys_sem_wait(&bp.posted, 100), WISP_ERR_TIMEOUT);
+    /* The mailbox is full: the post blocks. */
+    assert_true(wisp_sys_debug_wait_blocked(&t, &mb, 10000));
+    assert_int_equal(wisp_sys_sem_wait(&bp.posted, 0), WISP_ERR_TIMEOUT);
     assert_int_equal(wisp_sys_mbox_fetch(&mb, &msg, 0), WISP_OK);
     assert_ptr_equal(msg, &first);
     /* Room now: the poster completes (generous bound). */
@@ -422,30 +424,38 @@ static void test_mbox_fetch_times_out(void **state)
 struct late_poster {
     wisp_sys_mbox_t *mb;
     void *msg;
+    const wisp_sys_thread_t *fetcher;
+    bool saw_blocked;
 };
 
+/* Posts once the fetcher (main, registered with the probe) waits. */
 static void post_later(void *arg)
 {
     struct late_poster *lp = (struct late_poster *)arg;
-    wisp_sys_sleep_ms(30);
+    lp->saw_blocked = wisp_sys_debug_wait_blocked(lp->fetcher, lp->mb, 10000);
     wisp_sys_mbox_post(lp->mb, lp->msg);
 }
 
 static void test_mbox_fetch_forever_gets_late_message(void **state)
 {
     wisp_sys_mbox_t mb;
-    wisp_sys_thread_t t;
+    wisp_sys_thread_t t, self;
     struct late_poster lp;
     int v;
     void *msg = NULL;
     (void)state;
     assert_int_equal(wisp_sys_mbox_new(&mb, 1), WISP_OK);
+    wisp_sys_debug_thread_register(&self);
     lp.mb = &mb;
     lp.msg = &v;
+    lp.fetcher = &self;
+    lp.saw_blocked = false;
     assert_int_equal(wisp_sys_thread_new(&t, "late", post_later, &lp, 0, 0), WISP_OK);
     assert_int_equal(wisp_sys_mbox_fetch(&mb, &msg, WISP_SYS_FOREVER), WISP_OK);
     assert_ptr_equal(msg, &v);
     assert_int_equal(wisp_sys_thread_join(&t), WISP_OK);
+    wisp_sys_debug_thread_unregister(&self);
+    assert_true(lp.saw_blocked); /* the fetch waited for the post */
     wisp_sys_mbox_free(&mb);
 }
 
@@ -481,6 +491,79 @@ static void test_thread_create_join(void **state)
     assert_true(p.is_self);
     assert_int_equal(p.value, 42);
     assert_int_equal(wisp_sys_thread_new(&t, NULL, NULL, NULL, 0, 0), WISP_ERR_ARG);
+}
+
+/* ------------------------------------------------ blocked-thread probe */
+
+struct probe_locker {
+    wisp_sys_mutex_t *m;
+};
+
+static void lock_unlock(void *arg)
+{
+    struct probe_locker *pl = (struct probe_locker *)arg;
+    wisp_sys_mutex_lock(pl->m);
+    wisp_sys_mutex_unlock(pl->m);
+}
+
+/* The probe names the object and the kind of wait, counts several waiters
+ * of one object, reports a woken thread as running, answers false on
+ * timeout (at least the timeout later) and ignores mutexes unless named. */
+static void test_probe_reports_blocked_threads(void **state)
+{
+    wisp_sys_sem_t s;
+    wisp_sys_mutex_t m;
+    wisp_sys_thread_t t[3], tm;
+    struct sem_waiter w[3];
+    struct probe_locker pl;
+    enum wisp_sys_wait_kind k = WISP_SYS_WAIT_SEM;
+    uint64_t t0;
+    unsigned i;
+    (void)state;
+    assert_int_equal(wisp_sys_sem_new(&s, 0), WISP_OK);
+    assert_int_equal(wisp_sys_mutex_new(&m), WISP_OK);
+    /* nobody blocked yet: false after the timeout */
+    t0 = mono_us();
+    assert_false(wisp_sys_debug_wait_blocked_n(&s, 1, 30));
+    assert_true(mono_us() - t0 >= 30000u);
+    assert_true(wisp_sys_debug_wait_blocked_n(&s, 0, 0));
+    for (i = 0; i < 3; i++) {
+        w[i].s = &s;
+        w[i].r = WISP_ERR_VAL;
+        assert_int_equal(wisp_sys_thread_new(&t[i], "w", sem_wait_forever, &w[i], 0, 0), WISP_OK);
+    }
+    assert_true(wisp_sys_debug_wait_blocked_n(&s, 3, 10000));
+    for (i = 0; i < 3; i++) {
+        assert_true(wisp_sys_debug_wait_blocked(&t[i], &s, 0));
+        assert_true(wisp_sys_debug_wait_blocked(&t[i], NULL, 0));
+        assert_false(wisp_sys_debug_wait_blocked(&t[i], &m, 0));
+        assert_ptr_equal(wisp_sys_debug_blocked_on(&t[i], &k), &s);
+        assert_int_equal(k, WISP_SYS_WAIT_SEM);
+    }
+    /* a mutex wait: seen when the mutex is named, not as "any" */
+    wisp_sys_mutex_lock(&m);
+    pl.m = &m;
+    assert_int_equal(wisp_sys_thread_new(&tm, "m", lock_unlock, &pl, 0, 0), WISP_OK);
+    assert_true(wisp_sys_debug_wait_blocked(&tm, &m, 10000));
+    assert_ptr_equal(wisp_sys_debug_blocked_on(&tm, &k), &m);
+    assert_int_equal(k, WISP_SYS_WAIT_MUTEX);
+    assert_false(wisp_sys_debug_wait_blocked(&tm, NULL, 0));
+    wisp_sys_mutex_unlock(&m);
+    assert_int_equal(wisp_sys_thread_join(&tm), WISP_OK);
+    assert_null(wisp_sys_debug_blocked_on(&tm, &k));
+    assert_int_equal(k, WISP_SYS_WAIT_NONE);
+    /* woken: running again, nobody left on s */
+    wisp_sys_sem_signal(&s);
+    wisp_sys_sem_signal(&s);
+    wisp_sys_sem_signal(&s);
+    for (i = 0; i < 3; i++) {
+        assert_int_equal(wisp_sys_thread_join(&t[i]), WISP_OK);
+        assert_int_equal(w[i].r, WISP_OK);
+        assert_null(wisp_sys_debug_blocked_on(&t[i], NULL));
+    }
+    assert_false(wisp_sys_debug_wait_blocked_n(&s, 1, 0));
+    wisp_sys_mutex_free(&m);
+    wisp_sys_sem_free(&s);
 }
 
 /* ------------------------------------------------------------------ time */
@@ -596,6 +679,7 @@ int main(void)
         cmocka_unit_test(test_mbox_fetch_times_out),
         cmocka_unit_test(test_mbox_fetch_forever_gets_late_message),
         cmocka_unit_test(test_thread_create_join),
+        cmocka_unit_test(test_probe_reports_blocked_threads),
         cmocka_unit_test(test_sleep_sleeps_at_least),
         cmocka_unit_test(test_now_ms_is_monotonic_milliseconds),
         cmocka_unit_test(test_core_check_requires_core_lock_holder),

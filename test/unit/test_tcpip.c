@@ -367,7 +367,7 @@ static void test_tcpip_timer_armed_under_lock_wakes_sleeping_thread(void **state
     struct wisp_tcpip_stats st;
     uint32_t armed_at = 0;
     bool asleep = false;
-    int i;
+    struct tu_poll tp = tu_poll_start(TU_WAIT_MS);
     (void)state;
     memset(&p, 0, sizeof p);
     p.ctx = t.ctx;
@@ -375,7 +375,7 @@ static void test_tcpip_timer_armed_under_lock_wakes_sleeping_thread(void **state
 
     /* Wait until the thread sleeps without a deadline (white box: the
      * sleep state is read under the core lock that guards it). */
-    for (i = 0; i < 5000 && !asleep; i++) {
+    for (;;) {
         wisp_tcpip_lock(t.ctx);
         asleep = t.ctx->sleeping && t.ctx->sleep_forever;
         if (asleep) {
@@ -383,11 +383,11 @@ static void test_tcpip_timer_armed_under_lock_wakes_sleeping_thread(void **state
             wisp_timer_arm(t.e->s, &p.tm, 30, timer_fn);
         }
         wisp_tcpip_unlock(t.ctx);
-        if (!asleep) {
-            wisp_sys_sleep_ms(1);
+        if (asleep) {
+            break;
         }
+        TU_POLL(&tp, "the stack thread did not go to sleep without a deadline");
     }
-    assert_true(asleep);
     /* Without the wake-up this would wait forever; 10 s is generous. */
     assert_int_equal(wisp_sys_sem_wait(&p.fired, 10000), WISP_OK);
     assert_true(p.on_thread);
@@ -408,7 +408,7 @@ static void test_tcpip_stack_timers_fire_on_stack_thread(void **state)
     struct wisp_pbuf *p;
     wisp_ipaddr_t unknown = wisp_ipaddr4(wisp_ip4(198, 18, 0, 77));
     uint8_t f[128];
-    unsigned i, requests = 0;
+    unsigned requests = 0;
     (void)state;
 
     wisp_tcpip_lock(t.ctx);
@@ -421,18 +421,20 @@ static void test_tcpip_stack_timers_fire_on_stack_thread(void **state)
     wisp_pbuf_free(p);
     wisp_tcpip_unlock(t.ctx);
 
-    for (i = 0; i < 100 && requests < 2; i++) { /* up to 10 s */
-        int n;
-        wisp_sys_sleep_ms(100);
-        wisp_tcpip_lock(t.ctx);
-        while ((n = tu_pop(t.e, f, sizeof f)) >= 0) {
-            if (n >= 42 && wisp_rd16(f + 12) == WISP_ETHTYPE_ARP && wisp_ip4_rd(f + 38) == wisp_ipaddr_ip4(&unknown)) {
-                requests++;
+    {
+        struct tu_poll tp = tu_poll_start(TU_WAIT_MS); /* a request every ARP retry period */
+        while (requests < 2) {
+            int n;
+            TU_POLL(&tp, "fewer than two ARP requests");
+            wisp_tcpip_lock(t.ctx);
+            while ((n = tu_pop(t.e, f, sizeof f)) >= 0) {
+                if (n >= 42 && wisp_rd16(f + 12) == WISP_ETHTYPE_ARP && wisp_ip4_rd(f + 38) == wisp_ipaddr_ip4(&unknown)) {
+                    requests++;
+                }
             }
+            wisp_tcpip_unlock(t.ctx);
         }
-        wisp_tcpip_unlock(t.ctx);
     }
-    assert_true(requests >= 2);
     assert_int_equal(wisp_tcpip_call(t.ctx, remove_pcb, pcb), WISP_OK);
     tenv_stop_free(&t);
 }
@@ -490,9 +492,12 @@ static void input_worker(void *arg)
         wisp_wr32(data + 4, i);
         n = tu_udp_frame(f, 5555, 7000, data, sizeof data);
         /* A full mailbox / empty pool drops the frame: the driver retries. */
+        struct tu_poll tp = tu_poll_start(TU_WAIT_MS);
         while (wisp_tcpip_input_copy(in->t->ctx, &in->t->e->dev.dev, f, (uint16_t)n) != WISP_OK) {
             in->retries++;
-            wisp_sys_sleep_ms(1);
+            if (!tu_poll_more(&tp)) { /* never room: the count check in the test fails */
+                return;
+            }
         }
     }
 }
@@ -668,7 +673,7 @@ static void test_tcpip_stop_frees_pending_messages(void **state)
     pc.ran = &call_ran;
     pc.result = WISP_OK;
     assert_int_equal(wisp_sys_thread_new(&caller, "caller", call_worker, &pc, 0, 0), WISP_OK);
-    wisp_sys_sleep_ms(20); /* lets the call post (either way it must not run) */
+    TU_WAIT_BLOCKED(&caller, NULL); /* the call posted and waits (either way it must not run) */
 
     /* Stop after the current message; then let the blocker return. */
     wisp_tcpip_request_stop(t.ctx);
