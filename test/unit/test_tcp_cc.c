@@ -276,10 +276,16 @@ static void test_fast_convergence(void **state)
     pcb->cwnd = 900000u;               /* above W_max: plain W_max = cwnd */
     loss(pcb, NULL, false, 30);
     assert_int_equal(pcb->cc.cubic.w_max, 900000u);
+    /* §4.6 Figure 5: ssthresh from flight_size, W_max and cwnd_prior from
+     * cwnd (a timeout after SACK recovery kept sending: flight > cwnd) */
+    pcb->cwnd = 100000u;
+    assert_int_equal(tcp_cc_cubic.ssthresh(pcb, 300000u, true, 40), 210000u);
+    assert_int_equal(pcb->cc.cubic.w_max, 100000u * 17u / 20u);
+    assert_int_equal(pcb->cc.cubic.cwnd_prior, 100000u);
     free(pcb);
 }
 
-/** §4.6: ssthresh never below 2 SMSS. */
+/** §4.6: ssthresh (flight_size * 0.7) never below 2 SMSS. */
 static void test_ssthresh_floor(void **state)
 {
     static const uint32_t cw[] = {0, 1, 536, 1072, 1500, 1531};
@@ -502,7 +508,8 @@ static void test_cubic_through_dispatch(void **state)
     assert_int_not_equal(pcb->cc.cubic.flags, 0);
     assert_int_equal(pcb->cc.cubic.w_max, 30000u); /* K = 0, W_max = cwnd_epoch (§4.10) */
     assert_true(pcb->cwnd > 30000u);
-    assert_int_equal(tcp_cc_ssthresh(pcb, 20000, false, 400), (uint32_t)((uint64_t)pcb->cwnd * 7u / 10u));
+    assert_int_equal(tcp_cc_ssthresh(pcb, 20000, false, 400), 14000u);   /* flight * 0.7 */
+    assert_true(pcb->cc.cubic.w_max > 30000u);                             /* cwnd */
     free(pcb);
 }
 
