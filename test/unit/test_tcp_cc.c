@@ -1,9 +1,10 @@
 /**
  * @file test_tcp_cc.c
- * Congestion control algorithms (src/core/tcp_cc.h) driven through their
- * operations on a bare PCB: the test sets what the core would (mss, cwnd,
- * ssthresh, srtt8), plays synthetic ACK streams in virtual time, and
- * compares the windows with RFC 9438 computed in double precision.
+ * Congestion control algorithms (src/core/tcp_cc.h: NewReno, CUBIC)
+ * driven through their operations on a bare PCB: the test sets what the
+ * core would (mss, cwnd, ssthresh, srtt8), plays synthetic ACK streams in
+ * virtual time, and compares CUBIC's windows with RFC 9438 computed in
+ * double precision.
  */
 #include "testutil.h"
 
@@ -12,6 +13,45 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* ------------------------------------------------------------ NewReno */
+
+/** One round trip of full-sized ACKs through ops (no model). */
+static void ops_round(const struct tcp_cc_ops *ops, struct wisp_tcp_pcb *pcb, uint32_t *now, uint32_t rtt_ms)
+{
+    uint32_t n = pcb->cwnd / pcb->mss, i;
+    for (i = 0; i < (n ? n : 1u); i++) {
+        ops->cong_avoid(pcb, pcb->mss, *now + (uint32_t)((uint64_t)i * rtt_ms / (n ? n : 1u)));
+    }
+    *now += rtt_ms;
+}
+
+/** NewReno's operations (tcp_cc.c): RFC 5681 §3.1, one SMSS per window
+ *  of acknowledged bytes; eq. (4) ssthresh = max(FlightSize / 2, 2 SMSS)
+ *  for a loss and a timeout alike. */
+static void test_newreno_ops(void **state)
+{
+    struct wisp_tcp_pcb *pcb = calloc(1, sizeof(*pcb));
+    uint32_t now = 0;
+    int r;
+    (void)state;
+    assert_non_null(pcb);
+    assert_string_equal(tcp_cc_newreno.name, "reno");
+#if WISP_TCP_CUBIC
+    assert_string_equal(tcp_cc_cubic.name, "cubic");
+#endif
+    pcb->mss = 1000;
+    pcb->cwnd = 10000;
+    tcp_cc_newreno.init(pcb, now);
+    for (r = 0; r < 20; r++) {
+        ops_round(&tcp_cc_newreno, pcb, &now, 100);
+        assert_int_equal(pcb->cwnd, 10000u + 1000u * (uint32_t)(r + 1));
+    }
+    assert_int_equal(tcp_cc_newreno.ssthresh(pcb, 30000, false, now), 15000u);
+    assert_int_equal(tcp_cc_newreno.ssthresh(pcb, 30000, true, now), 15000u);
+    assert_int_equal(tcp_cc_newreno.ssthresh(pcb, 2500, false, now), 2000u);
+    free(pcb);
+}
 
 #if WISP_TCP_CUBIC
 
@@ -424,43 +464,6 @@ static void test_clock_wrap(void **state)
     free(b);
 }
 
-/* ------------------------------------------------ NewReno, dispatch */
-
-/** One round trip of full-sized ACKs through ops (no model). */
-static void ops_round(const struct tcp_cc_ops *ops, struct wisp_tcp_pcb *pcb, uint32_t *now, uint32_t rtt_ms)
-{
-    uint32_t n = pcb->cwnd / pcb->mss, i;
-    for (i = 0; i < (n ? n : 1u); i++) {
-        ops->cong_avoid(pcb, pcb->mss, *now + (uint32_t)((uint64_t)i * rtt_ms / (n ? n : 1u)));
-    }
-    *now += rtt_ms;
-}
-
-/** NewReno's operations (tcp_cc.c): RFC 5681 §3.1, one SMSS per window
- *  of acknowledged bytes; eq. (4) ssthresh = max(FlightSize / 2, 2 SMSS)
- *  for a loss and a timeout alike. */
-static void test_newreno_ops(void **state)
-{
-    struct wisp_tcp_pcb *pcb = calloc(1, sizeof(*pcb));
-    uint32_t now = 0;
-    int r;
-    (void)state;
-    assert_non_null(pcb);
-    assert_string_equal(tcp_cc_newreno.name, "reno");
-    assert_string_equal(tcp_cc_cubic.name, "cubic");
-    pcb->mss = 1000;
-    pcb->cwnd = 10000;
-    tcp_cc_newreno.init(pcb, now);
-    for (r = 0; r < 20; r++) {
-        ops_round(&tcp_cc_newreno, pcb, &now, 100);
-        assert_int_equal(pcb->cwnd, 10000u + 1000u * (uint32_t)(r + 1));
-    }
-    assert_int_equal(tcp_cc_newreno.ssthresh(pcb, 30000, false, now), 15000u);
-    assert_int_equal(tcp_cc_newreno.ssthresh(pcb, 30000, true, now), 15000u);
-    assert_int_equal(tcp_cc_newreno.ssthresh(pcb, 2500, false, now), 2000u);
-    free(pcb);
-}
-
 /** After the same loss at 1000 segments on a 100 ms path, CUBIC (cut to
  *  700) is within 4 % of W_max 5 s later (its concave climb ends at
  *  K = 9.1 s) where NewReno (cut to 500, one segment per RTT) has regained
@@ -518,6 +521,7 @@ static void test_cubic_through_dispatch(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_newreno_ops),
 #if WISP_TCP_CUBIC
         cmocka_unit_test(test_cbrt_exact),
         cmocka_unit_test(test_k_for_several_wmax),
@@ -530,7 +534,6 @@ int main(void)
         cmocka_unit_test(test_no_overflow_1gib),
         cmocka_unit_test(test_idle_not_counted),
         cmocka_unit_test(test_clock_wrap),
-        cmocka_unit_test(test_newreno_ops),
         cmocka_unit_test(test_cubic_regains_faster_than_newreno),
         cmocka_unit_test(test_cubic_through_dispatch),
 #endif
