@@ -575,7 +575,10 @@ void wisp_assert_fail(const char *expr, const char *file, int line);
  *  option TCP_CONGESTION change it per connection before or after
  *  connect).
  *  WISP_TCP_CUBIC: 0/1, compile CUBIC (RFC 9438) in beside NewReno
- *  (RFC 5681 + RFC 6582, always there). Default 1.
+ *  (RFC 5681 + RFC 6582, always there). Default 1. Cost on Cortex-M4
+ *  (-Os): 0.9 KB of code (tcp_cubic.c) plus libgcc's 64-bit division
+ *  (0.7 KB) unless the firmware links it anyway, and 32 bytes per TCP
+ *  PCB (its state in the union pcb->cc).
  *  WISP_TCP_CC_DEFAULT: WISP_TCP_CC_NEWRENO (0) or WISP_TCP_CC_CUBIC (1).
  *  Default NewReno: the smaller state, and on the short paths of a LAN
  *  CUBIC's TCP-friendly region makes it behave like Reno anyway

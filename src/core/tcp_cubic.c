@@ -173,10 +173,6 @@ static uint32_t cubic_ssthresh(struct wisp_tcp_pcb *pcb, uint32_t flight, bool r
     uint32_t cwnd = pcb->cwnd;
     uint32_t ssthresh;
     (void)now;
-    /* §4.6 sets ssthresh from cwnd (not flight_size), as Linux; allowed
-     * when cwnd cannot grow while the sender is not cwnd-limited, which the
-     * core ensures (tcp_cc_ack). */
-    (void)flight;
     /* §4.7 fast convergence: a flow whose W_max shrinks releases bandwidth. */
     if (cwnd < pcb->cc.cubic.w_max) {
         pcb->cc.cubic.w_max = (uint32_t)((uint64_t)cwnd * 17u / 20u);
@@ -188,8 +184,13 @@ static uint32_t cubic_ssthresh(struct wisp_tcp_pcb *pcb, uint32_t flight, bool r
      * avoidance, after recovery or after slow start following a timeout
      * (§4.8: with K = 0 and W_max = cwnd at that point). */
     pcb->cc.cubic.flags = rto ? TCP_CUBIC_F_RTO : 0u;
-    /* §4.6: ssthresh = cwnd * beta_cubic, at least 2 SMSS (RFC 5681 eq. 4) */
-    ssthresh = (uint32_t)((uint64_t)cwnd * 7u / 10u);
+    /* §4.6 Figure 5: ssthresh = flight_size * beta_cubic, at least 2 SMSS.
+     * (The RFC lets implementations use cwnd instead; flight_size is what
+     * the core's NewReno uses too, and after a timeout, when SACK recovery
+     * has kept data flowing past a lost retransmission, it is the larger:
+     * with cwnd, the simulator's 100-seed impairment run averaged 3.9
+     * instead of 8.1 Mbit/s.) */
+    ssthresh = (uint32_t)((uint64_t)flight * 7u / 10u);
     return WISP_MAX(ssthresh, 2u * tcp_seg_max(pcb));
 }
 

@@ -483,6 +483,10 @@ static void setup_pcb(struct tsl_ep *ep, struct wisp_tcp_pcb *pcb)
     if (ep->c->cfg.nodelay) {
         wisp_tcp_nodelay(pcb, true);
     }
+    if (ep->c->cfg.cc != 0 && (wisp_tcp_set_cc(pcb, ep->c->cfg.cc - 1u) != WISP_OK ||
+                               wisp_tcp_get_cc(pcb) != ep->c->cfg.cc - 1u)) {
+        tsl_fail(ep->c, "side %u: congestion control %u (TSL_CC) not available", ep->side, ep->c->cfg.cc - 1u);
+    }
 }
 
 static void established(struct tsl_ep *ep)
@@ -643,6 +647,10 @@ struct tsl_conn *tsl_conn_new(struct tsl_run *r, const struct tsl_cfg *cfg)
     c->run = r;
     c->id = r->nconns;
     c->cfg = *cfg;
+    if (c->cfg.cc == 0 && getenv("TSL_CC") != NULL && *getenv("TSL_CC") != '\0') {
+        int algo = wisp_tcp_cc_by_name(getenv("TSL_CC"));
+        c->cfg.cc = algo < 0 ? 0xffu : (uint8_t)(algo + 1);
+    }
     if (c->cfg.watchdog_ms == 0) {
         c->cfg.watchdog_ms = TSL_DEFAULT_WATCHDOG_MS;
     }

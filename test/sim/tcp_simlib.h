@@ -73,7 +73,14 @@ struct tsl_cfg {
     uint8_t close_mode;       /**< enum tsl_close_mode */
     bool nodelay;             /**< disable Nagle on both ends */
     uint32_t watchdog_ms;     /**< stall limit, 0 = 30000 */
+    /** Congestion control of both ends (wisp_tcp_set_cc): TSL_CC_RENO or
+     *  TSL_CC_CUBIC; 0 = the environment variable TSL_CC ("reno",
+     *  "cubic"; the TCP simulator suite runs once per algorithm), else the
+     *  stack's default. */
+    uint8_t cc;
 };
+#define TSL_CC_RENO (WISP_TCP_CC_NEWRENO + 1u)
+#define TSL_CC_CUBIC (WISP_TCP_CC_CUBIC + 1u)
 
 /* --------------------------------------------------------- endpoints */
 

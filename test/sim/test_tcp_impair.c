@@ -9,7 +9,9 @@
  * Knobs (environment, for slow builds such as ASan): TSL_IMPAIR_SEEDS
  * (default 100), TSL_IMPAIR_MB (default 4, MB per direction),
  * TSL_IMPAIR_SEED0 (first seed, default 1), TSL_PCAP_DIR (re-run every
- * failing seed with a capture written to that directory).
+ * failing seed with a capture written to that directory), TSL_CC
+ * (congestion control of both ends, "reno" or "cubic": ctest runs it
+ * with each).
  */
 #include <time.h>
 #include "simtest.h"
@@ -88,6 +90,7 @@ static void impaired_4mb_each_way_many_seeds(void **state)
         }
         events += r.events;
     }
+    printf("  congestion control: %s\n", getenv("TSL_CC") != NULL ? getenv("TSL_CC") : "the default");
     printf("  %lu seeds x %lu MB each way: %lu failed; goodput mean %.2f min %.2f Mbit/s; slowest done at %.1f s "
            "virtual; %llu events; %.1f s CPU\n",
            seeds, mb, bad, seeds > bad ? sum_mbps / (2.0 * (double)(seeds - bad)) : 0.0, min_mbps, max_end,
