@@ -48,7 +48,9 @@
 #endif
 
 /* The process's socket table (sockets.h: descriptors are process-wide by
- * the definition of the BSD API; this pointer is the only global of wisp).
+ * the definition of the BSD API). One of wisp's two process-wide pointers,
+ * both in the socket layer: this one and netdb.c's resolver table (the
+ * BSD resolver calls name no stack either). The core has none.
  * Written only by wisp_sockets_init/deinit, which run while no other
  * thread uses sockets. */
 static struct wisp_sockets *g_socks;
