@@ -3,12 +3,15 @@
  * Fixed-size object pools over static storage (storage lives in the stack
  * instance, sized from opt.h). O(1) alloc/free from a free list, with used,
  * high-water and failure counters so users can size them.
- * Who may call: the core context only.
+ * Who may call: the core context only (checked in debug builds through
+ * the pool's stack: WISP_CORE_ASSERT_OWNER).
  */
 #ifndef WISP_POOL_H
 #define WISP_POOL_H
 
 #include "wisp/arch.h"
+
+struct wisp_stack;
 
 struct wisp_pool {
     const char *name;
@@ -20,6 +23,8 @@ struct wisp_pool {
     uint16_t high;        /**< high-water mark of used */
     uint32_t failed;      /**< allocations refused because the pool was empty */
     uint32_t allocs;      /**< successful allocations, total */
+    struct wisp_stack *stack; /**< the stack owning this pool (set by wisp_stack_init; NULL for a
+                                   free-standing pool): whose core owner may alloc and free */
 };
 
 /** Alignment of every pool element (enough for any C object). */

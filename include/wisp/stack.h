@@ -27,7 +27,11 @@
  * The core is single-threaded: one context at a time calls into a stack
  * ("the core context"). The host loop (or the simulator) calls
  * wisp_stack_poll() whenever wisp_stack_next_deadline() says a timer is due,
- * and feeds received frames with wisp_dev_input().
+ * and feeds received frames with wisp_dev_input(). A stack run by a stack
+ * thread (wisp/tcpip.h) has an owner hook (owner_check): in WISP_DEBUG
+ * builds every public core entry point asks it whether the caller owns the
+ * core (WISP_CORE_ASSERT_OWNER, opt.h) and reports a violation through
+ * cfg.fail.
  */
 #ifndef WISP_STACK_H
 #define WISP_STACK_H
@@ -61,6 +65,14 @@ struct wisp_config {
     void *rand_ctx;
     /** Used only when rand is NULL. */
     uint64_t seed;
+    /** Programming errors the stack detects at run time in debug builds
+     *  (so far: an entry point called by a thread that does not own the
+     *  core, WISP_CORE_ASSERT_OWNER): what = the broken rule, where = the
+     *  function. NULL = wisp_assert_fail(what, where, 0), the port's
+     *  assertion hook (the unix port prints both and aborts). A handler
+     *  that returns lets the call go on (tests count violations). */
+    void (*fail)(void *ctx, const char *what, const char *where);
+    void *fail_ctx;
 };
 
 /** Purposes of the stack's keys (s->key[]; the TCP key is s->tcp.key). */
@@ -106,6 +118,11 @@ struct wisp_stack {
     uint16_t port_table[WISP_PORT_TABLE_LEN]; /**< RFC 6056 §3.3.4 table[] */
     uint32_t now;                      /**< clock sampled at the last entry */
     void *core_lock;                   /**< OS layer: the stack thread's core mutex (wisp/tcpip.h), NULL = single-threaded use */
+    /** Owner hook behind WISP_CORE_ASSERT_OWNER: true when the calling
+     *  thread owns the core. NULL = single-threaded use, nothing checked.
+     *  Set by the OS layer (wisp_tcpip_set_owner). */
+    bool (*owner_check)(const void *ctx);
+    const void *owner_ctx;
 
     struct wisp_pool pool[WISP_POOL_COUNT];
     struct wisp_netif *netifs;         /**< list, in order of addition */
@@ -171,6 +188,10 @@ bool wisp_stack_next_deadline(struct wisp_stack *s, uint32_t *deadline);
 
 /** Current time (samples the clock). */
 uint32_t wisp_now(struct wisp_stack *s);
+/** The check behind the default WISP_CORE_ASSERT_OWNER (debug builds):
+ *  when s has an owner hook and it says the caller does not own the core,
+ *  report "where" through cfg.fail. s NULL: nothing to check. */
+void wisp_core_owner_check(const struct wisp_stack *s, const char *where);
 /** Next random 32-bit value for delays and jitter: SipHash-2-4 of a
  *  counter under WISP_KEY_GEN. */
 uint32_t wisp_random(struct wisp_stack *s);

@@ -189,12 +189,3 @@ void wisp_sys_mbox_free(wisp_sys_mbox_t *mb)
 {
     mb->count = 0;
 }
-
-/* --------------------------------------------------- core ownership check */
-
-void wisp_sys_core_check(const void *core_lock, const char *where)
-{
-    /* One context owns every stack: nothing to check. */
-    WISP_UNUSED(core_lock);
-    WISP_UNUSED(where);
-}

@@ -219,6 +219,19 @@ static void tcpip_thread(void *arg)
 
 /* ------------------------------------------------------ start / stop */
 
+/* The owner hook of a stack run by a stack thread: its core lock's holder. */
+static bool core_lock_held(const void *core)
+{
+    return wisp_sys_mutex_held((const wisp_sys_mutex_t *)core);
+}
+
+void wisp_tcpip_set_owner(struct wisp_stack *s, wisp_sys_mutex_t *core)
+{
+    s->core_lock = core;
+    s->owner_ctx = core;
+    s->owner_check = core != NULL ? core_lock_held : NULL;
+}
+
 /* Undo what start created (flags say what exists). */
 static void release_objects(struct wisp_tcpip *ctx, bool core, bool post, bool mbox)
 {
@@ -273,10 +286,10 @@ wisp_err_t wisp_tcpip_start(struct wisp_tcpip *ctx, struct wisp_stack *s, const 
         return r;
     }
     /* From here on the stack belongs to the core lock's holder. */
-    s->core_lock = &ctx->core;
+    wisp_tcpip_set_owner(s, &ctx->core);
     r = wisp_sys_thread_new(&ctx->thread, ctx->cfg.name, tcpip_thread, ctx, ctx->cfg.stack_size, ctx->cfg.prio);
     if (r != WISP_OK) {
-        s->core_lock = NULL;
+        wisp_tcpip_set_owner(s, NULL);
         release_objects(ctx, true, true, true);
         return r;
     }
@@ -358,7 +371,7 @@ void wisp_tcpip_stop(struct wisp_tcpip *ctx)
         }
         wisp_sys_sleep_ms(1);
     }
-    ctx->stack->core_lock = NULL; /* single-threaded again */
+    wisp_tcpip_set_owner(ctx->stack, NULL); /* single-threaded again */
     release_objects(ctx, true, true, true);
 }
 

@@ -54,6 +54,7 @@ void wisp_pool_init(struct wisp_pool *pool, const char *name, void *mem, size_t 
     pool->failed = 0;
     pool->allocs = 0;
     pool->free_list = NULL;
+    pool->stack = NULL;
     /* Thread the list so that the lowest address is handed out first. */
     for (i = count; i > 0; i--) {
         void *e = pool->base + (size_t)(i - 1u) * pool->elem_size;
@@ -79,6 +80,7 @@ bool wisp_pool_owns(const struct wisp_pool *pool, const void *elem)
 void *wisp_pool_alloc(struct wisp_pool *pool)
 {
     void *e = pool->free_list;
+    WISP_CORE_ASSERT_OWNER(pool->stack);
     if (e == NULL) {
         pool->failed++;
         return NULL;
@@ -97,6 +99,7 @@ void *wisp_pool_alloc(struct wisp_pool *pool)
 
 void wisp_pool_free(struct wisp_pool *pool, void *elem)
 {
+    WISP_CORE_ASSERT_OWNER(pool->stack);
     if (elem == NULL) {
         return;
     }
