@@ -137,7 +137,12 @@ void wisp_tcpip_request_stop(struct wisp_tcpip *ctx);
  *  use it any more. Not from the stack thread, not holding the core lock. */
 void wisp_tcpip_stop(struct wisp_tcpip *ctx);
 
-/** Take the core lock: the caller is the core context until unlock. */
+/** Take the core lock: the caller is the core context until unlock. The
+ *  hold is not an event by itself (stack.h, "time once per event"): the
+ *  holder's calls are like raw calls of a single-threaded application,
+ *  whose wisp_stack_poll and wisp_dev_input are events of their own; a
+ *  holder wanting one time for several calls brackets them with
+ *  wisp_event_begin/end. (Messages and wisp_tcpip_run are events.) */
 void wisp_tcpip_lock(struct wisp_tcpip *ctx);
 /** Wake the stack thread if the caller armed an earlier timer (or queued
  *  loopback packets), then release the core lock. */

@@ -31,14 +31,15 @@ bool wisp_tcpip_on_stack_thread(const struct wisp_tcpip *ctx)
 }
 
 /* Take the core for a short internal job; false when the caller (the stack
- * thread) already is the core context. */
+ * thread) already is the core context. The job is an event (one time). */
 static bool core_enter(struct wisp_tcpip *ctx)
 {
-    if (wisp_tcpip_on_stack_thread(ctx)) {
-        return false;
+    bool entered = !wisp_tcpip_on_stack_thread(ctx);
+    if (entered) {
+        wisp_sys_mutex_lock(&ctx->core);
     }
-    wisp_sys_mutex_lock(&ctx->core);
-    return true;
+    wisp_event_begin(ctx->stack);
+    return entered;
 }
 
 /* Wake the sleeping stack thread when it must look at the stack earlier
@@ -67,6 +68,7 @@ static void kick(struct wisp_tcpip *ctx)
 
 static void core_leave(struct wisp_tcpip *ctx, bool entered)
 {
+    wisp_event_end(ctx->stack);
     if (entered) {
         kick(ctx);
         wisp_sys_mutex_unlock(&ctx->core);
@@ -140,6 +142,7 @@ static bool stop_requested(struct wisp_tcpip *ctx)
 static void handle(struct wisp_tcpip *ctx, struct wisp_tcpip_msg *m)
 {
     struct wisp_stack *s = ctx->stack;
+    wisp_event_begin(s); /* one message, one time (stack.h) */
     switch (m->type) {
     case MSG_CALL: {
         wisp_sys_sem_t *done = m->done;
@@ -173,6 +176,7 @@ static void handle(struct wisp_tcpip *ctx, struct wisp_tcpip_msg *m)
         WISP_ASSERT(0);
         break;
     }
+    wisp_event_end(s);
 }
 
 static void tcpip_thread(void *arg)

@@ -37,13 +37,20 @@ static void netif_input(struct wisp_netif *nif, struct wisp_pbuf *frame)
 
 void wisp_dev_input(struct wisp_dev *dev, struct wisp_pbuf *frame)
 {
-    WISP_CORE_ASSERT_OWNER(dev->netif != NULL ? dev->netif->stack : NULL);
+    struct wisp_stack *s = dev->netif != NULL ? dev->netif->stack : NULL;
+    WISP_CORE_ASSERT_OWNER(s);
+    if (s != NULL) {
+        wisp_event_begin(s); /* one clock sample for the whole frame (stack.h) */
+    }
     if (dev->upper != NULL) {
         dev->upper->ops->input(dev->upper, frame);
     } else if (dev->netif != NULL) {
         netif_input(dev->netif, frame);
     } else {
         wisp_pbuf_free(frame);
+    }
+    if (s != NULL) {
+        wisp_event_end(s);
     }
 }
 

@@ -32,11 +32,33 @@ const char *wisp_err_str(wisp_err_t e)
 
 /* ------------------------------------------------- clock and random */
 
+/* Time once per event (stack.h): the clock is read when the outermost
+ * event begins and, outside any event, at each wisp_now(). */
 uint32_t wisp_now(struct wisp_stack *s)
 {
     WISP_CORE_ASSERT_OWNER(s);
-    s->now = s->cfg.now_ms(s->cfg.clock_ctx);
+    if (s->event_depth == 0u) {
+        s->now = s->cfg.now_ms(s->cfg.clock_ctx);
+    }
     return s->now;
+}
+
+void wisp_event_begin(struct wisp_stack *s)
+{
+    WISP_CORE_ASSERT_OWNER(s);
+    WISP_ASSERT(s->event_depth < UINT16_MAX);
+    if (s->event_depth++ == 0u) {
+        s->now = s->cfg.now_ms(s->cfg.clock_ctx);
+    }
+}
+
+void wisp_event_end(struct wisp_stack *s)
+{
+    WISP_CORE_ASSERT_OWNER(s);
+    WISP_ASSERT(s->event_depth > 0u);
+    if (s->event_depth > 0u) {
+        s->event_depth--;
+    }
 }
 
 /* ----------------------------------------------------- owner check */
@@ -285,6 +307,7 @@ void wisp_stack_poll(struct wisp_stack *s)
     unsigned budget = 1024; /* a timer re-arming itself at 0 ms cannot spin forever */
     uint32_t now;
     WISP_CORE_ASSERT_OWNER(s);
+    wisp_event_begin(s); /* one time for every timer and looped packet of this poll */
     now = wisp_now(s);
 #if WISP_LOOPBACK
     {
@@ -310,6 +333,7 @@ void wisp_stack_poll(struct wisp_stack *s)
         t->armed = 0;
         t->fn(s, t);
     }
+    wisp_event_end(s);
 }
 
 /* ------------------------------------------------------ init / deinit */
