@@ -16,11 +16,10 @@ static uint8_t *block_start(struct wisp_pbuf *p)
     return (uint8_t *)p + WISP_PBUF_HDR_SIZE;
 }
 
-/* The stack whose pools hold p (NULL: none known, nothing to check). */
-static inline struct wisp_stack *stack_of(const struct wisp_pbuf *p)
-{
-    return (p != NULL && p->pool != NULL) ? p->pool->stack : NULL;
-}
+/* The stack whose pools hold p (NULL: none known, nothing to check). A
+ * macro: release builds, where WISP_CORE_ASSERT_OWNER has no code, have no
+ * use for it. */
+#define stack_of(p) (((p) != NULL && (p)->pool != NULL) ? (p)->pool->stack : NULL)
 
 /* The pool an element came from (only the two transmit pools hand out RAM). */
 static struct wisp_pool *pool_of(struct wisp_stack *s, const struct wisp_pbuf *p)
