@@ -37,15 +37,28 @@ void wisp_assert_fail(const char *expr, const char *file, int line);
 #endif
 #endif
 
-/** Core ownership check, placed at the top of the public core entry points
- *  (wisp_udp_*, wisp_tcp_*, wisp_dev_input, wisp_stack_poll, the netif
- *  setters, wisp_pbuf_alloc*). s is the struct wisp_stack * (NULL: nothing
- *  to check, e.g. a device not attached to any interface). Default: no
- *  code. A threaded port sets it to check that the caller owns the core of
- *  a stack run by a stack thread; the host options do:
- *  wisp_sys_core_check((s)->core_lock, __func__) (see wisp/sys.h). */
+/** Core ownership check, placed at the top of every public core entry point
+ *  (test/lint_owner_check.sh keeps it so). s is the struct wisp_stack *
+ *  (NULL: nothing to check, e.g. a device not attached to any interface, a
+ *  pool of no stack). Default: in WISP_DEBUG builds a call of
+ *  wisp_core_owner_check(s, __func__) (stack.c), which asks the stack's
+ *  owner hook (s->owner_check: set by the stack thread, wisp/tcpip.h, to
+ *  "the caller holds the core lock"; NULL = single-threaded use, nothing is
+ *  checked) and reports a violation naming the function through the
+ *  stack's failure path (struct wisp_config.fail, default
+ *  wisp_assert_fail()); no code otherwise. It follows WISP_DEBUG rather than
+ *  NDEBUG because WISP_DEBUG is wisp's one debug switch: it already brings
+ *  WISP_ASSERT and the port's wisp_assert_fail() the report needs, and the
+ *  host build keeps it on in every CMake build type (its tests run
+ *  RelWithDebInfo, where NDEBUG is set). A port may define its own. */
 #ifndef WISP_CORE_ASSERT_OWNER
+#if WISP_DEBUG
+struct wisp_stack;
+void wisp_core_owner_check(const struct wisp_stack *s, const char *where);
+#define WISP_CORE_ASSERT_OWNER(s) wisp_core_owner_check((s), __func__)
+#else
 #define WISP_CORE_ASSERT_OWNER(s) do { } while (0)
+#endif
 #endif
 
 /* ------------------------------------------------------ address families */

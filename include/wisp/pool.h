@@ -3,7 +3,8 @@
  * Fixed-size object pools over static storage (storage lives in the stack
  * instance, sized from opt.h). O(1) alloc/free from a free list, with used,
  * high-water and failure counters so users can size them.
- * Who may call: the core context only.
+ * Who may call: the core context only (checked in debug builds through
+ * the pool's stack: WISP_CORE_ASSERT_OWNER).
  */
 #ifndef WISP_POOL_H
 #define WISP_POOL_H
@@ -21,6 +22,7 @@ struct wisp_alloc_inject {
     uint32_t injected;    /**< failures injected, total */
 };
 #endif
+struct wisp_stack;
 
 struct wisp_pool {
     const char *name;
@@ -35,6 +37,8 @@ struct wisp_pool {
 #if WISP_ALLOC_FAIL_INJECT
     struct wisp_alloc_inject *inject; /**< the stack's injection state (NULL: none) */
 #endif
+    struct wisp_stack *stack; /**< the stack owning this pool (set by wisp_stack_init; NULL for a
+                                   free-standing pool): whose core owner may alloc and free */
 };
 
 /** Alignment of every pool element (enough for any C object). */

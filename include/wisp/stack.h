@@ -27,7 +27,24 @@
  * The core is single-threaded: one context at a time calls into a stack
  * ("the core context"). The host loop (or the simulator) calls
  * wisp_stack_poll() whenever wisp_stack_next_deadline() says a timer is due,
- * and feeds received frames with wisp_dev_input().
+ * and feeds received frames with wisp_dev_input(). A stack run by a stack
+ * thread (wisp/tcpip.h) has an owner hook (owner_check): in WISP_DEBUG
+ * builds every public core entry point asks it whether the caller owns the
+ * core (WISP_CORE_ASSERT_OWNER, opt.h) and reports a violation through
+ * cfg.fail.
+ *
+ * Time once per event: the clock is sampled once when an event enters the
+ * stack -- a received frame (wisp_dev_input), a poll (timers and loopback
+ * delivery, wisp_stack_poll), a message handled by the stack thread or a
+ * wisp_tcpip_run() job (wisp/tcpip.h), or any code between wisp_event_begin() and
+ * wisp_event_end() -- and wisp_now() returns that sample until the event
+ * ends, so one segment's processing (RTT sample, timestamps, timers armed)
+ * sees one time. Nested events do not resample (a depth counter). Outside
+ * any event, wisp_now() samples the clock at each call, so nothing is ever
+ * armed from a stale time; a raw API call made from the application's own
+ * loop, outside an event, may see the clock move between its reads unless
+ * the application brackets it with wisp_event_begin()/wisp_event_end()
+ * (calls made from the stack's callbacks are inside the event).
  */
 #ifndef WISP_STACK_H
 #define WISP_STACK_H
@@ -61,6 +78,14 @@ struct wisp_config {
     void *rand_ctx;
     /** Used only when rand is NULL. */
     uint64_t seed;
+    /** Programming errors the stack detects at run time in debug builds
+     *  (so far: an entry point called by a thread that does not own the
+     *  core, WISP_CORE_ASSERT_OWNER): what = the broken rule, where = the
+     *  function. NULL = wisp_assert_fail(what, where, 0), the port's
+     *  assertion hook (the unix port prints both and aborts). A handler
+     *  that returns lets the call go on (tests count violations). */
+    void (*fail)(void *ctx, const char *what, const char *where);
+    void *fail_ctx;
 };
 
 /** Purposes of the stack's keys (s->key[]; the TCP key is s->tcp.key). */
@@ -104,8 +129,14 @@ struct wisp_stack {
     uint32_t key[WISP_KEY_COUNT][4];   /**< per-purpose secret keys (see above) */
     uint64_t rnd_ctr;                  /**< counter of the keyed generators */
     uint16_t port_table[WISP_PORT_TABLE_LEN]; /**< RFC 6056 §3.3.4 table[] */
-    uint32_t now;                      /**< clock sampled at the last entry */
+    uint32_t now;                      /**< clock sampled at the entry of the current event (else the last sample) */
+    uint16_t event_depth;              /**< events entered and not yet left (wisp_event_begin); 0 = outside any */
     void *core_lock;                   /**< OS layer: the stack thread's core mutex (wisp/tcpip.h), NULL = single-threaded use */
+    /** Owner hook behind WISP_CORE_ASSERT_OWNER: true when the calling
+     *  thread owns the core. NULL = single-threaded use, nothing checked.
+     *  Set by the OS layer (wisp_tcpip_set_owner). */
+    bool (*owner_check)(const void *ctx);
+    const void *owner_ctx;
 
     struct wisp_pool pool[WISP_POOL_COUNT];
 #if WISP_ALLOC_FAIL_INJECT
@@ -172,8 +203,22 @@ uint32_t wisp_stack_next_timeout(struct wisp_stack *s);
 /** Absolute deadline (stack clock) of the next timer; false when none. */
 bool wisp_stack_next_deadline(struct wisp_stack *s, uint32_t *deadline);
 
-/** Current time (samples the clock). */
+/** Current time: inside an event, the clock sampled when the event began
+ *  (the same value for the whole event); outside any event, a fresh sample
+ *  of the clock (see "Time once per event" above). */
 uint32_t wisp_now(struct wisp_stack *s);
+/** Begin an event: the outermost begin samples the clock, which wisp_now()
+ *  then returns until the matching wisp_event_end(); nested begins only
+ *  count. wisp_dev_input, wisp_stack_poll and the stack thread (messages,
+ *  wisp_tcpip_run) use them; an application may bracket a batch of raw API
+ *  calls made outside any event. Core context only. */
+void wisp_event_begin(struct wisp_stack *s);
+/** End the event begun by the matching wisp_event_begin(). */
+void wisp_event_end(struct wisp_stack *s);
+/** The check behind the default WISP_CORE_ASSERT_OWNER (debug builds):
+ *  when s has an owner hook and it says the caller does not own the core,
+ *  report "where" through cfg.fail. s NULL: nothing to check. */
+void wisp_core_owner_check(const struct wisp_stack *s, const char *where);
 /** Next random 32-bit value for delays and jitter: SipHash-2-4 of a
  *  counter under WISP_KEY_GEN. */
 uint32_t wisp_random(struct wisp_stack *s);

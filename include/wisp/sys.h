@@ -148,17 +148,6 @@ void wisp_sys_sleep_ms(uint32_t ms);
  *  struct wisp_config.now_ms through a one-line adapter. */
 uint32_t wisp_sys_now_ms(void);
 
-/* --------------------------------------------------- core ownership check */
-
-/** Optional debug helper behind WISP_CORE_ASSERT_OWNER (opt.h). core_lock
- *  is a stack's struct wisp_stack.core_lock: NULL when the stack is used
- *  single-threaded (nothing is checked), else the wisp_sys_mutex_t of the
- *  stack thread that owns it; then the caller must hold it (it is the stack
- *  thread, which holds it while it works, or a thread inside
- *  wisp_tcpip_lock()). A violation fails with wisp_assert_fail() naming
- *  where (the core function). A port without the check may define it empty. */
-void wisp_sys_core_check(const void *core_lock, const char *where);
-
 /* ------------------------------------------- debug: blocked-thread probe */
 
 #if WISP_SYS_DEBUG_PROBE

@@ -30,7 +30,8 @@
  *    core functions may be called only in the core context: on the stack
  *    thread (inside calls, callbacks, and the stack's own callbacks such as
  *    UDP receive or timers) or between wisp_tcpip_lock/unlock. Debug builds
- *    check this in every core entry point (WISP_CORE_ASSERT_OWNER).
+ *    check this in every core entry point (WISP_CORE_ASSERT_OWNER, through
+ *    the owner hook wisp_tcpip_start installs: wisp_tcpip_set_owner).
  *  - Never block in the core context (no wisp_tcpip_call from inside
  *    wisp_tcpip_lock, no waiting for another thread that needs the core):
  *    the stack thread and every other user would stall.
@@ -136,7 +137,12 @@ void wisp_tcpip_request_stop(struct wisp_tcpip *ctx);
  *  use it any more. Not from the stack thread, not holding the core lock. */
 void wisp_tcpip_stop(struct wisp_tcpip *ctx);
 
-/** Take the core lock: the caller is the core context until unlock. */
+/** Take the core lock: the caller is the core context until unlock. The
+ *  hold is not an event by itself (stack.h, "time once per event"): the
+ *  holder's calls are like raw calls of a single-threaded application,
+ *  whose wisp_stack_poll and wisp_dev_input are events of their own; a
+ *  holder wanting one time for several calls brackets them with
+ *  wisp_event_begin/end. (Messages and wisp_tcpip_run are events.) */
 void wisp_tcpip_lock(struct wisp_tcpip *ctx);
 /** Wake the stack thread if the caller armed an earlier timer (or queued
  *  loopback packets), then release the core lock. */
@@ -181,6 +187,12 @@ void wisp_tcpip_pbuf_free(struct wisp_tcpip *ctx, struct wisp_pbuf *p);
 /** Driver up-call: dev can transmit again (wisp_dev_tx_ready under the core
  *  lock, so it is never lost to a full mailbox). Not in the core context. */
 void wisp_tcpip_tx_ready(struct wisp_tcpip *ctx, struct wisp_dev *dev);
+
+/** Register core as the mutex whose holder owns s (s->core_lock and the
+ *  owner hook behind WISP_CORE_ASSERT_OWNER); NULL: s is used
+ *  single-threaded again, nothing is checked. wisp_tcpip_start and
+ *  wisp_tcpip_stop call it; tests and other OS layers may too. */
+void wisp_tcpip_set_owner(struct wisp_stack *s, wisp_sys_mutex_t *core);
 
 /** True when the caller is ctx's stack thread. */
 bool wisp_tcpip_on_stack_thread(const struct wisp_tcpip *ctx);

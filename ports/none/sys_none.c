@@ -191,15 +191,6 @@ void wisp_sys_mbox_free(wisp_sys_mbox_t *mb)
     mb->count = 0;
 }
 
-/* --------------------------------------------------- core ownership check */
-
-void wisp_sys_core_check(const void *core_lock, const char *where)
-{
-    /* One context owns every stack: nothing to check. */
-    WISP_UNUSED(core_lock);
-    WISP_UNUSED(where);
-}
-
 /* ------------------------------------------- debug: blocked-thread probe */
 
 #if WISP_SYS_DEBUG_PROBE

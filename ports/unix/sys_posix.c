@@ -4,8 +4,9 @@
  * mutexes that know their owner (for the debug checks), counting
  * semaphores and bounded mailboxes built on a mutex and condition
  * variables bound to CLOCK_MONOTONIC (so setting the wall clock never
- * shortens or stretches a timeout), and the core ownership check behind
- * WISP_CORE_ASSERT_OWNER.
+ * shortens or stretches a timeout). wisp_sys_mutex_held() answers the
+ * core ownership check behind WISP_CORE_ASSERT_OWNER (through the owner
+ * hook src/api/tcpip.c installs in the stack).
  *
  * Thread identity: every thread has a thread-local "token" (the address of
  * a thread-local byte), unique among live threads, so ownership and
@@ -569,21 +570,4 @@ void wisp_sys_mbox_free(wisp_sys_mbox_t *mb)
     pthread_mutex_destroy(&mb->mtx);
     free(mb->ring);
     mb->ring = NULL;
-}
-
-/* --------------------------------------------------- core ownership check */
-
-void wisp_sys_core_check(const void *core_lock, const char *where)
-{
-    if (core_lock == NULL || wisp_sys_mutex_held((const wisp_sys_mutex_t *)core_lock)) {
-        return;
-    }
-    fflush(stdout);
-    fprintf(stderr,
-            "wisp: %s called outside the core context of a stack run by a stack thread "
-            "(call it on the stack thread, through wisp_tcpip_call(), or between wisp_tcpip_lock() "
-            "and wisp_tcpip_unlock())\n",
-            where);
-    fflush(stderr);
-    wisp_assert_fail("core owner", __FILE__, __LINE__);
 }

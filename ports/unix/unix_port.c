@@ -102,7 +102,11 @@ int wisp_unix_print(void *ctx, const char *fmt, ...)
 void wisp_assert_fail(const char *expr, const char *file, int line)
 {
     fflush(stdout);
-    fprintf(stderr, "wisp: assertion failed: %s (%s:%d)\n", expr, file, line);
+    if (line == 0) { /* a run-time rule (struct wisp_config.fail): file is the function */
+        fprintf(stderr, "wisp: %s %s\n", file, expr);
+    } else {
+        fprintf(stderr, "wisp: assertion failed: %s (%s:%d)\n", expr, file, line);
+    }
     fflush(stderr);
     abort();
 }

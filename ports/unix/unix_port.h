@@ -40,7 +40,9 @@ uint64_t wisp_unix_seed(void);
 int wisp_unix_print(void *ctx, const char *fmt, ...);
 
 /** The assertion hook of opt.h (WISP_ASSERT with WISP_DEBUG): prints the
- *  failed expression with its location to stderr and aborts. */
+ *  failed expression with its location to stderr and aborts. line 0: a
+ *  rule broken at run time, reported by the stack (struct wisp_config.fail
+ *  NULL): file is the function that was called, expr what is wrong. */
 void wisp_assert_fail(const char *expr, const char *file, int line);
 
 #endif /* WISP_UNIX_PORT_H */

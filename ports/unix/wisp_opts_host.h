@@ -25,9 +25,10 @@
 #define WISP_TXQ_EMERG_LEN 16
 #define WISP_LOOP_QUEUE_LEN 32
 
-/* OS layer (wisp/sys.h, wisp/tcpip.h): the pthreads port, a mailbox that
- * absorbs a TAP reader's burst, and the debug check that every core entry
- * point of a stack run by a stack thread is called by its core owner. */
+/* OS layer (wisp/sys.h, wisp/tcpip.h): the pthreads port and a mailbox that
+ * absorbs a TAP reader's burst. (The check that every core entry point of a
+ * stack run by a stack thread is called by its core owner comes with
+ * WISP_DEBUG: opt.h's default WISP_CORE_ASSERT_OWNER.) */
 #define WISP_SYS_PORT_HEADER "sys_posix.h"
 #define WISP_TCPIP_MBOX_SIZE 128
 /* netconn API (wisp/netconn.h): room for a socket layer's connections and
@@ -44,8 +45,6 @@
 #define WISP_SOCKET_OFFSET 64
 #undef WISP_NETCONN_COUNT
 #define WISP_NETCONN_COUNT 160
-void wisp_sys_core_check(const void *core_lock, const char *where);
-#define WISP_CORE_ASSERT_OWNER(s) wisp_sys_core_check((s) != NULL ? (s)->core_lock : NULL, __func__)
 
 /* TCP: hundreds of connections at once (the simulator suite runs 200),
  * a window above 64 KB so window scaling is used (a long fat path of

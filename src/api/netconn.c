@@ -2299,7 +2299,16 @@ void wisp_netbuf_chain(struct wisp_netbuf *head, struct wisp_netbuf *tail)
     if (head->p == NULL) {
         head->p = tail->p;
     } else if (tail->p != NULL) {
-        wisp_pbuf_cat(head->p, tail->p); /* head takes over tail's reference */
+        /* head takes over tail's reference; pbuf chains change in the core
+         * context only (WISP_CORE_ASSERT_OWNER) */
+        bool lock = !wisp_tcpip_on_stack_thread(head->api->tcpip);
+        if (lock) {
+            wisp_tcpip_lock(head->api->tcpip);
+        }
+        wisp_pbuf_cat(head->p, tail->p);
+        if (lock) {
+            wisp_tcpip_unlock(head->api->tcpip);
+        }
     }
     head->ptr = head->p;
     tail->p = NULL;

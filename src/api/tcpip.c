@@ -32,14 +32,15 @@ bool wisp_tcpip_on_stack_thread(const struct wisp_tcpip *ctx)
 }
 
 /* Take the core for a short internal job; false when the caller (the stack
- * thread) already is the core context. */
+ * thread) already is the core context. The job is an event (one time). */
 static bool core_enter(struct wisp_tcpip *ctx)
 {
-    if (wisp_tcpip_on_stack_thread(ctx)) {
-        return false;
+    bool entered = !wisp_tcpip_on_stack_thread(ctx);
+    if (entered) {
+        wisp_sys_mutex_lock(&ctx->core);
     }
-    wisp_sys_mutex_lock(&ctx->core);
-    return true;
+    wisp_event_begin(ctx->stack);
+    return entered;
 }
 
 /* Wake the sleeping stack thread when it must look at the stack earlier
@@ -68,6 +69,7 @@ static void kick(struct wisp_tcpip *ctx)
 
 static void core_leave(struct wisp_tcpip *ctx, bool entered)
 {
+    wisp_event_end(ctx->stack);
     if (entered) {
         kick(ctx);
         wisp_sys_mutex_unlock(&ctx->core);
@@ -141,6 +143,7 @@ static bool stop_requested(struct wisp_tcpip *ctx)
 static void handle(struct wisp_tcpip *ctx, struct wisp_tcpip_msg *m)
 {
     struct wisp_stack *s = ctx->stack;
+    wisp_event_begin(s); /* one message, one time (stack.h) */
     switch (m->type) {
     case MSG_CALL: {
         wisp_sys_sem_t *done = m->done;
@@ -174,6 +177,7 @@ static void handle(struct wisp_tcpip *ctx, struct wisp_tcpip_msg *m)
         WISP_ASSERT(0);
         break;
     }
+    wisp_event_end(s);
 }
 
 static void tcpip_thread(void *arg)
@@ -219,6 +223,19 @@ static void tcpip_thread(void *arg)
 }
 
 /* ------------------------------------------------------ start / stop */
+
+/* The owner hook of a stack run by a stack thread: its core lock's holder. */
+static bool core_lock_held(const void *core)
+{
+    return wisp_sys_mutex_held((const wisp_sys_mutex_t *)core);
+}
+
+void wisp_tcpip_set_owner(struct wisp_stack *s, wisp_sys_mutex_t *core)
+{
+    s->core_lock = core;
+    s->owner_ctx = core;
+    s->owner_check = core != NULL ? core_lock_held : NULL;
+}
 
 /* Undo what start created (flags say what exists). */
 static void release_objects(struct wisp_tcpip *ctx, bool core, bool post, bool mbox)
@@ -274,10 +291,10 @@ wisp_err_t wisp_tcpip_start(struct wisp_tcpip *ctx, struct wisp_stack *s, const 
         return r;
     }
     /* From here on the stack belongs to the core lock's holder. */
-    s->core_lock = &ctx->core;
+    wisp_tcpip_set_owner(s, &ctx->core);
     r = wisp_sys_thread_new(&ctx->thread, ctx->cfg.name, tcpip_thread, ctx, ctx->cfg.stack_size, ctx->cfg.prio);
     if (r != WISP_OK) {
-        s->core_lock = NULL;
+        wisp_tcpip_set_owner(s, NULL);
         release_objects(ctx, true, true, true);
         return r;
     }
@@ -359,7 +376,7 @@ void wisp_tcpip_stop(struct wisp_tcpip *ctx)
         }
         wisp_sys_sleep_ms(1);
     }
-    ctx->stack->core_lock = NULL; /* single-threaded again */
+    wisp_tcpip_set_owner(ctx->stack, NULL); /* single-threaded again */
     release_objects(ctx, true, true, true);
 }
 

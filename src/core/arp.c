@@ -268,6 +268,7 @@ void wisp_arp_input(struct wisp_netif *nif, struct wisp_pbuf *p, const uint8_t s
     wisp_ip4_t spa, tpa;
     uint16_t op;
     bool merged = false, for_us, changed = false;
+    WISP_CORE_ASSERT_OWNER(nif->stack);
 
     WISP_UNUSED(src_mac);
     WISP_CTR_INC(s, ARP_RX);
@@ -397,6 +398,7 @@ wisp_err_t wisp_arp_output(struct wisp_netif *nif, struct wisp_pbuf *p, wisp_ip4
     struct wisp_arp_entry *e;
     uint8_t mac[6];
     wisp_err_t err;
+    WISP_CORE_ASSERT_OWNER(nif->stack);
 
     if (next_hop == WISP_IP4_BCAST || wisp_ip4_is_bcast(nif, next_hop))
         return wisp_eth_output(nif, p, wisp_eth_bcast, WISP_ETHTYPE_IP4);
@@ -448,6 +450,7 @@ wisp_err_t wisp_arp_output(struct wisp_netif *nif, struct wisp_pbuf *p, wisp_ip4
 wisp_err_t wisp_arp_request(struct wisp_netif *nif, wisp_ip4_t ip)
 {
     struct wisp_stack *s = nif->stack;
+    WISP_CORE_ASSERT_OWNER(nif->stack);
 
     if (ip == WISP_IP4_ANY || ip == WISP_IP4_BCAST || wisp_ip4_is_multicast(ip))
         return WISP_ERR_VAL;
@@ -469,6 +472,7 @@ wisp_err_t wisp_arp_request(struct wisp_netif *nif, wisp_ip4_t ip)
 wisp_err_t wisp_arp_announce(struct wisp_netif *nif)
 {
     wisp_err_t err;
+    WISP_CORE_ASSERT_OWNER(nif->stack);
 
     if (nif->ip4.addr == 0)
         return WISP_ERR_VAL;
@@ -483,6 +487,7 @@ wisp_err_t wisp_arp_announce(struct wisp_netif *nif)
 wisp_err_t wisp_arp_probe(struct wisp_netif *nif, wisp_ip4_t ip)
 {
     wisp_err_t err;
+    WISP_CORE_ASSERT_OWNER(nif->stack);
 
     if (ip == WISP_IP4_ANY || ip == WISP_IP4_BCAST || wisp_ip4_is_multicast(ip))
         return WISP_ERR_VAL;
@@ -498,6 +503,7 @@ wisp_err_t wisp_arp_probe(struct wisp_netif *nif, wisp_ip4_t ip)
 void wisp_arp_watch_add(struct wisp_stack *s, struct wisp_arp_watch *w)
 {
     struct wisp_arp_watch *q;
+    WISP_CORE_ASSERT_OWNER(s);
 
     for (q = s->arp.watch; q != NULL; q = q->next)
         if (q == w)
@@ -509,6 +515,7 @@ void wisp_arp_watch_add(struct wisp_stack *s, struct wisp_arp_watch *w)
 void wisp_arp_watch_remove(struct wisp_stack *s, struct wisp_arp_watch *w)
 {
     struct wisp_arp_watch **pp;
+    WISP_CORE_ASSERT_OWNER(s);
 
     for (pp = &s->arp.watch; *pp != NULL; pp = &(*pp)->next) {
         if (*pp == w) {
@@ -524,6 +531,7 @@ void wisp_arp_watch_remove(struct wisp_stack *s, struct wisp_arp_watch *w)
 bool wisp_arp_lookup(struct wisp_stack *s, uint8_t if_idx, wisp_ip4_t ip, uint8_t mac[6])
 {
     const struct wisp_arp_entry *e = arp_find(s, if_idx, ip);
+    WISP_CORE_ASSERT_OWNER(s);
 
     if (e == NULL || (e->state != WISP_ARP_STABLE && e->state != WISP_ARP_STATIC))
         return false;
@@ -537,6 +545,7 @@ wisp_err_t wisp_arp_add_static(struct wisp_netif *nif, wisp_ip4_t ip, const uint
     struct wisp_stack *s = nif->stack;
     struct wisp_arp_entry *e;
     bool was_pending;
+    WISP_CORE_ASSERT_OWNER(nif->stack);
 
     if (ip == WISP_IP4_ANY || ip == WISP_IP4_BCAST || wisp_ip4_is_multicast(ip) || (mac[0] & 0x01u) != 0)
         return WISP_ERR_VAL;
@@ -562,6 +571,7 @@ wisp_err_t wisp_arp_add_static(struct wisp_netif *nif, wisp_ip4_t ip, const uint
 void wisp_arp_flush(struct wisp_stack *s, uint8_t if_idx)
 {
     unsigned i;
+    WISP_CORE_ASSERT_OWNER(s);
 
     for (i = 0; i < WISP_ARP_TABLE_SIZE; i++) {
         struct wisp_arp_entry *e = &s->arp.e[i];
@@ -574,6 +584,7 @@ void wisp_arp_flush(struct wisp_stack *s, uint8_t if_idx)
 unsigned wisp_arp_count(const struct wisp_stack *s)
 {
     unsigned i, n = 0;
+    WISP_CORE_ASSERT_OWNER(s);
 
     for (i = 0; i < WISP_ARP_TABLE_SIZE; i++)
         if (s->arp.e[i].state != WISP_ARP_EMPTY)

@@ -1086,12 +1086,14 @@ wisp_ip4_t wisp_dhcp_pending_addr(const struct wisp_dhcp *d)
 
 const struct wisp_dhcp_lease *wisp_dhcp_lease(const struct wisp_dhcp *d)
 {
+    WISP_CORE_ASSERT_OWNER(d->nif != NULL ? d->nif->stack : NULL);
     return d->have_lease ? &d->lease : NULL;
 }
 
 uint32_t wisp_dhcp_lease_left_s(struct wisp_dhcp *d)
 {
     uint64_t now;
+    WISP_CORE_ASSERT_OWNER(d->nif != NULL ? d->nif->stack : NULL);
     if (!d->have_lease) {
         return 0;
     }

@@ -986,6 +986,7 @@ unsigned wisp_dns_cancel(struct wisp_stack *s, wisp_dns_found_fn fn, void *arg)
 unsigned wisp_dns_pending(const struct wisp_stack *s)
 {
     unsigned i, n = 0;
+    WISP_CORE_ASSERT_OWNER(s);
     for (i = 0; i < WISP_DNS_MAX_QUERIES; i++) {
         n += s->dns.q[i].state == Q_RESOLVING;
     }
@@ -995,6 +996,7 @@ unsigned wisp_dns_pending(const struct wisp_stack *s)
 void wisp_dns_deinit(struct wisp_stack *s)
 {
     unsigned i;
+    WISP_CORE_ASSERT_OWNER(s);
     for (i = 0; i < WISP_DNS_MAX_QUERIES; i++) {
         if (s->dns.q[i].state == Q_RESOLVING) {
             q_finish(s, &s->dns.q[i], WISP_ERR_ABRT, 0, 0);

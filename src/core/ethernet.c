@@ -26,6 +26,7 @@ void wisp_eth_input(struct wisp_netif *nif, struct wisp_pbuf *p)
     const uint8_t *dst = hdr + WISP_ETH_OFF_DST;
     const uint8_t *src = hdr + WISP_ETH_OFF_SRC;
     uint16_t type;
+    WISP_CORE_ASSERT_OWNER(nif->stack);
 
     WISP_CTR_INC(s, ETH_RX);
     /* Parse: the header may straddle buffers of a chain, so copy it out. */
@@ -116,6 +117,7 @@ wisp_err_t wisp_eth_output(struct wisp_netif *nif, struct wisp_pbuf *p, const ui
     struct wisp_pbuf *h = NULL;
     uint16_t ref_before = p->ref;
     wisp_err_t err;
+    WISP_CORE_ASSERT_OWNER(nif->stack);
 
     if (p->tot_len > (uint16_t)(0xffffu - WISP_ETH_HLEN))
         return WISP_ERR_VAL;

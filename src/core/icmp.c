@@ -167,6 +167,7 @@ static struct wisp_pmtu_entry *pmtu_find(struct wisp_stack *s, wisp_ip4_t dst)
 uint16_t wisp_pmtu_get(struct wisp_stack *s, wisp_ip4_t dst, bool *nodf)
 {
     struct wisp_pmtu_entry *e = pmtu_find(s, dst);
+    WISP_CORE_ASSERT_OWNER(s);
     if (nodf != NULL) {
         *nodf = e != NULL && e->nodf != 0;
     }
@@ -180,6 +181,7 @@ uint16_t wisp_pmtu_lower(struct wisp_stack *s, wisp_ip4_t dst, uint16_t mtu, boo
     uint16_t cur;
     bool nodf = false;
     unsigned i;
+    WISP_CORE_ASSERT_OWNER(s);
 
     if (e != NULL) {
         cur = e->mtu;
@@ -407,6 +409,7 @@ static void icmp_echo_reply(struct wisp_stack *s, struct wisp_pbuf *p, const str
 void wisp_icmp_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp_ip_info *ip)
 {
     uint8_t hdr[WISP_ICMP_HLEN];
+    WISP_CORE_ASSERT_OWNER(s);
 
     WISP_CTR_INC(s, ICMP_RX);
 
@@ -471,6 +474,7 @@ void wisp_icmp_dest_unreach(struct wisp_stack *s, struct wisp_pbuf *p, const str
     struct wisp_pbuf *q;
     uint8_t *m;
     int t;
+    WISP_CORE_ASSERT_OWNER(s);
 
     /* The IP header sits hidden in front of the transport part. */
     if (hlen < WISP_IP4_HLEN || hlen > sizeof(iph) || wisp_pbuf_push(p, hlen) != WISP_OK) {
@@ -554,6 +558,7 @@ wisp_err_t wisp_icmp_echo_request(struct wisp_stack *s, wisp_ip4_t dst, uint16_t
     uint8_t hdr[WISP_ICMP_HLEN];
     wisp_ipaddr_t to;
     wisp_err_t err;
+    WISP_CORE_ASSERT_OWNER(s);
 
     /* An IP datagram is at most 65535 bytes (RFC 791): 20 of header. */
     if ((uint32_t)len + WISP_ICMP_HLEN + WISP_IP4_HLEN > WISP_IP4_MAX_LEN) {
@@ -601,6 +606,7 @@ wisp_err_t wisp_icmp_echo_request(struct wisp_stack *s, wisp_ip4_t dst, uint16_t
 
 void wisp_icmp_set_echo_cb(struct wisp_stack *s, wisp_icmp_echo_fn fn, void *arg)
 {
+    WISP_CORE_ASSERT_OWNER(s);
     s->icmp.echo_cb = fn;
     s->icmp.echo_arg = arg;
 }

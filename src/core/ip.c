@@ -10,6 +10,7 @@
 
 struct wisp_netif *wisp_ip_route(struct wisp_stack *s, const wisp_ipaddr_t *dst)
 {
+    WISP_CORE_ASSERT_OWNER(s);
     if (dst != NULL && wisp_ipaddr_is4(dst)) {
         return wisp_ip4_route(s, wisp_ipaddr_ip4(dst));
     }
@@ -19,6 +20,7 @@ struct wisp_netif *wisp_ip_route(struct wisp_stack *s, const wisp_ipaddr_t *dst)
 wisp_err_t wisp_ip_output(struct wisp_stack *s, struct wisp_pbuf *p, const wisp_ipaddr_t *src,
                           const wisp_ipaddr_t *dst, uint8_t ttl, uint8_t tos, uint8_t proto, bool df)
 {
+    WISP_CORE_ASSERT_OWNER(s);
     if (dst != NULL && wisp_ipaddr_is4(dst) && (src == NULL || wisp_ipaddr_is_any(src) || wisp_ipaddr_is4(src))) {
         return wisp_ip4_output(s, p, src != NULL ? wisp_ipaddr_ip4(src) : WISP_IP4_ANY, wisp_ipaddr_ip4(dst), ttl,
                                tos, proto, df);
@@ -59,6 +61,7 @@ bool wisp_ip_is_unicast(const wisp_ipaddr_t *a)
 
 bool wisp_ip_is_local(struct wisp_stack *s, const wisp_ipaddr_t *a)
 {
+    WISP_CORE_ASSERT_OWNER(s);
     return a != NULL && wisp_ipaddr_is4(a) && wisp_ip4_is_local(s, wisp_ipaddr_ip4(a));
 }
 

@@ -27,6 +27,7 @@
 bool wisp_ip4_is_local(struct wisp_stack *s, wisp_ip4_t a)
 {
     const struct wisp_netif *nif;
+    WISP_CORE_ASSERT_OWNER(s);
     if (a == WISP_IP4_ANY) {
         return false;
     }
@@ -41,6 +42,7 @@ bool wisp_ip4_is_local(struct wisp_stack *s, wisp_ip4_t a)
 bool wisp_ip4_is_bcast(const struct wisp_netif *nif, wisp_ip4_t a)
 {
     wisp_ip4_t host;
+    WISP_CORE_ASSERT_OWNER(nif->stack);
     /* RFC 1122 §3.2.1.3 (c): limited broadcast {-1, -1}. */
     if (a == WISP_IP4_BCAST) {
         return true;
@@ -328,6 +330,7 @@ void wisp_ip4_input(struct wisp_netif *nif, struct wisp_pbuf *p)
     wisp_ip4_t src, dst;
     uint8_t proto;
     bool bcast, mcast;
+    WISP_CORE_ASSERT_OWNER(nif->stack);
 
     WISP_CTR_INC(s, IP4_RX);
 
@@ -400,6 +403,7 @@ struct wisp_netif *wisp_ip4_route(struct wisp_stack *s, wisp_ip4_t dst)
 {
     struct wisp_netif *nif, *best = NULL;
     uint32_t best_mask = 0;
+    WISP_CORE_ASSERT_OWNER(s);
 
     /* RFC 1122 §3.2.1.3 (g): 127/8 is internal host loopback. */
     if (wisp_ip4_is_loopback(dst)) {
@@ -452,6 +456,7 @@ struct wisp_netif *wisp_ip4_route(struct wisp_stack *s, wisp_ip4_t dst)
 
 wisp_err_t wisp_ip4_link_output(struct wisp_netif *nif, struct wisp_pbuf *p, wisp_ip4_t next_hop)
 {
+    WISP_CORE_ASSERT_OWNER(nif->stack);
     p->if_idx = nif->index;
     if (nif->link != NULL) {
         wisp_ipaddr_t nh = wisp_ipaddr4(next_hop);
@@ -546,6 +551,7 @@ wisp_err_t wisp_ip4_output_if(struct wisp_netif *nif, struct wisp_pbuf *p, wisp_
     uint16_t tot, ref_before;
     bool pushed, local;
     wisp_err_t err;
+    WISP_CORE_ASSERT_OWNER(nif->stack);
 
     if (nif == NULL || p == NULL) {
         return WISP_ERR_ARG;
@@ -637,6 +643,7 @@ wisp_err_t wisp_ip4_output(struct wisp_stack *s, struct wisp_pbuf *p, wisp_ip4_t
                            uint8_t tos, uint8_t proto, bool df)
 {
     struct wisp_netif *nif;
+    WISP_CORE_ASSERT_OWNER(s);
     if (p == NULL) {
         return WISP_ERR_ARG;
     }

@@ -67,6 +67,7 @@ wisp_err_t wisp_ip4_frag(struct wisp_netif *nif, struct wisp_pbuf *p, const uint
     uint16_t total = p->tot_len;
     uint16_t maxdata, pos, n;
     uint8_t prio = wisp_dscp_prio((uint8_t)(hdr[WISP_IP4_OFF_TOS] >> 2));
+    WISP_CORE_ASSERT_OWNER(s);
 
     /* We never send options, so the header is copied whole into every
      * fragment; a DF datagram must not be fragmented (RFC 791 §3.2). */
@@ -125,6 +126,7 @@ wisp_err_t wisp_ip4_frag(struct wisp_netif *nif, struct wisp_pbuf *p, const uint
 #else
 wisp_err_t wisp_ip4_frag(struct wisp_netif *nif, struct wisp_pbuf *p, const uint8_t *hdr, wisp_ip4_t next_hop)
 {
+    WISP_CORE_ASSERT_OWNER(nif->stack);
     WISP_UNUSED(p);
     WISP_UNUSED(hdr);
     WISP_UNUSED(next_hop);
@@ -307,6 +309,7 @@ struct wisp_pbuf *wisp_ip4_reass(struct wisp_stack *s, struct wisp_pbuf *p)
     struct wisp_ip4_reass *r = NULL;
     unsigned i;
     uint16_t k, at;
+    WISP_CORE_ASSERT_OWNER(s);
 
     /* Parse: find the datagram this fragment belongs to. */
     for (i = 0; i < WISP_IP_REASS_MAX_DGRAMS; i++) {
@@ -425,6 +428,7 @@ struct wisp_pbuf *wisp_ip4_reass(struct wisp_stack *s, struct wisp_pbuf *p)
 void wisp_ip4_deinit(struct wisp_stack *s)
 {
     unsigned i;
+    WISP_CORE_ASSERT_OWNER(s);
     for (i = 0; i < WISP_IP_REASS_MAX_DGRAMS; i++) {
         if (s->ip4.reass[i].in_use) {
             reass_free(s, &s->ip4.reass[i]);
@@ -437,6 +441,7 @@ void wisp_ip4_deinit(struct wisp_stack *s)
 
 struct wisp_pbuf *wisp_ip4_reass(struct wisp_stack *s, struct wisp_pbuf *p)
 {
+    WISP_CORE_ASSERT_OWNER(s);
     WISP_CTR_INC(s, IP4_REASS_BADFRAG);
     wisp_pbuf_free(p);
     return NULL;
@@ -444,6 +449,7 @@ struct wisp_pbuf *wisp_ip4_reass(struct wisp_stack *s, struct wisp_pbuf *p)
 
 void wisp_ip4_deinit(struct wisp_stack *s)
 {
+    WISP_CORE_ASSERT_OWNER(s);
     wisp_timer_cancel(s, &s->ip4.reass_tmr);
 }
 

@@ -13,6 +13,7 @@
 void wisp_dev_wrap(struct wisp_dev *w, struct wisp_dev *d)
 {
     struct wisp_netif *nif = d->netif;
+    WISP_CORE_ASSERT_OWNER(d->netif != NULL ? d->netif->stack : NULL);
     w->lower = d;
     w->upper = NULL;
     d->upper = w;
@@ -37,13 +38,20 @@ static void netif_input(struct wisp_netif *nif, struct wisp_pbuf *frame)
 
 void wisp_dev_input(struct wisp_dev *dev, struct wisp_pbuf *frame)
 {
-    WISP_CORE_ASSERT_OWNER(dev->netif != NULL ? dev->netif->stack : NULL);
+    struct wisp_stack *s = dev->netif != NULL ? dev->netif->stack : NULL;
+    WISP_CORE_ASSERT_OWNER(s);
+    if (s != NULL) {
+        wisp_event_begin(s); /* one clock sample for the whole frame (stack.h) */
+    }
     if (dev->upper != NULL) {
         dev->upper->ops->input(dev->upper, frame);
     } else if (dev->netif != NULL) {
         netif_input(dev->netif, frame);
     } else {
         wisp_pbuf_free(frame);
+    }
+    if (s != NULL) {
+        wisp_event_end(s);
     }
 }
 
@@ -62,6 +70,7 @@ void wisp_dev_tx_ready(struct wisp_dev *dev)
 
 wisp_err_t wisp_dev_transmit_lower(struct wisp_dev *dev, struct wisp_pbuf *frame)
 {
+    WISP_CORE_ASSERT_OWNER(dev->netif != NULL ? dev->netif->stack : NULL);
     if (dev->lower == NULL) {
         return WISP_ERR_IF;
     }
@@ -77,6 +86,7 @@ static struct wisp_txq *txq_of(struct wisp_netif *nif, unsigned prio)
 
 unsigned wisp_netif_txq_len(const struct wisp_netif *nif, unsigned prio)
 {
+    WISP_CORE_ASSERT_OWNER(nif->stack);
     return prio == WISP_PRIO_EMERG ? nif->txq_emerg.count : nif->txq_common.count;
 }
 
@@ -175,6 +185,7 @@ static wisp_err_t txq_put(struct wisp_netif *nif, struct wisp_pbuf *frame)
 wisp_err_t wisp_netif_tx(struct wisp_netif *nif, struct wisp_pbuf *frame)
 {
     wisp_err_t err;
+    WISP_CORE_ASSERT_OWNER(nif->stack);
     if (!wisp_netif_is_usable(nif) || nif->dev == NULL) {
         nif->st.tx_drops++;
         return WISP_ERR_IF;
@@ -305,6 +316,7 @@ static void netif_set_flag(struct wisp_netif *nif, uint8_t flag, bool on)
 void wisp_netif_watch_add(struct wisp_netif *nif, struct wisp_netif_watch *w)
 {
     struct wisp_netif_watch *q;
+    WISP_CORE_ASSERT_OWNER(nif->stack);
     for (q = nif->watch; q != NULL; q = q->next) {
         if (q == w) {
             return;
@@ -317,6 +329,7 @@ void wisp_netif_watch_add(struct wisp_netif *nif, struct wisp_netif_watch *w)
 void wisp_netif_watch_remove(struct wisp_netif *nif, struct wisp_netif_watch *w)
 {
     struct wisp_netif_watch **pp;
+    WISP_CORE_ASSERT_OWNER(nif->stack);
     for (pp = &nif->watch; *pp != NULL; pp = &(*pp)->next) {
         if (*pp == w) {
             *pp = w->next;
@@ -372,12 +385,14 @@ void wisp_netif_remove(struct wisp_netif *nif)
 
 struct wisp_netif *wisp_netif_by_index(struct wisp_stack *s, uint8_t index)
 {
+    WISP_CORE_ASSERT_OWNER(s);
     return (index >= 1 && index <= WISP_MAX_NETIFS) ? s->netif_by_idx[index] : NULL;
 }
 
 struct wisp_netif *wisp_netif_by_name(struct wisp_stack *s, const char *name)
 {
     struct wisp_netif *nif;
+    WISP_CORE_ASSERT_OWNER(s);
     for (nif = s->netifs; nif != NULL; nif = nif->next) {
         if (strncmp(nif->name, name, sizeof(nif->name)) == 0) {
             return nif;

@@ -17,6 +17,11 @@ static uint8_t *block_start(struct wisp_pbuf *p)
     return (uint8_t *)p + WISP_PBUF_HDR_SIZE;
 }
 
+/* The stack whose pools hold p (NULL: none known, nothing to check). A
+ * macro: release builds, where WISP_CORE_ASSERT_OWNER has no code, have no
+ * use for it. */
+#define stack_of(p) (((p) != NULL && (p)->pool != NULL) ? (p)->pool->stack : NULL)
+
 /* The pool an element came from (only the two transmit pools hand out RAM). */
 static struct wisp_pool *pool_of(struct wisp_stack *s, const struct wisp_pbuf *p)
 {
@@ -139,6 +144,7 @@ struct wisp_pbuf *wisp_pbuf_alloc_ref(struct wisp_stack *s, const void *data, ui
 unsigned wisp_pbuf_free(struct wisp_pbuf *p)
 {
     unsigned n = 0;
+    WISP_CORE_ASSERT_OWNER(stack_of(p));
     while (p != NULL) {
         struct wisp_pbuf *next;
         WISP_ASSERT(p->ref > 0);
@@ -155,6 +161,7 @@ unsigned wisp_pbuf_free(struct wisp_pbuf *p)
 
 void wisp_pbuf_ref(struct wisp_pbuf *p)
 {
+    WISP_CORE_ASSERT_OWNER(stack_of(p));
     WISP_ASSERT(p != NULL && p->ref < 0xffffu);
     p->ref++;
 }
@@ -171,6 +178,7 @@ unsigned wisp_pbuf_clen(const struct wisp_pbuf *p)
 void wisp_pbuf_cat(struct wisp_pbuf *h, struct wisp_pbuf *t)
 {
     struct wisp_pbuf *p;
+    WISP_CORE_ASSERT_OWNER(stack_of(h));
     WISP_ASSERT(h != NULL && t != NULL);
     for (p = h; p->next != NULL; p = p->next) {
         p->tot_len = (uint16_t)(p->tot_len + t->tot_len);
@@ -181,6 +189,7 @@ void wisp_pbuf_cat(struct wisp_pbuf *h, struct wisp_pbuf *t)
 
 void wisp_pbuf_chain(struct wisp_pbuf *h, struct wisp_pbuf *t)
 {
+    WISP_CORE_ASSERT_OWNER(stack_of(h));
     wisp_pbuf_cat(h, t);
     wisp_pbuf_ref(t);
 }
@@ -313,6 +322,7 @@ struct wisp_pbuf *wisp_pbuf_clone(struct wisp_stack *s, enum wisp_pbuf_layer lay
     struct wisp_pbuf *q = wisp_pbuf_alloc(s, layer, p->tot_len, WISP_PBUF_POOL);
     struct wisp_pbuf *r;
     uint16_t off = 0;
+    WISP_CORE_ASSERT_OWNER(s);
     if (q == NULL) {
         return NULL;
     }

@@ -58,6 +58,7 @@ void wisp_pool_init(struct wisp_pool *pool, const char *name, void *mem, size_t 
     pool->inject = NULL;
 #endif
     pool->free_list = NULL;
+    pool->stack = NULL;
     /* Thread the list so that the lowest address is handed out first. */
     for (i = count; i > 0; i--) {
         void *e = pool->base + (size_t)(i - 1u) * pool->elem_size;
@@ -103,6 +104,7 @@ void *wisp_pool_alloc(struct wisp_pool *pool)
         e = NULL; /* injected: exactly as if the pool were empty */
     }
 #endif
+    WISP_CORE_ASSERT_OWNER(pool->stack);
     if (e == NULL) {
         pool->failed++;
         return NULL;
@@ -121,6 +123,7 @@ void *wisp_pool_alloc(struct wisp_pool *pool)
 
 void wisp_pool_free(struct wisp_pool *pool, void *elem)
 {
+    WISP_CORE_ASSERT_OWNER(pool->stack);
     if (elem == NULL) {
         return;
     }

@@ -33,10 +33,52 @@ const char *wisp_err_str(wisp_err_t e)
 
 /* ------------------------------------------------- clock and random */
 
+/* Time once per event (stack.h): the clock is read when the outermost
+ * event begins and, outside any event, at each wisp_now(). */
 uint32_t wisp_now(struct wisp_stack *s)
 {
-    s->now = s->cfg.now_ms(s->cfg.clock_ctx);
+    WISP_CORE_ASSERT_OWNER(s);
+    if (s->event_depth == 0u) {
+        s->now = s->cfg.now_ms(s->cfg.clock_ctx);
+    }
     return s->now;
+}
+
+void wisp_event_begin(struct wisp_stack *s)
+{
+    WISP_CORE_ASSERT_OWNER(s);
+    WISP_ASSERT(s->event_depth < UINT16_MAX);
+    if (s->event_depth++ == 0u) {
+        s->now = s->cfg.now_ms(s->cfg.clock_ctx);
+    }
+}
+
+void wisp_event_end(struct wisp_stack *s)
+{
+    WISP_CORE_ASSERT_OWNER(s);
+    WISP_ASSERT(s->event_depth > 0u);
+    if (s->event_depth > 0u) {
+        s->event_depth--;
+    }
+}
+
+/* ----------------------------------------------------- owner check */
+
+void wisp_core_owner_check(const struct wisp_stack *s, const char *where)
+{
+    if (s == NULL || s->owner_check == NULL || s->owner_check(s->owner_ctx)) {
+        return;
+    }
+    if (s->cfg.fail != NULL) {
+        s->cfg.fail(s->cfg.fail_ctx, "called outside the core context of its stack", where);
+        return;
+    }
+#if WISP_DEBUG
+    /* line 0: "file" is the function (the unix port prints both). */
+    wisp_assert_fail("called outside the core context of its stack (not on the stack thread, not through "
+                     "wisp_tcpip_call(), not between wisp_tcpip_lock() and wisp_tcpip_unlock())",
+                     where, 0);
+#endif
 }
 
 static uint64_t splitmix64(uint64_t *x)
@@ -145,11 +187,13 @@ static uint64_t stack_keyed_next(struct wisp_stack *s, unsigned key, uint8_t dom
 
 uint32_t wisp_random(struct wisp_stack *s)
 {
+    WISP_CORE_ASSERT_OWNER(s);
     return (uint32_t)stack_keyed_next(s, WISP_KEY_GEN, 0);
 }
 
 uint32_t wisp_random_id(struct wisp_stack *s, enum wisp_rid what)
 {
+    WISP_CORE_ASSERT_OWNER(s);
     return (uint32_t)stack_keyed_next(s, WISP_KEY_ID, (uint8_t)what);
 }
 
@@ -161,6 +205,7 @@ uint16_t wisp_port_select(struct wisp_stack *s, uint8_t proto, wisp_ip4_t lip, w
     const uint32_t num = (uint32_t)WISP_EPHEMERAL_MAX - (uint32_t)WISP_EPHEMERAL_MIN + 1u;
     uint32_t offset, count;
     uint16_t alg1 = 0, *next;
+    WISP_CORE_ASSERT_OWNER(s);
 
     if (rip == WISP_IP4_ANY) {
         /* RFC 6056 §3.3.1: no destination yet (bind, a resolver's query
@@ -231,6 +276,7 @@ void wisp_timer_arm(struct wisp_stack *s, struct wisp_timer *t, uint32_t delay_m
 
 bool wisp_stack_next_deadline(struct wisp_stack *s, uint32_t *deadline)
 {
+    WISP_CORE_ASSERT_OWNER(s);
 #if WISP_LOOPBACK
     if (s->loopq_count > 0) {
         *deadline = wisp_now(s);
@@ -247,6 +293,7 @@ bool wisp_stack_next_deadline(struct wisp_stack *s, uint32_t *deadline)
 uint32_t wisp_stack_next_timeout(struct wisp_stack *s)
 {
     uint32_t due, now;
+    WISP_CORE_ASSERT_OWNER(s);
     if (!wisp_stack_next_deadline(s, &due)) {
         return UINT32_MAX;
     }
@@ -259,8 +306,10 @@ uint32_t wisp_stack_next_timeout(struct wisp_stack *s)
 void wisp_stack_poll(struct wisp_stack *s)
 {
     unsigned budget = 1024; /* a timer re-arming itself at 0 ms cannot spin forever */
-    uint32_t now = wisp_now(s);
+    uint32_t now;
     WISP_CORE_ASSERT_OWNER(s);
+    wisp_event_begin(s); /* one time for every timer and looped packet of this poll */
+    now = wisp_now(s);
 #if WISP_LOOPBACK
     {
         /* Deliver only what was queued before this poll: a looped packet
@@ -285,6 +334,7 @@ void wisp_stack_poll(struct wisp_stack *s)
         t->armed = 0;
         t->fn(s, t);
     }
+    wisp_event_end(s);
 }
 
 /* ------------------------------------------------------ init / deinit */
@@ -341,6 +391,9 @@ wisp_err_t wisp_stack_init(struct wisp_stack *s, const struct wisp_config *cfg)
         s->pool[i].inject = &s->alloc_inject; /* zeroed above: no failure armed */
     }
 #endif
+    for (i = 0; i < WISP_POOL_COUNT; i++) {
+        s->pool[i].stack = s; /* pools know their stack: pbufs find their owner */
+    }
 
     wisp_arp_init(s);
     wisp_ip4_init(s);
@@ -379,6 +432,7 @@ wisp_err_t wisp_stack_init(struct wisp_stack *s, const struct wisp_config *cfg)
 void wisp_stack_deinit(struct wisp_stack *s)
 {
     struct wisp_netif *nif;
+    WISP_CORE_ASSERT_OWNER(s);
 #if WISP_DNS
     wisp_dns_deinit(s); /* resolver queries (their UDP PCBs), cache */
 #endif
@@ -406,6 +460,7 @@ void wisp_stack_deinit(struct wisp_stack *s)
 unsigned wisp_stack_pools_in_use(const struct wisp_stack *s)
 {
     unsigned i, n = 0;
+    WISP_CORE_ASSERT_OWNER(s);
     for (i = 0; i < WISP_POOL_COUNT; i++) {
         n += s->pool[i].used;
     }
@@ -416,6 +471,7 @@ void wisp_stack_dump(const struct wisp_stack *s, wisp_print_fn pr, void *ctx, bo
 {
     unsigned i;
     const struct wisp_netif *nif;
+    WISP_CORE_ASSERT_OWNER(s);
     pr(ctx, "counters:\n");
     for (i = 0; i < WISP_CTR_COUNT; i++) {
         if (all || s->ctr[i] != 0) {

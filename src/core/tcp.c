@@ -768,12 +768,14 @@ void wisp_tcp_set_ttl(struct wisp_tcp_pcb *pcb, uint8_t ttl)
 
 unsigned wisp_tcp_state(const struct wisp_tcp_pcb *pcb)
 {
+    WISP_CORE_ASSERT_OWNER(tcp_stack_of(pcb));
     return pcb == NULL ? (unsigned)WISP_TCP_CLOSED : ((const struct wisp_tcp_common *)(const void *)pcb)->state;
 }
 
 void wisp_tcp_local(const struct wisp_tcp_pcb *pcb, wisp_ipaddr_t *ip, uint16_t *port)
 {
     const struct wisp_tcp_common *c = (const struct wisp_tcp_common *)(const void *)pcb;
+    WISP_CORE_ASSERT_OWNER(tcp_stack_of(pcb));
     if (ip != NULL) {
         *ip = c->local_ip;
     }
@@ -786,6 +788,7 @@ void wisp_tcp_remote(const struct wisp_tcp_pcb *pcb, wisp_ipaddr_t *ip, uint16_t
 {
     const struct wisp_tcp_common *c = (const struct wisp_tcp_common *)(const void *)pcb;
     bool l = c->state == WISP_TCP_LISTEN;
+    WISP_CORE_ASSERT_OWNER(tcp_stack_of(pcb));
     if (ip != NULL) {
         *ip = l ? wisp_ipaddr_any4() : pcb->remote_ip; /* IPv4 only: IPv6 extends (the listener's family) */
     }
@@ -797,6 +800,7 @@ void wisp_tcp_remote(const struct wisp_tcp_pcb *pcb, wisp_ipaddr_t *ip, uint16_t
 void wisp_tcp_get_info(const struct wisp_tcp_pcb *pcb, struct wisp_tcp_info *info)
 {
     const struct wisp_tcp_common *c = (const struct wisp_tcp_common *)(const void *)pcb;
+    WISP_CORE_ASSERT_OWNER(tcp_stack_of(pcb));
     memset(info, 0, sizeof(*info));
     info->state = c->state;
     if (c->state == WISP_TCP_LISTEN) {
@@ -865,6 +869,7 @@ void wisp_tcp_set_bufs(struct wisp_tcp_pcb *pcb, uint32_t sndbuf, uint32_t rcvbu
 uint32_t wisp_tcp_sndbuf_size(const struct wisp_tcp_pcb *pcb)
 {
     const struct wisp_tcp_common *c = (const struct wisp_tcp_common *)(const void *)pcb;
+    WISP_CORE_ASSERT_OWNER(tcp_stack_of(pcb));
     return c->state == WISP_TCP_LISTEN ? 0u : pcb->snd_buf;
 }
 
@@ -907,6 +912,7 @@ void wisp_tcp_init(struct wisp_stack *s)
 void wisp_tcp_deinit(struct wisp_stack *s)
 {
     struct wisp_tcp_pcb *pcb, *next;
+    WISP_CORE_ASSERT_OWNER(s);
     /* Orphans (closed by the application) belong to the stack. */
     for (pcb = s->tcp.pcbs; pcb != NULL; pcb = next) {
         next = pcb->next;

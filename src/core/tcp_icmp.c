@@ -319,6 +319,7 @@ static void tcp_icmp_needfrag(struct wisp_stack *s, struct wisp_tcp_pcb *pcb, co
 void wisp_tcp_icmp_err(struct wisp_stack *s, const struct wisp_icmp_err *e)
 {
     struct wisp_tcp_pcb *pcb = tcp_icmp_find(s, e), *prev;
+    WISP_CORE_ASSERT_OWNER(s);
 
     if (pcb == NULL) {
         /* SYN queue entries and TIME-WAIT records are not told (they

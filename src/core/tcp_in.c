@@ -1029,6 +1029,7 @@ void wisp_tcp_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp
     struct tcp_in in;
     struct wisp_tcp_pcb *pcb, **pp;
     uint16_t hlen, tot = p->tot_len;
+    WISP_CORE_ASSERT_OWNER(s);
 
     WISP_CTR_INC(s, TCP_RX);
     /* RFC 1122 §4.2.3.10 / RFC 9293 §3.9.2: nothing for broadcast or

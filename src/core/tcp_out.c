@@ -1012,6 +1012,7 @@ wisp_err_t wisp_tcp_write(struct wisp_tcp_pcb *pcb, const void *data, uint32_t l
 uint32_t wisp_tcp_sndbuf(const struct wisp_tcp_pcb *pcb)
 {
     const struct wisp_tcp_common *c = (const struct wisp_tcp_common *)(const void *)pcb;
+    WISP_CORE_ASSERT_OWNER(tcp_stack_of(pcb));
     if (c->state == WISP_TCP_LISTEN) {
         return 0;
     }

@@ -73,9 +73,9 @@ static uint16_t udp_ephemeral_port(struct wisp_stack *s, const struct wisp_udp_p
 
 struct wisp_udp_pcb *wisp_udp_new(struct wisp_stack *s)
 {
-    struct wisp_udp_pcb *pcb = (struct wisp_udp_pcb *)wisp_pool_alloc(&s->pool[WISP_POOL_UDP_PCB]);
-    WISP_CORE_ASSERT_OWNER(s);
-
+    struct wisp_udp_pcb *pcb;
+    WISP_CORE_ASSERT_OWNER(s); /* before touching the pool */
+    pcb = (struct wisp_udp_pcb *)wisp_pool_alloc(&s->pool[WISP_POOL_UDP_PCB]);
     if (pcb == NULL) {
         return NULL;
     }
@@ -321,6 +321,7 @@ void wisp_udp_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp
     uint16_t sport, dport, ulen, ck;
     struct wisp_udp_pcb *pcb, *best = NULL;
     int best_score = 0;
+    WISP_CORE_ASSERT_OWNER(s);
 
     WISP_CTR_INC(s, UDP_RX);
 
@@ -424,6 +425,7 @@ void wisp_udp_icmp_err(struct wisp_stack *s, const struct wisp_icmp_err *e)
     struct wisp_udp_pcb *pcb;
     wisp_ipaddr_t esrc = wisp_ipaddr4(e->src), edst = wisp_ipaddr4(e->dst); /* ICMP for IPv4 */
     wisp_err_t err;
+    WISP_CORE_ASSERT_OWNER(s);
 
     for (pcb = s->udp_pcbs; pcb != NULL; pcb = pcb->next) {
         if (pcb->local_port == e->sport && (pcb->flags & WISP_UDP_F_CONNECTED) != 0 &&

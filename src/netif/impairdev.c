@@ -268,6 +268,7 @@ static const struct wisp_dev_ops impairdev_ops = { im_transmit, im_input, im_tx_
 
 wisp_err_t wisp_impairdev_init(struct wisp_impairdev *im, struct wisp_stack *s, struct wisp_dev *lower, uint32_t seed)
 {
+    WISP_CORE_ASSERT_OWNER(s);
     if (im == NULL || s == NULL || lower == NULL) {
         return WISP_ERR_ARG;
     }
@@ -290,6 +291,7 @@ static void im_clamp(struct wisp_impair_cfg *dst, const struct wisp_impair_cfg *
 
 void wisp_impairdev_set(struct wisp_impairdev *im, const struct wisp_impair_cfg *rx, const struct wisp_impair_cfg *tx)
 {
+    WISP_CORE_ASSERT_OWNER(im->stack);
     if (rx != NULL) {
         im_clamp(&im->rx_cfg, rx);
     }
@@ -300,12 +302,14 @@ void wisp_impairdev_set(struct wisp_impairdev *im, const struct wisp_impair_cfg 
 
 void wisp_impairdev_flush(struct wisp_impairdev *im)
 {
+    WISP_CORE_ASSERT_OWNER(im->stack);
     im_release_rx(im);
     (void)im_release_tx(im);
 }
 
 void wisp_impairdev_deinit(struct wisp_impairdev *im)
 {
+    WISP_CORE_ASSERT_OWNER(im->stack);
     if (im->rx_held != NULL) {
         wisp_pbuf_free(im->rx_held);
         im->rx_held = NULL;

@@ -45,6 +45,7 @@ bool wisp_pcapdev_record(struct wisp_pcapdev *pc, const struct wisp_pbuf *frame)
     uint64_t us;
     uint32_t incl, left;
     const struct wisp_pbuf *q;
+    WISP_CORE_ASSERT_OWNER(pc->stack);
 
     if (pc == NULL || frame == NULL || pc->failed) {
         return false;
@@ -104,6 +105,7 @@ wisp_err_t wisp_pcapdev_init(struct wisp_pcapdev *pc, struct wisp_stack *s, stru
                              wisp_pcap_write_fn write, void *write_ctx, wisp_pcap_time_fn time_us, void *time_ctx)
 {
     uint8_t gh[WISP_PCAP_GLOBAL_HDR_LEN];
+    WISP_CORE_ASSERT_OWNER(s);
 
     if (pc == NULL || s == NULL || lower == NULL || write == NULL) {
         return WISP_ERR_ARG;

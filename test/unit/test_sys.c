@@ -27,6 +27,7 @@
 #include <cmocka.h>
 
 #include "wisp/sys.h"
+#include "wisp/tcpip.h"
 #include "wisp/stack.h"
 
 /* Precise monotonic microseconds, independent of the port under test. */
@@ -637,7 +638,7 @@ static void test_core_check_requires_core_lock_holder(void **state)
     wisp_udp_remove(pcb);
 
     assert_int_equal(wisp_sys_mutex_new(&lock), WISP_OK);
-    s->core_lock = &lock; /* what wisp_tcpip_start does */
+    wisp_tcpip_set_owner(s, &lock); /* what wisp_tcpip_start does */
     wisp_sys_mutex_lock(&lock);
     pcb = wisp_udp_new(s); /* holder: allowed */
     assert_non_null(pcb);
@@ -653,7 +654,7 @@ static void test_core_check_requires_core_lock_holder(void **state)
     (void)err;
     (void)new_pcb_without_lock;
 #endif
-    s->core_lock = NULL;
+    wisp_tcpip_set_owner(s, NULL);
     wisp_sys_mutex_free(&lock);
     wisp_stack_deinit(s);
     assert_int_equal(wisp_stack_pools_in_use(s), 0);

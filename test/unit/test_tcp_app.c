@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "wisp/sys.h"
+#include "wisp/tcpip.h"
 
 static uint8_t g_data[WISP_TCP_SND_BUF + 65536];
 
@@ -615,7 +616,7 @@ static void test_raw_api_checks_core_owner(void **state)
     assert_non_null(t.pcb);
     tt_callbacks(&t, t.pcb);
     assert_int_equal(wisp_sys_mutex_new(&lock), WISP_OK);
-    t.e->s->core_lock = &lock;
+    wisp_tcpip_set_owner(t.e->s, &lock); /* what wisp_tcpip_start does */
     o.t = &t;
     o.lpcb = t.lpcb;
     for (i = 0; i < WISP_ARRAY_SIZE(own_names); i++) {
@@ -629,7 +630,7 @@ static void test_raw_api_checks_core_owner(void **state)
     wisp_tcp_nodelay(t.pcb, true);
     wisp_tcp_set_ttl(t.pcb, 9);
     wisp_sys_mutex_unlock(&lock);
-    t.e->s->core_lock = NULL;
+    wisp_tcpip_set_owner(t.e->s, NULL);
     wisp_sys_mutex_free(&lock);
     tt_done(&t);
 #else
