@@ -28,11 +28,13 @@ wisp_err_t wisp_debug_fail_allocs(struct wisp_stack *s, uint32_t n, uint32_t cou
 
 wisp_err_t wisp_debug_fail_alloc(struct wisp_stack *s, uint32_t n)
 {
+    WISP_CORE_ASSERT_OWNER(s);
     return wisp_debug_fail_allocs(s, n, 1u);
 }
 
 uint32_t wisp_debug_alloc_count(const struct wisp_stack *s)
 {
+    WISP_CORE_ASSERT_OWNER(s);
 #if WISP_ALLOC_FAIL_INJECT
     return s->alloc_inject.count;
 #else
@@ -43,6 +45,7 @@ uint32_t wisp_debug_alloc_count(const struct wisp_stack *s)
 
 uint32_t wisp_debug_alloc_injected(const struct wisp_stack *s)
 {
+    WISP_CORE_ASSERT_OWNER(s);
 #if WISP_ALLOC_FAIL_INJECT
     return s->alloc_inject.injected;
 #else
@@ -53,6 +56,7 @@ uint32_t wisp_debug_alloc_injected(const struct wisp_stack *s)
 
 bool wisp_debug_fail_armed(const struct wisp_stack *s)
 {
+    WISP_CORE_ASSERT_OWNER(s);
 #if WISP_ALLOC_FAIL_INJECT
     return s->alloc_inject.fail_len != 0u;
 #else

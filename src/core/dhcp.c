@@ -1066,21 +1066,25 @@ const char *wisp_dhcp_state_name(enum wisp_dhcp_state st)
 
 enum wisp_dhcp_state wisp_dhcp_state(const struct wisp_dhcp *d)
 {
+    WISP_CORE_ASSERT_OWNER(d->nif != NULL ? d->nif->stack : NULL);
     return (enum wisp_dhcp_state)d->state;
 }
 
 const struct wisp_dhcp_lease *wisp_dhcp_last_lease(const struct wisp_dhcp *d)
 {
+    WISP_CORE_ASSERT_OWNER(d->nif != NULL ? d->nif->stack : NULL);
     return &d->lease;
 }
 
 struct wisp_netif *wisp_dhcp_netif(const struct wisp_dhcp *d)
 {
+    WISP_CORE_ASSERT_OWNER(d->nif != NULL ? d->nif->stack : NULL);
     return d->nif;
 }
 
 wisp_ip4_t wisp_dhcp_pending_addr(const struct wisp_dhcp *d)
 {
+    WISP_CORE_ASSERT_OWNER(d->nif != NULL ? d->nif->stack : NULL);
     return d->pend.addr;
 }
 

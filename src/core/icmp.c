@@ -622,6 +622,7 @@ void wisp_icmp_init(struct wisp_stack *s)
 
 void *wisp_icmp_echo_arg(const struct wisp_stack *s, bool *registered)
 {
+    WISP_CORE_ASSERT_OWNER(s);
     if (registered != NULL) {
         *registered = s->icmp.echo_cb != NULL;
     }

@@ -31,6 +31,7 @@ wisp_err_t wisp_ip_output(struct wisp_stack *s, struct wisp_pbuf *p, const wisp_
 wisp_err_t wisp_ip_output_if(struct wisp_netif *nif, struct wisp_pbuf *p, const wisp_ipaddr_t *src,
                              const wisp_ipaddr_t *dst, uint8_t ttl, uint8_t tos, uint8_t proto, bool df)
 {
+    WISP_CORE_ASSERT_OWNER(nif->stack);
     if (dst != NULL && wisp_ipaddr_is4(dst) && (src == NULL || wisp_ipaddr_is_any(src) || wisp_ipaddr_is4(src))) {
         return wisp_ip4_output_if(nif, p, src != NULL ? wisp_ipaddr_ip4(src) : WISP_IP4_ANY, wisp_ipaddr_ip4(dst),
                                   ttl, tos, proto, df);
@@ -40,6 +41,7 @@ wisp_err_t wisp_ip_output_if(struct wisp_netif *nif, struct wisp_pbuf *p, const 
 
 wisp_ipaddr_t wisp_ip_netif_addr(const struct wisp_netif *nif, const wisp_ipaddr_t *dst)
 {
+    WISP_CORE_ASSERT_OWNER(nif->stack);
     (void)dst; /* IPv4 is the only family built: its address */
     return wisp_ipaddr4(nif != NULL ? nif->ip4.addr : WISP_IP4_ANY);
 }

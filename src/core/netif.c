@@ -269,6 +269,7 @@ wisp_err_t wisp_netif_add(struct wisp_stack *s, struct wisp_netif *nif, const ch
 wisp_err_t wisp_netif_add_eth(struct wisp_stack *s, struct wisp_netif *nif, const char *name, struct wisp_dev *dev,
                               const uint8_t mac[6], uint16_t mtu)
 {
+    WISP_CORE_ASSERT_OWNER(s);
     return wisp_netif_add(s, nif, name, dev, &wisp_link_eth, mac, WISP_ETH_ADDR_LEN, mtu);
 }
 
@@ -401,21 +402,55 @@ struct wisp_netif *wisp_netif_by_name(struct wisp_stack *s, const char *name)
     return NULL;
 }
 
-const char *wisp_netif_name(const struct wisp_netif *nif) { return nif->name; }
-uint8_t wisp_netif_index(const struct wisp_netif *nif) { return nif->index; }
-uint8_t wisp_netif_flags(const struct wisp_netif *nif) { return nif->flags; }
-uint16_t wisp_netif_mtu(const struct wisp_netif *nif) { return nif->mtu; }
+const char *wisp_netif_name(const struct wisp_netif *nif) {
+    WISP_CORE_ASSERT_OWNER(nif->stack);
+    return nif->name;
+}
+uint8_t wisp_netif_index(const struct wisp_netif *nif) {
+    WISP_CORE_ASSERT_OWNER(nif->stack);
+    return nif->index;
+}
+uint8_t wisp_netif_flags(const struct wisp_netif *nif) {
+    WISP_CORE_ASSERT_OWNER(nif->stack);
+    return nif->flags;
+}
+uint16_t wisp_netif_mtu(const struct wisp_netif *nif) {
+    WISP_CORE_ASSERT_OWNER(nif->stack);
+    return nif->mtu;
+}
 const uint8_t *wisp_netif_hwaddr(const struct wisp_netif *nif, uint8_t *len)
 {
+    WISP_CORE_ASSERT_OWNER(nif->stack);
     if (len != NULL) {
         *len = nif->hwaddr_len;
     }
     return nif->hwaddr;
 }
-const struct wisp_netif_stats *wisp_netif_get_stats(const struct wisp_netif *nif) { return &nif->st; }
-wisp_ip4_t wisp_netif_ip4_addr(const struct wisp_netif *nif) { return nif->ip4.addr; }
-wisp_ip4_t wisp_netif_ip4_mask(const struct wisp_netif *nif) { return nif->ip4.mask; }
-wisp_ip4_t wisp_netif_ip4_gw(const struct wisp_netif *nif) { return nif->ip4.gw; }
-struct wisp_stack *wisp_netif_stack(const struct wisp_netif *nif) { return nif->stack; }
-void *wisp_netif_user(const struct wisp_netif *nif) { return nif->user; }
-void wisp_netif_set_user(struct wisp_netif *nif, void *user) { nif->user = user; }
+const struct wisp_netif_stats *wisp_netif_get_stats(const struct wisp_netif *nif) {
+    WISP_CORE_ASSERT_OWNER(nif->stack);
+    return &nif->st;
+}
+wisp_ip4_t wisp_netif_ip4_addr(const struct wisp_netif *nif) {
+    WISP_CORE_ASSERT_OWNER(nif->stack);
+    return nif->ip4.addr;
+}
+wisp_ip4_t wisp_netif_ip4_mask(const struct wisp_netif *nif) {
+    WISP_CORE_ASSERT_OWNER(nif->stack);
+    return nif->ip4.mask;
+}
+wisp_ip4_t wisp_netif_ip4_gw(const struct wisp_netif *nif) {
+    WISP_CORE_ASSERT_OWNER(nif->stack);
+    return nif->ip4.gw;
+}
+struct wisp_stack *wisp_netif_stack(const struct wisp_netif *nif) {
+    WISP_CORE_ASSERT_OWNER(nif->stack);
+    return nif->stack;
+}
+void *wisp_netif_user(const struct wisp_netif *nif) {
+    WISP_CORE_ASSERT_OWNER(nif->stack);
+    return nif->user;
+}
+void wisp_netif_set_user(struct wisp_netif *nif, void *user) {
+    WISP_CORE_ASSERT_OWNER(nif->stack);
+    nif->user = user;
+}

@@ -501,12 +501,14 @@ void wisp_stack_dump(const struct wisp_stack *s, wisp_print_fn pr, void *ctx, bo
 
 uint32_t wisp_stack_counter(const struct wisp_stack *s, unsigned id)
 {
+    WISP_CORE_ASSERT_OWNER(s);
     return id < (unsigned)WISP_CTR_COUNT ? s->ctr[id] : 0u;
 }
 
 bool wisp_stack_pool_stats(const struct wisp_stack *s, unsigned id, struct wisp_pool_stats *st)
 {
     const struct wisp_pool *pl;
+    WISP_CORE_ASSERT_OWNER(s);
     if (id >= (unsigned)WISP_POOL_COUNT || st == NULL) {
         return false;
     }
@@ -523,22 +525,26 @@ bool wisp_stack_pool_stats(const struct wisp_stack *s, unsigned id, struct wisp_
 
 unsigned wisp_stack_pool_used(const struct wisp_stack *s, unsigned id)
 {
+    WISP_CORE_ASSERT_OWNER(s);
     return id < (unsigned)WISP_POOL_COUNT ? s->pool[id].used : 0u;
 }
 
 const char *wisp_stack_pool_name(const struct wisp_stack *s, unsigned id)
 {
+    WISP_CORE_ASSERT_OWNER(s);
     return id < (unsigned)WISP_POOL_COUNT ? s->pool[id].name : NULL;
 }
 
 struct wisp_netif *wisp_stack_netif_next(const struct wisp_stack *s, const struct wisp_netif *prev)
 {
+    WISP_CORE_ASSERT_OWNER(s);
     return prev == NULL ? s->netifs : prev->next;
 }
 
 #if WISP_TCP
 const struct wisp_tcp_pcb *wisp_stack_tcp_next(const struct wisp_stack *s, const struct wisp_tcp_pcb *prev)
 {
+    WISP_CORE_ASSERT_OWNER(s);
     return prev == NULL ? s->tcp.pcbs : prev->next;
 }
 #endif

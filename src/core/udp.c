@@ -291,11 +291,13 @@ void wisp_udp_set_tos(struct wisp_udp_pcb *pcb, uint8_t tos)
 
 uint8_t wisp_udp_get_tos(const struct wisp_udp_pcb *pcb)
 {
+    WISP_CORE_ASSERT_OWNER(pcb->stack);
     return pcb->tos;
 }
 
 void wisp_udp_local(const struct wisp_udp_pcb *pcb, wisp_ipaddr_t *ip, uint16_t *port)
 {
+    WISP_CORE_ASSERT_OWNER(pcb->stack);
     if (ip != NULL) {
         *ip = pcb->local_ip;
     }
@@ -466,6 +468,7 @@ void wisp_udp_init(struct wisp_stack *s)
 
 struct wisp_stack *wisp_udp_stack(const struct wisp_udp_pcb *pcb)
 {
+    WISP_CORE_ASSERT_OWNER(pcb->stack);
     return pcb->stack;
 }
 
