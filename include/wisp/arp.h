@@ -20,16 +20,7 @@
 
 enum wisp_arp_state { WISP_ARP_EMPTY = 0, WISP_ARP_PENDING, WISP_ARP_STABLE, WISP_ARP_STATIC };
 
-struct wisp_arp_entry {
-    wisp_ip4_t ip;
-    uint8_t mac[6];
-    uint8_t state;            /**< enum wisp_arp_state */
-    uint8_t if_idx;
-    uint8_t tries;            /**< requests sent while pending */
-    uint8_t qlen;
-    uint32_t stamp;           /**< time of last update (stable) or last request (pending) */
-    struct wisp_pbuf *q[WISP_ARP_QUEUE_LEN];  /**< packets waiting (IP packets, no link header) */
-};
+struct wisp_arp_entry;
 
 /** An observer of received ARP packets, for address conflict detection
  *  (RFC 5227 §2.1.1, used by DHCP while it probes an offered address).
@@ -44,13 +35,7 @@ struct wisp_arp_watch {
     void *arg;
 };
 
-struct wisp_arp {
-    struct wisp_arp_entry e[WISP_ARP_TABLE_SIZE];
-    struct wisp_timer tmr;    /**< next ageing/retry deadline */
-    uint32_t defend_at;       /**< time of the last address defence (RFC 5227 §2.4) */
-    uint8_t defended;         /**< defend_at is valid */
-    struct wisp_arp_watch *watch;  /**< registered observers (wisp_arp_watch_add) */
-};
+struct wisp_arp;
 
 /** Input of an ARP packet (link header already removed; consumes p). */
 void wisp_arp_input(struct wisp_netif *nif, struct wisp_pbuf *p, const uint8_t src_mac[6]);
@@ -81,7 +66,8 @@ void wisp_arp_flush(struct wisp_stack *s, uint8_t if_idx);
 /** Number of entries in use (any state). */
 unsigned wisp_arp_count(const struct wisp_stack *s);
 
-/** Internal: initialise the ARP state of a stack. */
-void wisp_arp_init(struct wisp_stack *s);
+
+/* the layout of the structures above (private tier) */
+#include "wisp/priv/arp.h"
 
 #endif /* WISP_ARP_H */

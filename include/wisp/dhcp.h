@@ -99,36 +99,7 @@ struct wisp_dhcp;
  *  one that ended). */
 typedef void (*wisp_dhcp_fn)(void *arg, struct wisp_dhcp *d, enum wisp_dhcp_event ev);
 
-/** One client. Fields are read-only for the application. */
-struct wisp_dhcp {
-    struct wisp_netif *nif;
-    struct wisp_udp_pcb *pcb;
-    struct wisp_dhcp_cfg cfg;
-    char hostname[WISP_DHCP_HOSTNAME_MAX + 1];
-    wisp_dhcp_fn cb;
-    void *cb_arg;
-    struct wisp_timer tmr;              /**< retransmission and state steps */
-    struct wisp_timer lease_tmr;        /**< T1, T2, expiry */
-    struct wisp_arp_watch arp_watch;    /**< conflict detection while CHECKING */
-    struct wisp_netif_watch nif_watch;  /**< restart on link up */
-    struct wisp_dhcp_lease lease;       /**< the lease in use (valid while have_lease) */
-    struct wisp_dhcp_lease pend;        /**< the offer / acknowledged lease being checked */
-    uint64_t clock;                     /**< 64-bit ms clock (extended from the stack clock) */
-    uint64_t lease_start;               /**< ms: when the acknowledged REQUEST was first sent (§4.4.1) */
-    uint64_t req_start;                 /**< ms: first REQUEST of the current exchange */
-    uint64_t t1_at, t2_at, expire_at;   /**< ms deadlines of the lease in use (UINT64_MAX = never) */
-    uint32_t clock_last;                /**< stack clock at the last extension */
-    uint32_t xid;                       /**< transaction id of the current exchange */
-    uint32_t exch_start;                /**< stack ms when the exchange began ('secs') */
-    wisp_ip4_t reboot_addr;             /**< address asked for in INIT-REBOOT */
-    uint16_t secs;                      /**< 'secs' of the last DISCOVER (reused by REQUEST, §4.4.1) */
-    uint16_t dev_mtu;                   /**< interface MTU before the lease changed it */
-    uint8_t state;                      /**< enum wisp_dhcp_state */
-    uint8_t tries;                      /**< transmissions in this state */
-    uint8_t probes;                     /**< ARP probes sent while CHECKING */
-    uint8_t conflict;                   /**< a conflict was seen while CHECKING */
-    uint8_t have_lease;                 /**< lease is configured on the interface */
-};
+struct wisp_dhcp;
 
 /** Fill cfg with the defaults of opt.h. */
 void wisp_dhcp_cfg_defaults(struct wisp_dhcp_cfg *cfg);
@@ -168,4 +139,7 @@ struct wisp_netif *wisp_dhcp_netif(const struct wisp_dhcp *d);
 wisp_ip4_t wisp_dhcp_pending_addr(const struct wisp_dhcp *d);
 
 #endif /* WISP_DHCP */
+/* the layout of the structures above (private tier) */
+#include "wisp/priv/dhcp.h"
+
 #endif /* WISP_DHCP_H */

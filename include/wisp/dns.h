@@ -78,46 +78,13 @@ struct wisp_udp_pcb;
 typedef void (*wisp_dns_found_fn)(void *arg, const char *name, wisp_err_t err, const wisp_ipaddr_t *addr,
                                   uint32_t ttl_s);
 
-/** An outstanding query (internal; public for sizing). The timer is the
- *  first member (the timer callback finds the query from it). */
-struct wisp_dns_query {
-    struct wisp_timer timer;
-    struct wisp_udp_pcb *pcb;  /**< bound to a random port; NULL when idle */
-    wisp_ipaddr_t asked;       /**< server of the current transmission (any = none) */
-    uint16_t id;               /**< ID of the current transmission */
-    uint8_t state;             /**< 0 free, 1 resolving, 2 completing */
-    uint8_t srv;               /**< server index of the current transmission */
-    uint8_t tx;                /**< transmissions so far */
-    uint8_t fail;              /**< worst failure seen (see dns.c) */
-    char name[WISP_DNS_NAME_MAX + 1];
-};
+struct wisp_dns_query;
 
-/** A request waiting for a query (internal). */
-struct wisp_dns_waiter {
-    wisp_dns_found_fn fn;
-    void *arg;
-    uint8_t query;             /**< query index + 1; 0 = free */
-    uint8_t state;             /**< 1 waiting, 2 being completed */
-};
+struct wisp_dns_waiter;
 
-/** A cached answer (internal). */
-struct wisp_dns_cache_entry {
-    uint32_t expires;          /**< stack clock, ms */
-    uint32_t used;             /**< stack clock of the last use (LRU) */
-    wisp_ip4_t addr;
-    uint8_t valid;
-    char name[WISP_DNS_NAME_MAX + 1]; /**< lower case */
-};
+struct wisp_dns_cache_entry;
 
-/** The resolver state of one stack (struct wisp_stack.dns). */
-struct wisp_dns {
-    wisp_ipaddr_t server[WISP_DNS_MAX_SERVERS]; /**< any = unset */
-    struct wisp_dns_query q[WISP_DNS_MAX_QUERIES];
-    struct wisp_dns_waiter w[WISP_DNS_MAX_WAITERS];
-#if WISP_DNS_CACHE_SIZE > 0
-    struct wisp_dns_cache_entry cache[WISP_DNS_CACHE_SIZE];
-#endif
-};
+struct wisp_dns;
 
 /** Set (ip != 0) or clear (ip == 0) server number idx
  *  (0..WISP_DNS_MAX_SERVERS-1); ip in network order. Queries in progress
@@ -167,4 +134,7 @@ unsigned wisp_dns_pending(const struct wisp_stack *s);
 void wisp_dns_deinit(struct wisp_stack *s);
 
 #endif /* WISP_DNS */
+/* the layout of the structures above (private tier) */
+#include "wisp/priv/dns.h"
+
 #endif /* WISP_DNS_H */

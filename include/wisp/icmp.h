@@ -35,22 +35,9 @@ struct wisp_icmp_err {
     uint8_t df;               /**< quoted datagram had DF set */
 };
 
-/** One path MTU below the interface MTU (RFC 1191 §5 host route). */
-struct wisp_pmtu_entry {
-    wisp_ip4_t dst;           /**< 0 = free */
-    uint16_t mtu;
-    uint8_t nodf;             /**< clamped to WISP_PMTU_MIN: send with DF clear */
-    uint8_t blackhole;        /**< learned by the black-hole fallback, not from ICMP */
-    uint32_t expire;          /**< ms: afterwards the interface MTU is tried again */
-};
+struct wisp_pmtu_entry;
 
-struct wisp_icmp {
-    wisp_icmp_echo_fn echo_cb;
-    void *echo_arg;
-    uint32_t tokens_mt;       /**< rate-limit bucket, in milli-tokens */
-    uint32_t last_refill;     /**< ms */
-    struct wisp_pmtu_entry pmtu[WISP_PMTU_CACHE_SIZE]; /**< path MTU cache */
-};
+struct wisp_icmp;
 
 /** Path MTU towards dst (RFC 1191): the cached value when one is known and
  *  not expired, else 0 (use the interface MTU). *nodf (may be NULL) is set
@@ -83,5 +70,8 @@ void wisp_icmp_set_echo_cb(struct wisp_stack *s, wisp_icmp_echo_fn fn, void *arg
 void *wisp_icmp_echo_arg(const struct wisp_stack *s, bool *registered);
 
 void wisp_icmp_init(struct wisp_stack *s);
+
+/* the layout of the structures above (private tier) */
+#include "wisp/priv/icmp.h"
 
 #endif /* WISP_ICMP_H */

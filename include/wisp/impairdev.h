@@ -54,18 +54,7 @@ struct wisp_impair_stats {
     uint32_t errors;      /**< transmit: lower device error on a duplicate or released frame */
 };
 
-struct wisp_impairdev {
-    struct wisp_dev dev;               /**< the wrapper device (attach this one) */
-    struct wisp_stack *stack;
-    struct wisp_impair_cfg rx_cfg, tx_cfg;
-    struct wisp_impair_stats rx, tx;
-    uint32_t rng;                      /**< xorshift32 state, never 0 */
-    struct wisp_pbuf *rx_held;         /**< held received frame (owned) */
-    struct wisp_pbuf *tx_held;         /**< held transmit frame (own reference) */
-    uint8_t tx_held_due;               /**< tx_held should have gone, lower was busy */
-    uint16_t last_corrupt_off;         /**< byte offset of the last flipped bit */
-    uint8_t last_corrupt_bit;          /**< bit (0..7) flipped in that byte */
-};
+struct wisp_impairdev;
 
 /** Set up im above the device lower (wisp_dev_wrap) with no impairment and
  *  the generator seeded from seed. WISP_ERR_ARG on NULL arguments. */
@@ -79,5 +68,8 @@ void wisp_impairdev_flush(struct wisp_impairdev *im);
 /** Drop held frames without delivering them (call before removing the
  *  netif / deinitialising the stack, so every pool is back at zero). */
 void wisp_impairdev_deinit(struct wisp_impairdev *im);
+
+/* the layout of the structures above (private tier) */
+#include "wisp/priv/impairdev.h"
 
 #endif /* WISP_IMPAIRDEV_H */

@@ -37,53 +37,13 @@ bool wisp_ip4_is_local(struct wisp_stack *s, wisp_ip4_t a);
  *  subnet-directed broadcast), RFC 1122 §3.2.1.3. */
 bool wisp_ip4_is_bcast(const struct wisp_netif *nif, wisp_ip4_t a);
 
-/** One fragment held for reassembly: the received pbuf as it arrived (no
- *  copy), IP header hidden. The offset-0 fragment's header still sits in
- *  front of its payload and is pushed back when the datagram completes. */
-struct wisp_ip4_frag_ref {
-    struct wisp_pbuf *p;      /**< the fragment's data, IP header hidden */
-    uint16_t off, end;        /**< payload byte range [off, end) */
-    uint8_t last;             /**< it arrived with MF = 0 */
-};
-/** One datagram under reassembly (RFC 791 §3.2, RFC 815), keyed by
- *  (src, dst, id, proto). frag[] is kept sorted by offset and never holds
- *  overlapping ranges (an overlap drops the whole datagram). */
-struct wisp_ip4_reass {
-    struct wisp_ip4_frag_ref frag[WISP_IP_REASS_MAX_PBUFS];
-    wisp_ip4_t src, dst;
-    uint16_t id;
-    uint8_t proto;
-    uint8_t in_use;
-    uint16_t nfrags;          /**< entries used in frag[] */
-    uint8_t have_last;        /**< the MF=0 fragment was seen */
-    uint8_t first_hlen;       /**< header length of the offset-0 fragment; 0 = not seen yet */
-    uint16_t nbufs;           /**< receive buffers held (a fragment may be a chain) */
-    uint32_t total;           /**< payload length, known once the last is seen */
-    uint32_t created;         /**< ms, arrival of the first fragment (timeout base) */
-};
+struct wisp_ip4_frag_ref;
+struct wisp_ip4_reass;
 
-struct wisp_ip4 {
-    uint16_t next_id;                /**< IP identification counter */
-    uint16_t reass_nbufs;            /**< receive buffers held by all reassembly */
-    struct wisp_ip4_reass reass[WISP_IP_REASS_MAX_DGRAMS];
-    struct wisp_timer reass_tmr;     /**< armed for the earliest reassembly deadline */
-};
+struct wisp_ip4;
 
-/** Internal: init and teardown of the IPv4 state (frees reassembly). */
-void wisp_ip4_init(struct wisp_stack *s);
-void wisp_ip4_deinit(struct wisp_stack *s);
-/** Internal: reassembly entry (ip4_frag.c). Takes p (a fragment with its
- *  IP header visible); returns the complete datagram (header visible, total
- *  length fixed up, header checksum recomputed) or NULL while incomplete or
- *  dropped. */
-struct wisp_pbuf *wisp_ip4_reass(struct wisp_stack *s, struct wisp_pbuf *p);
-/** Internal: fragment p (transport header + data) and send (ip4_frag.c).
- *  hdr is the 20-byte header of the whole datagram (total length, ID, TTL,
- *  protocol, addresses filled; DF clear). Each fragment is a fresh transmit
- *  pbuf (header + a copy of its slice of p). Does not consume p. */
-wisp_err_t wisp_ip4_frag(struct wisp_netif *nif, struct wisp_pbuf *p, const uint8_t *hdr, wisp_ip4_t next_hop);
-/** Internal: hand a complete IP datagram (header visible) to the link layer
- *  of nif (ARP/Ethernet, or the device directly). Does not consume p. */
-wisp_err_t wisp_ip4_link_output(struct wisp_netif *nif, struct wisp_pbuf *p, wisp_ip4_t next_hop);
+
+/* the layout of the structures above (private tier) */
+#include "wisp/priv/ip4.h"
 
 #endif /* WISP_IP4_H */

@@ -159,61 +159,9 @@ typedef void (*wisp_netconn_callback)(struct wisp_netconn *conn, enum wisp_netco
 #define WISP_NETCONN_SHUT_WR 2
 #define WISP_NETCONN_SHUT_RDWR 3
 
-/** A buffer of received data, or of data to send with a UDP netconn
- *  (lwIP's struct netbuf; p, ptr, addr and port are lwIP's fields). */
-struct wisp_netbuf {
-    struct wisp_pbuf *p;              /**< the whole chain (NULL = empty) */
-    struct wisp_pbuf *ptr;            /**< current buffer for netbuf_data / netbuf_next */
-    wisp_ipaddr_t addr;               /**< UDP: source (received) or destination (send) */
-    uint16_t port;                    /**< UDP: source / destination port */
-    /* private */
-    struct wisp_netconn_api *api;     /**< owner, for the frees */
-    struct wisp_netbuf *next_free;
-    uint8_t in_use;
-};
+struct wisp_netbuf;
 
-/** One netconn. type, socket, callback and pcb are lwIP's field names (for
- *  reading; pcb only in the core context). The rest is private. Lives in
- *  the pool of struct wisp_netconn_api. */
-struct wisp_netconn {
-    enum wisp_netconn_type type;
-    int socket;                       /**< for the socket layer; -1 = none */
-    wisp_netconn_callback callback;
-    union {
-        struct wisp_tcp_pcb *tcp;     /**< connection or listener (core context only) */
-        struct wisp_udp_pcb *udp;
-        void *ip;
-    } pcb;
-
-    /* ---- private ---- */
-    struct wisp_netconn_api *api;
-    struct wisp_netconn *next_free;
-    wisp_sys_mbox_t mbox;             /**< received items / accepted netconns */
-    wisp_sys_sem_t snd_sem;           /**< writer wake-up */
-    wisp_sys_sem_t op_sem;            /**< connect wake-up */
-    wisp_sys_sem_t idle_sem;          /**< delete waits for the other callers */
-    wisp_sys_mutex_t write_lock;      /**< serialises writers */
-    uint8_t marker;                   /**< its address is the wake-up message */
-    uint8_t in_use;
-    uint8_t layered;                  /**< wisp_netconn_set_layered (set before sharing) */
-    /* under the api lock */
-    uint8_t flags;                    /**< NC_F_* (netconn.c) */
-    wisp_err_t pending_err;
-    wisp_err_t connect_result;
-    wisp_err_t conn_err;              /**< the connection error the stack reported (kept) */
-    uint16_t users;                   /**< threads inside calls on this netconn */
-    uint16_t backlog, accept_pending;
-    uint8_t unaccepted;               /**< queued on a listener, not taken by accept yet */
-    uint32_t recv_timeout, send_timeout; /**< ms, 0 = forever */
-    /* core context only */
-    uint8_t state;                    /**< NC_S_* (netconn.c) */
-    uint8_t cflags;                   /**< NC_C_* (netconn.c) */
-    uint8_t dscp;
-    uint8_t ttl;                      /**< 0 = default; a listener passes it on */
-    uint16_t accept_polls;            /**< poll periods spent waiting for accept */
-    uint32_t tx_queued, tx_acked;     /**< bytes written / acknowledged (wrapping) */
-    uint32_t nocopy_end;              /**< tx_queued after the last NOCOPY byte */
-};
+struct wisp_netconn;
 
 /** Counters of one netconn layer (read with wisp_netconn_api_stats). */
 struct wisp_netconn_stats {
@@ -227,18 +175,7 @@ struct wisp_netconn_stats {
     uint32_t accept_expired;          /**< connections reset after WISP_NETCONN_ACCEPT_MAX_MS unaccepted */
 };
 
-/** The netconn layer of one stack thread. Large (the pools are inside):
- *  allocate it statically or on the heap. All fields are private. */
-struct wisp_netconn_api {
-    struct wisp_tcpip *tcpip;
-    wisp_sys_mutex_t lock;            /**< pools, flags of every netconn (a leaf lock) */
-    struct wisp_netconn *free_conns;
-    struct wisp_netbuf *free_bufs;
-    struct wisp_netconn_stats st;
-    uint16_t n_ready;                 /**< slots whose OS objects exist */
-    struct wisp_netconn conns[WISP_NETCONN_COUNT];
-    struct wisp_netbuf bufs[WISP_NETBUF_COUNT];
-};
+struct wisp_netconn_api;
 
 /** The IPv4 any (0.0.0.0) and broadcast addresses as constants (lwIP's
  *  IP_ADDR_ANY / IP_ADDR_BROADCAST point at them). */
@@ -523,5 +460,8 @@ wisp_err_t wisp_netbuf_take(struct wisp_netbuf *buf, const void *dataptr, uint16
 uint16_t wisp_netbuf_len(const struct wisp_netbuf *buf);
 #define wisp_netbuf_fromaddr(buf) (&((buf)->addr))
 #define wisp_netbuf_fromport(buf) ((buf)->port)
+
+/* the layout of the structures above (private tier) */
+#include "wisp/priv/netconn.h"
 
 #endif /* WISP_NETCONN_H */

@@ -97,29 +97,9 @@ struct wisp_hostent {
     char **h_addr_list;
 };
 
-/** One pool record (internal; public for sizing). ai is the first member. */
-struct wisp_netdb_ai {
-    struct wisp_addrinfo ai;
-    struct wisp_sockaddr_in sin;
-    uint8_t used;
-    char canon[WISP_DNS_NAME_MAX + 1];
-};
+struct wisp_netdb_ai;
 
-/** The netdb layer instance. Allocate it statically or on the heap;
- *  fields are private. */
-struct wisp_netdb {
-    struct wisp_tcpip *tcpip;          /**< the stack thread that resolves */
-    wisp_sys_mutex_t lock;             /**< pool, static hostent, h_errno */
-    unsigned ai_used;
-    struct wisp_netdb_ai ai[WISP_NETDB_ADDRINFO_COUNT];
-    /* gethostbyname's result (POSIX: static, overwritten by the next call) */
-    struct wisp_hostent he;
-    char *he_aliases[1];
-    char *he_addrs[2];
-    struct wisp_in_addr he_addr;
-    char he_name[WISP_DNS_NAME_MAX + 1];
-    int h_err;                         /**< h_errno of the last gethostbyname */
-};
+struct wisp_netdb;
 
 /** Install db as the process's netdb instance, resolving on the stack of
  *  tcpip (running or about to be started). WISP_OK, WISP_ERR_ARG,
@@ -158,5 +138,8 @@ int wisp_h_errno(void);
  *  NULL). */
 int wisp_gethostbyname_r(const char *name, struct wisp_hostent *ret, char *buf, size_t buflen,
                          struct wisp_hostent **result, int *h_errnop);
+
+/* the layout of the structures above (private tier) */
+#include "wisp/priv/netdb.h"
 
 #endif /* WISP_NETDB_H */

@@ -80,21 +80,9 @@ struct wisp_netif_stats {
     uint8_t txq_emerg_high, txq_common_high;  /**< queue high-water marks */
 };
 
-/** A bounded ring of frames waiting for the device. */
-struct wisp_txq {
-    struct wisp_pbuf **slot;
-    uint8_t cap, head, count;
-};
+struct wisp_txq;
 
-/** An observer of an interface becoming usable (admin up and link up) or
- *  unusable, e.g. DHCP restarting on link up (RFC 2131 §3.2). Intrusive:
- *  the owner keeps it alive while registered. fn runs after the stack's
- *  own link handling; it must not add or remove watches. */
-struct wisp_netif_watch {
-    struct wisp_netif_watch *next;
-    void (*fn)(void *arg, struct wisp_netif *nif, bool usable);
-    void *arg;
-};
+struct wisp_netif_watch;
 
 /** A link layer: how IP datagrams of any family travel over one kind of
  *  link. Implementations: wisp_link_eth (Ethernet II + ARP, ethernet.c)
@@ -123,37 +111,9 @@ struct wisp_link_ops {
 extern const struct wisp_link_ops wisp_link_eth;
 extern const struct wisp_link_ops wisp_link_rawip;
 
-/** IPv4 configuration of an interface (network order; 0 = none). IPv6
- *  adds its own member (struct wisp_netif_ip6) beside it. */
-struct wisp_netif_ip4 {
-    wisp_ip4_t addr;             /**< address (0 = none) */
-    wisp_ip4_t mask;             /**< netmask */
-    wisp_ip4_t gw;               /**< default gateway on this link (0 = none) */
-};
+struct wisp_netif_ip4;
 
-/** An interface: the link part (device, link layer, hardware address,
- *  MTU, transmit queues) and one address configuration per family. */
-struct wisp_netif {
-    struct wisp_netif *next;
-    struct wisp_stack *stack;
-    struct wisp_dev *dev;        /**< top of the device chain */
-    const struct wisp_link_ops *link;  /**< link layer (NULL: the loopback interface) */
-    char name[8];
-    uint8_t index;               /**< 1..WISP_MAX_NETIFS */
-    uint8_t flags;               /**< WISP_NETIF_F_* */
-    uint8_t hwaddr_len;
-    uint8_t hwaddr[6];
-    uint16_t mtu;                /**< IP MTU (bytes above the link header) */
-    struct wisp_netif_ip4 ip4;   /**< IPv4 configuration (wisp_netif_set_ip4) */
-    uint8_t tx_busy;             /**< device said WOULDBLOCK, waiting for tx_ready */
-    uint8_t tx_draining;         /**< re-entrancy guard for the drain loop */
-    struct wisp_txq txq_emerg, txq_common;
-    struct wisp_pbuf *txq_emerg_slot[WISP_TXQ_EMERG_LEN];
-    struct wisp_pbuf *txq_common_slot[WISP_TXQ_COMMON_LEN];
-    struct wisp_netif_stats st;
-    void *user;                  /**< application data */
-    struct wisp_netif_watch *watch;  /**< usable/unusable observers (wisp_netif_watch_add) */
-};
+struct wisp_netif;
 
 /** Add an interface driven by dev (a driver or top wrapper) with link
  *  layer link (wisp_link_eth, wisp_link_rawip, ...) and hardware address
@@ -176,11 +136,6 @@ void wisp_netif_set_up(struct wisp_netif *nif, bool up);
 /** Carrier up/down (drivers call this). Link up on an up interface sends a
  *  gratuitous ARP; link down flushes the transmit queues. */
 void wisp_netif_set_link(struct wisp_netif *nif, bool up);
-/** True when the interface can carry traffic (admin up and link up). */
-static inline bool wisp_netif_is_usable(const struct wisp_netif *nif)
-{
-    return (nif->flags & (WISP_NETIF_F_UP | WISP_NETIF_F_LINK_UP)) == (WISP_NETIF_F_UP | WISP_NETIF_F_LINK_UP);
-}
 /** Register / unregister an observer of nif becoming usable or unusable
  *  (struct wisp_netif_watch). Register after wisp_netif_add / _add_eth (which
  *  clears the netif); adding one that is registered already is a no-op. */
@@ -219,6 +174,15 @@ unsigned wisp_netif_txq_len(const struct wisp_netif *nif, unsigned prio);
 static inline uint8_t wisp_dscp_prio(uint8_t dscp)
 {
     return (dscp >= WISP_EMERG_DSCP_MIN) ? (uint8_t)WISP_PRIO_EMERG : (uint8_t)WISP_PRIO_COMMON;
+}
+
+/* the layout of the structures above (private tier) */
+#include "wisp/priv/netif.h"
+
+/** True when the interface can carry traffic (admin up and link up). */
+static inline bool wisp_netif_is_usable(const struct wisp_netif *nif)
+{
+    return (nif->WISP_PRIV(flags) & (WISP_NETIF_F_UP | WISP_NETIF_F_LINK_UP)) == (WISP_NETIF_F_UP | WISP_NETIF_F_LINK_UP);
 }
 
 #endif /* WISP_NETIF_H */

@@ -51,19 +51,7 @@ enum wisp_pbuf_layer {
 #define WISP_PRIO_COMMON 0u
 #define WISP_PRIO_EMERG 1u
 
-struct wisp_pbuf {
-    struct wisp_pbuf *next;   /**< next buffer of this packet (chain) */
-    uint8_t *payload;         /**< current start of data */
-    struct wisp_pool *pool;   /**< pool this header (and its block) came from */
-    uint16_t tot_len;         /**< bytes in this buffer and all that follow */
-    uint16_t len;             /**< bytes in this buffer */
-    uint16_t ref;             /**< reference count */
-    uint8_t kind;             /**< enum wisp_pbuf_kind */
-    uint8_t flags;            /**< WISP_PBUF_F_* */
-    uint8_t if_idx;           /**< interface it arrived on / leaves by; 0 = none */
-    uint8_t prio;             /**< WISP_PRIO_* (set by IP output from DSCP) */
-    uint16_t pad_;
-};
+struct wisp_pbuf;
 
 /** Bytes of one pool element: header plus WISP_PBUF_BLOCK_SIZE payload. */
 #define WISP_PBUF_HDR_SIZE WISP_POOL_ELEM(sizeof(struct wisp_pbuf))
@@ -134,5 +122,8 @@ bool wisp_pbuf_has_ref(const struct wisp_pbuf *p);
 /** Internet checksum sum (wisp_chksum_sum semantics) over len bytes of the
  *  chain starting at offset. */
 uint16_t wisp_pbuf_chksum(const struct wisp_pbuf *p, uint16_t offset, uint16_t len);
+
+/* the layout of the structures above (private tier) */
+#include "wisp/priv/pbuf.h"
 
 #endif /* WISP_PBUF_H */

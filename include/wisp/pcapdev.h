@@ -44,18 +44,7 @@ typedef int (*wisp_pcap_write_fn)(void *ctx, const void *buf, size_t len);
  *  for readers). */
 typedef uint64_t (*wisp_pcap_time_fn)(void *ctx);
 
-struct wisp_pcapdev {
-    struct wisp_dev dev;           /**< the wrapper device (attach this one) */
-    struct wisp_stack *stack;
-    wisp_pcap_write_fn write;
-    void *write_ctx;
-    wisp_pcap_time_fn time_us;     /**< NULL = stack clock (ms * 1000) */
-    void *time_ctx;
-    uint32_t rx_records;           /**< received frames recorded by the wrapper */
-    uint32_t tx_records;           /**< transmitted frames recorded by the wrapper */
-    uint32_t write_errors;         /**< write callback failures */
-    uint8_t failed;                /**< a write failed: capture stopped */
-};
+struct wisp_pcapdev;
 
 /** Set up pc above the device lower (wisp_dev_wrap) and write the pcap
  *  global header. time_us may be NULL (stack clock). Returns WISP_ERR_ARG
@@ -69,5 +58,8 @@ wisp_err_t wisp_pcapdev_init(struct wisp_pcapdev *pc, struct wisp_stack *s, stru
  *  public for tools that want to log frames of their own. Does not take
  *  the caller's reference. Returns true when the record was written. */
 bool wisp_pcapdev_record(struct wisp_pcapdev *pc, const struct wisp_pbuf *frame);
+
+/* the layout of the structures above (private tier) */
+#include "wisp/priv/pcapdev.h"
 
 #endif /* WISP_PCAPDEV_H */

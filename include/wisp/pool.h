@@ -13,33 +13,11 @@
 #include "wisp/arch.h"
 
 #if WISP_ALLOC_FAIL_INJECT
-/** Allocation-failure injection (WISP_ALLOC_FAIL_INJECT, wisp/debug.h):
- *  one per stack, shared by its pools. */
-struct wisp_alloc_inject {
-    uint32_t count;       /**< allocation attempts through the pools, total */
-    uint32_t fail_at;     /**< the next attempt (value of count) that fails */
-    uint32_t fail_len;    /**< attempts still to fail from fail_at on, 0 = none */
-    uint32_t injected;    /**< failures injected, total */
-};
+struct wisp_alloc_inject;
 #endif
 struct wisp_stack;
 
-struct wisp_pool {
-    const char *name;
-    void *free_list;
-    uint8_t *base;
-    uint32_t elem_size;   /**< bytes per element, multiple of the alignment */
-    uint16_t count;       /**< elements in all */
-    uint16_t used;        /**< elements handed out now */
-    uint16_t high;        /**< high-water mark of used */
-    uint32_t failed;      /**< allocations refused because the pool was empty */
-    uint32_t allocs;      /**< successful allocations, total */
-#if WISP_ALLOC_FAIL_INJECT
-    struct wisp_alloc_inject *inject; /**< the stack's injection state (NULL: none) */
-#endif
-    struct wisp_stack *stack; /**< the stack owning this pool (set by wisp_stack_init; NULL for a
-                                   free-standing pool): whose core owner may alloc and free */
-};
+struct wisp_pool;
 
 /** Alignment of every pool element (enough for any C object). */
 #define WISP_POOL_ALIGN 8u
@@ -60,5 +38,8 @@ void *wisp_pool_alloc(struct wisp_pool *pool);
 void wisp_pool_free(struct wisp_pool *pool, void *elem);
 /** True when elem lies inside this pool's storage at an element boundary. */
 bool wisp_pool_owns(const struct wisp_pool *pool, const void *elem);
+
+/* the layout of the structures above (private tier) */
+#include "wisp/priv/pool.h"
 
 #endif /* WISP_POOL_H */

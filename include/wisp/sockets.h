@@ -404,44 +404,9 @@ struct wisp_netbuf;
 struct wisp_pbuf;
 struct wisp_select_wait;
 
-/** One socket (internal; public for sizing only). */
-struct wisp_sock {
-    struct wisp_netconn *conn;       /**< NULL: free entry */
-    struct wisp_netconn_api *api;    /**< the netconn layer (stack) it lives on */
-    /* receive state: owned by the thread that holds rx_busy */
-    struct wisp_pbuf *lastp;         /**< TCP: partly read data chain */
-    struct wisp_netbuf *lastbuf;     /**< UDP: datagram kept by MSG_PEEK / FIONREAD */
-    uint32_t lastoff;                /**< bytes of lastp already read */
-    /* everything below: under the table lock */
-    uint32_t rcv_bytes;              /**< bytes announced by RCVPLUS, not yet taken */
-    uint32_t rcvtimeo, sndtimeo;     /**< ms, 0 = none */
-    uint32_t keepidle_s, keepintvl_s, keepcnt;
-    uint32_t sndbuf, rcvbuf;         /**< TCP: SO_SNDBUF / SO_RCVBUF bound in bytes, 0 = the stack's default */
-    uint16_t maxseg;                 /**< TCP_MAXSEG, 0 = none */
-    int rx_err;                      /**< pending connection error taken from the netconn (next send / recv / SO_ERROR) */
-    int last_err;                    /**< last error of any call (wisp_socket_errno) */
-    int16_t rcvevent;                /**< items waiting in the netconn (data, connections) */
-    uint16_t users;                  /**< threads inside a call on this socket */
-    uint16_t select_waiting;         /**< select/poll/serialised waiters watching it */
-    uint16_t linger_s;
-    uint8_t sendevent, errevent, dead;
-    uint8_t reserved, closing, freeing;
-    uint8_t rx_busy, tx_busy, has_last;
-    uint8_t type, nonblock, listening, bound, connecting, established, connect_failed;
-    uint8_t rd_eof, rd_shut, wr_shut;
-    uint8_t reuseaddr, keepalive, nodelay, linger_on, broadcast, tos, ttl;
-    uint8_t cc;                      /**< TCP_CONGESTION, enum wisp_tcp_cc */
-};
+struct wisp_sock;
 
-/** The socket table: descriptors WISP_SOCKET_OFFSET ..
- *  WISP_SOCKET_OFFSET + WISP_SOCKET_COUNT - 1. Allocate it statically or
- *  on the heap; fields are private. */
-struct wisp_sockets {
-    wisp_sys_mutex_t lock;           /**< the table lock: entries, events, waiters */
-    struct wisp_netconn_api *default_api;
-    struct wisp_select_wait *waiters;/**< threads in select/poll or waiting for their turn */
-    struct wisp_sock sock[WISP_SOCKET_COUNT];
-};
+struct wisp_sockets;
 
 /* ------------------------------------------------------- table set-up */
 
@@ -609,5 +574,8 @@ int wisp_inet_pton(int af, const char *src, void *dst);
 /** AF_INET only: dst, or NULL with ENOSPC when size is below 16 bytes
  *  needed for this address, EAFNOSUPPORT for other families. */
 const char *wisp_inet_ntop(int af, const void *src, char *dst, wisp_socklen_t size);
+
+/* the layout of the structures above (private tier) */
+#include "wisp/priv/sockets.h"
 
 #endif /* WISP_SOCKETS_H */

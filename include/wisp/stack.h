@@ -124,65 +124,7 @@ enum wisp_pool_id {
     WISP_POOL_COUNT
 };
 
-struct wisp_stack {
-    struct wisp_config cfg;
-    uint32_t key[WISP_KEY_COUNT][4];   /**< per-purpose secret keys (see above) */
-    uint64_t rnd_ctr;                  /**< counter of the keyed generators */
-    uint16_t port_table[WISP_PORT_TABLE_LEN]; /**< RFC 6056 §3.3.4 table[] */
-    uint32_t now;                      /**< clock sampled at the entry of the current event (else the last sample) */
-    uint16_t event_depth;              /**< events entered and not yet left (wisp_event_begin); 0 = outside any */
-    void *core_lock;                   /**< OS layer: the stack thread's core mutex (wisp/tcpip.h), NULL = single-threaded use */
-    /** Owner hook behind WISP_CORE_ASSERT_OWNER: true when the calling
-     *  thread owns the core. NULL = single-threaded use, nothing checked.
-     *  Set by the OS layer (wisp_tcpip_set_owner). */
-    bool (*owner_check)(const void *ctx);
-    const void *owner_ctx;
-
-    struct wisp_pool pool[WISP_POOL_COUNT];
-#if WISP_ALLOC_FAIL_INJECT
-    struct wisp_alloc_inject alloc_inject; /**< wisp/debug.h, shared by the pools */
-#endif
-    struct wisp_netif *netifs;         /**< list, in order of addition */
-    struct wisp_netif *netif_by_idx[WISP_MAX_NETIFS + 1];
-    struct wisp_timer *timers;         /**< armed timers, sorted by deadline */
-
-    uint32_t ctr[WISP_CTR_COUNT];      /**< counters, see stats.h */
-
-    struct wisp_arp arp;
-    struct wisp_ip4 ip4;
-    struct wisp_icmp icmp;
-#if WISP_UDP
-    struct wisp_udp_pcb *udp_pcbs;
-#endif
-#if WISP_TCP
-    struct wisp_tcp tcp;               /**< TCP state (tcp.h) */
-#endif
-#if WISP_DNS
-    struct wisp_dns dns;               /**< DNS resolver state (dns.h); zeroed by init */
-#endif
-
-#if WISP_LOOPBACK
-    struct wisp_netif loopif;
-    struct wisp_pbuf *loopq[WISP_LOOP_QUEUE_LEN];
-    uint8_t loopq_head, loopq_count;
-#endif
-
-    /* pool storage (kept last; 8-byte aligned through the union) */
-    union { uint64_t a_; uint8_t b[WISP_PBUF_RX_COUNT * WISP_PBUF_ELEM_SIZE]; } mem_rx;
-    union { uint64_t a_; uint8_t b[WISP_PBUF_TX_COUNT * WISP_PBUF_ELEM_SIZE]; } mem_tx;
-    union { uint64_t a_; uint8_t b[WISP_PBUF_REF_COUNT * WISP_POOL_ELEM(WISP_PBUF_HDR_SIZE)]; } mem_ref;
-#if WISP_PBUF_SMALL_COUNT > 0
-    union { uint64_t a_; uint8_t b[WISP_PBUF_SMALL_COUNT * WISP_POOL_ELEM(WISP_PBUF_HDR_SIZE + WISP_PBUF_SMALL_SIZE)]; } mem_small;
-#endif
-#if WISP_UDP
-    union { uint64_t a_; uint8_t b[WISP_UDP_PCB_COUNT * WISP_POOL_ELEM(sizeof(struct wisp_udp_pcb))]; } mem_udp;
-#endif
-#if WISP_TCP
-    union { uint64_t a_; uint8_t b[WISP_TCP_PCB_COUNT * WISP_POOL_ELEM(sizeof(struct wisp_tcp_pcb))]; } mem_tcp_pcb;
-    union { uint64_t a_; uint8_t b[WISP_TCP_LISTEN_COUNT * WISP_POOL_ELEM(sizeof(struct wisp_tcp_listen))]; } mem_tcp_listen;
-    union { uint64_t a_; uint8_t b[WISP_TCP_SEG_COUNT * WISP_POOL_ELEM(sizeof(struct wisp_tcp_seg))]; } mem_tcp_seg;
-#endif
-};
+struct wisp_stack;
 
 /** Initialise s (all of it; s may be uninitialised memory). cfg is copied.
  *  Creates the loopback interface when WISP_LOOPBACK. */
@@ -286,5 +228,8 @@ struct wisp_netif *wisp_stack_netif_next(const struct wisp_stack *s, const struc
  *  (wisp_tcp_state, wisp_tcp_local, wisp_tcp_remote, wisp_tcp_get_info). */
 const struct wisp_tcp_pcb *wisp_stack_tcp_next(const struct wisp_stack *s, const struct wisp_tcp_pcb *prev);
 #endif
+
+/* the layout of the structures above (private tier) */
+#include "wisp/priv/stack.h"
 
 #endif /* WISP_STACK_H */

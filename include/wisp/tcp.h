@@ -279,18 +279,11 @@ struct wisp_tcp_info {
 };
 void wisp_tcp_get_info(const struct wisp_tcp_pcb *pcb, struct wisp_tcp_info *info);
 
-/** Internal (icmp.c): a validated ICMP error about a TCP segment
- *  (tcp_icmp.c: RFC 1122 §4.2.3.9, RFC 5927, RFC 1191). */
 struct wisp_icmp_err;
-void wisp_tcp_icmp_err(struct wisp_stack *s, const struct wisp_icmp_err *e);
 
 /** Input of a segment (IP header hidden; consumes p). */
 void wisp_tcp_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp_ip_info *ip);
 
-/* Internal: stack init / deinit (deinit aborts nothing: the application
- * closes its PCBs; deinit frees TIME-WAIT records and embryonic state). */
-void wisp_tcp_init(struct wisp_stack *s);
-void wisp_tcp_deinit(struct wisp_stack *s);
 
 /* ------------------------------------------------- structures (internal)
  * The structures below are owned by the TCP implementation (src/core/
@@ -299,48 +292,13 @@ void wisp_tcp_deinit(struct wisp_stack *s);
 
 /* TCP_STRUCTS_BEGIN (defined by the TCP implementation) */
 
-/** One segment of the send queue: the data of [seq, seq + len) plus a FIN
- *  when flagged. p holds the data only (never a header), so a segment can
- *  be (re)transmitted at any time by chaining it behind a fresh header. */
-struct wisp_tcp_seg {
-    struct wisp_tcp_seg *next;
-    struct wisp_pbuf *p;          /**< data (NULL when len == 0) */
-    uint32_t seq;                 /**< first sequence number */
-    uint32_t sent_ms;             /**< time of the last transmission */
-    uint16_t len;                 /**< data bytes (FIN not counted) */
-    uint8_t flags;                /**< TCP_SEGF_* (tcp_priv.h) */
-    uint8_t nrtx;                 /**< retransmissions of this segment */
-    uint16_t nblk;                /**< transmit blocks of copied data it holds (counted in the PCB's snd_blk) */
-};
+struct wisp_tcp_seg;
 
-/** The head shared by connection and listening PCBs. */
-struct wisp_tcp_common {
-    struct wisp_stack *stack;
-    void *arg;                    /**< callback argument */
-    wisp_ipaddr_t local_ip;       /**< any = all local addresses (unbound / wildcard) */
-    uint16_t local_port;          /**< 0 = not bound */
-    uint8_t state;                /**< enum wisp_tcp_state */
-    uint8_t tos;                  /**< IP TOS (DSCP << 2) */
-    uint8_t ttl;                  /**< 0 = default */
-};
+struct wisp_tcp_common;
 
-/** A listening PCB (LISTEN only; small). */
-struct wisp_tcp_listen {
-    struct wisp_tcp_common c;     /**< must be first */
-    struct wisp_tcp_listen *next;
-    wisp_tcp_accept_fn accept;
-    uint8_t backlog;              /**< SYN-queue entries this listener may hold */
-    uint8_t synq_n;               /**< entries it holds now */
-    uint8_t cc_algo;              /**< enum wisp_tcp_cc of the connections it accepts */
-};
+struct wisp_tcp_listen;
 
-/** An out-of-order received segment (data only, header hidden). */
-struct wisp_tcp_ooseq {
-    struct wisp_pbuf *p;          /**< NULL for a FIN without data */
-    uint32_t seq;
-    uint16_t len;
-    uint8_t fin;
-};
+struct wisp_tcp_ooseq;
 
 #define WISP_TCP_NTMR 8           /**< per-connection deadlines (tcp_priv.h TCP_TMR_*) */
 #define WISP_TCP_OOSEQ_SLOTS (WISP_TCP_OOSEQ_MAX_PBUFS > 0 ? WISP_TCP_OOSEQ_MAX_PBUFS : 1)
@@ -349,170 +307,23 @@ struct wisp_tcp_ooseq {
  *  more than 32 KB (received segments are far smaller). */
 #define WISP_TCP_REFUSED_SLOTS ((WISP_TCP_WND) / 32768 + 2)
 
-/** Per-connection state of the congestion control algorithm (tcp_cc.h). */
-union wisp_tcp_cc_state {
-    uint32_t none_;
-#if WISP_TCP_CUBIC
-    struct {                      /* RFC 9438 §4 (tcp_cubic.c) */
-        uint32_t w_max;           /**< W_max, bytes (§4.1.2): plateau of the curve of this stage */
-        uint32_t cwnd_prior;      /**< cwnd_prior, bytes (§4.1.2): cwnd at the last congestion event */
-        uint32_t w_est;           /**< W_est, bytes (§4.3): Reno-friendly estimate */
-        uint32_t k_ms;            /**< K, ms (§4.2): time of this stage's curve to reach W_max */
-        uint32_t epoch_ms;        /**< t_epoch, ms (§4.2): start of this stage, idle time excluded */
-        uint32_t last_ms;         /**< last window growth, ms (idle detection, §5.8) */
-        uint32_t est_acc;         /**< W_est growth not yet a whole byte (scaled remainder) */
-        uint32_t cwnd_acc;        /**< cwnd growth not yet a whole byte (remainder) */
-        uint8_t flags;            /**< TCP_CUBIC_F_* (tcp_cubic.c) */
-    } cubic;
-#endif
-};
+union wisp_tcp_cc_state;
 
-/** A connection PCB (SYN-SENT .. LAST-ACK, or CLOSED before connect). */
-struct wisp_tcp_pcb {
-    struct wisp_tcp_common c;     /**< must be first */
-    struct wisp_tcp_pcb *next;
-    wisp_ipaddr_t remote_ip;
-    uint16_t remote_port;
-    uint16_t mss;                 /**< effective send MSS (RFC 6691: options excluded) */
-    uint32_t flags;               /**< TF_* (tcp_priv.h) */
+struct wisp_tcp_pcb;
 
-    wisp_tcp_recv_fn recv;
-    wisp_tcp_sent_fn sent;
-    wisp_tcp_connected_fn connected;
-    wisp_tcp_err_fn errf;
-    wisp_tcp_poll_fn poll;
-    uint8_t poll_interval;
-
-    /* one event timer, armed for the earliest of the deadlines due[] */
-    uint8_t tmr_on;               /**< bit i: due[i] is active */
-    struct wisp_timer tmr;
-    uint32_t due[WISP_TCP_NTMR];
-
-    /* send sequence space (RFC 9293 §3.3.1) */
-    uint32_t iss, snd_una;
-    uint32_t snd_nxt;             /**< highest sequence sent + 1 (SND.MAX) */
-    uint32_t snd_lbb;             /**< next sequence to give queued data */
-    uint32_t snd_wl1, snd_wl2, snd_wnd, max_snd_wnd;
-    uint32_t snd_queued;          /**< bytes written and not yet acknowledged */
-    uint32_t snd_sml;             /**< end of the last short segment sent (Minshall's Nagle) */
-    struct wisp_tcp_seg *sndq;    /**< every queued segment, in sequence order */
-    struct wisp_tcp_seg *sndq_tail;
-    struct wisp_tcp_seg *sndq_next; /**< first segment never sent */
-    uint16_t snd_blk;             /**< transmit blocks its queued copies hold (transmit budget share) */
-    uint32_t persist_ms;          /**< when the peer's window last closed on queued data (persist mode) */
-    uint32_t persist_next;        /**< when the next zero-window probe is due (the timer may look earlier) */
-
-    /* congestion control and loss recovery (RFC 5681, 6582, 6675) */
-    uint32_t cwnd, ssthresh, ca_acked, recover;
-    uint8_t dupacks, nrtx, persist_backoff, keep_probes;
-    uint8_t snd_wscale, rcv_wscale;
-    uint8_t syn_rtx;
-
-    uint8_t cc_algo;              /**< enum wisp_tcp_cc (tcp_cc.c) */
-    union wisp_tcp_cc_state cc;   /**< the algorithm's own state (tcp_cc.h) */
-
-    /* RTT and RTO (RFC 6298), ms; srtt scaled by 8, rttvar by 4 */
-    uint32_t srtt8, rttvar4, rto;
-    uint32_t rtt_seq, rtt_start;
-
-    /* receive sequence space */
-    uint32_t irs, rcv_nxt;
-    uint32_t rcv_wnd;             /**< buffer space the application left us */
-    uint32_t rcv_adv;             /**< right edge advertised (never moves left) */
-    uint32_t rcv_unacked;         /**< in-order bytes not acknowledged yet */
-    uint32_t last_ack_sent;
-    struct wisp_pbuf *refused[WISP_TCP_REFUSED_SLOTS]; /**< data the recv callback refused, in order */
-    uint8_t refused_n;            /**< chains in refused[] */
-    uint8_t starve;               /**< window limited by the receive budget: retry backoff step + 1 */
-    uint16_t rcv_blk;             /**< data bytes one receive block holds (full-size segments) */
-    uint16_t syn_wnd;             /**< window offered by our SYN (SYN-SENT) */
-    uint8_t ooseq_n;              /**< entries in ooseq[] */
-    uint16_t ooseq_bufs;          /**< receive buffers they hold */
-    struct wisp_tcp_ooseq ooseq[WISP_TCP_OOSEQ_SLOTS];
-    uint32_t sack_recent[4];      /**< seq of the latest out-of-order arrivals (RFC 2018 §4) */
-
-    /* timestamps (RFC 7323) */
-    uint32_t ts_off, ts_recent, ts_recent_ms;
-
-    /* keepalive (RFC 9293 §3.8.4) */
-    uint32_t last_rx_ms, keep_idle, keep_intvl;
-    uint8_t keep_cnt;
-
-    /* per-connection bounds (wisp_tcp_set_bufs, wisp_tcp_set_user_mss) */
-    uint32_t snd_buf;             /**< send buffer, bytes (default WISP_TCP_SND_BUF) */
-    uint32_t rcv_buf;             /**< receive buffer = largest window, bytes (default WISP_TCP_WND) */
-    uint16_t user_mss;            /**< TCP_MAXSEG cap of the MSS, 0 = none */
-    /* RFC 2883 D-SACK: duplicate data of the latest segment, reported
-     * once as the first SACK block of the next ACK */
-    uint8_t dsack_on;
-    uint32_t dsack[2];
-
-    /* statistics */
-    uint32_t st_retransmits, st_fast_recoveries, st_timeouts, st_bytes_acked, st_bytes_received;
-
-    /* ICMP errors and path MTU (tcp_icmp.c) */
-    uint16_t mss_max;             /**< send MSS without a path MTU limit (set when synchronized) */
-    uint8_t pmtu_low;             /**< mss is held below mss_max by the path MTU */
-    wisp_err_t soft_err;          /**< last soft ICMP error (RFC 1122 §4.2.3.9), WISP_OK = none */
-    uint32_t pmtu_raise_at;       /**< ms: try mss_max again (RFC 1191 §6.3, RFC 4821 §7.7) */
-};
-
-/** A compact TIME-WAIT record (RFC 9293 §3.6.1). local_port 0 = free. */
-struct wisp_tcp_tw {
-    wisp_ipaddr_t local_ip, remote_ip;
-    uint16_t local_port, remote_port;
-    uint32_t snd_nxt, rcv_nxt;
-    uint32_t ts_recent, ts_off;
-    uint32_t expire;              /**< ms */
-    uint8_t ts_ok, tos, ttl, rcv_wscale;
-};
+struct wisp_tcp_tw;
 
 /** Buckets of the hash index of n entries (a power of two, about n / 1
  *  to n / 4, at most 1024). */
 #define WISP_TCP_HBUCKETS(n) ((n) >= 4096 ? 1024u : (n) >= 256 ? 256u : (n) >= 64 ? 64u : (n) >= 16 ? 16u : 4u)
 
-/** An embryonic connection in the SYN queue (SYN received, SYN-ACK sent). */
-struct wisp_tcp_syn {
-    struct wisp_tcp_listen *lpcb; /**< NULL = free */
-    wisp_ipaddr_t local_ip, remote_ip;
-    uint16_t local_port, remote_port;
-    uint32_t iss, irs, ts_recent;
-    uint32_t due;                 /**< next SYN-ACK retransmission (ms) */
-    uint16_t peer_mss;
-    uint16_t wnd;                 /**< window offered by the SYN-ACK */
-    uint8_t peer_wscale;          /**< 0xff: the SYN had no window scale option */
-    uint8_t opts;                 /**< TCP_SYNO_* (tcp_priv.h) */
-    uint8_t retries;
-};
+struct wisp_tcp_syn;
 
-/** TCP state of one stack. */
-struct wisp_tcp {
-    struct wisp_tcp_pcb *pcbs;        /**< every connection PCB */
-    struct wisp_tcp_listen *listens;  /**< every listener */
-    struct wisp_tcp_pcb *in_pcb;      /**< PCB being processed (its free is deferred) */
-    uint16_t npcbs;                   /**< connection PCBs in pcbs (receive budget shares) */
-    uint16_t mem_waiters;             /**< PCBs whose write was refused for want of buffers */
-    uint8_t tx_short;                 /**< a write was refused for want of transmit blocks ... */
-    uint32_t tx_short_ms;             /**< ... last at this time (ms): persist give-up under pressure */
-    struct wisp_timer wake_tmr;       /**< polls them soon after buffers were given back */
-    uint32_t key[4];                  /**< secret of the keyed hash (RFC 6528, cookies) */
-    uint32_t chal_tokens, chal_last;  /**< challenge ACK bucket (RFC 5961 §7) */
-    uint32_t cookie_last;             /**< when the last SYN cookie was sent (ms) */
-    uint8_t cookie_used;
-    struct wisp_timer synq_tmr, tw_tmr;
-    struct wisp_tcp_syn synq[WISP_TCP_SYNQ_COUNT];
-    struct wisp_tcp_tw tw[WISP_TCP_TW_COUNT];
-    /* Hash index of the SYN queue and the TIME-WAIT records by remote
-     * address and ports (tcp_synq.c): bucket heads and per-entry links, entry
-     * indexes, 0xffff = none. A segment that matches no connection (a
-     * flood SYN) costs a bucket, not a walk over every entry. */
-    uint32_t hseed;                   /**< key of the bucket hash (from key) */
-    uint16_t synq_head[WISP_TCP_HBUCKETS(WISP_TCP_SYNQ_COUNT)];
-    uint16_t synq_next[WISP_TCP_SYNQ_COUNT];
-    uint16_t tw_head[WISP_TCP_HBUCKETS(WISP_TCP_TW_COUNT)];
-    uint16_t tw_next[WISP_TCP_TW_COUNT];
-};
+struct wisp_tcp;
 
 /* TCP_STRUCTS_END */
+
+/* the layout of the structures above (private tier) */
+#include "wisp/priv/tcp.h"
 
 #endif /* WISP_TCP_H */

@@ -76,43 +76,9 @@ struct wisp_tcpip_stats {
     uint32_t dropped_at_stop; /**< messages drained by wisp_tcpip_stop */
 };
 
-/** A mailbox message (internal; public for sizing only). */
-struct wisp_tcpip_msg {
-    struct wisp_tcpip_msg *next_free;
-    uint8_t type;
-    wisp_err_t result;
-    wisp_tcpip_fn fn;
-    void *arg;
-    struct wisp_dev *dev;
-    struct wisp_pbuf *frame;
-    wisp_sys_sem_t *done;
-};
+struct wisp_tcpip_msg;
 
-/** One stack thread. Large (message records inside): allocate it
- *  statically or on the heap. All fields are private. */
-struct wisp_tcpip {
-    struct wisp_stack *stack;
-    wisp_sys_mutex_t core;         /**< the core lock */
-    wisp_sys_mutex_t post_lock;    /**< free messages, closed, in_flight */
-    wisp_sys_mbox_t mbox;
-    wisp_sys_thread_t thread;
-    struct wisp_tcpip_cfg cfg;
-    /* under the core lock */
-    uint32_t sleep_due;            /**< stack clock time the thread sleeps until */
-    uint8_t sleeping;              /**< the thread waits on the mailbox */
-    uint8_t sleep_forever;         /**< ... without timeout */
-    uint8_t wake_posted;           /**< the wake message is in the mailbox */
-    uint32_t max_wait;             /**< effective cap (WISP_SYS_FOREVER = none) */
-    /* under post_lock */
-    uint8_t stop_req;              /**< the thread leaves after the current message */
-    uint8_t stop_posted;           /**< the stop message was posted */
-    uint8_t closed;                /**< stopped: every post fails */
-    unsigned in_flight;            /**< blocking posts in progress */
-    struct wisp_tcpip_msg *free_msgs;
-    struct wisp_tcpip_stats st;    /**< calls..polls: core lock; the rest: post_lock */
-    struct wisp_tcpip_msg wake, stop_msg;
-    struct wisp_tcpip_msg msgs[WISP_TCPIP_MSG_COUNT];
-};
+struct wisp_tcpip;
 
 /** Start a stack thread for s, which the caller has initialised (and
  *  usually given its interfaces); cfg may be NULL (defaults). From now on s
@@ -199,5 +165,8 @@ bool wisp_tcpip_on_stack_thread(const struct wisp_tcpip *ctx);
 /** A snapshot of the counters (takes the core lock and post_lock; not in
  *  the core context). */
 void wisp_tcpip_get_stats(struct wisp_tcpip *ctx, struct wisp_tcpip_stats *out);
+
+/* the layout of the structures above (private tier) */
+#include "wisp/priv/tcpip.h"
 
 #endif /* WISP_TCPIP_H */

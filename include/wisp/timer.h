@@ -16,12 +16,7 @@ struct wisp_timer;
 
 typedef void (*wisp_timer_fn)(struct wisp_stack *s, struct wisp_timer *t);
 
-struct wisp_timer {
-    struct wisp_timer *next;
-    wisp_timer_fn fn;
-    uint32_t due;     /**< absolute deadline, ms on the stack clock */
-    uint8_t armed;
-};
+struct wisp_timer;
 
 /** Wrap-safe time comparison: a is before b. */
 static inline bool wisp_time_before(uint32_t a, uint32_t b) { return (int32_t)(a - b) < 0; }
@@ -30,7 +25,11 @@ static inline bool wisp_time_before(uint32_t a, uint32_t b) { return (int32_t)(a
 void wisp_timer_arm(struct wisp_stack *s, struct wisp_timer *t, uint32_t delay_ms, wisp_timer_fn fn);
 /** Disarm t (no-op when not armed). */
 void wisp_timer_cancel(struct wisp_stack *s, struct wisp_timer *t);
+
+/* the layout of the structures above (private tier) */
+#include "wisp/priv/timer.h"
+
 /** True when t is armed. */
-static inline bool wisp_timer_armed(const struct wisp_timer *t) { return t->armed != 0; }
+static inline bool wisp_timer_armed(const struct wisp_timer *t) { return t->WISP_PRIV(armed) != 0; }
 
 #endif /* WISP_TIMER_H */

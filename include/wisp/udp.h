@@ -31,20 +31,7 @@ typedef void (*wisp_udp_err_fn)(void *arg, struct wisp_udp_pcb *pcb, wisp_err_t 
 #define WISP_UDP_F_CONNECTED 0x01u
 #define WISP_UDP_F_BCAST 0x02u    /**< allow sending to broadcast (SO_BROADCAST) */
 
-struct wisp_udp_pcb {
-    struct wisp_udp_pcb *next;
-    struct wisp_stack *stack;
-    wisp_ipaddr_t local_ip;       /**< any = all local addresses */
-    wisp_ipaddr_t remote_ip;
-    uint16_t local_port, remote_port;
-    uint8_t flags;
-    uint8_t tos, ttl;             /**< ttl 0 = default */
-    uint8_t bound_if;             /**< 0 = any interface */
-    wisp_udp_recv_fn recv;
-    void *recv_arg;
-    wisp_udp_err_fn errf;         /**< ICMP errors (connected PCBs only), NULL = none */
-    void *err_arg;
-};
+struct wisp_udp_pcb;
 
 /** A new PCB (from the UDP pool), or NULL when the pool is empty. */
 struct wisp_udp_pcb *wisp_udp_new(struct wisp_stack *s);
@@ -84,13 +71,14 @@ void wisp_udp_local(const struct wisp_udp_pcb *pcb, wisp_ipaddr_t *ip, uint16_t 
 /** Set the ICMP error callback (NULL to remove). Errors are reported to
  *  connected PCBs only (as BSD sockets without IP_RECVERR). */
 void wisp_udp_err(struct wisp_udp_pcb *pcb, wisp_udp_err_fn fn, void *arg);
-/** Internal (icmp.c): a validated ICMP error about a UDP datagram. */
-void wisp_udp_icmp_err(struct wisp_stack *s, const struct wisp_icmp_err *e);
 
 /** Input of a datagram (IP header hidden; consumes p). Sends a port
  *  unreachable when no PCB matches a unicast datagram. */
 void wisp_udp_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp_ip_info *ip);
 
 void wisp_udp_init(struct wisp_stack *s);
+
+/* the layout of the structures above (private tier) */
+#include "wisp/priv/udp.h"
 
 #endif /* WISP_UDP_H */

@@ -6,6 +6,7 @@
  * Received frames are dispatched by the IP version nibble (RFC 791 §3.1);
  * datagrams leave as they are, whatever the next hop (one peer per link).
  */
+#define WISP_PRIVATE_ACCESS 1 /* library code: sees the private tier (wisp/arch.h) */
 #include "wisp/stack.h"
 #include "wisp/ip4.h"
 

@@ -6,6 +6,7 @@
  * avoidance and eq. (4); its fast recovery, RFC 6582, is run by the core,
  * tcp_in.c), and the public selection API (wisp_tcp_set_cc & co.).
  */
+#define WISP_PRIVATE_ACCESS 1 /* library code: sees the private tier (wisp/arch.h) */
 #include "tcp_priv.h"
 #include "tcp_cc.h"
 

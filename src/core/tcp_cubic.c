@@ -19,6 +19,7 @@
  * alpha_cubic = 3 * (1 - beta) / (1 + beta) = 9/17 (§4.3), fast
  * convergence factor (1 + beta) / 2 = 17/20 (§4.7).
  */
+#define WISP_PRIVATE_ACCESS 1 /* library code: sees the private tier (wisp/arch.h) */
 #include "tcp_priv.h"
 #include "tcp_cc.h"
 

@@ -10,6 +10,7 @@
  * SYN-queue entries and TIME-WAIT records (their expiry timer:
  * tcp_timer.c). The choices are listed in tcp.c.
  */
+#define WISP_PRIVATE_ACCESS 1 /* library code: sees the private tier (wisp/arch.h) */
 #include "tcp_priv.h"
 
 #if WISP_TCP

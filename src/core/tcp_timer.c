@@ -9,6 +9,7 @@
  * and the refused-data retry -- and the expiry of TIME-WAIT records
  * (RFC 9293 §3.10.8; the records themselves: tcp_synq.c).
  */
+#define WISP_PRIVATE_ACCESS 1 /* library code: sees the private tier (wisp/arch.h) */
 #include "tcp_priv.h"
 #include "tcp_cc.h"
 

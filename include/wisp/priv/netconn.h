@@ -1,0 +1,84 @@
+/**
+ * @file priv/netconn.h
+ * Private tier: the layout of the structures of wisp/netconn.h that a user
+ * allocates or that the stack instance holds. Not API: applications
+ * use the functions of wisp/netconn.h; the members are named through
+ * WISP_PRIV() (wisp/arch.h), so code outside the library (no
+ * WISP_PRIVATE_ACCESS) cannot use them by accident. May change in
+ * any release.
+ */
+#ifndef WISP_PRIV_NETCONN_H
+#define WISP_PRIV_NETCONN_H
+
+#include "wisp/netconn.h"
+
+/** A buffer of received data, or of data to send with a UDP netconn
+ *  (lwIP's struct netbuf; p, ptr, addr and port are lwIP's fields). */
+struct wisp_netbuf {
+    struct wisp_pbuf *p;              /**< the whole chain (NULL = empty) */
+    struct wisp_pbuf *ptr;            /**< current buffer for netbuf_data / netbuf_next */
+    wisp_ipaddr_t addr;               /**< UDP: source (received) or destination (send) */
+    uint16_t port;                    /**< UDP: source / destination port */
+    /* private */
+    struct wisp_netconn_api *WISP_PRIV(api);     /**< owner, for the frees */
+    struct wisp_netbuf *WISP_PRIV(next_free);
+    uint8_t WISP_PRIV(in_use);
+};
+
+/** One netconn. type, socket, callback and pcb are lwIP's field names (for
+ *  reading; pcb only in the core context). The rest is private. Lives in
+ *  the pool of struct wisp_netconn_api. */
+struct wisp_netconn {
+    enum wisp_netconn_type type;
+    int socket;                       /**< for the socket layer; -1 = none */
+    wisp_netconn_callback callback;
+    union {
+        struct wisp_tcp_pcb *tcp;     /**< connection or listener (core context only) */
+        struct wisp_udp_pcb *udp;
+        void *ip;
+    } pcb;
+
+    /* ---- private ---- */
+    struct wisp_netconn_api *WISP_PRIV(api);
+    struct wisp_netconn *WISP_PRIV(next_free);
+    wisp_sys_mbox_t WISP_PRIV(mbox);             /**< received items / accepted netconns */
+    wisp_sys_sem_t WISP_PRIV(snd_sem);           /**< writer wake-up */
+    wisp_sys_sem_t WISP_PRIV(op_sem);            /**< connect wake-up */
+    wisp_sys_sem_t WISP_PRIV(idle_sem);          /**< delete waits for the other callers */
+    wisp_sys_mutex_t WISP_PRIV(write_lock);      /**< serialises writers */
+    uint8_t WISP_PRIV(marker);                   /**< its address is the wake-up message */
+    uint8_t WISP_PRIV(in_use);
+    uint8_t WISP_PRIV(layered);                  /**< wisp_netconn_set_layered (set before sharing) */
+    /* under the api lock */
+    uint8_t WISP_PRIV(flags);                    /**< NC_F_* (netconn.c) */
+    wisp_err_t WISP_PRIV(pending_err);
+    wisp_err_t WISP_PRIV(connect_result);
+    wisp_err_t WISP_PRIV(conn_err);              /**< the connection error the stack reported (kept) */
+    uint16_t WISP_PRIV(users);                   /**< threads inside calls on this netconn */
+    uint16_t WISP_PRIV(backlog), WISP_PRIV(accept_pending);
+    uint8_t WISP_PRIV(unaccepted);               /**< queued on a listener, not taken by accept yet */
+    uint32_t WISP_PRIV(recv_timeout), WISP_PRIV(send_timeout); /**< ms, 0 = forever */
+    /* core context only */
+    uint8_t WISP_PRIV(state);                    /**< NC_S_* (netconn.c) */
+    uint8_t WISP_PRIV(cflags);                   /**< NC_C_* (netconn.c) */
+    uint8_t WISP_PRIV(dscp);
+    uint8_t WISP_PRIV(ttl);                      /**< 0 = default; a listener passes it on */
+    uint16_t WISP_PRIV(accept_polls);            /**< poll periods spent waiting for accept */
+    uint32_t WISP_PRIV(tx_queued), WISP_PRIV(tx_acked);     /**< bytes written / acknowledged (wrapping) */
+    uint32_t WISP_PRIV(nocopy_end);              /**< tx_queued after the last NOCOPY byte */
+};
+
+/** The netconn layer of one stack thread. Large (the pools are inside):
+ *  allocate it statically or on the heap. All fields are private. */
+struct wisp_netconn_api {
+    struct wisp_tcpip *WISP_PRIV(tcpip);
+    wisp_sys_mutex_t WISP_PRIV(lock);            /**< pools, flags of every netconn (a leaf lock) */
+    struct wisp_netconn *WISP_PRIV(free_conns);
+    struct wisp_netbuf *WISP_PRIV(free_bufs);
+    struct wisp_netconn_stats WISP_PRIV(st);
+    uint16_t WISP_PRIV(n_ready);                 /**< slots whose OS objects exist */
+    struct wisp_netconn WISP_PRIV(conns)[WISP_NETCONN_COUNT];
+    struct wisp_netbuf WISP_PRIV(bufs)[WISP_NETBUF_COUNT];
+};
+
+#endif /* WISP_PRIV_NETCONN_H */

@@ -1,0 +1,54 @@
+/**
+ * @file priv/sockets.h
+ * Private tier: the layout of the structures of wisp/sockets.h that a user
+ * allocates or that the stack instance holds. Not API: applications
+ * use the functions of wisp/sockets.h; the members are named through
+ * WISP_PRIV() (wisp/arch.h), so code outside the library (no
+ * WISP_PRIVATE_ACCESS) cannot use them by accident. May change in
+ * any release.
+ */
+#ifndef WISP_PRIV_SOCKETS_H
+#define WISP_PRIV_SOCKETS_H
+
+#include "wisp/sockets.h"
+
+/** One socket (internal; public for sizing only). */
+struct wisp_sock {
+    struct wisp_netconn *WISP_PRIV(conn);       /**< NULL: free entry */
+    struct wisp_netconn_api *WISP_PRIV(api);    /**< the netconn layer (stack) it lives on */
+    /* receive state: owned by the thread that holds rx_busy */
+    struct wisp_pbuf *WISP_PRIV(lastp);         /**< TCP: partly read data chain */
+    struct wisp_netbuf *WISP_PRIV(lastbuf);     /**< UDP: datagram kept by MSG_PEEK / FIONREAD */
+    uint32_t WISP_PRIV(lastoff);                /**< bytes of lastp already read */
+    /* everything below: under the table lock */
+    uint32_t WISP_PRIV(rcv_bytes);              /**< bytes announced by RCVPLUS, not yet taken */
+    uint32_t WISP_PRIV(rcvtimeo), WISP_PRIV(sndtimeo);     /**< ms, 0 = none */
+    uint32_t WISP_PRIV(keepidle_s), WISP_PRIV(keepintvl_s), WISP_PRIV(keepcnt);
+    uint32_t WISP_PRIV(sndbuf), WISP_PRIV(rcvbuf);         /**< TCP: SO_SNDBUF / SO_RCVBUF bound in bytes, 0 = the stack's default */
+    uint16_t WISP_PRIV(maxseg);                 /**< TCP_MAXSEG, 0 = none */
+    int WISP_PRIV(rx_err);                      /**< pending connection error taken from the netconn (next send / recv / SO_ERROR) */
+    int WISP_PRIV(last_err);                    /**< last error of any call (wisp_socket_errno) */
+    int16_t WISP_PRIV(rcvevent);                /**< items waiting in the netconn (data, connections) */
+    uint16_t WISP_PRIV(users);                  /**< threads inside a call on this socket */
+    uint16_t WISP_PRIV(select_waiting);         /**< select/poll/serialised waiters watching it */
+    uint16_t WISP_PRIV(linger_s);
+    uint8_t WISP_PRIV(sendevent), WISP_PRIV(errevent), WISP_PRIV(dead);
+    uint8_t WISP_PRIV(reserved), WISP_PRIV(closing), WISP_PRIV(freeing);
+    uint8_t WISP_PRIV(rx_busy), WISP_PRIV(tx_busy), WISP_PRIV(has_last);
+    uint8_t WISP_PRIV(type), WISP_PRIV(nonblock), WISP_PRIV(listening), WISP_PRIV(bound), WISP_PRIV(connecting), WISP_PRIV(established), WISP_PRIV(connect_failed);
+    uint8_t WISP_PRIV(rd_eof), WISP_PRIV(rd_shut), WISP_PRIV(wr_shut);
+    uint8_t WISP_PRIV(reuseaddr), WISP_PRIV(keepalive), WISP_PRIV(nodelay), WISP_PRIV(linger_on), WISP_PRIV(broadcast), WISP_PRIV(tos), WISP_PRIV(ttl);
+    uint8_t WISP_PRIV(cc);                      /**< TCP_CONGESTION, enum wisp_tcp_cc */
+};
+
+/** The socket table: descriptors WISP_SOCKET_OFFSET ..
+ *  WISP_SOCKET_OFFSET + WISP_SOCKET_COUNT - 1. Allocate it statically or
+ *  on the heap; fields are private. */
+struct wisp_sockets {
+    wisp_sys_mutex_t WISP_PRIV(lock);           /**< the table lock: entries, events, waiters */
+    struct wisp_netconn_api *WISP_PRIV(default_api);
+    struct wisp_select_wait *WISP_PRIV(waiters);/**< threads in select/poll or waiting for their turn */
+    struct wisp_sock WISP_PRIV(sock)[WISP_SOCKET_COUNT];
+};
+
+#endif /* WISP_PRIV_SOCKETS_H */

@@ -1,0 +1,229 @@
+/**
+ * @file priv/tcp.h
+ * Private tier: the layout of the structures of wisp/tcp.h that a user
+ * allocates or that the stack instance holds. Not API: applications
+ * use the functions of wisp/tcp.h; the members are named through
+ * WISP_PRIV() (wisp/arch.h), so code outside the library (no
+ * WISP_PRIVATE_ACCESS) cannot use them by accident. May change in
+ * any release.
+ */
+#ifndef WISP_PRIV_TCP_H
+#define WISP_PRIV_TCP_H
+
+#include "wisp/tcp.h"
+
+/** One segment of the send queue: the data of [seq, seq + len) plus a FIN
+ *  when flagged. p holds the data only (never a header), so a segment can
+ *  be (re)transmitted at any time by chaining it behind a fresh header. */
+struct wisp_tcp_seg {
+    struct wisp_tcp_seg *WISP_PRIV(next);
+    struct wisp_pbuf *WISP_PRIV(p);          /**< data (NULL when len == 0) */
+    uint32_t WISP_PRIV(seq);                 /**< first sequence number */
+    uint32_t WISP_PRIV(sent_ms);             /**< time of the last transmission */
+    uint16_t WISP_PRIV(len);                 /**< data bytes (FIN not counted) */
+    uint8_t WISP_PRIV(flags);                /**< TCP_SEGF_* (tcp_priv.h) */
+    uint8_t WISP_PRIV(nrtx);                 /**< retransmissions of this segment */
+    uint16_t WISP_PRIV(nblk);                /**< transmit blocks of copied data it holds (counted in the PCB's snd_blk) */
+};
+
+/** The head shared by connection and listening PCBs. */
+struct wisp_tcp_common {
+    struct wisp_stack *WISP_PRIV(stack);
+    void *WISP_PRIV(arg);                    /**< callback argument */
+    wisp_ipaddr_t WISP_PRIV(local_ip);       /**< any = all local addresses (unbound / wildcard) */
+    uint16_t WISP_PRIV(local_port);          /**< 0 = not bound */
+    uint8_t WISP_PRIV(state);                /**< enum wisp_tcp_state */
+    uint8_t WISP_PRIV(tos);                  /**< IP TOS (DSCP << 2) */
+    uint8_t WISP_PRIV(ttl);                  /**< 0 = default */
+};
+
+/** A listening PCB (LISTEN only; small). */
+struct wisp_tcp_listen {
+    struct wisp_tcp_common WISP_PRIV(c);     /**< must be first */
+    struct wisp_tcp_listen *WISP_PRIV(next);
+    wisp_tcp_accept_fn WISP_PRIV(accept);
+    uint8_t WISP_PRIV(backlog);              /**< SYN-queue entries this listener may hold */
+    uint8_t WISP_PRIV(synq_n);               /**< entries it holds now */
+    uint8_t WISP_PRIV(cc_algo);              /**< enum wisp_tcp_cc of the connections it accepts */
+};
+
+/** An out-of-order received segment (data only, header hidden). */
+struct wisp_tcp_ooseq {
+    struct wisp_pbuf *WISP_PRIV(p);          /**< NULL for a FIN without data */
+    uint32_t WISP_PRIV(seq);
+    uint16_t WISP_PRIV(len);
+    uint8_t WISP_PRIV(fin);
+};
+
+/** Per-connection state of the congestion control algorithm (tcp_cc.h). */
+union wisp_tcp_cc_state {
+    uint32_t WISP_PRIV(none_);
+#if WISP_TCP_CUBIC
+    struct {                      /* RFC 9438 §4 (tcp_cubic.c) */
+        uint32_t WISP_PRIV(w_max);           /**< W_max, bytes (§4.1.2): plateau of the curve of this stage */
+        uint32_t WISP_PRIV(cwnd_prior);      /**< cwnd_prior, bytes (§4.1.2): cwnd at the last congestion event */
+        uint32_t WISP_PRIV(w_est);           /**< W_est, bytes (§4.3): Reno-friendly estimate */
+        uint32_t WISP_PRIV(k_ms);            /**< K, ms (§4.2): time of this stage's curve to reach W_max */
+        uint32_t WISP_PRIV(epoch_ms);        /**< t_epoch, ms (§4.2): start of this stage, idle time excluded */
+        uint32_t WISP_PRIV(last_ms);         /**< last window growth, ms (idle detection, §5.8) */
+        uint32_t WISP_PRIV(est_acc);         /**< W_est growth not yet a whole byte (scaled remainder) */
+        uint32_t WISP_PRIV(cwnd_acc);        /**< cwnd growth not yet a whole byte (remainder) */
+        uint8_t WISP_PRIV(flags);            /**< TCP_CUBIC_F_* (tcp_cubic.c) */
+    } WISP_PRIV(cubic);
+#endif
+};
+
+/** A connection PCB (SYN-SENT .. LAST-ACK, or CLOSED before connect). */
+struct wisp_tcp_pcb {
+    struct wisp_tcp_common WISP_PRIV(c);     /**< must be first */
+    struct wisp_tcp_pcb *WISP_PRIV(next);
+    wisp_ipaddr_t WISP_PRIV(remote_ip);
+    uint16_t WISP_PRIV(remote_port);
+    uint16_t WISP_PRIV(mss);                 /**< effective send MSS (RFC 6691: options excluded) */
+    uint32_t WISP_PRIV(flags);               /**< TF_* (tcp_priv.h) */
+
+    wisp_tcp_recv_fn WISP_PRIV(recv);
+    wisp_tcp_sent_fn WISP_PRIV(sent);
+    wisp_tcp_connected_fn WISP_PRIV(connected);
+    wisp_tcp_err_fn WISP_PRIV(errf);
+    wisp_tcp_poll_fn WISP_PRIV(poll);
+    uint8_t WISP_PRIV(poll_interval);
+
+    /* one event timer, armed for the earliest of the deadlines due[] */
+    uint8_t WISP_PRIV(tmr_on);               /**< bit i: due[i] is active */
+    struct wisp_timer WISP_PRIV(tmr);
+    uint32_t WISP_PRIV(due)[WISP_TCP_NTMR];
+
+    /* send sequence space (RFC 9293 §3.3.1) */
+    uint32_t WISP_PRIV(iss), WISP_PRIV(snd_una);
+    uint32_t WISP_PRIV(snd_nxt);             /**< highest sequence sent + 1 (SND.MAX) */
+    uint32_t WISP_PRIV(snd_lbb);             /**< next sequence to give queued data */
+    uint32_t WISP_PRIV(snd_wl1), WISP_PRIV(snd_wl2), WISP_PRIV(snd_wnd), WISP_PRIV(max_snd_wnd);
+    uint32_t WISP_PRIV(snd_queued);          /**< bytes written and not yet acknowledged */
+    uint32_t WISP_PRIV(snd_sml);             /**< end of the last short segment sent (Minshall's Nagle) */
+    struct wisp_tcp_seg *WISP_PRIV(sndq);    /**< every queued segment, in sequence order */
+    struct wisp_tcp_seg *WISP_PRIV(sndq_tail);
+    struct wisp_tcp_seg *WISP_PRIV(sndq_next); /**< first segment never sent */
+    uint16_t WISP_PRIV(snd_blk);             /**< transmit blocks its queued copies hold (transmit budget share) */
+    uint32_t WISP_PRIV(persist_ms);          /**< when the peer's window last closed on queued data (persist mode) */
+    uint32_t WISP_PRIV(persist_next);        /**< when the next zero-window probe is due (the timer may look earlier) */
+
+    /* congestion control and loss recovery (RFC 5681, 6582, 6675) */
+    uint32_t WISP_PRIV(cwnd), WISP_PRIV(ssthresh), WISP_PRIV(ca_acked), WISP_PRIV(recover);
+    uint8_t WISP_PRIV(dupacks), WISP_PRIV(nrtx), WISP_PRIV(persist_backoff), WISP_PRIV(keep_probes);
+    uint8_t WISP_PRIV(snd_wscale), WISP_PRIV(rcv_wscale);
+    uint8_t WISP_PRIV(syn_rtx);
+
+    uint8_t WISP_PRIV(cc_algo);              /**< enum wisp_tcp_cc (tcp_cc.c) */
+    union wisp_tcp_cc_state WISP_PRIV(cc);   /**< the algorithm's own state (tcp_cc.h) */
+
+    /* RTT and RTO (RFC 6298), ms; srtt scaled by 8, rttvar by 4 */
+    uint32_t WISP_PRIV(srtt8), WISP_PRIV(rttvar4), WISP_PRIV(rto);
+    uint32_t WISP_PRIV(rtt_seq), WISP_PRIV(rtt_start);
+
+    /* receive sequence space */
+    uint32_t WISP_PRIV(irs), WISP_PRIV(rcv_nxt);
+    uint32_t WISP_PRIV(rcv_wnd);             /**< buffer space the application left us */
+    uint32_t WISP_PRIV(rcv_adv);             /**< right edge advertised (never moves left) */
+    uint32_t WISP_PRIV(rcv_unacked);         /**< in-order bytes not acknowledged yet */
+    uint32_t WISP_PRIV(last_ack_sent);
+    struct wisp_pbuf *WISP_PRIV(refused)[WISP_TCP_REFUSED_SLOTS]; /**< data the recv callback refused, in order */
+    uint8_t WISP_PRIV(refused_n);            /**< chains in refused[] */
+    uint8_t WISP_PRIV(starve);               /**< window limited by the receive budget: retry backoff step + 1 */
+    uint16_t WISP_PRIV(rcv_blk);             /**< data bytes one receive block holds (full-size segments) */
+    uint16_t WISP_PRIV(syn_wnd);             /**< window offered by our SYN (SYN-SENT) */
+    uint8_t WISP_PRIV(ooseq_n);              /**< entries in ooseq[] */
+    uint16_t WISP_PRIV(ooseq_bufs);          /**< receive buffers they hold */
+    struct wisp_tcp_ooseq WISP_PRIV(ooseq)[WISP_TCP_OOSEQ_SLOTS];
+    uint32_t WISP_PRIV(sack_recent)[4];      /**< seq of the latest out-of-order arrivals (RFC 2018 §4) */
+
+    /* timestamps (RFC 7323) */
+    uint32_t WISP_PRIV(ts_off), WISP_PRIV(ts_recent), WISP_PRIV(ts_recent_ms);
+
+    /* keepalive (RFC 9293 §3.8.4) */
+    uint32_t WISP_PRIV(last_rx_ms), WISP_PRIV(keep_idle), WISP_PRIV(keep_intvl);
+    uint8_t WISP_PRIV(keep_cnt);
+
+    /* per-connection bounds (wisp_tcp_set_bufs, wisp_tcp_set_user_mss) */
+    uint32_t WISP_PRIV(snd_buf);             /**< send buffer, bytes (default WISP_TCP_SND_BUF) */
+    uint32_t WISP_PRIV(rcv_buf);             /**< receive buffer = largest window, bytes (default WISP_TCP_WND) */
+    uint16_t WISP_PRIV(user_mss);            /**< TCP_MAXSEG cap of the MSS, 0 = none */
+    /* RFC 2883 D-SACK: duplicate data of the latest segment, reported
+     * once as the first SACK block of the next ACK */
+    uint8_t WISP_PRIV(dsack_on);
+    uint32_t WISP_PRIV(dsack)[2];
+
+    /* statistics */
+    uint32_t WISP_PRIV(st_retransmits), WISP_PRIV(st_fast_recoveries), WISP_PRIV(st_timeouts), WISP_PRIV(st_bytes_acked), WISP_PRIV(st_bytes_received);
+
+    /* ICMP errors and path MTU (tcp_icmp.c) */
+    uint16_t WISP_PRIV(mss_max);             /**< send MSS without a path MTU limit (set when synchronized) */
+    uint8_t WISP_PRIV(pmtu_low);             /**< mss is held below mss_max by the path MTU */
+    wisp_err_t WISP_PRIV(soft_err);          /**< last soft ICMP error (RFC 1122 §4.2.3.9), WISP_OK = none */
+    uint32_t WISP_PRIV(pmtu_raise_at);       /**< ms: try mss_max again (RFC 1191 §6.3, RFC 4821 §7.7) */
+};
+
+/** A compact TIME-WAIT record (RFC 9293 §3.6.1). local_port 0 = free. */
+struct wisp_tcp_tw {
+    wisp_ipaddr_t WISP_PRIV(local_ip), WISP_PRIV(remote_ip);
+    uint16_t WISP_PRIV(local_port), WISP_PRIV(remote_port);
+    uint32_t WISP_PRIV(snd_nxt), WISP_PRIV(rcv_nxt);
+    uint32_t WISP_PRIV(ts_recent), WISP_PRIV(ts_off);
+    uint32_t WISP_PRIV(expire);              /**< ms */
+    uint8_t WISP_PRIV(ts_ok), WISP_PRIV(tos), WISP_PRIV(ttl), WISP_PRIV(rcv_wscale);
+};
+
+/** An embryonic connection in the SYN queue (SYN received, SYN-ACK sent). */
+struct wisp_tcp_syn {
+    struct wisp_tcp_listen *WISP_PRIV(lpcb); /**< NULL = free */
+    wisp_ipaddr_t WISP_PRIV(local_ip), WISP_PRIV(remote_ip);
+    uint16_t WISP_PRIV(local_port), WISP_PRIV(remote_port);
+    uint32_t WISP_PRIV(iss), WISP_PRIV(irs), WISP_PRIV(ts_recent);
+    uint32_t WISP_PRIV(due);                 /**< next SYN-ACK retransmission (ms) */
+    uint16_t WISP_PRIV(peer_mss);
+    uint16_t WISP_PRIV(wnd);                 /**< window offered by the SYN-ACK */
+    uint8_t WISP_PRIV(peer_wscale);          /**< 0xff: the SYN had no window scale option */
+    uint8_t WISP_PRIV(opts);                 /**< TCP_SYNO_* (tcp_priv.h) */
+    uint8_t WISP_PRIV(retries);
+};
+
+/** TCP state of one stack. */
+struct wisp_tcp {
+    struct wisp_tcp_pcb *WISP_PRIV(pcbs);        /**< every connection PCB */
+    struct wisp_tcp_listen *WISP_PRIV(listens);  /**< every listener */
+    struct wisp_tcp_pcb *WISP_PRIV(in_pcb);      /**< PCB being processed (its free is deferred) */
+    uint16_t WISP_PRIV(npcbs);                   /**< connection PCBs in pcbs (receive budget shares) */
+    uint16_t WISP_PRIV(mem_waiters);             /**< PCBs whose write was refused for want of buffers */
+    uint8_t WISP_PRIV(tx_short);                 /**< a write was refused for want of transmit blocks ... */
+    uint32_t WISP_PRIV(tx_short_ms);             /**< ... last at this time (ms): persist give-up under pressure */
+    struct wisp_timer WISP_PRIV(wake_tmr);       /**< polls them soon after buffers were given back */
+    uint32_t WISP_PRIV(key)[4];                  /**< secret of the keyed hash (RFC 6528, cookies) */
+    uint32_t WISP_PRIV(chal_tokens), WISP_PRIV(chal_last);  /**< challenge ACK bucket (RFC 5961 §7) */
+    uint32_t WISP_PRIV(cookie_last);             /**< when the last SYN cookie was sent (ms) */
+    uint8_t WISP_PRIV(cookie_used);
+    struct wisp_timer WISP_PRIV(synq_tmr), WISP_PRIV(tw_tmr);
+    struct wisp_tcp_syn WISP_PRIV(synq)[WISP_TCP_SYNQ_COUNT];
+    struct wisp_tcp_tw WISP_PRIV(tw)[WISP_TCP_TW_COUNT];
+    /* Hash index of the SYN queue and the TIME-WAIT records by remote
+     * address and ports (tcp_synq.c): bucket heads and per-entry links, entry
+     * indexes, 0xffff = none. A segment that matches no connection (a
+     * flood SYN) costs a bucket, not a walk over every entry. */
+    uint32_t WISP_PRIV(hseed);                   /**< key of the bucket hash (from key) */
+    uint16_t WISP_PRIV(synq_head)[WISP_TCP_HBUCKETS(WISP_TCP_SYNQ_COUNT)];
+    uint16_t WISP_PRIV(synq_next)[WISP_TCP_SYNQ_COUNT];
+    uint16_t WISP_PRIV(tw_head)[WISP_TCP_HBUCKETS(WISP_TCP_TW_COUNT)];
+    uint16_t WISP_PRIV(tw_next)[WISP_TCP_TW_COUNT];
+};
+
+/* ---- library-internal functions (WISP_PRIVATE_ACCESS only) ---- */
+#ifdef WISP_PRIVATE_ACCESS
+/** Internal (icmp.c): a validated ICMP error about a TCP segment
+ *  (tcp_icmp.c: RFC 1122 §4.2.3.9, RFC 5927, RFC 1191). */
+void wisp_tcp_icmp_err(struct wisp_stack *s, const struct wisp_icmp_err *e);
+/* Internal: stack init / deinit (deinit aborts nothing: the application
+ * closes its PCBs; deinit frees TIME-WAIT records and embryonic state). */
+void wisp_tcp_init(struct wisp_stack *s);
+void wisp_tcp_deinit(struct wisp_stack *s);
+#endif /* WISP_PRIVATE_ACCESS */
+
+#endif /* WISP_PRIV_TCP_H */
