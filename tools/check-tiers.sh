@@ -57,6 +57,9 @@ if ! "$cc" -std=c99 -fsyntax-only -DWISP_PRIVATE_ACCESS=1 -I "$root/include" "$t
     echo "FAIL: the same member is not reachable with WISP_PRIVATE_ACCESS:"; head -5 "$tmp/err"; fail=1
 fi
 
+# 5 (after 4 below): every application and example source compiles on its
+#   own without private access (the ones the tests build are compiled with
+#   the tests' white-box flags there, so check them here too)
 # 4
 for f in $(find "$root/src" "$root/ports" "$root/sim" -name '*.c' ! -name size_probe.c); do
     first=$(grep -nm1 '^#include' "$f" | cut -d: -f1)
@@ -65,6 +68,18 @@ for f in $(find "$root/src" "$root/ports" "$root/sim" -name '*.c' ! -name size_p
         echo "FAIL: $f does not define WISP_PRIVATE_ACCESS before its first #include"; fail=1
     fi
 done
+
+# 5
+n=0
+for f in $(find "$root/apps" -name '*.c') "$root/ports/cortex-m/size_probe.c"; do
+    if ! "$cc" -std=c99 -Wall -Wextra -Werror -fsyntax-only -D_GNU_SOURCE -I "$root/include" -I "$root/ports/unix" \
+        -I "$root/apps/lib" -I "$root/apps/examples" -I "$root/apps/demo" -I "$root/sim" -I "$root/test/sim" \
+        '-DWISP_OPTS_HEADER="wisp_opts_host.h"' "$f" >"$tmp/err" 2>&1; then
+        echo "FAIL: $f does not compile against the public tier:"; head -5 "$tmp/err"; fail=1
+    fi
+    n=$((n + 1))
+done
+echo "application sources compiled without private access: $n"
 
 [ $fail -eq 0 ] && echo "header tiers: OK"
 exit $fail
