@@ -55,7 +55,8 @@ if [ "${SKIP_IPV6:-0}" != 1 ]; then
   echo "== gcc build with WISP_IPV6=1 (test/unit/wisp_opts_ipv6.h), unit tests"
   cmake -S . -B build-ipv6 -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=Debug -DWISP_WERROR=ON \
         -DWISP_OPTS_HEADER=wisp_opts_ipv6.h -DCMAKE_C_FLAGS="-I$top/test/unit" >/dev/null
-  units=$(cd build-ipv6 && ctest -N -L unit | sed -n 's/.*Test *#[0-9]*: unit\.//p')
+  # the unit test programs (unit.test_*; the lint checks are scripts)
+  units=$(cd build-ipv6 && ctest -N -L unit | sed -n 's/.*Test *#[0-9]*: unit\.\(test_[A-Za-z0-9_]*\)$/\1/p')
   # shellcheck disable=SC2086
   cmake --build build-ipv6 -j "$jobs" --target $units
   (cd build-ipv6 && ctest "${args[@]}" -L unit)

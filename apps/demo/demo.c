@@ -720,7 +720,7 @@ static void part_prio(struct demo *d, unsigned num)
     sim_set_link(d->w, &l);
     bulk_frame_us = ser_us(&l, ETH_HLEN + IP_HLEN + UDP_HLEN + PRIO_BULK_LEN);
 
-    printf("\n%u. Emergency queue  (paper 001 §4.3; A -> B's discard service, %g Mbit/s, virtual time)\n", num,
+    printf("\n%u. Emergency queue  (Analysis and optimization of the lwIP mechanism, 2015, §4.3; A -> B's discard service, %g Mbit/s, virtual time)\n", num,
            (double)l.bandwidth_bps / 1e6);
     if (saved.bandwidth_bps == 0) {
         printf("   (%g Mbit/s here: a wire of infinite rate never queues)\n", (double)l.bandwidth_bps / 1e6);
