@@ -38,7 +38,7 @@ void wisp_assert_fail(const char *expr, const char *file, int line);
 #endif
 
 /** Core ownership check, placed at the top of every public core entry point
- *  (test/lint_owner_check.sh keeps it so). s is the struct wisp_stack *
+ *  (tools/owner-check-lint.py keeps it so). s is the struct wisp_stack *
  *  (NULL: nothing to check, e.g. a device not attached to any interface, a
  *  pool of no stack). Default: in WISP_DEBUG builds a call of
  *  wisp_core_owner_check(s, __func__) (stack.c), which asks the stack's
@@ -83,9 +83,10 @@ void wisp_core_owner_check(const struct wisp_stack *s, const char *where);
 #define WISP_MAX_NETIFS 4
 #endif
 
-/** Transmit queue lengths per interface, in frames (paper 001 §4.3: an
- *  emergency and a common circular queue). Frames wait here while the driver
- *  is busy. Emergency: 1..255, default 4. Common: 1..255, default 16. */
+/** Transmit queue lengths per interface, in frames (netif.h; the lwIP-
+ *  analysis paper's §4.3: an emergency and a common circular queue).
+ *  Frames wait here while the driver is busy. Emergency: 1..255,
+ *  default 4. Common: 1..255, default 16. */
 #ifndef WISP_TXQ_EMERG_LEN
 #define WISP_TXQ_EMERG_LEN 4
 #endif
