@@ -1,7 +1,8 @@
 /**
  * @file ip4.c
  * IPv4 input (validation, local delivery, dispatch to ICMP/UDP/TCP), routing
- * and output (header construction, loopback, hand-off to ARP/Ethernet or to
+ * and output (header construction, loopback, hand-off to the interface's
+ * link layer -- struct wisp_link_ops: Ethernet + ARP, raw IP -- or to
  * fragmentation). wisp is a host (RFC 1122): it never forwards.
  *
  * Input: parse, then act. Every check reads only bytes whose presence was
