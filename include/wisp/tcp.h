@@ -12,8 +12,9 @@
  * (Nagle / delayed ACK interplay).
  *
  * The raw API runs in the core context (the thread that owns the stack);
- * every raw API function checks that (WISP_CORE_ASSERT_OWNER, debug builds
- * of a stack run by a stack thread). Every callback is called from the
+ * every raw API function but the pure ones (state and algorithm names)
+ * checks that (WISP_CORE_ASSERT_OWNER, debug builds of a stack run by a
+ * stack thread; tools/owner-check-lint.py keeps it so). Every callback is called from the
  * core context too, from inside wisp_dev_input() or wisp_stack_poll() or a
  * raw API call; a callback may call raw API functions on its own PCB
  * (write, output, recved, close, shutdown, abort — after abort it must
