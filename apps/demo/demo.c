@@ -13,7 +13,7 @@
  *     service, then 60 KB datagrams fragmented across the impaired wire,
  *     with an application-level retry (how many attempts were needed).
  *  3. HTTP (demo_http.c): GETs from a raw-API client on A to B's wisp_httpd.
- *  4. Emergency queue (paper 001 §4.3): a bulk UDP stream (common queue)
+ *  4. Emergency queue (wisp/netif.h, lwIP-analysis paper §4.3): a bulk UDP stream (common queue)
  *     with urgent datagrams (tos 0xB8, DSCP EF) interleaved, at 30..120 %
  *     of the link; the delay from the send call to the frame entering the
  *     wire (seen by the world's tap), urgent against common.

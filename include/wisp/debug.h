@@ -7,8 +7,8 @@
  * TCP PCBs, listeners, TCP segments: all go through wisp_pool_alloc) is
  * counted. wisp_debug_fail_alloc(s, n) makes the nth attempt from now fail
  * exactly as if its pool were empty: NULL to the caller, counted in the
- * pool's failure counter (s->pool[].failed). One attempt fails, the ones
- * after it succeed again; wisp_debug_fail_allocs fails a run of them. A
+ * pool's failure counter (failed of wisp_stack_pool_stats). One attempt
+ * fails, the ones after it succeed again; wisp_debug_fail_allocs fails a run of them. A
  * test learns how many allocations an exchange takes from
  * wisp_debug_alloc_count, then runs it again from scratch for n = 1, 2,
  * ... (test/sim/test_alloc_walk.c).

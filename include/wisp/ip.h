@@ -4,6 +4,8 @@
  * a received datagram's header, parsed once (no per-packet globals).
  * IPv4 fills it today (ip4.c); an IPv6 layer fills the same structure,
  * so UDP, TCP and ICMP error handling take datagrams of either family.
+ * And the other direction: the family dispatch (ip.c) through which
+ * transports route, send and sum datagrams without naming a family.
  * Who may call: the core context only.
  */
 #ifndef WISP_IP_H

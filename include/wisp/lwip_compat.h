@@ -12,8 +12,8 @@
  * expression of type struct wisp_netconn_api *; by default it is the
  * variable wisp_lwip_netconn_api, which the application defines
  * (`struct wisp_netconn_api *wisp_lwip_netconn_api;`) and points at its
- * wisp_netconn_api_init'ed instance before the lwIP names are used -- wisp
- * itself keeps no globals. Everything else finds the instance through the
+ * wisp_netconn_api_init'ed instance before the lwIP names are used -- the
+ * netconn layer itself keeps no globals. Everything else finds the instance through the
  * netconn or netbuf it is given.
  *
  * Mapping notes (where wisp differs from lwIP):

@@ -7,7 +7,10 @@
  * wrapper sits above a lower device, sees every frame in both directions and
  * passes it on. The top of the device chain is attached to a netif.
  *
- * Transmit path (paper 001 §4.3): link output hands a complete frame to
+ * Transmit path (the priority management of "Analysis and optimization of
+ * the lwIP mechanism", Computer Engineering 41(2), 2015, §4.3: an
+ * emergency and a common wait queue, a "transmitter free" signal from the
+ * driver): link output hands a complete frame to
  * wisp_netif_tx(), which sends it right away when the device is free and
  * both queues are empty, or else queues it on the emergency or the common
  * queue (by the frame's prio, which IP output derives from the DSCP). When

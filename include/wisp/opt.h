@@ -20,7 +20,9 @@
 /* ---------------------------------------------------------------- debug */
 
 /** 1: debug checks (core-owner assertions, pool double-free detection,
- *  pbuf sanity checks). Costs code size and a little time. Default 0. */
+ *  pbuf sanity checks) and, by default, the test probes
+ *  (WISP_ALLOC_FAIL_INJECT, WISP_SYS_DEBUG_PROBE). Costs code size and a
+ *  little time. Default 0. */
 #ifndef WISP_DEBUG
 #define WISP_DEBUG 0
 #endif
@@ -38,7 +40,7 @@ void wisp_assert_fail(const char *expr, const char *file, int line);
 #endif
 
 /** Core ownership check, placed at the top of every public core entry point
- *  (test/lint_owner_check.sh keeps it so). s is the struct wisp_stack *
+ *  (tools/owner-check-lint.py keeps it so). s is the struct wisp_stack *
  *  (NULL: nothing to check, e.g. a device not attached to any interface, a
  *  pool of no stack). Default: in WISP_DEBUG builds a call of
  *  wisp_core_owner_check(s, __func__) (stack.c), which asks the stack's
@@ -83,9 +85,10 @@ void wisp_core_owner_check(const struct wisp_stack *s, const char *where);
 #define WISP_MAX_NETIFS 4
 #endif
 
-/** Transmit queue lengths per interface, in frames (paper 001 §4.3: an
- *  emergency and a common circular queue). Frames wait here while the driver
- *  is busy. Emergency: 1..255, default 4. Common: 1..255, default 16. */
+/** Transmit queue lengths per interface, in frames (netif.h; the lwIP-
+ *  analysis paper's §4.3: an emergency and a common circular queue).
+ *  Frames wait here while the driver is busy. Emergency: 1..255,
+ *  default 4. Common: 1..255, default 16. */
 #ifndef WISP_TXQ_EMERG_LEN
 #define WISP_TXQ_EMERG_LEN 4
 #endif
@@ -95,7 +98,8 @@ void wisp_core_owner_check(const struct wisp_stack *s, const char *where);
 
 /** DSCP values (RFC 2474, 0..63) at or above this go to the emergency queue.
  *  Default 40 = CS5, so CS5, VOICE-ADMIT (44), EF (46), CS6 and CS7 are
- *  urgent; everything else, incl. AF classes, is common. */
+ *  urgent; everything else, incl. AF classes, is common. Range 0..64
+ *  (64 disables the emergency queue). */
 #ifndef WISP_EMERG_DSCP_MIN
 #define WISP_EMERG_DSCP_MIN 40
 #endif
@@ -211,7 +215,8 @@ void wisp_core_owner_check(const struct wisp_stack *s, const char *where);
 
 /** Receive blocks that reassembly may hold in total; must stay below
  *  WISP_PBUF_RX_COUNT so that fragments can never starve receive.
- *  When reached, the oldest datagram is dropped. Default 6. */
+ *  When reached, the oldest datagram is dropped. Range
+ *  1..WISP_PBUF_RX_COUNT - 1, default 6. */
 #ifndef WISP_IP_REASS_MAX_PBUFS
 #define WISP_IP_REASS_MAX_PBUFS 6
 #endif
@@ -625,7 +630,8 @@ void wisp_core_owner_check(const struct wisp_stack *s, const char *where);
 /** Retransmission timeout bounds and initial value in ms (RFC 6298 §2:
  *  initial 1 s; §2.4 recommends a 1 s minimum, Linux uses 200 ms; we take
  *  200 ms so small exchanges on a lossy LAN recover quickly; max >= 60 s).
- *  Defaults 200 / 60000 / 1000. */
+ *  Range 1 <= MIN <= INIT <= MAX, MAX >= 60000. Defaults 200 / 60000 /
+ *  1000. */
 #ifndef WISP_TCP_RTO_MIN_MS
 #define WISP_TCP_RTO_MIN_MS 200u
 #endif
@@ -653,7 +659,8 @@ void wisp_core_owner_check(const struct wisp_stack *s, const char *where);
 #endif
 
 /** Delayed ACK timeout in ms (RFC 9293 §3.8.6.3 / RFC 5681 §4.2: < 500 ms,
- *  the issue asks <= 200). Default 40, Linux's minimum delayed-ACK time. */
+ *  the issue asks <= 200). Range 1..200. Default 40, Linux's minimum
+ *  delayed-ACK time. */
 #ifndef WISP_TCP_DELACK_MS
 #define WISP_TCP_DELACK_MS 40u
 #endif
@@ -799,7 +806,8 @@ void wisp_core_owner_check(const struct wisp_stack *s, const char *where);
 #define WISP_SOCKET_OFFSET 0
 #endif
 
-/** Largest iovcnt of readv/writev/recvmsg/sendmsg. Default 16. */
+/** Largest iovcnt of readv/writev/recvmsg/sendmsg. Range 1..1024,
+ *  default 16. */
 #ifndef WISP_SOCKET_IOV_MAX
 #define WISP_SOCKET_IOV_MAX 16
 #endif

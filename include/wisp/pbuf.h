@@ -18,7 +18,11 @@
  *    keep the packet (ARP queue, transmit queue) it adds its own.
  *  - A receive callback that gets a pbuf owns it and must free it.
  *
- * Who may call: the core context only (pools are not locked).
+ * Who may call: the core context only (pools are not locked; allocation,
+ * free, ref, cat and chain check it in debug builds). The data functions
+ * (copy_in/out, push/pop, trim, ...) touch only the chain and may also run
+ * in a driver thread filling a receive pbuf it holds alone
+ * (wisp_tcpip_alloc_rx, wisp/tcpip.h).
  */
 #ifndef WISP_PBUF_H
 #define WISP_PBUF_H

@@ -16,9 +16,9 @@
  * Descriptors. A descriptor is WISP_SOCKET_OFFSET + an index into the
  * socket table, a struct wisp_sockets the application provides and
  * installs once with wisp_sockets_init(): descriptors are process-wide by
- * the definition of the BSD API, so the table is the one piece of global
- * state in wisp (sockets.c keeps a pointer to it; the core stays free of
- * globals). One table serves every stack of the process: wisp_socket()
+ * the definition of the BSD API, so sockets.c keeps a process-wide pointer
+ * to the table (one of the library's two; the other is netdb.c's resolver
+ * table, wisp/netdb.h; the core has none). One table serves every stack of the process: wisp_socket()
  * creates a socket on the default netconn layer (struct wisp_netconn_api,
  * one per stack thread) given to wisp_sockets_init(); wisp_socket_on() on
  * any other. select() and poll() accept sockets of different stacks in one

@@ -2,7 +2,7 @@
  * @file stack.h
  * The stack instance. Everything a stack owns hangs off struct wisp_stack:
  * interfaces, PCB lists, timers, pools (with their storage, sized from
- * opt.h), counters. There are no mutable globals, so several stacks can run
+ * opt.h), counters. The core has no mutable globals, so several stacks can run
  * in one process (the simulator and the tests do).
  *
  * Time and randomness are injected: the clock callback returns monotonic

@@ -3,8 +3,9 @@
  * Named counters of one stack instance. Every dropped packet increments a
  * counter that says why ("ip4.drop.chksum"). The list is one X-macro so the
  * enum, the names and the printer can never disagree.
- * Who may call: counters are written by the core; reading is allowed from
- * any context (values may be slightly stale).
+ * Who may call: counters are written by the core and read with
+ * wisp_stack_counter() (stack.h) in the core context, which checks it like
+ * every entry point; wisp_counter_name() from anywhere (pure).
  */
 #ifndef WISP_STATS_H
 #define WISP_STATS_H

@@ -4,7 +4,7 @@
  *
  * Reading list (the rules implemented, cited at the implementing lines):
  * RFC 9293 (TCP), RFC 1122 §4.2 (host requirements), RFC 5681 (congestion
- * control), RFC 6582 (NewReno), RFC 2018 + RFC 6675 (SACK and SACK-based
+ * control), RFC 6582 (NewReno), RFC 9438 (CUBIC), RFC 2018 + RFC 6675 (SACK and SACK-based
  * recovery), RFC 2883 (D-SACK, receive side), RFC 3042 (limited transmit), RFC 6298 (RTO), RFC 7323 (window
  * scaling, timestamps, PAWS), RFC 6691 (MSS), RFC 6928 (initial window),
  * RFC 5961 (blind-attack mitigations), RFC 6528 (ISN), RFC 6056 (ephemeral
@@ -12,8 +12,9 @@
  * (Nagle / delayed ACK interplay).
  *
  * The raw API runs in the core context (the thread that owns the stack);
- * every raw API function checks that (WISP_CORE_ASSERT_OWNER, debug builds
- * of a stack run by a stack thread). Every callback is called from the
+ * every raw API function but the pure ones (state and algorithm names)
+ * checks that (WISP_CORE_ASSERT_OWNER, debug builds of a stack run by a
+ * stack thread; tools/owner-check-lint.py keeps it so). Every callback is called from the
  * core context too, from inside wisp_dev_input() or wisp_stack_poll() or a
  * raw API call; a callback may call raw API functions on its own PCB
  * (write, output, recved, close, shutdown, abort — after abort it must
@@ -35,13 +36,14 @@
  * a fair share: opt.h, WISP_TCP_SND_MIN_BLOCKS): a write beyond it is
  * refused with WISP_ERR_MEM, like one the pool cannot take. A peer that
  * keeps its window closed is given up on after WISP_TCP_PERSIST_TIMEOUT_MS
- * when it stops answering, or while its blocks are short for others. So blocks held by applications cannot keep the stack from
- * receiving the ACKs that free its transmit blocks.
+ * when it stops answering, or while its blocks are short for others. So
+ * blocks held by applications cannot keep the stack from receiving the
+ * ACKs that free its transmit blocks.
  *
  * Ownership: a PCB given to the application (wisp_tcp_new, the accept
  * callback) stays valid until the application calls wisp_tcp_close() (then
  * the stack frees it when the connection is done; no more callbacks after
- * close except none) or wisp_tcp_abort(), or until the error callback
+ * close) or wisp_tcp_abort(), or until the error callback
  * reports that the stack freed it (reset, retries exhausted, ...).
  *
  * A callback may also free its own PCB (abort, or close with refused data

@@ -567,7 +567,7 @@ static wisp_err_t tcp_recv_cb(void *arg, struct wisp_tcp_pcb *pcb, struct wisp_p
     }
     if (wisp_sys_mbox_trypost(&conn->mbox, p) != WISP_OK) {
         /* refused: the stack keeps p; the reader that makes room asks for
-         * it again (tcp_consumed), the stack's retry timer is the backstop */
+         * it again (do_recved), the stack's retry timer is the backstop */
         conn->cflags |= NC_C_REFUSED;
         api_lock(conn->api);
         conn->api->st.tcp_refused++;

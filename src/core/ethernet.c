@@ -2,7 +2,8 @@
  * @file ethernet.c
  * Ethernet II framing (RFC 894): receive-side validation and dispatch by
  * EtherType to IPv4 and ARP, and transmit-side header construction in front
- * of an outgoing packet (in its headroom, or in a chained header buffer).
+ * of an outgoing packet (in its headroom, or in a chained header buffer);
+ * and the Ethernet link of interfaces (wisp_link_eth, struct wisp_link_ops).
  */
 #define WISP_PRIVATE_ACCESS 1 /* library code: sees the private tier (wisp/arch.h) */
 #include "wisp/ethernet.h"

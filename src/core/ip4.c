@@ -1,7 +1,8 @@
 /**
  * @file ip4.c
  * IPv4 input (validation, local delivery, dispatch to ICMP/UDP/TCP), routing
- * and output (header construction, loopback, hand-off to ARP/Ethernet or to
+ * and output (header construction, loopback, hand-off to the interface's
+ * link layer -- struct wisp_link_ops: Ethernet + ARP, raw IP -- or to
  * fragmentation). wisp is a host (RFC 1122): it never forwards.
  *
  * Input: parse, then act. Every check reads only bytes whose presence was
@@ -629,7 +630,7 @@ wisp_err_t wisp_ip4_output_if(struct wisp_netif *nif, struct wisp_pbuf *p, wisp_
         WISP_CTR_INC(s, IP4_DROP_NOMEM);
         return WISP_ERR_MEM;
     }
-    /* Transmit queue class from the DSCP (RFC 2474 §3; paper 001 §4.3). */
+    /* Transmit queue class from the DSCP (RFC 2474 §3; lwIP-analysis paper §4.3, netif.h). */
     q->prio = wisp_dscp_prio((uint8_t)(tos >> 2));
     err = wisp_ip4_link_output(nif, q, next_hop);
     if (err == WISP_OK) {

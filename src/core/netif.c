@@ -2,7 +2,8 @@
  * @file netif.c
  * Network interfaces, the device decorator chain, and the two transmit
  * queues (emergency and common) served in strict priority when the device
- * becomes free (paper 001 §4.3).
+ * becomes free (the lwIP-analysis paper's §4.3 priority queues; full
+ * citation in wisp/netif.h).
  */
 #define WISP_PRIVATE_ACCESS 1 /* library code: sees the private tier (wisp/arch.h) */
 #include "wisp/stack.h"
@@ -112,7 +113,7 @@ static void count_sent(struct wisp_netif *nif, const struct wisp_pbuf *frame)
 }
 
 /* Serve the queues while the device takes frames: emergency first, the
- * common queue only while the emergency queue is empty (paper 001 §4.3). */
+ * common queue only while the emergency queue is empty (lwIP-analysis paper §4.3, see netif.h). */
 static void netif_drain(struct wisp_netif *nif)
 {
     struct wisp_stack *s = nif->stack;

@@ -10,7 +10,7 @@
  *
  * Algorithms: NewReno (RFC 5681 + RFC 6582; tcp_cc.c, always compiled)
  * and CUBIC (RFC 9438; tcp_cubic.c, WISP_TCP_CUBIC). Their per-connection
- * state is pcb->cc (union wisp_tcp_cc_state, tcp.h).
+ * state is pcb->cc (union wisp_tcp_cc_state, wisp/priv/tcp.h).
  */
 #ifndef WISP_TCP_CC_H
 #define WISP_TCP_CC_H

@@ -1,6 +1,6 @@
 /**
  * @file test_sim_prio.c
- * Simulator test of the two transmit queues (paper 001 §4.3) on a
+ * Simulator test of the two transmit queues (wisp/netif.h; the lwIP-analysis paper's §4.3) on a
  * bandwidth-limited wire: urgent datagrams (DSCP EF, tos 0xB8 on the UDP
  * PCB) sent amid a bulk UDP stream that keeps the common queue full leave
  * before the common frames queued ahead of them. The queueing delay of each

@@ -1,7 +1,7 @@
 /**
  * @file test_netif.c
- * Unit tests of interfaces: the emergency/common transmit queues (paper
- * 001 §4.3), device busy/free signalling, queue bounds, link down flush,
+ * Unit tests of interfaces: the emergency/common transmit queues (wisp/netif.h;
+ * the lwIP-analysis paper's §4.3), device busy/free signalling, queue bounds, link down flush,
  * interface lookup, DSCP mapping.
  */
 #include "testutil.h"

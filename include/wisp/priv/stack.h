@@ -43,7 +43,7 @@ struct wisp_stack {
     struct wisp_udp_pcb *WISP_PRIV(udp_pcbs);
 #endif
 #if WISP_TCP
-    struct wisp_tcp WISP_PRIV(tcp);               /**< TCP state (tcp.h) */
+    struct wisp_tcp WISP_PRIV(tcp);               /**< TCP state (priv/tcp.h) */
 #endif
 #if WISP_DNS
     struct wisp_dns WISP_PRIV(dns);               /**< DNS resolver state (dns.h); zeroed by init */
