@@ -292,6 +292,59 @@ static struct wisp_pbuf *reass_finish(struct wisp_stack *s, struct wisp_ip4_reas
     return head;
 }
 
+/* How a fragment [off, end) relates to those held for its datagram. */
+enum { REASS_FITS = 0, REASS_DUP, REASS_CLASH };
+static int reass_overlap(const struct wisp_ip4_reass *r, uint32_t off, uint32_t end, bool mf)
+{
+    uint16_t k;
+    for (k = 0; k < r->nfrags; k++) {
+        const struct wisp_ip4_frag_ref *f = &r->frag[k];
+        /* An exact duplicate: drop just the copy. */
+        if (f->off == off && f->end == end && f->last == (mf ? 0u : 1u)) {
+            return REASS_DUP;
+        }
+    }
+    for (k = 0; k < r->nfrags; k++) {
+        const struct wisp_ip4_frag_ref *f = &r->frag[k];
+        /* Any other overlap, a second different last fragment, data
+         * beyond the known end: drop the whole datagram (RFC 5722's
+         * reasoning, RFC 1858 §4; see the file comment). */
+        if ((off < f->end && f->off < end) || (!mf && f->end > end)) {
+            return REASS_CLASH;
+        }
+    }
+    if (r->have_last && (!mf || end > r->total)) {
+        return REASS_CLASH;
+    }
+    return REASS_FITS;
+}
+
+/* A new datagram under reassembly: a free slot, else the oldest evicted. */
+static struct wisp_ip4_reass *reass_new(struct wisp_stack *s, wisp_ip4_t src, wisp_ip4_t dst, uint16_t id,
+                                        uint8_t proto)
+{
+    struct wisp_ip4_reass *r = NULL;
+    unsigned i;
+    for (i = 0; i < WISP_IP_REASS_MAX_DGRAMS && r == NULL; i++) {
+        if (!s->ip4.reass[i].in_use) {
+            r = &s->ip4.reass[i];
+        }
+    }
+    if (r == NULL) {
+        r = reass_oldest(s, NULL);
+        WISP_CTR_INC(s, IP4_REASS_EVICT);
+        reass_free(s, r);
+    }
+    memset(r, 0, sizeof(*r));
+    r->in_use = 1;
+    r->src = src;
+    r->dst = dst;
+    r->id = id;
+    r->proto = proto;
+    r->created = wisp_now(s);
+    return r;
+}
+
 struct wisp_pbuf *wisp_ip4_reass(struct wisp_stack *s, struct wisp_pbuf *p)
 {
     const uint8_t *hdr = p->payload;
@@ -308,7 +361,7 @@ struct wisp_pbuf *wisp_ip4_reass(struct wisp_stack *s, struct wisp_pbuf *p)
     unsigned nb = wisp_pbuf_clen(p);
     struct wisp_ip4_reass *r = NULL;
     unsigned i;
-    uint16_t k, at;
+    uint16_t at;
     WISP_CORE_ASSERT_OWNER(s);
 
     /* Parse: find the datagram this fragment belongs to. */
@@ -340,48 +393,19 @@ struct wisp_pbuf *wisp_ip4_reass(struct wisp_stack *s, struct wisp_pbuf *p)
     }
 
     if (r != NULL) {
-        for (k = 0; k < r->nfrags; k++) {
-            const struct wisp_ip4_frag_ref *f = &r->frag[k];
-            /* An exact duplicate: drop just the copy. */
-            if (f->off == off && f->end == end && f->last == (mf ? 0u : 1u)) {
-                WISP_CTR_INC(s, IP4_REASS_DUP);
-                wisp_pbuf_free(p);
-                return NULL;
-            }
-        }
-        for (k = 0; k < r->nfrags; k++) {
-            const struct wisp_ip4_frag_ref *f = &r->frag[k];
-            /* Any other overlap, a second different last fragment, data
-             * beyond the known end: drop the whole datagram (RFC 5722's
-             * reasoning, RFC 1858 §4; see the file comment). */
-            if ((off < f->end && f->off < end) || (!mf && f->end > end)) {
-                WISP_CTR_INC(s, IP4_REASS_OVERLAP);
-                return reass_abort(s, r, p);
-            }
-        }
-        if (r->have_last && (!mf || end > r->total)) {
+        switch (reass_overlap(r, off, end, mf)) {
+        case REASS_DUP:
+            WISP_CTR_INC(s, IP4_REASS_DUP);
+            wisp_pbuf_free(p);
+            return NULL;
+        case REASS_CLASH:
             WISP_CTR_INC(s, IP4_REASS_OVERLAP);
             return reass_abort(s, r, p);
+        default:
+            break;
         }
     } else {
-        /* A new datagram: a free slot, else evict the oldest. */
-        for (i = 0; i < WISP_IP_REASS_MAX_DGRAMS && r == NULL; i++) {
-            if (!s->ip4.reass[i].in_use) {
-                r = &s->ip4.reass[i];
-            }
-        }
-        if (r == NULL) {
-            r = reass_oldest(s, NULL);
-            WISP_CTR_INC(s, IP4_REASS_EVICT);
-            reass_free(s, r);
-        }
-        memset(r, 0, sizeof(*r));
-        r->in_use = 1;
-        r->src = src;
-        r->dst = dst;
-        r->id = id;
-        r->proto = proto;
-        r->created = wisp_now(s);
+        r = reass_new(s, src, dst, id, proto);
     }
 
     /* Buffer budget: evict the oldest other datagrams until the fragment
