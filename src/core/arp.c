@@ -259,6 +259,49 @@ static void arp_timer_fn(struct wisp_stack *s, struct wisp_timer *t)
 
 /* ------------------------------------------------------------ receive */
 
+/* Parse a received ARP packet into b (RFC 826 "Packet Reception";
+ * trailing padding ignored) and check it: false, counted, when it is
+ * dropped. */
+static bool arp_parse(struct wisp_netif *nif, const struct wisp_pbuf *p, uint8_t *b, uint16_t *op)
+{
+    struct wisp_stack *s = nif->stack;
+    const uint8_t *sha = b + WISP_ARP_OFF_SHA;
+    wisp_ip4_t spa;
+
+    if (p->tot_len < WISP_ARP_LEN || wisp_pbuf_copy_out(p, b, WISP_ARP_LEN, 0) != WISP_ARP_LEN) {
+        WISP_CTR_INC(s, ARP_DROP_SHORT);
+        return false;
+    }
+    if (wisp_rd16(b + WISP_ARP_OFF_HTYPE) != WISP_ARP_HTYPE_ETH || b[WISP_ARP_OFF_HLEN] != WISP_ETH_ADDR_LEN) {
+        WISP_CTR_INC(s, ARP_DROP_HW);
+        return false;
+    }
+    if (wisp_rd16(b + WISP_ARP_OFF_PTYPE) != WISP_ETHTYPE_IP4 || b[WISP_ARP_OFF_PLEN] != 4) {
+        WISP_CTR_INC(s, ARP_DROP_PROTO);
+        return false;
+    }
+    *op = wisp_rd16(b + WISP_ARP_OFF_OP);
+    if (*op != WISP_ARP_OP_REQUEST && *op != WISP_ARP_OP_REPLY) {
+        WISP_CTR_INC(s, ARP_DROP_OP);
+        return false;
+    }
+    spa = wisp_ip4_rd(b + WISP_ARP_OFF_SPA);
+    /* The sender must be a unicast host; 0.0.0.0 only in an RFC 5227 §2.1.1
+     * probe (a request), which creates and updates nothing. Our own MAC as
+     * sender is our own packet looped back (or a spoof). */
+    if ((sha[0] & 0x01u) != 0 || memcmp(sha, arp_zero_mac, 6) == 0 || memcmp(sha, nif->hwaddr, 6) == 0 ||
+        wisp_ip4_is_multicast(spa) || spa == WISP_IP4_BCAST || (spa != 0 && wisp_ip4_is_bcast(nif, spa)) ||
+        (spa == 0 && *op != WISP_ARP_OP_REQUEST)) {
+        WISP_CTR_INC(s, ARP_DROP_SRC);
+        return false;
+    }
+    if (*op == WISP_ARP_OP_REQUEST)
+        WISP_CTR_INC(s, ARP_REQ_RX);
+    else
+        WISP_CTR_INC(s, ARP_REPLY_RX);
+    return true;
+}
+
 void wisp_arp_input(struct wisp_netif *nif, struct wisp_pbuf *p, const uint8_t src_mac[6])
 {
     struct wisp_stack *s = nif->stack;
@@ -266,48 +309,22 @@ void wisp_arp_input(struct wisp_netif *nif, struct wisp_pbuf *p, const uint8_t s
     uint8_t b[WISP_ARP_LEN];
     const uint8_t *sha = b + WISP_ARP_OFF_SHA;
     wisp_ip4_t spa, tpa;
-    uint16_t op;
-    bool merged = false, for_us, changed = false;
+    uint16_t op = 0;
+    bool merged = false, for_us, changed = false, ok;
     WISP_CORE_ASSERT_OWNER(nif->stack);
 
     WISP_UNUSED(src_mac);
     WISP_CTR_INC(s, ARP_RX);
 
-    /* ---- parse (RFC 826 "Packet Reception"); trailing padding ignored */
-    if (p->tot_len < WISP_ARP_LEN || wisp_pbuf_copy_out(p, b, WISP_ARP_LEN, 0) != WISP_ARP_LEN) {
-        WISP_CTR_INC(s, ARP_DROP_SHORT);
-        goto out;
-    }
+    /* ---- parse */
+    ok = arp_parse(nif, p, b, &op);
     wisp_pbuf_free(p);
     p = NULL;
-    if (wisp_rd16(b + WISP_ARP_OFF_HTYPE) != WISP_ARP_HTYPE_ETH || b[WISP_ARP_OFF_HLEN] != WISP_ETH_ADDR_LEN) {
-        WISP_CTR_INC(s, ARP_DROP_HW);
-        goto out;
-    }
-    if (wisp_rd16(b + WISP_ARP_OFF_PTYPE) != WISP_ETHTYPE_IP4 || b[WISP_ARP_OFF_PLEN] != 4) {
-        WISP_CTR_INC(s, ARP_DROP_PROTO);
-        goto out;
-    }
-    op = wisp_rd16(b + WISP_ARP_OFF_OP);
-    if (op != WISP_ARP_OP_REQUEST && op != WISP_ARP_OP_REPLY) {
-        WISP_CTR_INC(s, ARP_DROP_OP);
-        goto out;
+    if (!ok) {
+        return;
     }
     spa = wisp_ip4_rd(b + WISP_ARP_OFF_SPA);
     tpa = wisp_ip4_rd(b + WISP_ARP_OFF_TPA);
-    /* The sender must be a unicast host; 0.0.0.0 only in an RFC 5227 §2.1.1
-     * probe (a request), which creates and updates nothing. Our own MAC as
-     * sender is our own packet looped back (or a spoof). */
-    if ((sha[0] & 0x01u) != 0 || memcmp(sha, arp_zero_mac, 6) == 0 || memcmp(sha, nif->hwaddr, 6) == 0 ||
-        wisp_ip4_is_multicast(spa) || spa == WISP_IP4_BCAST || (spa != 0 && wisp_ip4_is_bcast(nif, spa)) ||
-        (spa == 0 && op != WISP_ARP_OP_REQUEST)) {
-        WISP_CTR_INC(s, ARP_DROP_SRC);
-        goto out;
-    }
-    if (op == WISP_ARP_OP_REQUEST)
-        WISP_CTR_INC(s, ARP_REQ_RX);
-    else
-        WISP_CTR_INC(s, ARP_REPLY_RX);
 
     /* RFC 5227 §2.1.1: observers (an address being probed) see every
      * valid packet, whoever it is addressed to. */
