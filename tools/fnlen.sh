@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Function length check (issue 13: no function over ~120 lines in the core).
-# Lists every function definition in the C files given (default: src/core/*.c)
+# Lists every function definition in the C files given (default: src/core,
+# src/api and src/netif)
 # with its length in lines, from the line naming it to its closing brace
 # (the project's style: the opening and closing braces of a function body
 # stand alone in column 0). With --check, exits 1 when a function is longer
@@ -20,7 +21,7 @@ while [ $# -gt 0 ]; do
     esac
 done
 if [ $# -eq 0 ]; then
-    set -- "$top"/src/core/*.c
+    set -- "$top"/src/core/*.c "$top"/src/api/*.c "$top"/src/netif/*.c
 fi
 # Functions outside TCP allowed over the limit, each named (file:function),
 # each one tight loop or parser over a protocol's cases. Every TCP

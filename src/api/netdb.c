@@ -212,29 +212,12 @@ static void ai_put_locked(struct wisp_netdb *db, struct wisp_addrinfo *ai)
     }
 }
 
-int wisp_getaddrinfo(const char *node, const char *service, const struct wisp_addrinfo *hints,
-                     struct wisp_addrinfo **res)
+/* The arguments of getaddrinfo that can be refused before any lookup
+ * (POSIX getaddrinfo ERRORS): 0 or the EAI code. */
+static int ai_hints_check(const char *node, const char *service, int flags, int family, int socktype, int protocol)
 {
-    static const int types[2][2] = { { WISP_SOCK_STREAM, WISP_IPPROTO_TCP }, { WISP_SOCK_DGRAM, WISP_IPPROTO_UDP } };
     const int known = WISP_AI_PASSIVE | WISP_AI_CANONNAME | WISP_AI_NUMERICHOST | WISP_AI_V4MAPPED | WISP_AI_ALL |
                       WISP_AI_ADDRCONFIG | WISP_AI_NUMERICSERV;
-    struct wisp_netdb *db = g_netdb;
-    struct wisp_addrinfo *head = NULL, **tail = &head;
-    int flags = 0, family = WISP_AF_UNSPEC, socktype = 0, protocol = 0;
-    int n_types, i, e;
-    uint16_t port;
-    wisp_ip4_t addr;
-    unsigned k;
-
-    if (res == NULL) {
-        return WISP_EAI_FAIL;
-    }
-    if (hints != NULL) {
-        flags = hints->ai_flags;
-        family = hints->ai_family;
-        socktype = hints->ai_socktype;
-        protocol = hints->ai_protocol;
-    }
     if (node == NULL && service == NULL) {
         return WISP_EAI_NONAME; /* POSIX: at least one of them */
     }
@@ -254,6 +237,34 @@ int wisp_getaddrinfo(const char *node, const char *service, const struct wisp_ad
     }
     if (socktype == WISP_SOCK_RAW && service != NULL) {
         return WISP_EAI_SERVICE; /* no ports on raw sockets */
+    }
+    return 0;
+}
+
+int wisp_getaddrinfo(const char *node, const char *service, const struct wisp_addrinfo *hints,
+                     struct wisp_addrinfo **res)
+{
+    static const int types[2][2] = { { WISP_SOCK_STREAM, WISP_IPPROTO_TCP }, { WISP_SOCK_DGRAM, WISP_IPPROTO_UDP } };
+    struct wisp_netdb *db = g_netdb;
+    struct wisp_addrinfo *head = NULL, **tail = &head;
+    int flags = 0, family = WISP_AF_UNSPEC, socktype = 0, protocol = 0;
+    int n_types, i, e;
+    uint16_t port;
+    wisp_ip4_t addr;
+    unsigned k;
+
+    if (res == NULL) {
+        return WISP_EAI_FAIL;
+    }
+    if (hints != NULL) {
+        flags = hints->ai_flags;
+        family = hints->ai_family;
+        socktype = hints->ai_socktype;
+        protocol = hints->ai_protocol;
+    }
+    e = ai_hints_check(node, service, flags, family, socktype, protocol);
+    if (e != 0) {
+        return e;
     }
     e = parse_service(service, flags, &port);
     if (e != 0) {
