@@ -737,16 +737,21 @@ bool tcp_synq_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_
     tcp_synq_tuple(e, &t);
     pcb = tcp_passive_pcb(s, l, &t, e->iss, e->irs, e->peer_mss, e->peer_wscale, (e->opts & TCP_SYNO_SACK) != 0,
                           (e->opts & TCP_SYNO_TS) != 0, e->ts_recent, e->wnd, tcp_ts_offset(s, &t));
-    tcp_synq_remove(s, e);
-    tcp_synq_arm(s);
     if (pcb == NULL) {
-        /* no PCB for the connection: reset it rather than leave the peer
-         * in ESTABLISHED */
-        WISP_CTR_INC(s, TCP_LISTEN_OVERFLOW);
-        tcp_rst_reply(s, &in);
+        /* RFC 9293 §3.10.7.4 SYN-RECEIVED, fifth: the ACK would move
+         * the connection to ESTABLISHED, but there is no PCB to hold it
+         * now (memory pressure). Drop the ACK (counted) and keep the
+         * embryo, its SYN-ACK retransmission timer running: the peer's
+         * next segment (data, or the ACK answering a retransmitted
+         * SYN-ACK) completes the handshake once a PCB is free, and the
+         * entry's timeout bounds the wait. A RST would turn a passing
+         * shortage into a failed connection (Linux drops too). */
+        WISP_CTR_INC(s, TCP_DROP_PCBMEM);
         wisp_pbuf_free(p);
         return true;
     }
+    tcp_synq_remove(s, e);
+    tcp_synq_arm(s);
     tcp_accept_and_process(s, l, pcb, p, &in);
     return true;
 }
@@ -780,8 +785,12 @@ static void tcp_listen_ack(struct wisp_stack *s, struct wisp_tcp_listen *l, stru
         wnd = tcp_synack_wnd(s, tcp_mss_for(s, &t->rip), &blk);
         pcb = tcp_passive_pcb(s, l, t, in->ack - 1u, in->seq - 1u, mss, ws, sack, ts, in->opt.tsval, wnd, ts_off);
         if (pcb == NULL) {
-            WISP_CTR_INC(s, TCP_LISTEN_OVERFLOW);
-            tcp_rst_reply(s, in);
+            /* No PCB now: drop silently (counted), no RST. The peer
+             * resends its data and the cookie stays valid for its two
+             * periods (RFC 4987 §3.6: the ACK carries all the state); a
+             * peer with nothing to send waits, as after any lost
+             * cookie ACK. */
+            WISP_CTR_INC(s, TCP_DROP_PCBMEM);
             wisp_pbuf_free(p);
             return;
         }
