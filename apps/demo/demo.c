@@ -38,6 +38,10 @@
 #include <time.h>
 
 #include "demo.h"
+#include "wisp/prot/arp.h"
+#include "wisp/prot/ethernet.h"
+#include "wisp/prot/ip4.h"
+#include "wisp/prot/udp.h"
 
 /* ------------------------------------------------------------ constants */
 
@@ -65,10 +69,6 @@
 #define PRIO_TOS_EF 0xB8u            /**< DSCP 46 (EF) << 2 */
 #define PRIO_MAGIC 0x77697370u       /**< "wisp": marks the demo's datagrams */
 #define PRIO_NLOADS 4u
-
-#define ETH_HLEN 14u
-#define IP_HLEN 20u
-#define UDP_HLEN 8u
 
 /** Offered bulk loads of the emergency-queue part, percent of the link. */
 static const unsigned prio_loads[PRIO_NLOADS] = { 30, 60, 90, 120 };
@@ -141,8 +141,8 @@ static uint64_t ser_us(const struct sim_link_cfg *l, unsigned len)
 /** Frames an IP datagram with payload len bytes takes at the link MTU. */
 static unsigned ip_frames(const struct sim_link_cfg *l, unsigned payload)
 {
-    unsigned per = ((unsigned)l->mtu - IP_HLEN) & ~7u; /* RFC 791: 8-byte units */
-    if (payload + IP_HLEN <= l->mtu) {
+    unsigned per = ((unsigned)l->mtu - WISP_IP4_HLEN) & ~7u; /* RFC 791: 8-byte units */
+    if (payload + WISP_IP4_HLEN <= l->mtu) {
         return 1;
     }
     return (payload + per - 1u) / per;
@@ -155,7 +155,7 @@ static uint64_t wait_us(struct demo *d, unsigned frames)
 {
     struct sim_link_cfg l;
     sim_get_link(d->w, &l);
-    return 2u * ((uint64_t)frames * ser_us(&l, ETH_HLEN + l.mtu) + 4u * (uint64_t)l.latency_us + 1000u) + 5000u;
+    return 2u * ((uint64_t)frames * ser_us(&l, WISP_ETH_HLEN + l.mtu) + 4u * (uint64_t)l.latency_us + 1000u) + 5000u;
 }
 
 /** Send len bytes of data from pcb to dst:port (a copy: RAM pbuf when the
@@ -187,22 +187,23 @@ static wisp_err_t udp_send_copy(struct wisp_udp_pcb *pcb, const uint8_t *data, u
  * magic, then the class (4 bytes) and the sequence number (4 bytes). */
 static void prio_tap(struct prio_meas *m, const uint8_t *f, size_t len, uint64_t t)
 {
-    const uint8_t *ip = f + ETH_HLEN, *udp, *pl;
+    const uint8_t *ip = f + WISP_ETH_HLEN, *udp, *pl;
     unsigned ihl, cls;
     uint32_t seq;
     struct prio_class *c;
 
-    if (len < ETH_HLEN + IP_HLEN || wisp_rd16(f + 12) != WISP_ETHTYPE_IP4 || ip[9] != WISP_IP4_PROTO_UDP ||
-        (wisp_rd16(ip + 6) & WISP_IP4_OFFMASK) != 0) {
+    if (len < WISP_ETH_HLEN + WISP_IP4_HLEN || wisp_rd16(f + WISP_ETH_OFF_TYPE) != WISP_ETHTYPE_IP4 ||
+        ip[WISP_IP4_OFF_PROTO] != WISP_IP4_PROTO_UDP ||
+        (wisp_rd16(ip + WISP_IP4_OFF_FRAG) & WISP_IP4_OFFMASK) != 0) {
         return;
     }
-    ihl = (ip[0] & 0x0fu) * 4u;
-    if (ihl < IP_HLEN || len < ETH_HLEN + ihl + UDP_HLEN + 12u) {
+    ihl = wisp_ip4_hdr_hlen(ip);
+    if (ihl < WISP_IP4_HLEN || len < WISP_ETH_HLEN + ihl + WISP_UDP_HLEN + 12u) {
         return;
     }
     udp = ip + ihl;
-    pl = udp + UDP_HLEN;
-    if (wisp_rd16(udp + 2) != WISP_PORT_DISCARD || wisp_rd32(pl) != PRIO_MAGIC) {
+    pl = udp + WISP_UDP_HLEN;
+    if (wisp_rd16(udp + WISP_UDP_OFF_DPORT) != WISP_PORT_DISCARD || wisp_rd32(pl) != PRIO_MAGIC) {
         return;
     }
     cls = wisp_rd32(pl + 4) == 1u ? 1u : 0u;
@@ -213,7 +214,7 @@ static void prio_tap(struct prio_meas *m, const uint8_t *f, size_t len, uint64_t
     }
     c->wire_us[seq] = t;
     c->seen++;
-    if (ip[1] == (cls == 1u ? PRIO_TOS_EF : 0u)) {
+    if (ip[WISP_IP4_OFF_TOS] == (cls == 1u ? PRIO_TOS_EF : 0u)) {
         c->tos_ok++;
     }
 }
@@ -222,18 +223,19 @@ static void prio_tap(struct prio_meas *m, const uint8_t *f, size_t len, uint64_t
  * whose sender and target addresses are equal, are not counted). */
 static void arp_tap(struct demo *d, struct sim_node *from, const uint8_t *f, size_t len, uint64_t t)
 {
-    const uint8_t *arp = f + ETH_HLEN;
+    const uint8_t *arp = f + WISP_ETH_HLEN;
     uint16_t op;
 
-    if (len < ETH_HLEN + 28u || wisp_rd16(f + 12) != WISP_ETHTYPE_ARP || memcmp(arp + 14, arp + 24, 4) == 0) {
+    if (len < WISP_ETH_HLEN + WISP_ARP_LEN || wisp_rd16(f + WISP_ETH_OFF_TYPE) != WISP_ETHTYPE_ARP ||
+        memcmp(arp + WISP_ARP_OFF_SPA, arp + WISP_ARP_OFF_TPA, WISP_ARP_PLEN_IP4) == 0) {
         return;
     }
-    op = wisp_rd16(arp + 6);
-    if (op == 1u && from == d->a) {
+    op = wisp_rd16(arp + WISP_ARP_OFF_OP);
+    if (op == WISP_ARP_OP_REQUEST && from == d->a) {
         if (d->arp.requests++ == 0) {
             d->arp.first_req_us = t;
         }
-    } else if (op == 2u && from == d->b) {
+    } else if (op == WISP_ARP_OP_REPLY && from == d->b) {
         if (d->arp.replies++ == 0) {
             d->arp.first_reply_us = t;
         }
@@ -522,7 +524,7 @@ static void echo_big(struct demo *d, uint32_t *k)
     unsigned tries[BIG_COUNT];
 
     sim_get_link(d->w, &l);
-    frames = ip_frames(&l, UDP_HLEN + BIG_LEN);
+    frames = ip_frames(&l, WISP_UDP_HLEN + BIG_LEN);
     timeout = wait_us(d, frames);
     max_tries = retry_budget(d, frames, &p);
     printf("   60 KB datagrams  %u x %u B, %u fragments each way; one attempt succeeds with p = %.3g %%\n", BIG_COUNT,
@@ -649,7 +651,7 @@ static bool prio_run_load(struct demo *d, struct wisp_udp_pcb *bulk, struct wisp
     unsigned qmax[2] = { 0, 0 }, q, cls;
 
     sim_get_link(d->w, &l);
-    frame_us = ser_us(&l, ETH_HLEN + IP_HLEN + UDP_HLEN + PRIO_BULK_LEN);
+    frame_us = ser_us(&l, WISP_ETH_HLEN + WISP_IP4_HLEN + WISP_UDP_HLEN + PRIO_BULK_LEN);
     end = now + PRIO_WINDOW_FRAMES * frame_us;
     bulk_gap = (double)frame_us * 100.0 / load;
     urg_gap = (double)frame_us * PRIO_URG_GAP_FRAMES;
@@ -718,7 +720,7 @@ static void part_prio(struct demo *d, unsigned num)
         l.bandwidth_bps = PRIO_BW_BPS; /* an infinite wire never queues */
     }
     sim_set_link(d->w, &l);
-    bulk_frame_us = ser_us(&l, ETH_HLEN + IP_HLEN + UDP_HLEN + PRIO_BULK_LEN);
+    bulk_frame_us = ser_us(&l, WISP_ETH_HLEN + WISP_IP4_HLEN + WISP_UDP_HLEN + PRIO_BULK_LEN);
 
     printf("\n%u. Emergency queue  (Analysis and optimization of the lwIP mechanism, 2015, §4.3; A -> B's discard service, %g Mbit/s, virtual time)\n", num,
            (double)l.bandwidth_bps / 1e6);

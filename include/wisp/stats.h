@@ -145,6 +145,7 @@
     X(TCP_DROP_AFTERCLOSE, "tcp.drop.afterclose") \
     X(TCP_DROP_REFUSED, "tcp.drop.refused") \
     X(TCP_DROP_NOMEM, "tcp.drop.nomem") \
+    X(TCP_DROP_PCBMEM, "tcp.drop.pcbmem") \
     X(TCP_CHALLENGE_ACK, "tcp.challengeack") \
     X(TCP_CHALLENGE_RATELIMIT, "tcp.challengeack.ratelimited") \
     X(TCP_SYNQ_FULL, "tcp.synq.full") \

@@ -19,7 +19,7 @@
  * unicast request (RFC 1122 §2.3.2.1 "unicast poll"). */
 #define ARP_REFRESH_AGE_MS (WISP_ARP_MAX_AGE_MS - WISP_ARP_MAX_AGE_MS / 10u)
 
-static const uint8_t arp_zero_mac[6] = { 0, 0, 0, 0, 0, 0 };
+static const uint8_t arp_zero_mac[WISP_ETH_ADDR_LEN] = { 0, 0, 0, 0, 0, 0 };
 
 static void arp_timer_fn(struct wisp_stack *s, struct wisp_timer *t);
 
@@ -137,8 +137,8 @@ static void arp_rearm(struct wisp_stack *s)
 
 /* Build and send one ARP packet (RFC 826 "Packet format") to eth_dst.
  * Sender fields are ours; spa is given (our address, or 0 in a probe). */
-static wisp_err_t arp_send(struct wisp_netif *nif, uint16_t op, const uint8_t eth_dst[6], const uint8_t tha[6],
-                           wisp_ip4_t spa, wisp_ip4_t tpa)
+static wisp_err_t arp_send(struct wisp_netif *nif, uint16_t op, const uint8_t eth_dst[WISP_ETH_ADDR_LEN],
+                           const uint8_t tha[WISP_ETH_ADDR_LEN], wisp_ip4_t spa, wisp_ip4_t tpa)
 {
     struct wisp_stack *s = nif->stack;
     struct wisp_pbuf *p;
@@ -154,7 +154,7 @@ static wisp_err_t arp_send(struct wisp_netif *nif, uint16_t op, const uint8_t et
     wisp_wr16(b + WISP_ARP_OFF_HTYPE, WISP_ARP_HTYPE_ETH);
     wisp_wr16(b + WISP_ARP_OFF_PTYPE, WISP_ETHTYPE_IP4);
     b[WISP_ARP_OFF_HLEN] = WISP_ETH_ADDR_LEN;
-    b[WISP_ARP_OFF_PLEN] = 4;
+    b[WISP_ARP_OFF_PLEN] = WISP_ARP_PLEN_IP4;
     wisp_wr16(b + WISP_ARP_OFF_OP, op);
     memcpy(b + WISP_ARP_OFF_SHA, nif->hwaddr, WISP_ETH_ADDR_LEN);
     wisp_ip4_wr(b + WISP_ARP_OFF_SPA, spa);
@@ -172,7 +172,7 @@ static wisp_err_t arp_send(struct wisp_netif *nif, uint16_t op, const uint8_t et
 
 /* Request for ip, broadcast or (refresh of a known entry) unicast to dst.
  * RFC 826: the target hardware address of a request is unknown, sent as 0. */
-static wisp_err_t arp_send_request(struct wisp_netif *nif, const uint8_t dst[6], wisp_ip4_t ip)
+static wisp_err_t arp_send_request(struct wisp_netif *nif, const uint8_t dst[WISP_ETH_ADDR_LEN], wisp_ip4_t ip)
 {
     wisp_err_t err = arp_send(nif, WISP_ARP_OP_REQUEST, dst, arp_zero_mac, nif->ip4.addr, ip);
     if (err == WISP_OK)
@@ -186,7 +186,7 @@ static wisp_err_t arp_send_request(struct wisp_netif *nif, const uint8_t dst[6],
 static void arp_send_queue(struct wisp_netif *nif, struct wisp_arp_entry *e)
 {
     struct wisp_pbuf *q[WISP_ARP_QUEUE_LEN];
-    uint8_t mac[6];
+    uint8_t mac[WISP_ETH_ADDR_LEN];
     unsigned i, n = e->qlen;
 
     memcpy(q, e->q, sizeof(q));
@@ -276,7 +276,7 @@ static bool arp_parse(struct wisp_netif *nif, const struct wisp_pbuf *p, uint8_t
         WISP_CTR_INC(s, ARP_DROP_HW);
         return false;
     }
-    if (wisp_rd16(b + WISP_ARP_OFF_PTYPE) != WISP_ETHTYPE_IP4 || b[WISP_ARP_OFF_PLEN] != 4) {
+    if (wisp_rd16(b + WISP_ARP_OFF_PTYPE) != WISP_ETHTYPE_IP4 || b[WISP_ARP_OFF_PLEN] != WISP_ARP_PLEN_IP4) {
         WISP_CTR_INC(s, ARP_DROP_PROTO);
         return false;
     }
@@ -289,7 +289,8 @@ static bool arp_parse(struct wisp_netif *nif, const struct wisp_pbuf *p, uint8_t
     /* The sender must be a unicast host; 0.0.0.0 only in an RFC 5227 §2.1.1
      * probe (a request), which creates and updates nothing. Our own MAC as
      * sender is our own packet looped back (or a spoof). */
-    if ((sha[0] & 0x01u) != 0 || memcmp(sha, arp_zero_mac, 6) == 0 || memcmp(sha, nif->hwaddr, 6) == 0 ||
+    if ((sha[0] & WISP_ETH_ADDR_GROUP) != 0 || memcmp(sha, arp_zero_mac, WISP_ETH_ADDR_LEN) == 0 ||
+        memcmp(sha, nif->hwaddr, WISP_ETH_ADDR_LEN) == 0 ||
         wisp_ip4_is_multicast(spa) || spa == WISP_IP4_BCAST || (spa != 0 && wisp_ip4_is_bcast(nif, spa)) ||
         (spa == 0 && *op != WISP_ARP_OP_REQUEST)) {
         WISP_CTR_INC(s, ARP_DROP_SRC);
@@ -302,7 +303,7 @@ static bool arp_parse(struct wisp_netif *nif, const struct wisp_pbuf *p, uint8_t
     return true;
 }
 
-void wisp_arp_input(struct wisp_netif *nif, struct wisp_pbuf *p, const uint8_t src_mac[6])
+void wisp_arp_input(struct wisp_netif *nif, struct wisp_pbuf *p, const uint8_t src_mac[WISP_ETH_ADDR_LEN])
 {
     struct wisp_stack *s = nif->stack;
     struct wisp_arp_entry *e;
@@ -413,7 +414,7 @@ wisp_err_t wisp_arp_output(struct wisp_netif *nif, struct wisp_pbuf *p, wisp_ip4
 {
     struct wisp_stack *s = nif->stack;
     struct wisp_arp_entry *e;
-    uint8_t mac[6];
+    uint8_t mac[WISP_ETH_ADDR_LEN];
     wisp_err_t err;
     WISP_CORE_ASSERT_OWNER(nif->stack);
 
@@ -421,9 +422,9 @@ wisp_err_t wisp_arp_output(struct wisp_netif *nif, struct wisp_pbuf *p, wisp_ip4
         return wisp_eth_output(nif, p, wisp_eth_bcast, WISP_ETHTYPE_IP4);
     if (wisp_ip4_is_multicast(next_hop)) {
         /* RFC 1112 §6.4: 01-00-5E-00-00-00 plus the low 23 bits of the group. */
-        mac[0] = 0x01;
-        mac[1] = 0x00;
-        mac[2] = 0x5e;
+        mac[0] = WISP_ETH_IP4_MCAST_0;
+        mac[1] = WISP_ETH_IP4_MCAST_1;
+        mac[2] = WISP_ETH_IP4_MCAST_2;
         mac[3] = (uint8_t)(wisp_ip4_octet(next_hop, 1) & 0x7fu);
         mac[4] = wisp_ip4_octet(next_hop, 2);
         mac[5] = wisp_ip4_octet(next_hop, 3);
@@ -545,7 +546,7 @@ void wisp_arp_watch_remove(struct wisp_stack *s, struct wisp_arp_watch *w)
 
 /* ------------------------------------------------------------ management */
 
-bool wisp_arp_lookup(struct wisp_stack *s, uint8_t if_idx, wisp_ip4_t ip, uint8_t mac[6])
+bool wisp_arp_lookup(struct wisp_stack *s, uint8_t if_idx, wisp_ip4_t ip, uint8_t mac[WISP_ETH_ADDR_LEN])
 {
     const struct wisp_arp_entry *e = arp_find(s, if_idx, ip);
     WISP_CORE_ASSERT_OWNER(s);
@@ -557,14 +558,15 @@ bool wisp_arp_lookup(struct wisp_stack *s, uint8_t if_idx, wisp_ip4_t ip, uint8_
     return true;
 }
 
-wisp_err_t wisp_arp_add_static(struct wisp_netif *nif, wisp_ip4_t ip, const uint8_t mac[6])
+wisp_err_t wisp_arp_add_static(struct wisp_netif *nif, wisp_ip4_t ip, const uint8_t mac[WISP_ETH_ADDR_LEN])
 {
     struct wisp_stack *s = nif->stack;
     struct wisp_arp_entry *e;
     bool was_pending;
     WISP_CORE_ASSERT_OWNER(nif->stack);
 
-    if (ip == WISP_IP4_ANY || ip == WISP_IP4_BCAST || wisp_ip4_is_multicast(ip) || (mac[0] & 0x01u) != 0)
+    if (ip == WISP_IP4_ANY || ip == WISP_IP4_BCAST || wisp_ip4_is_multicast(ip) ||
+        (mac[0] & WISP_ETH_ADDR_GROUP) != 0)
         return WISP_ERR_VAL;
     e = arp_find(s, nif->index, ip);
     if (e == NULL) {

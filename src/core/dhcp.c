@@ -204,10 +204,7 @@ static wisp_err_t dhcp_send(struct wisp_dhcp *d, uint8_t type, wisp_ip4_t ciaddr
     wisp_ip4_wr(m + WISP_DHCP_OFF_CIADDR, ciaddr);
     memcpy(m + WISP_DHCP_OFF_CHADDR, d->nif->hwaddr, WISP_ETH_ADDR_LEN);
     /* RFC 2131 §3: the magic cookie 99.130.83.99 starts the options. */
-    m[WISP_DHCP_OFF_COOKIE] = 99;
-    m[WISP_DHCP_OFF_COOKIE + 1u] = 130;
-    m[WISP_DHCP_OFF_COOKIE + 2u] = 83;
-    m[WISP_DHCP_OFF_COOKIE + 3u] = 99;
+    wisp_wr32(m + WISP_DHCP_OFF_COOKIE, WISP_DHCP_MAGIC_COOKIE);
     o = m + WISP_DHCP_OFF_OPTIONS;
     *o++ = WISP_DHCP_OPT_MSGTYPE; /* RFC 2132 §9.6 */
     *o++ = 1;
@@ -776,8 +773,7 @@ static void dhcp_recv(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, 
     (void)wisp_pbuf_copy_out(p, h, sizeof(h), 0);
     (void)wisp_pbuf_copy_out(p, cookie, sizeof(cookie), WISP_DHCP_OFF_COOKIE);
     if (h[WISP_DHCP_OFF_OP] != WISP_DHCP_BOOTREPLY || h[WISP_DHCP_OFF_HTYPE] != WISP_DHCP_HTYPE_ETH ||
-        h[WISP_DHCP_OFF_HLEN] != WISP_ETH_ADDR_LEN || cookie[0] != 99u || cookie[1] != 130u || cookie[2] != 83u ||
-        cookie[3] != 99u) {
+        h[WISP_DHCP_OFF_HLEN] != WISP_ETH_ADDR_LEN || wisp_rd32(cookie) != WISP_DHCP_MAGIC_COOKIE) {
         WISP_CTR_INC(s, DHCP_DROP_BAD);
         wisp_pbuf_free(p);
         return;

@@ -16,7 +16,7 @@ const uint8_t wisp_eth_bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
 
 /* IEEE 802.3 §3.2.3: the least significant bit of the first octet is the
  * individual/group bit; group addresses are multicast (all ones: broadcast). */
-static bool eth_is_group(const uint8_t *mac) { return (mac[0] & 0x01u) != 0; }
+static bool eth_is_group(const uint8_t *mac) { return (mac[0] & WISP_ETH_ADDR_GROUP) != 0; }
 
 static bool eth_is_bcast(const uint8_t *mac) { return memcmp(mac, wisp_eth_bcast, WISP_ETH_ADDR_LEN) == 0; }
 

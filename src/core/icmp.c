@@ -26,6 +26,7 @@
 #include "wisp/chksum.h"
 #include "wisp/prot/icmp.h"
 #include "wisp/prot/ip4.h"
+#include "wisp/prot/tcp.h"
 
 /* One token, in the milli-tokens of the bucket. */
 #define ICMP_TOKEN_MT 1000u
@@ -233,20 +234,20 @@ uint16_t wisp_pmtu_lower(struct wisp_stack *s, wisp_ip4_t dst, uint16_t mtu, boo
 static void icmp_error_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp_ip_info *ip,
                              const uint8_t *hdr)
 {
-    uint8_t q[60u + 8u];
+    uint8_t q[WISP_IP4_MAX_HLEN + WISP_ICMP_QUOTE_DATA];
     struct wisp_icmp_err e;
     uint16_t qhl, qfrag;
 
     /* RFC 6633 §2 (updating RFC 1122 §4.2.3.9): source quench MUST be
      * silently ignored. */
-    if (hdr[0] == WISP_ICMP_SOURCE_QUENCH) {
+    if (hdr[WISP_ICMP_OFF_TYPE] == WISP_ICMP_SOURCE_QUENCH) {
         WISP_CTR_INC(s, ICMP_QUENCH_IGNORED);
         return;
     }
     /* RFC 1122 §3.2.2.2 lets a host update its route cache from a
      * redirect; wisp keeps no route cache (one gateway per interface), so
      * redirects are ignored (as with Linux accept_redirects=0). */
-    if (hdr[0] == WISP_ICMP_REDIRECT) {
+    if (hdr[WISP_ICMP_OFF_TYPE] == WISP_ICMP_REDIRECT) {
         WISP_CTR_INC(s, ICMP_REDIRECT_IGNORED);
         return;
     }
@@ -264,8 +265,8 @@ static void icmp_error_input(struct wisp_stack *s, struct wisp_pbuf *p, const st
         return;
     }
     (void)wisp_pbuf_copy_out(p, q, WISP_IP4_HLEN, WISP_ICMP_HLEN);
-    qhl = (uint16_t)((q[0] & 0x0fu) * 4u);
-    if ((q[0] >> 4) != 4u || qhl < WISP_IP4_HLEN) {
+    qhl = wisp_ip4_hdr_hlen(q);
+    if (wisp_ip4_hdr_version(q) != WISP_IP4_VERSION || qhl < WISP_IP4_HLEN) {
         WISP_CTR_INC(s, ICMP_ERR_DROP_QUOTE);
         return;
     }
@@ -275,22 +276,24 @@ static void icmp_error_input(struct wisp_stack *s, struct wisp_pbuf *p, const st
     }
     (void)wisp_pbuf_copy_out(p, q, (uint16_t)(qhl + WISP_ICMP_QUOTE_DATA), WISP_ICMP_HLEN);
     /* A non-initial fragment carries no transport header to match. */
-    qfrag = wisp_rd16(&q[6]);
+    qfrag = wisp_rd16(&q[WISP_IP4_OFF_FRAG]);
     if ((qfrag & WISP_IP4_OFFMASK) != 0) {
         WISP_CTR_INC(s, ICMP_ERR_DROP_QUOTE);
         return;
     }
     memset(&e, 0, sizeof(e));
-    e.type = hdr[0];
-    e.code = hdr[1];
+    e.type = hdr[WISP_ICMP_OFF_TYPE];
+    e.code = hdr[WISP_ICMP_OFF_CODE];
     e.reporter = wisp_ipaddr_ip4(&ip->src);
-    e.src = wisp_ip4_rd(&q[12]);
-    e.dst = wisp_ip4_rd(&q[16]);
-    e.qtot = wisp_rd16(&q[2]);
+    e.src = wisp_ip4_rd(&q[WISP_IP4_OFF_SRC]);
+    e.dst = wisp_ip4_rd(&q[WISP_IP4_OFF_DST]);
+    e.qtot = wisp_rd16(&q[WISP_IP4_OFF_LEN]);
     e.df = (qfrag & WISP_IP4_FLAG_DF) != 0 ? 1u : 0u;
-    e.sport = wisp_rd16(&q[qhl]);
-    e.dport = wisp_rd16(&q[qhl + 2u]);
-    e.seq = wisp_rd32(&q[qhl + 4u]);
+    /* the quoted transport header: TCP and UDP put the ports at the same
+     * offsets (RFC 9293 §3.1, RFC 768); TCP's sequence number follows */
+    e.sport = wisp_rd16(&q[qhl + WISP_TCP_OFF_SPORT]);
+    e.dport = wisp_rd16(&q[qhl + WISP_TCP_OFF_DPORT]);
+    e.seq = wisp_rd32(&q[qhl + WISP_TCP_OFF_SEQ]);
     /* RFC 5927 §4.1: the quoted datagram must be one we sent. */
     if (!wisp_ip4_is_local(s, e.src)) {
         WISP_CTR_INC(s, ICMP_ERR_DROP_NOTOURS);
@@ -308,7 +311,7 @@ static void icmp_error_input(struct wisp_stack *s, struct wisp_pbuf *p, const st
             WISP_CTR_INC(s, ICMP_PMTU_DROP_NODF);
             return;
         }
-        e.mtu = wisp_rd16(&hdr[6]); /* RFC 1191 §4: low 16 bits of the unused field */
+        e.mtu = wisp_rd16(&hdr[WISP_ICMP_OFF_MTU]); /* RFC 1191 §4: low 16 bits of the unused field */
         if (e.mtu == 0) {
             e.mtu = icmp_plateau_below(e.qtot); /* RFC 1191 §5 / §7 */
         }
@@ -320,7 +323,7 @@ static void icmp_error_input(struct wisp_stack *s, struct wisp_pbuf *p, const st
         }
     }
 
-    switch (q[9]) {
+    switch (q[WISP_IP4_OFF_PROTO]) {
 #if WISP_TCP
     case WISP_IP4_PROTO_TCP:
         wisp_tcp_icmp_err(s, &e);
@@ -349,7 +352,7 @@ static void icmp_error_input(struct wisp_stack *s, struct wisp_pbuf *p, const st
 static void icmp_echo_reply(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp_ip_info *ip)
 {
     struct wisp_pbuf *r;
-    uint8_t hdr[4];
+    uint8_t hdr[WISP_ICMP_OFF_ID]; /* type, code, checksum */
     uint16_t old_word, new_word, ck;
     wisp_err_t err;
 
@@ -378,22 +381,22 @@ static void icmp_echo_reply(struct wisp_stack *s, struct wisp_pbuf *p, const str
     /* RFC 792: the reply is the request with the type changed to 0; the
      * identifier, sequence number and data are returned unchanged (the code
      * is kept as received, as Linux does). */
-    (void)wisp_pbuf_copy_out(r, hdr, 4, 0);
-    old_word = wisp_rd16(&hdr[0]);
-    hdr[0] = (uint8_t)WISP_ICMP_ECHO_REPLY;
-    new_word = wisp_rd16(&hdr[0]);
+    (void)wisp_pbuf_copy_out(r, hdr, sizeof(hdr), 0);
+    old_word = wisp_rd16(&hdr[WISP_ICMP_OFF_TYPE]); /* type and code */
+    hdr[WISP_ICMP_OFF_TYPE] = (uint8_t)WISP_ICMP_ECHO_REPLY;
+    new_word = wisp_rd16(&hdr[WISP_ICMP_OFF_TYPE]);
     /* RFC 1624 eqn. 3: incremental update for the changed type/code word. */
-    ck = wisp_chksum_adjust(wisp_rd16(&hdr[2]), old_word, new_word);
+    ck = wisp_chksum_adjust(wisp_rd16(&hdr[WISP_ICMP_OFF_CSUM]), old_word, new_word);
     if (ck == 0x0000u) {
         /* RFC 1624 §3-5: the incremental form may give 0x0000 where a full
          * computation gives 0xFFFF (all-zero reply). Rare (1 in 65536):
          * recompute from scratch so the result is always exact. */
-        wisp_wr16(&hdr[2], 0);
-        (void)wisp_pbuf_copy_in(r, hdr, 4, 0);
+        wisp_wr16(&hdr[WISP_ICMP_OFF_CSUM], 0);
+        (void)wisp_pbuf_copy_in(r, hdr, sizeof(hdr), 0);
         ck = (uint16_t)~wisp_pbuf_chksum(r, 0, r->tot_len);
     }
-    wisp_wr16(&hdr[2], ck);
-    (void)wisp_pbuf_copy_in(r, hdr, 4, 0);
+    wisp_wr16(&hdr[WISP_ICMP_OFF_CSUM], ck);
+    (void)wisp_pbuf_copy_in(r, hdr, sizeof(hdr), 0);
 
     /* RFC 1122 §3.2.2.6: the reply's source is the specific destination of
      * the request; the TOS is returned unchanged (data and options other
@@ -428,7 +431,7 @@ void wisp_icmp_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct wis
     }
     (void)wisp_pbuf_copy_out(p, hdr, WISP_ICMP_HLEN, 0);
 
-    switch (hdr[0]) {
+    switch (hdr[WISP_ICMP_OFF_TYPE]) {
     case WISP_ICMP_ECHO:
         icmp_echo_reply(s, p, ip);
         wisp_pbuf_free(p);
@@ -438,7 +441,8 @@ void wisp_icmp_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct wis
         WISP_CTR_INC(s, ICMP_ECHO_REPLY_RX);
         if (s->icmp.echo_cb != NULL) {
             /* the callee owns p (ICMP header visible) */
-            s->icmp.echo_cb(s->icmp.echo_arg, ip, wisp_rd16(&hdr[4]), wisp_rd16(&hdr[6]), p);
+            s->icmp.echo_cb(s->icmp.echo_arg, ip, wisp_rd16(&hdr[WISP_ICMP_OFF_ID]),
+                              wisp_rd16(&hdr[WISP_ICMP_OFF_SEQ]), p);
         } else {
             wisp_pbuf_free(p);
         }
@@ -467,7 +471,7 @@ void wisp_icmp_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct wis
 void wisp_icmp_dest_unreach(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp_ip_info *ip,
                             uint8_t code)
 {
-    uint8_t iph[60];
+    uint8_t iph[WISP_IP4_MAX_HLEN];
     uint16_t hlen = ip->hlen;
     uint16_t qdata, qlen, mtu = 0;
     uint16_t frag;
@@ -500,7 +504,7 @@ void wisp_icmp_dest_unreach(struct wisp_stack *s, struct wisp_pbuf *p, const str
         return;
     }
     /*  - a non-initial fragment, */
-    frag = wisp_rd16(&iph[6]);
+    frag = wisp_rd16(&iph[WISP_IP4_OFF_FRAG]);
     if ((frag & WISP_IP4_OFFMASK) != 0) {
         WISP_CTR_INC(s, ICMP_ERR_SUPPRESSED);
         return;
@@ -526,17 +530,17 @@ void wisp_icmp_dest_unreach(struct wisp_stack *s, struct wisp_pbuf *p, const str
         return;
     }
     m = q->payload;
-    m[0] = (uint8_t)WISP_ICMP_DEST_UNREACH;
-    m[1] = code;
-    wisp_wr16(&m[2], 0);
+    m[WISP_ICMP_OFF_TYPE] = (uint8_t)WISP_ICMP_DEST_UNREACH;
+    m[WISP_ICMP_OFF_CODE] = code;
+    wisp_wr16(&m[WISP_ICMP_OFF_CSUM], 0);
     if (code == WISP_ICMP_UNREACH_NEEDFRAG && ip->nif != NULL) {
         mtu = ip->nif->mtu; /* RFC 1191 §4: next-hop MTU in the low 16 bits */
     }
-    wisp_wr16(&m[4], 0);   /* RFC 792: unused, zero */
-    wisp_wr16(&m[6], mtu);
+    wisp_wr16(&m[WISP_ICMP_OFF_ID], 0); /* RFC 792: unused, zero */
+    wisp_wr16(&m[WISP_ICMP_OFF_MTU], mtu);
     memcpy(&m[WISP_ICMP_HLEN], iph, hlen);
     (void)wisp_pbuf_copy_out(p, &m[WISP_ICMP_HLEN + hlen], qdata, 0);
-    wisp_wr16(&m[2], (uint16_t)~wisp_chksum_sum(m, (size_t)WISP_ICMP_HLEN + qlen));
+    wisp_wr16(&m[WISP_ICMP_OFF_CSUM], (uint16_t)~wisp_chksum_sum(m, (size_t)WISP_ICMP_HLEN + qlen));
 
     /* Sent from the address the datagram was sent to (a unicast address of
      * ours, broadcasts were excluded above), with the default TOS
@@ -575,11 +579,11 @@ wisp_err_t wisp_icmp_echo_request(struct wisp_stack *s, wisp_ip4_t dst, uint16_t
     }
 
     /* RFC 792 "Echo or Echo Reply Message": type 8, code 0, id, seq. */
-    hdr[0] = (uint8_t)WISP_ICMP_ECHO;
-    hdr[1] = 0;
-    wisp_wr16(&hdr[2], 0);
-    wisp_wr16(&hdr[4], id);
-    wisp_wr16(&hdr[6], seq);
+    hdr[WISP_ICMP_OFF_TYPE] = (uint8_t)WISP_ICMP_ECHO;
+    hdr[WISP_ICMP_OFF_CODE] = 0;
+    wisp_wr16(&hdr[WISP_ICMP_OFF_CSUM], 0);
+    wisp_wr16(&hdr[WISP_ICMP_OFF_ID], id);
+    wisp_wr16(&hdr[WISP_ICMP_OFF_SEQ], seq);
     (void)wisp_pbuf_copy_in(q, hdr, WISP_ICMP_HLEN, 0);
 
     /* Data: byte i of the payload is (uint8_t)i, easy to recognise and to
@@ -592,8 +596,8 @@ wisp_err_t wisp_icmp_echo_request(struct wisp_stack *s, wisp_ip4_t dst, uint16_t
         k = 0;
     }
 
-    wisp_wr16(&hdr[2], (uint16_t)~wisp_pbuf_chksum(q, 0, mlen));
-    (void)wisp_pbuf_copy_in(q, &hdr[2], 2, 2);
+    wisp_wr16(&hdr[WISP_ICMP_OFF_CSUM], (uint16_t)~wisp_pbuf_chksum(q, 0, mlen));
+    (void)wisp_pbuf_copy_in(q, &hdr[WISP_ICMP_OFF_CSUM], 2, WISP_ICMP_OFF_CSUM);
 
     to = wisp_ipaddr4(dst);
     err = wisp_ip_output(s, q, NULL, &to, ttl, 0, WISP_IP4_PROTO_ICMP, false);

@@ -25,7 +25,7 @@ static void rawip_input(struct wisp_netif *nif, struct wisp_pbuf *p)
      * destination address alone. */
     p->flags &= (uint8_t)~(WISP_PBUF_F_BCAST | WISP_PBUF_F_MCAST);
     p->if_idx = nif->index;
-    if (wisp_pbuf_copy_out(p, &vhl, 1, 0) == 1 && (vhl >> 4) == 4u) {
+    if (wisp_pbuf_copy_out(p, &vhl, 1, 0) == 1 && wisp_ip4_hdr_version(&vhl) == WISP_IP4_VERSION) {
         wisp_ip4_input(nif, p); /* checks the rest of the header */
         return;
     }

@@ -210,7 +210,8 @@ void tcp_pmtu_rto(struct wisp_tcp_pcb *pcb)
     uint16_t safe = (uint16_t)(WISP_PMTU_MIN - TCP_IP_HDRS);
 
     if (!WISP_PMTU || WISP_PMTU_BLACKHOLE_RTOS == 0 || pcb->nrtx != (uint8_t)WISP_PMTU_BLACKHOLE_RTOS ||
-        pcb->mss <= safe || pcb->sndq == NULL || pcb->sndq->len <= safe - ((pcb->flags & TF_TS) ? TCP_TS_OPTLEN : 0u)) {
+        pcb->mss <= safe || pcb->sndq == NULL ||
+        pcb->sndq->len <= safe - ((pcb->flags & TF_TS) ? WISP_TCP_TS_OPTLEN : 0u)) {
         return;
     }
     (void)wisp_pmtu_get(s, wisp_ipaddr_ip4(&pcb->remote_ip), &nodf); /* IPv4 only: IPv6 extends */

@@ -123,10 +123,10 @@ static void tcp_parse_opts(struct wisp_stack *s, const uint8_t *o, unsigned n, b
     opt->ws = 0xffu;
     while (i < n) {
         unsigned kind = o[i], len;
-        if (kind == TCP_OPT_EOL) {
+        if (kind == WISP_TCP_OPT_EOL) {
             break;
         }
-        if (kind == TCP_OPT_NOP) {
+        if (kind == WISP_TCP_OPT_NOP) {
             i++;
             continue;
         }
@@ -135,49 +135,51 @@ static void tcp_parse_opts(struct wisp_stack *s, const uint8_t *o, unsigned n, b
             break;
         }
         len = o[i + 1u];
-        if (len < 2u || i + len > n) {
+        if (len < WISP_TCP_OPT_HDRLEN || i + len > n) {
             WISP_CTR_INC(s, TCP_BADOPT);
             break;
         }
         switch (kind) {
-        case TCP_OPT_MSS:
-            if (len != 4u) {
+        case WISP_TCP_OPT_MSS:
+            if (len != WISP_TCP_OPTLEN_MSS) {
                 WISP_CTR_INC(s, TCP_BADOPT);
             } else if (syn) { /* RFC 9293 §3.7.1: only in SYN segments */
-                opt->mss = wisp_rd16(o + i + 2u);
+                opt->mss = wisp_rd16(o + i + WISP_TCP_OPT_HDRLEN);
             }
             break;
-        case TCP_OPT_WS:
-            if (len != 3u) {
+        case WISP_TCP_OPT_WS:
+            if (len != WISP_TCP_OPTLEN_WS) {
                 WISP_CTR_INC(s, TCP_BADOPT);
             } else if (syn) { /* RFC 7323 §2.2: ignored when not on a SYN */
-                opt->ws = o[i + 2u];
+                opt->ws = o[i + WISP_TCP_OPT_HDRLEN];
             }
             break;
-        case TCP_OPT_SACK_PERM:
-            if (len != 2u) {
+        case WISP_TCP_OPT_SACK_PERM:
+            if (len != WISP_TCP_OPTLEN_SACK_PERM) {
                 WISP_CTR_INC(s, TCP_BADOPT);
             } else if (syn) { /* RFC 2018 §2 */
                 opt->sack_ok = 1;
             }
             break;
-        case TCP_OPT_TS:
-            if (len != 10u) {
+        case WISP_TCP_OPT_TS:
+            if (len != WISP_TCP_OPTLEN_TS) {
                 WISP_CTR_INC(s, TCP_BADOPT);
             } else {
                 opt->ts = 1; /* RFC 7323 §3.2 */
-                opt->tsval = wisp_rd32(o + i + 2u);
-                opt->tsecr = wisp_rd32(o + i + 6u);
+                opt->tsval = wisp_rd32(o + i + WISP_TCP_OPT_HDRLEN);
+                opt->tsecr = wisp_rd32(o + i + WISP_TCP_OPT_HDRLEN + 4u);
             }
             break;
-        case TCP_OPT_SACK:
-            if (len < 10u || ((len - 2u) % 8u) != 0u) {
+        case WISP_TCP_OPT_SACK:
+            if (len < WISP_TCP_OPT_HDRLEN + WISP_TCP_SACK_BLOCK_LEN ||
+                ((len - WISP_TCP_OPT_HDRLEN) % WISP_TCP_SACK_BLOCK_LEN) != 0u) {
                 WISP_CTR_INC(s, TCP_BADOPT); /* RFC 2018 §3: 8 bytes per block */
             } else if (!syn) {
-                unsigned k, nb = (len - 2u) / 8u;
+                unsigned k, nb = (len - WISP_TCP_OPT_HDRLEN) / WISP_TCP_SACK_BLOCK_LEN;
                 for (k = 0; k < nb && opt->nsack < 4u; k++) {
-                    opt->sack[opt->nsack][0] = wisp_rd32(o + i + 2u + 8u * k);
-                    opt->sack[opt->nsack][1] = wisp_rd32(o + i + 6u + 8u * k);
+                    opt->sack[opt->nsack][0] = wisp_rd32(o + i + WISP_TCP_OPT_HDRLEN + WISP_TCP_SACK_BLOCK_LEN * k);
+                    opt->sack[opt->nsack][1] =
+                        wisp_rd32(o + i + WISP_TCP_OPT_HDRLEN + 4u + WISP_TCP_SACK_BLOCK_LEN * k);
                     opt->nsack++;
                 }
             }
@@ -476,7 +478,7 @@ static bool tcp_ooseq_merge(struct wisp_tcp_pcb *pcb, bool *fin)
 static bool tcp_receive(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, const struct tcp_in *in, bool *fin_in)
 {
     uint32_t seq = in->seq, len = in->len;
-    bool fin = (in->flags & TCP_FIN) != 0;
+    bool fin = (in->flags & WISP_TCP_FLAG_FIN) != 0;
     uint32_t right = TCP_SEQ_GT(pcb->rcv_adv, pcb->rcv_nxt) ? pcb->rcv_adv : pcb->rcv_nxt;
 
     *fin_in = false;
@@ -555,7 +557,7 @@ static bool tcp_receive(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, const str
         }
         /* RFC 5681 §4.2 / RFC 1122 §4.2.3.2: ACK at least every second
          * full-size segment, else within the delayed-ACK time. */
-        if (pcb->rcv_unacked >= 2u * (uint32_t)pcb->mss - 2u * TCP_MAX_OPTLEN) {
+        if (pcb->rcv_unacked >= 2u * (uint32_t)pcb->mss - 2u * WISP_TCP_MAX_OPTLEN) {
             pcb->flags |= TF_ACK_NOW;
         } else if (!(pcb->flags & TF_ACK_NOW)) {
             pcb->flags |= TF_ACK_DELAY;
@@ -616,7 +618,7 @@ static bool tcp_syn_sent(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, struct t
     uint32_t now = wisp_now(s);
 
     /* first: check the ACK */
-    if ((in->flags & TCP_ACK) && (TCP_SEQ_LEQ(in->ack, pcb->iss) || TCP_SEQ_GT(in->ack, pcb->snd_nxt))) {
+    if ((in->flags & WISP_TCP_FLAG_ACK) && (TCP_SEQ_LEQ(in->ack, pcb->iss) || TCP_SEQ_GT(in->ack, pcb->snd_nxt))) {
         WISP_CTR_INC(s, TCP_DROP_BADACK);
         tcp_rst_reply(s, in); /* <SEQ=SEG.ACK><CTL=RST> unless RST */
         wisp_pbuf_free(p);
@@ -624,10 +626,10 @@ static bool tcp_syn_sent(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, struct t
     }
     /* second: RST (RFC 5961 §3.2 for SYN-SENT: only with an acceptable
      * ACK) */
-    if (in->flags & TCP_RST) {
+    if (in->flags & WISP_TCP_FLAG_RST) {
         WISP_CTR_INC(s, TCP_RST_RX);
         wisp_pbuf_free(p);
-        if (in->flags & TCP_ACK) {
+        if (in->flags & WISP_TCP_FLAG_ACK) {
             tcp_pcb_kill(pcb, WISP_ERR_RST); /* "connection reset" / refused */
             return false;
         }
@@ -635,7 +637,7 @@ static bool tcp_syn_sent(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, struct t
         return true;
     }
     /* fourth: SYN */
-    if (!(in->flags & TCP_SYN)) {
+    if (!(in->flags & WISP_TCP_FLAG_SYN)) {
         WISP_CTR_INC(s, TCP_DROP_STATE);
         wisp_pbuf_free(p);
         return true;
@@ -650,7 +652,7 @@ static bool tcp_syn_sent(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, struct t
     pcb->max_snd_wnd = in->wnd;
     pcb->snd_wl1 = in->seq;
     pcb->snd_wl2 = in->ack;
-    if (!(in->flags & TCP_ACK)) {
+    if (!(in->flags & WISP_TCP_FLAG_ACK)) {
         /* RFC 9293 §3.5 simultaneous open: SYN-SENT -> SYN-RECEIVED, send
          * <SEQ=ISS><ACK=RCV.NXT><CTL=SYN,ACK> (data on the SYN is not
          * kept). */
@@ -677,7 +679,7 @@ static bool tcp_syn_sent(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, struct t
         }
     }
     /* data or FIN on the SYN-ACK: continue at the sixth step */
-    if (in->len > 0 || (in->flags & TCP_FIN)) {
+    if (in->len > 0 || (in->flags & WISP_TCP_FLAG_FIN)) {
         bool fin_in;
         in->seq += 1u;
         if (!tcp_receive(pcb, p, in, &fin_in)) {
@@ -727,7 +729,8 @@ static void tcp_fin_state(struct wisp_tcp_pcb *pcb)
 static bool tcp_seq_acceptable(const struct wisp_tcp_pcb *pcb, const struct tcp_in *in)
 {
     uint32_t wnd = TCP_SEQ_GT(pcb->rcv_adv, pcb->rcv_nxt) ? pcb->rcv_adv - pcb->rcv_nxt : 0u;
-    uint32_t seglen = in->len + ((in->flags & TCP_SYN) ? 1u : 0u) + ((in->flags & TCP_FIN) ? 1u : 0u);
+    uint32_t seglen =
+        in->len + ((in->flags & WISP_TCP_FLAG_SYN) ? 1u : 0u) + ((in->flags & WISP_TCP_FLAG_FIN) ? 1u : 0u);
     uint32_t seq = in->seq;
     if (seglen == 0) {
         if (wnd == 0) {
@@ -753,10 +756,10 @@ static bool tcp_precheck(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, struct t
 
     /* Simultaneous open: the peer's SYN-ACK repeats its SYN (RFC 9293 §3.5
      * figure 8, line 6); its SYN was already taken. */
-    if (pcb->c.state == WISP_TCP_SYN_RCVD && (in->flags & TCP_SYN) && in->seq == pcb->irs) {
-        in->flags = (uint8_t)(in->flags & ~TCP_SYN);
+    if (pcb->c.state == WISP_TCP_SYN_RCVD && (in->flags & WISP_TCP_FLAG_SYN) && in->seq == pcb->irs) {
+        in->flags = (uint8_t)(in->flags & ~WISP_TCP_FLAG_SYN);
         in->seq += 1u;
-        if (!(in->flags & TCP_ACK)) {
+        if (!(in->flags & WISP_TCP_FLAG_ACK)) {
             pcb->flags |= TF_ACK_NOW; /* a retransmitted SYN: resend SYN-ACK */
             wisp_pbuf_free(p);
             return false;
@@ -768,7 +771,7 @@ static bool tcp_precheck(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, struct t
      * ACK, SYN, RST can never be processed; it is dropped here, before
      * the first step could answer it (a PAWS or out-of-window ACK), so a
      * bare FIN or data without ACK draws no reply (as on Linux). */
-    if (!(in->flags & (TCP_ACK | TCP_SYN | TCP_RST))) {
+    if (!(in->flags & (WISP_TCP_FLAG_ACK | WISP_TCP_FLAG_SYN | WISP_TCP_FLAG_RST))) {
         WISP_CTR_INC(s, TCP_DROP_NOACK);
         wisp_pbuf_free(p);
         return false;
@@ -781,13 +784,13 @@ static bool tcp_precheck(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, struct t
             if (wisp_time_before(pcb->ts_recent_ms + TCP_PAWS_IDLE_MS, now)) {
                 pcb->ts_recent = in->opt.tsval; /* RFC 7323 §5.5: TS.Recent expired */
                 pcb->ts_recent_ms = now;
-            } else if (!(in->flags & TCP_RST) && TCP_SEQ_LT(in->opt.tsval, pcb->ts_recent)) {
+            } else if (!(in->flags & WISP_TCP_FLAG_RST) && TCP_SEQ_LT(in->opt.tsval, pcb->ts_recent)) {
                 WISP_CTR_INC(s, TCP_DROP_PAWS);
                 pcb->flags |= TF_ACK_NOW;
                 wisp_pbuf_free(p);
                 return false;
             }
-        } else if (!(in->flags & TCP_RST)) {
+        } else if (!(in->flags & WISP_TCP_FLAG_RST)) {
             /* RFC 7323 §3.2: once negotiated, a non-RST segment without
              * the option is dropped */
             WISP_CTR_INC(s, TCP_DROP_NOTS);
@@ -805,7 +808,7 @@ static bool tcp_first_step(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, const 
 {
     if (!tcp_seq_acceptable(pcb, in)) {
         WISP_CTR_INC(pcb->c.stack, TCP_DROP_OOW);
-        if (!(in->flags & TCP_RST)) {
+        if (!(in->flags & WISP_TCP_FLAG_RST)) {
             pcb->flags |= TF_ACK_NOW; /* <SEQ=SND.NXT><ACK=RCV.NXT><CTL=ACK> */
             if (in->len > 0 && TCP_SEQ_LT(in->seq, pcb->rcv_nxt)) {
                 /* RFC 2883 §4: old data received again (the ACK of the
@@ -839,7 +842,7 @@ static bool tcp_rst_syn_steps(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, con
     struct wisp_stack *s = pcb->c.stack;
 
     /* second: RST (RFC 5961 §3.2) */
-    if (in->flags & TCP_RST) {
+    if (in->flags & WISP_TCP_FLAG_RST) {
         WISP_CTR_INC(s, TCP_RST_RX);
         wisp_pbuf_free(p);
         if (in->seq == pcb->rcv_nxt) {
@@ -854,7 +857,7 @@ static bool tcp_rst_syn_steps(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, con
     }
 
     /* fourth: SYN in a synchronized state (RFC 5961 §4.2: challenge ACK) */
-    if (in->flags & TCP_SYN) {
+    if (in->flags & WISP_TCP_FLAG_SYN) {
         WISP_CTR_INC(s, TCP_DROP_SYN);
         tcp_send_challenge_ack(pcb);
         wisp_pbuf_free(p);
@@ -862,7 +865,7 @@ static bool tcp_rst_syn_steps(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, con
     }
 
     /* fifth: ACK */
-    if (!(in->flags & TCP_ACK)) {
+    if (!(in->flags & WISP_TCP_FLAG_ACK)) {
         WISP_CTR_INC(s, TCP_DROP_NOACK);
         wisp_pbuf_free(p);
         return false;
@@ -982,7 +985,7 @@ static void tcp_text_fin_steps(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, st
     } else {
         /* CLOSE-WAIT, CLOSING, LAST-ACK: the peer already sent its FIN;
          * anything else from it is a duplicate */
-        if (in->len > 0 || (in->flags & TCP_FIN)) {
+        if (in->len > 0 || (in->flags & WISP_TCP_FLAG_FIN)) {
             pcb->flags |= TF_ACK_NOW;
         }
         wisp_pbuf_free(p);
@@ -1025,7 +1028,7 @@ void tcp_process(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, struct tcp_in *i
 
 void wisp_tcp_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp_ip_info *ip)
 {
-    uint8_t hdr[TCP_MAX_HLEN];
+    uint8_t hdr[WISP_TCP_MAX_HLEN];
     struct tcp_in in;
     struct wisp_tcp_pcb *pcb, **pp;
     uint16_t hlen, tot = p->tot_len;
@@ -1046,7 +1049,7 @@ void wisp_tcp_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp
     }
     (void)wisp_pbuf_copy_out(p, hdr, WISP_TCP_HLEN, 0);
     /* RFC 9293 §3.1 Data Offset: 5..15 words, within the segment. */
-    hlen = (uint16_t)((hdr[TCP_OFF_HLEN] >> 4) * 4u);
+    hlen = (uint16_t)((hdr[WISP_TCP_OFF_HLEN] >> 4) * 4u);
     if (hlen < WISP_TCP_HLEN || hlen > tot) {
         WISP_CTR_INC(s, TCP_DROP_BADOFF);
         wisp_pbuf_free(p);
@@ -1064,14 +1067,14 @@ void wisp_tcp_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp
         (void)wisp_pbuf_copy_out(p, hdr + WISP_TCP_HLEN, (uint16_t)(hlen - WISP_TCP_HLEN), WISP_TCP_HLEN);
     }
     in.ip = ip;
-    in.sport = wisp_rd16(hdr + TCP_OFF_SPORT);
-    in.dport = wisp_rd16(hdr + TCP_OFF_DPORT);
-    in.seq = wisp_rd32(hdr + TCP_OFF_SEQ);
-    in.ack = wisp_rd32(hdr + TCP_OFF_ACK);
-    in.flags = (uint8_t)(hdr[TCP_OFF_FLAGS] & 0x3fu);
-    in.wnd = wisp_rd16(hdr + TCP_OFF_WND);
+    in.sport = wisp_rd16(hdr + WISP_TCP_OFF_SPORT);
+    in.dport = wisp_rd16(hdr + WISP_TCP_OFF_DPORT);
+    in.seq = wisp_rd32(hdr + WISP_TCP_OFF_SEQ);
+    in.ack = wisp_rd32(hdr + WISP_TCP_OFF_ACK);
+    in.flags = (uint8_t)(hdr[WISP_TCP_OFF_FLAGS] & 0x3fu);
+    in.wnd = wisp_rd16(hdr + WISP_TCP_OFF_WND);
     in.len = (uint16_t)(tot - hlen);
-    tcp_parse_opts(s, hdr + WISP_TCP_HLEN, hlen - WISP_TCP_HLEN, (in.flags & TCP_SYN) != 0, &in.opt);
+    tcp_parse_opts(s, hdr + WISP_TCP_HLEN, hlen - WISP_TCP_HLEN, (in.flags & WISP_TCP_FLAG_SYN) != 0, &in.opt);
     p = tcp_pbuf_skip(p, hlen); /* data only from here on (NULL: none) */
 
     /* connections */
@@ -1428,7 +1431,7 @@ bool tcp_ack_received(struct wisp_tcp_pcb *pcb, const struct tcp_in *in)
     if (TCP_SEQ_GT(ack, pcb->snd_una)) {
         freed = tcp_ack_new_data(pcb, in, now);
     } else if (ack == pcb->snd_una && pcb->snd_nxt != pcb->snd_una && in->len == 0 &&
-               !(in->flags & (TCP_SYN | TCP_FIN)) && new_wnd == pcb->snd_wnd && new_wnd != 0 &&
+               !(in->flags & (WISP_TCP_FLAG_SYN | WISP_TCP_FLAG_FIN)) && new_wnd == pcb->snd_wnd && new_wnd != 0 &&
                !(pcb->flags & TF_PERSIST)) {
         /* RFC 5681 §2 DUPLICATE ACKNOWLEDGMENT (a)-(e); answers to
          * zero-window probes are no loss signal */

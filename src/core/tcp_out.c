@@ -95,15 +95,15 @@ wisp_err_t tcp_xmit_raw(struct wisp_stack *s, const struct tcp_tuple *t, uint32_
         return WISP_ERR_MEM;
     }
     u = h->payload;
-    wisp_wr16(u + TCP_OFF_SPORT, t->lport);
-    wisp_wr16(u + TCP_OFF_DPORT, t->rport);
-    wisp_wr32(u + TCP_OFF_SEQ, seq);
-    wisp_wr32(u + TCP_OFF_ACK, (flags & TCP_ACK) ? ack : 0u);
-    u[TCP_OFF_HLEN] = (uint8_t)((hlen / 4u) << 4);
-    u[TCP_OFF_FLAGS] = flags;
-    wisp_wr16(u + TCP_OFF_WND, wnd);
-    wisp_wr16(u + TCP_OFF_CSUM, 0);
-    wisp_wr16(u + TCP_OFF_URP, 0);
+    wisp_wr16(u + WISP_TCP_OFF_SPORT, t->lport);
+    wisp_wr16(u + WISP_TCP_OFF_DPORT, t->rport);
+    wisp_wr32(u + WISP_TCP_OFF_SEQ, seq);
+    wisp_wr32(u + WISP_TCP_OFF_ACK, (flags & WISP_TCP_FLAG_ACK) ? ack : 0u);
+    u[WISP_TCP_OFF_HLEN] = (uint8_t)((hlen / 4u) << 4);
+    u[WISP_TCP_OFF_FLAGS] = flags;
+    wisp_wr16(u + WISP_TCP_OFF_WND, wnd);
+    wisp_wr16(u + WISP_TCP_OFF_CSUM, 0);
+    wisp_wr16(u + WISP_TCP_OFF_URP, 0);
     if (optlen > 0) {
         memcpy(u + WISP_TCP_HLEN, opt, optlen);
     }
@@ -113,11 +113,11 @@ wisp_err_t tcp_xmit_raw(struct wisp_stack *s, const struct tcp_tuple *t, uint32_
     tlen = h->tot_len;
     /* RFC 9293 §3.1 Checksum: pseudo header + header + data. */
     sum = wisp_chksum_add(wisp_ip_chksum_pseudo(&t->lip, &t->rip, WISP_IP4_PROTO_TCP, tlen), wisp_pbuf_chksum(h, 0, tlen));
-    wisp_wr16(u + TCP_OFF_CSUM, (uint16_t)~sum);
+    wisp_wr16(u + WISP_TCP_OFF_CSUM, (uint16_t)~sum);
     err = wisp_ip_output(s, h, &t->lip, &t->rip, ttl, tos, WISP_IP4_PROTO_TCP, tcp_df(s, &t->rip));
     if (err == WISP_OK) {
         WISP_CTR_INC(s, TCP_TX);
-        if (flags & TCP_RST) {
+        if (flags & WISP_TCP_FLAG_RST) {
             WISP_CTR_INC(s, TCP_RST_TX);
         }
     }
@@ -140,33 +140,33 @@ uint8_t tcp_build_syn_opts(uint8_t *o, uint16_t mss, uint8_t ws, bool sack, bool
 {
     uint8_t n = 0;
     /* RFC 9293 §3.7.1: MSS option on every SYN. */
-    o[n++] = TCP_OPT_MSS;
-    o[n++] = 4;
+    o[n++] = WISP_TCP_OPT_MSS;
+    o[n++] = WISP_TCP_OPTLEN_MSS;
     wisp_wr16(o + n, mss);
     n += 2;
     if (ts) {
         if (sack) {
-            o[n++] = TCP_OPT_SACK_PERM; /* RFC 2018 §2 */
-            o[n++] = 2;
+            o[n++] = WISP_TCP_OPT_SACK_PERM; /* RFC 2018 §2 */
+            o[n++] = WISP_TCP_OPTLEN_SACK_PERM;
         } else {
-            o[n++] = TCP_OPT_NOP;
-            o[n++] = TCP_OPT_NOP;
+            o[n++] = WISP_TCP_OPT_NOP;
+            o[n++] = WISP_TCP_OPT_NOP;
         }
-        o[n++] = TCP_OPT_TS; /* RFC 7323 §3.2 */
-        o[n++] = 10;
+        o[n++] = WISP_TCP_OPT_TS; /* RFC 7323 §3.2 */
+        o[n++] = WISP_TCP_OPTLEN_TS;
         wisp_wr32(o + n, tsval);
         wisp_wr32(o + n + 4, tsecr);
         n += 8;
     } else if (sack) {
-        o[n++] = TCP_OPT_NOP;
-        o[n++] = TCP_OPT_NOP;
-        o[n++] = TCP_OPT_SACK_PERM;
-        o[n++] = 2;
+        o[n++] = WISP_TCP_OPT_NOP;
+        o[n++] = WISP_TCP_OPT_NOP;
+        o[n++] = WISP_TCP_OPT_SACK_PERM;
+        o[n++] = WISP_TCP_OPTLEN_SACK_PERM;
     }
     if (ws != 0xffu) {
-        o[n++] = TCP_OPT_NOP; /* RFC 7323 §2.2 */
-        o[n++] = TCP_OPT_WS;
-        o[n++] = 3;
+        o[n++] = WISP_TCP_OPT_NOP; /* RFC 7323 §2.2 */
+        o[n++] = WISP_TCP_OPT_WS;
+        o[n++] = WISP_TCP_OPTLEN_WS;
         o[n++] = ws;
     }
     return n;
@@ -227,17 +227,19 @@ static uint8_t tcp_build_opts(struct wisp_tcp_pcb *pcb, uint8_t *o, unsigned roo
 {
     uint8_t n = 0;
     if (pcb->flags & TF_TS) {
-        o[n++] = TCP_OPT_NOP;
-        o[n++] = TCP_OPT_NOP;
-        o[n++] = TCP_OPT_TS;
-        o[n++] = 10;
+        o[n++] = WISP_TCP_OPT_NOP;
+        o[n++] = WISP_TCP_OPT_NOP;
+        o[n++] = WISP_TCP_OPT_TS;
+        o[n++] = WISP_TCP_OPTLEN_TS;
         wisp_wr32(o + n, tcp_tsval(pcb));
         wisp_wr32(o + n + 4, pcb->ts_recent);
         n += 8;
     }
-    if ((pcb->flags & TF_SACK) && (pcb->ooseq_n > 0 || pcb->dsack_on) && room >= (unsigned)n + 12u) {
+    if ((pcb->flags & TF_SACK) && (pcb->ooseq_n > 0 || pcb->dsack_on) &&
+        room >= (unsigned)n + 2u + WISP_TCP_OPT_HDRLEN + WISP_TCP_SACK_BLOCK_LEN) {
         uint32_t b[4][2];
-        unsigned max = (room - n - 4u) / 8u, nb = 0, i;
+        /* NOP NOP SACK length, then the blocks */
+        unsigned max = (room - n - 2u - WISP_TCP_OPT_HDRLEN) / WISP_TCP_SACK_BLOCK_LEN, nb = 0, i;
         /* RFC 2018 §3: at most 4 blocks, 3 with timestamps. */
         if (max > ((pcb->flags & TF_TS) ? 3u : 4u)) {
             max = (pcb->flags & TF_TS) ? 3u : 4u;
@@ -252,14 +254,14 @@ static uint8_t tcp_build_opts(struct wisp_tcp_pcb *pcb, uint8_t *o, unsigned roo
         }
         nb += tcp_sack_blocks(pcb, &b[nb], max - nb);
         if (nb > 0) {
-            o[n++] = TCP_OPT_NOP;
-            o[n++] = TCP_OPT_NOP;
-            o[n++] = TCP_OPT_SACK;
-            o[n++] = (uint8_t)(2u + 8u * nb);
+            o[n++] = WISP_TCP_OPT_NOP;
+            o[n++] = WISP_TCP_OPT_NOP;
+            o[n++] = WISP_TCP_OPT_SACK;
+            o[n++] = (uint8_t)(WISP_TCP_OPT_HDRLEN + WISP_TCP_SACK_BLOCK_LEN * nb);
             for (i = 0; i < nb; i++) {
                 wisp_wr32(o + n, b[i][0]);
                 wisp_wr32(o + n + 4, b[i][1]);
-                n += 8;
+                n += WISP_TCP_SACK_BLOCK_LEN;
             }
         }
     }
@@ -272,8 +274,8 @@ uint16_t tcp_rx_blk(uint16_t mss)
 {
     /* A full-size segment of a peer with timestamps, in a frame of
      * link + IP + TCP headers: one block when it fits, else a chain. */
-    uint32_t d = mss > TCP_TS_OPTLEN ? (uint32_t)mss - TCP_TS_OPTLEN : 1u;
-    uint32_t frame = d + WISP_HLEN_LINK + WISP_HLEN_IP4 + WISP_TCP_HLEN + TCP_TS_OPTLEN;
+    uint32_t d = mss > WISP_TCP_TS_OPTLEN ? (uint32_t)mss - WISP_TCP_TS_OPTLEN : 1u;
+    uint32_t frame = d + WISP_HLEN_LINK + WISP_HLEN_IP4 + WISP_TCP_HLEN + WISP_TCP_TS_OPTLEN;
     uint32_t nb = (frame + WISP_PBUF_BLOCK_SIZE - 1u) / WISP_PBUF_BLOCK_SIZE;
     d /= nb;
     return (uint16_t)(d > 0u ? (d < 65535u ? d : 65535u) : 1u);
@@ -421,7 +423,7 @@ static void tcp_acked_out(struct wisp_tcp_pcb *pcb)
 wisp_err_t tcp_send_ack(struct wisp_tcp_pcb *pcb)
 {
     struct tcp_tuple t;
-    uint8_t opt[TCP_MAX_OPTLEN];
+    uint8_t opt[WISP_TCP_MAX_OPTLEN];
     uint8_t n;
     uint16_t wnd;
     wisp_err_t err;
@@ -430,9 +432,9 @@ wisp_err_t tcp_send_ack(struct wisp_tcp_pcb *pcb)
         return tcp_send_syn(pcb);
     }
     tcp_pcb_tuple(pcb, &t);
-    n = tcp_build_opts(pcb, opt, TCP_MAX_OPTLEN);
+    n = tcp_build_opts(pcb, opt, WISP_TCP_MAX_OPTLEN);
     wnd = tcp_wnd_field(pcb);
-    err = tcp_xmit_raw(pcb->c.stack, &t, tcp_acceptable_seq(pcb), pcb->rcv_nxt, TCP_ACK, wnd, opt, n, NULL,
+    err = tcp_xmit_raw(pcb->c.stack, &t, tcp_acceptable_seq(pcb), pcb->rcv_nxt, WISP_TCP_FLAG_ACK, wnd, opt, n, NULL,
                        pcb->c.tos, pcb->c.ttl);
     if (err == WISP_OK) {
         tcp_acked_out(pcb);
@@ -455,20 +457,21 @@ void tcp_send_challenge_ack(struct wisp_tcp_pcb *pcb)
 void tcp_rst_reply(struct wisp_stack *s, const struct tcp_in *in)
 {
     struct tcp_tuple t;
-    if (in->flags & TCP_RST) {
+    if (in->flags & WISP_TCP_FLAG_RST) {
         return; /* RFC 9293 §3.10.7.1: never a RST in reply to a RST */
     }
     t.lip = in->ip->dst;
     t.rip = in->ip->src;
     t.lport = in->dport;
     t.rport = in->sport;
-    if (in->flags & TCP_ACK) {
+    if (in->flags & WISP_TCP_FLAG_ACK) {
         /* RFC 9293 §3.10.7.1: <SEQ=SEG.ACK><CTL=RST> */
-        (void)tcp_xmit_raw(s, &t, in->ack, 0, TCP_RST, 0, NULL, 0, NULL, 0, 0);
+        (void)tcp_xmit_raw(s, &t, in->ack, 0, WISP_TCP_FLAG_RST, 0, NULL, 0, NULL, 0, 0);
     } else {
         /* <SEQ=0><ACK=SEG.SEQ+SEG.LEN><CTL=RST,ACK>; SYN and FIN count */
-        uint32_t seglen = in->len + ((in->flags & TCP_SYN) ? 1u : 0u) + ((in->flags & TCP_FIN) ? 1u : 0u);
-        (void)tcp_xmit_raw(s, &t, 0, in->seq + seglen, TCP_RST | TCP_ACK, 0, NULL, 0, NULL, 0, 0);
+        uint32_t seglen =
+            in->len + ((in->flags & WISP_TCP_FLAG_SYN) ? 1u : 0u) + ((in->flags & WISP_TCP_FLAG_FIN) ? 1u : 0u);
+        (void)tcp_xmit_raw(s, &t, 0, in->seq + seglen, WISP_TCP_FLAG_RST | WISP_TCP_FLAG_ACK, 0, NULL, 0, NULL, 0, 0);
     }
 }
 
@@ -476,14 +479,14 @@ void tcp_send_rst(struct wisp_tcp_pcb *pcb)
 {
     struct tcp_tuple t;
     tcp_pcb_tuple(pcb, &t);
-    (void)tcp_xmit_raw(pcb->c.stack, &t, tcp_acceptable_seq(pcb), pcb->rcv_nxt, TCP_RST | TCP_ACK, 0, NULL, 0, NULL,
-                       pcb->c.tos, pcb->c.ttl);
+    (void)tcp_xmit_raw(pcb->c.stack, &t, tcp_acceptable_seq(pcb), pcb->rcv_nxt, WISP_TCP_FLAG_RST | WISP_TCP_FLAG_ACK, 0,
+                       NULL, 0, NULL, pcb->c.tos, pcb->c.ttl);
 }
 
 wisp_err_t tcp_send_syn(struct wisp_tcp_pcb *pcb)
 {
     struct tcp_tuple t;
-    uint8_t opt[TCP_MAX_OPTLEN];
+    uint8_t opt[WISP_TCP_MAX_OPTLEN];
     uint8_t n;
     uint16_t mss = tcp_mss_for(pcb->c.stack, &pcb->remote_ip);
     wisp_err_t err;
@@ -496,7 +499,7 @@ wisp_err_t tcp_send_syn(struct wisp_tcp_pcb *pcb)
         n = tcp_build_syn_opts(opt, mss, WISP_TCP_WND_SCALE ? pcb->rcv_wscale : 0xffu, WISP_TCP_SACK != 0,
                                WISP_TCP_TIMESTAMPS != 0, tcp_tsval(pcb), 0);
         /* the window the SYN offers was fixed (and promised) at connect */
-        err = tcp_xmit_raw(pcb->c.stack, &t, pcb->iss, 0, TCP_SYN, pcb->syn_wnd, opt, n, NULL, pcb->c.tos,
+        err = tcp_xmit_raw(pcb->c.stack, &t, pcb->iss, 0, WISP_TCP_FLAG_SYN, pcb->syn_wnd, opt, n, NULL, pcb->c.tos,
                            pcb->c.ttl);
     } else {
         /* SYN-ACK of a simultaneous open: answer only what the peer
@@ -505,7 +508,7 @@ wisp_err_t tcp_send_syn(struct wisp_tcp_pcb *pcb)
         n = tcp_build_syn_opts(opt, mss, (pcb->flags & TF_WS) ? pcb->rcv_wscale : 0xffu,
                                (pcb->flags & TF_SACK) != 0, (pcb->flags & TF_TS) != 0, tcp_tsval(pcb),
                                pcb->ts_recent);
-        err = tcp_xmit_raw(pcb->c.stack, &t, pcb->iss, pcb->rcv_nxt, TCP_SYN | TCP_ACK,
+        err = tcp_xmit_raw(pcb->c.stack, &t, pcb->iss, pcb->rcv_nxt, WISP_TCP_FLAG_SYN | WISP_TCP_FLAG_ACK,
                            (uint16_t)WISP_MIN(pcb->rcv_adv - pcb->rcv_nxt, 65535u), opt, n, NULL, pcb->c.tos,
                            pcb->c.ttl);
         if (err == WISP_OK) {
@@ -528,13 +531,13 @@ wisp_err_t tcp_send_syn(struct wisp_tcp_pcb *pcb)
 wisp_err_t tcp_send_keepalive(struct wisp_tcp_pcb *pcb)
 {
     struct tcp_tuple t;
-    uint8_t opt[TCP_MAX_OPTLEN];
-    uint8_t n = tcp_build_opts(pcb, opt, TCP_MAX_OPTLEN);
+    uint8_t opt[WISP_TCP_MAX_OPTLEN];
+    uint8_t n = tcp_build_opts(pcb, opt, WISP_TCP_MAX_OPTLEN);
     tcp_pcb_tuple(pcb, &t);
     /* RFC 9293 §3.8.4 / RFC 1122 §4.2.3.6: SEG.SEQ = SND.NXT - 1, no data:
      * the peer answers with an ACK of what it has. */
-    return tcp_xmit_raw(pcb->c.stack, &t, pcb->snd_nxt - 1u, pcb->rcv_nxt, TCP_ACK, tcp_wnd_field(pcb), opt, n,
-                        NULL, pcb->c.tos, pcb->c.ttl);
+    return tcp_xmit_raw(pcb->c.stack, &t, pcb->snd_nxt - 1u, pcb->rcv_nxt, WISP_TCP_FLAG_ACK, tcp_wnd_field(pcb), opt,
+                        n, NULL, pcb->c.tos, pcb->c.ttl);
 }
 
 /* ----------------------------------------------------- send queue */
@@ -545,7 +548,7 @@ uint32_t tcp_seg_max(const struct wisp_tcp_pcb *pcb)
      * reduce the data of every segment. */
     uint32_t m = pcb->mss;
     if (pcb->flags & TF_TS) {
-        m -= TCP_TS_OPTLEN;
+        m -= WISP_TCP_TS_OPTLEN;
     }
     return m;
 }
@@ -744,7 +747,7 @@ void tcp_mem_freed(struct wisp_stack *s)
 static uint32_t tcp_write_mss(const struct wisp_tcp_pcb *pcb)
 {
     if (pcb->c.state == WISP_TCP_CLOSED || pcb->c.state == WISP_TCP_SYN_SENT || pcb->c.state == WISP_TCP_SYN_RCVD) {
-        return (uint32_t)WISP_TCP_MSS - (WISP_TCP_TIMESTAMPS ? TCP_TS_OPTLEN : 0u);
+        return (uint32_t)WISP_TCP_MSS - (WISP_TCP_TIMESTAMPS ? WISP_TCP_TS_OPTLEN : 0u);
     }
     return tcp_seg_max(pcb);
 }
@@ -1109,9 +1112,9 @@ wisp_err_t tcp_send_seg(struct wisp_tcp_pcb *pcb, struct wisp_tcp_seg *g, bool r
 {
     struct wisp_stack *s = pcb->c.stack;
     struct tcp_tuple t;
-    uint8_t opt[TCP_MAX_OPTLEN];
-    uint8_t n, flags = TCP_ACK;
-    unsigned room = TCP_MAX_OPTLEN;
+    uint8_t opt[WISP_TCP_MAX_OPTLEN];
+    uint8_t n, flags = WISP_TCP_FLAG_ACK;
+    unsigned room = WISP_TCP_MAX_OPTLEN;
     uint16_t wnd;
     wisp_err_t err;
 
@@ -1122,15 +1125,15 @@ wisp_err_t tcp_send_seg(struct wisp_tcp_pcb *pcb, struct wisp_tcp_seg *g, bool r
      * for them: tcp_seg_max); SACK blocks only where they fit -- without
      * timestamps a full-size segment has no room for any (the old floor
      * of 12 bytes let one SACK block push it past the MTU). */
-    if ((pcb->flags & TF_TS) && room < TCP_TS_OPTLEN) {
-        room = TCP_TS_OPTLEN;
+    if ((pcb->flags & TF_TS) && room < WISP_TCP_TS_OPTLEN) {
+        room = WISP_TCP_TS_OPTLEN;
     }
     n = tcp_build_opts(pcb, opt, room);
     if (g->flags & TCP_SEGF_FIN) {
-        flags |= TCP_FIN;
+        flags |= WISP_TCP_FLAG_FIN;
     }
     if (g->flags & (TCP_SEGF_PSH | TCP_SEGF_FIN)) {
-        flags |= TCP_PSH;
+        flags |= WISP_TCP_FLAG_PSH;
     }
     wnd = tcp_wnd_field(pcb);
     tcp_pcb_tuple(pcb, &t);

@@ -32,37 +32,9 @@
 #define TCP_SEQ_MIN(a, b) (TCP_SEQ_LT(a, b) ? (a) : (b))
 
 /* ------------------------------------------------------- header (RFC 9293 §3.1)
- * The layout is defined once, in the wire-format tier (wisp/prot/tcp.h);
- * these are the short names tcp*.c use for it. */
+ * The layout (offsets, control bits, option kinds and lengths) is defined
+ * once, in the wire-format tier; tcp*.c use its WISP_TCP_* names. */
 #include "wisp/prot/tcp.h"
-#define TCP_FIN WISP_TCP_FLAG_FIN
-#define TCP_SYN WISP_TCP_FLAG_SYN
-#define TCP_RST WISP_TCP_FLAG_RST
-#define TCP_PSH WISP_TCP_FLAG_PSH
-#define TCP_ACK WISP_TCP_FLAG_ACK
-#define TCP_URG WISP_TCP_FLAG_URG
-
-#define TCP_OFF_SPORT WISP_TCP_OFF_SPORT
-#define TCP_OFF_DPORT WISP_TCP_OFF_DPORT
-#define TCP_OFF_SEQ WISP_TCP_OFF_SEQ
-#define TCP_OFF_ACK WISP_TCP_OFF_ACK
-#define TCP_OFF_HLEN WISP_TCP_OFF_HLEN
-#define TCP_OFF_FLAGS WISP_TCP_OFF_FLAGS
-#define TCP_OFF_WND WISP_TCP_OFF_WND
-#define TCP_OFF_CSUM WISP_TCP_OFF_CSUM
-#define TCP_OFF_URP WISP_TCP_OFF_URP
-
-#define TCP_MAX_HLEN WISP_TCP_MAX_HLEN
-#define TCP_MAX_OPTLEN WISP_TCP_MAX_OPTLEN
-
-#define TCP_OPT_EOL WISP_TCP_OPT_EOL
-#define TCP_OPT_NOP WISP_TCP_OPT_NOP
-#define TCP_OPT_MSS WISP_TCP_OPT_MSS
-#define TCP_OPT_WS WISP_TCP_OPT_WS
-#define TCP_OPT_SACK_PERM WISP_TCP_OPT_SACK_PERM
-#define TCP_OPT_SACK WISP_TCP_OPT_SACK
-#define TCP_OPT_TS WISP_TCP_OPT_TS
-#define TCP_TS_OPTLEN WISP_TCP_TS_OPTLEN
 
 /* RFC 9293 §3.7.1: default send MSS without the option (IPv4). */
 #define TCP_DEFAULT_MSS 536u

@@ -128,7 +128,7 @@ void tcp_enter_time_wait(struct wisp_tcp_pcb *pcb)
 static void tcp_tw_ack(struct wisp_stack *s, const struct wisp_tcp_tw *w)
 {
     struct tcp_tuple t;
-    uint8_t opt[TCP_TS_OPTLEN];
+    uint8_t opt[WISP_TCP_TS_OPTLEN];
     uint8_t optlen = 0;
     uint32_t wnd = (uint32_t)WISP_TCP_WND >> w->rcv_wscale;
     t.lip = w->local_ip;
@@ -136,16 +136,16 @@ static void tcp_tw_ack(struct wisp_stack *s, const struct wisp_tcp_tw *w)
     t.lport = w->local_port;
     t.rport = w->remote_port;
     if (w->ts_ok) {
-        opt[0] = TCP_OPT_NOP;
-        opt[1] = TCP_OPT_NOP;
-        opt[2] = TCP_OPT_TS;
-        opt[3] = 10;
-        wisp_wr32(opt + 4, wisp_now(s) + w->ts_off);
-        wisp_wr32(opt + 8, w->ts_recent);
-        optlen = TCP_TS_OPTLEN;
+        opt[0] = WISP_TCP_OPT_NOP;
+        opt[1] = WISP_TCP_OPT_NOP;
+        opt[2] = WISP_TCP_OPT_TS;
+        opt[3] = WISP_TCP_OPTLEN_TS;
+        wisp_wr32(opt + 2u + WISP_TCP_OPT_HDRLEN, wisp_now(s) + w->ts_off);
+        wisp_wr32(opt + 2u + WISP_TCP_OPT_HDRLEN + 4u, w->ts_recent);
+        optlen = WISP_TCP_TS_OPTLEN;
     }
-    (void)tcp_xmit_raw(s, &t, w->snd_nxt, w->rcv_nxt, TCP_ACK, (uint16_t)(wnd > 65535u ? 65535u : wnd), opt, optlen,
-                       NULL, w->tos, w->ttl);
+    (void)tcp_xmit_raw(s, &t, w->snd_nxt, w->rcv_nxt, WISP_TCP_FLAG_ACK, (uint16_t)(wnd > 65535u ? 65535u : wnd), opt,
+                       optlen, NULL, w->tos, w->ttl);
 }
 
 bool tcp_tw_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_in *in)
@@ -167,13 +167,13 @@ bool tcp_tw_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_in
         return false;
     }
     ts = w->ts_ok && in->opt.ts;
-    if (in->flags & TCP_RST) {
+    if (in->flags & WISP_TCP_FLAG_RST) {
         /* RFC 1337 §3 (TIME-WAIT assassination): ignore RST in TIME-WAIT. */
         WISP_CTR_INC(s, TCP_RST_RX);
         wisp_pbuf_free(p);
         return true;
     }
-    if ((in->flags & (TCP_SYN | TCP_ACK)) == TCP_SYN) {
+    if ((in->flags & (WISP_TCP_FLAG_SYN | WISP_TCP_FLAG_ACK)) == WISP_TCP_FLAG_SYN) {
         /* RFC 6191 §2 / RFC 1122 §4.2.2.13: a new incarnation may reuse
          * the 4-tuple when its timestamp (or, without timestamps, its
          * sequence number) is above the old connection's. */
@@ -187,7 +187,7 @@ bool tcp_tw_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_in
         wisp_pbuf_free(p);
         return true;
     }
-    if (!(in->flags & (TCP_SYN | TCP_ACK))) {
+    if (!(in->flags & (WISP_TCP_FLAG_SYN | WISP_TCP_FLAG_ACK))) {
         /* RFC 9293 §3.10.7.4 fifth: "if the ACK bit is off drop the
          * segment" -- applied before any reply (as for connections), so
          * an ACK-less FIN or data segment draws nothing. */
@@ -202,14 +202,14 @@ bool tcp_tw_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_in
         wisp_pbuf_free(p);
         return true;
     }
-    if ((in->flags & TCP_FIN) && in->seq + in->len + 1u == w->rcv_nxt) {
+    if ((in->flags & WISP_TCP_FLAG_FIN) && in->seq + in->len + 1u == w->rcv_nxt) {
         /* RFC 9293 §3.10.7.4 TIME-WAIT, eighth step: the retransmitted
          * FIN (it ends at RCV.NXT): acknowledge it and restart the 2 MSL
          * timeout. Any other FIN is only acknowledged below. */
         w->expire = wisp_now(s) + 2u * WISP_TCP_MSL_MS;
         tcp_tw_arm(s);
         tcp_tw_ack(s, w);
-    } else if (in->len > 0 || (in->flags & TCP_FIN) || in->seq != w->rcv_nxt) {
+    } else if (in->len > 0 || (in->flags & WISP_TCP_FLAG_FIN) || in->seq != w->rcv_nxt) {
         WISP_CTR_INC(s, TCP_DROP_OOW);
         tcp_tw_ack(s, w); /* RFC 9293 §3.10.7.4 first step: unacceptable -> ACK */
     }
@@ -260,7 +260,7 @@ static wisp_err_t tcp_send_synack(struct wisp_stack *s, const struct tcp_tuple *
                                   uint8_t peer_ws, bool sack, bool ts, uint32_t ts_recent, int cookie_bits,
                                   uint16_t wnd, uint16_t ours, uint32_t ts_off, uint8_t tos, uint8_t ttl)
 {
-    uint8_t opt[TCP_MAX_OPTLEN];
+    uint8_t opt[WISP_TCP_MAX_OPTLEN];
     uint8_t n;
     uint32_t tsval = wisp_now(s) + ts_off;
     if (cookie_bits >= 0) {
@@ -273,7 +273,7 @@ static wisp_err_t tcp_send_synack(struct wisp_stack *s, const struct tcp_tuple *
         tsval = v;
     }
     n = tcp_build_syn_opts(opt, ours, peer_ws == 0xffu ? 0xffu : tcp_rcv_wscale_ours(), sack, ts, tsval, ts_recent);
-    return tcp_xmit_raw(s, t, iss, irs + 1u, TCP_SYN | TCP_ACK, wnd, opt, n, NULL, tos, ttl);
+    return tcp_xmit_raw(s, t, iss, irs + 1u, WISP_TCP_FLAG_SYN | WISP_TCP_FLAG_ACK, wnd, opt, n, NULL, tos, ttl);
 }
 
 /* The window a SYN-ACK offers (unscaled, RFC 7323 §2.2) when our MSS
@@ -310,7 +310,7 @@ static bool tcp_synq_in_window(const struct wisp_tcp_syn *e, uint32_t seq)
 static void tcp_synq_challenge_ack(struct wisp_stack *s, const struct wisp_tcp_syn *e)
 {
     struct tcp_tuple t;
-    uint8_t opt[TCP_TS_OPTLEN];
+    uint8_t opt[WISP_TCP_TS_OPTLEN];
     uint8_t optlen = 0;
     if (!tcp_challenge_allowed(s)) {
         return;
@@ -318,17 +318,18 @@ static void tcp_synq_challenge_ack(struct wisp_stack *s, const struct wisp_tcp_s
     WISP_CTR_INC(s, TCP_CHALLENGE_ACK);
     tcp_synq_tuple(e, &t);
     if (e->opts & TCP_SYNO_TS) {
-        opt[0] = TCP_OPT_NOP;
-        opt[1] = TCP_OPT_NOP;
-        opt[2] = TCP_OPT_TS;
-        opt[3] = 10;
-        wisp_wr32(opt + 4, wisp_now(s) + tcp_ts_offset(s, &t));
-        wisp_wr32(opt + 8, e->ts_recent);
-        optlen = TCP_TS_OPTLEN;
+        /* RFC 7323 Appendix A layout: NOP NOP TS length TSval TSecr */
+        opt[0] = WISP_TCP_OPT_NOP;
+        opt[1] = WISP_TCP_OPT_NOP;
+        opt[2] = WISP_TCP_OPT_TS;
+        opt[3] = WISP_TCP_OPTLEN_TS;
+        wisp_wr32(opt + 2u + WISP_TCP_OPT_HDRLEN, wisp_now(s) + tcp_ts_offset(s, &t));
+        wisp_wr32(opt + 2u + WISP_TCP_OPT_HDRLEN + 4u, e->ts_recent);
+        optlen = WISP_TCP_TS_OPTLEN;
     }
     /* RFC 7323 §2.2: unlike the SYN-ACK's, this window field is scaled
      * when both SYNs carry the option */
-    (void)tcp_xmit_raw(s, &t, e->iss + 1u, e->irs + 1u, TCP_ACK,
+    (void)tcp_xmit_raw(s, &t, e->iss + 1u, e->irs + 1u, WISP_TCP_FLAG_ACK,
                        (uint16_t)((e->peer_wscale != 0xffu && WISP_TCP_WND_SCALE) ? e->wnd >> tcp_rcv_wscale_ours()
                                                                                  : e->wnd),
                        opt, optlen, NULL, e->lpcb->c.tos, e->lpcb->c.ttl);
@@ -674,7 +675,7 @@ bool tcp_synq_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_
         return false;
     }
     l = e->lpcb;
-    if (in.flags & TCP_RST) {
+    if (in.flags & WISP_TCP_FLAG_RST) {
         WISP_CTR_INC(s, TCP_RST_RX);
         /* RFC 9293 §3.10.7.4 SYN-RECEIVED (passive), second: an exact RST
          * returns to LISTEN (drop the embryo); RFC 5961 §3.2: another RST
@@ -692,14 +693,14 @@ bool tcp_synq_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_
         wisp_pbuf_free(p);
         return true;
     }
-    if (in.flags & TCP_SYN) {
-        if (!(in.flags & TCP_ACK) && in.seq == e->irs) {
+    if (in.flags & WISP_TCP_FLAG_SYN) {
+        if (!(in.flags & WISP_TCP_FLAG_ACK) && in.seq == e->irs) {
             tcp_synq_send(s, e); /* the peer did not get our SYN-ACK */
             tcp_synq_arm(s);
             wisp_pbuf_free(p);
             return true;
         }
-        if (!(in.flags & TCP_ACK)) {
+        if (!(in.flags & WISP_TCP_FLAG_ACK)) {
             tcp_synq_remove(s, e); /* a new ISN: start over from LISTEN */
             return false;
         }
@@ -707,7 +708,7 @@ bool tcp_synq_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_
         wisp_pbuf_free(p);
         return true;
     }
-    if (!(in.flags & TCP_ACK)) {
+    if (!(in.flags & WISP_TCP_FLAG_ACK)) {
         WISP_CTR_INC(s, TCP_DROP_NOACK);
         wisp_pbuf_free(p);
         return true;
@@ -736,16 +737,21 @@ bool tcp_synq_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_
     tcp_synq_tuple(e, &t);
     pcb = tcp_passive_pcb(s, l, &t, e->iss, e->irs, e->peer_mss, e->peer_wscale, (e->opts & TCP_SYNO_SACK) != 0,
                           (e->opts & TCP_SYNO_TS) != 0, e->ts_recent, e->wnd, tcp_ts_offset(s, &t));
-    tcp_synq_remove(s, e);
-    tcp_synq_arm(s);
     if (pcb == NULL) {
-        /* no PCB for the connection: reset it rather than leave the peer
-         * in ESTABLISHED */
-        WISP_CTR_INC(s, TCP_LISTEN_OVERFLOW);
-        tcp_rst_reply(s, &in);
+        /* RFC 9293 §3.10.7.4 SYN-RECEIVED, fifth: the ACK would move
+         * the connection to ESTABLISHED, but there is no PCB to hold it
+         * now (memory pressure). Drop the ACK (counted) and keep the
+         * embryo, its SYN-ACK retransmission timer running: the peer's
+         * next segment (data, or the ACK answering a retransmitted
+         * SYN-ACK) completes the handshake once a PCB is free, and the
+         * entry's timeout bounds the wait. A RST would turn a passing
+         * shortage into a failed connection (Linux drops too). */
+        WISP_CTR_INC(s, TCP_DROP_PCBMEM);
         wisp_pbuf_free(p);
         return true;
     }
+    tcp_synq_remove(s, e);
+    tcp_synq_arm(s);
     tcp_accept_and_process(s, l, pcb, p, &in);
     return true;
 }
@@ -757,7 +763,7 @@ static void tcp_listen_ack(struct wisp_stack *s, struct wisp_tcp_listen *l, stru
 {
     uint16_t mss;
     uint32_t ts_off;
-    if (!(in->flags & TCP_SYN) && tcp_cookie_check(s, t, in->ack - 1u, in->seq - 1u, &mss, &ts_off)) {
+    if (!(in->flags & WISP_TCP_FLAG_SYN) && tcp_cookie_check(s, t, in->ack - 1u, in->seq - 1u, &mss, &ts_off)) {
         uint8_t ws = 0xffu;
         struct wisp_tcp_pcb *pcb;
         bool sack = false, ts = false;
@@ -779,8 +785,12 @@ static void tcp_listen_ack(struct wisp_stack *s, struct wisp_tcp_listen *l, stru
         wnd = tcp_synack_wnd(s, tcp_mss_for(s, &t->rip), &blk);
         pcb = tcp_passive_pcb(s, l, t, in->ack - 1u, in->seq - 1u, mss, ws, sack, ts, in->opt.tsval, wnd, ts_off);
         if (pcb == NULL) {
-            WISP_CTR_INC(s, TCP_LISTEN_OVERFLOW);
-            tcp_rst_reply(s, in);
+            /* No PCB now: drop silently (counted), no RST. The peer
+             * resends its data and the cookie stays valid for its two
+             * periods (RFC 4987 §3.6: the ACK carries all the state); a
+             * peer with nothing to send waits, as after any lost
+             * cookie ACK. */
+            WISP_CTR_INC(s, TCP_DROP_PCBMEM);
             wisp_pbuf_free(p);
             return;
         }
@@ -860,17 +870,17 @@ bool tcp_listen_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tc
     }
     tcp_in_tuple(&in, &t);
     /* RFC 9293 §3.10.7.2 LISTEN, first: an incoming RST is ignored. */
-    if (in.flags & TCP_RST) {
+    if (in.flags & WISP_TCP_FLAG_RST) {
         WISP_CTR_INC(s, TCP_RST_RX);
         wisp_pbuf_free(p);
         return true;
     }
     /* second: an ACK */
-    if (in.flags & TCP_ACK) {
+    if (in.flags & WISP_TCP_FLAG_ACK) {
         tcp_listen_ack(s, l, p, &in, &t);
         return true;
     }
-    if (!(in.flags & TCP_SYN)) {
+    if (!(in.flags & WISP_TCP_FLAG_SYN)) {
         WISP_CTR_INC(s, TCP_DROP_STATE); /* RFC 9293 §3.10.7.2 fourth: drop */
         wisp_pbuf_free(p);
         return true;

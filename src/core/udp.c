@@ -235,10 +235,10 @@ static wisp_err_t udp_send(struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, const 
     /* RFC 768 header: source port, destination port, length, checksum. */
     ulen = q->tot_len;
     u = q->payload;
-    wisp_wr16(&u[0], pcb->local_port);
-    wisp_wr16(&u[2], port);
-    wisp_wr16(&u[4], ulen);
-    wisp_wr16(&u[6], 0);
+    wisp_wr16(&u[WISP_UDP_OFF_SPORT], pcb->local_port);
+    wisp_wr16(&u[WISP_UDP_OFF_DPORT], port);
+    wisp_wr16(&u[WISP_UDP_OFF_LEN], ulen);
+    wisp_wr16(&u[WISP_UDP_OFF_CSUM], 0);
     /* RFC 768: checksum over pseudo header, header and data; RFC 1122
      * §4.1.3.4: always generated. A computed 0 is sent as all ones. */
     sum = wisp_chksum_add(wisp_ip_chksum_pseudo(&src, ip, WISP_IP4_PROTO_UDP, ulen), wisp_pbuf_chksum(q, 0, ulen));
@@ -246,7 +246,7 @@ static wisp_err_t udp_send(struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, const 
     if (ck == 0) {
         ck = 0xFFFFu;
     }
-    wisp_wr16(&u[6], ck);
+    wisp_wr16(&u[WISP_UDP_OFF_CSUM], ck);
 
     if (pcb->bound_if != 0) {
         err = wisp_ip_output_if(nif, q, &src, ip, pcb->ttl, pcb->tos, WISP_IP4_PROTO_UDP, false);
@@ -333,10 +333,10 @@ void wisp_udp_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp
         return;
     }
     (void)wisp_pbuf_copy_out(p, hdr, WISP_UDP_HLEN, 0);
-    sport = wisp_rd16(&hdr[0]);
-    dport = wisp_rd16(&hdr[2]);
-    ulen = wisp_rd16(&hdr[4]);
-    ck = wisp_rd16(&hdr[6]);
+    sport = wisp_rd16(&hdr[WISP_UDP_OFF_SPORT]);
+    dport = wisp_rd16(&hdr[WISP_UDP_OFF_DPORT]);
+    ulen = wisp_rd16(&hdr[WISP_UDP_OFF_LEN]);
+    ck = wisp_rd16(&hdr[WISP_UDP_OFF_CSUM]);
 
     /* RFC 768: the length field (header + data) governs; it may not claim
      * more than arrived, and bytes beyond it are not part of the datagram. */

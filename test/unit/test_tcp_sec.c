@@ -372,27 +372,102 @@ static void test_rfc4987_bad_or_stale_cookie_rst(void **state)
     tt_done(&t);
 }
 
-/* No PCB left at the final ACK: the connection is reset (counted), never
- * a crash. */
-static void test_pcb_pool_exhausted_at_final_ack_rst(void **state)
+/* Take every free connection PCB of the stack; returns how many. */
+static unsigned t_hold_pcbs(struct tt *t, struct wisp_tcp_pcb **hold)
+{
+    unsigned n = 0;
+    while (n < WISP_TCP_PCB_COUNT && (hold[n] = wisp_tcp_new(t->e->s)) != NULL) {
+        n++;
+    }
+    return n;
+}
+
+/* No PCB left at the final ACK of a SYN-queue entry (RFC 9293 §3.10.7.4
+ * SYN-RECEIVED): the ACK is dropped (counted), no RST, the entry stays
+ * and retransmits its SYN-ACK; once a PCB is free, the client's next data
+ * segment completes the handshake and its data is delivered. */
+static void test_pcb_pool_exhausted_at_final_ack_dropped(void **state)
+{
+    static struct wisp_tcp_pcb *hold[WISP_TCP_PCB_COUNT];
+    struct tt t;
+    struct tt_seg g, h;
+    unsigned n, i;
+    (void)state;
+    t_fresh(&t);
+    tt_listen(&t, 4);
+    n = t_hold_pcbs(&t, hold);
+    assert_true(n > 0);
+    tt_send(&t, TT_SYN, t.snd, 0, NULL, 0);
+    tt_expect(&t, &g);
+    assert_int_equal(g.flags, TT_SYN | TT_ACK);
+    t.snd++;
+    t.rcv = g.seq + 1u;
+    tt_ack(&t);
+    tt_expect_none(&t); /* no RST */
+    assert_int_equal(TU_CTR(t.e, TCP_DROP_PCBMEM), 1);
+    assert_int_equal(TU_CTR(t.e, TCP_RST_TX), 0);
+    assert_int_equal(t.accepts, 0);
+    /* the entry is kept: its SYN-ACK is retransmitted on its timer */
+    tu_advance(t.e, WISP_TCP_RTO_INIT_MS);
+    tt_expect(&t, &h);
+    assert_int_equal(h.flags, TT_SYN | TT_ACK);
+    assert_int_equal(h.seq, g.seq);
+    assert_int_equal(TU_CTR(t.e, TCP_SYN_RETRANSMIT), 1);
+    /* memory back: the client's first data segment completes it */
+    wisp_tcp_close(hold[--n]);
+    tt_data(&t, g_data, 100);
+    assert_int_equal(t.accepts, 1);
+    assert_non_null(t.pcb);
+    assert_int_equal(wisp_tcp_state(t.pcb), WISP_TCP_ESTABLISHED);
+    assert_int_equal(t.rx_len, 100);
+    assert_memory_equal(t.rx, g_data, 100);
+    assert_int_equal(TU_CTR(t.e, TCP_DROP_PCBMEM), 1);
+    assert_int_equal(TU_CTR(t.e, TCP_RST_TX), 0);
+    for (i = 0; i < n; i++) {
+        wisp_tcp_close(hold[i]);
+    }
+    tt_done(&t);
+}
+
+/* The same for a SYN cookie's ACK (no entry exists): dropped silently and
+ * counted, no RST; the client's retransmission, once a PCB is free, still
+ * carries a valid cookie (RFC 4987 §3.6) and makes the connection. */
+static void test_pcb_pool_exhausted_at_cookie_ack_dropped(void **state)
 {
     static struct wisp_tcp_pcb *hold[WISP_TCP_PCB_COUNT];
     struct tt t;
     struct tt_seg g;
-    unsigned n = 0, i;
+    unsigned n, i;
     (void)state;
     t_fresh(&t);
-    tt_listen(&t, 4);
-    while (n < WISP_TCP_PCB_COUNT && (hold[n] = wisp_tcp_new(t.e->s)) != NULL) {
-        n++;
-    }
+    tt_listen(&t, 1);
+    tt_inject(&t, 39999, t.port, 5, 0, TT_SYN, 1000, NULL, NULL, 0); /* fills the backlog */
+    tt_expect(&t, &g);
+    n = t_hold_pcbs(&t, hold);
+    assert_true(n > 0);
     tt_send(&t, TT_SYN, t.snd, 0, NULL, 0);
-    tt_expect(&t, &g);
-    tt_send(&t, TT_ACK, t.snd + 1, g.seq + 1, NULL, 0);
-    tt_expect(&t, &g);
-    assert_true(g.flags & TT_RST);
-    assert_int_equal(TU_CTR(t.e, TCP_LISTEN_OVERFLOW), 1);
+    tt_expect(&t, &g); /* the cookie */
+    assert_int_equal(g.flags, TT_SYN | TT_ACK);
+    assert_int_equal(TU_CTR(t.e, TCP_COOKIE_SENT), 1);
+    t.snd++;
+    t.rcv = g.seq + 1u;
+    tt_send(&t, TT_ACK | TT_PSH, t.snd, t.rcv, g_data, 100);
+    tt_expect_none(&t); /* no RST */
+    assert_int_equal(TU_CTR(t.e, TCP_COOKIE_OK), 1);
+    assert_int_equal(TU_CTR(t.e, TCP_DROP_PCBMEM), 1);
+    assert_int_equal(TU_CTR(t.e, TCP_RST_TX), 0);
     assert_int_equal(t.accepts, 0);
+    /* memory back: the client's retransmission makes the connection */
+    wisp_tcp_close(hold[--n]);
+    tu_advance(t.e, 1000);
+    tu_clear(t.e); /* the other embryo's SYN-ACK retransmission */
+    tt_data(&t, g_data, 100);
+    assert_int_equal(TU_CTR(t.e, TCP_COOKIE_OK), 2);
+    assert_int_equal(t.accepts, 1);
+    assert_non_null(t.pcb);
+    assert_int_equal(t.rx_len, 100);
+    assert_memory_equal(t.rx, g_data, 100);
+    assert_int_equal(TU_CTR(t.e, TCP_RST_TX), 0);
     for (i = 0; i < n; i++) {
         wisp_tcp_close(hold[i]);
     }
@@ -828,7 +903,8 @@ int main(void)
         cmocka_unit_test(test_rfc4987_syn_cookie_with_timestamps),
         cmocka_unit_test(test_rfc4987_syn_cookie_without_timestamps),
         cmocka_unit_test(test_rfc4987_bad_or_stale_cookie_rst),
-        cmocka_unit_test(test_pcb_pool_exhausted_at_final_ack_rst),
+        cmocka_unit_test(test_pcb_pool_exhausted_at_final_ack_dropped),
+        cmocka_unit_test(test_pcb_pool_exhausted_at_cookie_ack_dropped),
         cmocka_unit_test(test_rfc6528_isn_clock_plus_keyed_hash),
         cmocka_unit_test(test_siphash24_reference_vector),
         cmocka_unit_test(test_rfc6056_ephemeral_ports),

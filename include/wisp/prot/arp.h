@@ -24,5 +24,7 @@
 #define WISP_ARP_HTYPE_ETH 1u
 #define WISP_ARP_OP_REQUEST 1u
 #define WISP_ARP_OP_REPLY 2u
+/** RFC 826 ar$pln for IPv4 protocol addresses (WISP_ETHTYPE_IP4). */
+#define WISP_ARP_PLEN_IP4 4u
 
 #endif /* WISP_PROT_ARP_H */

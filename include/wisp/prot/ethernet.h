@@ -14,6 +14,14 @@
 #define WISP_ETH_OFF_DST 0u
 #define WISP_ETH_OFF_SRC 6u
 #define WISP_ETH_OFF_TYPE 12u
+/** IEEE 802.3 §3.2.3: the Individual/Group bit, the lowest bit of the
+ *  first address octet, is set in group (multicast, broadcast) addresses. */
+#define WISP_ETH_ADDR_GROUP 0x01u
+/** RFC 1112 §6.4: IPv4 multicast maps to 01-00-5E plus the low 23 bits of
+ *  the group address. */
+#define WISP_ETH_IP4_MCAST_0 0x01u
+#define WISP_ETH_IP4_MCAST_1 0x00u
+#define WISP_ETH_IP4_MCAST_2 0x5eu
 /** Shortest frame without the FCS; shorter frames are padded (RFC 894). */
 #define WISP_ETH_MIN_FRAME 60u
 

@@ -47,6 +47,9 @@
 #define WISP_TCP_OPTLEN_SACK_PERM 2u
 #define WISP_TCP_OPTLEN_TS 10u
 #define WISP_TCP_SACK_BLOCK_LEN 8u
+/** Kind and length octets of an option with a length (RFC 9293 §3.2): the
+ *  smallest valid length, and the offset of the option's data. */
+#define WISP_TCP_OPT_HDRLEN 2u
 /** Timestamps in the aligned layout of RFC 7323 Appendix A: NOP NOP TS. */
 #define WISP_TCP_TS_OPTLEN 12u
 
