@@ -153,7 +153,6 @@
     X(TCP_COOKIE_SENT, "tcp.cookie.sent") \
     X(TCP_COOKIE_OK, "tcp.cookie.ok") \
     X(TCP_COOKIE_BAD, "tcp.cookie.bad") \
-    X(TCP_LISTEN_OVERFLOW, "tcp.listen.overflow") \
     X(TCP_ACCEPT, "tcp.accept") \
     X(TCP_CONNECT, "tcp.connect") \
     X(TCP_OOSEQ, "tcp.ooseq") \
