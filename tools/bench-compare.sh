@@ -24,6 +24,7 @@
 # 198.18.0.0/15); every run is bounded by timeout(1). Exit 0 when every run
 # passed, 1 when one failed (its log is named; the others still count).
 
+# shellcheck disable=SC2317  # the run_* functions are called as "run_$b"
 set -u
 set -o pipefail
 
