@@ -85,7 +85,7 @@ run_api() {  # tree pair
 
 run_iperf() {
     local log="$OUT/iperf-$1-$2.txt"
-    if ! timeout -k 10 600 "$top/test/interop/test_iperf.sh" "${NODE[$1]}" >"$log" 2>&1; then
+    if ! timeout -k 10 600 bash "$top/test/interop/test_iperf.sh" "${NODE[$1]}" >"$log" 2>&1; then
         echo "bench-compare: test_iperf ($1, pair $2) failed: $log" >&2
         return 1
     fi
@@ -96,7 +96,7 @@ run_iperf() {
 
 run_synflood() {
     local log="$OUT/synflood-$1-$2.txt"
-    if ! timeout -k 10 900 "$top/test/interop/test_syn_flood.sh" "${NODE[$1]}" >"$log" 2>&1; then
+    if ! timeout -k 10 900 bash "$top/test/interop/test_syn_flood.sh" "${NODE[$1]}" >"$log" 2>&1; then
         echo "bench-compare: test_syn_flood ($1, pair $2) failed: $log" >&2
         fail=1   # a ratio below the gate is still a figure: parse it
     fi
