@@ -3,7 +3,8 @@
 #  1. installs what it needs (Debian packages) when missing and run as root;
 #  2. gcc build (-Wall -Wextra -Werror), all tiers: unit, simulator, interop
 #     (Linux kernel over TAP in network namespaces), Cortex-M4 cross build;
-#     the unit tests again with WISP_IPV6=1 (the tagged address layout);
+#     the option matrix: unit + simulator tests again for each option set
+#     of test/opts/ (minimal, lwIP-like, everything incl. WISP_IPV6=1);
 #  3. clang build with AddressSanitizer + UndefinedBehaviorSanitizer, all
 #     tiers again (wisp-node itself runs sanitized in the interop tests);
 #  4. clang ThreadSanitizer build of the threaded tests (label threads);
@@ -13,7 +14,7 @@
 #  7. line coverage of the input parsers against tools/coverage-floor.txt
 #     (tools/coverage.sh, gcovr).
 # Every build uses -DWISP_WERROR=ON (warnings are errors in CI only).
-# Usage: tools/test.sh [ctest -R regex]   (env JOBS=N, SKIP_ASAN=1, SKIP_TSAN=1, SKIP_IPV6=1,
+# Usage: tools/test.sh [ctest -R regex]   (env JOBS=N, SKIP_ASAN=1, SKIP_TSAN=1, SKIP_MATRIX=1,
 #        SKIP_OPT=1, SKIP_FUZZ=1, SKIP_COV=1, FUZZ_SECONDS=N; 5-7 run without a regex only)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -49,17 +50,27 @@ cmake -S . -B build -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=RelWithDebInfo -DW
 cmake --build build -j "$jobs"
 (cd build && ctest "${args[@]}")
 
-if [ "${SKIP_IPV6:-0}" != 1 ]; then
-  # The second address layout (opt.h WISP_IPV6 1: tagged 20-byte
-  # wisp_ipaddr_t): the core and the unit tests, Debug (fast to compile).
-  echo "== gcc build with WISP_IPV6=1 (test/unit/wisp_opts_ipv6.h), unit tests"
-  cmake -S . -B build-ipv6 -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=Debug -DWISP_WERROR=ON \
-        -DWISP_OPTS_HEADER=wisp_opts_ipv6.h -DCMAKE_C_FLAGS="-I$top/test/unit" >/dev/null
-  # the unit test programs (unit.test_*; the lint checks are scripts)
-  units=$(cd build-ipv6 && ctest -N -L unit | sed -n 's/.*Test *#[0-9]*: unit\.\(test_[A-Za-z0-9_]*\)$/\1/p')
-  # shellcheck disable=SC2086
-  cmake --build build-ipv6 -j "$jobs" --target $units
-  (cd build-ipv6 && ctest "${args[@]}" -L unit)
+if [ "${SKIP_MATRIX:-0}" != 1 ]; then
+  # The option matrix (issue 9): the unit and simulator tests again with
+  # each option set of test/opts/ (wisp_opts_<set>.h: e.g. minimal,
+  # lwiplike, everything -- the last one with WISP_IPV6 1, the tagged
+  # 20-byte wisp_ipaddr_t), so that no combination of compile-time switches
+  # rots. Optimised builds (RelWithDebInfo: the sets' own WISP_DEBUG
+  # decides the checks) of the test programs only; the heavy impairment
+  # test runs 20 seeds (201..220) per set. The default set is the gcc pass
+  # above.
+  for hdr in test/opts/wisp_opts_*.h; do
+    set_name=$(basename "$hdr" .h); set_name=${set_name#wisp_opts_}
+    echo "== option set '$set_name' ($hdr): gcc, unit + simulator tests"
+    bdir=build-opt-$set_name
+    cmake -S . -B "$bdir" -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWISP_WERROR=ON \
+          -DWISP_OPTS_HEADER="$(basename "$hdr")" -DCMAKE_C_FLAGS="-I$top/test/opts -I$top/ports/unix" >/dev/null
+    # the test programs behind the unit.test_* and sim.* tests
+    progs=$(cd "$bdir" && ctest -N -L 'unit|sim' | sed -n 's/.*Test *#[0-9]*: \(unit\|sim\)\.\(test_[A-Za-z0-9_]*\).*$/\2/p' | sort -u)
+    # shellcheck disable=SC2086
+    cmake --build "$bdir" -j "$jobs" --target $progs
+    (cd "$bdir" && TSL_IMPAIR_SEEDS=20 TSL_IMPAIR_SEED0=201 ctest "${args[@]}" -R '^(unit|sim)\.test_' -LE bench)
+  done
 fi
 
 if [ "${SKIP_ASAN:-0}" != 1 ]; then

@@ -15,7 +15,9 @@
 
 static uint8_t g_data[200000];
 
-/* A connection with MSS 1000; sack: the peer offers SACK. */
+/* A connection with MSS 1000; sack: the peer offers SACK. These are
+ * NewReno's rules (RFC 5681 / 6582): the connection uses NewReno whatever
+ * the build's default congestion control (WISP_TCP_CC_DEFAULT). */
 static void t_open(struct tt *t, bool sack)
 {
     tt_init(t);
@@ -23,6 +25,7 @@ static void t_open(struct tt *t, bool sack)
     t->o.mss = SEG;
     t->o.sackp = sack;
     tt_open_passive(t);
+    assert_int_equal(wisp_tcp_set_cc(t->pcb, WISP_TCP_CC_NEWRENO), WISP_OK);
 }
 
 /* Pop every pending segment into g[] (max n); returns how many. */
