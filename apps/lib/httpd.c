@@ -568,7 +568,7 @@ static void w_esc(struct wbuf *w, const char *s, bool html)
 /* ============================================================ status page */
 
 /* Room kept for the end of the page while rows are added. */
-#define STATUS_TAIL 96u
+#define STATUS_TAIL 128u
 
 /* Render ctx: rows are added while they fit below cap - STATUS_TAIL. */
 struct srender {
@@ -654,19 +654,18 @@ static void render_http(struct srender *r, const struct wisp_httpd *h)
     v[14] = st->reclaimed;
     v[15] = st->capped;
     if (r->html) {
-        w_str(&r->w, "<h2>HTTP server (port ");
+        /* sixteen counters: a wrapping list (fits a phone), not a table row */
+        w_str(&r->w, "<section id=\"s-http\"><h2>HTTP server (port ");
         w_u64(&r->w, h->port);
-        w_str(&r->w, ")</h2>\n<table><tr>");
+        w_str(&r->w, ")</h2>\n<div class=\"kv\">");
         for (i = 0; i < 16u; i++) {
-            w_str(&r->w, "<th>");
+            w_str(&r->w, "<span><b>");
             w_str(&r->w, names[i]);
-            w_str(&r->w, "</th>");
+            w_str(&r->w, "</b> ");
+            w_u64(&r->w, v[i]);
+            w_str(&r->w, "</span>");
         }
-        w_str(&r->w, "</tr>\n<tr>");
-        for (i = 0; i < 16u; i++) {
-            cell_u(r, names[i], v[i]);
-        }
-        w_str(&r->w, "</tr></table>\n");
+        w_str(&r->w, "</div></section>\n");
     } else {
         w_str(&r->w, ",\"http\":{\"port\":");
         w_u64(&r->w, h->port);
@@ -680,7 +679,7 @@ static void render_http(struct srender *r, const struct wisp_httpd *h)
 static void render_netifs(struct srender *r, struct wisp_stack *s)
 {
     const struct wisp_netif *nif;
-    w_str(&r->w, r->html ? "<h2>Interfaces</h2>\n<table><tr><th>name</th><th>address</th><th>mtu</th>"
+    w_str(&r->w, r->html ? "<section id=\"s-if\"><h2>Interfaces</h2>\n<div class=\"tw\"><table><tr><th>name</th><th>address</th><th>mtu</th>"
                            "<th>up</th><th>link</th><th>rx frames</th><th>rx bytes</th><th>rx drops</th>"
                            "<th>tx frames</th><th>tx bytes</th><th>tx drops</th></tr>\n"
                          : ",\"interfaces\":[");
@@ -729,7 +728,7 @@ static void render_netifs(struct srender *r, struct wisp_stack *s)
         w_str(&r->w, r->html ? "</tr>\n" : "}");
         (void)row_end(r, mark);
     }
-    w_str(&r->w, r->html ? "</table>\n" : "]");
+    w_str(&r->w, r->html ? "</table></div></section>\n" : "]");
 }
 
 static void w_endpoint(struct wbuf *w, const wisp_ipaddr_t *ip, uint16_t port)
@@ -743,7 +742,7 @@ static void render_tcp(struct srender *r, struct wisp_stack *s)
 {
     const struct wisp_tcp_pcb *pcb;
     unsigned n = 0;
-    w_str(&r->w, r->html ? "<h2>TCP connections</h2>\n<table><tr><th>state</th><th>local</th><th>peer</th>"
+    w_str(&r->w, r->html ? "<section id=\"s-tcp\"><h2>TCP connections</h2>\n<div class=\"tw\"><table><tr><th>state</th><th>local</th><th>peer</th>"
                            "<th>bytes acked</th><th>bytes received</th><th>unacked</th><th>srtt ms</th>"
                            "<th>cwnd</th><th>retransmits</th></tr>\n"
                          : ",\"tcp\":[");
@@ -784,13 +783,13 @@ static void render_tcp(struct srender *r, struct wisp_stack *s)
         w_str(&r->w, r->html ? "</tr>\n" : "}");
         (void)row_end(r, mark);
     }
-    w_str(&r->w, r->html ? "</table>\n" : "]");
+    w_str(&r->w, r->html ? "</table></div></section>\n" : "]");
 }
 
 static void render_pools(struct srender *r, struct wisp_stack *s)
 {
     unsigned i;
-    w_str(&r->w, r->html ? "<h2>Pools</h2>\n<table><tr><th>pool</th><th>used</th><th>high</th><th>failed</th>"
+    w_str(&r->w, r->html ? "<section id=\"s-pools\"><h2>Pools</h2>\n<div class=\"tw\"><table><tr><th>pool</th><th>used</th><th>high</th><th>failed</th>"
                            "<th>size</th></tr>\n"
                          : ",\"pools\":[");
     r->nrow = 0;
@@ -817,13 +816,13 @@ static void render_pools(struct srender *r, struct wisp_stack *s)
         w_str(&r->w, r->html ? "</tr>\n" : "}");
         (void)row_end(r, mark);
     }
-    w_str(&r->w, r->html ? "</table>\n" : "]");
+    w_str(&r->w, r->html ? "</table></div></section>\n" : "]");
 }
 
 static void render_drops(struct srender *r, struct wisp_stack *s)
 {
     unsigned i;
-    w_str(&r->w, r->html ? "<h2>Drop counters (non-zero)</h2>\n<table><tr><th>counter</th><th>value</th></tr>\n"
+    w_str(&r->w, r->html ? "<section id=\"s-drops\"><h2>Drop counters (non-zero)</h2>\n<div class=\"tw\"><table><tr><th>counter</th><th>value</th></tr>\n"
                          : ",\"drops\":{");
     r->nrow = 0;
     for (i = 0; i < (unsigned)WISP_CTR_COUNT && !r->truncated; i++) {
@@ -848,7 +847,7 @@ static void render_drops(struct srender *r, struct wisp_stack *s)
         }
         (void)row_end(r, mark);
     }
-    w_str(&r->w, r->html ? "</table>\n" : "}");
+    w_str(&r->w, r->html ? "</table></div></section>\n" : "}");
 }
 
 uint32_t wisp_httpd_render_status(struct wisp_stack *s, const struct wisp_httpd *h, bool html, char *buf,
@@ -864,11 +863,15 @@ uint32_t wisp_httpd_render_status(struct wisp_stack *s, const struct wisp_httpd 
     }
     r.w.cap = cap - STATUS_TAIL;
     if (html) {
+        /* The page works without scripts (these tables); status.js then
+         * refreshes every section from /status.json once a second. */
         w_str(&r.w, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>wisp status</title>"
-                    "<link rel=\"stylesheet\" href=\"/style.css\"></head>\n<body>\n<h1>wisp status</h1>\n"
-                    "<p>stack clock: ");
+                    "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+                    "<link rel=\"icon\" href=\"data:,\"><link rel=\"stylesheet\" href=\"/style.css\">"
+                    "<script src=\"/status.js\" defer></script></head>\n<body>\n<h1>wisp status</h1>\n"
+                    "<p>stack clock: <span id=\"now\">");
         w_u64(&r.w, wisp_now(s));
-        w_str(&r.w, " ms</p>\n");
+        w_str(&r.w, "</span> ms <span id=\"live\" class=\"stale\">static page</span></p>\n");
     } else {
         w_str(&r.w, "{\"now_ms\":");
         w_u64(&r.w, wisp_now(s));
