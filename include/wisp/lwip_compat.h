@@ -177,8 +177,8 @@ typedef wisp_ipaddr_t ip4_addr_t;
 #define ip_addr_set_zero(a) ip4_addr_set_u32(a, 0)
 #define ip_addr_set_any(is_ipv6, a) ((void)(is_ipv6), ip4_addr_set_u32(a, 0))
 #define ip_addr_set_ip4_u32(a, v) ip4_addr_set_u32(a, v)
-#define ip_addr_ismulticast(a) wisp_ip4_is_multicastwisp_ipaddr_ip4(a)
-#define ip_addr_isloopback(a) wisp_ip4_is_loopbackwisp_ipaddr_ip4(a)
+#define ip_addr_ismulticast(a) wisp_ip4_is_multicast(wisp_ipaddr_ip4(a))
+#define ip_addr_isloopback(a) wisp_ip4_is_loopback(wisp_ipaddr_ip4(a))
 
 /** lwIP ipaddr_aton / ip4addr_aton: 1 when cp is a dotted quad (stored in
  *  *addr unless addr is NULL), else 0. Strict (four decimal octets). */
