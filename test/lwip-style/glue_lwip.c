@@ -174,9 +174,9 @@ int lwip_style_port_check(void)
   printf("lwip-style: lwIP PBUF_POOL element: %u bytes in the library, %u by its headers%s\n", (unsigned)pool_lib,
          (unsigned)pool_hdr, pool_lib == pool_hdr ? "" : " (Debian's TCP_MSS mix-up: this driver receives into PBUF_RAM)");
   printf("lwip-style: stack lwIP %s (Debian liblwip), TCP_MSS %d, TCP_WND %d, TCP_SND_BUF %d, "
-         "LWIP_WND_SCALE %d, options %s\n",
+         "LWIP_WND_SCALE %d, TCP options %s\n",
          LWIP_VERSION_STRING, (int)TCP_MSS, (int)TCP_WND, (int)TCP_SND_BUF, (int)LWIP_WND_SCALE,
-         ok ? "match the library" : "MISMATCH");
+         ok ? "match the library (PCB fields)" : "MISMATCH");
   return ok ? 0 : 1;
 }
 
