@@ -20,6 +20,8 @@
 #include "lwip/opt.h"
 #include "lwip/err.h"
 #include "lwip/netif.h"
+#include "lwip/sys.h"
+#include "lwip/ip_addr.h"
 
 #define LWIP_STYLE_ECHO_PORT 7
 #define LWIP_STYLE_RAW_ECHO_PORT 7007
@@ -32,6 +34,29 @@ void netconn_echo_server(void *arg);   /* thread */
 void http_server(void *arg);           /* thread */
 void raw_apps_start(void *arg);        /* tcpip thread: arg = sys_sem_t * signalled when done */
 void raw_apps_stop(void *arg);         /* tcpip thread: arg = sys_sem_t * signalled when done */
+/** A raw-API TCP client run (raw_client_start, on the tcpip thread):
+ *  connect to ip:port, send n bytes of http_data_byte(), half-close, read
+ *  the peer's one-line reply until it closes. done is signalled at the
+ *  end; status 0 = reply complete. */
+struct raw_client_req {
+  ip_addr_t ip;
+  u16_t port;
+  u32_t n;
+  sys_sem_t done;
+  int status;
+  u32_t sent;
+  char reply[96];
+};
+void raw_client_start(void *arg);        /* tcpip thread: arg = struct raw_client_req * */
+/** A DNS lookup (dns_start, on the tcpip thread; LWIP_DNS builds). */
+struct dns_req {
+  const char *name;
+  ip_addr_t addr;
+  sys_sem_t done;
+  int status;                             /* 0 = resolved */
+};
+void dns_start(void *arg);               /* tcpip thread: arg = struct dns_req * */
+
 /** The body byte at offset i of GET /data/<n> (the test recomputes it). */
 char http_data_byte(unsigned long i);
 

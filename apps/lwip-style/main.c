@@ -8,7 +8,12 @@
  * through tcpip_callback). SIGTERM stops the services, removes the
  * interface and lets the glue check the stack (exit status 0 = clean).
  *
- * Usage: lwip-style TAP-NAME (A.B.C.D/PREFIX | dhcp)
+ * Options after the address: client=A.B.C.D:PORT:BYTES runs the raw-API
+ * TCP client once the services are up (raw_client_start) and prints the
+ * peer's reply; resolve=NAME looks NAME up with dns_gethostbyname (builds
+ * with LWIP_DNS; with DHCP the lease's DNS server is used).
+ *
+ * Usage: lwip-style TAP-NAME (A.B.C.D/PREFIX | dhcp) [client=...] [resolve=NAME]
  */
 #include <signal.h>
 #include <stdio.h>
@@ -78,16 +83,89 @@ static int parse_addr(const char *s, ip4_addr_t *addr, ip4_addr_t *mask)
   return 0;
 }
 
+/* client=A.B.C.D:PORT:BYTES: one raw-API client run; 0 when the peer replied */
+static int run_client(const char *spec)
+{
+  static struct raw_client_req req;
+  char host[32];
+  const char *c1 = strchr(spec, ':');
+  const char *c2 = c1 != NULL ? strchr(c1 + 1, ':') : NULL;
+  if (c1 == NULL || c2 == NULL || (size_t)(c1 - spec) >= sizeof host) {
+    fprintf(stderr, "lwip-style: bad client=%s\n", spec);
+    return -1;
+  }
+  memcpy(host, spec, (size_t)(c1 - spec));
+  host[c1 - spec] = '\0';
+  memset(&req, 0, sizeof req);
+  if (!ipaddr_aton(host, &req.ip) || sys_sem_new(&req.done, 0) != ERR_OK) {
+    return -1;
+  }
+  req.port = (u16_t)strtoul(c1 + 1, NULL, 10);
+  req.n = (u32_t)strtoul(c2 + 1, NULL, 10);
+  req.status = -1;
+  if (tcpip_callback(raw_client_start, &req) != ERR_OK || sys_arch_sem_wait(&req.done, 30000) == SYS_ARCH_TIMEOUT) {
+    printf("lwip-style: raw client: no result\n");
+    fflush(stdout);
+    return -1;   /* req stays static: a late callback finds valid memory */
+  }
+  printf("lwip-style: raw client: status %d, sent %lu bytes, reply: %s\n", req.status, (unsigned long)req.sent,
+         req.reply);
+  fflush(stdout);
+  sys_sem_free(&req.done);
+  return req.status;
+}
+
+/* resolve=NAME: one dns_gethostbyname; 0 when resolved (or no DNS here) */
+static int run_resolve(const char *name)
+{
+  static struct dns_req r;
+  char text[16];
+  memset(&r, 0, sizeof r);
+  r.name = name;
+  r.status = -1;
+  if (sys_sem_new(&r.done, 0) != ERR_OK) {
+    return -1;
+  }
+  if (tcpip_callback(dns_start, &r) != ERR_OK || sys_arch_sem_wait(&r.done, 20000) == SYS_ARCH_TIMEOUT) {
+    printf("lwip-style: resolve %s: no result\n", name);
+    fflush(stdout);
+    return -1;
+  }
+  if (r.status == -2) {
+    printf("lwip-style: resolve %s: this build has no DNS (LWIP_DNS 0)\n", name);
+  } else if (r.status == 0) {
+    ipaddr_ntoa_r(&r.addr, text, sizeof text);
+    printf("lwip-style: resolved %s %s\n", name, text);
+  } else {
+    printf("lwip-style: resolve %s: failed\n", name);
+  }
+  fflush(stdout);
+  sys_sem_free(&r.done);
+  return r.status == -1 ? -1 : 0;
+}
+
 int main(int argc, char **argv)
 {
   ip4_addr_t addr, mask, gw;
   sys_sem_t sem;
   int use_dhcp, i, rc = 0;
   char text[16];
+  const char *client_arg = NULL, *resolve_arg = NULL;
 
-  if (argc != 3) {
-    fprintf(stderr, "usage: %s TAP-NAME (A.B.C.D/PREFIX | dhcp)\n", argv[0]);
+  if (argc < 3) {
+    fprintf(stderr, "usage: %s TAP-NAME (A.B.C.D/PREFIX | dhcp) [client=A.B.C.D:PORT:BYTES] [resolve=NAME]\n",
+            argv[0]);
     return 2;
+  }
+  for (i = 3; i < argc; i++) {
+    if (strncmp(argv[i], "client=", 7) == 0) {
+      client_arg = argv[i] + 7;
+    } else if (strncmp(argv[i], "resolve=", 8) == 0) {
+      resolve_arg = argv[i] + 8;
+    } else {
+      fprintf(stderr, "lwip-style: unknown argument %s\n", argv[i]);
+      return 2;
+    }
   }
   use_dhcp = strcmp(argv[2], "dhcp") == 0;
   IP4_ADDR(&addr, 0, 0, 0, 0);
@@ -166,6 +244,12 @@ int main(int argc, char **argv)
   UNLOCK_TCPIP_CORE();
   printf("lwip-style: ready %s\n", text);
   fflush(stdout);
+  if (client_arg != NULL && run_client(client_arg) != 0) {
+    rc = 1;
+  }
+  if (resolve_arg != NULL && run_resolve(resolve_arg) != 0) {
+    rc = 1;
+  }
 
   while (!stop_flag) {
     sys_msleep(50);

@@ -12,6 +12,9 @@
 #include "lwip/udp.h"
 #include "lwip/pbuf.h"
 #include "lwip/sys.h"
+#if LWIP_DNS
+#include "lwip/dns.h"
+#endif
 
 #include "lwip_style.h"
 
@@ -226,4 +229,177 @@ void raw_apps_stop(void *arg)
     udp_echo_pcb = NULL;
   }
   sys_sem_signal((sys_sem_t *)arg);
+}
+
+/* ------------------------------------------------------ raw TCP client */
+
+struct client_state {
+  struct raw_client_req *req;
+  u32_t queued;
+  u16_t rlen;
+  u8_t fin_sent;
+};
+
+static struct client_state client;
+
+static void client_finish(int status)
+{
+  struct raw_client_req *req = client.req;
+  if (req == NULL) {
+    return;
+  }
+  req->status = status;
+  req->sent = client.queued;
+  req->reply[client.rlen] = '\0';
+  client.req = NULL;
+  sys_sem_signal(&req->done);
+}
+
+static err_t client_send(struct tcp_pcb *pcb)
+{
+  struct raw_client_req *req = client.req;
+  u8_t buf[1024];
+  while (req != NULL && client.queued < req->n) {
+    u32_t left = req->n - client.queued;
+    u16_t n = tcp_sndbuf(pcb);
+    u16_t k;
+    err_t err;
+    if (n > sizeof buf) {
+      n = sizeof buf;
+    }
+    if (n > left) {
+      n = (u16_t)left;
+    }
+    if (n == 0) {
+      break;
+    }
+    for (k = 0; k < n; k++) {
+      buf[k] = (u8_t)http_data_byte(client.queued + k);
+    }
+    err = tcp_write(pcb, buf, n, (u8_t)(TCP_WRITE_FLAG_COPY | (n < left ? TCP_WRITE_FLAG_MORE : 0)));
+    if (err == ERR_MEM) {
+      break;
+    }
+    if (err != ERR_OK) {
+      tcp_abort(pcb);
+      return ERR_ABRT;
+    }
+    client.queued += n;
+  }
+  if (req != NULL && client.queued == req->n && !client.fin_sent) {
+    client.fin_sent = tcp_shutdown(pcb, 0, 1) == ERR_OK;
+  }
+  tcp_output(pcb);
+  return ERR_OK;
+}
+
+static err_t client_connected(void *arg, struct tcp_pcb *tpcb, err_t err)
+{
+  LWIP_UNUSED_ARG(arg);
+  if (err != ERR_OK) {
+    return err;
+  }
+  return client_send(tpcb);
+}
+
+static err_t client_sent(void *arg, struct tcp_pcb *tpcb, u16_t len)
+{
+  LWIP_UNUSED_ARG(arg);
+  LWIP_UNUSED_ARG(len);
+  return client_send(tpcb);
+}
+
+static err_t client_recv(void *arg, struct tcp_pcb *tpcb, struct pbuf *p, err_t err)
+{
+  struct raw_client_req *req = client.req;
+  LWIP_UNUSED_ARG(arg);
+  LWIP_UNUSED_ARG(err);
+  if (p == NULL) {
+    /* the peer answered and closed: done */
+    tcp_arg(tpcb, NULL);
+    tcp_recv(tpcb, NULL);
+    tcp_sent(tpcb, NULL);
+    tcp_err(tpcb, NULL);
+    if (tcp_close(tpcb) != ERR_OK) {
+      tcp_abort(tpcb);
+      client_finish(-1);
+      return ERR_ABRT;
+    }
+    if (req != NULL) {
+      req->reply[client.rlen] = '\0';
+    }
+    client.req = NULL;
+    if (req != NULL) {
+      req->status = 0;
+      req->sent = client.queued;
+      sys_sem_signal(&req->done);
+    }
+    return ERR_OK;
+  }
+  if (req != NULL) {
+    u16_t room = (u16_t)(sizeof req->reply - 1u - client.rlen);
+    client.rlen = (u16_t)(client.rlen + pbuf_copy_partial(p, req->reply + client.rlen,
+                                                          p->tot_len < room ? p->tot_len : room, 0));
+  }
+  tcp_recved(tpcb, p->tot_len);
+  pbuf_free(p);
+  return ERR_OK;
+}
+
+static void client_error(void *arg, err_t err)
+{
+  LWIP_UNUSED_ARG(arg);
+  LWIP_UNUSED_ARG(err);
+  client_finish(-1);
+}
+
+void raw_client_start(void *arg)
+{
+  struct raw_client_req *req = (struct raw_client_req *)arg;
+  struct tcp_pcb *pcb = tcp_new_ip_type(IPADDR_TYPE_V4);
+  memset(&client, 0, sizeof client);
+  client.req = req;
+  if (pcb == NULL) {
+    client_finish(-1);
+    return;
+  }
+  tcp_arg(pcb, &client);
+  tcp_recv(pcb, client_recv);
+  tcp_sent(pcb, client_sent);
+  tcp_err(pcb, client_error);
+  if (tcp_connect(pcb, &req->ip, req->port, client_connected) != ERR_OK) {
+    tcp_abort(pcb);
+  }
+}
+
+/* ------------------------------------------------------------------ DNS */
+
+#if LWIP_DNS
+static void dns_found(const char *name, const ip_addr_t *ipaddr, void *callback_arg)
+{
+  struct dns_req *r = (struct dns_req *)callback_arg;
+  LWIP_UNUSED_ARG(name);
+  if (ipaddr != NULL) {
+    ip_addr_copy(r->addr, *ipaddr);
+    r->status = 0;
+  } else {
+    r->status = -1;
+  }
+  sys_sem_signal(&r->done);
+}
+#endif
+
+void dns_start(void *arg)
+{
+  struct dns_req *r = (struct dns_req *)arg;
+#if LWIP_DNS
+  err_t err = dns_gethostbyname(r->name, &r->addr, dns_found, r);
+  if (err == ERR_INPROGRESS) {
+    return;
+  }
+  r->status = err == ERR_OK ? 0 : -1;
+#else
+  r->status = -2;
+#endif
+  sys_sem_signal(&r->done);
 }

@@ -1049,12 +1049,32 @@ err_t tcpip_input(struct pbuf *p, struct netif *inp)
 /* ---------------------------------------------------------------- dhcp */
 
 #if LWIP_DHCP
+/* lwIP's DHCP hands the lease's DNS servers to its resolver
+ * (LWIP_DHCP_PROVIDE_DNS_SERVERS): so does this layer. */
+static void dhcp_event(void *arg, struct wisp_dhcp *d, enum wisp_dhcp_event ev)
+{
+#if LWIP_DNS
+    const struct wisp_dhcp_lease *l = wisp_dhcp_lease(d);
+    unsigned i;
+    (void)arg;
+    if ((ev == WISP_DHCP_EV_BOUND || ev == WISP_DHCP_EV_RENEWED) && l != NULL) {
+        for (i = 0; i < l->dns_count && i < WISP_DNS_MAX_SERVERS; i++) {
+            (void)wisp_dns_set_server(&L->stack, i, l->dns[i]);
+        }
+    }
+#else
+    (void)arg;
+    (void)d;
+    (void)ev;
+#endif
+}
+
 err_t dhcp_start(struct netif *netif)
 {
     struct wisp_dhcp_cfg cfg;
     wisp_dhcp_cfg_defaults(&cfg);
     cfg.init_delay_ms = 0;  /* lwIP sends its DISCOVER at once */
-    return wisp_dhcp_start(&netif->wisp_dhcp, &netif->wisp_nif, &cfg, NULL, NULL);
+    return wisp_dhcp_start(&netif->wisp_dhcp, &netif->wisp_nif, &cfg, dhcp_event, NULL);
 }
 
 void dhcp_stop(struct netif *netif)

@@ -7,6 +7,8 @@
   udp-echo HOST PORT COUNT        COUNT datagrams of 1..1472 bytes, each
                                   echoed unchanged (3 tries each)
   http-sha N                      SHA-256 of the body GET /data/N must have
+  sink-reply PORT SECONDS         accept one connection on PORT, read to EOF,
+                                  answer "sha256 <hex> <bytes>", close
 Exit 0 = pass; prints one line of figures.
 """
 import hashlib
@@ -86,12 +88,38 @@ def http_sha(n):
     return 0
 
 
+def sink_reply(port, seconds):
+    ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    ls.bind(("0.0.0.0", port))
+    ls.listen(1)
+    ls.settimeout(seconds)
+    print("listening", flush=True)
+    c, a = ls.accept()
+    c.settimeout(20)
+    h = hashlib.sha256()
+    n = 0
+    while True:
+        b = c.recv(65536)
+        if not b:
+            break
+        h.update(b)
+        n += len(b)
+    c.sendall(f"sha256 {h.hexdigest()} {n}\n".encode())
+    c.close()
+    ls.close()
+    print(f"sink-reply: {n} bytes from {a[0]}:{a[1]}", flush=True)
+    return 0
+
+
 def main():
     m = sys.argv[1]
     if m == "tcp-echo":
         return tcp_echo(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]))
     if m == "udp-echo":
         return udp_echo(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
+    if m == "sink-reply":
+        return sink_reply(int(sys.argv[2]), float(sys.argv[3]))
     if m == "http-sha":
         return http_sha(int(sys.argv[2]))
     print("unknown mode", m)

@@ -8,11 +8,15 @@
 #  - TCP echo on port 7 (netconn) and 7007 (raw API): 300 KB of random
 #    data in writes of 1..4000 bytes, echoed back with the same SHA-256;
 #  - UDP echo on port 7 (raw API): 40 datagrams of 1..1472 bytes;
+#  - raw-API TCP client (tcp_connect, tcp_write with flow control from the
+#    sent callback, tcp_shutdown, recv of the reply): 200 KB to a Linux
+#    listener, which answers with the SHA-256 it got;
 #  - HTTP on port 80 (sockets + select / poll): curl GET / and 4 parallel
 #    GET /data/1000000 with the body's SHA-256 checked;
 #  - SIGTERM: services stop, the interface is removed, exit status 0; on
 #    wisp every pool is back at its baseline after the stack's shutdown.
-# DHCP (dhcp_start, dhcp_supplied_address) against dnsmasq: on wisp; on
+# DHCP (dhcp_start, dhcp_supplied_address) against dnsmasq, then DNS
+# (dns_gethostbyname through the lease's server, dnsmasq): on wisp; on
 # Debian's lwIP only when its build has DHCP (Debian's has LWIP_DHCP 0:
 # the application reports that and the check is skipped for it).
 #
@@ -36,13 +40,14 @@ fi
 HTTP_N=1000000
 HTTP_SHA=$("$IT_PY" "$PEER" http-sha "$HTTP_N") || it_fail "http-sha"
 
-# app_start STACK ADDR LOG: start the application, wait for its ready line
-# (its address goes to APP_ADDR).
+# app_start STACK ADDR LOG [ARGS...]: start the application, wait for its
+# ready line (its address goes to APP_ADDR).
 APP_ADDR=""
 app_start() {
     local stack=$1 addr=$2 log=$3
+    shift 3
     IT_NODE_LOG=$log
-    timeout -k 5 300 ip netns exec "$IT_NS" "$BIN_DIR/lwip-style-$stack" "$IT_TAP" "$addr" >"$log" 2>&1 &
+    timeout -k 5 300 ip netns exec "$IT_NS" "$BIN_DIR/lwip-style-$stack" "$IT_TAP" "$addr" "$@" >"$log" 2>&1 &
     IT_NODE_PID=$!
     for _ in $(seq 1 300); do
         if grep -q '^lwip-style: ready' "$log"; then
@@ -107,8 +112,17 @@ checks() {
     it_log "$stack: HTTP GET / and 4 parallel GET /data/$HTTP_N ok (sha256 ${HTTP_SHA:0:16})"
 }
 
+CLIENT_N=200000
+CLIENT_SHA=$("$IT_PY" "$PEER" http-sha "$CLIENT_N") || it_fail "http-sha"
 for stack in $STACKS; do
-    app_start "$stack" "$IT_NODE_IP/$IT_PREFIX" "$IT_DIR/$stack.log" || it_fail "$stack: exited at start-up"
+    it_bg_start "$IT_DIR/sink-$stack.log" 120 "$IT_PY" "$PEER" sink-reply 9000 60
+    it_wait_line "$IT_DIR/sink-$stack.log" '^listening' 10 || it_fail "sink-reply did not start"
+    app_start "$stack" "$IT_NODE_IP/$IT_PREFIX" "$IT_DIR/$stack.log" "client=$IT_LINUX_IP:9000:$CLIENT_N" ||
+        it_fail "$stack: exited at start-up"
+    it_wait_line "$IT_DIR/$stack.log" '^lwip-style: raw client:' 40 || it_fail "$stack: raw client did not finish"
+    grep -q "^lwip-style: raw client: status 0, sent $CLIENT_N bytes, reply: sha256 $CLIENT_SHA $CLIENT_N\$" \
+        "$IT_DIR/$stack.log" || it_fail "$stack: raw client: $(grep 'raw client' "$IT_DIR/$stack.log")"
+    it_log "$stack: raw client sent $CLIENT_N bytes, the peer got them (sha256 ${CLIENT_SHA:0:16})"
     checks "$stack" "$APP_ADDR"
     app_stop "$stack"
     it_ns ip neigh flush dev "$IT_TAP" >/dev/null 2>&1 || true
@@ -117,17 +131,26 @@ done
 # DHCP against dnsmasq
 if [ -x "$DNSMASQ" ]; then
     it_bg_start "$IT_DIR/dnsmasq.log" 200 "$DNSMASQ" --no-daemon --conf-file=/dev/null --user=root \
-        --no-resolv --no-hosts --interface="$IT_TAP" --bind-interfaces --pid-file="$IT_DIR/dnsmasq.pid" \
+        --no-resolv --no-hosts --local=/wisp.example/ --address=/www.wisp.example/198.18.7.7 \
+        --interface="$IT_TAP" --bind-interfaces --pid-file="$IT_DIR/dnsmasq.pid" \
         --dhcp-range=198.18.0.100,198.18.0.150,255.255.255.0,2m \
         --dhcp-leasefile="$IT_DIR/dnsmasq.leases" --log-dhcp
     it_wait_line "$IT_DIR/dnsmasq.log" 'DHCP, IP range' 10 || it_fail "dnsmasq did not start"
     for stack in $STACKS; do
-        if app_start "$stack" dhcp "$IT_DIR/$stack-dhcp.log"; then
+        if app_start "$stack" dhcp "$IT_DIR/$stack-dhcp.log" resolve=www.wisp.example; then
             case "$APP_ADDR" in
                 198.18.0.1[0-4][0-9] | 198.18.0.150) ;;
                 *) it_fail "$stack: DHCP address $APP_ADDR not from the pool" ;;
             esac
             it_log "$stack: DHCP lease $APP_ADDR"
+            it_wait_line "$IT_DIR/$stack-dhcp.log" '^lwip-style: resolve' 25 || it_fail "$stack: no DNS result"
+            if grep -q '^lwip-style: resolved www.wisp.example 198.18.7.7$' "$IT_DIR/$stack-dhcp.log"; then
+                it_log "$stack: dns_gethostbyname www.wisp.example -> 198.18.7.7 (server from the lease)"
+            elif grep -q 'has no DNS' "$IT_DIR/$stack-dhcp.log"; then
+                it_log "$stack: DNS check skipped: this build has no DNS"
+            else
+                it_fail "$stack: DNS: $(grep '^lwip-style: resol' "$IT_DIR/$stack-dhcp.log")"
+            fi
             it_ns curl -sS --max-time 20 "http://$APP_ADDR/" | grep -q '<h1>lwip-style</h1>' ||
                 it_fail "$stack: GET / at the leased address"
             app_stop "$stack"
