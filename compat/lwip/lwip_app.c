@@ -286,7 +286,7 @@ unsigned wisp_lwip_pools_in_use(void)
 int wisp_lwip_shutdown(void)
 {
     int left;
-    unsigned i;
+    unsigned i, running;
     if (!L->up) {
         return 0;
     }
@@ -305,10 +305,20 @@ int wisp_lwip_shutdown(void)
             L->thr[i].state = 0;
         }
     }
+    /* callbacks the stopped thread never ran: their records go */
+    memset(L->cb, 0, sizeof L->cb);
+    for (i = 0, running = 0; i < WISP_LWIP_MAX_THREADS; i++) {
+        running += L->thr[i].state != 0;
+    }
     wisp_sys_mutex_unlock(&L->lock);
     wisp_lwip_netconn_api = NULL;
     netif_default = NULL;
     L->up = false;
+    if (running == 0) {
+        /* (a thread still running would take L->lock when it returns) */
+        wisp_sys_mutex_free(&L->lock);
+        wisp_sys_mutex_free(&L->prot);
+    }
     return left;
 }
 
@@ -503,6 +513,39 @@ u8_t wisp_lwip_pbuf_free(struct pbuf *p)
     n = wisp_pbuf_free(p);
     core_leave(k);
     return (u8_t)(n > 255u ? 255u : n);
+}
+
+void wisp_lwip_pbuf_ref(struct pbuf *p)
+{
+    bool k;
+    if (p == NULL) {
+        return;
+    }
+    k = core_enter();
+    wisp_pbuf_ref(p);
+    core_leave(k);
+}
+
+void pbuf_cat(struct pbuf *head, struct pbuf *tail)
+{
+    bool k;
+    if (head == NULL || tail == NULL) {
+        return;
+    }
+    k = core_enter();
+    wisp_pbuf_cat(head, tail);
+    core_leave(k);
+}
+
+void pbuf_chain(struct pbuf *head, struct pbuf *tail)
+{
+    bool k;
+    if (head == NULL || tail == NULL) {
+        return;
+    }
+    k = core_enter();
+    wisp_pbuf_chain(head, tail);
+    core_leave(k);
 }
 
 err_t pbuf_copy(struct pbuf *p_to, const struct pbuf *p_from)
@@ -1030,12 +1073,13 @@ const ip4_addr_t *netif_ip4_gw(struct netif *netif)
     return &netif->gw;
 }
 
+/* lwIP's convention: an error return leaves p with the caller (it frees
+ * it). Here only arguments that cannot be used return one; a frame the
+ * stack thread cannot take (mailbox full, stopping) is freed by wisp and
+ * counted in tcpip.input.drop, so that case returns ERR_OK. */
 err_t tcpip_input(struct pbuf *p, struct netif *inp)
 {
-    if (inp == NULL || inp->wisp_dev == NULL || !L->up) {
-        if (p != NULL) {
-            (void)wisp_lwip_pbuf_free(p);
-        }
+    if (p == NULL || inp == NULL || inp->wisp_dev == NULL || !L->up) {
         return ERR_ARG;
     }
     if (wisp_lwip_in_core()) {

@@ -162,7 +162,8 @@ void wisp_lwip_get_stats(struct wisp_lwip_stats *out);
  *  (takes the core lock; not in the core). */
 unsigned wisp_lwip_pools_in_use(void);
 /** Undo tcpip_init (after every application thread stopped using the
- *  stack and the netifs were removed): sockets, netconn layer, stack
+ *  stack -- threads of sys_thread_new should have returned: they are
+ *  joined -- and the netifs were removed): sockets, netconn layer, stack
  *  thread, stack. Returns the number of sockets and netconns that were
  *  still open plus the pool elements and records still in use after the
  *  stack's deinit: 0 = everything back at baseline. */
@@ -259,10 +260,12 @@ struct pbuf *pbuf_alloc(pbuf_layer layer, u16_t length, pbuf_type type);
 u8_t wisp_lwip_pbuf_free(struct pbuf *p);
 #undef pbuf_free
 #define pbuf_free(p) wisp_lwip_pbuf_free(p)
+/** pbuf_ref / pbuf_cat / pbuf_chain: any thread, as pbuf_free. */
+void wisp_lwip_pbuf_ref(struct pbuf *p);
+void pbuf_cat(struct pbuf *head, struct pbuf *tail);
+void pbuf_chain(struct pbuf *head, struct pbuf *tail);
 #undef pbuf_ref
-#define pbuf_ref(p) wisp_pbuf_ref(p)
-#define pbuf_cat(h, t) wisp_pbuf_cat((h), (t))
-#define pbuf_chain(h, t) wisp_pbuf_chain((h), (t))
+#define pbuf_ref(p) wisp_lwip_pbuf_ref(p)
 #define pbuf_realloc(p, new_len) wisp_pbuf_trim((p), (new_len))
 #define pbuf_add_header(p, n) ((u8_t)(wisp_pbuf_push((p), (u16_t)(n)) != WISP_OK))
 #define pbuf_remove_header(p, n) ((u8_t)(wisp_pbuf_pop((p), (u16_t)(n)) != WISP_OK))
