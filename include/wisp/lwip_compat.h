@@ -13,7 +13,9 @@
  * variable wisp_lwip_netconn_api, which the application defines
  * (`struct wisp_netconn_api *wisp_lwip_netconn_api;`) and points at its
  * wisp_netconn_api_init'ed instance before the lwIP names are used -- the
- * netconn layer itself keeps no globals. Everything else finds the instance through the
+ * netconn layer itself keeps no globals. (An application linked with the
+ * whole-application layer, wisp/lwip_app.h and the wisp_lwip library,
+ * does not define it: tcpip_init() does.) Everything else finds the instance through the
  * netconn or netbuf it is given.
  *
  * Mapping notes (where wisp differs from lwIP):
