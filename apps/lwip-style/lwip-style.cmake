@@ -4,7 +4,7 @@
 # (test/lwip-style/glue_*.c). test/interop/test_lwip_compat.sh runs both.
 set(LWIP_STYLE_APP ${CMAKE_CURRENT_LIST_DIR}/main.c ${CMAKE_CURRENT_LIST_DIR}/echo_netconn.c
                    ${CMAKE_CURRENT_LIST_DIR}/http_socket.c ${CMAKE_CURRENT_LIST_DIR}/raw_apps.c)
-set(LWIP_STYLE_GLUE ${CMAKE_SOURCE_DIR}/test/lwip-style)
+set(LWIP_STYLE_GLUE ${CMAKE_CURRENT_LIST_DIR}/../../test/lwip-style)
 
 add_executable(lwip-style-wisp ${LWIP_STYLE_APP} ${LWIP_STYLE_GLUE}/glue_wisp.c)
 target_include_directories(lwip-style-wisp PRIVATE ${CMAKE_CURRENT_LIST_DIR})
