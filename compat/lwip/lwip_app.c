@@ -1090,6 +1090,71 @@ err_t tcpip_input(struct pbuf *p, struct netif *inp)
     return ERR_OK;
 }
 
+/* ------------------------------------------------------------ netifapi */
+
+err_t netifapi_netif_add(struct netif *netif, const ip4_addr_t *ipaddr, const ip4_addr_t *netmask,
+                         const ip4_addr_t *gw, void *state, netif_init_fn init, netif_input_fn input)
+{
+    struct netif *n;
+    bool k = core_enter();
+    n = netif_add(netif, ipaddr, netmask, gw, state, init, input);
+    core_leave(k);
+    return n != NULL ? ERR_OK : ERR_IF;
+}
+
+err_t netifapi_netif_set_addr(struct netif *netif, const ip4_addr_t *ipaddr, const ip4_addr_t *netmask,
+                              const ip4_addr_t *gw)
+{
+    bool k = core_enter();
+    netif_set_addr(netif, ipaddr, netmask, gw);
+    core_leave(k);
+    return ERR_OK;
+}
+
+/* the one-argument netif calls */
+static err_t netifapi_run(void (*fn)(struct netif *), struct netif *netif)
+{
+    bool k;
+    if (netif == NULL) {
+        return ERR_ARG;
+    }
+    k = core_enter();
+    fn(netif);
+    core_leave(k);
+    return ERR_OK;
+}
+
+err_t netifapi_netif_remove(struct netif *netif)
+{
+    return netifapi_run(netif_remove, netif);
+}
+
+err_t netifapi_netif_set_up(struct netif *netif)
+{
+    return netifapi_run(netif_set_up, netif);
+}
+
+err_t netifapi_netif_set_down(struct netif *netif)
+{
+    return netifapi_run(netif_set_down, netif);
+}
+
+err_t netifapi_netif_set_default(struct netif *netif)
+{
+    netif_default = netif;
+    return ERR_OK;
+}
+
+err_t netifapi_netif_set_link_up(struct netif *netif)
+{
+    return netifapi_run(netif_set_link_up, netif);
+}
+
+err_t netifapi_netif_set_link_down(struct netif *netif)
+{
+    return netifapi_run(netif_set_link_down, netif);
+}
+
 /* ---------------------------------------------------------------- dhcp */
 
 #if LWIP_DHCP
@@ -1135,6 +1200,25 @@ err_t dhcp_release(struct netif *netif)
 {
     wisp_dhcp_stop(&netif->wisp_dhcp, true);
     return ERR_OK;
+}
+
+err_t netifapi_dhcp_start(struct netif *netif)
+{
+    err_t e;
+    bool k = core_enter();
+    e = dhcp_start(netif);
+    core_leave(k);
+    return e;
+}
+
+err_t netifapi_dhcp_stop(struct netif *netif)
+{
+    return netifapi_run(dhcp_stop, netif);
+}
+
+err_t netifapi_dhcp_release_and_stop(struct netif *netif)
+{
+    return netifapi_run(dhcp_release_and_stop, netif);
 }
 
 u8_t dhcp_supplied_address(const struct netif *netif)

@@ -455,6 +455,31 @@ void wisp_lwip_unlock(void);
 #define LOCK_TCPIP_CORE() wisp_lwip_lock()
 #define UNLOCK_TCPIP_CORE() wisp_lwip_unlock()
 
+/* ----------------------------------------------------- lwip/netifapi.h
+ * lwIP's thread-safe netif calls: each runs its netif_* / dhcp_* call
+ * under the core lock (as lwIP does with LWIP_TCPIP_CORE_LOCKING). From
+ * application threads, not in the core. */
+#ifndef LWIP_NETIF_API
+#define LWIP_NETIF_API 1
+#endif
+err_t netifapi_netif_add(struct netif *netif, const ip4_addr_t *ipaddr, const ip4_addr_t *netmask,
+                         const ip4_addr_t *gw, void *state, netif_init_fn init, netif_input_fn input);
+err_t netifapi_netif_set_addr(struct netif *netif, const ip4_addr_t *ipaddr, const ip4_addr_t *netmask,
+                              const ip4_addr_t *gw);
+err_t netifapi_netif_remove(struct netif *netif);
+err_t netifapi_netif_set_up(struct netif *netif);
+err_t netifapi_netif_set_down(struct netif *netif);
+err_t netifapi_netif_set_default(struct netif *netif);
+err_t netifapi_netif_set_link_up(struct netif *netif);
+err_t netifapi_netif_set_link_down(struct netif *netif);
+#if LWIP_DHCP
+err_t netifapi_dhcp_start(struct netif *netif);
+err_t netifapi_dhcp_stop(struct netif *netif);
+err_t netifapi_dhcp_release_and_stop(struct netif *netif);
+#endif
+/** lwIP 1.x/2.0 name of tcpip_callback / tcpip_try_callback. */
+#define tcpip_callback_with_block(f, ctx, block) ((block) ? tcpip_callback(f, ctx) : tcpip_try_callback(f, ctx))
+
 /* -------------------------------------------------------- lwip/dhcp.h */
 
 #if LWIP_DHCP

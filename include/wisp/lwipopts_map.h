@@ -47,9 +47,6 @@
 #if defined(LWIP_EVENT_API) && LWIP_EVENT_API
 #error "lwipopts: LWIP_EVENT_API 1: wisp's raw API has callbacks only (LWIP_CALLBACK_API)"
 #endif
-#if defined(LWIP_NETIF_API) && LWIP_NETIF_API
-#error "lwipopts: LWIP_NETIF_API 1: no netifapi_* calls; call netif_* under LOCK_TCPIP_CORE()"
-#endif
 #if defined(LWIP_SNMP) && LWIP_SNMP
 #error "lwipopts: LWIP_SNMP 1: wisp has no SNMP agent"
 #endif

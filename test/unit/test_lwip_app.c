@@ -6,8 +6,8 @@
  * pbuf_free from an application thread, the raw TCP API with lwIP's
  * callback signatures (listener argument inherited, sent lengths in u16_t
  * pieces, tcp_abort reporting ERR_ABRT, an accept refused), raw UDP with
- * lwIP's receive signature, tcpip_callback on the tcpip thread and DNS of
- * a dotted quad. The group's teardown is the leak check: after
+ * lwIP's receive signature, tcpip_callback on the tcpip thread, DNS of
+ * a dotted quad, netif_* / netifapi_* with a driver init function. The group's teardown is the leak check: after
  * wisp_lwip_shutdown() every pool element and every per-PCB record of the
  * layer must be back (it returns 0).
  */
@@ -21,6 +21,8 @@
 #include "lwip/pbuf.h"
 #include "lwip/sys.h"
 #include "lwip/dns.h"
+#include "lwip/netif.h"
+#include "lwip/netifapi.h"
 
 static sys_sem_t init_sem;
 
@@ -467,6 +469,70 @@ static void test_dns_callback(void **state)
     assert_false(wisp_lwip_in_core());
 }
 
+/* ------------------------------------------------------ netif, netifapi */
+
+static unsigned dev_frames;
+static wisp_err_t dev_transmit(struct wisp_dev *dev, struct wisp_pbuf *frame)
+{
+    (void)dev;
+    (void)frame;
+    dev_frames++;                                    /* copied nowhere: dropped */
+    return WISP_OK;
+}
+static const struct wisp_dev_ops dev_ops = { dev_transmit, NULL, NULL };
+static struct wisp_dev dev = { &dev_ops, NULL, NULL, NULL, NULL };
+static int status_calls;
+
+static err_t dev_init(struct netif *netif)
+{
+    static const u8_t mac[6] = { 2, 0, 0, 0, 0, 9 };
+    assert_true(wisp_lwip_in_core());
+    assert_string_equal((const char *)netif->state, "state");
+    netif->name[0] = 'd';
+    netif->name[1] = 'v';
+    netif->mtu = 1500;
+    netif->hwaddr_len = 6;
+    memcpy(netif->hwaddr, mac, 6);
+    netif->flags = NETIF_FLAG_BROADCAST | NETIF_FLAG_ETHARP | NETIF_FLAG_ETHERNET;
+    netif->wisp_dev = &dev;
+    return ERR_OK;
+}
+
+static void on_status(struct netif *netif)
+{
+    (void)netif;
+    status_calls++;
+}
+
+static void test_netifapi(void **state)
+{
+    static struct netif nif;
+    ip4_addr_t a, m, g;
+    (void)state;
+    IP4_ADDR(&a, 10, 9, 9, 9);
+    IP4_ADDR(&m, 255, 255, 255, 0);
+    IP4_ADDR(&g, 10, 9, 9, 1);
+    assert_int_equal(netifapi_netif_add(&nif, &a, &m, &g, (void *)"state", dev_init, tcpip_input), ERR_OK);
+    netif_set_status_callback(&nif, on_status);
+    assert_int_equal(netifapi_netif_set_default(&nif), ERR_OK);
+    assert_ptr_equal(netif_default, &nif);
+    assert_int_equal(netifapi_netif_set_up(&nif), ERR_OK);
+    assert_int_equal(netifapi_netif_set_link_up(&nif), ERR_OK);
+    assert_true(netif_is_up(&nif) && netif_is_link_up(&nif));
+    assert_int_equal(status_calls, 1);
+    assert_int_equal(ip4_addr_get_u32(netif_ip4_addr(&nif)), ip4_addr_get_u32(&a));   /* any thread */
+    assert_int_equal(ip4_addr_get_u32(netif_ip4_gw(&nif)), ip4_addr_get_u32(&g));
+    IP4_ADDR(&a, 10, 9, 9, 10);
+    assert_int_equal(netifapi_netif_set_addr(&nif, &a, &m, &g), ERR_OK);
+    assert_int_equal(ip4_addr_get_u32(netif_ip4_addr(&nif)), ip4_addr_get_u32(&a));
+    assert_true(dev_frames > 0);                     /* gratuitous ARP through the device */
+    assert_int_equal(netifapi_netif_set_link_down(&nif), ERR_OK);
+    assert_int_equal(netifapi_netif_set_down(&nif), ERR_OK);
+    assert_int_equal(status_calls, 2);
+    assert_int_equal(netifapi_netif_remove(&nif), ERR_OK);
+    assert_null(netif_default);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -476,6 +542,7 @@ int main(void)
         cmocka_unit_test(test_raw_tcp_refused),
         cmocka_unit_test(test_raw_udp),
         cmocka_unit_test(test_dns_callback),
+        cmocka_unit_test(test_netifapi),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
