@@ -49,7 +49,8 @@ app_start() {
     IT_NODE_LOG=$log
     timeout -k 5 300 ip netns exec "$IT_NS" "$BIN_DIR/lwip-style-$stack" "$IT_TAP" "$addr" "$@" >"$log" 2>&1 &
     IT_NODE_PID=$!
-    for _ in $(seq 1 300); do
+    # 45 s: start-up plus the application's own 30 s wait for a DHCP lease
+    for _ in $(seq 1 450); do
         if grep -q '^lwip-style: ready' "$log"; then
             APP_ADDR=$(sed -n 's/^lwip-style: ready \([0-9.]*\)$/\1/p' "$log")
             it_log "$stack: $(grep '^lwip-style: stack' "$log")"
@@ -65,7 +66,7 @@ app_start() {
         fi
         sleep 0.1
     done
-    it_fail "$stack: not ready after 30 s"
+    it_fail "$stack: not ready after 45 s"
 }
 
 app_stop() {
