@@ -4,9 +4,10 @@
  * (tcpip_init, LOCK_TCPIP_CORE), interfaces (netif_add, netif_set_up, ...),
  * the OS layer (sys_thread_new, sys_sem_*, sys_mbox_*, sys_mutex_*), the
  * raw API (tcp_*, udp_*, pbuf_*) with lwIP's callback signatures and pbuf
- * ownership rules, DHCP and DNS, and the lwip_* socket calls. The shims
- * include/lwip/{tcpip,init,netif,sys,tcp,udp,pbuf,dhcp,dns,sockets,inet}.h
- * include this file; the netconn names come from wisp/lwip_compat.h.
+ * ownership rules, DHCP and DNS, netifapi, and the lwip_* socket calls.
+ * Every shim in include/lwip/ includes this file (lwip/sockets.h adds the
+ * standard socket names); the netconn names come from wisp/lwip_compat.h,
+ * which this file includes.
  *
  * Implemented by the compat library (compat/lwip/lwip_app.c, CMake target
  * wisp_lwip), on wisp's public API only. docs/lwip-migration.md lists what

@@ -3,8 +3,9 @@
  * lwIP 2.1 names for wisp's netconn API (wisp/netconn.h): types, error
  * codes, flags, addresses, netconn_* and netbuf_* calls, so that lwIP
  * netconn code compiles unchanged apart from its include lines. The shims
- * include/lwip/{api,netbuf,err,opt,arch,def,ip_addr,pbuf,sys}.h include this
- * file, so `#include "lwip/api.h"` works as with lwIP.
+ * in include/lwip/ include this file through wisp/lwip_app.h (the rest of
+ * lwIP's application-level names), so `#include "lwip/api.h"` works as
+ * with lwIP.
  *
  * The instance: lwIP's API has no stack argument, so the calls that create
  * something (netconn_new*, netbuf_new, pbuf_free) use the netconn layer
