@@ -1,9 +1,9 @@
 /**
  * @file arch.h
  * lwIP compatibility shim: lwIP code's `#include "lwip/arch.h"` gets the lwIP
- * names of wisp's netconn API (all of them live in wisp/lwip_compat.h).
+ * names of wisp's API (wisp/lwip_app.h, which includes wisp/lwip_compat.h).
  */
 #ifndef WISP_LWIP_SHIM_ARCH_H
 #define WISP_LWIP_SHIM_ARCH_H
-#include "wisp/lwip_compat.h"
+#include "wisp/lwip_app.h"
 #endif

@@ -1,9 +1,10 @@
 /**
  * @file sys.h
- * lwIP compatibility shim: lwIP code's `#include "lwip/sys.h"` gets the lwIP
- * names of wisp's netconn API (all of them live in wisp/lwip_compat.h).
+ * lwIP compatibility shim: lwIP code's `#include "lwip/sys.h"` gets the
+ * lwIP names of wisp's application-level API (all of them live in
+ * wisp/lwip_app.h; implemented by the wisp_lwip library, compat/lwip/).
  */
 #ifndef WISP_LWIP_SHIM_SYS_H
 #define WISP_LWIP_SHIM_SYS_H
-#include "wisp/lwip_compat.h"
+#include "wisp/lwip_app.h"
 #endif

@@ -3,8 +3,9 @@
  * lwIP 2.1 names for wisp's netconn API (wisp/netconn.h): types, error
  * codes, flags, addresses, netconn_* and netbuf_* calls, so that lwIP
  * netconn code compiles unchanged apart from its include lines. The shims
- * include/lwip/{api,netbuf,err,opt,arch,def,ip_addr,pbuf,sys}.h include this
- * file, so `#include "lwip/api.h"` works as with lwIP.
+ * in include/lwip/ include this file through wisp/lwip_app.h (the rest of
+ * lwIP's application-level names), so `#include "lwip/api.h"` works as
+ * with lwIP.
  *
  * The instance: lwIP's API has no stack argument, so the calls that create
  * something (netconn_new*, netbuf_new, pbuf_free) use the netconn layer
@@ -13,7 +14,9 @@
  * variable wisp_lwip_netconn_api, which the application defines
  * (`struct wisp_netconn_api *wisp_lwip_netconn_api;`) and points at its
  * wisp_netconn_api_init'ed instance before the lwIP names are used -- the
- * netconn layer itself keeps no globals. Everything else finds the instance through the
+ * netconn layer itself keeps no globals. (An application linked with the
+ * whole-application layer, wisp/lwip_app.h and the wisp_lwip library,
+ * does not define it: tcpip_init() does.) Everything else finds the instance through the
  * netconn or netbuf it is given.
  *
  * Mapping notes (where wisp differs from lwIP):
@@ -177,8 +180,8 @@ typedef wisp_ipaddr_t ip4_addr_t;
 #define ip_addr_set_zero(a) ip4_addr_set_u32(a, 0)
 #define ip_addr_set_any(is_ipv6, a) ((void)(is_ipv6), ip4_addr_set_u32(a, 0))
 #define ip_addr_set_ip4_u32(a, v) ip4_addr_set_u32(a, v)
-#define ip_addr_ismulticast(a) wisp_ip4_is_multicastwisp_ipaddr_ip4(a)
-#define ip_addr_isloopback(a) wisp_ip4_is_loopbackwisp_ipaddr_ip4(a)
+#define ip_addr_ismulticast(a) wisp_ip4_is_multicast(wisp_ipaddr_ip4(a))
+#define ip_addr_isloopback(a) wisp_ip4_is_loopback(wisp_ipaddr_ip4(a))
 
 /** lwIP ipaddr_aton / ip4addr_aton: 1 when cp is a dotted quad (stored in
  *  *addr unless addr is NULL), else 0. Strict (four decimal octets). */

@@ -1,0 +1,10 @@
+/**
+ * @file netif.h
+ * lwIP compatibility shim: lwIP code's `#include "lwip/netif.h"` gets the
+ * lwIP names of wisp's application-level API (all of them live in
+ * wisp/lwip_app.h; implemented by the wisp_lwip library, compat/lwip/).
+ */
+#ifndef WISP_LWIP_SHIM_NETIF_H
+#define WISP_LWIP_SHIM_NETIF_H
+#include "wisp/lwip_app.h"
+#endif

@@ -1,0 +1,10 @@
+/**
+ * @file tcpip.h
+ * lwIP compatibility shim: lwIP code's `#include "lwip/tcpip.h"` gets the
+ * lwIP names of wisp's application-level API (all of them live in
+ * wisp/lwip_app.h; implemented by the wisp_lwip library, compat/lwip/).
+ */
+#ifndef WISP_LWIP_SHIM_TCPIP_H
+#define WISP_LWIP_SHIM_TCPIP_H
+#include "wisp/lwip_app.h"
+#endif
