@@ -5,12 +5,15 @@
  * of TCP connections at a time, and debug checks on (the images are test
  * firmware: a broken invariant stops them with status 3).
  *
- * Why these sizes: the receive window (16 KiB) is deliberately larger than
- * the LAN9118's ~10 KiB RX FIFO (6 full frames), so a peer's burst can
- * overflow the FIFO as it would on the chip when the CPU is late; TCP has
- * to recover what the FIFO drops (the firmware tests check every byte).
- * 32 RX pbufs hold a full window plus reassembly; 64 segments hold the
- * send buffers of several connections.
+ * Why these sizes: the receive window (8 KiB, under 6 full frames) fits in
+ * the LAN9118's ~10 KiB RX FIFO, so a peer's burst of a whole window fits
+ * in the FIFO even when the CPU is late to drain it. Measured in QEMU
+ * (test_fw_tap.sh): with a 16 KiB window, 13.6 % of the frames to the
+ * firmware were dropped by the FIFO (silently, MPS2-AN385.md) and iperf
+ * from Linux reached 15 Mbit/s; with 8 KiB, 0.25 % (nearly all in the
+ * test's deliberate RX stalls) and 96 Mbit/s. 32 RX pbufs hold a window
+ * plus out-of-order data and reassembly; 64 segments hold the send
+ * buffers of several connections.
  */
 #ifndef WISP_OPTS_MPS2_H
 #define WISP_OPTS_MPS2_H
@@ -27,7 +30,7 @@
 #define WISP_TCP_SYNQ_COUNT 16
 #define WISP_TCP_TW_COUNT 16
 #define WISP_TCP_SEG_COUNT 64
-#define WISP_TCP_WND (16 * 1024)
+#define WISP_TCP_WND (8 * 1024)
 #define WISP_TCP_SND_BUF (8 * 1024)
 #define WISP_TCP_OOSEQ_MAX_PBUFS 12
 #define WISP_TXQ_COMMON_LEN 32
