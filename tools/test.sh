@@ -25,6 +25,7 @@ need_pkgs=(build-essential cmake clang libclang-rt-14-dev libcmocka-dev pkg-conf
            binutils-arm-none-eabi iproute2 iputils-ping tshark socat python3 procps kmod dnsmasq-base iperf curl valgrind
            strace)
 need_pkgs+=(gcovr)  # tools/coverage.sh
+need_pkgs+=(qemu-system-arm)  # firmware tests (test/interop/test_fw_*.sh)
 missing=()
 for p in "${need_pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -16,6 +16,10 @@
  *
  * Console commands (UART0, one per line):
  *   stat       pools (used / high-water / size) and driver counters
+ *   ping A N S ping address A N times (1..100) with S data bytes (0..8000;
+ *              above the MTU the requests go out fragmented), 200 ms
+ *              apart (apps/lib/ping.c); prints "fw: ping ... done" with
+ *              the counts and RTTs
  *   stall MS   do not read the NIC for MS ms (at most 2000): what a late
  *              CPU does; the RX FIFO overflows and drops (the tests use it)
  *   quit       wait (at most 8 s) until every pool is back at the baseline
@@ -36,6 +40,7 @@
 #include "services.h"
 #include "httpd.h"
 #include "iperf.h"
+#include "ping.h"
 
 #define FW_QUIT_WAIT_MS 8000u  /* > httpd linger (2 s) and iperf linger (5 s) */
 #define FW_STALL_MAX_MS 2000u
@@ -49,6 +54,7 @@ static struct fw {
     struct wisp_services svc;
     struct wisp_httpd httpd;
     struct wisp_iperf_server iperf;
+    struct wisp_ping ping;
     unsigned baseline;
     bool have_baseline;
     bool quit;
@@ -170,6 +176,49 @@ static void print_services(void)
                  (unsigned long)fw.iperf.st.udp_tests, (unsigned long)fw.iperf.st.reverse_started);
 }
 
+static void ping_done(void *arg, struct wisp_ping *p)
+{
+    const struct wisp_ping_stats *st = wisp_ping_stats(p);
+    (void)arg;
+    board_printf("fw: ping done sent %lu received %lu errors %lu rtt min/avg/max %lu/%lu/%lu us\n",
+                 (unsigned long)st->sent, (unsigned long)st->received, (unsigned long)st->errors,
+                 (unsigned long)st->min_us, (unsigned long)st->avg_us, (unsigned long)st->max_us);
+}
+
+static void ping_cmd(const char *args)
+{
+    char addr[16];
+    unsigned i = 0;
+    unsigned long n, size;
+    char *end;
+    wisp_ip4_t dst;
+    struct wisp_ping_cfg cfg;
+    wisp_err_t err;
+    while (args[i] != '\0' && args[i] != ' ' && i + 1u < sizeof addr) {
+        addr[i] = args[i];
+        i++;
+    }
+    addr[i] = '\0';
+    n = strtoul(args + i, &end, 10);
+    size = strtoul(end, NULL, 10);
+    if (!wisp_ip4_aton(addr, &dst) || n < 1u || n > 100u || size > 8000u) {
+        board_printf("fw: usage: ping A.B.C.D COUNT SIZE\n");
+        return;
+    }
+    wisp_ping_stop(&fw.ping); /* a run still going ends here */
+    memset(&cfg, 0, sizeof cfg);
+    cfg.dst = dst;
+    cfg.count = (uint32_t)n;
+    cfg.interval_ms = 200u;
+    cfg.size = (uint16_t)size;
+    cfg.done = ping_done;
+    cfg.now_us = fw_clock_us;
+    err = wisp_ping_start_cfg(&fw.ping, &fw.stack, &cfg);
+    if (err != WISP_OK) {
+        board_printf("fw: ping failed to start: %s\n", wisp_err_str(err));
+    }
+}
+
 static void command(const char *cmd)
 {
     if (strcmp(cmd, "stat") == 0) {
@@ -185,6 +234,8 @@ static void command(const char *cmd)
         fw.stall_until = board_now_ms() + ms;
         board_nvic_disable(MPS2_LAN9118_IRQ);
         board_printf("fw: stall %lu ms\n", (unsigned long)ms);
+    } else if (strncmp(cmd, "ping ", 5) == 0) {
+        ping_cmd(cmd + 5);
     } else if (strcmp(cmd, "quit") == 0) {
         fw.quit = true;
     } else if (cmd[0] != '\0') {
@@ -312,6 +363,7 @@ static int finish(void)
     print_services();
     wisp_stack_dump(&fw.stack, board_vprint, NULL, false);
     board_printf("pools: in use %u, baseline %u: %s\n", in_use, fw.baseline, at_base ? "at baseline" : "NOT at baseline");
+    wisp_ping_stop(&fw.ping);
     wisp_iperf_server_stop(&fw.iperf);
     wisp_httpd_stop(&fw.httpd);
     wisp_services_stop(&fw.svc);

@@ -106,3 +106,19 @@ fw_drv() {
     tr -d '\r' <"$IT_NODE_LOG" | grep '^lan9118:' | tail -n 1 |
         awk -v k="$1" '{ for (i = 2; i < NF; i++) if ($i == k) v = $(i + 1) } END { print (v == "" ? 0 : v) }'
 }
+
+# fw_ping ADDR COUNT SIZE: the firmware pings ADDR (console "ping", apps/lib/
+# ping.c); fails unless every request is answered.
+fw_ping() {
+    local n line
+    n=$(grep -c '^fw: ping done' "$IT_NODE_LOG")
+    fw_cmd "ping $1 $2 $3"
+    for _ in $(seq 1 $(( ($2 * 2 + 10) * 10 ))); do
+        [ "$(grep -c '^fw: ping done' "$IT_NODE_LOG")" -gt "$n" ] && break
+        sleep 0.1
+    done
+    line=$(tr -d '\r' <"$IT_NODE_LOG" | grep '^fw: ping done' | sed -n "$((n + 1))p")
+    [ -n "$line" ] || it_fail "firmware ping $1 ($2 x $3 bytes) did not finish"
+    echo "$line" | grep -q "sent $2 received $2 errors 0 " || it_fail "firmware ping $1 -s $3: $line"
+    it_log "firmware -> $1, $3 data bytes: ${line#fw: ping done }"
+}

@@ -4,9 +4,10 @@
 # against the Linux kernel and Debian tools over a TAP inside a network
 # namespace the test creates (lib.sh):
 #  - DHCP from dnsmasq on the tap (198.18.0.100-150);
-#  - ping, and a fragmented ping (-s 3000: three fragments each way);
+#  - ping, and a fragmented ping (-s 3000: three fragments each way), from
+#    Linux and from the firmware (console "ping", apps/lib/ping.c);
 #  - TCP echo of 4 MB (SHA-256 of what came back = of what was sent),
-#    4 echo transfers at once, 100 connections opened and closed in turn;
+#    4 echo transfers at once, 300 connections opened and closed in turn;
 #  - chargen: 1 MB checked against the RFC 864 pattern;
 #  - HTTP GET with curl: / and the 1 MiB /big.bin (SHA-256 of the
 #    generated reference);
@@ -60,6 +61,8 @@ rtt=$(echo "$out" | sed -nE 's/^rtt .* = ([0-9.]+)\/([0-9.]+)\/.*/\2/p')
 out=$(it_ns_t 20 ping -n -c 3 -i 0.3 -s 3000 -W 3 "$A" 2>&1) || it_fail "ping -s 3000: $(echo "$out" | tail -n 2)"
 echo "$out" | grep -q ' 3 received' || it_fail "ping -s 3000: $(echo "$out" | grep received)"
 it_log "ping: 5/5, avg rtt $rtt ms; ping -s 3000 (fragmented): 3/3"
+fw_ping "$IT_LINUX_IP" 5 56
+fw_ping "$IT_LINUX_IP" 3 3000
 
 # --- TCP echo, parallel echo, many connections, chargen
 tcp_step() { # SECONDS WHAT ARGS...
@@ -72,7 +75,7 @@ tcp_step() { # SECONDS WHAT ARGS...
 }
 tcp_step 120 "echo 4 MB" echo "$A" 7 4000000
 tcp_step 120 "echo 4 x 256 KB parallel" echo-parallel "$A" 7 4 262144
-tcp_step 120 "100 connections" conns "$A" 7 100
+tcp_step 120 "300 connections" conns "$A" 7 300
 tcp_step 60 "chargen 1 MB" chargen "$A" 19 1000000
 
 # --- HTTP
