@@ -76,10 +76,18 @@ static uint64_t fw_clock_us(void *ctx)
     return board_now_us();
 }
 
+/* The two interrupts of this image: the LAN9118 (only signals, see
+ * lan9118.h) and SysTick (only counts: it ends WFI every MPS2_TICK_MS). */
 void ETH_IRQHandler(void);
 void ETH_IRQHandler(void)
 {
     lan9118_isr(&fw.eth);
+}
+
+void SysTick_Handler(void);
+void SysTick_Handler(void)
+{
+    board_tick_count++;
 }
 
 static unsigned mask_len(wisp_ip4_t m)

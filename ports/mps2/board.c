@@ -131,12 +131,6 @@ void board_systick_start(void)
     REG(SYST_CSR) = 0x7u; /* processor clock, interrupt, enable */
 }
 
-void SysTick_Handler(void);
-void SysTick_Handler(void)
-{
-    board_tick_count++;
-}
-
 void board_nvic_enable(unsigned irq)
 {
     REG(NVIC_ISER0 + 4u * (irq / 32u)) = 1u << (irq % 32u);
@@ -169,6 +163,7 @@ void board_exit(int status)
     }
 }
 
+#if WISP_DEBUG
 /* The wisp core's assertion hook (WISP_DEBUG builds): report and stop with
  * status 3. */
 void wisp_assert_fail(const char *expr, const char *file, int line)
@@ -176,3 +171,4 @@ void wisp_assert_fail(const char *expr, const char *file, int line)
     board_printf("\nASSERT %s at %s:%d\n", expr, file, line);
     board_exit(3);
 }
+#endif

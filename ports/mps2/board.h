@@ -45,7 +45,9 @@ uint64_t board_ticks(void);
 uint32_t board_now_ms(void);
 uint64_t board_now_us(void);
 
-/** SysTick every MPS2_TICK_MS ms (its handler counts board_tick_count). */
+/** SysTick every MPS2_TICK_MS ms. The handler is the image's: the
+ *  bare-metal one counts board_tick_count (app_bare.c), an RTOS image
+ *  gives SysTick to its kernel (and starts it itself). */
 void board_systick_start(void);
 extern volatile uint32_t board_tick_count;
 

@@ -5,8 +5,8 @@
  * from its load address, zero .bss, run main, exit through semihosting
  * with main's status) and the fault handlers (report on UART0, exit with
  * status 2). Every handler name is weak, so an image defines only the ones
- * it uses: the bare-metal image SysTick_Handler (board.c) and
- * ETH_IRQHandler; a FreeRTOS image maps SVC_Handler, PendSV_Handler and
+ * it uses: the bare-metal image SysTick_Handler and ETH_IRQHandler
+ * (app_bare.c); a FreeRTOS image maps SVC_Handler, PendSV_Handler and
  * SysTick_Handler to the kernel's port (FreeRTOSConfig.h).
  */
 #define WISP_PRIVATE_ACCESS 1 /* port code (the check-tiers rule for ports/) */

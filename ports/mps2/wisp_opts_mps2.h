@@ -18,7 +18,9 @@
 #ifndef WISP_OPTS_MPS2_H
 #define WISP_OPTS_MPS2_H
 
-#define WISP_DEBUG 1
+#ifndef WISP_DEBUG
+#define WISP_DEBUG 1 /* -DWISP_DEBUG=0: the image without the checks */
+#endif
 #define WISP_PBUF_RX_COUNT 32
 #define WISP_PBUF_TX_COUNT 32
 #define WISP_PBUF_REF_COUNT 32
