@@ -15,7 +15,9 @@
  * PRIMASK set). Never busy-polls (MPS2-AN385.md pitfall 7).
  *
  * Console commands (UART0, one per line):
- *   stat       pools (used / high-water / size) and driver counters
+ *   stat       pools (used / high-water / size), driver counters, and the
+ *              main loop's passes and WFI sleeps (an idle firmware passes
+ *              about 100 times a second: the SysTick)
  *   ping A N S ping address A N times (1..100) with S data bytes (0..8000;
  *              above the MTU the requests go out fragmented), 200 ms
  *              apart (apps/lib/ping.c); prints "fw: ping ... done" with
@@ -62,6 +64,8 @@ static struct fw {
     uint32_t stall_until;
     char line[48];
     unsigned line_len;
+    uint32_t passes;            /**< main-loop passes (each ends in WFI when idle) */
+    uint32_t sleeps;            /**< of those, the ones that slept in WFI */
 } fw;
 
 static uint32_t fw_clock_ms(void *ctx)
@@ -166,6 +170,12 @@ static void print_driver(void)
                  (unsigned long)st->tx_errors);
 }
 
+static void print_loop(void)
+{
+    board_printf("loop: uptime_ms %lu passes %lu sleeps %lu\n", (unsigned long)board_now_ms(),
+                 (unsigned long)fw.passes, (unsigned long)fw.sleeps);
+}
+
 static void print_services(void)
 {
     static const char *const names[WISP_TCP_SVC_COUNT] = { "echo", "discard", "chargen" };
@@ -233,6 +243,7 @@ static void command(const char *cmd)
         print_pools();
         print_driver();
         print_services();
+        print_loop();
     } else if (strncmp(cmd, "stall ", 6) == 0) {
         uint32_t ms = (uint32_t)strtoul(cmd + 6, NULL, 10);
         if (ms > FW_STALL_MAX_MS) {
@@ -279,6 +290,7 @@ static void stall_check(void)
 static void run_once(void)
 {
     uint32_t tick = board_tick_count;
+    fw.passes++;
     stall_check();
     if (!fw.stalled && fw.eth.pending) {
         (void)lan9118_service(&fw.eth, FW_RX_BUDGET);
@@ -290,6 +302,7 @@ static void run_once(void)
     board_irq_off();
     if (!(fw.eth.pending && !fw.stalled) && !fw.quit && tick == board_tick_count &&
         wisp_stack_next_timeout(&fw.stack) != 0) {
+        fw.sleeps++;
         board_wfi(); /* the Ethernet IRQ or SysTick wakes us (console: SysTick) */
     }
     board_irq_on();

@@ -13,7 +13,9 @@
 
 FW_ELF=""
 FW_UART=""
-FW_MAX_S=${FW_MAX_S:-300}   # QEMU is killed by timeout(1) after this
+FW_BUILD_S=300              # the firmware build (about 30 s on a quiet machine)
+FW_MAX_S=${FW_MAX_S:-300}   # QEMU is killed by timeout(1) after this (a test
+                            # sets it to the sum of its step bounds)
 FW_EXIT_S=30                # fw_quit: longest wait for the exit (the firmware waits 8 s at most)
 FW_RC=""
 
@@ -25,7 +27,7 @@ fw_build() {
     command -v arm-none-eabi-gcc >/dev/null 2>&1 || it_skip "arm-none-eabi-gcc not installed"
     bdir=$(dirname "$(readlink -f "$1")")
     top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-    if ! out=$(timeout -k 5 600 bash "$top/tools/fw-build.sh" "$bdir/fw-mps2" 2>&1); then
+    if ! out=$(timeout -k 5 "$FW_BUILD_S" bash "$top/tools/fw-build.sh" "$bdir/fw-mps2" 2>&1); then
         echo "$out" | tail -n 20 >&2
         it_fail "firmware build failed (tools/fw-build.sh)"
     fi
@@ -121,4 +123,42 @@ fw_ping() {
     [ -n "$line" ] || it_fail "firmware ping $1 ($2 x $3 bytes) did not finish"
     echo "$line" | grep -q "sent $2 received $2 errors 0 " || it_fail "firmware ping $1 -s $3: $line"
     it_log "firmware -> $1, $3 data bytes: ${line#fw: ping done }"
+}
+
+# fw_idle SECONDS: the firmware idles for SECONDS (nothing sent to it);
+# its main loop must pass fewer than 300 times a second (SysTick wakes it
+# 100 times a second; a busy-polling loop passes 100000s of times) and
+# sleep in WFI on nearly every pass. Counted by the firmware itself
+# ("loop:" line of "stat"), so the host's load does not matter. Also
+# measures QEMU's share of a host CPU over the time (/proc; a figure only:
+# it depends on the host). Sets FW_IDLE_RATE and FW_IDLE_SHARE (per cent).
+# (Not in a $(...): it_fail must end the test, not a subshell.)
+FW_T="" FW_P="" FW_S="" FW_IDLE_RATE="" FW_IDLE_SHARE=""
+fw_loop_stat() { # sets FW_T FW_P FW_S: uptime_ms passes sleeps, from a fresh "stat"
+    local n
+    n=$(grep -c '^loop:' "$IT_NODE_LOG")
+    fw_cmd stat
+    for _ in $(seq 1 100); do
+        [ "$(grep -c '^loop:' "$IT_NODE_LOG")" -gt "$n" ] && break
+        sleep 0.1
+    done
+    [ "$(grep -c '^loop:' "$IT_NODE_LOG")" -gt "$n" ] || it_fail "no answer to 'stat'"
+    read -r FW_T FW_P FW_S <<<"$(tr -d '\r' <"$IT_NODE_LOG" | grep '^loop:' | tail -n 1 | awk '{ print $3, $5, $7 }')"
+}
+fw_idle() {
+    local secs=$1 pid tck c0 c1 t0 p0 s0
+    pid=$(it_timed_child "$IT_NODE_PID") || it_fail "QEMU process not found"
+    tck=$(getconf CLK_TCK)
+    fw_loop_stat
+    t0=$FW_T p0=$FW_P s0=$FW_S
+    c0=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
+    sleep "$secs"
+    c1=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
+    fw_loop_stat
+    [ "$FW_T" -gt "$t0" ] || it_fail "firmware uptime did not advance"
+    FW_IDLE_RATE=$(( (FW_P - p0) * 1000 / (FW_T - t0) ))
+    FW_IDLE_SHARE=$(( (c1 - c0) * 100 / (tck * secs) ))
+    [ "$FW_IDLE_RATE" -lt 300 ] || it_fail "idle firmware passed its main loop $FW_IDLE_RATE times a second (busy-polling?)"
+    [ $(( (FW_S - s0) * 10 )) -ge $(( (FW_P - p0) * 9 )) ] ||
+        it_fail "idle firmware slept in WFI on only $((FW_S - s0)) of $((FW_P - p0)) passes"
 }

@@ -4,7 +4,8 @@
 # out, 198.18.70.0/24): the firmware boots, gets its address from slirp's
 # DHCP server (198.18.70.15, no router with restrict=on), pings slirp's own
 # address 198.18.70.2 (5 plain requests, 3 of 3000 bytes: fragmented both
-# ways, reassembled by each side), answers console commands, and on "quit"
+# ways, reassembled by each side), idles in WFI (fewer than 300 main-loop
+# passes a second, nearly all ending in WFI), answers console commands, and on "quit"
 # reports its pools back at baseline and ends QEMU
 # through semihosting with status 0. The pcap of every frame decodes clean
 # (tshark). No root needed and nothing configured on the host.
@@ -27,6 +28,8 @@ FW_MAX_S=120
 fw_start "$IT_DIR/slirp.pcap" -- user,id=n0,net=198.18.70.0/24,restrict=on
 fw_wait_ready 30
 [ "$FW_ADDR" = 198.18.70.15 ] || it_fail "slirp leased $FW_ADDR, want 198.18.70.15"
+fw_idle 3
+it_log "FIGURES idle firmware: $FW_IDLE_RATE main-loop passes a second, each ending in WFI; QEMU used $FW_IDLE_SHARE % of a host CPU"
 fw_ping 198.18.70.2 5 56
 fw_ping 198.18.70.2 3 3000
 fw_cmd stat

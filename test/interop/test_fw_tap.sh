@@ -25,9 +25,15 @@
 #    (no malformed frames, no bad checksums).
 # Figures are logged ("FIGURES"); QEMU speed says nothing about an MCU.
 #
+# Bounds: the firmware build <= FW_BUILD_S (300 s); QEMU and dnsmasq live
+# <= FW_MAX_S = 600 s, the sum of the step bounds below (about 580 s) plus
+# a margin (tcppeer.py's own socket timeout, 30 s, stays under every bound);
+# a normal run takes about a minute.
+#
 # Usage: test_fw_tap.sh PATH-TO-wisp-node   (root; 77 = skipped)
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/fw_lib.sh"
+FW_MAX_S=600
 it_init "$@"
 it_python
 t0=$(date +%s)
@@ -73,14 +79,14 @@ tcp_step() { # SECONDS WHAT ARGS...
     e=$(date +%s.%N)
     it_log "FIGURES $what: $(echo "$s $e" | awk '{printf "%.1f s", $2 - $1}')"
 }
-tcp_step 120 "echo 4 MB" echo "$A" 7 4000000
-tcp_step 120 "echo 4 x 256 KB parallel" echo-parallel "$A" 7 4 262144
-tcp_step 120 "300 connections" conns "$A" 7 300
-tcp_step 60 "chargen 1 MB" chargen "$A" 19 1000000
+tcp_step 60 "echo 4 MB" echo "$A" 7 4000000
+tcp_step 45 "echo 4 x 256 KB parallel" echo-parallel "$A" 7 4 262144
+tcp_step 45 "300 connections" conns "$A" 7 300
+tcp_step 45 "chargen 1 MB" chargen "$A" 19 1000000
 
 # --- HTTP
-CURL=(curl --noproxy '*' -s --max-time 40)
-code=$(it_ns_t 50 "${CURL[@]}" -o "$IT_DIR/index.html" -w '%{http_code}' "http://$A/") || it_fail "curl /"
+CURL=(curl --noproxy '*' -s --max-time 30)
+code=$(it_ns_t 40 "${CURL[@]}" -o "$IT_DIR/index.html" -w '%{http_code}' "http://$A/") || it_fail "curl /"
 [ "$code" = 200 ] && [ -s "$IT_DIR/index.html" ] || it_fail "GET /: $code"
 "$IT_PY" - "$IT_DIR/big.want" <<'PY' || it_fail "cannot generate the reference file"
 import sys
@@ -89,7 +95,7 @@ for k in range(262144):
     words += (((k * 0x9E3779B1) + 0x7F4A7C15) & 0xFFFFFFFF).to_bytes(4, "big")
 open(sys.argv[1], "wb").write(words)
 PY
-out=$(it_ns_t 50 "${CURL[@]}" -o "$IT_DIR/big.got" -w '%{http_code} %{size_download} %{time_total}' \
+out=$(it_ns_t 40 "${CURL[@]}" -o "$IT_DIR/big.got" -w '%{http_code} %{size_download} %{time_total}' \
     "http://$A/big.bin") || it_fail "curl /big.bin"
 read -r code size t_total <<<"$out"
 [ "$code" = 200 ] && [ "$size" = 1048576 ] || it_fail "/big.bin: status $code, $size bytes"
@@ -97,9 +103,9 @@ read -r code size t_total <<<"$out"
 it_log "HTTP: GET / 200; GET /big.bin 1048576 bytes, SHA-256 ok; FIGURES /big.bin ${t_total} s"
 
 # --- iperf 2, both directions
-it_ns_t 30 iperf -c "$A" -t 3 -f b >"$IT_DIR/iperf1.log" 2>&1 || it_fail "iperf -c: $(tail -n 3 "$IT_DIR/iperf1.log")"
+it_ns_t 20 iperf -c "$A" -t 3 -f b >"$IT_DIR/iperf1.log" 2>&1 || it_fail "iperf -c: $(tail -n 3 "$IT_DIR/iperf1.log")"
 it_wait_line "$IT_NODE_LOG" '^fw: iperf server tcp from ' 10 || it_fail "no iperf result on the firmware"
-it_ns_t 40 iperf -c "$A" -r -t 2 -f b >"$IT_DIR/iperf2.log" 2>&1 || it_fail "iperf -c -r: $(tail -n 3 "$IT_DIR/iperf2.log")"
+it_ns_t 30 iperf -c "$A" -r -t 2 -f b >"$IT_DIR/iperf2.log" 2>&1 || it_fail "iperf -c -r: $(tail -n 3 "$IT_DIR/iperf2.log")"
 it_wait_line "$IT_NODE_LOG" '^fw: iperf reverse tcp to ' 15 || it_fail "no reverse iperf stream"
 rev=$(tr -d '\r' <"$IT_NODE_LOG" | sed -nE 's/^fw: iperf reverse tcp to [0-9.]+: ([0-9]+) bytes.*/\1/p' | head -n 1)
 tr -d '\r' <"$IT_NODE_LOG" | grep -q '^fw: iperf reverse .*(ended)' && it_fail "reverse stream did not end cleanly"
@@ -112,18 +118,13 @@ it_log "iperf: FIGURES Linux -> firmware $(awk -v b="${up:-0}" 'BEGIN{printf "%.
 # window alone fits, wisp_opts_mps2.h). Drops of this phase:
 # frames to the firmware in the pcap minus frames its driver read, both
 # counted before and after ("stat" on the console).
-fw_rx_seen() { # prints frames read by the driver (rx + errors + nomem) after a fresh "stat"
-    local n
-    n=$(grep -c '^lan9118:' "$IT_NODE_LOG")
-    fw_cmd stat
-    for _ in $(seq 1 100); do
-        [ "$(grep -c '^lan9118:' "$IT_NODE_LOG")" -gt "$n" ] && break
-        sleep 0.1
-    done
-    [ "$(grep -c '^lan9118:' "$IT_NODE_LOG")" -gt "$n" ] || it_fail "no answer to 'stat'"
-    echo $(( $(fw_drv rx_frames) + $(fw_drv rx_errors) + $(fw_drv rx_nomem) ))
+FW_SEEN=""
+fw_rx_seen() { # sets FW_SEEN: frames read by the driver (rx + errors + nomem) after a fresh "stat"
+    fw_loop_stat
+    FW_SEEN=$(( $(fw_drv rx_frames) + $(fw_drv rx_errors) + $(fw_drv rx_nomem) ))
 }
-seen0=$(fw_rx_seen)
+fw_rx_seen
+seen0=$FW_SEEN
 sent0=$(it_pcap_count "$PCAP" "eth.src != $MAC")
 (
     for _ in $(seq 1 100); do
@@ -133,11 +134,12 @@ sent0=$(it_pcap_count "$PCAP" "eth.src != $MAC")
 ) &
 STALL_PID=$!
 IT_BG_PIDS="$IT_BG_PIDS $STALL_PID"
-tcp_step 150 "echo 3 x 1 MB parallel with RX stalls" echo-parallel "$A" 7 3 1000000
+tcp_step 60 "echo 3 x 1 MB parallel with RX stalls" echo-parallel "$A" 7 3 1000000
 kill "$STALL_PID" 2>/dev/null
 wait "$STALL_PID" 2>/dev/null
 sleep 0.5 # the last stall ends
-seen1=$(fw_rx_seen)
+fw_rx_seen
+seen1=$FW_SEEN
 sent1=$(it_pcap_count "$PCAP" "eth.src != $MAC")
 stalls=$(tr -d '\r' <"$IT_NODE_LOG" | grep -c '^fw: stall ')
 phase_drops=$(( (sent1 - sent0) - (seen1 - seen0) ))
