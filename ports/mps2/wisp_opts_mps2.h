@@ -10,9 +10,9 @@
  * in the FIFO even when the CPU is late to drain it. Measured in QEMU
  * (test_fw_tap.sh): with a 16 KiB window, 13.6 % of the frames to the
  * firmware were dropped by the FIFO (silently, MPS2-AN385.md) and iperf
- * from Linux reached 15 Mbit/s; with 8 KiB, 0.25 % (nearly all in the
- * test's deliberate RX stalls) and 96 Mbit/s. 32 RX pbufs hold a window
- * plus out-of-order data and reassembly; 64 segments hold the send
+ * from Linux reached 15 Mbit/s; with 8 KiB, 0.2-0.5 % outside the test's
+ * deliberate RX stalls, and 33-96 Mbit/s (QEMU on a shared host). 32 RX
+ * pbufs hold a window plus out-of-order data and reassembly; 64 segments hold the send
  * buffers of several connections.
  */
 #ifndef WISP_OPTS_MPS2_H
