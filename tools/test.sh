@@ -29,6 +29,7 @@ need_pkgs+=(gcovr)  # tools/coverage.sh
 need_pkgs+=(nettle-dev)  # wisp-node's SHA-256
 need_pkgs+=(chromium)  # test/interop/test_status_page.sh (headless)
 need_pkgs+=(liblwip-dev)  # test_lwip_compat.sh: the lwip-style application against Debian's lwIP
+need_pkgs+=(qemu-system-arm)  # firmware tests (test/interop/test_fw_*.sh)
 missing=()
 for p in "${need_pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
