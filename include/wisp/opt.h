@@ -116,6 +116,15 @@ void wisp_core_owner_check(const struct wisp_stack *s, const char *where);
 #define WISP_LOOP_QUEUE_LEN 8
 #endif
 
+/** 1: the named per-stack counters of wisp/stats.h (one uint32_t each in
+ *  struct wisp_stack, an increment at every counted event and drop). 0:
+ *  no counter array and no increment code; wisp_stack_counter() returns 0
+ *  and wisp_stack_dump() prints no counters. Default 1: the diagnostics
+ *  and the tests read them (a drop must be counted to be seen). */
+#ifndef WISP_STATS
+#define WISP_STATS 1
+#endif
+
 /* ----------------------------------------------------------------- pbufs */
 
 /** Payload bytes of one pool block. The default holds one full-size TCP

@@ -11,6 +11,7 @@
 #define WISP_STATS_H
 
 #include "wisp/arch.h"
+#include "wisp/opt.h"
 
 #define WISP_COUNTERS(X) \
     X(ETH_RX, "eth.rx") \
@@ -220,7 +221,13 @@ enum wisp_counter {
 /** Name of a counter ("ip4.drop.chksum"), or NULL when out of range. */
 const char *wisp_counter_name(unsigned id);
 
-/** Increment counter id of stack s (core context). */
+/** Increment counter id of stack s (core context). Without WISP_STATS
+ *  nothing is counted (s is named in an unevaluated sizeof so that a
+ *  variable kept for counting raises no unused warning). */
+#if WISP_STATS
 #define WISP_CTR_INC(s, id) ((s)->ctr[WISP_CTR_##id]++)
+#else
+#define WISP_CTR_INC(s, id) ((void)sizeof(s), (void)WISP_CTR_##id)
+#endif
 
 #endif /* WISP_STATS_H */
