@@ -39,21 +39,10 @@
  * about queries are allowed. Unknown types count as errors (the safe side). */
 static bool icmp_type_is_query(uint8_t type)
 {
-    switch (type) {
-    case 0:  /* echo reply (RFC 792) */
-    case 8:  /* echo (RFC 792) */
-    case 9:  /* router advertisement (RFC 1256) */
-    case 10: /* router solicitation (RFC 1256) */
-    case 13: /* timestamp (RFC 792) */
-    case 14: /* timestamp reply (RFC 792) */
-    case 15: /* information request (RFC 792) */
-    case 16: /* information reply (RFC 792) */
-    case 17: /* address mask request (RFC 950) */
-    case 18: /* address mask reply (RFC 950) */
-        return true;
-    default:
-        return false;
-    }
+    /* 0/8 echo reply/echo (RFC 792), 9/10 router advertisement/solicitation
+     * (RFC 1256), 13/14 timestamp (reply), 15/16 information request/reply
+     * (RFC 792), 17/18 address mask request/reply (RFC 950). */
+    return type <= 18u && ((0x7e701u >> type) & 1u) != 0;
 }
 
 /* True when a source address "defines a single host": not zero, not a

@@ -503,6 +503,13 @@ void wisp_stack_dump(const struct wisp_stack *s, wisp_print_fn pr, void *ctx, bo
     }
 }
 
+#if WISP_STATS && WISP_STATS_OUTLINE
+void wisp_ctr_inc(struct wisp_stack *s, unsigned id)
+{
+    s->ctr[id]++;
+}
+#endif
+
 uint32_t wisp_stack_counter(const struct wisp_stack *s, unsigned id)
 {
     WISP_CORE_ASSERT_OWNER(s);
