@@ -282,6 +282,9 @@ static void dhcp_send_discover(struct wisp_dhcp *d)
 /* The REQUEST of the current state (RFC 2131 §4.3.2, Table 4/5). */
 static void dhcp_send_request(struct wisp_dhcp *d)
 {
+    wisp_ip4_t ci = d->lease.addr, req = WISP_IP4_ANY, sid = WISP_IP4_ANY, dst = WISP_IP4_BCAST;
+    uint16_t secs = dhcp_secs(d);
+
     if (d->tries > 0) {
         WISP_CTR_INC(dhcp_stack(d), DHCP_RETRANSMIT);
     }
@@ -290,27 +293,28 @@ static void dhcp_send_request(struct wisp_dhcp *d)
     case WISP_DHCP_REQUESTING:
         /* RFC 2131 §4.4.1: broadcast, server identifier and requested IP
          * of the offer, ciaddr 0, 'secs' of the DISCOVER. */
-        (void)dhcp_send(d, WISP_DHCP_MSG_REQUEST, WISP_IP4_ANY, d->pend.addr, d->pend.server, WISP_IP4_BCAST, d->secs);
+        ci = WISP_IP4_ANY;
+        req = d->pend.addr;
+        sid = d->pend.server;
+        secs = d->secs;
         break;
     case WISP_DHCP_REBOOTING:
         /* RFC 2131 §4.4.2: requested IP, no server identifier, ciaddr 0. */
-        (void)dhcp_send(d, WISP_DHCP_MSG_REQUEST, WISP_IP4_ANY, d->reboot_addr, WISP_IP4_ANY, WISP_IP4_BCAST,
-                        dhcp_secs(d));
+        ci = WISP_IP4_ANY;
+        req = d->reboot_addr;
         break;
     case WISP_DHCP_RENEWING:
         /* RFC 2131 §4.4.5: unicast to the leasing server, ciaddr ours, no
          * server identifier, no requested IP. */
-        (void)dhcp_send(d, WISP_DHCP_MSG_REQUEST, d->lease.addr, WISP_IP4_ANY, WISP_IP4_ANY, d->lease.server,
-                        dhcp_secs(d));
+        dst = d->lease.server;
         break;
     case WISP_DHCP_REBINDING:
         /* RFC 2131 §4.4.5: the same, broadcast. */
-        (void)dhcp_send(d, WISP_DHCP_MSG_REQUEST, d->lease.addr, WISP_IP4_ANY, WISP_IP4_ANY, WISP_IP4_BCAST,
-                        dhcp_secs(d));
         break;
     default:
-        break;
+        return;
     }
+    (void)dhcp_send(d, WISP_DHCP_MSG_REQUEST, ci, req, sid, dst, secs);
 }
 
 /* RFC 2131 §4.4.5: in RENEWING wait half the time left until T2, in
