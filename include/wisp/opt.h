@@ -116,6 +116,28 @@ void wisp_core_owner_check(const struct wisp_stack *s, const char *where);
 #define WISP_LOOP_QUEUE_LEN 8
 #endif
 
+/** 1: the named per-stack counters of wisp/stats.h (one uint32_t each in
+ *  struct wisp_stack, an increment at every counted event and drop). 0:
+ *  no counter array and no increment code; wisp_stack_counter() returns 0
+ *  and wisp_stack_dump() prints no counters. Default 1: the diagnostics
+ *  and the tests read them (a drop must be counted to be seen). */
+#ifndef WISP_STATS
+#define WISP_STATS 1
+#endif
+
+/** How a counter is incremented with WISP_STATS: 1 = by a call of
+ *  wisp_ctr_inc() (on Thumb-2 ~4 bytes less per counted event than the
+ *  inline load/add/store with its 32-bit offsets: -566 B on the UDP-only
+ *  Cortex-M4 image; one call per event), 0 = inline. Default: 1 when the
+ *  compiler optimises for size (__OPTIMIZE_SIZE__, -Os), else 0. */
+#ifndef WISP_STATS_OUTLINE
+#ifdef __OPTIMIZE_SIZE__
+#define WISP_STATS_OUTLINE 1
+#else
+#define WISP_STATS_OUTLINE 0
+#endif
+#endif
+
 /* ----------------------------------------------------------------- pbufs */
 
 /** Payload bytes of one pool block. The default holds one full-size TCP

@@ -11,6 +11,7 @@
 #define WISP_STATS_H
 
 #include "wisp/arch.h"
+#include "wisp/opt.h"
 
 #define WISP_COUNTERS(X) \
     X(ETH_RX, "eth.rx") \
@@ -220,7 +221,23 @@ enum wisp_counter {
 /** Name of a counter ("ip4.drop.chksum"), or NULL when out of range. */
 const char *wisp_counter_name(unsigned id);
 
-/** Increment counter id of stack s (core context). */
+/** Increment counter id of stack s (core context). Without WISP_STATS
+ *  nothing is counted (s is named in an unevaluated sizeof so that a
+ *  variable kept for counting raises no unused warning). */
+#if WISP_STATS && WISP_STATS_OUTLINE
+struct wisp_stack;
+/** The body of WISP_CTR_INC with WISP_STATS_OUTLINE (library code only). */
+void wisp_ctr_inc(struct wisp_stack *s, unsigned id);
+#define WISP_CTR_INC(s, id) wisp_ctr_inc((s), WISP_CTR_##id)
+#define WISP_CTR_INC_ID(s, v) wisp_ctr_inc((s), (v))
+#elif WISP_STATS
 #define WISP_CTR_INC(s, id) ((s)->ctr[WISP_CTR_##id]++)
+#define WISP_CTR_INC_ID(s, v) ((s)->ctr[(v)]++)
+#else
+#define WISP_CTR_INC(s, id) ((void)sizeof(s), (void)WISP_CTR_##id)
+#define WISP_CTR_INC_ID(s, v) ((void)sizeof(s), (void)(v))
+#endif
+/* WISP_CTR_INC_ID(s, v): the same with the counter in a variable (enum
+ * wisp_counter), for the one drop exit of a parser. */
 
 #endif /* WISP_STATS_H */

@@ -106,6 +106,18 @@ static uint64_t dhcp_clock(struct wisp_dhcp *d)
     return d->clock;
 }
 
+/* ms / 1000 for ms < 1000 * 2^32 (any lease: lease_s <= 0xffffffff), in
+ * 32-bit divisions (long division by 16-bit digits: the remainder stays
+ * below 1000, so (r << 16 | digit) fits 32 bits), so no 64-bit division
+ * helper of libgcc is linked. */
+static uint32_t dhcp_ms_to_s(uint64_t ms)
+{
+    uint32_t hi = (uint32_t)(ms >> 32), lo = (uint32_t)ms;
+    uint32_t x1 = (hi << 16) | (lo >> 16);
+    uint32_t x2 = ((x1 % 1000u) << 16) | (lo & 0xffffu);
+    return ((x1 / 1000u) << 16) + x2 / 1000u;
+}
+
 static void dhcp_notify(struct wisp_dhcp *d, enum wisp_dhcp_event ev)
 {
     if (d->cb != NULL) {
@@ -270,6 +282,9 @@ static void dhcp_send_discover(struct wisp_dhcp *d)
 /* The REQUEST of the current state (RFC 2131 §4.3.2, Table 4/5). */
 static void dhcp_send_request(struct wisp_dhcp *d)
 {
+    wisp_ip4_t ci = d->lease.addr, req = WISP_IP4_ANY, sid = WISP_IP4_ANY, dst = WISP_IP4_BCAST;
+    uint16_t secs = dhcp_secs(d);
+
     if (d->tries > 0) {
         WISP_CTR_INC(dhcp_stack(d), DHCP_RETRANSMIT);
     }
@@ -278,27 +293,28 @@ static void dhcp_send_request(struct wisp_dhcp *d)
     case WISP_DHCP_REQUESTING:
         /* RFC 2131 §4.4.1: broadcast, server identifier and requested IP
          * of the offer, ciaddr 0, 'secs' of the DISCOVER. */
-        (void)dhcp_send(d, WISP_DHCP_MSG_REQUEST, WISP_IP4_ANY, d->pend.addr, d->pend.server, WISP_IP4_BCAST, d->secs);
+        ci = WISP_IP4_ANY;
+        req = d->pend.addr;
+        sid = d->pend.server;
+        secs = d->secs;
         break;
     case WISP_DHCP_REBOOTING:
         /* RFC 2131 §4.4.2: requested IP, no server identifier, ciaddr 0. */
-        (void)dhcp_send(d, WISP_DHCP_MSG_REQUEST, WISP_IP4_ANY, d->reboot_addr, WISP_IP4_ANY, WISP_IP4_BCAST,
-                        dhcp_secs(d));
+        ci = WISP_IP4_ANY;
+        req = d->reboot_addr;
         break;
     case WISP_DHCP_RENEWING:
         /* RFC 2131 §4.4.5: unicast to the leasing server, ciaddr ours, no
          * server identifier, no requested IP. */
-        (void)dhcp_send(d, WISP_DHCP_MSG_REQUEST, d->lease.addr, WISP_IP4_ANY, WISP_IP4_ANY, d->lease.server,
-                        dhcp_secs(d));
+        dst = d->lease.server;
         break;
     case WISP_DHCP_REBINDING:
         /* RFC 2131 §4.4.5: the same, broadcast. */
-        (void)dhcp_send(d, WISP_DHCP_MSG_REQUEST, d->lease.addr, WISP_IP4_ANY, WISP_IP4_ANY, WISP_IP4_BCAST,
-                        dhcp_secs(d));
         break;
     default:
-        break;
+        return;
     }
+    (void)dhcp_send(d, WISP_DHCP_MSG_REQUEST, ci, req, sid, dst, secs);
 }
 
 /* RFC 2131 §4.4.5: in RENEWING wait half the time left until T2, in
@@ -584,6 +600,76 @@ static void dhcp_lease_fn(struct wisp_stack *s, struct wisp_timer *t)
 
 /* ------------------------------------------------------------------- input */
 
+/* The options holding one 32-bit value (an address, network order as
+ * wisp_ip4_t, or a time in seconds): where it goes in struct dhcp_msg. */
+#define OPT_ADDR 0x01u /* an IPv4 address (else a 32-bit number) */
+#define OPT_LIST 0x02u /* a list of addresses, the first is taken */
+static const struct {
+    uint8_t code, have, flags, off;
+} dhcp_u32_opts[] = {
+    { WISP_DHCP_OPT_MASK, HAVE_MASK, OPT_ADDR, offsetof(struct dhcp_msg, mask) },                /* RFC 2132 §3.3 */
+    { WISP_DHCP_OPT_ROUTER, HAVE_ROUTER, OPT_ADDR | OPT_LIST, offsetof(struct dhcp_msg, router) }, /* §3.5: preferred first */
+    { WISP_DHCP_OPT_LEASE, HAVE_LEASE, 0, offsetof(struct dhcp_msg, lease) },                    /* RFC 2132 §9.2 */
+    { WISP_DHCP_OPT_T1, HAVE_T1, 0, offsetof(struct dhcp_msg, t1) },                             /* RFC 2132 §9.11 */
+    { WISP_DHCP_OPT_T2, HAVE_T2, 0, offsetof(struct dhcp_msg, t2) },                             /* RFC 2132 §9.12 */
+    { WISP_DHCP_OPT_SERVER_ID, HAVE_SERVER, OPT_ADDR, offsetof(struct dhcp_msg, server) },       /* RFC 2132 §9.7 */
+};
+
+/* One option (code, olen bytes of value at vo in p; v its first <= 4
+ * bytes, zero-padded). False when malformed: a known option with a wrong
+ * length or value. */
+static bool dhcp_parse_opt(const struct wisp_pbuf *p, uint8_t code, uint8_t olen, uint16_t vo, const uint8_t *v,
+                           struct dhcp_msg *m, bool top)
+{
+    unsigned k;
+
+    for (k = 0; k < WISP_ARRAY_SIZE(dhcp_u32_opts); k++) {
+        if (dhcp_u32_opts[k].code == code) {
+            uint8_t fl = dhcp_u32_opts[k].flags;
+            uint32_t val = (fl & OPT_ADDR) ? wisp_ip4_rd(v) : wisp_rd32(v);
+            if ((fl & OPT_LIST) ? (olen < 4u || (olen % 4u) != 0) : olen != 4u) {
+                return false;
+            }
+            memcpy((uint8_t *)m + dhcp_u32_opts[k].off, &val, sizeof(val));
+            m->have |= dhcp_u32_opts[k].have;
+            return true;
+        }
+    }
+    switch (code) {
+    case WISP_DHCP_OPT_DNS: /* RFC 2132 §3.8 */
+        if (olen < 4u || (olen % 4u) != 0) {
+            return false;
+        }
+        m->dns_count = 0;
+        for (k = 0; k < olen / 4u && m->dns_count < WISP_DHCP_MAX_DNS; k++) {
+            uint8_t a[4];
+            (void)wisp_pbuf_copy_out(p, a, 4, (uint16_t)(vo + 4u * k));
+            m->dns[m->dns_count++] = wisp_ip4_rd(a);
+        }
+        return true;
+    case WISP_DHCP_OPT_MTU: /* RFC 2132 §5.1: minimum 68 */
+        if (olen != 2u) {
+            return false;
+        }
+        m->mtu = wisp_rd16(v) >= 68u ? wisp_rd16(v) : 0u;
+        return true;
+    case WISP_DHCP_OPT_MSGTYPE: /* RFC 2132 §9.6: 1..8 */
+        if (olen != 1u || v[0] < 1u || v[0] > 8u) {
+            return false;
+        }
+        m->type = v[0];
+        return true;
+    case WISP_DHCP_OPT_OVERLOAD: /* RFC 2132 §9.3: 1 file, 2 sname, 3 both */
+        if (!top || olen != 1u || v[0] < 1u || v[0] > 3u) {
+            return false;
+        }
+        m->overload = v[0];
+        return true;
+    default:
+        return true; /* not used: skipped */
+    }
+}
+
 /* One option field (options, 'file' or 'sname') of p: off, len. False when
  * malformed (an option running past the field, a known option with a bad
  * length, overload outside the options field). */
@@ -614,78 +700,8 @@ static bool dhcp_parse_field(const struct wisp_pbuf *p, uint32_t off, uint32_t l
         vo = (uint16_t)(off + i + 2u);
         memset(v, 0, sizeof(v));
         (void)wisp_pbuf_copy_out(p, v, olen < 4u ? olen : 4u, vo);
-        switch (code) {
-        case WISP_DHCP_OPT_MASK: /* RFC 2132 §3.3 */
-            if (olen != 4u) {
-                return false;
-            }
-            m->mask = wisp_ip4_rd(v);
-            m->have |= HAVE_MASK;
-            break;
-        case WISP_DHCP_OPT_ROUTER: /* RFC 2132 §3.5: a list, preferred first */
-            if (olen < 4u || (olen % 4u) != 0) {
-                return false;
-            }
-            m->router = wisp_ip4_rd(v);
-            m->have |= HAVE_ROUTER;
-            break;
-        case WISP_DHCP_OPT_DNS: { /* RFC 2132 §3.8 */
-            unsigned k;
-            if (olen < 4u || (olen % 4u) != 0) {
-                return false;
-            }
-            m->dns_count = 0;
-            for (k = 0; k < olen / 4u && m->dns_count < WISP_DHCP_MAX_DNS; k++) {
-                uint8_t a[4];
-                (void)wisp_pbuf_copy_out(p, a, 4, (uint16_t)(vo + 4u * k));
-                m->dns[m->dns_count++] = wisp_ip4_rd(a);
-            }
-            break;
-        }
-        case WISP_DHCP_OPT_MTU: /* RFC 2132 §5.1: minimum 68 */
-            if (olen != 2u) {
-                return false;
-            }
-            m->mtu = wisp_rd16(v) >= 68u ? wisp_rd16(v) : 0u;
-            break;
-        case WISP_DHCP_OPT_LEASE: /* RFC 2132 §9.2 */
-        case WISP_DHCP_OPT_T1:    /* RFC 2132 §9.11 */
-        case WISP_DHCP_OPT_T2:    /* RFC 2132 §9.12 */
-            if (olen != 4u) {
-                return false;
-            }
-            if (code == WISP_DHCP_OPT_LEASE) {
-                m->lease = wisp_rd32(v);
-                m->have |= HAVE_LEASE;
-            } else if (code == WISP_DHCP_OPT_T1) {
-                m->t1 = wisp_rd32(v);
-                m->have |= HAVE_T1;
-            } else {
-                m->t2 = wisp_rd32(v);
-                m->have |= HAVE_T2;
-            }
-            break;
-        case WISP_DHCP_OPT_SERVER_ID: /* RFC 2132 §9.7 */
-            if (olen != 4u) {
-                return false;
-            }
-            m->server = wisp_ip4_rd(v);
-            m->have |= HAVE_SERVER;
-            break;
-        case WISP_DHCP_OPT_MSGTYPE: /* RFC 2132 §9.6: 1..8 */
-            if (olen != 1u || v[0] < 1u || v[0] > 8u) {
-                return false;
-            }
-            m->type = v[0];
-            break;
-        case WISP_DHCP_OPT_OVERLOAD: /* RFC 2132 §9.3: 1 file, 2 sname, 3 both */
-            if (!top || olen != 1u || v[0] < 1u || v[0] > 3u) {
-                return false;
-            }
-            m->overload = v[0];
-            break;
-        default:
-            break; /* not used: skipped */
+        if (!dhcp_parse_opt(p, code, olen, vo, v, m, top)) {
+            return false;
         }
         i += 2u + olen;
     }
@@ -1101,7 +1117,7 @@ uint32_t wisp_dhcp_lease_left_s(struct wisp_dhcp *d)
         return WISP_DHCP_INFINITE;
     }
     now = dhcp_clock(d);
-    return now >= d->expire_at ? 0u : (uint32_t)((d->expire_at - now) / 1000u);
+    return now >= d->expire_at ? 0u : dhcp_ms_to_s(d->expire_at - now);
 }
 
 #else

@@ -213,17 +213,17 @@ static bool name_skip(const struct dns_msg *m, uint32_t off, uint32_t *end)
     return true;
 }
 
-/* Two names of the message equal (case-insensitive, RFC 4343): 1, differ:
- * 0, malformed: -1. */
-static int name_eq_msg(const struct dns_msg *m, uint32_t a, uint32_t b)
+/* The name at a in message ma equals the name at b in mb (case-insensitive,
+ * RFC 4343): 1, differ: 0, malformed: -1. */
+static int name_eq_msg(const struct dns_msg *ma, uint32_t a, const struct dns_msg *mb, uint32_t b)
 {
     struct name_it ia, ib;
     it_init(&ia, a);
     it_init(&ib, b);
     for (;;) {
         uint32_t la = 0, lb = 0, i;
-        int na = it_next(m, &ia, &la);
-        int nb = it_next(m, &ib, &lb);
+        int na = it_next(ma, &ia, &la);
+        int nb = it_next(mb, &ib, &lb);
         if (na < 0 || nb < 0) {
             return -1;
         }
@@ -234,7 +234,7 @@ static int name_eq_msg(const struct dns_msg *m, uint32_t a, uint32_t b)
             return 1;
         }
         for (i = 0; i < (uint32_t)na; i++) {
-            int ca = msg_u8(m, la + i), cb = msg_u8(m, lb + i);
+            int ca = msg_u8(ma, la + i), cb = msg_u8(mb, lb + i);
             if (ca < 0 || cb < 0) {
                 return -1;
             }
@@ -245,41 +245,27 @@ static int name_eq_msg(const struct dns_msg *m, uint32_t a, uint32_t b)
     }
 }
 
-/* The name at off equals the dotted text name t (no trailing dot): 1,
- * differs: 0, malformed: -1. */
-static int name_eq_text(const struct dns_msg *m, uint32_t off, const char *t)
+/* RFC 1035 §4.1.2 / §3.1: the wire form of a dotted name (checked by
+ * name_check, no trailing dot): labels with their length octets, then the
+ * root label. Returns the octets written (strlen + 2). */
+static size_t name_encode(const char *t, uint8_t *b)
 {
-    struct name_it it;
-    it_init(&it, off);
-    for (;;) {
-        uint32_t lab = 0, i, tl = 0;
-        int n = it_next(m, &it, &lab);
-        if (n < 0) {
-            return -1;
+    size_t o = 0;
+    while (*t != '\0') {
+        size_t l = 0;
+        while (t[l] != '\0' && t[l] != '.') {
+            l++;
         }
-        while (t[tl] != '\0' && t[tl] != '.') {
-            tl++;
-        }
-        if (n == 0) {
-            return tl == 0 && t[0] == '\0' ? 1 : 0;
-        }
-        if (tl != (uint32_t)n) {
-            return 0;
-        }
-        for (i = 0; i < tl; i++) {
-            int c = msg_u8(m, lab + i);
-            if (c < 0) {
-                return -1;
-            }
-            if (lc((uint8_t)c) != lc((uint8_t)t[i])) {
-                return 0;
-            }
-        }
-        t += tl;
+        b[o++] = (uint8_t)l;
+        memcpy(&b[o], t, l);
+        o += l;
+        t += l;
         if (*t == '.') {
             t++;
         }
     }
+    b[o++] = 0;
+    return o;
 }
 
 /* ------------------------------------------------------ request names */
@@ -521,7 +507,6 @@ static void q_send(struct wisp_stack *s, struct wisp_dns_query *q, unsigned srv)
         WISP_CTR_INC(s, DNS_NOMEM);
     } else {
         uint8_t *b = p->payload;
-        const char *t = q->name;
         size_t o = WISP_DNS_HLEN;
         wisp_ipaddr_t dst = q->asked;
         /* RFC 1035 §4.1.1: ID, RD (recursion desired: we are a stub,
@@ -533,20 +518,7 @@ static void q_send(struct wisp_stack *s, struct wisp_dns_query *q, unsigned srv)
         wisp_wr16(&b[WISP_DNS_OFF_NSCOUNT], 0);
         wisp_wr16(&b[WISP_DNS_OFF_ARCOUNT], 0);
         /* RFC 1035 §4.1.2 QNAME: labels (checked by name_check), root. */
-        while (*t != '\0') {
-            size_t l = 0;
-            while (t[l] != '\0' && t[l] != '.') {
-                l++;
-            }
-            b[o++] = (uint8_t)l;
-            memcpy(&b[o], t, l);
-            o += l;
-            t += l;
-            if (*t == '.') {
-                t++;
-            }
-        }
-        b[o++] = 0;
+        o += name_encode(q->name, &b[o]);
         wisp_wr16(&b[o], WISP_DNS_TYPE_A);
         wisp_wr16(&b[o + 2u], WISP_DNS_CLASS_IN);
         if (wisp_udp_sendto(q->pcb, p, &dst, WISP_DNS_PORT) == WISP_OK) {
@@ -687,7 +659,7 @@ static void answers_use(struct wisp_stack *s, struct wisp_dns_query *q, const st
             }
             off = rr.next;
             if (rr.cls != WISP_DNS_CLASS_IN || (rr.type != WISP_DNS_TYPE_A && rr.type != WISP_DNS_TYPE_CNAME) ||
-                name_eq_msg(m, rr.name, target) != 1) {
+                name_eq_msg(m, rr.name, m, target) != 1) {
                 continue;
             }
             ttl = WISP_MIN(ttl, ttl_clamp(rr.ttl));
@@ -725,7 +697,8 @@ static void dns_recv(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, c
 {
     struct wisp_dns_query *q = arg;
     struct wisp_stack *s = pcb->stack;
-    struct dns_msg m;
+    struct dns_msg m, qm;
+    uint8_t qwire[WISP_DNS_NAME_MAX + 2];
     uint16_t id, flags, qdcount, ancount, qtype, qclass, rcode;
     uint32_t qend;
     int eq;
@@ -777,7 +750,11 @@ static void dns_recv(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, c
         wisp_pbuf_free(p);
         return;
     }
-    eq = name_eq_text(&m, WISP_DNS_HLEN, q->name);
+    /* the question against q's name in wire form (no pointers in it) */
+    qm.p = NULL;
+    qm.flat = qwire;
+    qm.len = (uint32_t)name_encode(q->name, qwire);
+    eq = name_eq_msg(&m, WISP_DNS_HLEN, &qm, 0);
     if (eq != 1 || qtype != WISP_DNS_TYPE_A || qclass != WISP_DNS_CLASS_IN) {
         if (eq < 0) {
             WISP_CTR_INC(s, DNS_DROP_MALFORMED);

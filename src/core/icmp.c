@@ -39,21 +39,10 @@
  * about queries are allowed. Unknown types count as errors (the safe side). */
 static bool icmp_type_is_query(uint8_t type)
 {
-    switch (type) {
-    case 0:  /* echo reply (RFC 792) */
-    case 8:  /* echo (RFC 792) */
-    case 9:  /* router advertisement (RFC 1256) */
-    case 10: /* router solicitation (RFC 1256) */
-    case 13: /* timestamp (RFC 792) */
-    case 14: /* timestamp reply (RFC 792) */
-    case 15: /* information request (RFC 792) */
-    case 16: /* information reply (RFC 792) */
-    case 17: /* address mask request (RFC 950) */
-    case 18: /* address mask reply (RFC 950) */
-        return true;
-    default:
-        return false;
-    }
+    /* 0/8 echo reply/echo (RFC 792), 9/10 router advertisement/solicitation
+     * (RFC 1256), 13/14 timestamp (reply), 15/16 information request/reply
+     * (RFC 792), 17/18 address mask request/reply (RFC 950). */
+    return type <= 18u && ((0x7e701u >> type) & 1u) != 0;
 }
 
 /* True when a source address "defines a single host": not zero, not a
@@ -128,6 +117,8 @@ static bool icmp_can_reuse(const struct wisp_pbuf *p)
 }
 
 /* ------------------------------------------------------------ path MTU */
+
+#if WISP_PMTU
 
 /* RFC 1191 §7: the plateau table, for a "fragmentation needed" without a
  * next-hop MTU (routers older than RFC 1191). */
@@ -224,6 +215,31 @@ uint16_t wisp_pmtu_lower(struct wisp_stack *s, wisp_ip4_t dst, uint16_t mtu, boo
     return mtu;
 }
 
+#else /* !WISP_PMTU: no cache; every path has the interface MTU */
+
+uint16_t wisp_pmtu_get(struct wisp_stack *s, wisp_ip4_t dst, bool *nodf)
+{
+    WISP_CORE_ASSERT_OWNER(s);
+    WISP_UNUSED(s);
+    WISP_UNUSED(dst);
+    if (nodf != NULL) {
+        *nodf = false;
+    }
+    return 0u;
+}
+
+uint16_t wisp_pmtu_lower(struct wisp_stack *s, wisp_ip4_t dst, uint16_t mtu, bool blackhole)
+{
+    WISP_CORE_ASSERT_OWNER(s);
+    WISP_UNUSED(s);
+    WISP_UNUSED(dst);
+    WISP_UNUSED(mtu);
+    WISP_UNUSED(blackhole);
+    return 0u;
+}
+
+#endif /* WISP_PMTU */
+
 /* ---------------------------------------------------------- errors (input) */
 
 /* An ICMP error (destination unreachable, source quench, redirect, time
@@ -311,10 +327,12 @@ static void icmp_error_input(struct wisp_stack *s, struct wisp_pbuf *p, const st
             WISP_CTR_INC(s, ICMP_PMTU_DROP_NODF);
             return;
         }
+#if WISP_PMTU
         e.mtu = wisp_rd16(&hdr[WISP_ICMP_OFF_MTU]); /* RFC 1191 §4: low 16 bits of the unused field */
         if (e.mtu == 0) {
             e.mtu = icmp_plateau_below(e.qtot); /* RFC 1191 §5 / §7 */
         }
+#endif
         /* The datagram the router refused was larger than its next hop
          * (RFC 1191 §4); a value that would have let it pass is bogus. */
         if (e.mtu >= e.qtot) {
@@ -621,7 +639,9 @@ void wisp_icmp_init(struct wisp_stack *s)
     s->icmp.echo_arg = NULL;
     s->icmp.tokens_mt = ICMP_BUCKET_MT; /* start with a full burst */
     s->icmp.last_refill = wisp_now(s);
+#if WISP_PMTU
     memset(s->icmp.pmtu, 0, sizeof(s->icmp.pmtu));
+#endif
 }
 
 void *wisp_icmp_echo_arg(const struct wisp_stack *s, bool *registered)

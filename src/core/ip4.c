@@ -573,33 +573,18 @@ wisp_err_t wisp_ip4_output_if(struct wisp_netif *nif, struct wisp_pbuf *p, wisp_
         src = nif->ip4.addr; /* RFC 1122 §3.3.4.3: the address of the outgoing interface */
     }
 
+    /* Next hop (RFC 1122 §3.3.1.1): the destination itself when it is one
+     * of ours (looped back), a broadcast, a multicast or on the link; else
+     * the gateway. */
     if (local) {
 #if WISP_LOOPBACK
-        ip4_build_hdr(hdr, tot, s->ip4.next_id++, df, ttl ? ttl : (uint8_t)WISP_IP_DEFAULT_TTL, tos, proto, src,
-                      dst);
-        ref_before = p->ref;
-        q = ip4_attach_hdr(s, p, hdr, &pushed);
-        if (q == NULL) {
-            WISP_CTR_INC(s, IP4_DROP_NOMEM);
-            return WISP_ERR_MEM;
-        }
-        q->prio = wisp_dscp_prio((uint8_t)(tos >> 2));
-        err = ip4_loop(s, q);
-        if (err == WISP_OK) {
-            WISP_CTR_INC(s, IP4_TX);
-        }
-        ip4_detach_hdr(p, q, pushed, ref_before);
-        return err;
+        next_hop = dst;
 #else
         WISP_CTR_INC(s, IP4_DROP_NOROUTE);
         return WISP_ERR_RTE;
 #endif
-    }
-
-    /* Next hop (RFC 1122 §3.3.1.1): the destination itself when it is a
-     * broadcast, a multicast or on the link; else the gateway. */
-    if (wisp_ip4_is_bcast(nif, dst) || wisp_ip4_is_multicast(dst) ||
-        (nif->ip4.addr != WISP_IP4_ANY && ((dst ^ nif->ip4.addr) & nif->ip4.mask) == 0)) {
+    } else if (wisp_ip4_is_bcast(nif, dst) || wisp_ip4_is_multicast(dst) ||
+               (nif->ip4.addr != WISP_IP4_ANY && ((dst ^ nif->ip4.addr) & nif->ip4.mask) == 0)) {
         next_hop = dst;
     } else if (nif->ip4.gw != WISP_IP4_ANY) {
         next_hop = nif->ip4.gw;
@@ -610,7 +595,7 @@ wisp_err_t wisp_ip4_output_if(struct wisp_netif *nif, struct wisp_pbuf *p, wisp_
 
     ip4_build_hdr(hdr, tot, s->ip4.next_id++, df, ttl ? ttl : (uint8_t)WISP_IP_DEFAULT_TTL, tos, proto, src, dst);
 
-    if (tot > nif->mtu) {
+    if (!local && tot > nif->mtu) {
         /* RFC 791 §3.2: a datagram with DF set that does not fit is
          * discarded. Fragmentation needs a room of at least 8 data bytes. */
         if (df || !WISP_IP_FRAG) {
@@ -632,7 +617,11 @@ wisp_err_t wisp_ip4_output_if(struct wisp_netif *nif, struct wisp_pbuf *p, wisp_
     }
     /* Transmit queue class from the DSCP (RFC 2474 §3; lwIP-analysis paper §4.3, netif.h). */
     q->prio = wisp_dscp_prio((uint8_t)(tos >> 2));
+#if WISP_LOOPBACK
+    err = local ? ip4_loop(s, q) : wisp_ip4_link_output(nif, q, next_hop);
+#else
     err = wisp_ip4_link_output(nif, q, next_hop);
+#endif
     if (err == WISP_OK) {
         WISP_CTR_INC(s, IP4_TX);
     }

@@ -474,7 +474,7 @@ struct wisp_pbuf *wisp_ip4_reass(struct wisp_stack *s, struct wisp_pbuf *p)
 void wisp_ip4_deinit(struct wisp_stack *s)
 {
     WISP_CORE_ASSERT_OWNER(s);
-    wisp_timer_cancel(s, &s->ip4.reass_tmr);
+    WISP_UNUSED(s);
 }
 
 #endif /* WISP_IP_REASS */

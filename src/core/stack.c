@@ -472,12 +472,16 @@ void wisp_stack_dump(const struct wisp_stack *s, wisp_print_fn pr, void *ctx, bo
     unsigned i;
     const struct wisp_netif *nif;
     WISP_CORE_ASSERT_OWNER(s);
+#if WISP_STATS
     pr(ctx, "counters:\n");
     for (i = 0; i < WISP_CTR_COUNT; i++) {
         if (all || s->ctr[i] != 0) {
             pr(ctx, "  %-24s %lu\n", counter_names[i], (unsigned long)s->ctr[i]);
         }
     }
+#else
+    WISP_UNUSED(all);
+#endif
     pr(ctx, "interfaces:\n");
     for (nif = s->netifs; nif != NULL; nif = nif->next) {
         char a[16];
@@ -499,10 +503,23 @@ void wisp_stack_dump(const struct wisp_stack *s, wisp_print_fn pr, void *ctx, bo
     }
 }
 
+#if WISP_STATS && WISP_STATS_OUTLINE
+void wisp_ctr_inc(struct wisp_stack *s, unsigned id)
+{
+    s->ctr[id]++;
+}
+#endif
+
 uint32_t wisp_stack_counter(const struct wisp_stack *s, unsigned id)
 {
     WISP_CORE_ASSERT_OWNER(s);
+#if WISP_STATS
     return id < (unsigned)WISP_CTR_COUNT ? s->ctr[id] : 0u;
+#else
+    WISP_UNUSED(s);
+    WISP_UNUSED(id);
+    return 0u;
+#endif
 }
 
 bool wisp_stack_pool_stats(const struct wisp_stack *s, unsigned id, struct wisp_pool_stats *st)

@@ -26,7 +26,9 @@ struct wisp_icmp {
     void *WISP_PRIV(echo_arg);
     uint32_t WISP_PRIV(tokens_mt);       /**< rate-limit bucket, in milli-tokens */
     uint32_t WISP_PRIV(last_refill);     /**< ms */
+#if WISP_PMTU
     struct wisp_pmtu_entry WISP_PRIV(pmtu)[WISP_PMTU_CACHE_SIZE]; /**< path MTU cache */
+#endif
 };
 
 #endif /* WISP_PRIV_ICMP_H */

@@ -40,9 +40,11 @@ struct wisp_ip4_reass {
 
 struct wisp_ip4 {
     uint16_t WISP_PRIV(next_id);                /**< IP identification counter */
+#if WISP_IP_REASS /* off: no table, no timer (nothing of reassembly stays in RAM) */
     uint16_t WISP_PRIV(reass_nbufs);            /**< receive buffers held by all reassembly */
     struct wisp_ip4_reass WISP_PRIV(reass)[WISP_IP_REASS_MAX_DGRAMS];
     struct wisp_timer WISP_PRIV(reass_tmr);     /**< armed for the earliest reassembly deadline */
+#endif
 };
 
 /* ---- library-internal functions (WISP_PRIVATE_ACCESS only) ---- */

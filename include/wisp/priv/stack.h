@@ -34,7 +34,9 @@ struct wisp_stack {
     struct wisp_netif *WISP_PRIV(netif_by_idx)[WISP_MAX_NETIFS + 1];
     struct wisp_timer *WISP_PRIV(timers);         /**< armed timers, sorted by deadline */
 
+#if WISP_STATS
     uint32_t WISP_PRIV(ctr)[WISP_CTR_COUNT];      /**< counters, see stats.h */
+#endif
 
     struct wisp_arp WISP_PRIV(arp);
     struct wisp_ip4 WISP_PRIV(ip4);
