@@ -47,6 +47,7 @@ int wisp_rtos_yield(void);
 
 static int app_argc;
 static char **app_argv;
+static volatile int app_rc = -1; /* the program's exit status, once it returned */
 
 static uint64_t mono_ns(void)
 {
@@ -82,6 +83,10 @@ static void app_task(void *arg)
 {
     int rc;
     (void)arg;
+    /* One line on stderr, so a test log shows what ran the program. */
+    fprintf(stderr, "wisp-rtos: FreeRTOS %s, POSIX port, tick %u Hz, %s scheduling, heap_4 %u KB\n",
+            tskKERNEL_VERSION_NUMBER, (unsigned)configTICK_RATE_HZ,
+            configUSE_PREEMPTION ? "preemptive" : "cooperative", (unsigned)(configTOTAL_HEAP_SIZE / 1024u));
 #if WISP_RTOS_MAIN_ARGS
     rc = wisp_rtos_app_main(app_argc, app_argv);
 #else
@@ -91,7 +96,14 @@ static void app_task(void *arg)
 #endif
     fflush(stdout);
     fflush(stderr);
-    exit(rc);
+    /* Stop the tick and the scheduler (the idle task and the tasks waiting
+     * for deletion are reclaimed), then main() returns rc: no tick signal
+     * lands in a thread while the process exits. */
+    app_rc = rc;
+    vTaskEndScheduler();
+    for (;;) {
+        /* not reached: the port parks this thread until the process ends */
+    }
 }
 
 int main(int argc, char **argv)
@@ -114,6 +126,9 @@ int main(int argc, char **argv)
         }
     }
     vTaskStartScheduler();
-    fprintf(stderr, "rtos_host: the scheduler returned\n");
-    return 1;
+    if (app_rc < 0) {
+        fprintf(stderr, "rtos_host: the scheduler returned before the program did\n");
+        return 1;
+    }
+    return app_rc;
 }
