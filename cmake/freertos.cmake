@@ -107,3 +107,12 @@ foreach(api netconn socket)
   set_tests_properties(interop.freertos_api_${api} PROPERTIES LABELS "interop;freertos" TIMEOUT 900
                        SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
 endforeach()
+
+# Cortex-M3 cross build of the port with the kernel's GCC/ARM_CM3 port: it
+# compiles warning-free and its sizes are printed (tools/freertos-cm3.sh).
+find_program(WISP_RTOS_ARM_GCC arm-none-eabi-gcc)
+if(WISP_RTOS_ARM_GCC)
+  add_test(NAME cross.freertos_cm3 COMMAND ${CMAKE_COMMAND} -E env FREERTOS_KERNEL_PATH=${FREERTOS_KERNEL_PATH}
+           bash ${CMAKE_CURRENT_SOURCE_DIR}/tools/freertos-cm3.sh ${CMAKE_BINARY_DIR}/freertos-cm3)
+  set_tests_properties(cross.freertos_cm3 PROPERTIES LABELS "cross;freertos" TIMEOUT 300 SKIP_RETURN_CODE 77)
+endif()
