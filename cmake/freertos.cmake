@@ -86,7 +86,8 @@ if(CMOCKA_LIB)
   target_include_directories(wisp_freertos_testutil PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/test)
   target_compile_definitions(wisp_freertos_testutil PUBLIC WISP_PRIVATE_ACCESS PRIVATE sched_yield=wisp_rtos_yield)
   target_link_libraries(wisp_freertos_testutil PUBLIC wisp_freertos_host ${CMOCKA_LIB})
-  foreach(t test_sys test_tcpip test_netconn test_sockets)
+  foreach(t test_sys test_tcpip test_netconn test_sockets test_sockets_opts test_sockets_posix test_dns
+            test_netconn_zero_window test_owner test_icmp_sockets)
     add_executable(${t}_freertos test/unit/${t}.c)
     target_link_libraries(${t}_freertos PRIVATE wisp_freertos_main0 wisp_freertos_testutil)
     target_compile_definitions(${t}_freertos PRIVATE main=wisp_rtos_app_main)
@@ -94,8 +95,21 @@ if(CMOCKA_LIB)
     add_test(NAME unit.freertos.${t} COMMAND ${t}_freertos)
     set_tests_properties(unit.freertos.${t} PROPERTIES LABELS "unit;threads;freertos" TIMEOUT 300)
   endforeach()
-  target_sources(test_netconn_freertos PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/apps/examples/netconn_echo.c)
-  target_include_directories(test_netconn_freertos PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/apps/examples)
+  # ... and netconn / sockets again with message passing
+  # (WISP_TCPIP_CORE_LOCKING 0: the OS layer's sources compiled into the
+  # program, ahead of the library's), like unit.test_netconn_msg.
+  foreach(t test_netconn test_sockets)
+    add_executable(${t}_msg_freertos test/unit/${t}.c ${WISP_API_SRC})
+    target_link_libraries(${t}_msg_freertos PRIVATE wisp_freertos_main0 wisp_freertos_testutil)
+    target_compile_definitions(${t}_msg_freertos PRIVATE main=wisp_rtos_app_main WISP_TCPIP_CORE_LOCKING=0)
+    target_compile_options(${t}_msg_freertos PRIVATE -Wall -Wextra)
+    add_test(NAME unit.freertos.${t}_msg COMMAND ${t}_msg_freertos)
+    set_tests_properties(unit.freertos.${t}_msg PROPERTIES LABELS "unit;threads;freertos" TIMEOUT 300)
+  endforeach()
+  foreach(t test_netconn test_netconn_msg)
+    target_sources(${t}_freertos PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/apps/examples/netconn_echo.c)
+    target_include_directories(${t}_freertos PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/apps/examples)
+  endforeach()
 endif()
 
 # Interop over TAP: the checks of test_api_netconn.sh / test_api_socket.sh

@@ -81,14 +81,14 @@ wisp_err_t wisp_sys_init(void)
 
 uint32_t wisp_sys_now_ms(void)
 {
-#if configTICK_RATE_HZ == 1000
-    /* The tick count is milliseconds: wraps at 2^32 like the result. */
-    return (uint32_t)xTaskGetTickCount();
-#else
+    /* (A C test, not #if: configs often write the rate with a cast.) */
+    if ((uint64_t)configTICK_RATE_HZ == 1000u) {
+        /* The tick count is milliseconds: wraps at 2^32 like the result. */
+        return (uint32_t)xTaskGetTickCount();
+    }
     /* Scaled in 64 bits; consistent modulo 2^32 until the tick count
      * itself wraps (2^32 ticks: 49.7 days at 1 kHz, 497 days at 100 Hz). */
     return (uint32_t)((uint64_t)xTaskGetTickCount() * 1000u / (uint64_t)configTICK_RATE_HZ);
-#endif
 }
 
 /* Ticks of a timed wait of ms (0 < ms < WISP_SYS_FOREVER): rounded up, plus
@@ -289,6 +289,12 @@ static void thread_trampoline(void *arg)
     vTaskDelete(NULL);
 }
 
+/* words fits configSTACK_DEPTH_TYPE (uint16_t in many configurations). */
+static bool depth_ok(uint64_t words)
+{
+    return words <= (uint64_t)(configSTACK_DEPTH_TYPE)~(configSTACK_DEPTH_TYPE)0;
+}
+
 wisp_err_t wisp_sys_thread_new(wisp_sys_thread_t *t, const char *name, wisp_sys_thread_fn fn, void *arg,
                                size_t stack_size, int prio)
 {
@@ -306,6 +312,9 @@ wisp_err_t wisp_sys_thread_new(wisp_sys_thread_t *t, const char *name, wisp_sys_
     words = (stack_size + sizeof(StackType_t) - 1u) / sizeof(StackType_t);
     if (words < (size_t)configMINIMAL_STACK_SIZE) {
         words = (size_t)configMINIMAL_STACK_SIZE;
+    }
+    if (!depth_ok(words)) {
+        return WISP_ERR_MEM; /* more than the kernel's stack depth type holds */
     }
     if (prio <= 0) {
         prio = WISP_SYS_FREERTOS_PRIO_DEFAULT;
