@@ -26,8 +26,13 @@
 #ifndef WISP_HOST_FREERTOS_CONFIG_H
 #define WISP_HOST_FREERTOS_CONFIG_H
 
+/* (#ifndef: an experiment may pass -DconfigUSE_PREEMPTION=1) */
+#ifndef configUSE_PREEMPTION
 #define configUSE_PREEMPTION 0
-#define configUSE_TIME_SLICING 0
+#endif
+#ifndef configUSE_TIME_SLICING
+#define configUSE_TIME_SLICING configUSE_PREEMPTION
+#endif
 #define configCPU_CLOCK_HZ 1000000UL
 #define configMINIMAL_STACK_SIZE 1024
 #define configMAX_PRIORITIES 8
