@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test/package/run.sh: wisp as a package, from outside its tree.
-#  1. configure wisp alone (defaults of a user's build: no -Werror, no
-#     options header, port unix), build, cmake --install into a temp prefix;
+#  1. configure wisp alone (a user's build: no -Werror, port unix), build,
+#     cmake --install into a temp prefix (twice: without an options header,
+#     and with test/package/host/pkg_opts.h);
 #  2. test/package/host with find_package(wisp) (CMAKE_PREFIX_PATH): build, run;
 #  3. the same program with make + pkg-config (wisp.pc): build, run;
 #  4. test/package/cortex-m: a Cortex-M firmware project that uses
@@ -20,38 +21,47 @@ fi
 cc=${CC:-gcc}
 fail() { echo "package: FAILED: $*"; exit 1; }
 
-echo "== package: build and install wisp into $w/prefix"
-cmake -S "$top" -B "$w/wisp" -DCMAKE_C_COMPILER="$cc" -DCMAKE_BUILD_TYPE=Release -DWISP_HOST=OFF \
-      -DWISP_INSTALL=ON >"$w/wisp.log" || { cat "$w/wisp.log"; fail "configure"; }
-cmake --build "$w/wisp" -j2 >>"$w/wisp.log" 2>&1 || { cat "$w/wisp.log"; fail "build"; }
-# (another prefix than the configured one: the package is relocatable)
-cmake --install "$w/wisp" --prefix "$w/prefix" >>"$w/wisp.log" || { cat "$w/wisp.log"; fail "install"; }
-for f in lib/libwisp.a lib/libwisp_unix.a lib/libwisp_api.a include/wisp/wisp.h include/wisp/ports/unix/sys_posix.h \
-         lib/cmake/wisp/wispConfig.cmake lib/cmake/wisp/wispConfigVersion.cmake lib/pkgconfig/wisp.pc; do
-  [ -f "$w/prefix/$f" ] || fail "not installed: $f"
-done
-echo "  installed: $(cd "$w/prefix" && find . -type f | wc -l) files"
+# One package build, installed into $w/<name>/prefix, and both consumers.
+package_variant() {
+  local name=$1; shift
+  local v=$w/$name
+  echo "== package ($name): build wisp, install into $v/prefix"
+  cmake -S "$top" -B "$v/wisp" -DCMAKE_C_COMPILER="$cc" -DCMAKE_BUILD_TYPE=Release -DWISP_HOST=OFF \
+        -DWISP_INSTALL=ON "$@" >"$v.log" || { cat "$v.log"; fail "configure"; }
+  cmake --build "$v/wisp" -j2 >>"$v.log" 2>&1 || { cat "$v.log"; fail "build"; }
+  # (another prefix than the configured one: the package is relocatable)
+  cmake --install "$v/wisp" --prefix "$v/prefix" >>"$v.log" || { cat "$v.log"; fail "install"; }
+  for f in lib/libwisp.a lib/libwisp_unix.a lib/libwisp_api.a include/wisp/wisp.h include/wisp/ports/unix/sys_posix.h \
+           lib/cmake/wisp/wispConfig.cmake lib/cmake/wisp/wispConfigVersion.cmake lib/pkgconfig/wisp.pc; do
+    [ -f "$v/prefix/$f" ] || fail "not installed: $f"
+  done
+  echo "  installed: $(cd "$v/prefix" && find . -type f | wc -l) files"
 
-echo "== package: consumer with find_package(wisp)"
-cmake -S "$here/host" -B "$w/c-cmake" -DCMAKE_C_COMPILER="$cc" -DCMAKE_PREFIX_PATH="$w/prefix" >"$w/c-cmake.log" ||
-  { cat "$w/c-cmake.log"; fail "consumer configure"; }
-grep 'wisp 0' "$w/c-cmake.log" | sed 's/^-- /  /'
-cmake --build "$w/c-cmake" >>"$w/c-cmake.log" 2>&1 || { cat "$w/c-cmake.log"; fail "consumer build"; }
-"$w/c-cmake/consumer" | sed 's/^/  /' || fail "consumer (find_package) run"
-# find_package with a version the package does not satisfy must fail.
-if cmake -S "$here/host" -B "$w/c-badver" -DCMAKE_PREFIX_PATH="$w/prefix" \
-      -DCMAKE_C_COMPILER="$cc" -DWISP_CONSUMER_VERSION=99.0 >/dev/null 2>&1; then
-  fail "find_package(wisp 99.0) succeeded"
-fi
+  echo "== package ($name): consumer with find_package(wisp)"
+  cmake -S "$here/host" -B "$v/c-cmake" -DCMAKE_C_COMPILER="$cc" -DCMAKE_PREFIX_PATH="$v/prefix" >"$v/c-cmake.log" ||
+    { cat "$v/c-cmake.log"; fail "consumer configure"; }
+  grep 'wisp 0' "$v/c-cmake.log" | sed 's/^-- /  /'
+  cmake --build "$v/c-cmake" >>"$v/c-cmake.log" 2>&1 || { cat "$v/c-cmake.log"; fail "consumer build"; }
+  "$v/c-cmake/consumer" | sed 's/^/  /' || fail "consumer (find_package) run"
+  # find_package with a version the package does not satisfy must fail.
+  if cmake -S "$here/host" -B "$v/c-badver" -DCMAKE_PREFIX_PATH="$v/prefix" \
+        -DCMAKE_C_COMPILER="$cc" -DWISP_CONSUMER_VERSION=99.0 >/dev/null 2>&1; then
+    fail "find_package(wisp 99.0) succeeded"
+  fi
 
-echo "== package: consumer with pkg-config (wisp.pc)"
-export PKG_CONFIG_PATH="$w/prefix/lib/pkgconfig"
-echo "  pkg-config --modversion wisp: $(pkg-config --modversion wisp)"
-mkdir -p "$w/c-pc"
-make -s -C "$w/c-pc" -f "$here/host/Makefile" CC="$cc" SRC="$here/host/main.c" >"$w/c-pc.log" 2>&1 ||
-  { cat "$w/c-pc.log"; fail "pkg-config build"; }
-"$w/c-pc/consumer-pc" >"$w/c-pc.out" || { cat "$w/c-pc.out"; fail "consumer (pkg-config) run"; }
-tail -n 1 "$w/c-pc.out" | sed 's/^/  /'
+  echo "== package ($name): consumer with pkg-config (wisp.pc)"
+  echo "  pkg-config --cflags wisp: $(PKG_CONFIG_PATH="$v/prefix/lib/pkgconfig" pkg-config --cflags wisp)"
+  mkdir -p "$v/c-pc"
+  PKG_CONFIG_PATH="$v/prefix/lib/pkgconfig" make -s -C "$v/c-pc" -f "$here/host/Makefile" CC="$cc" \
+       SRC="$here/host/main.c" >"$v/c-pc.log" 2>&1 || { cat "$v/c-pc.log"; fail "pkg-config build"; }
+  "$v/c-pc/consumer-pc" >"$v/c-pc.out" || { cat "$v/c-pc.out"; fail "consumer (pkg-config) run"; }
+  tail -n 1 "$v/c-pc.out" | sed 's/^/  /'
+}
+# A user's package build: no options header (opt.h defaults), port unix;
+# then one with an options header, installed with the package.
+package_variant defaults
+package_variant opts -DWISP_OPTS_HEADER=pkg_opts.h -DWISP_OPTS_DIR="$here/host"
+grep -q "^ok: the package's options header sized" "$w/opts/c-pc.out" || fail "the options header check did not run"
 
 if command -v arm-none-eabi-gcc >/dev/null; then
   echo "== package: Cortex-M firmware with add_subdirectory(wisp) and its own options header"

@@ -5,8 +5,10 @@
  * pkg-config): two stacks on an in-memory wire, a UDP datagram from A to
  * B's echo port and back (ARP, IPv4, UDP on both sides), the pools back at
  * their baseline afterwards; then the OS layer of the package (wisp::api on
- * wisp::port_unix) runs a stack thread and a call on it. Public headers
- * only. Exit status 0 = every check passed.
+ * wisp::port_unix) runs a stack thread and a call on it. Built against a
+ * package with test/package/host/pkg_opts.h, it also checks that the
+ * library's UDP pool has that header's size. Public headers only. Exit
+ * status 0 = every check passed.
  */
 #include <stdio.h>
 #include <string.h>
@@ -153,6 +155,23 @@ int main(void)
     }
     check(strcmp(reply, msg) == 0, "the echo came back over the wire");
     printf("   %u frames on the wire\n", seen);
+#ifdef WISP_PKG_TEST_OPTS
+    {
+        /* pkg_opts.h: 3 UDP PCBs in the library's pool, one in use on A (client) */
+        struct wisp_udp_pcb *more[3];
+        unsigned i, got = 0;
+        for (i = 0; i < 3; i++) {
+            more[i] = wisp_udp_new(&stack_a);
+            got += more[i] != NULL;
+        }
+        check(got == 2, "the package's options header sized the library's UDP pool (3 PCBs)");
+        for (i = 0; i < 3; i++) {
+            if (more[i] != NULL) {
+                wisp_udp_remove(more[i]);
+            }
+        }
+    }
+#endif
     wisp_udp_remove(client);
     wisp_udp_remove(echo);
     check(wisp_stack_pools_in_use(&stack_a) == base_a && wisp_stack_pools_in_use(&stack_b) == base_b,
