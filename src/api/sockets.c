@@ -1931,17 +1931,16 @@ int wisp_getpeername(int s, struct wisp_sockaddr *name, wisp_socklen_t *namelen)
 
 /* ------------------------------------------------------------ options */
 
+/* tv (validated: tv_sec >= 0, 0 <= tv_usec < 1000000) in ms, rounded up,
+ * clamped below WISP_SYS_FOREVER. 32-bit arithmetic only: a 64-bit
+ * multiply / divide would pull libgcc's division helpers into every image. */
 static uint32_t tv_to_ms(const struct wisp_timeval *tv)
 {
-    uint64_t ms;
-    if (tv->tv_sec == 0 && tv->tv_usec == 0) {
-        return 0;
+    if (tv->tv_sec >= (long)((WISP_SYS_FOREVER - 1u) / 1000u)) {
+        return WISP_SYS_FOREVER - 1u;
     }
-    ms = (uint64_t)tv->tv_sec * 1000u + ((uint64_t)tv->tv_usec + 999u) / 1000u;
-    if (ms == 0) {
-        ms = 1;
-    }
-    return ms >= WISP_SYS_FOREVER ? WISP_SYS_FOREVER - 1u : (uint32_t)ms;
+    /* tv_sec <= 4294966: at most 4294966000 + 1000, no overflow */
+    return (uint32_t)tv->tv_sec * 1000u + ((uint32_t)tv->tv_usec + 999u) / 1000u;
 }
 
 static void ms_to_tv(uint32_t ms, struct wisp_timeval *tv)
@@ -2371,7 +2370,7 @@ static int getopt_socket(struct wisp_sock *sk, int optname, void *optval, wisp_s
             if (b == 0) {
                 b = optname == WISP_SO_SNDBUF ? (uint32_t)WISP_TCP_SND_BUF : (uint32_t)WISP_TCP_WND;
             }
-            *v = (int)WISP_MIN(2u * (uint64_t)b, 0x7fffffffu);
+            *v = (int)(b > 0x3fffffffu ? 0x7fffffffu : 2u * b);
         } else if (optname == WISP_SO_RCVBUF) {
             *v = (int)(WISP_NETCONN_RECVMBOX_SIZE * SOCK_UDP_MAX > 0x7fffffff
                            ? 0x7fffffff
