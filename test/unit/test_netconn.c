@@ -1113,7 +1113,7 @@ static void test_netconn_reset_wakes_blocked_writer_and_reader_with_err_rst(void
         thr_start(&tw, "rst-w", rst_waiter_fn, &wr);
         thr_start(&tr, "rst-r", rst_waiter_fn, &rd);
         /* both block: the writer for room, the reader for data */
-        TU_WAIT_BLOCKED(&tw.t, &p.client->snd_sem);
+        TU_WAIT_BLOCKED(&tw.t, &p.client->sem);
         TU_WAIT_BLOCKED(&tr.t, &p.client->mbox);
         assert_int_equal(wisp_netconn_abort(p.server), WISP_OK); /* RST */
         thr_join(&tw);
@@ -1417,7 +1417,7 @@ static void block_then(struct tnode *n, struct blocked *b, int action /* 0 close
         wait_writer_started(n, b->c);
     }
     /* blocked: recv and accept on the mailbox, write on room */
-    TU_WAIT_BLOCKED(&t.t, b->op >= 2 ? (const void *)&b->c->snd_sem : (const void *)&b->c->mbox);
+    TU_WAIT_BLOCKED(&t.t, b->op >= 2 ? (const void *)&b->c->sem : (const void *)&b->c->mbox);
     t_action = wisp_sys_now_ms();
     if (action == 0) {
         assert_int_equal(wisp_netconn_close(b->c), WISP_OK);

@@ -42,10 +42,7 @@ struct wisp_netconn {
     struct wisp_netconn_api *WISP_PRIV(api);
     struct wisp_netconn *WISP_PRIV(next_free);
     wisp_sys_mbox_t WISP_PRIV(mbox);             /**< received items / accepted netconns */
-    wisp_sys_sem_t WISP_PRIV(snd_sem);           /**< writer wake-up */
-    wisp_sys_sem_t WISP_PRIV(op_sem);            /**< connect wake-up */
-    wisp_sys_sem_t WISP_PRIV(idle_sem);          /**< delete waits for the other callers */
-    wisp_sys_mutex_t WISP_PRIV(write_lock);      /**< serialises writers */
+    wisp_sys_sem_t WISP_PRIV(sem);               /**< every other wait: writers, connect, delete (netconn.c) */
     uint8_t WISP_PRIV(marker);                   /**< its address is the wake-up message */
     uint8_t WISP_PRIV(in_use);
     uint8_t WISP_PRIV(layered);                  /**< wisp_netconn_set_layered (set before sharing) */
@@ -55,6 +52,10 @@ struct wisp_netconn {
     wisp_err_t WISP_PRIV(connect_result);
     wisp_err_t WISP_PRIV(conn_err);              /**< the connection error the stack reported (kept) */
     uint16_t WISP_PRIV(users);                   /**< threads inside calls on this netconn */
+    struct nc_waiter *WISP_PRIV(waiters);        /**< threads waiting for a broadcast (netconn.c) */
+    unsigned WISP_PRIV(sem_lent) : 1;            /**< a waiter uses sem */
+    unsigned WISP_PRIV(writing) : 1;             /**< a writer has its turn */
+    unsigned WISP_PRIV(wkick) : 1;               /**< a broadcast since the writer's last do_write */
     uint16_t WISP_PRIV(backlog), WISP_PRIV(accept_pending);
     uint8_t WISP_PRIV(unaccepted);               /**< queued on a listener, not taken by accept yet */
     uint32_t WISP_PRIV(recv_timeout), WISP_PRIV(send_timeout); /**< ms, 0 = forever */
