@@ -319,7 +319,7 @@ static int sock_fail_leave(struct wisp_sock *sk, int e)
 {
     struct wisp_sockets *t = g_socks;
     lock_tbl(t);
-    sk->last_err = e;
+    sk->last_err = (uint8_t)e;
     sock_leave_locked(t, sk);
     return set_errno(e);
 }
@@ -403,7 +403,7 @@ static void keep_conn_err(struct wisp_sock *sk, wisp_err_t err)
     lock_tbl(t);
     sk->errevent = 0;
     if (sk->rx_err == 0) {
-        sk->rx_err = conn_err_errno(sk, err, err_is_connect(sk));
+        sk->rx_err = (uint8_t)conn_err_errno(sk, err, err_is_connect(sk));
     }
     unlock_tbl(t);
 }
@@ -478,11 +478,9 @@ static struct wisp_sock *reserve_entry(struct wisp_sockets *t)
 }
 
 /* Bind a reserved entry to conn (table lock held). */
-static void attach_entry(struct wisp_sockets *t, struct wisp_sock *sk, struct wisp_netconn *conn,
-                         struct wisp_netconn_api *api, uint8_t type)
+static void attach_entry(struct wisp_sockets *t, struct wisp_sock *sk, struct wisp_netconn *conn, uint8_t type)
 {
     sk->conn = conn;
-    sk->api = api;
     sk->type = type;
     sk->reserved = 0;
     sk->ttl = 0;
@@ -515,7 +513,7 @@ static void sock_free_entry(struct wisp_sockets *t, struct wisp_sock *sk)
         (void)wisp_netconn_abort(conn); /* SO_LINGER {1, 0}: reset instead of the orderly close */
     }
     if (lastp != NULL) {
-        (void)wisp_netconn_pbuf_free(sk->api, lastp);
+        (void)wisp_netconn_pbuf_free(conn->api, lastp);
     }
     if (lastbuf != NULL) {
         wisp_netbuf_delete(lastbuf);
@@ -653,7 +651,7 @@ int wisp_socket_on(struct wisp_netconn_api *api, int domain, int type, int proto
         unlock_tbl(t);
         return set_errno(WISP_ENOBUFS);
     }
-    attach_entry(t, sk, conn, api, (uint8_t)base);
+    attach_entry(t, sk, conn, (uint8_t)base);
     sk->nonblock = (type & WISP_SOCK_NONBLOCK) != 0;
     fd = sock_idx(t, sk) + WISP_SOCKET_OFFSET;
     unlock_tbl(t);
@@ -841,7 +839,7 @@ int wisp_accept(int s, struct wisp_sockaddr *addr, wisp_socklen_t *addrlen)
     }
     lock_tbl(t);
     early = (nc->socket < -1) ? (-1 - nc->socket) : 0;
-    attach_entry(t, nsk, nc, sk->api, WISP_SOCK_STREAM);
+    attach_entry(t, nsk, nc, WISP_SOCK_STREAM);
     nsk->rcvevent = (int16_t)early;
     nsk->sendevent = 1;
     nsk->established = 1;
@@ -976,7 +974,7 @@ int wisp_connect(int s, const struct wisp_sockaddr *name, wisp_socklen_t namelen
         default: e = wisp_err_to_errno(err); break;
         }
     }
-    sk->last_err = e;
+    sk->last_err = (uint8_t)e;
     sock_leave_locked(t, sk);
     return set_errno(e);
 }
@@ -1092,7 +1090,7 @@ static struct wisp_sock *sock_enter_dir_slow(int fd, bool rx, bool dontwait, str
         }
     }
     if (e != 0) {
-        sk->last_err = e;
+        sk->last_err = (uint8_t)e;
         sock_leave_locked(t, sk);
         if (have_sem) {
             wisp_sys_sem_free(&w.sem);
@@ -1155,7 +1153,7 @@ static void sock_leave_dir(struct wisp_sock *sk, bool rx, int e)
         sk->tx_busy = 0;
     }
     if (e != 0) {
-        sk->last_err = e;
+        sk->last_err = (uint8_t)e;
     }
     if (sk->select_waiting > 0) {
         wake_waiters(t, sock_idx(t, sk));
@@ -1636,7 +1634,7 @@ static wisp_ssize_t send_udp(struct wisp_sock *sk, const struct wisp_iovec *iov,
         if (iov[i].iov_len == 0 && (buf != NULL || i + 1 < iovcnt)) {
             continue;
         }
-        nb = wisp_netbuf_new(sk->api);
+        nb = wisp_netbuf_new(sk->conn->api);
         if (nb == NULL) {
             err = WISP_ERR_MEM;
             break;
@@ -1654,7 +1652,7 @@ static wisp_ssize_t send_udp(struct wisp_sock *sk, const struct wisp_iovec *iov,
     }
     if (err == WISP_OK && buf == NULL) {
         /* an empty iovec: an empty datagram */
-        buf = wisp_netbuf_new(sk->api);
+        buf = wisp_netbuf_new(sk->conn->api);
         if (buf == NULL) {
             err = WISP_ERR_MEM;
         } else {
@@ -2107,11 +2105,11 @@ static int setopt_tcp(struct wisp_sock *sk, int optname, const void *optval, wis
         }
         lock_tbl(t);
         if (optname == WISP_TCPOPT_KEEPIDLE) {
-            sk->keepidle_s = (uint32_t)v;
+            sk->keepidle_s = (uint16_t)v;
         } else if (optname == WISP_TCPOPT_KEEPINTVL) {
-            sk->keepintvl_s = (uint32_t)v;
+            sk->keepintvl_s = (uint16_t)v;
         } else {
-            sk->keepcnt = (uint32_t)v;
+            sk->keepcnt = (uint8_t)v;
         }
         unlock_tbl(t);
         apply_keepalive(sk, sk->conn);
@@ -2226,14 +2224,22 @@ static int read_u8(const uint8_t *field)
     return v;
 }
 
-static int read_u32(const uint32_t *field)
+static int read_u16(const uint16_t *field)
 {
-    uint32_t v;
+    int v;
     lock_tbl(g_socks);
     v = *field;
     unlock_tbl(g_socks);
-    return (int)WISP_MIN(v, 0x7fffffffu);
+    return v;
 }
+
+/* A flag (bit-field) of an entry, read under the table lock. */
+#define READ_FLAG(v, sk, flag) \
+    do { \
+        lock_tbl(g_socks); \
+        *(v) = (sk)->flag; \
+        unlock_tbl(g_socks); \
+    } while (0)
 
 /* Store an int option value (truncated to *optlen like Linux). */
 static void put_int(void *optval, wisp_socklen_t *optlen, int v)
@@ -2347,17 +2353,17 @@ static int getopt_socket(struct wisp_sock *sk, int optname, void *optval, wisp_s
         return 0;
     case WISP_SO_TYPE: *v = sk->type; return 0;
     case WISP_SO_ACCEPTCONN:
-        *v = read_u8(&sk->listening);
+        READ_FLAG(v, sk, listening);
         return 0;
     case WISP_SO_REUSEADDR:
     case WISP_SO_REUSEPORT:
-        *v = read_u8(&sk->reuseaddr);
+        READ_FLAG(v, sk, reuseaddr);
         return 0;
     case WISP_SO_KEEPALIVE:
-        *v = read_u8(&sk->keepalive);
+        READ_FLAG(v, sk, keepalive);
         return 0;
     case WISP_SO_BROADCAST:
-        *v = read_u8(&sk->broadcast);
+        READ_FLAG(v, sk, broadcast);
         return 0;
     case WISP_SO_RCVBUF:
     case WISP_SO_SNDBUF:
@@ -2391,16 +2397,16 @@ static int getopt_tcp(struct wisp_sock *sk, int optname, void *optval, wisp_sock
     }
     switch (optname) {
     case WISP_TCPOPT_NODELAY:
-        *v = read_u8(&sk->nodelay);
+        READ_FLAG(v, sk, nodelay);
         return 0;
     case WISP_TCPOPT_KEEPIDLE:
-        *v = read_u32(&sk->keepidle_s);
+        *v = read_u16(&sk->keepidle_s);
         return 0;
     case WISP_TCPOPT_KEEPINTVL:
-        *v = read_u32(&sk->keepintvl_s);
+        *v = read_u16(&sk->keepintvl_s);
         return 0;
     case WISP_TCPOPT_KEEPCNT:
-        *v = read_u32(&sk->keepcnt);
+        *v = read_u8(&sk->keepcnt);
         return 0;
     case WISP_TCPOPT_MAXSEG: {
         /* Linux: the value set while closed or listening, else
