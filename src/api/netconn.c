@@ -21,7 +21,7 @@
  *  - recv / accept wait on the mailbox. Every terminal event (peer's FIN,
  *    connection error, close, shutdown(RD), delete) first records itself in
  *    the flags under the api lock and then posts the netconn's marker (the
- *    address of conn->marker) when the mailbox has room. A reader that
+ *    address of conn itself: never an item of its own mailbox) when the mailbox has room. A reader that
  *    fetches the marker posts it again (so every blocked reader wakes) and
  *    returns the error the flags say. A reader looks at the flags only
  *    when the mailbox is empty (peer events: data received before them is
@@ -171,7 +171,7 @@ static void nc_event(struct wisp_netconn *conn, enum wisp_netconn_evt evt, uint3
 /* Wake the readers of conn (see the file comment). */
 static void wake_mbox(struct wisp_netconn *conn)
 {
-    (void)wisp_sys_mbox_trypost(&conn->mbox, &conn->marker);
+    (void)wisp_sys_mbox_trypost(&conn->mbox, conn);
 }
 
 /* A thread waiting in nc_wait_locked (on its stack). */
@@ -387,41 +387,26 @@ static wisp_err_t slot_init(struct wisp_netconn *c)
 static struct wisp_netconn *conn_alloc_locked(struct wisp_netconn_api *api, enum wisp_netconn_type type,
                                               wisp_netconn_callback cb)
 {
-    struct wisp_netconn *c = api->free_conns;
-    if (c == NULL) {
-        api->st.conns_failed++;
-        return NULL;
+    struct wisp_netconn *c = api->conns;
+    while (c->in_use) {
+        if (++c == api->conns + WISP_NETCONN_COUNT) {
+            api->st.conns_failed++;
+            return NULL;
+        }
     }
-    api->free_conns = c->next_free;
-    c->next_free = NULL;
     api->st.conns_used++;
     if (api->st.conns_used > api->st.conns_high) {
         api->st.conns_high = api->st.conns_used;
     }
-    c->type = type;
+    c->type = (uint8_t)type;
     c->socket = -1;
     c->callback = cb;
     c->pcb.ip = NULL;
-    c->in_use = 1;
-    c->flags = 0;
-    c->pending_err = WISP_OK;
-    c->connect_result = WISP_OK;
-    c->conn_err = WISP_OK;
-    c->users = 0;
-    c->backlog = 0;
-    c->accept_pending = 0;
-    c->unaccepted = 0;
-    c->accept_polls = 0;
-    c->recv_timeout = 0;
-    c->send_timeout = 0;
+    c->layered = 0;
     c->state = NC_S_NONE;
     c->cflags = 0;
-    c->dscp = 0;
-    c->ttl = 0;
-    c->layered = 0;
-    c->tx_queued = 0;
-    c->tx_acked = 0;
-    c->nocopy_end = 0;
+    memset(&c->waiters, 0, sizeof(*c) - offsetof(struct wisp_netconn, waiters));
+    c->in_use = 1;
     return c;
 }
 
@@ -431,12 +416,9 @@ static void conn_release(struct wisp_netconn *c)
     struct wisp_netconn_api *api = c->api;
     api_lock(api);
     WISP_ASSERT(c->waiters == NULL && !c->sem_lent);
-    c->writing = 0;
     c->in_use = 0;
     c->pcb.ip = NULL;
     c->callback = NULL;
-    c->next_free = api->free_conns;
-    api->free_conns = c;
     api->st.conns_used--;
     api_unlock(api);
 }
@@ -504,10 +486,8 @@ wisp_err_t wisp_netconn_api_init(struct wisp_netconn_api *api, struct wisp_tcpip
         }
         api->conns[i].api = api;
         api->conns[i].socket = -1;
-        api->conns[i].next_free = (i + 1u < WISP_NETCONN_COUNT) ? &api->conns[i + 1u] : NULL;
         api->n_ready++;
     }
-    api->free_conns = &api->conns[0];
     for (i = 0; i < WISP_NETBUF_COUNT; i++) {
         api->bufs[i].api = api;
         api->bufs[i].next_free = (i + 1u < WISP_NETBUF_COUNT) ? &api->bufs[i + 1u] : NULL;
@@ -641,8 +621,9 @@ static wisp_err_t tcp_sent_cb(void *arg, struct wisp_tcp_pcb *pcb, uint32_t len)
     if (conn == NULL) {
         return WISP_OK;
     }
-    conn->tx_acked += len;
-    if ((conn->cflags & NC_C_NOCOPY) && (int32_t)(conn->tx_acked - conn->nocopy_end) >= 0) {
+    conn->tx_unacked -= WISP_MIN(len, conn->tx_unacked);
+    conn->nocopy_left -= WISP_MIN(len, conn->nocopy_left);
+    if ((conn->cflags & NC_C_NOCOPY) && conn->nocopy_left == 0) {
         conn->cflags &= (uint8_t)~NC_C_NOCOPY;
     }
     if ((conn->cflags & NC_C_WSPACE) && wisp_tcp_sndbuf(pcb) >= NC_SNDLOWAT(pcb)) {
@@ -1001,7 +982,7 @@ static void drain_mbox(struct wisp_netconn *conn, bool listener)
 {
     void *item;
     while (wisp_sys_mbox_tryfetch(&conn->mbox, &item) == WISP_OK) {
-        if (item == &conn->marker) {
+        if (item == conn) {
             continue;
         }
         if (listener) {
@@ -1276,7 +1257,7 @@ static wisp_err_t do_listen(struct wisp_stack *s, void *arg)
     struct wisp_tcp_pcb *lpcb;
     wisp_err_t err = WISP_OK;
     uint8_t backlog = (uint8_t)(m->len == 0 ? 1u : m->len);
-    uint16_t limit = (uint16_t)WISP_MIN((unsigned)backlog, (unsigned)WISP_NETCONN_RECVMBOX_SIZE - 1u);
+    uint8_t limit = (uint8_t)WISP_MIN((unsigned)backlog, (unsigned)WISP_NETCONN_RECVMBOX_SIZE - 1u);
     WISP_UNUSED(s);
     if (conn->pcb.tcp == NULL) {
         return WISP_ERR_CONN;
@@ -1399,7 +1380,7 @@ again:
             return WISP_ERR_TIMEOUT;
         }
     }
-    if (m == &conn->marker) {
+    if (m == conn) {
         bool udp_err;
         api_lock(api);
         /* A UDP netconn's marker that no terminal event posted was posted
@@ -1719,10 +1700,10 @@ static wisp_err_t do_write(struct wisp_stack *s, void *arg)
             return r;
         }
         m->off += n;
-        conn->tx_queued += n;
+        conn->tx_unacked += n;
         wrote = true;
         if (!m->copy) {
-            conn->nocopy_end = conn->tx_queued;
+            conn->nocopy_left = conn->tx_unacked;
             conn->cflags |= NC_C_NOCOPY;
         }
     }

@@ -28,7 +28,7 @@
  *
  * Receive. TCP data comes as pbuf chains (netconn_recv_tcp_pbuf_flags);
  * recv copies straight from the chain into the caller's buffer and keeps
- * a partly read chain (lastp) for the next call; consumed chains are
+ * a partly read chain (last.p) for the next call; consumed chains are
  * freed in batches (wisp_netconn_tcp_consumed: one core-lock entry per
  * batch, which also reopens the window by the bytes copied out and has the
  * stack offer data the full receive mailbox refused). UDP datagrams come
@@ -499,16 +499,15 @@ static void attach_entry(struct wisp_sockets *t, struct wisp_sock *sk, struct wi
 static void sock_free_entry(struct wisp_sockets *t, struct wisp_sock *sk)
 {
     struct wisp_netconn *conn = sk->conn;
-    struct wisp_pbuf *lastp = sk->lastp;
-    struct wisp_netbuf *lastbuf = sk->lastbuf;
+    struct wisp_pbuf *lastp = sk->type == WISP_SOCK_STREAM ? sk->last.p : NULL;
+    struct wisp_netbuf *lastbuf = sk->type == WISP_SOCK_STREAM ? NULL : sk->last.buf;
     bool abort_it = false;
 
     lock_tbl(t);
     abort_it = sk->type == WISP_SOCK_STREAM && sk->linger_on && sk->linger_s == 0 && !sk->listening;
     conn->socket = -1; /* events from now on find no socket */
     unlock_tbl(t);
-    sk->lastp = NULL;
-    sk->lastbuf = NULL;
+    sk->last.p = NULL;
     if (abort_it) {
         (void)wisp_netconn_abort(conn); /* SO_LINGER {1, 0}: reset instead of the orderly close */
     }
@@ -1148,7 +1147,7 @@ static void sock_leave_dir(struct wisp_sock *sk, bool rx, int e)
     lock_tbl(t);
     if (rx) {
         sk->rx_busy = 0;
-        sk->has_last = (sk->lastp != NULL || sk->lastbuf != NULL);
+        sk->has_last = sk->last.p != NULL; /* either member: a pointer or NULL */
     } else {
         sk->tx_busy = 0;
     }
@@ -1322,7 +1321,7 @@ static wisp_ssize_t recv_tcp(struct wisp_sock *sk, const struct wisp_iovec *iov,
     }
     for (;;) {
         size_t n;
-        if (sk->lastp == NULL) {
+        if (sk->last.p == NULL) {
             struct wisp_pbuf *p = NULL;
             uint8_t nflags = WISP_NETCONN_NOAUTORCVD;
             bool block;
@@ -1344,19 +1343,19 @@ static wisp_ssize_t recv_tcp(struct wisp_sock *sk, const struct wisp_iovec *iov,
                 e = recv_tcp_fail(sk, err, copied > 0, snap);
                 break;
             }
-            sk->lastp = p;
+            sk->last.p = p;
             sk->lastoff = 0;
         }
-        n = copy_to_iov(sk->lastp, sk->lastoff, total - copied, &pos);
+        n = copy_to_iov(sk->last.p, sk->lastoff, total - copied, &pos);
         copied += n;
         if (flags & WISP_MSG_PEEK) {
             break;
         }
-        sk->lastoff += (uint32_t)n;
+        sk->lastoff = (uint16_t)(sk->lastoff + n);
         consumed += (uint32_t)n;
-        if (sk->lastoff >= sk->lastp->tot_len) {
-            done[ndone++] = sk->lastp;
-            sk->lastp = NULL;
+        if (sk->lastoff >= sk->last.p->tot_len) {
+            done[ndone++] = sk->last.p;
+            sk->last.p = NULL;
             sk->lastoff = 0;
             if (ndone == SOCK_FREE_BATCH) {
                 rx_flush(sk, done, ndone, consumed);
@@ -1392,7 +1391,7 @@ static wisp_ssize_t recv_udp(struct wisp_sock *sk, const struct wisp_iovec *iov,
                              struct wisp_sockaddr *from, wisp_socklen_t *fromlen, int *msg_flags,
                              const struct sock_snap *snap)
 {
-    struct wisp_netbuf *buf = sk->lastbuf;
+    struct wisp_netbuf *buf = sk->last.buf;
     size_t total = iov_total(iov, iovcnt), copied = 0, dlen;
     struct iov_pos pos;
 
@@ -1412,7 +1411,7 @@ static wisp_ssize_t recv_udp(struct wisp_sock *sk, const struct wisp_iovec *iov,
         default: return -(wisp_ssize_t)wisp_err_to_errno(err);
         }
     }
-    sk->lastbuf = NULL;
+    sk->last.buf = NULL;
     dlen = wisp_netbuf_len(buf);
     pos.iov = iov;
     pos.n = iovcnt;
@@ -1426,7 +1425,7 @@ static wisp_ssize_t recv_udp(struct wisp_sock *sk, const struct wisp_iovec *iov,
     }
     fill_sin(from, fromlen, &buf->addr, buf->port);
     if (flags & WISP_MSG_PEEK) {
-        sk->lastbuf = buf;
+        sk->last.buf = buf;
     } else {
         wisp_netbuf_delete(buf);
     }
@@ -1450,7 +1449,7 @@ static wisp_ssize_t do_recv(int s, const struct wisp_iovec *iov, int iovcnt, int
     } else if (sk->type == WISP_SOCK_STREAM) {
         if (snap.listening || (!snap.established && !snap.connecting && !snap.dead)) {
             e = WISP_ENOTCONN;
-        } else if (snap.rd_shut && sk->lastp == NULL) {
+        } else if (snap.rd_shut && sk->last.p == NULL) {
             e = -1; /* return 0 */
         }
         if (e == -1) {
@@ -2591,18 +2590,18 @@ int wisp_ioctl(int s, unsigned long request, ...)
             lock_tbl(t);
             pending = sk->rcvevent > 0;
             unlock_tbl(t);
-            if (sk->lastbuf == NULL && pending) {
+            if (sk->last.buf == NULL && pending) {
                 struct wisp_netbuf *buf = NULL;
                 if (wisp_netconn_recv_udp_raw_netbuf_flags(sk->conn, &buf, WISP_NETCONN_DONTBLOCK) == WISP_OK) {
-                    sk->lastbuf = buf;
+                    sk->last.buf = buf;
                 }
             }
-            n = (sk->lastbuf != NULL) ? (long)wisp_netbuf_len(sk->lastbuf) : 0;
+            n = (sk->last.buf != NULL) ? (long)wisp_netbuf_len(sk->last.buf) : 0;
         } else {
             lock_tbl(t);
             n = (long)WISP_MIN(sk->rcv_bytes, 0x7fffffffu);
-            if (sk->lastp != NULL) {
-                n += (long)(sk->lastp->tot_len - sk->lastoff);
+            if (sk->last.p != NULL) {
+                n += (long)(sk->last.p->tot_len - sk->lastoff);
             }
             unlock_tbl(t);
         }
