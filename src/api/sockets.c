@@ -2213,33 +2213,6 @@ int wisp_setsockopt(int s, int level, int optname, const void *optval, wisp_sock
     return 0;
 }
 
-/* An option field of an entry, read under the table lock. */
-static int read_u8(const uint8_t *field)
-{
-    int v;
-    lock_tbl(g_socks);
-    v = *field;
-    unlock_tbl(g_socks);
-    return v;
-}
-
-static int read_u16(const uint16_t *field)
-{
-    int v;
-    lock_tbl(g_socks);
-    v = *field;
-    unlock_tbl(g_socks);
-    return v;
-}
-
-/* A flag (bit-field) of an entry, read under the table lock. */
-#define READ_FLAG(v, sk, flag) \
-    do { \
-        lock_tbl(g_socks); \
-        *(v) = (sk)->flag; \
-        unlock_tbl(g_socks); \
-    } while (0)
-
 /* Store an int option value (truncated to *optlen like Linux). */
 static void put_int(void *optval, wisp_socklen_t *optlen, int v)
 {
@@ -2311,9 +2284,9 @@ static void sock_tcp_info(struct wisp_sock *sk, struct wisp_sock_tcp_info *ti)
  * errno to fail with. */
 #define GETOPT_STORED (-1)
 
-static int getopt_socket(struct wisp_sock *sk, int optname, void *optval, wisp_socklen_t *optlen, int *v)
+static int getopt_socket(struct wisp_sock *sk, const struct wisp_sock *o, int optname, void *optval,
+                         wisp_socklen_t *optlen, int *v)
 {
-    struct wisp_sockets *t = g_socks;
     switch (optname) {
     case WISP_SO_RCVTIMEO:
     case WISP_SO_SNDTIMEO: {
@@ -2321,9 +2294,7 @@ static int getopt_socket(struct wisp_sock *sk, int optname, void *optval, wisp_s
         if (*optlen < sizeof tv) {
             return WISP_EINVAL;
         }
-        lock_tbl(t);
-        ms_to_tv(optname == WISP_SO_RCVTIMEO ? sk->rcvtimeo : sk->sndtimeo, &tv);
-        unlock_tbl(t);
+        ms_to_tv(optname == WISP_SO_RCVTIMEO ? o->rcvtimeo : o->sndtimeo, &tv);
         memcpy(optval, &tv, sizeof tv);
         *optlen = sizeof tv;
         return GETOPT_STORED;
@@ -2333,10 +2304,8 @@ static int getopt_socket(struct wisp_sock *sk, int optname, void *optval, wisp_s
         if (*optlen < sizeof l) {
             return WISP_EINVAL;
         }
-        lock_tbl(t);
-        l.l_onoff = sk->linger_on;
-        l.l_linger = sk->linger_s;
-        unlock_tbl(t);
+        l.l_onoff = o->linger_on;
+        l.l_linger = o->linger_s;
         memcpy(optval, &l, sizeof l);
         *optlen = sizeof l;
         return GETOPT_STORED;
@@ -2345,33 +2314,22 @@ static int getopt_socket(struct wisp_sock *sk, int optname, void *optval, wisp_s
         /* the pending asynchronous error, cleared by reading it */
         *v = take_pending_err(sk);
         if (*v != 0) {
-            lock_tbl(t);
+            lock_tbl(g_socks);
             sk->connecting = 0;
-            unlock_tbl(t);
+            unlock_tbl(g_socks);
         }
         return 0;
-    case WISP_SO_TYPE: *v = sk->type; return 0;
-    case WISP_SO_ACCEPTCONN:
-        READ_FLAG(v, sk, listening);
-        return 0;
+    case WISP_SO_TYPE: *v = o->type; return 0;
+    case WISP_SO_ACCEPTCONN: *v = o->listening; return 0;
     case WISP_SO_REUSEADDR:
-    case WISP_SO_REUSEPORT:
-        READ_FLAG(v, sk, reuseaddr);
-        return 0;
-    case WISP_SO_KEEPALIVE:
-        READ_FLAG(v, sk, keepalive);
-        return 0;
-    case WISP_SO_BROADCAST:
-        READ_FLAG(v, sk, broadcast);
-        return 0;
+    case WISP_SO_REUSEPORT: *v = o->reuseaddr; return 0;
+    case WISP_SO_KEEPALIVE: *v = o->keepalive; return 0;
+    case WISP_SO_BROADCAST: *v = o->broadcast; return 0;
     case WISP_SO_RCVBUF:
     case WISP_SO_SNDBUF:
-        if (sk->type == WISP_SOCK_STREAM) {
+        if (o->type == WISP_SOCK_STREAM) {
             /* the bound in effect, doubled as Linux reports it */
-            uint32_t b;
-            lock_tbl(t);
-            b = optname == WISP_SO_SNDBUF ? sk->sndbuf : sk->rcvbuf;
-            unlock_tbl(t);
+            uint32_t b = optname == WISP_SO_SNDBUF ? o->sndbuf : o->rcvbuf;
             if (b == 0) {
                 b = optname == WISP_SO_SNDBUF ? (uint32_t)WISP_TCP_SND_BUF : (uint32_t)WISP_TCP_WND;
             }
@@ -2388,37 +2346,24 @@ static int getopt_socket(struct wisp_sock *sk, int optname, void *optval, wisp_s
     }
 }
 
-static int getopt_tcp(struct wisp_sock *sk, int optname, void *optval, wisp_socklen_t *optlen, int *v)
+static int getopt_tcp(struct wisp_sock *sk, const struct wisp_sock *o, int optname, void *optval,
+                      wisp_socklen_t *optlen, int *v)
 {
-    struct wisp_sockets *t = g_socks;
-    if (sk->type != WISP_SOCK_STREAM) {
+    if (o->type != WISP_SOCK_STREAM) {
         return WISP_ENOPROTOOPT;
     }
     switch (optname) {
-    case WISP_TCPOPT_NODELAY:
-        READ_FLAG(v, sk, nodelay);
-        return 0;
-    case WISP_TCPOPT_KEEPIDLE:
-        *v = read_u16(&sk->keepidle_s);
-        return 0;
-    case WISP_TCPOPT_KEEPINTVL:
-        *v = read_u16(&sk->keepintvl_s);
-        return 0;
-    case WISP_TCPOPT_KEEPCNT:
-        *v = read_u8(&sk->keepcnt);
-        return 0;
+    case WISP_TCPOPT_NODELAY: *v = o->nodelay; return 0;
+    case WISP_TCPOPT_KEEPIDLE: *v = o->keepidle_s; return 0;
+    case WISP_TCPOPT_KEEPINTVL: *v = o->keepintvl_s; return 0;
+    case WISP_TCPOPT_KEEPCNT: *v = o->keepcnt; return 0;
     case WISP_TCPOPT_MAXSEG: {
         /* Linux: the value set while closed or listening, else
          * mss_cache (536 before the handshake; after it the data
          * bytes per segment) */
         struct wisp_tcp_info info;
-        bool est;
-        uint16_t user;
-        lock_tbl(t);
-        est = sk->established != 0;
-        user = sk->maxseg;
-        unlock_tbl(t);
-        if (est && wisp_netconn_get_tcp_info(sk->conn, &info) == WISP_OK && info.mss != 0) {
+        uint16_t user = o->maxseg;
+        if (o->established && wisp_netconn_get_tcp_info(sk->conn, &info) == WISP_OK && info.mss != 0) {
             *v = (int)info.mss - (info.ts_ok ? 12 : 0);
         } else {
             *v = user != 0 ? (int)user : 536;
@@ -2436,7 +2381,7 @@ static int getopt_tcp(struct wisp_sock *sk, int optname, void *optval, wisp_sock
     case WISP_TCPOPT_CONGESTION: {
         /* Linux: the name, NUL-padded to TCP_CA_NAME_MAX, cut to optlen */
         char name[WISP_TCP_CA_NAME_MAX];
-        const char *cc = wisp_tcp_cc_name(read_u8(&sk->cc));
+        const char *cc = wisp_tcp_cc_name(o->cc);
         size_t n = WISP_MIN((size_t)*optlen, sizeof name);
         memset(name, 0, sizeof name);
         if (cc != NULL) {
@@ -2450,17 +2395,11 @@ static int getopt_tcp(struct wisp_sock *sk, int optname, void *optval, wisp_sock
     }
 }
 
-static int getopt_ip(struct wisp_sock *sk, int optname, int *v)
+static int getopt_ip(const struct wisp_sock *o, int optname, int *v)
 {
     switch (optname) {
-    case WISP_IP_TOS:
-        *v = read_u8(&sk->tos);
-        return 0;
-    case WISP_IP_TTL:
-        lock_tbl(g_socks);
-        *v = sk->ttl != 0 ? sk->ttl : WISP_IP_DEFAULT_TTL;
-        unlock_tbl(g_socks);
-        return 0;
+    case WISP_IP_TOS: *v = o->tos; return 0;
+    case WISP_IP_TTL: *v = o->ttl != 0 ? o->ttl : WISP_IP_DEFAULT_TTL; return 0;
     default: return WISP_ENOPROTOOPT;
     }
 }
@@ -2468,6 +2407,8 @@ static int getopt_ip(struct wisp_sock *sk, int optname, int *v)
 int wisp_getsockopt(int s, int level, int optname, void *optval, wisp_socklen_t *optlen)
 {
     struct wisp_sock *sk = sock_enter(s);
+    struct wisp_sock o; /* the option fields, copied under one table lock */
+    const size_t off = offsetof(struct wisp_sock, keepidle_s);
     int v = 0, e;
 
     if (sk == NULL) {
@@ -2476,15 +2417,18 @@ int wisp_getsockopt(int s, int level, int optname, void *optval, wisp_socklen_t 
     if (optval == NULL || optlen == NULL) {
         return sock_fail_leave(sk, WISP_EFAULT);
     }
+    lock_tbl(g_socks);
+    memcpy((uint8_t *)&o + off, (const uint8_t *)sk + off, sizeof o - off);
+    unlock_tbl(g_socks);
     switch (level) {
     case WISP_SOL_SOCKET:
-        e = getopt_socket(sk, optname, optval, optlen, &v);
+        e = getopt_socket(sk, &o, optname, optval, optlen, &v);
         break;
     case WISP_IPPROTO_TCP:
-        e = getopt_tcp(sk, optname, optval, optlen, &v);
+        e = getopt_tcp(sk, &o, optname, optval, optlen, &v);
         break;
     case WISP_IPPROTO_IP:
-        e = getopt_ip(sk, optname, &v);
+        e = getopt_ip(&o, optname, &v);
         break;
     default:
         e = WISP_ENOPROTOOPT;

@@ -20,12 +20,13 @@ struct wisp_sock {
         struct wisp_pbuf *p;                    /**< TCP: partly read data chain */
         struct wisp_netbuf *buf;                /**< UDP: datagram kept by MSG_PEEK / FIONREAD */
     } WISP_PRIV(last);                          /**< by type: NULL / NULL = nothing kept */
-    /* everything below, except lastoff: under the table lock */
+    uint16_t WISP_PRIV(lastoff);                /**< bytes of last.p already read (< its tot_len) */
+    /* everything below: under the table lock (getsockopt copies it from keepidle_s on) */
+    uint16_t WISP_PRIV(keepidle_s);             /**< 1..32767 (Linux's bounds) */
     uint32_t WISP_PRIV(rcv_bytes);              /**< bytes announced by RCVPLUS, not yet taken */
     uint32_t WISP_PRIV(rcvtimeo), WISP_PRIV(sndtimeo);     /**< ms, 0 = none */
     uint32_t WISP_PRIV(sndbuf), WISP_PRIV(rcvbuf);         /**< TCP: SO_SNDBUF / SO_RCVBUF bound in bytes, 0 = the stack's default */
-    uint16_t WISP_PRIV(lastoff);                /**< receive state: bytes of last.p already read (< its tot_len) */
-    uint16_t WISP_PRIV(keepidle_s), WISP_PRIV(keepintvl_s); /**< 1..32767 (Linux's bounds) */
+    uint16_t WISP_PRIV(keepintvl_s);            /**< 1..32767 (Linux's bounds) */
     uint16_t WISP_PRIV(maxseg);                 /**< TCP_MAXSEG, 0 = none */
     uint16_t WISP_PRIV(linger_s);
     int16_t WISP_PRIV(rcvevent);                /**< items waiting in the netconn (data, connections) */
