@@ -39,6 +39,12 @@
 #include "wisp/sockets.h"
 #include "wisp/netconn.h"
 
+/* The socket slot keeps the keepalive defaults in Linux's widths
+ * (priv/sockets.h): seconds in 16 bits, the count in 7. */
+#if WISP_TCP_KEEPCNT > 127u || WISP_TCP_KEEPIDLE_MS / 1000u > 65535u || WISP_TCP_KEEPINTVL_MS / 1000u > 65535u
+#error "sockets: WISP_TCP_KEEPCNT must be <= 127, WISP_TCP_KEEPIDLE_MS / WISP_TCP_KEEPINTVL_MS <= 65535 s"
+#endif
+
 #include <stdarg.h>
 
 #ifndef WISP_SOCKET_ERRNO_SET
@@ -222,25 +228,25 @@ static void sock_event(struct wisp_netconn *conn, enum wisp_netconn_evt evt, uin
         unlock_tbl(t);
         return; /* never makes anything ready */
     case WISP_NETCONN_EVT_SENDPLUS:
-        sk->sendevent = 1;
-        if (sk->connecting && !sk->dead) {
-            sk->connecting = 0; /* a non-blocking connect completed */
-            sk->established = 1;
+        sk->f.sendevent = 1;
+        if (sk->f.connecting && !sk->f.dead) {
+            sk->f.connecting = 0; /* a non-blocking connect completed */
+            sk->f.established = 1;
         }
         break;
     case WISP_NETCONN_EVT_SENDMINUS:
-        sk->sendevent = 0;
+        sk->f.sendevent = 0;
         unlock_tbl(t);
         return;
     case WISP_NETCONN_EVT_ERROR:
-        sk->errevent = 1;
+        sk->f.errevent = 1;
         if (sk->type == WISP_SOCK_DGRAM) {
             break; /* an ICMP error for a connected UDP socket: it lives on */
         }
-        sk->dead = 1;
-        if (sk->connecting) {
-            sk->connecting = 0; /* a non-blocking connect failed */
-            sk->connect_failed = 1;
+        sk->f.dead = 1;
+        if (sk->f.connecting) {
+            sk->f.connecting = 0; /* a non-blocking connect failed */
+            sk->f.connect_failed = 1;
         }
         break;
     default:
@@ -261,7 +267,7 @@ static struct wisp_sock *lookup(struct wisp_sockets *t, int fd, int *e)
         return NULL;
     }
     idx = fd - WISP_SOCKET_OFFSET;
-    if (idx >= WISP_SOCKET_COUNT || t->sock[idx].conn == NULL || t->sock[idx].closing) {
+    if (idx >= WISP_SOCKET_COUNT || t->sock[idx].conn == NULL || t->sock[idx].f.closing) {
         *e = WISP_EBADF;
         return NULL;
     }
@@ -298,8 +304,8 @@ static void sock_leave_locked(struct wisp_sockets *t, struct wisp_sock *sk)
 {
     WISP_ASSERT(sk->users > 0);
     sk->users--;
-    if (sk->users == 0 && sk->closing && !sk->freeing) {
-        sk->freeing = 1;
+    if (sk->users == 0 && sk->f.closing && !sk->f.freeing) {
+        sk->f.freeing = 1;
         unlock_tbl(t);
         sock_free_entry(t, sk);
         return;
@@ -337,7 +343,7 @@ static bool sock_is_closing(struct wisp_sock *sk)
     struct wisp_sockets *t = g_socks;
     bool c;
     lock_tbl(t);
-    c = sk->closing != 0;
+    c = sk->f.closing != 0;
     unlock_tbl(t);
     return c;
 }
@@ -364,7 +370,7 @@ static bool is_conn_err(wisp_err_t err)
 /* Table lock held: does a reset of sk mean "refused" (its connect failed)? */
 static bool err_is_connect(const struct wisp_sock *sk)
 {
-    return sk->type == WISP_SOCK_STREAM && (sk->connect_failed || !sk->established);
+    return sk->type == WISP_SOCK_STREAM && (sk->f.connect_failed || !sk->f.established);
 }
 
 /*
@@ -389,7 +395,7 @@ static int take_conn_err(struct wisp_sock *sk, wisp_err_t err)
     bool connecting;
     lock_tbl(t);
     connecting = err_is_connect(sk);
-    sk->errevent = 0;
+    sk->f.errevent = 0;
     sk->rx_err = 0;
     unlock_tbl(t);
     return conn_err_errno(sk, err, connecting);
@@ -401,7 +407,7 @@ static void keep_conn_err(struct wisp_sock *sk, wisp_err_t err)
 {
     struct wisp_sockets *t = g_socks;
     lock_tbl(t);
-    sk->errevent = 0;
+    sk->f.errevent = 0;
     if (sk->rx_err == 0) {
         sk->rx_err = (uint8_t)conn_err_errno(sk, err, err_is_connect(sk));
     }
@@ -417,8 +423,8 @@ static int take_pending_err(struct wisp_sock *sk)
     lock_tbl(t);
     e = sk->rx_err;
     sk->rx_err = 0;
-    in_conn = e == 0 && sk->errevent;
-    sk->errevent = 0;
+    in_conn = e == 0 && sk->f.errevent;
+    sk->f.errevent = 0;
     unlock_tbl(t);
     if (in_conn) {
         /* no lock held: a netconn call (takes only the netconn's own lock) */
@@ -452,10 +458,10 @@ static void apply_keepalive(struct wisp_sock *sk, struct wisp_netconn *conn)
     bool on;
     uint32_t idle, intvl, cnt;
     lock_tbl(t);
-    on = sk->keepalive != 0;
+    on = sk->f.keepalive != 0;
     idle = sk->keepidle_s * 1000u;
     intvl = sk->keepintvl_s * 1000u;
-    cnt = sk->keepcnt;
+    cnt = sk->f.keepcnt;
     unlock_tbl(t);
     (void)wisp_netconn_set_keepalive(conn, on, idle, intvl, cnt);
 }
@@ -468,9 +474,9 @@ static struct wisp_sock *reserve_entry(struct wisp_sockets *t)
     unsigned i;
     for (i = 0; i < WISP_SOCKET_COUNT; i++) {
         struct wisp_sock *sk = &t->sock[i];
-        if (sk->conn == NULL && !sk->reserved) {
+        if (sk->conn == NULL && !sk->f.reserved) {
             memset(sk, 0, sizeof(*sk));
-            sk->reserved = 1;
+            sk->f.reserved = 1;
             return sk;
         }
     }
@@ -482,16 +488,16 @@ static void attach_entry(struct wisp_sockets *t, struct wisp_sock *sk, struct wi
 {
     sk->conn = conn;
     sk->type = type;
-    sk->reserved = 0;
+    sk->f.reserved = 0;
     sk->ttl = 0;
     sk->keepidle_s = WISP_TCP_KEEPIDLE_MS / 1000u;
     sk->keepintvl_s = WISP_TCP_KEEPINTVL_MS / 1000u;
-    sk->keepcnt = WISP_TCP_KEEPCNT;
+    sk->f.keepcnt = WISP_TCP_KEEPCNT;
     sk->sndbuf = 0;
     sk->rcvbuf = 0;
     sk->maxseg = 0;
     sk->cc = WISP_TCP_CC_DEFAULT;
-    sk->sendevent = (type == WISP_SOCK_DGRAM) ? 1u : 0u;
+    sk->f.sendevent = (type == WISP_SOCK_DGRAM) ? 1u : 0u;
     conn->socket = sock_idx(t, sk);
 }
 
@@ -504,7 +510,7 @@ static void sock_free_entry(struct wisp_sockets *t, struct wisp_sock *sk)
     bool abort_it = false;
 
     lock_tbl(t);
-    abort_it = sk->type == WISP_SOCK_STREAM && sk->linger_on && sk->linger_s == 0 && !sk->listening;
+    abort_it = sk->type == WISP_SOCK_STREAM && sk->f.linger_on && sk->linger_s == 0 && !sk->f.listening;
     conn->socket = -1; /* events from now on find no socket */
     unlock_tbl(t);
     sk->last.p = NULL;
@@ -520,8 +526,8 @@ static void sock_free_entry(struct wisp_sockets *t, struct wisp_sock *sk)
     (void)wisp_netconn_delete(conn);
     lock_tbl(t);
     sk->conn = NULL;
-    sk->closing = 0;
-    sk->freeing = 0;
+    sk->f.closing = 0;
+    sk->f.freeing = 0;
     sk->users = 0;
     unlock_tbl(t);
 }
@@ -557,8 +563,8 @@ int wisp_sockets_deinit(void)
         struct wisp_sock *sk = &t->sock[i];
         if (sk->conn != NULL) {
             open_n++;
-            sk->closing = 1;
-            sk->freeing = 1;
+            sk->f.closing = 1;
+            sk->f.freeing = 1;
             sock_free_entry(t, sk);
         }
     }
@@ -577,7 +583,7 @@ int wisp_sockets_in_use(void)
     }
     lock_tbl(t);
     for (i = 0; i < WISP_SOCKET_COUNT; i++) {
-        if (t->sock[i].conn != NULL || t->sock[i].reserved) {
+        if (t->sock[i].conn != NULL || t->sock[i].f.reserved) {
             n++;
         }
     }
@@ -646,12 +652,12 @@ int wisp_socket_on(struct wisp_netconn_api *api, int domain, int type, int proto
     wisp_netconn_set_layered(conn);
     lock_tbl(t);
     if (conn == NULL) {
-        sk->reserved = 0;
+        sk->f.reserved = 0;
         unlock_tbl(t);
         return set_errno(WISP_ENOBUFS);
     }
     attach_entry(t, sk, conn, (uint8_t)base);
-    sk->nonblock = (type & WISP_SOCK_NONBLOCK) != 0;
+    sk->f.nonblock = (type & WISP_SOCK_NONBLOCK) != 0;
     fd = sock_idx(t, sk) + WISP_SOCKET_OFFSET;
     unlock_tbl(t);
     if (type & WISP_SOCK_NONBLOCK) {
@@ -738,7 +744,7 @@ int wisp_bind(int s, const struct wisp_sockaddr *name, wisp_socklen_t namelen)
         return sock_fail_leave(sk, e);
     }
     lock_tbl(t);
-    e = (sk->bound || sk->listening || sk->established || sk->connecting) ? WISP_EINVAL : 0;
+    e = (sk->f.bound || sk->f.listening || sk->f.established || sk->f.connecting) ? WISP_EINVAL : 0;
     unlock_tbl(t);
     if (e != 0) {
         return sock_fail_leave(sk, e);
@@ -747,7 +753,7 @@ int wisp_bind(int s, const struct wisp_sockaddr *name, wisp_socklen_t namelen)
     switch (err) {
     case WISP_OK:
         lock_tbl(t);
-        sk->bound = 1;
+        sk->f.bound = 1;
         sock_leave_locked(t, sk);
         return 0;
     case WISP_ERR_USE: return sock_fail_leave(sk, WISP_EADDRINUSE);
@@ -770,7 +776,7 @@ int wisp_listen(int s, int backlog)
         return sock_fail_leave(sk, WISP_EOPNOTSUPP);
     }
     lock_tbl(t);
-    e = (sk->established || sk->connecting) ? WISP_EINVAL : 0;
+    e = (sk->f.established || sk->f.connecting) ? WISP_EINVAL : 0;
     unlock_tbl(t);
     if (e != 0) {
         return sock_fail_leave(sk, e);
@@ -780,8 +786,8 @@ int wisp_listen(int s, int backlog)
     switch (err) {
     case WISP_OK:
         lock_tbl(t);
-        sk->listening = 1;
-        sk->bound = 1;
+        sk->f.listening = 1;
+        sk->f.bound = 1;
         sock_leave_locked(t, sk);
         return 0;
     case WISP_ERR_MEM: return sock_fail_leave(sk, WISP_ENOBUFS);
@@ -807,7 +813,7 @@ int wisp_accept(int s, struct wisp_sockaddr *addr, wisp_socklen_t *addrlen)
         return -1;
     }
     lock_tbl(t);
-    listening = sk->listening != 0;
+    listening = sk->f.listening != 0;
     unlock_tbl(t);
     if (!listening) {
         return sock_fail_leave(sk, sk->type == WISP_SOCK_STREAM ? WISP_EINVAL : WISP_EOPNOTSUPP);
@@ -840,29 +846,29 @@ int wisp_accept(int s, struct wisp_sockaddr *addr, wisp_socklen_t *addrlen)
     early = (nc->socket < -1) ? (-1 - nc->socket) : 0;
     attach_entry(t, nsk, nc, WISP_SOCK_STREAM);
     nsk->rcvevent = (int16_t)early;
-    nsk->sendevent = 1;
-    nsk->established = 1;
-    nsk->bound = 1;
+    nsk->f.sendevent = 1;
+    nsk->f.established = 1;
+    nsk->f.bound = 1;
     /* options inherited from the listener (as BSD does) */
     nsk->rcvtimeo = sk->rcvtimeo;
     nsk->sndtimeo = sk->sndtimeo;
-    nsk->keepalive = sk->keepalive;
+    nsk->f.keepalive = sk->f.keepalive;
     nsk->keepidle_s = sk->keepidle_s;
     nsk->keepintvl_s = sk->keepintvl_s;
-    nsk->keepcnt = sk->keepcnt;
-    nsk->nodelay = sk->nodelay;
-    nsk->linger_on = sk->linger_on;
+    nsk->f.keepcnt = sk->f.keepcnt;
+    nsk->f.nodelay = sk->f.nodelay;
+    nsk->f.linger_on = sk->f.linger_on;
     nsk->linger_s = sk->linger_s;
     nsk->tos = sk->tos;
     nsk->ttl = sk->ttl;
-    nsk->reuseaddr = sk->reuseaddr;
+    nsk->f.reuseaddr = sk->f.reuseaddr;
     nsk->sndbuf = sk->sndbuf;
     nsk->rcvbuf = sk->rcvbuf;
     nsk->maxseg = sk->maxseg;
     nsk->cc = sk->cc;
-    apply_ka = sk->keepalive || sk->keepidle_s != WISP_TCP_KEEPIDLE_MS / 1000u ||
-               sk->keepintvl_s != WISP_TCP_KEEPINTVL_MS / 1000u || sk->keepcnt != WISP_TCP_KEEPCNT;
-    nodelay = sk->nodelay != 0;
+    apply_ka = sk->f.keepalive || sk->keepidle_s != WISP_TCP_KEEPIDLE_MS / 1000u ||
+               sk->keepintvl_s != WISP_TCP_KEEPINTVL_MS / 1000u || sk->f.keepcnt != WISP_TCP_KEEPCNT;
+    nodelay = sk->f.nodelay != 0;
     fd = sock_idx(t, nsk) + WISP_SOCKET_OFFSET;
     unlock_tbl(t);
     if (nsk->rcvtimeo != 0) {
@@ -909,7 +915,7 @@ int wisp_connect(int s, const struct wisp_sockaddr *name, wisp_socklen_t namelen
         if (name->sa_family == WISP_AF_UNSPEC) {
             err = wisp_netconn_disconnect(sk->conn);
             lock_tbl(t);
-            sk->established = 0;
+            sk->f.established = 0;
             sock_leave_locked(t, sk);
             return err == WISP_OK ? 0 : set_errno(wisp_err_to_errno(err));
         }
@@ -918,19 +924,19 @@ int wisp_connect(int s, const struct wisp_sockaddr *name, wisp_socklen_t namelen
             return sock_fail_leave(sk, err == WISP_ERR_RTE ? WISP_ENETUNREACH : wisp_err_to_errno(err));
         }
         lock_tbl(t);
-        sk->established = 1;
-        sk->bound = 1;
+        sk->f.established = 1;
+        sk->f.bound = 1;
         sock_leave_locked(t, sk);
         return 0;
     }
     lock_tbl(t);
-    e = sk->listening ? WISP_EISCONN : (sk->connecting ? WISP_EALREADY : (sk->established ? WISP_EISCONN : 0));
-    if (e == 0 && sk->dead) {
+    e = sk->f.listening ? WISP_EISCONN : (sk->f.connecting ? WISP_EALREADY : (sk->f.established ? WISP_EISCONN : 0));
+    if (e == 0 && sk->f.dead) {
         e = WISP_ECONNABORTED; /* a failed connect: the socket cannot be reused (BSD) */
     }
-    nonblock = sk->nonblock != 0;
+    nonblock = sk->f.nonblock != 0;
     if (e == 0 && nonblock) {
-        sk->connecting = 1; /* before the call: the SENDPLUS may come first */
+        sk->f.connecting = 1; /* before the call: the SENDPLUS may come first */
     }
     unlock_tbl(t);
     if (e != 0) {
@@ -940,31 +946,31 @@ int wisp_connect(int s, const struct wisp_sockaddr *name, wisp_socklen_t namelen
     lock_tbl(t);
     switch (err) {
     case WISP_OK:
-        sk->connecting = 0;
-        sk->established = 1;
-        sk->bound = 1;
+        sk->f.connecting = 0;
+        sk->f.established = 1;
+        sk->f.bound = 1;
         sock_leave_locked(t, sk);
         return 0;
     case WISP_ERR_INPROGRESS:
-        sk->bound = 1;
+        sk->f.bound = 1;
         sk->last_err = WISP_EINPROGRESS;
         sock_leave_locked(t, sk);
         return set_errno(WISP_EINPROGRESS);
     default:
         break;
     }
-    sk->connecting = 0;
-    e = sk->closing ? WISP_EBADF : 0;
+    sk->f.connecting = 0;
+    e = sk->f.closing ? WISP_EBADF : 0;
     if (e == 0) {
         switch (err) {
         case WISP_ERR_ALREADY: e = WISP_EALREADY; break;
         case WISP_ERR_ISCONN: e = WISP_EISCONN; break;
-        case WISP_ERR_RST: e = WISP_ECONNREFUSED; sk->errevent = 0; sk->dead = 1; break;
-        case WISP_ERR_TIMEOUT: e = WISP_ETIMEDOUT; sk->errevent = 0; sk->dead = 1; break;
-        case WISP_ERR_ABRT: e = WISP_ECONNABORTED; sk->errevent = 0; sk->dead = 1; break;
+        case WISP_ERR_RST: e = WISP_ECONNREFUSED; sk->f.errevent = 0; sk->f.dead = 1; break;
+        case WISP_ERR_TIMEOUT: e = WISP_ETIMEDOUT; sk->f.errevent = 0; sk->f.dead = 1; break;
+        case WISP_ERR_ABRT: e = WISP_ECONNABORTED; sk->f.errevent = 0; sk->f.dead = 1; break;
         /* SYN retries ran out after ICMP unreachable (RFC 1122 §4.2.3.9) */
-        case WISP_ERR_HOSTUNREACH: e = WISP_EHOSTUNREACH; sk->errevent = 0; sk->dead = 1; break;
-        case WISP_ERR_NETUNREACH: e = WISP_ENETUNREACH; sk->errevent = 0; sk->dead = 1; break;
+        case WISP_ERR_HOSTUNREACH: e = WISP_EHOSTUNREACH; sk->f.errevent = 0; sk->f.dead = 1; break;
+        case WISP_ERR_NETUNREACH: e = WISP_ENETUNREACH; sk->f.errevent = 0; sk->f.dead = 1; break;
         case WISP_ERR_RTE: e = WISP_ENETUNREACH; break;
         case WISP_ERR_USE: e = WISP_EADDRNOTAVAIL; break;
         case WISP_ERR_CLSD: e = WISP_ECONNABORTED; break;
@@ -985,25 +991,17 @@ int wisp_connect(int s, const struct wisp_sockaddr *name, wisp_socklen_t namelen
  *  on leaving). */
 struct sock_snap {
     uint32_t rcvtimeo, sndtimeo;
-    uint8_t nonblock, listening, established, connecting, dead, wr_shut, rd_shut, rd_eof, broadcast; /* 0 / 1 */
+    struct wisp_sock_flags f;
 };
 
-/* The state a reading (rx) or writing call looks at: only that. */
+/* The state a reading (rx) or writing call looks at. */
 static void take_snap(const struct wisp_sock *sk, struct sock_snap *snap, bool rx)
 {
-    snap->nonblock = sk->nonblock;
-    snap->listening = sk->listening;
+    snap->f = sk->f;
     if (rx) {
         snap->rcvtimeo = sk->rcvtimeo;
-        snap->established = sk->established;
-        snap->connecting = sk->connecting;
-        snap->dead = sk->dead;
-        snap->rd_shut = sk->rd_shut;
-        snap->rd_eof = sk->rd_eof;
     } else {
         snap->sndtimeo = sk->sndtimeo;
-        snap->wr_shut = sk->wr_shut;
-        snap->broadcast = sk->broadcast;
     }
 }
 
@@ -1034,7 +1032,7 @@ static struct wisp_sock *sock_enter_dir_slow(int fd, bool rx, bool dontwait, str
     for (;;) {
         uint8_t *busy = rx ? &sk->rx_busy : &sk->tx_busy;
         wisp_err_t werr;
-        if (sk->closing) {
+        if (sk->f.closing) {
             e = WISP_EBADF;
             break;
         }
@@ -1044,7 +1042,7 @@ static struct wisp_sock *sock_enter_dir_slow(int fd, bool rx, bool dontwait, str
             break;
         }
         /* slow path: another thread reads (writes) this socket now */
-        if (dontwait || sk->nonblock) {
+        if (dontwait || sk->f.nonblock) {
             e = WISP_EAGAIN;
             break;
         }
@@ -1083,7 +1081,7 @@ static struct wisp_sock *sock_enter_dir_slow(int fd, bool rx, bool dontwait, str
         if (werr == WISP_OK) {
             continue;
         }
-        if (!sk->closing && *busy) {
+        if (!sk->f.closing && *busy) {
             e = WISP_EAGAIN;
             break;
         }
@@ -1116,7 +1114,7 @@ static struct wisp_sock *sock_enter_dir(int fd, bool rx, bool dontwait, struct s
         struct wisp_sock *sk = &t->sock[idx];
         uint8_t *busy = rx ? &sk->rx_busy : &sk->tx_busy;
         lock_tbl(t);
-        if (sk->conn != NULL && !sk->closing && !*busy) {
+        if (sk->conn != NULL && !sk->f.closing && !*busy) {
             *busy = 1;
             sk->users++;
             take_snap(sk, snap, rx);
@@ -1147,7 +1145,7 @@ static void sock_leave_dir(struct wisp_sock *sk, bool rx, int e)
     lock_tbl(t);
     if (rx) {
         sk->rx_busy = 0;
-        sk->has_last = sk->last.p != NULL; /* either member: a pointer or NULL */
+        sk->f.has_last = sk->last.p != NULL; /* either member: a pointer or NULL */
     } else {
         sk->tx_busy = 0;
     }
@@ -1222,7 +1220,7 @@ static void mark_eof(struct wisp_sock *sk)
 {
     struct wisp_sockets *t = g_socks;
     lock_tbl(t);
-    sk->rd_eof = 1;
+    sk->f.rd_eof = 1;
     unlock_tbl(t);
 }
 
@@ -1243,9 +1241,9 @@ static int recv_tcp_fail(struct wisp_sock *sk, wisp_err_t err, bool have_data, c
          * exhausted: a connection error, and the connection is dead) */
         bool dead;
         lock_tbl(t);
-        dead = sk->dead != 0;
+        dead = sk->f.dead != 0;
         unlock_tbl(t);
-        if (snap->rcvtimeo != 0 && !snap->nonblock && !dead) {
+        if (snap->rcvtimeo != 0 && !snap->f.nonblock && !dead) {
             e = WISP_EAGAIN;
         } else {
             conn = true;
@@ -1310,7 +1308,7 @@ static wisp_ssize_t recv_tcp(struct wisp_sock *sk, const struct wisp_iovec *iov,
     int e = 0;
     /* rd_eof is written by the reading thread only (this one): the entry
      * snapshot stays valid while we read */
-    bool eof = snap->rd_eof != 0, dontwait = (flags & WISP_MSG_DONTWAIT) != 0;
+    bool eof = snap->f.rd_eof != 0, dontwait = (flags & WISP_MSG_DONTWAIT) != 0;
 
     pos.iov = iov;
     pos.n = iovcnt;
@@ -1380,7 +1378,7 @@ static void udp_err_taken(struct wisp_sock *sk)
 {
     struct wisp_sockets *t = g_socks;
     lock_tbl(t);
-    sk->errevent = 0;
+    sk->f.errevent = 0;
     unlock_tbl(t);
 }
 
@@ -1397,7 +1395,7 @@ static wisp_ssize_t recv_udp(struct wisp_sock *sk, const struct wisp_iovec *iov,
 
     if (buf == NULL) {
         wisp_err_t err;
-        if (snap->rd_shut) {
+        if (snap->f.rd_shut) {
             return 0;
         }
         err = wisp_netconn_recv_udp_raw_netbuf_flags(
@@ -1447,9 +1445,9 @@ static wisp_ssize_t do_recv(int s, const struct wisp_iovec *iov, int iovcnt, int
     if (flags & WISP_MSG_OOB) {
         e = WISP_EOPNOTSUPP;
     } else if (sk->type == WISP_SOCK_STREAM) {
-        if (snap.listening || (!snap.established && !snap.connecting && !snap.dead)) {
+        if (snap.f.listening || (!snap.f.established && !snap.f.connecting && !snap.f.dead)) {
             e = WISP_ENOTCONN;
-        } else if (snap.rd_shut && sk->last.p == NULL) {
+        } else if (snap.f.rd_shut && sk->last.p == NULL) {
             e = -1; /* return 0 */
         }
         if (e == -1) {
@@ -1534,10 +1532,10 @@ static int tcp_write_errno(struct wisp_sock *sk, wisp_err_t err)
     struct wisp_sockets *t = g_socks;
     bool closing, wr_shut, established, connecting;
     lock_tbl(t);
-    closing = sk->closing != 0;
-    wr_shut = sk->wr_shut != 0;
-    established = sk->established != 0;
-    connecting = sk->connecting != 0;
+    closing = sk->f.closing != 0;
+    wr_shut = sk->f.wr_shut != 0;
+    established = sk->f.established != 0;
+    connecting = sk->f.connecting != 0;
     unlock_tbl(t);
     if (closing) {
         return WISP_EBADF;
@@ -1566,7 +1564,7 @@ static int tcp_write_errno(struct wisp_sock *sk, wisp_err_t err)
 static uint8_t tcp_write_flags(int flags, const struct sock_snap *snap)
 {
     uint8_t f = WISP_NETCONN_COPY;
-    if ((flags & WISP_MSG_DONTWAIT) || snap->nonblock) {
+    if ((flags & WISP_MSG_DONTWAIT) || snap->f.nonblock) {
         f |= WISP_NETCONN_DONTBLOCK;
     }
     if (flags & WISP_MSG_MORE) {
@@ -1690,9 +1688,9 @@ static wisp_ssize_t do_send(int s, const struct wisp_iovec *iov, int iovcnt, int
     if (flags & WISP_MSG_OOB) {
         e = WISP_EOPNOTSUPP;
     } else if (sk->type == WISP_SOCK_STREAM) {
-        if (snap.wr_shut) {
+        if (snap.f.wr_shut) {
             e = WISP_EPIPE;
-        } else if (snap.listening) {
+        } else if (snap.f.listening) {
             e = WISP_ENOTCONN;
         }
         if (e == 0) {
@@ -1705,12 +1703,12 @@ static wisp_ssize_t do_send(int s, const struct wisp_iovec *iov, int iovcnt, int
         wisp_ipaddr_t ip;
         uint16_t port = 0;
         bool have_to = false;
-        if (snap.wr_shut) {
+        if (snap.f.wr_shut) {
             e = WISP_EPIPE;
         }
         if (e == 0 && to != NULL) {
             have_to = parse_sin(to, tolen, &ip, &port, &e, false);
-            if (have_to && wisp_ipaddr_is4(&ip) && wisp_ipaddr_ip4(&ip) == WISP_IP4_BCAST && !snap.broadcast) {
+            if (have_to && wisp_ipaddr_is4(&ip) && wisp_ipaddr_ip4(&ip) == WISP_IP4_BCAST && !snap.f.broadcast) {
                 e = WISP_EACCES; /* SO_BROADCAST not set (POSIX, Linux) */
             }
         }
@@ -1744,7 +1742,7 @@ wisp_ssize_t wisp_send(int s, const void *data, size_t size, int flags)
     if (sk == NULL) {
         return -1;
     }
-    if (sk->type != WISP_SOCK_STREAM || snap.wr_shut || snap.listening) {
+    if (sk->type != WISP_SOCK_STREAM || snap.f.wr_shut || snap.f.listening) {
         sock_leave_dir(sk, false, 0);
         return wisp_sendto(s, data, size, flags, NULL, 0);
     }
@@ -1817,7 +1815,7 @@ int wisp_shutdown(int s, int how)
     rx = how != WISP_SHUT_WR;
     tx = how != WISP_SHUT_RD;
     lock_tbl(t);
-    connected = sk->established || sk->dead;
+    connected = sk->f.established || sk->f.dead;
     unlock_tbl(t);
     if (!connected) {
         return sock_fail_leave(sk, WISP_ENOTCONN);
@@ -1829,13 +1827,13 @@ int wisp_shutdown(int s, int how)
     }
     lock_tbl(t);
     if (rx) {
-        sk->rd_shut = 1;
+        sk->f.rd_shut = 1;
         if (sk->type == WISP_SOCK_DGRAM) {
-            sk->rd_eof = 1;
+            sk->f.rd_eof = 1;
         }
     }
     if (tx) {
-        sk->wr_shut = 1;
+        sk->f.wr_shut = 1;
     }
     if (sk->select_waiting > 0) {
         wake_waiters(t, sock_idx(t, sk));
@@ -1864,12 +1862,12 @@ int wisp_close(int s)
         unlock_tbl(t);
         return set_errno(e);
     }
-    sk->closing = 1;
+    sk->f.closing = 1;
     others = sk->users > 0;
     sk->users++;
     conn = sk->conn;
     stream = sk->type == WISP_SOCK_STREAM;
-    linger0 = sk->linger_on && sk->linger_s == 0 && !sk->listening;
+    linger0 = sk->f.linger_on && sk->linger_s == 0 && !sk->f.listening;
     if (sk->select_waiting > 0) {
         wake_waiters(t, sock_idx(t, sk));
     }
@@ -1989,7 +1987,7 @@ static int setopt_socket(struct wisp_sock *sk, int optname, const void *optval, 
             return WISP_EINVAL;
         }
         lock_tbl(t);
-        sk->linger_on = l.l_onoff != 0;
+        sk->f.linger_on = l.l_onoff != 0;
         sk->linger_s = (uint16_t)WISP_MIN(l.l_linger, 65535);
         unlock_tbl(t);
         return 0;
@@ -1997,12 +1995,12 @@ static int setopt_socket(struct wisp_sock *sk, int optname, const void *optval, 
     case WISP_SO_REUSEADDR:
     case WISP_SO_REUSEPORT:
         lock_tbl(t);
-        sk->reuseaddr = v != 0;
+        sk->f.reuseaddr = v != 0;
         unlock_tbl(t);
         return 0;
     case WISP_SO_KEEPALIVE:
         lock_tbl(t);
-        sk->keepalive = v != 0;
+        sk->f.keepalive = v != 0;
         unlock_tbl(t);
         if (tcp) {
             apply_keepalive(sk, sk->conn);
@@ -2010,7 +2008,7 @@ static int setopt_socket(struct wisp_sock *sk, int optname, const void *optval, 
         return 0;
     case WISP_SO_BROADCAST:
         lock_tbl(t);
-        sk->broadcast = v != 0;
+        sk->f.broadcast = v != 0;
         unlock_tbl(t);
         if (!tcp) {
             (void)wisp_netconn_set_broadcast(sk->conn, v != 0);
@@ -2087,7 +2085,7 @@ static int setopt_tcp(struct wisp_sock *sk, int optname, const void *optval, wis
     switch (optname) {
     case WISP_TCPOPT_NODELAY:
         lock_tbl(t);
-        sk->nodelay = v != 0;
+        sk->f.nodelay = v != 0;
         unlock_tbl(t);
         *err = wisp_netconn_set_nodelay(sk->conn, v != 0);
         if (*err == WISP_ERR_CLSD || *err == WISP_ERR_CONN) {
@@ -2108,7 +2106,7 @@ static int setopt_tcp(struct wisp_sock *sk, int optname, const void *optval, wis
         } else if (optname == WISP_TCPOPT_KEEPINTVL) {
             sk->keepintvl_s = (uint16_t)v;
         } else {
-            sk->keepcnt = (uint8_t)v;
+            sk->f.keepcnt = (unsigned)v & 0x7fu;
         }
         unlock_tbl(t);
         apply_keepalive(sk, sk->conn);
@@ -2304,7 +2302,7 @@ static int getopt_socket(struct wisp_sock *sk, const struct wisp_sock *o, int op
         if (*optlen < sizeof l) {
             return WISP_EINVAL;
         }
-        l.l_onoff = o->linger_on;
+        l.l_onoff = o->f.linger_on;
         l.l_linger = o->linger_s;
         memcpy(optval, &l, sizeof l);
         *optlen = sizeof l;
@@ -2315,16 +2313,16 @@ static int getopt_socket(struct wisp_sock *sk, const struct wisp_sock *o, int op
         *v = take_pending_err(sk);
         if (*v != 0) {
             lock_tbl(g_socks);
-            sk->connecting = 0;
+            sk->f.connecting = 0;
             unlock_tbl(g_socks);
         }
         return 0;
     case WISP_SO_TYPE: *v = o->type; return 0;
-    case WISP_SO_ACCEPTCONN: *v = o->listening; return 0;
+    case WISP_SO_ACCEPTCONN: *v = o->f.listening; return 0;
     case WISP_SO_REUSEADDR:
-    case WISP_SO_REUSEPORT: *v = o->reuseaddr; return 0;
-    case WISP_SO_KEEPALIVE: *v = o->keepalive; return 0;
-    case WISP_SO_BROADCAST: *v = o->broadcast; return 0;
+    case WISP_SO_REUSEPORT: *v = o->f.reuseaddr; return 0;
+    case WISP_SO_KEEPALIVE: *v = o->f.keepalive; return 0;
+    case WISP_SO_BROADCAST: *v = o->f.broadcast; return 0;
     case WISP_SO_RCVBUF:
     case WISP_SO_SNDBUF:
         if (o->type == WISP_SOCK_STREAM) {
@@ -2353,17 +2351,17 @@ static int getopt_tcp(struct wisp_sock *sk, const struct wisp_sock *o, int optna
         return WISP_ENOPROTOOPT;
     }
     switch (optname) {
-    case WISP_TCPOPT_NODELAY: *v = o->nodelay; return 0;
+    case WISP_TCPOPT_NODELAY: *v = o->f.nodelay; return 0;
     case WISP_TCPOPT_KEEPIDLE: *v = o->keepidle_s; return 0;
     case WISP_TCPOPT_KEEPINTVL: *v = o->keepintvl_s; return 0;
-    case WISP_TCPOPT_KEEPCNT: *v = o->keepcnt; return 0;
+    case WISP_TCPOPT_KEEPCNT: *v = o->f.keepcnt; return 0;
     case WISP_TCPOPT_MAXSEG: {
         /* Linux: the value set while closed or listening, else
          * mss_cache (536 before the handshake; after it the data
          * bytes per segment) */
         struct wisp_tcp_info info;
         uint16_t user = o->maxseg;
-        if (o->established && wisp_netconn_get_tcp_info(sk->conn, &info) == WISP_OK && info.mss != 0) {
+        if (o->f.established && wisp_netconn_get_tcp_info(sk->conn, &info) == WISP_OK && info.mss != 0) {
             *v = (int)info.mss - (info.ts_ok ? 12 : 0);
         } else {
             *v = user != 0 ? (int)user : 536;
@@ -2450,7 +2448,7 @@ static void set_nonblock(struct wisp_sock *sk, bool on)
 {
     struct wisp_sockets *t = g_socks;
     lock_tbl(t);
-    sk->nonblock = on;
+    sk->f.nonblock = on;
     unlock_tbl(t);
     wisp_netconn_set_nonblocking(sk->conn, on);
 }
@@ -2467,7 +2465,7 @@ int wisp_fcntl(int s, int cmd, ...)
     switch (cmd) {
     case WISP_F_GETFL:
         lock_tbl(t);
-        r = WISP_O_RDWR | (sk->nonblock ? WISP_O_NONBLOCK : 0);
+        r = WISP_O_RDWR | (sk->f.nonblock ? WISP_O_NONBLOCK : 0);
         unlock_tbl(t);
         break;
     case WISP_F_SETFL:
@@ -2571,20 +2569,20 @@ int wisp_ioctl(int s, unsigned long request, ...)
 static unsigned readiness(const struct wisp_sock *sk)
 {
     unsigned r = 0;
-    if (sk->closing) {
+    if (sk->f.closing) {
         return RDY_IN | RDY_OUT; /* the call on it then fails with EBADF */
     }
-    if (sk->rcvevent > 0 || sk->has_last || sk->rd_eof || sk->rx_err != 0 || sk->dead ||
-        (sk->errevent && sk->type == WISP_SOCK_DGRAM)) {
+    if (sk->rcvevent > 0 || sk->f.has_last || sk->f.rd_eof || sk->rx_err != 0 || sk->f.dead ||
+        (sk->f.errevent && sk->type == WISP_SOCK_DGRAM)) {
         r |= RDY_IN; /* a UDP socket's pending ICMP error: recv reports it (as Linux) */
     }
-    if (!sk->listening && (sk->sendevent || sk->dead || sk->wr_shut)) {
+    if (!sk->f.listening && (sk->f.sendevent || sk->f.dead || sk->f.wr_shut)) {
         r |= RDY_OUT;
     }
-    if (sk->errevent || sk->rx_err != 0) {
+    if (sk->f.errevent || sk->rx_err != 0) {
         r |= RDY_ERR;
     }
-    if (sk->dead || (sk->rd_eof && sk->wr_shut)) {
+    if (sk->f.dead || (sk->f.rd_eof && sk->f.wr_shut)) {
         r |= RDY_HUP;
     }
     return r;

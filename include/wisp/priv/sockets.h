@@ -12,6 +12,18 @@
 
 #include "wisp/sockets.h"
 
+/** The flags of a socket (internal): one word, so a call copies them at once. */
+struct wisp_sock_flags {
+    unsigned sendevent : 1, errevent : 1, dead : 1;
+    unsigned reserved : 1, closing : 1, freeing : 1, has_last : 1;
+    unsigned nonblock : 1, listening : 1, bound : 1, connecting : 1;
+    unsigned established : 1, connect_failed : 1;
+    unsigned rd_eof : 1, rd_shut : 1, wr_shut : 1;
+    unsigned reuseaddr : 1, keepalive : 1, nodelay : 1, linger_on : 1;
+    unsigned broadcast : 1;
+    unsigned keepcnt : 7;             /**< TCP_KEEPCNT, 1..127 (Linux's bounds) */
+};
+
 /** One socket (internal; public for sizing only). */
 struct wisp_sock {
     struct wisp_netconn *WISP_PRIV(conn);       /**< NULL: free entry; its api is the stack the socket lives on */
@@ -34,17 +46,10 @@ struct wisp_sock {
     uint16_t WISP_PRIV(select_waiting);         /**< select/poll/serialised waiters watching it */
     uint8_t WISP_PRIV(rx_err);                  /**< pending connection error taken from the netconn (next send / recv / SO_ERROR), an errno */
     uint8_t WISP_PRIV(last_err);                /**< last error of any call (wisp_socket_errno) */
-    uint8_t WISP_PRIV(keepcnt);                 /**< 1..127 (Linux's bounds) */
     uint8_t WISP_PRIV(rx_busy), WISP_PRIV(tx_busy);
     uint8_t WISP_PRIV(type), WISP_PRIV(tos), WISP_PRIV(ttl);
     uint8_t WISP_PRIV(cc);                      /**< TCP_CONGESTION, enum wisp_tcp_cc */
-    unsigned WISP_PRIV(sendevent) : 1, WISP_PRIV(errevent) : 1, WISP_PRIV(dead) : 1;
-    unsigned WISP_PRIV(reserved) : 1, WISP_PRIV(closing) : 1, WISP_PRIV(freeing) : 1, WISP_PRIV(has_last) : 1;
-    unsigned WISP_PRIV(nonblock) : 1, WISP_PRIV(listening) : 1, WISP_PRIV(bound) : 1, WISP_PRIV(connecting) : 1;
-    unsigned WISP_PRIV(established) : 1, WISP_PRIV(connect_failed) : 1;
-    unsigned WISP_PRIV(rd_eof) : 1, WISP_PRIV(rd_shut) : 1, WISP_PRIV(wr_shut) : 1;
-    unsigned WISP_PRIV(reuseaddr) : 1, WISP_PRIV(keepalive) : 1, WISP_PRIV(nodelay) : 1, WISP_PRIV(linger_on) : 1;
-    unsigned WISP_PRIV(broadcast) : 1;
+    struct wisp_sock_flags WISP_PRIV(f);
 };
 
 /** The socket table: descriptors WISP_SOCKET_OFFSET ..
