@@ -1431,6 +1431,61 @@ static void block_then(struct tnode *n, struct blocked *b, int action /* 0 close
     assert_true(wisp_time_before(t_action, b->end_ms + 1));
 }
 
+/* Rule: a netconn has two OS objects (mailbox, semaphore); a second thread
+ * blocked on the same netconn at the same time waits on a semaphore of its
+ * own (a wake-up meant for one never reaches the other). Two writers, one waiting for room on the slot's semaphore and
+ * one for its turn, both return ERR_CLSD when a third thread deletes the
+ * netconn, and delete returns after them. */
+static void test_netconn_delete_wakes_writer_and_queued_writer(void **state)
+{
+    struct tenv e = env_new();
+    struct pair p;
+    struct blocked b1, b2;
+    struct thr t1, t2;
+    size_t big = 4u * 1024u * 1024u;
+    uint8_t *buf = malloc(big);
+    const void *on, *other;
+    (void)state;
+    assert_non_null(buf);
+    memset(buf, 0x55, big);
+    p = make_pair(&e, 5212, 4);
+    memset(&b1, 0, sizeof(b1));
+    memset(&b2, 0, sizeof(b2));
+    b1.c = b2.c = p.client;
+    b1.op = b2.op = 2;
+    b1.buf = b2.buf = buf;
+    b1.size = b2.size = big;
+    thr_start(&t1, "writer-room", blocked_fn, &b1);
+    wait_writer_started(e.a, p.client);
+    TU_WAIT_BLOCKED(&t1.t, &p.client->sem); /* alone: on the slot's semaphore */
+    thr_start(&t2, "writer-turn", blocked_fn, &b2);
+    /* Once both wait (the server does not read: the window closes), they
+     * wait on two different semaphores, one of them the slot's. Which
+     * one has it depends on who waited first after the last wake-up. */
+    {
+        struct tu_poll tp = tu_poll_start(TU_WAIT_MS);
+        for (;;) {
+            on = wisp_sys_debug_blocked_on(&t1.t, NULL);
+            other = wisp_sys_debug_blocked_on(&t2.t, NULL);
+            if (on != NULL && other != NULL && on != other && (on == &p.client->sem || other == &p.client->sem)) {
+                break;
+            }
+            TU_POLL(&tp, "the two writers did not wait on two semaphores");
+        }
+    }
+    assert_int_equal(wisp_netconn_delete(p.client), WISP_OK);
+    thr_join(&t1);
+    thr_join(&t2);
+    assert_int_equal(b1.r, WISP_ERR_CLSD);
+    assert_true(b1.written > 0 && b1.written < big);
+    assert_int_equal(b2.r, WISP_ERR_CLSD);
+    assert_int_equal(b2.written, 0);
+    assert_int_equal(wisp_netconn_delete(p.server), WISP_OK);
+    assert_int_equal(wisp_netconn_delete(p.listener), WISP_OK);
+    free(buf);
+    env_free(&e);
+}
+
 static void test_netconn_close_wakes_blocked_recv_and_accept(void **state)
 {
     struct tenv e = env_new();
@@ -2292,6 +2347,7 @@ int main(void)
         cmocka_unit_test(test_netconn_close_wakes_blocked_recv_and_accept),
         cmocka_unit_test(test_netconn_delete_wakes_blocked_recv_and_waits),
         cmocka_unit_test(test_netconn_close_wakes_blocked_writers),
+        cmocka_unit_test(test_netconn_delete_wakes_writer_and_queued_writer),
         cmocka_unit_test(test_netconn_reader_and_two_writers_on_one_netconn),
         cmocka_unit_test(test_netconn_pool_exhaustion_and_recovery),
         cmocka_unit_test(test_netconn_dscp_selects_emergency_queue),
