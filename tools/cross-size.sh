@@ -51,8 +51,7 @@ cat > "$out/sizeof_conn.c" <<'C'
 #include "wisp/sockets.h"
 struct os_objects {
     wisp_sys_mbox_t mbox;
-    wisp_sys_sem_t snd, op, idle;
-    wisp_sys_mutex_t wr;
+    wisp_sys_sem_t sem;
 };
 char wisp_sizeof_tcp_pcb[sizeof(struct wisp_tcp_pcb)];
 char wisp_sizeof_netconn[sizeof(struct wisp_netconn)];

@@ -764,8 +764,10 @@ void wisp_core_owner_check(const struct wisp_stack *s, const char *where);
  * by code that includes it. */
 
 /** Netconns per netconn layer instance (struct wisp_netconn_api), accepted
- *  connections included; each slot's OS objects (a mailbox, three
- *  semaphores, a mutex) are created once by wisp_netconn_api_init. When the
+ *  connections included; each slot's two OS objects (a mailbox and a
+ *  semaphore, as lwIP's netconn) are created once by wisp_netconn_api_init
+ *  (a second thread blocked on the same netconn at the same time makes a
+ *  semaphore for that wait). When the
  *  pool is empty, netconn_new returns NULL and a listener resets the
  *  connections it cannot hand out. Range 1..65535, default 8. */
 #ifndef WISP_NETCONN_COUNT

@@ -14,34 +14,47 @@
  *    round, never held while calling a callback or entering the core): the
  *    pools, every netconn's flags, pending error, connect result, users,
  *    backlog counters and timeouts, and the counters.
- *  - the OS objects of a slot (mailbox, semaphores, write mutex) are made
- *    once by wisp_netconn_api_init and reused.
+ *  - the OS objects of a slot (a mailbox and a semaphore: lwIP's count)
+ *    are made once by wisp_netconn_api_init and reused.
  *
  * Blocking and wake-up:
  *  - recv / accept wait on the mailbox. Every terminal event (peer's FIN,
  *    connection error, close, shutdown(RD), delete) first records itself in
  *    the flags under the api lock and then posts the netconn's marker (the
- *    address of conn->marker) when the mailbox has room. A reader that
+ *    address of conn itself: never an item of its own mailbox) when the mailbox has room. A reader that
  *    fetches the marker posts it again (so every blocked reader wakes) and
  *    returns the error the flags say. A reader looks at the flags only
  *    when the mailbox is empty (peer events: data received before them is
  *    delivered first) or before fetching (application events: close,
  *    shutdown, delete), so a marker that found the mailbox full is never
  *    needed: nobody blocks on a full mailbox.
- *  - write waits on snd_sem: do_write sets NC_C_WRITE_WAIT in the core
- *    context when it could not finish, the sent / poll / error callbacks
- *    signal it; close, shutdown and delete signal it too. Blocking connect
- *    waits on op_sem the same way. Waits re-check their condition after
- *    every wake-up, so a stale signal costs one loop, never a wrong result.
+ *  - every other wait (a writer for room or for its turn, a blocking
+ *    connect, delete for the callers to leave) is nc_wait_locked, a
+ *    condition-variable wait under the api lock: the waiter found its
+ *    condition false and links itself into conn->waiters in the same
+ *    api-locked section; a waker that changed a condition (under the api
+ *    lock) broadcasts: it signals every linked waiter's semaphore and
+ *    empties the list. Waits re-check their condition after every
+ *    wake-up. The first waiter borrows the slot's semaphore, a second
+ *    concurrent one makes a semaphore for its wait, so a netconn keeps
+ *    two OS objects (a mailbox and a semaphore: lwIP's count) and a
+ *    wake-up never reaches the wrong thread. A writer that do_write
+ *    could not finish (NC_C_WRITE_WAIT) is woken by the sent / poll /
+ *    error callbacks; close, shutdown and delete broadcast too. As the
+ *    writer enters nc_wait_locked only after do_write returned, do_write
+ *    clears wkick and every broadcast sets it: a writer that finds it set
+ *    does not wait (the wake-up came in between). Writers of a netconn
+ *    take turns (conn->writing, waited for the same way) instead of
+ *    holding a mutex.
  *  - connection errors: tcp_err_cb keeps the error twice, as the pending
  *    error (taken once by the next call) and in conn_err (kept). A recv
  *    that entered before the netconn died, or a write that saw it
  *    established, returns conn_err when the pending error is already
  *    gone: every call the error interrupts reports it (netconn.h).
  *  - netconn_delete refuses new calls on the netconn (NC_F_DELETING),
- *    closes it in the core, wakes everybody, waits on idle_sem until the
- *    other callers left (users == 0), then frees what is still queued and
- *    the slot.
+ *    closes it in the core, wakes everybody, waits on the semaphore until
+ *    the other callers left (users == 0), then frees what is still queued
+ *    and the slot.
  */
 #define WISP_PRIVATE_ACCESS 1 /* library code: sees the private tier (wisp/arch.h) */
 #include "wisp/netconn.h"
@@ -62,8 +75,8 @@
 enum { NC_S_NONE = 0, NC_S_LISTEN, NC_S_CONNECTING, NC_S_CONNECTED, NC_S_CLOSED };
 
 /* conn->cflags (core) */
-#define NC_C_WRITE_WAIT 0x01u   /* a writer waits on snd_sem */
-#define NC_C_CONNECT_WAIT 0x02u /* a blocking connect waits on op_sem */
+#define NC_C_WRITE_WAIT 0x01u   /* a writer is registered on the semaphore (do_write) */
+#define NC_C_CONNECT_WAIT 0x02u /* a blocking connect waits for its outcome */
 #define NC_C_NOCOPY 0x04u       /* the stack references a writer's memory (unacknowledged) */
 #define NC_C_WSPACE 0x08u       /* SENDMINUS was signalled: SENDPLUS due when space returns */
 #define NC_C_POLL 0x10u         /* the poll callback is armed (write retry) */
@@ -158,21 +171,88 @@ static void nc_event(struct wisp_netconn *conn, enum wisp_netconn_evt evt, uint3
 /* Wake the readers of conn (see the file comment). */
 static void wake_mbox(struct wisp_netconn *conn)
 {
-    (void)wisp_sys_mbox_trypost(&conn->mbox, &conn->marker);
+    (void)wisp_sys_mbox_trypost(&conn->mbox, conn);
 }
 
-/* Wake readers, writer and connecter. */
+/* A thread waiting in nc_wait_locked (on its stack). */
+struct nc_waiter {
+    struct nc_waiter *next;
+    wisp_sys_sem_t *sem;
+    bool woken;
+};
+
+/* Api lock held: wake every thread in nc_wait_locked (see the file
+ * comment) and tell the writer that something happened (wkick). */
+static void sem_broadcast_locked(struct wisp_netconn *conn)
+{
+    struct nc_waiter *w = conn->waiters;
+    conn->waiters = NULL;
+    conn->wkick = 1;
+    while (w != NULL) {
+        struct nc_waiter *next = w->next; /* w stays valid: it needs the api lock to leave */
+        w->woken = true;
+        wisp_sys_sem_signal(w->sem);
+        w = next;
+    }
+}
+
+static void sem_broadcast(struct wisp_netconn *conn)
+{
+    api_lock(conn->api);
+    sem_broadcast_locked(conn);
+    api_unlock(conn->api);
+}
+
+/* Api lock held (released meanwhile): wait until a broadcast or until ms
+ * passed. The first waiter borrows the slot's semaphore; a thread that
+ * waits on the same netconn at the same time makes its own for the wait
+ * (and polls every 10 ms when the OS has none left). Each semaphore has
+ * one waiter, so no wake-up is taken by the wrong thread. */
+static void nc_wait_locked(struct wisp_netconn *conn, uint32_t ms)
+{
+    struct nc_waiter w;
+    wisp_sys_sem_t own;
+    if (!conn->sem_lent) {
+        conn->sem_lent = 1;
+        w.sem = &conn->sem;
+    } else if (wisp_sys_sem_new(&own, 0) == WISP_OK) {
+        w.sem = &own;
+    } else {
+        api_unlock(conn->api);
+        wisp_sys_sleep_ms(WISP_MIN(ms, 10u));
+        api_lock(conn->api);
+        return;
+    }
+    w.woken = false;
+    w.next = conn->waiters;
+    conn->waiters = &w;
+    api_unlock(conn->api);
+    if (wisp_sys_sem_wait(w.sem, ms) != WISP_OK) {
+        api_lock(conn->api);
+        if (w.woken) {
+            (void)wisp_sys_sem_wait(w.sem, WISP_SYS_NO_WAIT); /* the signal that raced the timeout */
+        } else {
+            struct nc_waiter **pp = &conn->waiters;
+            while (*pp != &w) {
+                pp = &(*pp)->next;
+            }
+            *pp = w.next;
+        }
+    } else {
+        api_lock(conn->api);
+    }
+    if (w.sem == &conn->sem) {
+        conn->sem_lent = 0;
+    } else {
+        wisp_sys_sem_free(&own);
+    }
+}
+
+/* Wake readers, writers, connecter and deleter. */
 static void wake_all(struct wisp_netconn *conn)
 {
     wake_mbox(conn);
-    wisp_sys_sem_signal(&conn->snd_sem);
-    wisp_sys_sem_signal(&conn->op_sem);
-}
-
-static void drain_sem(wisp_sys_sem_t *sem)
-{
-    while (wisp_sys_sem_wait(sem, WISP_SYS_NO_WAIT) == WISP_OK) {
-    }
+    sem_broadcast(conn);
 }
 
 /* Free a pbuf chain outside the core context (pools are core-only), and
@@ -220,7 +300,7 @@ static void conn_leave(struct wisp_netconn *conn)
     api_lock(conn->api);
     conn->users--;
     if (conn->users == 0 && (conn->flags & NC_F_DELETING)) {
-        wisp_sys_sem_signal(&conn->idle_sem);
+        sem_broadcast_locked(conn);
     }
     api_unlock(conn->api);
 }
@@ -287,10 +367,7 @@ static wisp_err_t dead_err(struct wisp_netconn *conn, bool during)
 static void slot_free_objects(struct wisp_netconn *c)
 {
     wisp_sys_mbox_free(&c->mbox);
-    wisp_sys_sem_free(&c->snd_sem);
-    wisp_sys_sem_free(&c->op_sem);
-    wisp_sys_sem_free(&c->idle_sem);
-    wisp_sys_mutex_free(&c->write_lock);
+    wisp_sys_sem_free(&c->sem);
 }
 
 static wisp_err_t slot_init(struct wisp_netconn *c)
@@ -299,29 +376,10 @@ static wisp_err_t slot_init(struct wisp_netconn *c)
     if (r != WISP_OK) {
         return r;
     }
-    r = wisp_sys_sem_new(&c->snd_sem, 0);
+    r = wisp_sys_sem_new(&c->sem, 0);
     if (r != WISP_OK) {
-        goto no_snd;
+        wisp_sys_mbox_free(&c->mbox);
     }
-    r = wisp_sys_sem_new(&c->op_sem, 0);
-    if (r != WISP_OK) {
-        goto no_op;
-    }
-    r = wisp_sys_sem_new(&c->idle_sem, 0);
-    if (r != WISP_OK) {
-        goto no_idle;
-    }
-    r = wisp_sys_mutex_new(&c->write_lock);
-    if (r == WISP_OK) {
-        return WISP_OK;
-    }
-    wisp_sys_sem_free(&c->idle_sem);
-no_idle:
-    wisp_sys_sem_free(&c->op_sem);
-no_op:
-    wisp_sys_sem_free(&c->snd_sem);
-no_snd:
-    wisp_sys_mbox_free(&c->mbox);
     return r;
 }
 
@@ -329,41 +387,26 @@ no_snd:
 static struct wisp_netconn *conn_alloc_locked(struct wisp_netconn_api *api, enum wisp_netconn_type type,
                                               wisp_netconn_callback cb)
 {
-    struct wisp_netconn *c = api->free_conns;
-    if (c == NULL) {
-        api->st.conns_failed++;
-        return NULL;
+    struct wisp_netconn *c = api->conns;
+    while (c->in_use) {
+        if (++c == api->conns + WISP_NETCONN_COUNT) {
+            api->st.conns_failed++;
+            return NULL;
+        }
     }
-    api->free_conns = c->next_free;
-    c->next_free = NULL;
     api->st.conns_used++;
     if (api->st.conns_used > api->st.conns_high) {
         api->st.conns_high = api->st.conns_used;
     }
-    c->type = type;
+    c->type = (uint8_t)type;
     c->socket = -1;
     c->callback = cb;
     c->pcb.ip = NULL;
-    c->in_use = 1;
-    c->flags = 0;
-    c->pending_err = WISP_OK;
-    c->connect_result = WISP_OK;
-    c->conn_err = WISP_OK;
-    c->users = 0;
-    c->backlog = 0;
-    c->accept_pending = 0;
-    c->unaccepted = 0;
-    c->accept_polls = 0;
-    c->recv_timeout = 0;
-    c->send_timeout = 0;
+    c->layered = 0;
     c->state = NC_S_NONE;
     c->cflags = 0;
-    c->dscp = 0;
-    c->ttl = 0;
-    c->layered = 0;
-    c->tx_queued = 0;
-    c->tx_acked = 0;
-    c->nocopy_end = 0;
+    memset(&c->waiters, 0, sizeof(*c) - offsetof(struct wisp_netconn, waiters));
+    c->in_use = 1;
     return c;
 }
 
@@ -371,15 +414,11 @@ static struct wisp_netconn *conn_alloc_locked(struct wisp_netconn_api *api, enum
 static void conn_release(struct wisp_netconn *c)
 {
     struct wisp_netconn_api *api = c->api;
-    drain_sem(&c->snd_sem);
-    drain_sem(&c->op_sem);
-    drain_sem(&c->idle_sem);
     api_lock(api);
+    WISP_ASSERT(c->waiters == NULL && !c->sem_lent);
     c->in_use = 0;
     c->pcb.ip = NULL;
     c->callback = NULL;
-    c->next_free = api->free_conns;
-    api->free_conns = c;
     api->st.conns_used--;
     api_unlock(api);
 }
@@ -447,10 +486,8 @@ wisp_err_t wisp_netconn_api_init(struct wisp_netconn_api *api, struct wisp_tcpip
         }
         api->conns[i].api = api;
         api->conns[i].socket = -1;
-        api->conns[i].next_free = (i + 1u < WISP_NETCONN_COUNT) ? &api->conns[i + 1u] : NULL;
         api->n_ready++;
     }
-    api->free_conns = &api->conns[0];
     for (i = 0; i < WISP_NETBUF_COUNT; i++) {
         api->bufs[i].api = api;
         api->bufs[i].next_free = (i + 1u < WISP_NETBUF_COUNT) ? &api->bufs[i + 1u] : NULL;
@@ -584,8 +621,9 @@ static wisp_err_t tcp_sent_cb(void *arg, struct wisp_tcp_pcb *pcb, uint32_t len)
     if (conn == NULL) {
         return WISP_OK;
     }
-    conn->tx_acked += len;
-    if ((conn->cflags & NC_C_NOCOPY) && (int32_t)(conn->tx_acked - conn->nocopy_end) >= 0) {
+    conn->tx_unacked -= WISP_MIN(len, conn->tx_unacked);
+    conn->nocopy_left -= WISP_MIN(len, conn->nocopy_left);
+    if ((conn->cflags & NC_C_NOCOPY) && conn->nocopy_left == 0) {
         conn->cflags &= (uint8_t)~NC_C_NOCOPY;
     }
     if ((conn->cflags & NC_C_WSPACE) && wisp_tcp_sndbuf(pcb) >= NC_SNDLOWAT(pcb)) {
@@ -594,7 +632,7 @@ static wisp_err_t tcp_sent_cb(void *arg, struct wisp_tcp_pcb *pcb, uint32_t len)
     }
     if (conn->cflags & NC_C_WRITE_WAIT) {
         conn->cflags &= (uint8_t)~NC_C_WRITE_WAIT;
-        wisp_sys_sem_signal(&conn->snd_sem);
+        sem_broadcast(conn);
     }
     return WISP_OK;
 }
@@ -632,7 +670,7 @@ static wisp_err_t tcp_poll_cb(void *arg, struct wisp_tcp_pcb *pcb)
     }
     if (conn->cflags & NC_C_WRITE_WAIT) {
         conn->cflags &= (uint8_t)~NC_C_WRITE_WAIT;
-        wisp_sys_sem_signal(&conn->snd_sem);
+        sem_broadcast(conn);
     }
     conn->cflags &= (uint8_t)~NC_C_POLL;
     wisp_tcp_poll(pcb, NULL, 0);
@@ -657,8 +695,8 @@ static wisp_err_t tcp_connected_cb(void *arg, struct wisp_tcp_pcb *pcb, wisp_err
         api_lock(conn->api);
         conn->flags |= NC_F_CONN_DONE;
         conn->connect_result = WISP_OK;
+        sem_broadcast_locked(conn);
         api_unlock(conn->api);
-        wisp_sys_sem_signal(&conn->op_sem);
     }
     return WISP_OK;
 }
@@ -944,7 +982,7 @@ static void drain_mbox(struct wisp_netconn *conn, bool listener)
 {
     void *item;
     while (wisp_sys_mbox_tryfetch(&conn->mbox, &item) == WISP_OK) {
-        if (item == &conn->marker) {
+        if (item == conn) {
             continue;
         }
         if (listener) {
@@ -1010,9 +1048,7 @@ wisp_err_t wisp_netconn_delete(struct wisp_netconn *conn)
     wake_all(conn);
     api_lock(api);
     while (conn->users > 0) {
-        api_unlock(api);
-        (void)wisp_sys_sem_wait(&conn->idle_sem, WISP_SYS_FOREVER);
-        api_lock(api);
+        nc_wait_locked(conn, WISP_SYS_FOREVER);
     }
     api_unlock(api);
 
@@ -1107,22 +1143,20 @@ wisp_err_t wisp_netconn_connect(struct wisp_netconn *conn, const wisp_ipaddr_t *
         if (nonblock) {
             r = WISP_ERR_INPROGRESS;
         } else {
+            api_lock(conn->api);
             for (;;) {
-                api_lock(conn->api);
                 if (conn->flags & NC_F_CONN_DONE) {
                     conn->flags &= (uint8_t)~NC_F_CONN_DONE;
                     r = conn->connect_result;
-                    api_unlock(conn->api);
                     break;
                 }
                 if (conn->flags & (NC_F_CLOSED | NC_F_DELETING)) {
-                    api_unlock(conn->api);
                     r = WISP_ERR_CLSD;
                     break;
                 }
-                api_unlock(conn->api);
-                (void)wisp_sys_sem_wait(&conn->op_sem, WISP_SYS_FOREVER);
+                nc_wait_locked(conn, WISP_SYS_FOREVER);
             }
+            api_unlock(conn->api);
         }
     }
     conn_leave(conn);
@@ -1223,7 +1257,7 @@ static wisp_err_t do_listen(struct wisp_stack *s, void *arg)
     struct wisp_tcp_pcb *lpcb;
     wisp_err_t err = WISP_OK;
     uint8_t backlog = (uint8_t)(m->len == 0 ? 1u : m->len);
-    uint16_t limit = (uint16_t)WISP_MIN((unsigned)backlog, (unsigned)WISP_NETCONN_RECVMBOX_SIZE - 1u);
+    uint8_t limit = (uint8_t)WISP_MIN((unsigned)backlog, (unsigned)WISP_NETCONN_RECVMBOX_SIZE - 1u);
     WISP_UNUSED(s);
     if (conn->pcb.tcp == NULL) {
         return WISP_ERR_CONN;
@@ -1346,7 +1380,7 @@ again:
             return WISP_ERR_TIMEOUT;
         }
     }
-    if (m == &conn->marker) {
+    if (m == conn) {
         bool udp_err;
         api_lock(api);
         /* A UDP netconn's marker that no terminal event posted was posted
@@ -1666,10 +1700,10 @@ static wisp_err_t do_write(struct wisp_stack *s, void *arg)
             return r;
         }
         m->off += n;
-        conn->tx_queued += n;
+        conn->tx_unacked += n;
         wrote = true;
         if (!m->copy) {
-            conn->nocopy_end = conn->tx_queued;
+            conn->nocopy_left = conn->tx_unacked;
             conn->cflags |= NC_C_NOCOPY;
         }
     }
@@ -1681,8 +1715,13 @@ static wisp_err_t do_write(struct wisp_stack *s, void *arg)
         }
     }
     m->done = m->off == m->size && (m->copy || !(conn->cflags & NC_C_NOCOPY));
-    if (!m->done) {
+    if (!m->done && m->blocking) {
+        /* the callbacks that follow this call wake the writer; one that
+         * comes before the writer waits leaves wkick set (file comment) */
         conn->cflags |= NC_C_WRITE_WAIT;
+        api_lock(conn->api);
+        conn->wkick = 0;
+        api_unlock(conn->api);
     }
     return WISP_OK;
 }
@@ -1702,6 +1741,32 @@ static wisp_err_t do_nocopy_release(struct wisp_stack *s, void *arg)
 #endif /* WISP_TCP */
 
 #if WISP_TCP
+/* Take the writer's turn on conn (waiting while another writer has it):
+ * false when the netconn is closed or deleted meanwhile. */
+static bool write_turn(struct wisp_netconn *conn)
+{
+    bool ok = true;
+    api_lock(conn->api);
+    while (conn->writing) {
+        if (conn->flags & (NC_F_CLOSED | NC_F_DELETING)) {
+            ok = false;
+            break;
+        }
+        nc_wait_locked(conn, WISP_SYS_FOREVER);
+    }
+    conn->writing = ok ? 1 : conn->writing;
+    api_unlock(conn->api);
+    return ok;
+}
+
+static void write_turn_end(struct wisp_netconn *conn)
+{
+    api_lock(conn->api);
+    conn->writing = 0;
+    sem_broadcast_locked(conn); /* the next writer */
+    api_unlock(conn->api);
+}
+
 /* The write loop of an entered call: queue, wait for room (or the
  * acknowledgement of NOCOPY data), queue again. */
 static wisp_err_t write_run(struct wisp_netconn *conn, const void *dataptr, size_t size, uint8_t apiflags,
@@ -1723,9 +1788,11 @@ static wisp_err_t write_run(struct wisp_netconn *conn, const void *dataptr, size
     /* A write that may return before the acknowledgement must not leave
      * references to the caller's memory behind: it copies. */
     m.copy = (apiflags & WISP_NETCONN_COPY) != 0 || dontblock;
+    m.blocking = !nonblock;
 
-    if (!conn->layered) {
-        wisp_sys_mutex_lock(&conn->write_lock); /* a layered netconn's layer serialises its writers */
+    /* a layered netconn's layer serialises its writers */
+    if (!conn->layered && !write_turn(conn)) {
+        return WISP_ERR_CLSD;
     }
     start = wisp_sys_now_ms();
     for (;;) {
@@ -1747,8 +1814,10 @@ static wisp_err_t write_run(struct wisp_netconn *conn, const void *dataptr, size
             }
             wait = send_timeout - elapsed;
         }
-        (void)wisp_sys_sem_wait(&conn->snd_sem, wait);
         api_lock(conn->api);
+        if (!conn->wkick) {
+            nc_wait_locked(conn, wait);
+        }
         closed = (conn->flags & (NC_F_CLOSED | NC_F_DELETING)) != 0;
         api_unlock(conn->api);
         if (closed) {
@@ -1760,7 +1829,7 @@ static wisp_err_t write_run(struct wisp_netconn *conn, const void *dataptr, size
         (void)nc_run(conn, do_nocopy_release, &m);
     }
     if (!conn->layered) {
-        wisp_sys_mutex_unlock(&conn->write_lock);
+        write_turn_end(conn);
     }
     if (bytes_written != NULL) {
         *bytes_written = m.off;
@@ -1924,8 +1993,7 @@ static wisp_err_t close_call(struct wisp_netconn *conn, uint8_t shut_rx, uint8_t
         if (shut_rx) {
             wake_mbox(conn);
         }
-        wisp_sys_sem_signal(&conn->snd_sem);
-        wisp_sys_sem_signal(&conn->op_sem);
+        sem_broadcast(conn);
     }
     conn_leave(conn);
     return r;

@@ -28,7 +28,7 @@
  *
  * Receive. TCP data comes as pbuf chains (netconn_recv_tcp_pbuf_flags);
  * recv copies straight from the chain into the caller's buffer and keeps
- * a partly read chain (lastp) for the next call; consumed chains are
+ * a partly read chain (last.p) for the next call; consumed chains are
  * freed in batches (wisp_netconn_tcp_consumed: one core-lock entry per
  * batch, which also reopens the window by the bytes copied out and has the
  * stack offer data the full receive mailbox refused). UDP datagrams come
@@ -38,6 +38,12 @@
 #define WISP_PRIVATE_ACCESS 1 /* library code: sees the private tier (wisp/arch.h) */
 #include "wisp/sockets.h"
 #include "wisp/netconn.h"
+
+/* The socket slot keeps the keepalive defaults in Linux's widths
+ * (priv/sockets.h): seconds in 16 bits, the count in 7. */
+#if WISP_TCP_KEEPCNT > 127u || WISP_TCP_KEEPIDLE_MS / 1000u > 65535u || WISP_TCP_KEEPINTVL_MS / 1000u > 65535u
+#error "sockets: WISP_TCP_KEEPCNT must be <= 127, WISP_TCP_KEEPIDLE_MS / WISP_TCP_KEEPINTVL_MS <= 65535 s"
+#endif
 
 #include <stdarg.h>
 
@@ -222,25 +228,25 @@ static void sock_event(struct wisp_netconn *conn, enum wisp_netconn_evt evt, uin
         unlock_tbl(t);
         return; /* never makes anything ready */
     case WISP_NETCONN_EVT_SENDPLUS:
-        sk->sendevent = 1;
-        if (sk->connecting && !sk->dead) {
-            sk->connecting = 0; /* a non-blocking connect completed */
-            sk->established = 1;
+        sk->f.sendevent = 1;
+        if (sk->f.connecting && !sk->f.dead) {
+            sk->f.connecting = 0; /* a non-blocking connect completed */
+            sk->f.established = 1;
         }
         break;
     case WISP_NETCONN_EVT_SENDMINUS:
-        sk->sendevent = 0;
+        sk->f.sendevent = 0;
         unlock_tbl(t);
         return;
     case WISP_NETCONN_EVT_ERROR:
-        sk->errevent = 1;
+        sk->f.errevent = 1;
         if (sk->type == WISP_SOCK_DGRAM) {
             break; /* an ICMP error for a connected UDP socket: it lives on */
         }
-        sk->dead = 1;
-        if (sk->connecting) {
-            sk->connecting = 0; /* a non-blocking connect failed */
-            sk->connect_failed = 1;
+        sk->f.dead = 1;
+        if (sk->f.connecting) {
+            sk->f.connecting = 0; /* a non-blocking connect failed */
+            sk->f.connect_failed = 1;
         }
         break;
     default:
@@ -261,7 +267,7 @@ static struct wisp_sock *lookup(struct wisp_sockets *t, int fd, int *e)
         return NULL;
     }
     idx = fd - WISP_SOCKET_OFFSET;
-    if (idx >= WISP_SOCKET_COUNT || t->sock[idx].conn == NULL || t->sock[idx].closing) {
+    if (idx >= WISP_SOCKET_COUNT || t->sock[idx].conn == NULL || t->sock[idx].f.closing) {
         *e = WISP_EBADF;
         return NULL;
     }
@@ -298,8 +304,8 @@ static void sock_leave_locked(struct wisp_sockets *t, struct wisp_sock *sk)
 {
     WISP_ASSERT(sk->users > 0);
     sk->users--;
-    if (sk->users == 0 && sk->closing && !sk->freeing) {
-        sk->freeing = 1;
+    if (sk->users == 0 && sk->f.closing && !sk->f.freeing) {
+        sk->f.freeing = 1;
         unlock_tbl(t);
         sock_free_entry(t, sk);
         return;
@@ -319,7 +325,7 @@ static int sock_fail_leave(struct wisp_sock *sk, int e)
 {
     struct wisp_sockets *t = g_socks;
     lock_tbl(t);
-    sk->last_err = e;
+    sk->last_err = (uint8_t)e;
     sock_leave_locked(t, sk);
     return set_errno(e);
 }
@@ -337,7 +343,7 @@ static bool sock_is_closing(struct wisp_sock *sk)
     struct wisp_sockets *t = g_socks;
     bool c;
     lock_tbl(t);
-    c = sk->closing != 0;
+    c = sk->f.closing != 0;
     unlock_tbl(t);
     return c;
 }
@@ -364,7 +370,7 @@ static bool is_conn_err(wisp_err_t err)
 /* Table lock held: does a reset of sk mean "refused" (its connect failed)? */
 static bool err_is_connect(const struct wisp_sock *sk)
 {
-    return sk->type == WISP_SOCK_STREAM && (sk->connect_failed || !sk->established);
+    return sk->type == WISP_SOCK_STREAM && (sk->f.connect_failed || !sk->f.established);
 }
 
 /*
@@ -389,7 +395,7 @@ static int take_conn_err(struct wisp_sock *sk, wisp_err_t err)
     bool connecting;
     lock_tbl(t);
     connecting = err_is_connect(sk);
-    sk->errevent = 0;
+    sk->f.errevent = 0;
     sk->rx_err = 0;
     unlock_tbl(t);
     return conn_err_errno(sk, err, connecting);
@@ -401,9 +407,9 @@ static void keep_conn_err(struct wisp_sock *sk, wisp_err_t err)
 {
     struct wisp_sockets *t = g_socks;
     lock_tbl(t);
-    sk->errevent = 0;
+    sk->f.errevent = 0;
     if (sk->rx_err == 0) {
-        sk->rx_err = conn_err_errno(sk, err, err_is_connect(sk));
+        sk->rx_err = (uint8_t)conn_err_errno(sk, err, err_is_connect(sk));
     }
     unlock_tbl(t);
 }
@@ -417,8 +423,8 @@ static int take_pending_err(struct wisp_sock *sk)
     lock_tbl(t);
     e = sk->rx_err;
     sk->rx_err = 0;
-    in_conn = e == 0 && sk->errevent;
-    sk->errevent = 0;
+    in_conn = e == 0 && sk->f.errevent;
+    sk->f.errevent = 0;
     unlock_tbl(t);
     if (in_conn) {
         /* no lock held: a netconn call (takes only the netconn's own lock) */
@@ -452,10 +458,10 @@ static void apply_keepalive(struct wisp_sock *sk, struct wisp_netconn *conn)
     bool on;
     uint32_t idle, intvl, cnt;
     lock_tbl(t);
-    on = sk->keepalive != 0;
+    on = sk->f.keepalive != 0;
     idle = sk->keepidle_s * 1000u;
     intvl = sk->keepintvl_s * 1000u;
-    cnt = sk->keepcnt;
+    cnt = sk->f.keepcnt;
     unlock_tbl(t);
     (void)wisp_netconn_set_keepalive(conn, on, idle, intvl, cnt);
 }
@@ -468,9 +474,9 @@ static struct wisp_sock *reserve_entry(struct wisp_sockets *t)
     unsigned i;
     for (i = 0; i < WISP_SOCKET_COUNT; i++) {
         struct wisp_sock *sk = &t->sock[i];
-        if (sk->conn == NULL && !sk->reserved) {
+        if (sk->conn == NULL && !sk->f.reserved) {
             memset(sk, 0, sizeof(*sk));
-            sk->reserved = 1;
+            sk->f.reserved = 1;
             return sk;
         }
     }
@@ -478,22 +484,20 @@ static struct wisp_sock *reserve_entry(struct wisp_sockets *t)
 }
 
 /* Bind a reserved entry to conn (table lock held). */
-static void attach_entry(struct wisp_sockets *t, struct wisp_sock *sk, struct wisp_netconn *conn,
-                         struct wisp_netconn_api *api, uint8_t type)
+static void attach_entry(struct wisp_sockets *t, struct wisp_sock *sk, struct wisp_netconn *conn, uint8_t type)
 {
     sk->conn = conn;
-    sk->api = api;
     sk->type = type;
-    sk->reserved = 0;
+    sk->f.reserved = 0;
     sk->ttl = 0;
     sk->keepidle_s = WISP_TCP_KEEPIDLE_MS / 1000u;
     sk->keepintvl_s = WISP_TCP_KEEPINTVL_MS / 1000u;
-    sk->keepcnt = WISP_TCP_KEEPCNT;
+    sk->f.keepcnt = WISP_TCP_KEEPCNT;
     sk->sndbuf = 0;
     sk->rcvbuf = 0;
     sk->maxseg = 0;
     sk->cc = WISP_TCP_CC_DEFAULT;
-    sk->sendevent = (type == WISP_SOCK_DGRAM) ? 1u : 0u;
+    sk->f.sendevent = (type == WISP_SOCK_DGRAM) ? 1u : 0u;
     conn->socket = sock_idx(t, sk);
 }
 
@@ -501,21 +505,20 @@ static void attach_entry(struct wisp_sockets *t, struct wisp_sock *sk, struct wi
 static void sock_free_entry(struct wisp_sockets *t, struct wisp_sock *sk)
 {
     struct wisp_netconn *conn = sk->conn;
-    struct wisp_pbuf *lastp = sk->lastp;
-    struct wisp_netbuf *lastbuf = sk->lastbuf;
+    struct wisp_pbuf *lastp = sk->type == WISP_SOCK_STREAM ? sk->last.p : NULL;
+    struct wisp_netbuf *lastbuf = sk->type == WISP_SOCK_STREAM ? NULL : sk->last.buf;
     bool abort_it = false;
 
     lock_tbl(t);
-    abort_it = sk->type == WISP_SOCK_STREAM && sk->linger_on && sk->linger_s == 0 && !sk->listening;
+    abort_it = sk->type == WISP_SOCK_STREAM && sk->f.linger_on && sk->linger_s == 0 && !sk->f.listening;
     conn->socket = -1; /* events from now on find no socket */
     unlock_tbl(t);
-    sk->lastp = NULL;
-    sk->lastbuf = NULL;
+    sk->last.p = NULL;
     if (abort_it) {
         (void)wisp_netconn_abort(conn); /* SO_LINGER {1, 0}: reset instead of the orderly close */
     }
     if (lastp != NULL) {
-        (void)wisp_netconn_pbuf_free(sk->api, lastp);
+        (void)wisp_netconn_pbuf_free(conn->api, lastp);
     }
     if (lastbuf != NULL) {
         wisp_netbuf_delete(lastbuf);
@@ -523,8 +526,8 @@ static void sock_free_entry(struct wisp_sockets *t, struct wisp_sock *sk)
     (void)wisp_netconn_delete(conn);
     lock_tbl(t);
     sk->conn = NULL;
-    sk->closing = 0;
-    sk->freeing = 0;
+    sk->f.closing = 0;
+    sk->f.freeing = 0;
     sk->users = 0;
     unlock_tbl(t);
 }
@@ -560,8 +563,8 @@ int wisp_sockets_deinit(void)
         struct wisp_sock *sk = &t->sock[i];
         if (sk->conn != NULL) {
             open_n++;
-            sk->closing = 1;
-            sk->freeing = 1;
+            sk->f.closing = 1;
+            sk->f.freeing = 1;
             sock_free_entry(t, sk);
         }
     }
@@ -580,7 +583,7 @@ int wisp_sockets_in_use(void)
     }
     lock_tbl(t);
     for (i = 0; i < WISP_SOCKET_COUNT; i++) {
-        if (t->sock[i].conn != NULL || t->sock[i].reserved) {
+        if (t->sock[i].conn != NULL || t->sock[i].f.reserved) {
             n++;
         }
     }
@@ -649,12 +652,12 @@ int wisp_socket_on(struct wisp_netconn_api *api, int domain, int type, int proto
     wisp_netconn_set_layered(conn);
     lock_tbl(t);
     if (conn == NULL) {
-        sk->reserved = 0;
+        sk->f.reserved = 0;
         unlock_tbl(t);
         return set_errno(WISP_ENOBUFS);
     }
-    attach_entry(t, sk, conn, api, (uint8_t)base);
-    sk->nonblock = (type & WISP_SOCK_NONBLOCK) != 0;
+    attach_entry(t, sk, conn, (uint8_t)base);
+    sk->f.nonblock = (type & WISP_SOCK_NONBLOCK) != 0;
     fd = sock_idx(t, sk) + WISP_SOCKET_OFFSET;
     unlock_tbl(t);
     if (type & WISP_SOCK_NONBLOCK) {
@@ -741,7 +744,7 @@ int wisp_bind(int s, const struct wisp_sockaddr *name, wisp_socklen_t namelen)
         return sock_fail_leave(sk, e);
     }
     lock_tbl(t);
-    e = (sk->bound || sk->listening || sk->established || sk->connecting) ? WISP_EINVAL : 0;
+    e = (sk->f.bound || sk->f.listening || sk->f.established || sk->f.connecting) ? WISP_EINVAL : 0;
     unlock_tbl(t);
     if (e != 0) {
         return sock_fail_leave(sk, e);
@@ -750,7 +753,7 @@ int wisp_bind(int s, const struct wisp_sockaddr *name, wisp_socklen_t namelen)
     switch (err) {
     case WISP_OK:
         lock_tbl(t);
-        sk->bound = 1;
+        sk->f.bound = 1;
         sock_leave_locked(t, sk);
         return 0;
     case WISP_ERR_USE: return sock_fail_leave(sk, WISP_EADDRINUSE);
@@ -773,7 +776,7 @@ int wisp_listen(int s, int backlog)
         return sock_fail_leave(sk, WISP_EOPNOTSUPP);
     }
     lock_tbl(t);
-    e = (sk->established || sk->connecting) ? WISP_EINVAL : 0;
+    e = (sk->f.established || sk->f.connecting) ? WISP_EINVAL : 0;
     unlock_tbl(t);
     if (e != 0) {
         return sock_fail_leave(sk, e);
@@ -783,8 +786,8 @@ int wisp_listen(int s, int backlog)
     switch (err) {
     case WISP_OK:
         lock_tbl(t);
-        sk->listening = 1;
-        sk->bound = 1;
+        sk->f.listening = 1;
+        sk->f.bound = 1;
         sock_leave_locked(t, sk);
         return 0;
     case WISP_ERR_MEM: return sock_fail_leave(sk, WISP_ENOBUFS);
@@ -810,7 +813,7 @@ int wisp_accept(int s, struct wisp_sockaddr *addr, wisp_socklen_t *addrlen)
         return -1;
     }
     lock_tbl(t);
-    listening = sk->listening != 0;
+    listening = sk->f.listening != 0;
     unlock_tbl(t);
     if (!listening) {
         return sock_fail_leave(sk, sk->type == WISP_SOCK_STREAM ? WISP_EINVAL : WISP_EOPNOTSUPP);
@@ -841,31 +844,31 @@ int wisp_accept(int s, struct wisp_sockaddr *addr, wisp_socklen_t *addrlen)
     }
     lock_tbl(t);
     early = (nc->socket < -1) ? (-1 - nc->socket) : 0;
-    attach_entry(t, nsk, nc, sk->api, WISP_SOCK_STREAM);
+    attach_entry(t, nsk, nc, WISP_SOCK_STREAM);
     nsk->rcvevent = (int16_t)early;
-    nsk->sendevent = 1;
-    nsk->established = 1;
-    nsk->bound = 1;
+    nsk->f.sendevent = 1;
+    nsk->f.established = 1;
+    nsk->f.bound = 1;
     /* options inherited from the listener (as BSD does) */
     nsk->rcvtimeo = sk->rcvtimeo;
     nsk->sndtimeo = sk->sndtimeo;
-    nsk->keepalive = sk->keepalive;
+    nsk->f.keepalive = sk->f.keepalive;
     nsk->keepidle_s = sk->keepidle_s;
     nsk->keepintvl_s = sk->keepintvl_s;
-    nsk->keepcnt = sk->keepcnt;
-    nsk->nodelay = sk->nodelay;
-    nsk->linger_on = sk->linger_on;
+    nsk->f.keepcnt = sk->f.keepcnt;
+    nsk->f.nodelay = sk->f.nodelay;
+    nsk->f.linger_on = sk->f.linger_on;
     nsk->linger_s = sk->linger_s;
     nsk->tos = sk->tos;
     nsk->ttl = sk->ttl;
-    nsk->reuseaddr = sk->reuseaddr;
+    nsk->f.reuseaddr = sk->f.reuseaddr;
     nsk->sndbuf = sk->sndbuf;
     nsk->rcvbuf = sk->rcvbuf;
     nsk->maxseg = sk->maxseg;
     nsk->cc = sk->cc;
-    apply_ka = sk->keepalive || sk->keepidle_s != WISP_TCP_KEEPIDLE_MS / 1000u ||
-               sk->keepintvl_s != WISP_TCP_KEEPINTVL_MS / 1000u || sk->keepcnt != WISP_TCP_KEEPCNT;
-    nodelay = sk->nodelay != 0;
+    apply_ka = sk->f.keepalive || sk->keepidle_s != WISP_TCP_KEEPIDLE_MS / 1000u ||
+               sk->keepintvl_s != WISP_TCP_KEEPINTVL_MS / 1000u || sk->f.keepcnt != WISP_TCP_KEEPCNT;
+    nodelay = sk->f.nodelay != 0;
     fd = sock_idx(t, nsk) + WISP_SOCKET_OFFSET;
     unlock_tbl(t);
     if (nsk->rcvtimeo != 0) {
@@ -912,7 +915,7 @@ int wisp_connect(int s, const struct wisp_sockaddr *name, wisp_socklen_t namelen
         if (name->sa_family == WISP_AF_UNSPEC) {
             err = wisp_netconn_disconnect(sk->conn);
             lock_tbl(t);
-            sk->established = 0;
+            sk->f.established = 0;
             sock_leave_locked(t, sk);
             return err == WISP_OK ? 0 : set_errno(wisp_err_to_errno(err));
         }
@@ -921,19 +924,19 @@ int wisp_connect(int s, const struct wisp_sockaddr *name, wisp_socklen_t namelen
             return sock_fail_leave(sk, err == WISP_ERR_RTE ? WISP_ENETUNREACH : wisp_err_to_errno(err));
         }
         lock_tbl(t);
-        sk->established = 1;
-        sk->bound = 1;
+        sk->f.established = 1;
+        sk->f.bound = 1;
         sock_leave_locked(t, sk);
         return 0;
     }
     lock_tbl(t);
-    e = sk->listening ? WISP_EISCONN : (sk->connecting ? WISP_EALREADY : (sk->established ? WISP_EISCONN : 0));
-    if (e == 0 && sk->dead) {
+    e = sk->f.listening ? WISP_EISCONN : (sk->f.connecting ? WISP_EALREADY : (sk->f.established ? WISP_EISCONN : 0));
+    if (e == 0 && sk->f.dead) {
         e = WISP_ECONNABORTED; /* a failed connect: the socket cannot be reused (BSD) */
     }
-    nonblock = sk->nonblock != 0;
+    nonblock = sk->f.nonblock != 0;
     if (e == 0 && nonblock) {
-        sk->connecting = 1; /* before the call: the SENDPLUS may come first */
+        sk->f.connecting = 1; /* before the call: the SENDPLUS may come first */
     }
     unlock_tbl(t);
     if (e != 0) {
@@ -943,31 +946,31 @@ int wisp_connect(int s, const struct wisp_sockaddr *name, wisp_socklen_t namelen
     lock_tbl(t);
     switch (err) {
     case WISP_OK:
-        sk->connecting = 0;
-        sk->established = 1;
-        sk->bound = 1;
+        sk->f.connecting = 0;
+        sk->f.established = 1;
+        sk->f.bound = 1;
         sock_leave_locked(t, sk);
         return 0;
     case WISP_ERR_INPROGRESS:
-        sk->bound = 1;
+        sk->f.bound = 1;
         sk->last_err = WISP_EINPROGRESS;
         sock_leave_locked(t, sk);
         return set_errno(WISP_EINPROGRESS);
     default:
         break;
     }
-    sk->connecting = 0;
-    e = sk->closing ? WISP_EBADF : 0;
+    sk->f.connecting = 0;
+    e = sk->f.closing ? WISP_EBADF : 0;
     if (e == 0) {
         switch (err) {
         case WISP_ERR_ALREADY: e = WISP_EALREADY; break;
         case WISP_ERR_ISCONN: e = WISP_EISCONN; break;
-        case WISP_ERR_RST: e = WISP_ECONNREFUSED; sk->errevent = 0; sk->dead = 1; break;
-        case WISP_ERR_TIMEOUT: e = WISP_ETIMEDOUT; sk->errevent = 0; sk->dead = 1; break;
-        case WISP_ERR_ABRT: e = WISP_ECONNABORTED; sk->errevent = 0; sk->dead = 1; break;
+        case WISP_ERR_RST: e = WISP_ECONNREFUSED; sk->f.errevent = 0; sk->f.dead = 1; break;
+        case WISP_ERR_TIMEOUT: e = WISP_ETIMEDOUT; sk->f.errevent = 0; sk->f.dead = 1; break;
+        case WISP_ERR_ABRT: e = WISP_ECONNABORTED; sk->f.errevent = 0; sk->f.dead = 1; break;
         /* SYN retries ran out after ICMP unreachable (RFC 1122 §4.2.3.9) */
-        case WISP_ERR_HOSTUNREACH: e = WISP_EHOSTUNREACH; sk->errevent = 0; sk->dead = 1; break;
-        case WISP_ERR_NETUNREACH: e = WISP_ENETUNREACH; sk->errevent = 0; sk->dead = 1; break;
+        case WISP_ERR_HOSTUNREACH: e = WISP_EHOSTUNREACH; sk->f.errevent = 0; sk->f.dead = 1; break;
+        case WISP_ERR_NETUNREACH: e = WISP_ENETUNREACH; sk->f.errevent = 0; sk->f.dead = 1; break;
         case WISP_ERR_RTE: e = WISP_ENETUNREACH; break;
         case WISP_ERR_USE: e = WISP_EADDRNOTAVAIL; break;
         case WISP_ERR_CLSD: e = WISP_ECONNABORTED; break;
@@ -976,7 +979,7 @@ int wisp_connect(int s, const struct wisp_sockaddr *name, wisp_socklen_t namelen
         default: e = wisp_err_to_errno(err); break;
         }
     }
-    sk->last_err = e;
+    sk->last_err = (uint8_t)e;
     sock_leave_locked(t, sk);
     return set_errno(e);
 }
@@ -988,25 +991,17 @@ int wisp_connect(int s, const struct wisp_sockaddr *name, wisp_socklen_t namelen
  *  on leaving). */
 struct sock_snap {
     uint32_t rcvtimeo, sndtimeo;
-    uint8_t nonblock, listening, established, connecting, dead, wr_shut, rd_shut, rd_eof, broadcast; /* 0 / 1 */
+    struct wisp_sock_flags f;
 };
 
-/* The state a reading (rx) or writing call looks at: only that. */
+/* The state a reading (rx) or writing call looks at. */
 static void take_snap(const struct wisp_sock *sk, struct sock_snap *snap, bool rx)
 {
-    snap->nonblock = sk->nonblock;
-    snap->listening = sk->listening;
+    snap->f = sk->f;
     if (rx) {
         snap->rcvtimeo = sk->rcvtimeo;
-        snap->established = sk->established;
-        snap->connecting = sk->connecting;
-        snap->dead = sk->dead;
-        snap->rd_shut = sk->rd_shut;
-        snap->rd_eof = sk->rd_eof;
     } else {
         snap->sndtimeo = sk->sndtimeo;
-        snap->wr_shut = sk->wr_shut;
-        snap->broadcast = sk->broadcast;
     }
 }
 
@@ -1037,7 +1032,7 @@ static struct wisp_sock *sock_enter_dir_slow(int fd, bool rx, bool dontwait, str
     for (;;) {
         uint8_t *busy = rx ? &sk->rx_busy : &sk->tx_busy;
         wisp_err_t werr;
-        if (sk->closing) {
+        if (sk->f.closing) {
             e = WISP_EBADF;
             break;
         }
@@ -1047,7 +1042,7 @@ static struct wisp_sock *sock_enter_dir_slow(int fd, bool rx, bool dontwait, str
             break;
         }
         /* slow path: another thread reads (writes) this socket now */
-        if (dontwait || sk->nonblock) {
+        if (dontwait || sk->f.nonblock) {
             e = WISP_EAGAIN;
             break;
         }
@@ -1086,13 +1081,13 @@ static struct wisp_sock *sock_enter_dir_slow(int fd, bool rx, bool dontwait, str
         if (werr == WISP_OK) {
             continue;
         }
-        if (!sk->closing && *busy) {
+        if (!sk->f.closing && *busy) {
             e = WISP_EAGAIN;
             break;
         }
     }
     if (e != 0) {
-        sk->last_err = e;
+        sk->last_err = (uint8_t)e;
         sock_leave_locked(t, sk);
         if (have_sem) {
             wisp_sys_sem_free(&w.sem);
@@ -1119,7 +1114,7 @@ static struct wisp_sock *sock_enter_dir(int fd, bool rx, bool dontwait, struct s
         struct wisp_sock *sk = &t->sock[idx];
         uint8_t *busy = rx ? &sk->rx_busy : &sk->tx_busy;
         lock_tbl(t);
-        if (sk->conn != NULL && !sk->closing && !*busy) {
+        if (sk->conn != NULL && !sk->f.closing && !*busy) {
             *busy = 1;
             sk->users++;
             take_snap(sk, snap, rx);
@@ -1150,12 +1145,12 @@ static void sock_leave_dir(struct wisp_sock *sk, bool rx, int e)
     lock_tbl(t);
     if (rx) {
         sk->rx_busy = 0;
-        sk->has_last = (sk->lastp != NULL || sk->lastbuf != NULL);
+        sk->f.has_last = sk->last.p != NULL; /* either member: a pointer or NULL */
     } else {
         sk->tx_busy = 0;
     }
     if (e != 0) {
-        sk->last_err = e;
+        sk->last_err = (uint8_t)e;
     }
     if (sk->select_waiting > 0) {
         wake_waiters(t, sock_idx(t, sk));
@@ -1225,7 +1220,7 @@ static void mark_eof(struct wisp_sock *sk)
 {
     struct wisp_sockets *t = g_socks;
     lock_tbl(t);
-    sk->rd_eof = 1;
+    sk->f.rd_eof = 1;
     unlock_tbl(t);
 }
 
@@ -1246,9 +1241,9 @@ static int recv_tcp_fail(struct wisp_sock *sk, wisp_err_t err, bool have_data, c
          * exhausted: a connection error, and the connection is dead) */
         bool dead;
         lock_tbl(t);
-        dead = sk->dead != 0;
+        dead = sk->f.dead != 0;
         unlock_tbl(t);
-        if (snap->rcvtimeo != 0 && !snap->nonblock && !dead) {
+        if (snap->rcvtimeo != 0 && !snap->f.nonblock && !dead) {
             e = WISP_EAGAIN;
         } else {
             conn = true;
@@ -1313,7 +1308,7 @@ static wisp_ssize_t recv_tcp(struct wisp_sock *sk, const struct wisp_iovec *iov,
     int e = 0;
     /* rd_eof is written by the reading thread only (this one): the entry
      * snapshot stays valid while we read */
-    bool eof = snap->rd_eof != 0, dontwait = (flags & WISP_MSG_DONTWAIT) != 0;
+    bool eof = snap->f.rd_eof != 0, dontwait = (flags & WISP_MSG_DONTWAIT) != 0;
 
     pos.iov = iov;
     pos.n = iovcnt;
@@ -1324,7 +1319,7 @@ static wisp_ssize_t recv_tcp(struct wisp_sock *sk, const struct wisp_iovec *iov,
     }
     for (;;) {
         size_t n;
-        if (sk->lastp == NULL) {
+        if (sk->last.p == NULL) {
             struct wisp_pbuf *p = NULL;
             uint8_t nflags = WISP_NETCONN_NOAUTORCVD;
             bool block;
@@ -1346,19 +1341,19 @@ static wisp_ssize_t recv_tcp(struct wisp_sock *sk, const struct wisp_iovec *iov,
                 e = recv_tcp_fail(sk, err, copied > 0, snap);
                 break;
             }
-            sk->lastp = p;
+            sk->last.p = p;
             sk->lastoff = 0;
         }
-        n = copy_to_iov(sk->lastp, sk->lastoff, total - copied, &pos);
+        n = copy_to_iov(sk->last.p, sk->lastoff, total - copied, &pos);
         copied += n;
         if (flags & WISP_MSG_PEEK) {
             break;
         }
-        sk->lastoff += (uint32_t)n;
+        sk->lastoff = (uint16_t)(sk->lastoff + n);
         consumed += (uint32_t)n;
-        if (sk->lastoff >= sk->lastp->tot_len) {
-            done[ndone++] = sk->lastp;
-            sk->lastp = NULL;
+        if (sk->lastoff >= sk->last.p->tot_len) {
+            done[ndone++] = sk->last.p;
+            sk->last.p = NULL;
             sk->lastoff = 0;
             if (ndone == SOCK_FREE_BATCH) {
                 rx_flush(sk, done, ndone, consumed);
@@ -1383,7 +1378,7 @@ static void udp_err_taken(struct wisp_sock *sk)
 {
     struct wisp_sockets *t = g_socks;
     lock_tbl(t);
-    sk->errevent = 0;
+    sk->f.errevent = 0;
     unlock_tbl(t);
 }
 
@@ -1394,13 +1389,13 @@ static wisp_ssize_t recv_udp(struct wisp_sock *sk, const struct wisp_iovec *iov,
                              struct wisp_sockaddr *from, wisp_socklen_t *fromlen, int *msg_flags,
                              const struct sock_snap *snap)
 {
-    struct wisp_netbuf *buf = sk->lastbuf;
+    struct wisp_netbuf *buf = sk->last.buf;
     size_t total = iov_total(iov, iovcnt), copied = 0, dlen;
     struct iov_pos pos;
 
     if (buf == NULL) {
         wisp_err_t err;
-        if (snap->rd_shut) {
+        if (snap->f.rd_shut) {
             return 0;
         }
         err = wisp_netconn_recv_udp_raw_netbuf_flags(
@@ -1414,7 +1409,7 @@ static wisp_ssize_t recv_udp(struct wisp_sock *sk, const struct wisp_iovec *iov,
         default: return -(wisp_ssize_t)wisp_err_to_errno(err);
         }
     }
-    sk->lastbuf = NULL;
+    sk->last.buf = NULL;
     dlen = wisp_netbuf_len(buf);
     pos.iov = iov;
     pos.n = iovcnt;
@@ -1428,7 +1423,7 @@ static wisp_ssize_t recv_udp(struct wisp_sock *sk, const struct wisp_iovec *iov,
     }
     fill_sin(from, fromlen, &buf->addr, buf->port);
     if (flags & WISP_MSG_PEEK) {
-        sk->lastbuf = buf;
+        sk->last.buf = buf;
     } else {
         wisp_netbuf_delete(buf);
     }
@@ -1450,9 +1445,9 @@ static wisp_ssize_t do_recv(int s, const struct wisp_iovec *iov, int iovcnt, int
     if (flags & WISP_MSG_OOB) {
         e = WISP_EOPNOTSUPP;
     } else if (sk->type == WISP_SOCK_STREAM) {
-        if (snap.listening || (!snap.established && !snap.connecting && !snap.dead)) {
+        if (snap.f.listening || (!snap.f.established && !snap.f.connecting && !snap.f.dead)) {
             e = WISP_ENOTCONN;
-        } else if (snap.rd_shut && sk->lastp == NULL) {
+        } else if (snap.f.rd_shut && sk->last.p == NULL) {
             e = -1; /* return 0 */
         }
         if (e == -1) {
@@ -1537,10 +1532,10 @@ static int tcp_write_errno(struct wisp_sock *sk, wisp_err_t err)
     struct wisp_sockets *t = g_socks;
     bool closing, wr_shut, established, connecting;
     lock_tbl(t);
-    closing = sk->closing != 0;
-    wr_shut = sk->wr_shut != 0;
-    established = sk->established != 0;
-    connecting = sk->connecting != 0;
+    closing = sk->f.closing != 0;
+    wr_shut = sk->f.wr_shut != 0;
+    established = sk->f.established != 0;
+    connecting = sk->f.connecting != 0;
     unlock_tbl(t);
     if (closing) {
         return WISP_EBADF;
@@ -1569,7 +1564,7 @@ static int tcp_write_errno(struct wisp_sock *sk, wisp_err_t err)
 static uint8_t tcp_write_flags(int flags, const struct sock_snap *snap)
 {
     uint8_t f = WISP_NETCONN_COPY;
-    if ((flags & WISP_MSG_DONTWAIT) || snap->nonblock) {
+    if ((flags & WISP_MSG_DONTWAIT) || snap->f.nonblock) {
         f |= WISP_NETCONN_DONTBLOCK;
     }
     if (flags & WISP_MSG_MORE) {
@@ -1636,7 +1631,7 @@ static wisp_ssize_t send_udp(struct wisp_sock *sk, const struct wisp_iovec *iov,
         if (iov[i].iov_len == 0 && (buf != NULL || i + 1 < iovcnt)) {
             continue;
         }
-        nb = wisp_netbuf_new(sk->api);
+        nb = wisp_netbuf_new(sk->conn->api);
         if (nb == NULL) {
             err = WISP_ERR_MEM;
             break;
@@ -1654,7 +1649,7 @@ static wisp_ssize_t send_udp(struct wisp_sock *sk, const struct wisp_iovec *iov,
     }
     if (err == WISP_OK && buf == NULL) {
         /* an empty iovec: an empty datagram */
-        buf = wisp_netbuf_new(sk->api);
+        buf = wisp_netbuf_new(sk->conn->api);
         if (buf == NULL) {
             err = WISP_ERR_MEM;
         } else {
@@ -1693,9 +1688,9 @@ static wisp_ssize_t do_send(int s, const struct wisp_iovec *iov, int iovcnt, int
     if (flags & WISP_MSG_OOB) {
         e = WISP_EOPNOTSUPP;
     } else if (sk->type == WISP_SOCK_STREAM) {
-        if (snap.wr_shut) {
+        if (snap.f.wr_shut) {
             e = WISP_EPIPE;
-        } else if (snap.listening) {
+        } else if (snap.f.listening) {
             e = WISP_ENOTCONN;
         }
         if (e == 0) {
@@ -1708,12 +1703,12 @@ static wisp_ssize_t do_send(int s, const struct wisp_iovec *iov, int iovcnt, int
         wisp_ipaddr_t ip;
         uint16_t port = 0;
         bool have_to = false;
-        if (snap.wr_shut) {
+        if (snap.f.wr_shut) {
             e = WISP_EPIPE;
         }
         if (e == 0 && to != NULL) {
             have_to = parse_sin(to, tolen, &ip, &port, &e, false);
-            if (have_to && wisp_ipaddr_is4(&ip) && wisp_ipaddr_ip4(&ip) == WISP_IP4_BCAST && !snap.broadcast) {
+            if (have_to && wisp_ipaddr_is4(&ip) && wisp_ipaddr_ip4(&ip) == WISP_IP4_BCAST && !snap.f.broadcast) {
                 e = WISP_EACCES; /* SO_BROADCAST not set (POSIX, Linux) */
             }
         }
@@ -1747,7 +1742,7 @@ wisp_ssize_t wisp_send(int s, const void *data, size_t size, int flags)
     if (sk == NULL) {
         return -1;
     }
-    if (sk->type != WISP_SOCK_STREAM || snap.wr_shut || snap.listening) {
+    if (sk->type != WISP_SOCK_STREAM || snap.f.wr_shut || snap.f.listening) {
         sock_leave_dir(sk, false, 0);
         return wisp_sendto(s, data, size, flags, NULL, 0);
     }
@@ -1820,7 +1815,7 @@ int wisp_shutdown(int s, int how)
     rx = how != WISP_SHUT_WR;
     tx = how != WISP_SHUT_RD;
     lock_tbl(t);
-    connected = sk->established || sk->dead;
+    connected = sk->f.established || sk->f.dead;
     unlock_tbl(t);
     if (!connected) {
         return sock_fail_leave(sk, WISP_ENOTCONN);
@@ -1832,13 +1827,13 @@ int wisp_shutdown(int s, int how)
     }
     lock_tbl(t);
     if (rx) {
-        sk->rd_shut = 1;
+        sk->f.rd_shut = 1;
         if (sk->type == WISP_SOCK_DGRAM) {
-            sk->rd_eof = 1;
+            sk->f.rd_eof = 1;
         }
     }
     if (tx) {
-        sk->wr_shut = 1;
+        sk->f.wr_shut = 1;
     }
     if (sk->select_waiting > 0) {
         wake_waiters(t, sock_idx(t, sk));
@@ -1867,12 +1862,12 @@ int wisp_close(int s)
         unlock_tbl(t);
         return set_errno(e);
     }
-    sk->closing = 1;
+    sk->f.closing = 1;
     others = sk->users > 0;
     sk->users++;
     conn = sk->conn;
     stream = sk->type == WISP_SOCK_STREAM;
-    linger0 = sk->linger_on && sk->linger_s == 0 && !sk->listening;
+    linger0 = sk->f.linger_on && sk->linger_s == 0 && !sk->f.listening;
     if (sk->select_waiting > 0) {
         wake_waiters(t, sock_idx(t, sk));
     }
@@ -1931,17 +1926,16 @@ int wisp_getpeername(int s, struct wisp_sockaddr *name, wisp_socklen_t *namelen)
 
 /* ------------------------------------------------------------ options */
 
+/* tv (validated: tv_sec >= 0, 0 <= tv_usec < 1000000) in ms, rounded up,
+ * clamped below WISP_SYS_FOREVER. 32-bit arithmetic only: a 64-bit
+ * multiply / divide would pull libgcc's division helpers into every image. */
 static uint32_t tv_to_ms(const struct wisp_timeval *tv)
 {
-    uint64_t ms;
-    if (tv->tv_sec == 0 && tv->tv_usec == 0) {
-        return 0;
+    if (tv->tv_sec >= (long)((WISP_SYS_FOREVER - 1u) / 1000u)) {
+        return WISP_SYS_FOREVER - 1u;
     }
-    ms = (uint64_t)tv->tv_sec * 1000u + ((uint64_t)tv->tv_usec + 999u) / 1000u;
-    if (ms == 0) {
-        ms = 1;
-    }
-    return ms >= WISP_SYS_FOREVER ? WISP_SYS_FOREVER - 1u : (uint32_t)ms;
+    /* tv_sec <= 4294966: at most 4294966000 + 1000, no overflow */
+    return (uint32_t)tv->tv_sec * 1000u + ((uint32_t)tv->tv_usec + 999u) / 1000u;
 }
 
 static void ms_to_tv(uint32_t ms, struct wisp_timeval *tv)
@@ -1993,7 +1987,7 @@ static int setopt_socket(struct wisp_sock *sk, int optname, const void *optval, 
             return WISP_EINVAL;
         }
         lock_tbl(t);
-        sk->linger_on = l.l_onoff != 0;
+        sk->f.linger_on = l.l_onoff != 0;
         sk->linger_s = (uint16_t)WISP_MIN(l.l_linger, 65535);
         unlock_tbl(t);
         return 0;
@@ -2001,12 +1995,12 @@ static int setopt_socket(struct wisp_sock *sk, int optname, const void *optval, 
     case WISP_SO_REUSEADDR:
     case WISP_SO_REUSEPORT:
         lock_tbl(t);
-        sk->reuseaddr = v != 0;
+        sk->f.reuseaddr = v != 0;
         unlock_tbl(t);
         return 0;
     case WISP_SO_KEEPALIVE:
         lock_tbl(t);
-        sk->keepalive = v != 0;
+        sk->f.keepalive = v != 0;
         unlock_tbl(t);
         if (tcp) {
             apply_keepalive(sk, sk->conn);
@@ -2014,7 +2008,7 @@ static int setopt_socket(struct wisp_sock *sk, int optname, const void *optval, 
         return 0;
     case WISP_SO_BROADCAST:
         lock_tbl(t);
-        sk->broadcast = v != 0;
+        sk->f.broadcast = v != 0;
         unlock_tbl(t);
         if (!tcp) {
             (void)wisp_netconn_set_broadcast(sk->conn, v != 0);
@@ -2091,7 +2085,7 @@ static int setopt_tcp(struct wisp_sock *sk, int optname, const void *optval, wis
     switch (optname) {
     case WISP_TCPOPT_NODELAY:
         lock_tbl(t);
-        sk->nodelay = v != 0;
+        sk->f.nodelay = v != 0;
         unlock_tbl(t);
         *err = wisp_netconn_set_nodelay(sk->conn, v != 0);
         if (*err == WISP_ERR_CLSD || *err == WISP_ERR_CONN) {
@@ -2108,11 +2102,11 @@ static int setopt_tcp(struct wisp_sock *sk, int optname, const void *optval, wis
         }
         lock_tbl(t);
         if (optname == WISP_TCPOPT_KEEPIDLE) {
-            sk->keepidle_s = (uint32_t)v;
+            sk->keepidle_s = (uint16_t)v;
         } else if (optname == WISP_TCPOPT_KEEPINTVL) {
-            sk->keepintvl_s = (uint32_t)v;
+            sk->keepintvl_s = (uint16_t)v;
         } else {
-            sk->keepcnt = (uint32_t)v;
+            sk->f.keepcnt = (unsigned)v & 0x7fu;
         }
         unlock_tbl(t);
         apply_keepalive(sk, sk->conn);
@@ -2217,25 +2211,6 @@ int wisp_setsockopt(int s, int level, int optname, const void *optval, wisp_sock
     return 0;
 }
 
-/* An option field of an entry, read under the table lock. */
-static int read_u8(const uint8_t *field)
-{
-    int v;
-    lock_tbl(g_socks);
-    v = *field;
-    unlock_tbl(g_socks);
-    return v;
-}
-
-static int read_u32(const uint32_t *field)
-{
-    uint32_t v;
-    lock_tbl(g_socks);
-    v = *field;
-    unlock_tbl(g_socks);
-    return (int)WISP_MIN(v, 0x7fffffffu);
-}
-
 /* Store an int option value (truncated to *optlen like Linux). */
 static void put_int(void *optval, wisp_socklen_t *optlen, int v)
 {
@@ -2307,9 +2282,9 @@ static void sock_tcp_info(struct wisp_sock *sk, struct wisp_sock_tcp_info *ti)
  * errno to fail with. */
 #define GETOPT_STORED (-1)
 
-static int getopt_socket(struct wisp_sock *sk, int optname, void *optval, wisp_socklen_t *optlen, int *v)
+static int getopt_socket(struct wisp_sock *sk, const struct wisp_sock *o, int optname, void *optval,
+                         wisp_socklen_t *optlen, int *v)
 {
-    struct wisp_sockets *t = g_socks;
     switch (optname) {
     case WISP_SO_RCVTIMEO:
     case WISP_SO_SNDTIMEO: {
@@ -2317,9 +2292,7 @@ static int getopt_socket(struct wisp_sock *sk, int optname, void *optval, wisp_s
         if (*optlen < sizeof tv) {
             return WISP_EINVAL;
         }
-        lock_tbl(t);
-        ms_to_tv(optname == WISP_SO_RCVTIMEO ? sk->rcvtimeo : sk->sndtimeo, &tv);
-        unlock_tbl(t);
+        ms_to_tv(optname == WISP_SO_RCVTIMEO ? o->rcvtimeo : o->sndtimeo, &tv);
         memcpy(optval, &tv, sizeof tv);
         *optlen = sizeof tv;
         return GETOPT_STORED;
@@ -2329,10 +2302,8 @@ static int getopt_socket(struct wisp_sock *sk, int optname, void *optval, wisp_s
         if (*optlen < sizeof l) {
             return WISP_EINVAL;
         }
-        lock_tbl(t);
-        l.l_onoff = sk->linger_on;
-        l.l_linger = sk->linger_s;
-        unlock_tbl(t);
+        l.l_onoff = o->f.linger_on;
+        l.l_linger = o->linger_s;
         memcpy(optval, &l, sizeof l);
         *optlen = sizeof l;
         return GETOPT_STORED;
@@ -2341,37 +2312,26 @@ static int getopt_socket(struct wisp_sock *sk, int optname, void *optval, wisp_s
         /* the pending asynchronous error, cleared by reading it */
         *v = take_pending_err(sk);
         if (*v != 0) {
-            lock_tbl(t);
-            sk->connecting = 0;
-            unlock_tbl(t);
+            lock_tbl(g_socks);
+            sk->f.connecting = 0;
+            unlock_tbl(g_socks);
         }
         return 0;
-    case WISP_SO_TYPE: *v = sk->type; return 0;
-    case WISP_SO_ACCEPTCONN:
-        *v = read_u8(&sk->listening);
-        return 0;
+    case WISP_SO_TYPE: *v = o->type; return 0;
+    case WISP_SO_ACCEPTCONN: *v = o->f.listening; return 0;
     case WISP_SO_REUSEADDR:
-    case WISP_SO_REUSEPORT:
-        *v = read_u8(&sk->reuseaddr);
-        return 0;
-    case WISP_SO_KEEPALIVE:
-        *v = read_u8(&sk->keepalive);
-        return 0;
-    case WISP_SO_BROADCAST:
-        *v = read_u8(&sk->broadcast);
-        return 0;
+    case WISP_SO_REUSEPORT: *v = o->f.reuseaddr; return 0;
+    case WISP_SO_KEEPALIVE: *v = o->f.keepalive; return 0;
+    case WISP_SO_BROADCAST: *v = o->f.broadcast; return 0;
     case WISP_SO_RCVBUF:
     case WISP_SO_SNDBUF:
-        if (sk->type == WISP_SOCK_STREAM) {
+        if (o->type == WISP_SOCK_STREAM) {
             /* the bound in effect, doubled as Linux reports it */
-            uint32_t b;
-            lock_tbl(t);
-            b = optname == WISP_SO_SNDBUF ? sk->sndbuf : sk->rcvbuf;
-            unlock_tbl(t);
+            uint32_t b = optname == WISP_SO_SNDBUF ? o->sndbuf : o->rcvbuf;
             if (b == 0) {
                 b = optname == WISP_SO_SNDBUF ? (uint32_t)WISP_TCP_SND_BUF : (uint32_t)WISP_TCP_WND;
             }
-            *v = (int)WISP_MIN(2u * (uint64_t)b, 0x7fffffffu);
+            *v = (int)(b > 0x3fffffffu ? 0x7fffffffu : 2u * b);
         } else if (optname == WISP_SO_RCVBUF) {
             *v = (int)(WISP_NETCONN_RECVMBOX_SIZE * SOCK_UDP_MAX > 0x7fffffff
                            ? 0x7fffffff
@@ -2384,37 +2344,24 @@ static int getopt_socket(struct wisp_sock *sk, int optname, void *optval, wisp_s
     }
 }
 
-static int getopt_tcp(struct wisp_sock *sk, int optname, void *optval, wisp_socklen_t *optlen, int *v)
+static int getopt_tcp(struct wisp_sock *sk, const struct wisp_sock *o, int optname, void *optval,
+                      wisp_socklen_t *optlen, int *v)
 {
-    struct wisp_sockets *t = g_socks;
-    if (sk->type != WISP_SOCK_STREAM) {
+    if (o->type != WISP_SOCK_STREAM) {
         return WISP_ENOPROTOOPT;
     }
     switch (optname) {
-    case WISP_TCPOPT_NODELAY:
-        *v = read_u8(&sk->nodelay);
-        return 0;
-    case WISP_TCPOPT_KEEPIDLE:
-        *v = read_u32(&sk->keepidle_s);
-        return 0;
-    case WISP_TCPOPT_KEEPINTVL:
-        *v = read_u32(&sk->keepintvl_s);
-        return 0;
-    case WISP_TCPOPT_KEEPCNT:
-        *v = read_u32(&sk->keepcnt);
-        return 0;
+    case WISP_TCPOPT_NODELAY: *v = o->f.nodelay; return 0;
+    case WISP_TCPOPT_KEEPIDLE: *v = o->keepidle_s; return 0;
+    case WISP_TCPOPT_KEEPINTVL: *v = o->keepintvl_s; return 0;
+    case WISP_TCPOPT_KEEPCNT: *v = o->f.keepcnt; return 0;
     case WISP_TCPOPT_MAXSEG: {
         /* Linux: the value set while closed or listening, else
          * mss_cache (536 before the handshake; after it the data
          * bytes per segment) */
         struct wisp_tcp_info info;
-        bool est;
-        uint16_t user;
-        lock_tbl(t);
-        est = sk->established != 0;
-        user = sk->maxseg;
-        unlock_tbl(t);
-        if (est && wisp_netconn_get_tcp_info(sk->conn, &info) == WISP_OK && info.mss != 0) {
+        uint16_t user = o->maxseg;
+        if (o->f.established && wisp_netconn_get_tcp_info(sk->conn, &info) == WISP_OK && info.mss != 0) {
             *v = (int)info.mss - (info.ts_ok ? 12 : 0);
         } else {
             *v = user != 0 ? (int)user : 536;
@@ -2432,7 +2379,7 @@ static int getopt_tcp(struct wisp_sock *sk, int optname, void *optval, wisp_sock
     case WISP_TCPOPT_CONGESTION: {
         /* Linux: the name, NUL-padded to TCP_CA_NAME_MAX, cut to optlen */
         char name[WISP_TCP_CA_NAME_MAX];
-        const char *cc = wisp_tcp_cc_name(read_u8(&sk->cc));
+        const char *cc = wisp_tcp_cc_name(o->cc);
         size_t n = WISP_MIN((size_t)*optlen, sizeof name);
         memset(name, 0, sizeof name);
         if (cc != NULL) {
@@ -2446,17 +2393,11 @@ static int getopt_tcp(struct wisp_sock *sk, int optname, void *optval, wisp_sock
     }
 }
 
-static int getopt_ip(struct wisp_sock *sk, int optname, int *v)
+static int getopt_ip(const struct wisp_sock *o, int optname, int *v)
 {
     switch (optname) {
-    case WISP_IP_TOS:
-        *v = read_u8(&sk->tos);
-        return 0;
-    case WISP_IP_TTL:
-        lock_tbl(g_socks);
-        *v = sk->ttl != 0 ? sk->ttl : WISP_IP_DEFAULT_TTL;
-        unlock_tbl(g_socks);
-        return 0;
+    case WISP_IP_TOS: *v = o->tos; return 0;
+    case WISP_IP_TTL: *v = o->ttl != 0 ? o->ttl : WISP_IP_DEFAULT_TTL; return 0;
     default: return WISP_ENOPROTOOPT;
     }
 }
@@ -2464,6 +2405,8 @@ static int getopt_ip(struct wisp_sock *sk, int optname, int *v)
 int wisp_getsockopt(int s, int level, int optname, void *optval, wisp_socklen_t *optlen)
 {
     struct wisp_sock *sk = sock_enter(s);
+    struct wisp_sock o; /* the option fields, copied under one table lock */
+    const size_t off = offsetof(struct wisp_sock, keepidle_s);
     int v = 0, e;
 
     if (sk == NULL) {
@@ -2472,15 +2415,18 @@ int wisp_getsockopt(int s, int level, int optname, void *optval, wisp_socklen_t 
     if (optval == NULL || optlen == NULL) {
         return sock_fail_leave(sk, WISP_EFAULT);
     }
+    lock_tbl(g_socks);
+    memcpy((uint8_t *)&o + off, (const uint8_t *)sk + off, sizeof o - off);
+    unlock_tbl(g_socks);
     switch (level) {
     case WISP_SOL_SOCKET:
-        e = getopt_socket(sk, optname, optval, optlen, &v);
+        e = getopt_socket(sk, &o, optname, optval, optlen, &v);
         break;
     case WISP_IPPROTO_TCP:
-        e = getopt_tcp(sk, optname, optval, optlen, &v);
+        e = getopt_tcp(sk, &o, optname, optval, optlen, &v);
         break;
     case WISP_IPPROTO_IP:
-        e = getopt_ip(sk, optname, &v);
+        e = getopt_ip(&o, optname, &v);
         break;
     default:
         e = WISP_ENOPROTOOPT;
@@ -2502,7 +2448,7 @@ static void set_nonblock(struct wisp_sock *sk, bool on)
 {
     struct wisp_sockets *t = g_socks;
     lock_tbl(t);
-    sk->nonblock = on;
+    sk->f.nonblock = on;
     unlock_tbl(t);
     wisp_netconn_set_nonblocking(sk->conn, on);
 }
@@ -2519,7 +2465,7 @@ int wisp_fcntl(int s, int cmd, ...)
     switch (cmd) {
     case WISP_F_GETFL:
         lock_tbl(t);
-        r = WISP_O_RDWR | (sk->nonblock ? WISP_O_NONBLOCK : 0);
+        r = WISP_O_RDWR | (sk->f.nonblock ? WISP_O_NONBLOCK : 0);
         unlock_tbl(t);
         break;
     case WISP_F_SETFL:
@@ -2586,18 +2532,18 @@ int wisp_ioctl(int s, unsigned long request, ...)
             lock_tbl(t);
             pending = sk->rcvevent > 0;
             unlock_tbl(t);
-            if (sk->lastbuf == NULL && pending) {
+            if (sk->last.buf == NULL && pending) {
                 struct wisp_netbuf *buf = NULL;
                 if (wisp_netconn_recv_udp_raw_netbuf_flags(sk->conn, &buf, WISP_NETCONN_DONTBLOCK) == WISP_OK) {
-                    sk->lastbuf = buf;
+                    sk->last.buf = buf;
                 }
             }
-            n = (sk->lastbuf != NULL) ? (long)wisp_netbuf_len(sk->lastbuf) : 0;
+            n = (sk->last.buf != NULL) ? (long)wisp_netbuf_len(sk->last.buf) : 0;
         } else {
             lock_tbl(t);
             n = (long)WISP_MIN(sk->rcv_bytes, 0x7fffffffu);
-            if (sk->lastp != NULL) {
-                n += (long)(sk->lastp->tot_len - sk->lastoff);
+            if (sk->last.p != NULL) {
+                n += (long)(sk->last.p->tot_len - sk->lastoff);
             }
             unlock_tbl(t);
         }
@@ -2623,20 +2569,20 @@ int wisp_ioctl(int s, unsigned long request, ...)
 static unsigned readiness(const struct wisp_sock *sk)
 {
     unsigned r = 0;
-    if (sk->closing) {
+    if (sk->f.closing) {
         return RDY_IN | RDY_OUT; /* the call on it then fails with EBADF */
     }
-    if (sk->rcvevent > 0 || sk->has_last || sk->rd_eof || sk->rx_err != 0 || sk->dead ||
-        (sk->errevent && sk->type == WISP_SOCK_DGRAM)) {
+    if (sk->rcvevent > 0 || sk->f.has_last || sk->f.rd_eof || sk->rx_err != 0 || sk->f.dead ||
+        (sk->f.errevent && sk->type == WISP_SOCK_DGRAM)) {
         r |= RDY_IN; /* a UDP socket's pending ICMP error: recv reports it (as Linux) */
     }
-    if (!sk->listening && (sk->sendevent || sk->dead || sk->wr_shut)) {
+    if (!sk->f.listening && (sk->f.sendevent || sk->f.dead || sk->f.wr_shut)) {
         r |= RDY_OUT;
     }
-    if (sk->errevent || sk->rx_err != 0) {
+    if (sk->f.errevent || sk->rx_err != 0) {
         r |= RDY_ERR;
     }
-    if (sk->dead || (sk->rd_eof && sk->wr_shut)) {
+    if (sk->f.dead || (sk->f.rd_eof && sk->f.wr_shut)) {
         r |= RDY_HUP;
     }
     return r;

@@ -115,7 +115,7 @@ static inline struct wisp_netconn *sock_conn(int fd)
  * accept: the netconn's mailbox) / a send waiting for room (its send
  * semaphore) on fd. Fails the test after TU_WAIT_MS otherwise. */
 #define WAIT_IN_RECV(th, fd) TU_WAIT_BLOCKED((th), &sock_conn(fd)->mbox)
-#define WAIT_IN_SEND(th, fd) TU_WAIT_BLOCKED((th), &sock_conn(fd)->snd_sem)
+#define WAIT_IN_SEND(th, fd) TU_WAIT_BLOCKED((th), &sock_conn(fd)->sem)
 
 /* Wait until every byte written on TCP socket fd is acknowledged (its
  * send buffer is empty): the peer's stack holds it. */

@@ -1113,7 +1113,7 @@ static void test_netconn_reset_wakes_blocked_writer_and_reader_with_err_rst(void
         thr_start(&tw, "rst-w", rst_waiter_fn, &wr);
         thr_start(&tr, "rst-r", rst_waiter_fn, &rd);
         /* both block: the writer for room, the reader for data */
-        TU_WAIT_BLOCKED(&tw.t, &p.client->snd_sem);
+        TU_WAIT_BLOCKED(&tw.t, &p.client->sem);
         TU_WAIT_BLOCKED(&tr.t, &p.client->mbox);
         assert_int_equal(wisp_netconn_abort(p.server), WISP_OK); /* RST */
         thr_join(&tw);
@@ -1417,7 +1417,7 @@ static void block_then(struct tnode *n, struct blocked *b, int action /* 0 close
         wait_writer_started(n, b->c);
     }
     /* blocked: recv and accept on the mailbox, write on room */
-    TU_WAIT_BLOCKED(&t.t, b->op >= 2 ? (const void *)&b->c->snd_sem : (const void *)&b->c->mbox);
+    TU_WAIT_BLOCKED(&t.t, b->op >= 2 ? (const void *)&b->c->sem : (const void *)&b->c->mbox);
     t_action = wisp_sys_now_ms();
     if (action == 0) {
         assert_int_equal(wisp_netconn_close(b->c), WISP_OK);
@@ -1429,6 +1429,61 @@ static void block_then(struct tnode *n, struct blocked *b, int action /* 0 close
     thr_join(&t);
     assert_int_equal(b->r, WISP_ERR_CLSD);
     assert_true(wisp_time_before(t_action, b->end_ms + 1));
+}
+
+/* Rule: a netconn has two OS objects (mailbox, semaphore); a second thread
+ * blocked on the same netconn at the same time waits on a semaphore of its
+ * own (a wake-up meant for one never reaches the other). Two writers, one waiting for room on the slot's semaphore and
+ * one for its turn, both return ERR_CLSD when a third thread deletes the
+ * netconn, and delete returns after them. */
+static void test_netconn_delete_wakes_writer_and_queued_writer(void **state)
+{
+    struct tenv e = env_new();
+    struct pair p;
+    struct blocked b1, b2;
+    struct thr t1, t2;
+    size_t big = 4u * 1024u * 1024u;
+    uint8_t *buf = malloc(big);
+    const void *on, *other;
+    (void)state;
+    assert_non_null(buf);
+    memset(buf, 0x55, big);
+    p = make_pair(&e, 5212, 4);
+    memset(&b1, 0, sizeof(b1));
+    memset(&b2, 0, sizeof(b2));
+    b1.c = b2.c = p.client;
+    b1.op = b2.op = 2;
+    b1.buf = b2.buf = buf;
+    b1.size = b2.size = big;
+    thr_start(&t1, "writer-room", blocked_fn, &b1);
+    wait_writer_started(e.a, p.client);
+    TU_WAIT_BLOCKED(&t1.t, &p.client->sem); /* alone: on the slot's semaphore */
+    thr_start(&t2, "writer-turn", blocked_fn, &b2);
+    /* Once both wait (the server does not read: the window closes), they
+     * wait on two different semaphores, one of them the slot's. Which
+     * one has it depends on who waited first after the last wake-up. */
+    {
+        struct tu_poll tp = tu_poll_start(TU_WAIT_MS);
+        for (;;) {
+            on = wisp_sys_debug_blocked_on(&t1.t, NULL);
+            other = wisp_sys_debug_blocked_on(&t2.t, NULL);
+            if (on != NULL && other != NULL && on != other && (on == &p.client->sem || other == &p.client->sem)) {
+                break;
+            }
+            TU_POLL(&tp, "the two writers did not wait on two semaphores");
+        }
+    }
+    assert_int_equal(wisp_netconn_delete(p.client), WISP_OK);
+    thr_join(&t1);
+    thr_join(&t2);
+    assert_int_equal(b1.r, WISP_ERR_CLSD);
+    assert_true(b1.written > 0 && b1.written < big);
+    assert_int_equal(b2.r, WISP_ERR_CLSD);
+    assert_int_equal(b2.written, 0);
+    assert_int_equal(wisp_netconn_delete(p.server), WISP_OK);
+    assert_int_equal(wisp_netconn_delete(p.listener), WISP_OK);
+    free(buf);
+    env_free(&e);
 }
 
 static void test_netconn_close_wakes_blocked_recv_and_accept(void **state)
@@ -2292,6 +2347,7 @@ int main(void)
         cmocka_unit_test(test_netconn_close_wakes_blocked_recv_and_accept),
         cmocka_unit_test(test_netconn_delete_wakes_blocked_recv_and_waits),
         cmocka_unit_test(test_netconn_close_wakes_blocked_writers),
+        cmocka_unit_test(test_netconn_delete_wakes_writer_and_queued_writer),
         cmocka_unit_test(test_netconn_reader_and_two_writers_on_one_netconn),
         cmocka_unit_test(test_netconn_pool_exhaustion_and_recovery),
         cmocka_unit_test(test_netconn_dscp_selects_emergency_queue),

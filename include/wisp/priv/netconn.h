@@ -29,7 +29,6 @@ struct wisp_netbuf {
  *  reading; pcb only in the core context). The rest is private. Lives in
  *  the pool of struct wisp_netconn_api. */
 struct wisp_netconn {
-    enum wisp_netconn_type type;
     int socket;                       /**< for the socket layer; -1 = none */
     wisp_netconn_callback callback;
     union {
@@ -37,35 +36,38 @@ struct wisp_netconn {
         struct wisp_udp_pcb *udp;
         void *ip;
     } pcb;
+    uint8_t type;                     /**< enum wisp_netconn_type (a byte: RAM per connection) */
 
     /* ---- private ---- */
-    struct wisp_netconn_api *WISP_PRIV(api);
-    struct wisp_netconn *WISP_PRIV(next_free);
-    wisp_sys_mbox_t WISP_PRIV(mbox);             /**< received items / accepted netconns */
-    wisp_sys_sem_t WISP_PRIV(snd_sem);           /**< writer wake-up */
-    wisp_sys_sem_t WISP_PRIV(op_sem);            /**< connect wake-up */
-    wisp_sys_sem_t WISP_PRIV(idle_sem);          /**< delete waits for the other callers */
-    wisp_sys_mutex_t WISP_PRIV(write_lock);      /**< serialises writers */
-    uint8_t WISP_PRIV(marker);                   /**< its address is the wake-up message */
-    uint8_t WISP_PRIV(in_use);
+    /* kept while the slot is free: the slot's OS objects (made once) */
     uint8_t WISP_PRIV(layered);                  /**< wisp_netconn_set_layered (set before sharing) */
+    uint8_t WISP_PRIV(state);                    /**< core context only: NC_S_* (netconn.c) */
+    uint8_t WISP_PRIV(cflags);                   /**< core context only: NC_C_* (netconn.c) */
+    struct wisp_netconn_api *WISP_PRIV(api);
+    wisp_sys_mbox_t WISP_PRIV(mbox);             /**< received items / accepted netconns; the
+                                                      netconn's own address is the wake-up message */
+    wisp_sys_sem_t WISP_PRIV(sem);               /**< every other wait: writers, connect, delete (netconn.c) */
+    /* zeroed when the slot is taken (conn_alloc_locked): waiters first */
     /* under the api lock */
+    struct nc_waiter *WISP_PRIV(waiters);        /**< threads waiting for a broadcast (netconn.c) */
+    uint32_t WISP_PRIV(recv_timeout), WISP_PRIV(send_timeout); /**< ms, 0 = forever */
+    uint16_t WISP_PRIV(users);                   /**< threads inside calls on this netconn */
+    uint8_t WISP_PRIV(backlog), WISP_PRIV(accept_pending); /**< backlog <= 255 (netconn.h) */
     uint8_t WISP_PRIV(flags);                    /**< NC_F_* (netconn.c) */
     wisp_err_t WISP_PRIV(pending_err);
     wisp_err_t WISP_PRIV(connect_result);
     wisp_err_t WISP_PRIV(conn_err);              /**< the connection error the stack reported (kept) */
-    uint16_t WISP_PRIV(users);                   /**< threads inside calls on this netconn */
-    uint16_t WISP_PRIV(backlog), WISP_PRIV(accept_pending);
-    uint8_t WISP_PRIV(unaccepted);               /**< queued on a listener, not taken by accept yet */
-    uint32_t WISP_PRIV(recv_timeout), WISP_PRIV(send_timeout); /**< ms, 0 = forever */
-    /* core context only */
-    uint8_t WISP_PRIV(state);                    /**< NC_S_* (netconn.c) */
-    uint8_t WISP_PRIV(cflags);                   /**< NC_C_* (netconn.c) */
+    unsigned WISP_PRIV(in_use) : 1;
+    unsigned WISP_PRIV(unaccepted) : 1;          /**< queued on a listener, not taken by accept yet */
+    unsigned WISP_PRIV(sem_lent) : 1;            /**< a waiter uses sem */
+    unsigned WISP_PRIV(writing) : 1;             /**< a writer has its turn */
+    unsigned WISP_PRIV(wkick) : 1;               /**< a broadcast since the writer's last do_write */
+    /* core context only (and state, cflags above) */
     uint8_t WISP_PRIV(dscp);
     uint8_t WISP_PRIV(ttl);                      /**< 0 = default; a listener passes it on */
     uint16_t WISP_PRIV(accept_polls);            /**< poll periods spent waiting for accept */
-    uint32_t WISP_PRIV(tx_queued), WISP_PRIV(tx_acked);     /**< bytes written / acknowledged (wrapping) */
-    uint32_t WISP_PRIV(nocopy_end);              /**< tx_queued after the last NOCOPY byte */
+    uint32_t WISP_PRIV(tx_unacked);              /**< bytes written, not acknowledged yet */
+    uint32_t WISP_PRIV(nocopy_left);             /**< of them, up to the end of the last NOCOPY write */
 };
 
 /** The netconn layer of one stack thread. Large (the pools are inside):
@@ -73,7 +75,6 @@ struct wisp_netconn {
 struct wisp_netconn_api {
     struct wisp_tcpip *WISP_PRIV(tcpip);
     wisp_sys_mutex_t WISP_PRIV(lock);            /**< pools, flags of every netconn (a leaf lock) */
-    struct wisp_netconn *WISP_PRIV(free_conns);
     struct wisp_netbuf *WISP_PRIV(free_bufs);
     struct wisp_netconn_stats WISP_PRIV(st);
     uint16_t WISP_PRIV(n_ready);                 /**< slots whose OS objects exist */

@@ -12,33 +12,44 @@
 
 #include "wisp/sockets.h"
 
+/** The flags of a socket (internal): one word, so a call copies them at once. */
+struct wisp_sock_flags {
+    unsigned sendevent : 1, errevent : 1, dead : 1;
+    unsigned reserved : 1, closing : 1, freeing : 1, has_last : 1;
+    unsigned nonblock : 1, listening : 1, bound : 1, connecting : 1;
+    unsigned established : 1, connect_failed : 1;
+    unsigned rd_eof : 1, rd_shut : 1, wr_shut : 1;
+    unsigned reuseaddr : 1, keepalive : 1, nodelay : 1, linger_on : 1;
+    unsigned broadcast : 1;
+    unsigned keepcnt : 7;             /**< TCP_KEEPCNT, 1..127 (Linux's bounds) */
+};
+
 /** One socket (internal; public for sizing only). */
 struct wisp_sock {
-    struct wisp_netconn *WISP_PRIV(conn);       /**< NULL: free entry */
-    struct wisp_netconn_api *WISP_PRIV(api);    /**< the netconn layer (stack) it lives on */
+    struct wisp_netconn *WISP_PRIV(conn);       /**< NULL: free entry; its api is the stack the socket lives on */
     /* receive state: owned by the thread that holds rx_busy */
-    struct wisp_pbuf *WISP_PRIV(lastp);         /**< TCP: partly read data chain */
-    struct wisp_netbuf *WISP_PRIV(lastbuf);     /**< UDP: datagram kept by MSG_PEEK / FIONREAD */
-    uint32_t WISP_PRIV(lastoff);                /**< bytes of lastp already read */
-    /* everything below: under the table lock */
+    union {
+        struct wisp_pbuf *p;                    /**< TCP: partly read data chain */
+        struct wisp_netbuf *buf;                /**< UDP: datagram kept by MSG_PEEK / FIONREAD */
+    } WISP_PRIV(last);                          /**< by type: NULL / NULL = nothing kept */
+    uint16_t WISP_PRIV(lastoff);                /**< bytes of last.p already read (< its tot_len) */
+    /* everything below: under the table lock (getsockopt copies it from keepidle_s on) */
+    uint16_t WISP_PRIV(keepidle_s);             /**< 1..32767 (Linux's bounds) */
     uint32_t WISP_PRIV(rcv_bytes);              /**< bytes announced by RCVPLUS, not yet taken */
     uint32_t WISP_PRIV(rcvtimeo), WISP_PRIV(sndtimeo);     /**< ms, 0 = none */
-    uint32_t WISP_PRIV(keepidle_s), WISP_PRIV(keepintvl_s), WISP_PRIV(keepcnt);
     uint32_t WISP_PRIV(sndbuf), WISP_PRIV(rcvbuf);         /**< TCP: SO_SNDBUF / SO_RCVBUF bound in bytes, 0 = the stack's default */
+    uint16_t WISP_PRIV(keepintvl_s);            /**< 1..32767 (Linux's bounds) */
     uint16_t WISP_PRIV(maxseg);                 /**< TCP_MAXSEG, 0 = none */
-    int WISP_PRIV(rx_err);                      /**< pending connection error taken from the netconn (next send / recv / SO_ERROR) */
-    int WISP_PRIV(last_err);                    /**< last error of any call (wisp_socket_errno) */
+    uint16_t WISP_PRIV(linger_s);
     int16_t WISP_PRIV(rcvevent);                /**< items waiting in the netconn (data, connections) */
     uint16_t WISP_PRIV(users);                  /**< threads inside a call on this socket */
     uint16_t WISP_PRIV(select_waiting);         /**< select/poll/serialised waiters watching it */
-    uint16_t WISP_PRIV(linger_s);
-    uint8_t WISP_PRIV(sendevent), WISP_PRIV(errevent), WISP_PRIV(dead);
-    uint8_t WISP_PRIV(reserved), WISP_PRIV(closing), WISP_PRIV(freeing);
-    uint8_t WISP_PRIV(rx_busy), WISP_PRIV(tx_busy), WISP_PRIV(has_last);
-    uint8_t WISP_PRIV(type), WISP_PRIV(nonblock), WISP_PRIV(listening), WISP_PRIV(bound), WISP_PRIV(connecting), WISP_PRIV(established), WISP_PRIV(connect_failed);
-    uint8_t WISP_PRIV(rd_eof), WISP_PRIV(rd_shut), WISP_PRIV(wr_shut);
-    uint8_t WISP_PRIV(reuseaddr), WISP_PRIV(keepalive), WISP_PRIV(nodelay), WISP_PRIV(linger_on), WISP_PRIV(broadcast), WISP_PRIV(tos), WISP_PRIV(ttl);
+    uint8_t WISP_PRIV(rx_err);                  /**< pending connection error taken from the netconn (next send / recv / SO_ERROR), an errno */
+    uint8_t WISP_PRIV(last_err);                /**< last error of any call (wisp_socket_errno) */
+    uint8_t WISP_PRIV(rx_busy), WISP_PRIV(tx_busy);
+    uint8_t WISP_PRIV(type), WISP_PRIV(tos), WISP_PRIV(ttl);
     uint8_t WISP_PRIV(cc);                      /**< TCP_CONGESTION, enum wisp_tcp_cc */
+    struct wisp_sock_flags WISP_PRIV(f);
 };
 
 /** The socket table: descriptors WISP_SOCKET_OFFSET ..
