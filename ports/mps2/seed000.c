@@ -39,7 +39,7 @@
 #include "wisp/sockets.h"
 
 #define SEED_N_CONN 20u
-#define SEED_TOTAL (256u * 1024u)
+#define SEED_TOTAL (1024u * 1024u)
 #define SEED_REPS 5u
 #define SEED_MSS 1460 /* Ethernet-sized segments on the loopback (MTU 65535) too, as in the seed */
 #define SEED_PAIRS 4u
@@ -384,7 +384,7 @@ static uint32_t acc_sd(const struct acc *a)
 
 struct api_res {
     struct acc conn_us, acc_us;
-    struct acc mbps100[SEED_NSIZES]; /* Mbit/s x 100 */
+    uint32_t mbps100[SEED_NSIZES][SEED_REPS]; /* Mbit/s x 100, per run */
     int32_t pool_idle;               /* stack pool bytes per connection, idle */
     int32_t heap_conn;               /* FreeRTOS heap per connection opened */
     int32_t pool_bulk;               /* pool bytes at the peak of a bulk transfer, per pair */
@@ -447,7 +447,9 @@ static void run_goodput(struct wisp_netconn_api *api, struct api_res *r)
                 return;
             }
             us = (sd.t_end - t0) / SEED_TICKS_PER_US;
-            acc_add(&r->mbps100[si], us == 0 ? 0 : (uint32_t)((uint64_t)SEED_TOTAL * 8u * 100u / us));
+            fw_say("seed000: raw %s write %lu run %u: %lu bytes in %lu us\n", sd.b->name, (unsigned long)sz, rep,
+                   (unsigned long)SEED_TOTAL, (unsigned long)us);
+            r->mbps100[si][rep] = us == 0 ? 0 : (uint32_t)((uint64_t)SEED_TOTAL * 8u * 100u / us);
             sd.b->abort(c);
             vTaskDelay(2);
         }
@@ -517,6 +519,24 @@ static void say_ratio(char *out, size_t n, uint32_t num, uint32_t den)
     (void)snprintf(out, n, "%lu.%02lu", (unsigned long)(r / 100u), (unsigned long)(r % 100u));
 }
 
+/* out[0] = min, out[1] = median, out[2] = max of the SEED_REPS runs */
+static void median3(const uint32_t *in, uint32_t out[3])
+{
+    uint32_t v[SEED_REPS];
+    unsigned i, j;
+    memcpy(v, in, sizeof v);
+    for (i = 1; i < SEED_REPS; i++) {
+        for (j = i; j > 0 && v[j - 1] > v[j]; j--) {
+            uint32_t t = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = t;
+        }
+    }
+    out[0] = v[0];
+    out[1] = v[SEED_REPS / 2u];
+    out[2] = v[SEED_REPS - 1u];
+}
+
 static void print_tables(const struct seed000_env *env)
 {
     char q[16];
@@ -537,18 +557,23 @@ static void print_tables(const struct seed000_env *env)
     fw_say("seed000: | server accept (connect call to accept return) | %lu ± %lu | %lu ± %lu | %s |\n",
            (unsigned long)acc_mean(&res[0].acc_us), (unsigned long)acc_sd(&res[0].acc_us),
            (unsigned long)acc_mean(&res[1].acc_us), (unsigned long)acc_sd(&res[1].acc_us), q);
-    fw_say("seed000: goodput: %u KiB per run, %u runs per size, Mbit/s of QEMU virtual time\n",
+    fw_say("seed000: goodput: %u KiB per run, %u runs per size, median (min-max), Mbit/s of QEMU virtual time\n",
            (unsigned)(SEED_TOTAL / 1024u), (unsigned)SEED_REPS);
-    fw_say("seed000: | write size (bytes) | socket (Mbit/s) | netconn (Mbit/s) | netconn / socket |\n");
+    fw_say("seed000: | write size (bytes) | socket (Mbit/s) | netconn (Mbit/s) | netconn / socket (medians) |\n");
     fw_say("seed000: |---|---|---|---|\n");
     for (si = 0; si < SEED_NSIZES; si++) {
-        uint32_t ms = acc_mean(&res[0].mbps100[si]), mn = acc_mean(&res[1].mbps100[si]);
-        uint32_t ss = acc_sd(&res[0].mbps100[si]), sn = acc_sd(&res[1].mbps100[si]);
-        say_ratio(q, sizeof q, mn, ms);
-        fw_say("seed000: | %u | %lu.%02lu ± %lu.%02lu | %lu.%02lu ± %lu.%02lu | %s |\n", (unsigned)seed_sizes[si],
-               (unsigned long)(ms / 100u), (unsigned long)(ms % 100u), (unsigned long)(ss / 100u),
-               (unsigned long)(ss % 100u), (unsigned long)(mn / 100u), (unsigned long)(mn % 100u),
-               (unsigned long)(sn / 100u), (unsigned long)(sn % 100u), q);
+        uint32_t v[2][3];
+        unsigned k;
+        for (k = 0; k < 2u; k++) {
+            median3(res[k].mbps100[si], v[k]);
+        }
+        say_ratio(q, sizeof q, v[1][1], v[0][1]);
+        fw_say("seed000: | %u | %lu.%02lu (%lu.%02lu-%lu.%02lu) | %lu.%02lu (%lu.%02lu-%lu.%02lu) | %s |\n",
+               (unsigned)seed_sizes[si], (unsigned long)(v[0][1] / 100u), (unsigned long)(v[0][1] % 100u),
+               (unsigned long)(v[0][0] / 100u), (unsigned long)(v[0][0] % 100u), (unsigned long)(v[0][2] / 100u),
+               (unsigned long)(v[0][2] % 100u), (unsigned long)(v[1][1] / 100u), (unsigned long)(v[1][1] % 100u),
+               (unsigned long)(v[1][0] / 100u), (unsigned long)(v[1][0] % 100u), (unsigned long)(v[1][2] / 100u),
+               (unsigned long)(v[1][2] % 100u), q);
     }
     tot_s = nc + sk + kh + (uint32_t)(res[0].pool_idle > 0 ? res[0].pool_idle : 0) +
             (uint32_t)(res[0].heap_conn > 0 ? res[0].heap_conn : 0);
