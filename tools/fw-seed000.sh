@@ -13,12 +13,13 @@
 #
 # Usage: tools/fw-seed000.sh [OUT.md]   (default docs/seed000-firmware.md)
 #   SEED_ICOUNT="shift=5,sleep=off"  the -icount option ("" = none: host time)
+#   FW_BUILD_DIR                    the firmware build directory (default build/fw-mps2)
 #   FREERTOS_KERNEL_PATH            the kernel (default ../shared/third_party/FreeRTOS-Kernel)
 # Exit 77 when the cross compiler, QEMU or the kernel is missing.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 out_md=${1:-$top/docs/seed000-firmware.md}
-bdir=$top/build/fw-mps2
+bdir=${FW_BUILD_DIR:-$top/build/fw-mps2}
 icount=${SEED_ICOUNT-shift=5,sleep=off}
 command -v qemu-system-arm >/dev/null || { echo "qemu-system-arm missing: skipped"; exit 77; }
 set +e
