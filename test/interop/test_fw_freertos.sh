@@ -13,7 +13,8 @@
 #    once, 150 connections opened and closed in turn, chargen 1 MB checked
 #    against the RFC 864 pattern;
 #  - HTTP GET with curl: / and the 1 MiB /big.bin (SHA-256);
-#  - iperf 2 TCP from Linux (-t 2);
+#  - iperf 2 TCP from Linux (-t 2) and back (-r: the firmware connects);
+#  - idle: fewer than 3000 idle-hook wake-ups a second (WFI; tick 1 kHz);
 #  - RX FIFO drops: 3 parallel 512 KB echoes while the driver task, told
 #    over the console, leaves the NIC unread for 200 ms every 0.6 s; every
 #    byte still arrives (hash);
@@ -110,11 +111,15 @@ it_log "HTTP: GET / 200; GET /big.bin 1048576 bytes, SHA-256 ok; FIGURES /big.bi
 it_ns_t 20 iperf -c "$A" -t 2 -f b >"$IT_DIR/iperf1.log" 2>&1 || it_fail "iperf -c: $(tail -n 3 "$IT_DIR/iperf1.log")"
 it_wait_line "$IT_NODE_LOG" '^fw: iperf server tcp from ' 10 || it_fail "no iperf result on the firmware"
 up=$(sed -nE 's/.* ([0-9]+) bits\/sec.*/\1/p' "$IT_DIR/iperf1.log" | tail -n 1)
-it_log "iperf: FIGURES Linux -> firmware $(awk -v b="${up:-0}" 'BEGIN{printf "%.1f", b/1e6}') Mbit/s"
+it_ns_t 30 iperf -c "$A" -r -t 2 -f b >"$IT_DIR/iperf2.log" 2>&1 || it_fail "iperf -c -r: $(tail -n 3 "$IT_DIR/iperf2.log")"
+it_wait_line "$IT_NODE_LOG" '^fw: iperf reverse tcp to ' 15 || it_fail "no reverse iperf stream"
+rev=$(tr -d '\r' <"$IT_NODE_LOG" | sed -nE 's/^fw: iperf reverse tcp to [0-9.]+: ([0-9]+) bytes.*/\1/p' | head -n 1)
+tr -d '\r' <"$IT_NODE_LOG" | grep -q '^fw: iperf reverse .*(ended)' && it_fail "reverse stream did not end cleanly"
+[ "${rev:-0}" -gt 0 ] || it_fail "reverse stream sent nothing"
+it_log "iperf: FIGURES Linux -> firmware $(awk -v b="${up:-0}" 'BEGIN{printf "%.1f", b/1e6}') Mbit/s; firmware -> Linux (-r) $rev bytes"
 
-# --- RX FIFO overflow while the driver task is told to stall
-FW_SEEN=""
-fw_rx_seen() { # sets FW_SEEN: frames read by the driver, after a fresh "stat"
+FW_SEEN="" FW_UP="" FW_IDLE=""
+fw_rx_seen() { # sets FW_SEEN (frames read by the driver), FW_UP (uptime ms), FW_IDLE (idle wake-ups) from a fresh "stat"
     local n
     n=$(grep -c '^rtos:' "$IT_NODE_LOG")
     fw_cmd stat
@@ -124,7 +129,22 @@ fw_rx_seen() { # sets FW_SEEN: frames read by the driver, after a fresh "stat"
     done
     [ "$(grep -c '^rtos:' "$IT_NODE_LOG")" -gt "$n" ] || it_fail "no answer to 'stat'"
     FW_SEEN=$(( $(fw_drv rx_frames) + $(fw_drv rx_errors) + $(fw_drv rx_nomem) ))
+    read -r FW_UP FW_IDLE <<<"$(tr -d '\r' <"$IT_NODE_LOG" | grep '^rtos:' | tail -n 1 |
+        awk '{ for (i = 2; i < NF; i++) { if ($i == "uptime_ms") u = $(i + 1); if ($i == "idle" && $(i + 1) == "wakes") w = $(i + 2) } } END { print u, w }')"
 }
+
+# --- idle: the idle hook sleeps in WFI, so an idle image wakes about once
+# per tick (1 kHz) plus once per interrupt; an idle task that spins would
+# run its hook millions of times a second. Counted by the firmware itself.
+fw_rx_seen
+up0=$FW_UP idle0=$FW_IDLE
+sleep 2
+fw_rx_seen
+rate=$(( (FW_IDLE - idle0) * 1000 / (FW_UP - up0) ))
+it_log "FIGURES idle firmware: $rate idle-hook wake-ups a second (tick 1000 Hz)"
+[ "$rate" -lt 3000 ] || it_fail "idle firmware ran its idle hook $rate times a second (no WFI?)"
+
+# --- RX FIFO overflow while the driver task is told to stall
 fw_rx_seen
 seen0=$FW_SEEN
 sent0=$(it_pcap_count "$PCAP" "eth.src != $MAC")
