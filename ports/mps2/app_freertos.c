@@ -404,6 +404,8 @@ static void print_services(void)
     struct wisp_nc_services_stats st;
     struct wisp_netconn_stats ns;
     struct wisp_tcpip_stats ts;
+    struct wisp_iperf_server_stats ist;
+    uint32_t http_req;
     unsigned i;
     svc_snapshot(&st);
     for (i = 0; i < WISP_TCP_SVC_COUNT; i++) {
@@ -415,9 +417,13 @@ static void print_services(void)
     fw_say("svc udp echo %lu discard %lu threads %u api %s\n", (unsigned long)st.udp[WISP_UDP_SVC_ECHO].datagrams,
            (unsigned long)st.udp[WISP_UDP_SVC_DISCARD].datagrams, st.threads,
            fw.api == FW_API_SOCKET ? "socket" : "netconn");
-    fw_say("httpd requests %lu\n", (unsigned long)wisp_httpd_stats(&fw.httpd)->requests);
-    fw_say("iperf tcp_tests %lu udp_tests %lu reverse_started %lu\n", (unsigned long)fw.iperf.st.tcp_tests,
-           (unsigned long)fw.iperf.st.udp_tests, (unsigned long)fw.iperf.st.reverse_started);
+    wisp_tcpip_lock(&fw.tcpip); /* the raw applications' counters belong to the core context */
+    http_req = wisp_httpd_stats(&fw.httpd)->requests;
+    ist = fw.iperf.st;
+    wisp_tcpip_unlock(&fw.tcpip);
+    fw_say("httpd requests %lu\n", (unsigned long)http_req);
+    fw_say("iperf tcp_tests %lu udp_tests %lu reverse_started %lu\n", (unsigned long)ist.tcp_tests,
+           (unsigned long)ist.udp_tests, (unsigned long)ist.reverse_started);
     wisp_netconn_api_stats(&fw.ncapi, &ns);
     fw_say("netconn layer: conns high %u bufs high %u conns failed %lu bufs failed %lu accept drops %lu\n",
            (unsigned)ns.conns_high, (unsigned)ns.bufs_high, (unsigned long)ns.conns_failed,
@@ -434,6 +440,11 @@ static void print_rtos(void)
            (unsigned long)wisp_sys_now_ms(), (unsigned long)xPortGetFreeHeapSize(),
            (unsigned long)xPortGetMinimumEverFreeHeapSize(), (unsigned long)configTOTAL_HEAP_SIZE,
            (unsigned long)uxTaskGetNumberOfTasks(), (unsigned long)fw.eth_wakes, (unsigned long)fw.idle_wakes);
+    fw_say("rtos stacks: never used (bytes): eth %lu of %lu, console %lu of %lu\n",
+           (unsigned long)(uxTaskGetStackHighWaterMark(fw.eth_task) * sizeof(StackType_t)),
+           (unsigned long)(FW_STACK_ETH * sizeof(StackType_t)),
+           (unsigned long)(uxTaskGetStackHighWaterMark(NULL) * sizeof(StackType_t)),
+           (unsigned long)(FW_STACK_CONSOLE * sizeof(StackType_t)));
 }
 
 static void stat_cmd(void)

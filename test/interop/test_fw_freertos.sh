@@ -175,7 +175,7 @@ tcp_step 45 "netconn API: chargen 512 KB" chargen "$A" 19 512000
 
 # --- quit: report, pools, semihosting exit
 fw_quit
-tr -d '\r' <"$IT_NODE_LOG" | grep -E '^rtos: ' | while IFS= read -r l; do it_log "fw: $l"; done
+tr -d '\r' <"$IT_NODE_LOG" | sed -n '/^fw: report/,$p' | grep -E '^rtos( stacks)?: ' | while IFS= read -r l; do it_log "fw: $l"; done
 sent=$(it_pcap_count "$PCAP" "eth.src != $MAC")
 seen=$(( $(fw_drv rx_frames) + $(fw_drv rx_errors) + $(fw_drv rx_nomem) ))
 it_log "FIGURES whole run: frames to the firmware $sent (pcap), read by its driver $seen, $((sent - seen)) dropped by the RX FIFO; RX FIFO high-water $(fw_drv rx_fifo_high) bytes"
