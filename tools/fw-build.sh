@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Build the mps2-an385 firmware images (ports/mps2, Cortex-M3, arm-none-eabi-gcc
 # with newlib-nano) in their own CMake build directory and print their sizes.
+# Images: wisp-mps2-bare.elf (app_bare.c) and, when a FreeRTOS kernel is
+# found (FREERTOS_KERNEL_PATH, default ../shared/third_party/FreeRTOS-Kernel),
+# wisp-mps2-freertos.elf (app_freertos.c).
 # Usage: tools/fw-build.sh [BUILD-DIR]   (default build/fw-mps2)
 # Exit 77 when the cross compiler is missing (tests skip on that).
 set -euo pipefail
@@ -15,3 +18,7 @@ cmake -S "$top/ports/mps2" -B "$out" -DCMAKE_TOOLCHAIN_FILE="$top/cmake/arm-none
 cmake --build "$out" -j2 >/dev/null
 echo "== mps2-an385 firmware (Cortex-M3 -Os, newlib-nano; text = flash, data + bss = RAM) =="
 arm-none-eabi-size "$out"/*.elf | sed 's/^/  /'
+if [ ! -f "$out/wisp-mps2-freertos.elf" ]; then
+    echo "fw-build: FreeRTOS image skipped: no FreeRTOS kernel with GCC/ARM_CM3 (set FREERTOS_KERNEL_PATH;" \
+         "default ../shared/third_party/FreeRTOS-Kernel)"
+fi

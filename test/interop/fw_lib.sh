@@ -12,6 +12,7 @@
 # -semihosting-config enable=on (else no exit), no -icount sleep=off.
 
 FW_ELF=""
+FW_IMAGE=${FW_IMAGE:-bare}  # bare (app_bare.c) or freertos (app_freertos.c)
 FW_UART=""
 FW_BUILD_S=300              # the firmware build (about 30 s on a quiet machine)
 FW_MAX_S=${FW_MAX_S:-300}   # QEMU is killed by timeout(1) after this (a test
@@ -31,9 +32,12 @@ fw_build() {
         echo "$out" | tail -n 20 >&2
         it_fail "firmware build failed (tools/fw-build.sh)"
     fi
-    FW_ELF="$bdir/fw-mps2/wisp-mps2-bare.elf"
+    FW_ELF="$bdir/fw-mps2/wisp-mps2-$FW_IMAGE.elf"
+    if [ "$FW_IMAGE" = freertos ] && [ ! -s "$FW_ELF" ]; then
+        it_skip "no FreeRTOS image: $(echo "$out" | grep -m1 'FreeRTOS' || echo 'kernel missing')"
+    fi
     [ -s "$FW_ELF" ] || it_fail "no firmware image $FW_ELF"
-    it_log "firmware: $(echo "$out" | grep 'wisp-mps2-bare.elf' | awk '{print "text " $1 " data " $2 " bss " $3}') ($FW_ELF)"
+    it_log "firmware: $(echo "$out" | grep "wisp-mps2-$FW_IMAGE.elf" | awk '{print "text " $1 " data " $2 " bss " $3}') ($FW_ELF)"
 }
 
 # fw_start PCAP PREFIX-CMD... -- NETDEV-ARGS...: start QEMU (PREFIX-CMD, e.g.
