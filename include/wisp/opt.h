@@ -480,6 +480,29 @@ void wisp_core_owner_check(const struct wisp_stack *s, const char *where);
 #define WISP_TCP_TW_COUNT 8
 #endif
 
+/** 1: SYN cookies (RFC 4987 §3.6): a SYN that finds its listener's
+ *  backlog or the SYN queue full is answered statelessly with a cookie,
+ *  so a SYN flood cannot keep legitimate peers out. 0: such a SYN is
+ *  dropped (counted as tcp.synq.full; the peer retransmits it, as with
+ *  lwIP), and an ACK for a listener always draws a RST; the cookie code,
+ *  its MSS table and its per-stack state are not compiled. 0/1, default 1
+ *  (cost on Cortex-M4 -Os: ~0.7 KB of code). */
+#ifndef WISP_TCP_SYNCOOKIES
+#define WISP_TCP_SYNCOOKIES 1
+#endif
+
+/** 1: TIME-WAIT is kept in compact records (WISP_TCP_TW_COUNT of ~36
+ *  bytes, their own hash index and expiry timer) and the connection PCB
+ *  is freed at once. 0: a connection stays in its full PCB for its 2 MSL
+ *  of TIME-WAIT, as lwIP does (when no PCB is free, the one closest to
+ *  its end of TIME-WAIT is recycled, counted as tcp.tw.recycled); the
+ *  record table, its index and its timer are not compiled. Behaviour on
+ *  the wire is the same (RFC 9293 §3.10.7.4 TIME-WAIT, RFC 1337, RFC 6191
+ *  reuse). 0/1, default 1. */
+#ifndef WISP_TCP_TW_COMPACT
+#define WISP_TCP_TW_COMPACT 1
+#endif
+
 /** Segment descriptors for data sent and not yet acknowledged / not yet
  *  sent, shared by all connections. Range 2..65535, default 24. */
 #ifndef WISP_TCP_SEG_COUNT
