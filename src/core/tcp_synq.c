@@ -306,6 +306,7 @@ void tcp_enter_time_wait(struct wisp_tcp_pcb *pcb)
     }
     pcb->next = s->tcp.tw_pcbs;
     s->tcp.tw_pcbs = pcb;
+    pcb->c.state = WISP_TCP_TIME_WAIT; /* (from CLOSING too: RFC 9293 §3.10.7.4 fifth) */
     pcb->flags |= TF_CLOSED;
     pcb->recv = NULL;
     pcb->sent = NULL;
@@ -350,8 +351,8 @@ struct wisp_tcp_pcb *tcp_pcb_alloc(struct wisp_stack *s)
     struct wisp_tcp_pcb *pcb = (struct wisp_tcp_pcb *)wisp_pool_alloc(&s->pool[WISP_POOL_TCP_PCB]);
     if (pcb == NULL && s->tcp.tw_pcbs != NULL) {
         struct wisp_tcp_pcb *w, *old = s->tcp.tw_pcbs;
-        for (w = old->next; w != NULL; w = w->next) {
-            if (wisp_time_before(w->due[TCP_TMR_FW2], old->due[TCP_TMR_FW2])) {
+        for (w = old->next; w != NULL; w = w->next) { /* newest first: ties go to the older */
+            if (!wisp_time_before(old->due[TCP_TMR_FW2], w->due[TCP_TMR_FW2])) {
                 old = w;
             }
         }
