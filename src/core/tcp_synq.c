@@ -463,15 +463,24 @@ static void tcp_synq_remove(struct wisp_stack *s, struct wisp_tcp_syn *e)
     memset(e, 0, sizeof(*e));
 }
 
-/* The options and TSval of a SYN-ACK offering window wnd and our MSS
+static void tcp_synq_tuple(const struct wisp_tcp_syn *e, struct tcp_tuple *t)
+{
+    t->lip = e->local_ip;
+    t->rip = e->remote_ip;
+    t->lport = e->local_port;
+    t->rport = e->remote_port;
+}
+
+/* The SYN-ACK of embryo e (a SYN-queue entry, or one built for a cookie
+ * on the stack) from listener l, offering window e->wnd and our MSS
  * ours, with timestamp clock offset ts_off. cookie_bits: the low TSval
  * bits of a SYN cookie (RFC 4987 §3.6 with timestamps), or -1. Returns
  * tcp_xmit_raw's result (a local failure is retried by the SYN queue; a
  * cookie's SYN-ACK is not: the peer resends its SYN). */
-static wisp_err_t tcp_send_synack(struct wisp_stack *s, const struct tcp_tuple *t, uint32_t iss, uint32_t irs,
-                                  uint8_t peer_ws, bool sack, bool ts, uint32_t ts_recent, int cookie_bits,
-                                  uint16_t wnd, uint16_t ours, uint32_t ts_off, uint8_t tos, uint8_t ttl)
+static wisp_err_t tcp_send_synack(struct wisp_stack *s, const struct wisp_tcp_listen *l, const struct wisp_tcp_syn *e,
+                                  int cookie_bits, uint16_t ours, uint32_t ts_off)
 {
+    struct tcp_tuple t;
     uint8_t opt[WISP_TCP_MAX_OPTLEN];
     uint8_t n;
     uint32_t tsval = wisp_now(s) + ts_off;
@@ -488,8 +497,11 @@ static wisp_err_t tcp_send_synack(struct wisp_stack *s, const struct tcp_tuple *
         tsval = v;
     }
 #endif
-    n = tcp_build_syn_opts(opt, ours, peer_ws == 0xffu ? 0xffu : tcp_rcv_wscale_ours(), sack, ts, tsval, ts_recent);
-    return tcp_xmit_raw(s, t, iss, irs + 1u, WISP_TCP_FLAG_SYN | WISP_TCP_FLAG_ACK, wnd, opt, n, NULL, tos, ttl);
+    n = tcp_build_syn_opts(opt, ours, e->peer_wscale == 0xffu ? 0xffu : tcp_rcv_wscale_ours(),
+                           (e->opts & TCP_SYNO_SACK) != 0, (e->opts & TCP_SYNO_TS) != 0, tsval, e->ts_recent);
+    tcp_synq_tuple(e, &t);
+    return tcp_xmit_raw(s, &t, e->iss, e->irs + 1u, WISP_TCP_FLAG_SYN | WISP_TCP_FLAG_ACK, e->wnd, opt, n, NULL,
+                        l->c.tos, l->c.ttl);
 }
 
 /* The window a SYN-ACK offers (unscaled, RFC 7323 §2.2) when our MSS
@@ -505,12 +517,21 @@ static uint16_t tcp_synack_wnd(struct wisp_stack *s, uint16_t ours, uint16_t *bl
     return (uint16_t)WISP_MIN(WISP_MIN((uint32_t)WISP_TCP_WND, 65535u), cap);
 }
 
-static void tcp_synq_tuple(const struct wisp_tcp_syn *e, struct tcp_tuple *t)
+/* An embryo's connection state (what a SYN-ACK and the PCB made from it
+ * need): a SYN-queue entry, or one on the stack for a SYN cookie. */
+static void tcp_syn_fill(struct wisp_tcp_syn *e, const struct tcp_tuple *t, uint32_t iss, uint32_t irs, uint8_t ws,
+                         bool sack, bool ts, uint32_t ts_recent)
 {
-    t->lip = e->local_ip;
-    t->rip = e->remote_ip;
-    t->lport = e->local_port;
-    t->rport = e->remote_port;
+    memset(e, 0, sizeof(*e));
+    e->local_ip = t->lip;
+    e->remote_ip = t->rip;
+    e->local_port = t->lport;
+    e->remote_port = t->rport;
+    e->iss = iss;
+    e->irs = irs;
+    e->peer_wscale = ws;
+    e->opts = (uint8_t)((sack ? TCP_SYNO_SACK : 0u) | (ts ? TCP_SYNO_TS : 0u));
+    e->ts_recent = ts_recent;
 }
 
 /* RFC 9293 §3.10.7.4 first step for an embryo: seq lies in the window
@@ -559,9 +580,7 @@ static void tcp_synq_send(struct wisp_stack *s, struct wisp_tcp_syn *e)
     struct tcp_tuple t;
     wisp_err_t err;
     tcp_synq_tuple(e, &t);
-    err = tcp_send_synack(s, &t, e->iss, e->irs, e->peer_wscale, (e->opts & TCP_SYNO_SACK) != 0,
-                          (e->opts & TCP_SYNO_TS) != 0, e->ts_recent, -1, e->wnd, tcp_mss_for(s, &t.rip),
-                          tcp_ts_offset(s, &t), e->lpcb->c.tos, e->lpcb->c.ttl);
+    err = tcp_send_synack(s, e->lpcb, e, -1, tcp_mss_for(s, &t.rip), tcp_ts_offset(s, &t));
     if (err == WISP_OK) {
         e->opts = (uint8_t)(e->opts & ~TCP_SYNO_UNSENT);
         e->due = wisp_now(s) + tcp_synq_rto(e->retries);
@@ -763,11 +782,10 @@ static bool tcp_cookie_check(struct wisp_stack *s, const struct tcp_tuple *t, ui
 
 /* A connection PCB for a completed passive open (ESTABLISHED). */
 static struct wisp_tcp_pcb *tcp_passive_pcb(struct wisp_stack *s, struct wisp_tcp_listen *l,
-                                            const struct tcp_tuple *t, uint32_t iss, uint32_t irs,
-                                            uint16_t peer_mss, uint8_t peer_ws, bool sack, bool ts,
-                                            uint32_t ts_recent, uint16_t wnd, uint32_t ts_off)
+                                            const struct wisp_tcp_syn *e, uint32_t ts_off)
 {
     struct wisp_tcp_pcb *pcb = tcp_pcb_alloc(s);
+    uint32_t iss = e->iss, irs = e->irs;
     uint16_t ours;
     if (pcb == NULL) {
         return NULL;
@@ -777,10 +795,10 @@ static struct wisp_tcp_pcb *tcp_passive_pcb(struct wisp_stack *s, struct wisp_tc
     pcb->c.tos = l->c.tos;
     pcb->c.ttl = l->c.ttl;
     pcb->cc_algo = l->cc_algo;
-    pcb->c.local_ip = t->lip;
-    pcb->c.local_port = t->lport;
-    pcb->remote_ip = t->rip;
-    pcb->remote_port = t->rport;
+    pcb->c.local_ip = e->local_ip;
+    pcb->c.local_port = e->local_port;
+    pcb->remote_ip = e->remote_ip;
+    pcb->remote_port = e->remote_port;
     pcb->flags |= TF_PASSIVE;
     pcb->iss = iss;
     pcb->snd_una = iss + 1u;
@@ -792,33 +810,33 @@ static struct wisp_tcp_pcb *tcp_passive_pcb(struct wisp_stack *s, struct wisp_tc
     pcb->snd_wl2 = iss;
     pcb->irs = irs;
     pcb->rcv_nxt = irs + 1u;
-    pcb->rcv_adv = pcb->rcv_nxt + wnd; /* what the SYN-ACK offered */
+    pcb->rcv_adv = pcb->rcv_nxt + e->wnd; /* what the SYN-ACK offered */
     pcb->last_ack_sent = pcb->rcv_nxt;
     pcb->ts_off = ts_off; /* the clock our SYN-ACK's TSval was read from */
     /* RFC 9293 §3.7.1 / RFC 6691: send MSS = min(peer's MSS option or
      * 536, our MTU - 40). */
-    ours = tcp_mss_for(s, &t->rip);
+    ours = tcp_mss_for(s, &e->remote_ip);
     pcb->rcv_blk = tcp_rx_blk(ours);
-    pcb->mss = (uint16_t)WISP_MIN(peer_mss != 0 ? peer_mss : TCP_DEFAULT_MSS, ours);
-    if (peer_ws != 0xffu && WISP_TCP_WND_SCALE) {
+    pcb->mss = (uint16_t)WISP_MIN(e->peer_mss != 0 ? e->peer_mss : TCP_DEFAULT_MSS, ours);
+    if (e->peer_wscale != 0xffu && WISP_TCP_WND_SCALE) {
         /* RFC 7323 §2.2/§2.3: both SYNs carried the option; shifts > 14
          * are taken as 14. */
         pcb->flags |= TF_WS;
-        pcb->snd_wscale = (uint8_t)WISP_MIN(peer_ws, TCP_MAX_WSCALE);
+        pcb->snd_wscale = (uint8_t)WISP_MIN(e->peer_wscale, TCP_MAX_WSCALE);
         pcb->rcv_wscale = tcp_rcv_wscale_ours();
     }
-    if (sack && WISP_TCP_SACK) {
+    if ((e->opts & TCP_SYNO_SACK) && WISP_TCP_SACK) {
         pcb->flags |= TF_SACK;
     }
-    if (ts && WISP_TCP_TIMESTAMPS) {
+    if ((e->opts & TCP_SYNO_TS) && WISP_TCP_TIMESTAMPS) {
         pcb->flags |= TF_TS;
-        pcb->ts_recent = ts_recent;
+        pcb->ts_recent = e->ts_recent;
         pcb->ts_recent_ms = wisp_now(s);
     }
     pcb->c.state = WISP_TCP_SYN_RCVD;
     tcp_link(s, pcb);
     tcp_set_established(pcb); /* (takes over the promise of the SYN-ACK's window) */
-    if (wnd < WISP_MIN((uint32_t)WISP_TCP_WND, 65535u)) {
+    if (e->wnd < WISP_MIN((uint32_t)WISP_TCP_WND, 65535u)) {
         /* the receive budget held the offer back: announce more once the
          * blocks are there (the peer may have nothing to send before) */
         pcb->starve = 1;
@@ -939,8 +957,7 @@ bool tcp_synq_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_
         return true;
     }
     tcp_synq_tuple(e, &t);
-    pcb = tcp_passive_pcb(s, l, &t, e->iss, e->irs, e->peer_mss, e->peer_wscale, (e->opts & TCP_SYNO_SACK) != 0,
-                          (e->opts & TCP_SYNO_TS) != 0, e->ts_recent, e->wnd, tcp_ts_offset(s, &t));
+    pcb = tcp_passive_pcb(s, l, e, tcp_ts_offset(s, &t));
     if (pcb == NULL) {
         /* RFC 9293 §3.10.7.4 SYN-RECEIVED, fifth: the ACK would move
          * the connection to ESTABLISHED, but there is no PCB to hold it
@@ -966,7 +983,8 @@ bool tcp_synq_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_
 static bool tcp_cookie_accept(struct wisp_stack *s, struct wisp_tcp_listen *l, struct wisp_pbuf *p, struct tcp_in *in,
                               const struct tcp_tuple *t)
 {
-    uint16_t mss, wnd, blk;
+    struct wisp_tcp_syn x;
+    uint16_t mss, blk;
     uint32_t ts_off;
     uint8_t ws = 0xffu;
     struct wisp_tcp_pcb *pcb;
@@ -992,8 +1010,10 @@ static bool tcp_cookie_accept(struct wisp_stack *s, struct wisp_tcp_listen *l, s
     /* The cookie's SYN-ACK window was not kept (no state): what
      * the budget allows now is promised; data beyond it (when it
      * offered more) is dropped and resent. */
-    wnd = tcp_synack_wnd(s, tcp_mss_for(s, &t->rip), &blk);
-    pcb = tcp_passive_pcb(s, l, t, in->ack - 1u, in->seq - 1u, mss, ws, sack, ts, in->opt.tsval, wnd, ts_off);
+    tcp_syn_fill(&x, t, in->ack - 1u, in->seq - 1u, ws, sack, ts, in->opt.tsval);
+    x.peer_mss = mss;
+    x.wnd = tcp_synack_wnd(s, tcp_mss_for(s, &t->rip), &blk);
+    pcb = tcp_passive_pcb(s, l, &x, ts_off);
     if (pcb == NULL) {
         /* No PCB now: drop silently (counted), no RST. The peer
          * resends its data and the cookie stays valid for its two
@@ -1033,19 +1053,10 @@ static void tcp_synq_add(struct wisp_stack *s, struct wisp_tcp_listen *l, struct
                          const struct tcp_in *in, const struct tcp_tuple *t, bool sack, bool ts)
 {
     uint16_t blk;
-    memset(e, 0, sizeof(*e));
+    tcp_syn_fill(e, t, tcp_isn(s, t), in->seq, WISP_TCP_WND_SCALE ? in->opt.ws : 0xffu, sack, ts, in->opt.tsval);
     e->lpcb = l;
     l->synq_n++;
-    e->local_ip = t->lip;
-    e->remote_ip = t->rip;
-    e->local_port = t->lport;
-    e->remote_port = t->rport;
-    e->irs = in->seq;
-    e->iss = tcp_isn(s, t);
     e->peer_mss = in->opt.mss;
-    e->peer_wscale = WISP_TCP_WND_SCALE ? in->opt.ws : 0xffu;
-    e->opts = (uint8_t)((sack ? TCP_SYNO_SACK : 0u) | (ts ? TCP_SYNO_TS : 0u));
-    e->ts_recent = in->opt.tsval;
     e->wnd = tcp_synack_wnd(s, tcp_mss_for(s, &t->rip), &blk); /* kept for its retransmissions */
     tcp_hlink(s->tcp.synq_head, s->tcp.synq_next, tcp_synq_bucket(s, e), (unsigned)(e - s->tcp.synq));
     tcp_synq_send(s, e);
@@ -1064,6 +1075,7 @@ static void tcp_synq_cookie(struct wisp_stack *s, const struct wisp_tcp_listen *
     uint8_t ws = (ts && WISP_TCP_WND_SCALE) ? in->opt.ws : 0xffu;
     uint32_t cookie, ts_off;
     uint16_t blk;
+    struct wisp_tcp_syn x;
     int bits = -1;
     if (ts) {
         bits = (int)((ws == 0xffu ? 0x0fu : (ws & 0x0fu)) | (sack ? 0x10u : 0u));
@@ -1076,8 +1088,9 @@ static void tcp_synq_cookie(struct wisp_stack *s, const struct wisp_tcp_listen *
     s->tcp.cookie_last = wisp_now(s);
     mss = (uint16_t)WISP_MIN(mss, ours);
     cookie = tcp_cookie_make(s, t, in->seq, mss, &ts_off);
-    (void)tcp_send_synack(s, t, cookie, in->seq, ws, sack, ts, in->opt.tsval, bits, tcp_synack_wnd(s, ours, &blk),
-                          ours, ts_off, l->c.tos, l->c.ttl);
+    tcp_syn_fill(&x, t, cookie, in->seq, ws, sack, ts, in->opt.tsval);
+    x.wnd = tcp_synack_wnd(s, ours, &blk);
+    (void)tcp_send_synack(s, l, &x, bits, ours, ts_off);
 }
 #endif /* WISP_TCP_SYNCOOKIES */
 
