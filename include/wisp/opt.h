@@ -489,17 +489,44 @@ void wisp_core_owner_check(const struct wisp_stack *s, const char *where);
 
 /** Embryonic connections (SYN received, SYN-ACK sent) held in compact
  *  records, shared by all listeners. When full, listeners answer with SYN
- *  cookies (RFC 4987 §3.6) so a flood cannot exhaust it. Range 1..65535,
- *  default 8. */
+ *  cookies (RFC 4987 §3.6, WISP_TCP_SYNCOOKIES; without them the SYN is
+ *  dropped) so a flood cannot exhaust it. Range 1..65535, default 8. */
 #ifndef WISP_TCP_SYNQ_COUNT
 #define WISP_TCP_SYNQ_COUNT 8
 #endif
 
-/** Compact TIME-WAIT records (RFC 9293 §3.6.1; ~32 bytes instead of a full
- *  PCB). When full, the oldest is recycled (like lwIP and Linux under
+/** Compact TIME-WAIT records (RFC 9293 §3.6.1; ~36 bytes instead of a full
+ *  PCB; only with WISP_TCP_TW_COMPACT). When full, the oldest is recycled (like lwIP and Linux under
  *  pressure). Range 1..65535, default 8. */
 #ifndef WISP_TCP_TW_COUNT
 #define WISP_TCP_TW_COUNT 8
+#endif
+
+/** 1: SYN cookies (RFC 4987 §3.6): a SYN that finds its listener's
+ *  backlog or the SYN queue full is answered statelessly with a cookie,
+ *  so a SYN flood cannot keep legitimate peers out. 0: such a SYN is
+ *  dropped (counted as tcp.synq.full; the peer retransmits it, as with
+ *  lwIP), and an ACK for a listener always draws a RST; the cookie code,
+ *  its MSS table and its per-stack state are not compiled. 0/1, default 1
+ *  (cost on Cortex-M4 -Os: 840 bytes of code, 8 bytes of RAM). */
+#ifndef WISP_TCP_SYNCOOKIES
+#define WISP_TCP_SYNCOOKIES 1
+#endif
+
+/** 1: TIME-WAIT is kept in compact records (WISP_TCP_TW_COUNT of ~36
+ *  bytes, their own hash index and expiry timer) and the connection PCB
+ *  is freed at once. 0: a connection stays in its full PCB for its 2 MSL
+ *  of TIME-WAIT, as lwIP does (when no PCB is free, the one closest to
+ *  its end of TIME-WAIT is recycled, counted as tcp.tw.recycled); the
+ *  record table, its index and its timer are not compiled. Behaviour on
+ *  the wire is the same (RFC 9293 §3.10.7.4 TIME-WAIT, RFC 1337, RFC 6191
+ *  reuse). 0/1, default 1: a closed connection gives its PCB back at once,
+ *  and a burst of closes cannot exhaust the PCB pool. Cost on Cortex-M4
+ *  -Os with the default counts: 316 bytes of code and 324 bytes of RAM
+ *  (36 per record, index, timer); with 0, each connection in TIME-WAIT
+ *  holds its whole PCB for 2 * WISP_TCP_MSL_MS. */
+#ifndef WISP_TCP_TW_COMPACT
+#define WISP_TCP_TW_COMPACT 1
 #endif
 
 /** Segment descriptors for data sent and not yet acknowledged / not yet
@@ -616,8 +643,8 @@ void wisp_core_owner_check(const struct wisp_stack *s, const char *where);
  *  connect).
  *  WISP_TCP_CUBIC: 0/1, compile CUBIC (RFC 9438) in beside NewReno
  *  (RFC 5681 + RFC 6582, always there). Default 1. Cost on Cortex-M4
- *  (-Os): 0.9 KB of code (tcp_cubic.c) plus libgcc's 64-bit division
- *  (0.7 KB) unless the firmware links it anyway, and 32 bytes per TCP
+ *  (-Os): 0.9 KB of code (tcp_cubic.c; its 64-bit divisions are its own
+ *  shift-and-subtract, no libgcc helper is linked), and 32 bytes per TCP
  *  PCB (its state in the union pcb->cc).
  *  WISP_TCP_CC_DEFAULT: WISP_TCP_CC_NEWRENO (0) or WISP_TCP_CC_CUBIC (1).
  *  Default NewReno: the smaller state, and on the short paths of a LAN

@@ -406,6 +406,13 @@ wisp_err_t wisp_stack_init(struct wisp_stack *s, const struct wisp_config *cfg)
     /* RFC 6528 §3: the secret key of F (ISNs), also keying the timestamp
      * offsets and SYN cookies (tcp.c, domain-separated). */
     stack_key_derive(master, STACK_KEY_TCP, s->tcp.key);
+    {
+        /* the seed of the bucket hash of the SYN-queue / TIME-WAIT index
+         * (tcp_synq.c): from the key just derived, so buckets cannot be
+         * aimed at */
+        static const uint8_t dom[] = { 'w', 'i', 's', 'p', '-', 'h', 'i', 'd', 'x' };
+        s->tcp.hseed = (uint32_t)wisp_siphash24(s->tcp.key, dom, sizeof(dom));
+    }
 #endif
     for (i = 0; i < 4u; i++) {
         wipe[i] = 0; /* the master secret is not kept */

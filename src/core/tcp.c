@@ -204,7 +204,7 @@ struct wisp_tcp_pcb *wisp_tcp_new(struct wisp_stack *s)
 {
     struct wisp_tcp_pcb *pcb;
     WISP_CORE_ASSERT_OWNER(s);
-    pcb = (struct wisp_tcp_pcb *)wisp_pool_alloc(&s->pool[WISP_POOL_TCP_PCB]);
+    pcb = tcp_pcb_alloc(s);
     if (pcb == NULL) {
         return NULL;
     }
@@ -298,7 +298,6 @@ static bool tcp_port_used_any(const struct wisp_stack *s, uint16_t port)
 {
     const struct wisp_tcp_pcb *q;
     const struct wisp_tcp_listen *l;
-    unsigned i;
     for (l = s->tcp.listens; l != NULL; l = l->next) {
         if (l->c.local_port == port) {
             return true;
@@ -309,12 +308,7 @@ static bool tcp_port_used_any(const struct wisp_stack *s, uint16_t port)
             return true;
         }
     }
-    for (i = 0; i < WISP_TCP_TW_COUNT; i++) {
-        if (s->tcp.tw[i].local_port == port) {
-            return true;
-        }
-    }
-    return false;
+    return tcp_tw_uses(s, port, NULL);
 }
 
 static bool tcp_port_free(struct wisp_stack *s, uint16_t port, const void *ctx)
@@ -338,21 +332,13 @@ static uint16_t tcp_ephemeral_port(struct wisp_stack *s, const struct tcp_tuple 
 static bool tcp_tuple_used(const struct wisp_stack *s, const struct wisp_tcp_pcb *self, const struct tcp_tuple *t)
 {
     const struct wisp_tcp_pcb *q;
-    unsigned i;
     for (q = s->tcp.pcbs; q != NULL; q = q->next) {
         if (q != self && q->c.state != WISP_TCP_CLOSED && q->c.local_port == t->lport && q->remote_port == t->rport &&
             wisp_ipaddr_eq(&q->c.local_ip, &t->lip) && wisp_ipaddr_eq(&q->remote_ip, &t->rip)) {
             return true;
         }
     }
-    for (i = 0; i < WISP_TCP_TW_COUNT; i++) {
-        const struct wisp_tcp_tw *w = &s->tcp.tw[i];
-        if (w->local_port == t->lport && w->remote_port == t->rport && wisp_ipaddr_eq(&w->local_ip, &t->lip) &&
-            wisp_ipaddr_eq(&w->remote_ip, &t->rip)) {
-            return true;
-        }
-    }
-    return false;
+    return tcp_tw_uses(s, t->lport, t);
 }
 
 /* -------------------------------------------------------- raw API */
@@ -902,11 +888,7 @@ void wisp_tcp_init(struct wisp_stack *s)
     /* RFC 6528 §3: the secret key -- wisp_stack_init derives it next. */
     s->tcp.chal_tokens = TCP_CHALLENGE_PER_S * 1000u;
     s->tcp.chal_last = wisp_now(s);
-    {
-        static const uint8_t dom[] = { 'w', 'i', 's', 'p', '-', 'h', 'i', 'd', 'x' };
-        s->tcp.hseed = (uint32_t)tcp_siphash24(s->tcp.key, dom, sizeof(dom));
-    }
-    tcp_hindex_reset(s);
+    tcp_hindex_reset(s); /* (its bucket seed: wisp_stack_init, with the key) */
 }
 
 void wisp_tcp_deinit(struct wisp_stack *s)
@@ -921,10 +903,9 @@ void wisp_tcp_deinit(struct wisp_stack *s)
         }
     }
     memset(s->tcp.synq, 0, sizeof(s->tcp.synq));
-    memset(s->tcp.tw, 0, sizeof(s->tcp.tw));
+    tcp_tw_reset(s);
     tcp_hindex_reset(s);
     wisp_timer_cancel(s, &s->tcp.synq_tmr);
-    wisp_timer_cancel(s, &s->tcp.tw_tmr);
     wisp_timer_cancel(s, &s->tcp.wake_tmr);
 }
 

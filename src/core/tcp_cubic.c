@@ -36,6 +36,39 @@
 #define TCP_CUBIC_F_EPOCH 0x01u   /* a congestion avoidance stage is running */
 #define TCP_CUBIC_F_RTO 0x02u     /* the next stage follows a timeout (§4.8) */
 
+/* n / d and its remainder, by shift and subtract: no 64-bit division
+ * helper of libgcc (__aeabi_uldivmod, ~0.7 KB) is linked for CUBIC. At
+ * most 64 steps, a few times per ACK in congestion avoidance. */
+static uint64_t cubic_div(uint64_t n, uint32_t d, uint32_t *rem)
+{
+    uint64_t q = 0, r = 0;
+    int i;
+    if ((n >> 32) == 0u) {
+        q = (uint32_t)n / d; /* the common case: a 32-bit division */
+        r = (uint32_t)n - (uint32_t)q * d;
+    } else {
+        for (i = 63; i >= 0; i--) {
+            r = (r << 1) | ((n >> i) & 1u);
+            q <<= 1;
+            if (r >= d) {
+                r -= d;
+                q |= 1u;
+            }
+        }
+    }
+    if (rem != NULL) {
+        *rem = (uint32_t)r;
+    }
+    return q;
+}
+
+/* x * num / den for 32-bit x and a small fraction num / den (< 1), in
+ * 32-bit arithmetic, exact (the floor of the product). */
+static uint32_t cubic_frac(uint32_t x, uint32_t num, uint32_t den)
+{
+    return x / den * num + x % den * num / den;
+}
+
 uint32_t tcp_cubic_cbrt(uint64_t x)
 {
     /* Floor of the cube root, one result bit per step (3 bits of x):
@@ -64,7 +97,7 @@ static uint64_t cubic_w(const struct wisp_tcp_pcb *pcb, uint32_t t, uint32_t d)
     if (a > CUBIC_DT_MAX) {
         a = CUBIC_DT_MAX;
     }
-    delta = a * a * a / d;
+    delta = cubic_div(a * a * a, d, NULL);
     if (dt >= 0) {
         return pcb->cc.cubic.w_max + delta;
     }
@@ -137,11 +170,13 @@ static void cubic_cong_avoid(struct wisp_tcp_pcb *pcb, uint32_t acked, uint32_t 
     /* §4.3 Figure 4: W_est += alpha_cubic * segments_acked / cwnd, in
      * bytes alpha * acked * SMSS / cwnd; alpha_cubic = 9/17 until W_est
      * reaches cwnd_prior, then 1 (17/17). The remainder of the division
-     * is kept divided by 17 (what that drops is under 1/cwnd byte). */
-    inc = (uint64_t)acked * mss * (pcb->cc.cubic.w_est >= pcb->cc.cubic.cwnd_prior ? 17u : 9u)
-        + (uint64_t)pcb->cc.cubic.est_acc * 17u;
-    pcb->cc.cubic.est_acc = (uint32_t)(inc % ((uint64_t)cwnd * 17u) / 17u);
-    inc /= (uint64_t)cwnd * 17u;
+     * is kept divided by 17 (what that drops is under 1/cwnd byte):
+     * floor(alpha * acked * SMSS) / 17 + remainder, divided by cwnd. */
+    inc = (uint64_t)acked * mss;
+    if (pcb->cc.cubic.w_est < pcb->cc.cubic.cwnd_prior) {
+        inc = cubic_div(inc * 9u, 17u, NULL);
+    }
+    inc = cubic_div(inc + pcb->cc.cubic.est_acc, cwnd, &pcb->cc.cubic.est_acc);
     pcb->cc.cubic.w_est = (uint32_t)WISP_MIN(pcb->cc.cubic.w_est + inc, (uint64_t)CUBIC_CWND_MAX);
 
     w = cubic_w(pcb, t, d);
@@ -161,9 +196,7 @@ static void cubic_cong_avoid(struct wisp_tcp_pcb *pcb, uint32_t acked, uint32_t 
         } else if (target > (uint64_t)cwnd + cwnd / 2u) {
             target = (uint64_t)cwnd + cwnd / 2u;
         }
-        inc = (target - cwnd) * acked + pcb->cc.cubic.cwnd_acc;
-        pcb->cc.cubic.cwnd_acc = (uint32_t)(inc % cwnd);
-        inc /= cwnd;
+        inc = cubic_div((target - cwnd) * acked + pcb->cc.cubic.cwnd_acc, cwnd, &pcb->cc.cubic.cwnd_acc);
         cwnd = (uint32_t)WISP_MIN((uint64_t)cwnd + inc, (uint64_t)CUBIC_CWND_MAX);
     }
     pcb->cwnd = WISP_MAX(cwnd, pcb->cwnd);
@@ -176,7 +209,7 @@ static uint32_t cubic_ssthresh(struct wisp_tcp_pcb *pcb, uint32_t flight, bool r
     (void)now;
     /* §4.7 fast convergence: a flow whose W_max shrinks releases bandwidth. */
     if (cwnd < pcb->cc.cubic.w_max) {
-        pcb->cc.cubic.w_max = (uint32_t)((uint64_t)cwnd * 17u / 20u);
+        pcb->cc.cubic.w_max = cubic_frac(cwnd, 17u, 20u);
     } else {
         pcb->cc.cubic.w_max = cwnd;
     }
@@ -191,7 +224,7 @@ static uint32_t cubic_ssthresh(struct wisp_tcp_pcb *pcb, uint32_t flight, bool r
      * has kept data flowing past a lost retransmission, it is the larger:
      * with cwnd, the simulator's 100-seed impairment run averaged 3.9
      * instead of 8.1 Mbit/s.) */
-    ssthresh = (uint32_t)((uint64_t)flight * 7u / 10u);
+    ssthresh = cubic_frac(flight, 7u, 10u);
     return WISP_MAX(ssthresh, 2u * tcp_seg_max(pcb));
 }
 

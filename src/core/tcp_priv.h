@@ -215,17 +215,36 @@ bool tcp_timer_on(const struct wisp_tcp_pcb *pcb, unsigned which);
 void tcp_timer_update(struct wisp_tcp_pcb *pcb);
 void tcp_rto_expired(struct wisp_tcp_pcb *pcb);
 void tcp_persist_expired(struct wisp_tcp_pcb *pcb);
+/* Arm t for deadline due (any) or cancel it (!any). */
+void tcp_timer_arm_at(struct wisp_stack *s, struct wisp_timer *t, bool any, uint32_t due, wisp_timer_fn fn);
+#if WISP_TCP_TW_COMPACT
 /* Arm the stack's TIME-WAIT timer for the earliest record's expiry. */
 void tcp_tw_arm(struct wisp_stack *s);
+#endif
 
 /* ------------------------------------------------------- tcp_synq.c */
 /* Free a listener and its SYN-queue entries. */
 void tcp_listen_free(struct wisp_tcp_listen *l);
 /* Empty the hash index of the SYN queue and the TIME-WAIT records. */
 void tcp_hindex_reset(struct wisp_stack *s);
+#if WISP_TCP_TW_COMPACT
 /* Free TIME-WAIT record w (in the index). */
 void tcp_tw_free(struct wisp_stack *s, struct wisp_tcp_tw *w);
+/* A connection PCB from the pool (NULL when none is free). */
+#define tcp_pcb_alloc(s) ((struct wisp_tcp_pcb *)wisp_pool_alloc(&(s)->pool[WISP_POOL_TCP_PCB]))
+#else
+/* A connection PCB from the pool; when none is free, the TIME-WAIT PCB
+ * nearest its end is recycled (NULL when there is none either). */
+struct wisp_tcp_pcb *tcp_pcb_alloc(struct wisp_stack *s);
+/* End the TIME-WAIT of pcb (a PCB on s->tcp.tw_pcbs): free it. */
+void tcp_tw_pcb_end(struct wisp_tcp_pcb *pcb);
+#endif
 void tcp_enter_time_wait(struct wisp_tcp_pcb *pcb);
+/* True when a connection in TIME-WAIT uses local port lport (t NULL) or
+ * exactly the 4-tuple t (t->lport == lport). */
+bool tcp_tw_uses(const struct wisp_stack *s, uint16_t lport, const struct tcp_tuple *t);
+/* Free every TIME-WAIT record or PCB and stop their timer (deinit). */
+void tcp_tw_reset(struct wisp_stack *s);
 /* Input of segments for TIME-WAIT / SYN queue / listeners (consume p).
  * Each returns true when it handled the segment. */
 bool tcp_tw_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_in *in);

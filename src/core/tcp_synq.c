@@ -3,12 +3,13 @@
  * TCP passive opens and closed connections' remains: listeners
  * (wisp_tcp_listen, wisp_tcp_accept), the shared SYN queue of embryonic
  * connections (SYN received, SYN-ACK sent and retransmitted), SYN cookies
- * when a listener's backlog or the queue is full (RFC 4987 §3.6), the
- * input of segments for listeners and embryos (RFC 9293 §3.10.7.2, the
- * RFC 5961 §4 challenge ACK), the compact TIME-WAIT records (RFC 9293
- * §3.6.1, RFC 6191 reuse, RFC 1337) and the keyed hash index that finds
- * SYN-queue entries and TIME-WAIT records (their expiry timer:
- * tcp_timer.c). The choices are listed in tcp.c.
+ * when a listener's backlog or the queue is full (RFC 4987 §3.6,
+ * WISP_TCP_SYNCOOKIES), the input of segments for listeners and embryos
+ * (RFC 9293 §3.10.7.2, the RFC 5961 §4 challenge ACK), TIME-WAIT (RFC 9293
+ * §3.6.1, RFC 6191 reuse, RFC 1337) in compact records or, with
+ * WISP_TCP_TW_COMPACT 0, in the connection's own PCB, and the keyed hash
+ * index that finds SYN-queue entries and TIME-WAIT records (their expiry
+ * timer: tcp_timer.c). The choices are listed in tcp.c.
  */
 #define WISP_PRIVATE_ACCESS 1 /* library code: sees the private tier (wisp/arch.h) */
 #include "tcp_priv.h"
@@ -33,14 +34,12 @@ static unsigned tcp_bucket(const struct wisp_stack *s, const wisp_ipaddr_t *rip,
     return (unsigned)(h & (nb - 1u));
 }
 
-static unsigned tcp_synq_bucket(const struct wisp_stack *s, const struct wisp_tcp_syn *e)
+/* The 4-tuple lip:lport - rip:rport is the one segment in came with. */
+static bool tcp_in_is(const struct tcp_in *in, const wisp_ipaddr_t *lip, const wisp_ipaddr_t *rip, uint16_t lport,
+                      uint16_t rport)
 {
-    return tcp_bucket(s, &e->remote_ip, e->remote_port, e->local_port, WISP_TCP_HBUCKETS(WISP_TCP_SYNQ_COUNT));
-}
-
-static unsigned tcp_tw_bucket(const struct wisp_stack *s, const struct wisp_tcp_tw *w)
-{
-    return tcp_bucket(s, &w->remote_ip, w->remote_port, w->local_port, WISP_TCP_HBUCKETS(WISP_TCP_TW_COUNT));
+    return lport == in->dport && rport == in->sport && wisp_ipaddr_eq(lip, &in->ip->dst) &&
+           wisp_ipaddr_eq(rip, &in->ip->src);
 }
 
 /* Insert entry i at the head of its chain / take it out of its chain. */
@@ -63,15 +62,56 @@ static void tcp_hunlink(uint16_t *head, uint16_t *next, unsigned b, unsigned i)
     }
 }
 
+#define TCP_SYNQ_NB WISP_TCP_HBUCKETS(WISP_TCP_SYNQ_COUNT)
+#define TCP_TW_NB WISP_TCP_HBUCKETS(WISP_TCP_TW_COUNT)
+
 void tcp_hindex_reset(struct wisp_stack *s)
 {
     memset(s->tcp.synq_head, 0xff, sizeof(s->tcp.synq_head));
     memset(s->tcp.synq_next, 0xff, sizeof(s->tcp.synq_next));
+#if WISP_TCP_TW_COMPACT
     memset(s->tcp.tw_head, 0xff, sizeof(s->tcp.tw_head));
     memset(s->tcp.tw_next, 0xff, sizeof(s->tcp.tw_next));
+#endif
+}
+
+/* An ACK <SEQ=seq><ACK=ack><CTL=ACK> for a connection without a PCB (a
+ * TIME-WAIT record, an embryo), with the timestamp option (RFC 7323
+ * Appendix A layout: NOP NOP TS length TSval TSecr) when ts. */
+static void tcp_bare_ack(struct wisp_stack *s, const struct tcp_tuple *t, uint32_t seq, uint32_t ack, uint16_t wnd,
+                         bool ts, uint32_t ts_off, uint32_t ts_recent, uint8_t tos, uint8_t ttl)
+{
+    uint8_t opt[WISP_TCP_TS_OPTLEN];
+    uint8_t optlen = 0;
+    if (WISP_TCP_TIMESTAMPS && ts) {
+        opt[0] = WISP_TCP_OPT_NOP;
+        opt[1] = WISP_TCP_OPT_NOP;
+        opt[2] = WISP_TCP_OPT_TS;
+        opt[3] = WISP_TCP_OPTLEN_TS;
+        wisp_wr32(opt + 2u + WISP_TCP_OPT_HDRLEN, wisp_now(s) + ts_off);
+        wisp_wr32(opt + 2u + WISP_TCP_OPT_HDRLEN + 4u, ts_recent);
+        optlen = WISP_TCP_TS_OPTLEN;
+    }
+    (void)tcp_xmit_raw(s, t, seq, ack, WISP_TCP_FLAG_ACK, wnd, opt, optlen, NULL, tos, ttl);
 }
 
 /* --------------------------------------------------------- TIME-WAIT */
+
+#if WISP_TCP_TW_COMPACT
+/* Compact records: what TIME-WAIT needs of a connection, the PCB freed. */
+typedef struct wisp_tcp_tw tcp_tw_t;
+#if WISP_TCP_TIMESTAMPS
+#define TW_TS(w) ((w)->ts_ok != 0u)
+#define TW_TS_RECENT(w) ((w)->ts_recent)
+#else
+#define TW_TS(w) false
+#define TW_TS_RECENT(w) 0u
+#endif
+
+static unsigned tcp_tw_bucket(const struct wisp_stack *s, const struct wisp_tcp_tw *w)
+{
+    return tcp_bucket(s, &w->remote_ip, w->remote_port, w->local_port, TCP_TW_NB);
+}
 
 /* Free TIME-WAIT record w (in the index). */
 void tcp_tw_free(struct wisp_stack *s, struct wisp_tcp_tw *w)
@@ -79,6 +119,36 @@ void tcp_tw_free(struct wisp_stack *s, struct wisp_tcp_tw *w)
     unsigned i = (unsigned)(w - s->tcp.tw);
     tcp_hunlink(s->tcp.tw_head, s->tcp.tw_next, tcp_tw_bucket(s, w), i);
     memset(w, 0, sizeof(*w));
+}
+
+static void tcp_tw_end(struct wisp_stack *s, tcp_tw_t *w)
+{
+    tcp_tw_free(s, w);
+    tcp_tw_arm(s);
+}
+
+/* (Re)start the 2 MSL of w. */
+static void tcp_tw_restart(struct wisp_stack *s, tcp_tw_t *w)
+{
+    w->expire = wisp_now(s) + 2u * WISP_TCP_MSL_MS;
+    tcp_tw_arm(s);
+}
+
+static void tcp_tw_ack(struct wisp_stack *s, const struct wisp_tcp_tw *w)
+{
+    struct tcp_tuple t;
+    uint32_t wnd = (uint32_t)WISP_TCP_WND >> w->rcv_wscale;
+    t.lip = w->local_ip;
+    t.rip = w->remote_ip;
+    t.lport = w->local_port;
+    t.rport = w->remote_port;
+    tcp_bare_ack(s, &t, w->snd_nxt, w->rcv_nxt, (uint16_t)(wnd > 65535u ? 65535u : wnd), TW_TS(w),
+#if WISP_TCP_TIMESTAMPS
+                 w->ts_off, w->ts_recent,
+#else
+                 0u, 0u,
+#endif
+                 w->tos, w->ttl);
 }
 
 /* RFC 9293 §3.6.1: keep the connection's identity for 2 MSL in a compact
@@ -110,63 +180,206 @@ void tcp_enter_time_wait(struct wisp_tcp_pcb *pcb)
     w->remote_port = pcb->remote_port;
     w->snd_nxt = pcb->snd_nxt;
     w->rcv_nxt = pcb->rcv_nxt;
+#if WISP_TCP_TIMESTAMPS
     w->ts_recent = pcb->ts_recent;
     w->ts_off = pcb->ts_off;
     w->ts_ok = (pcb->flags & TF_TS) ? 1u : 0u;
+#endif
     w->tos = pcb->c.tos;
     w->ttl = pcb->c.ttl;
+#if WISP_TCP_WND_SCALE
     w->rcv_wscale = pcb->rcv_wscale;
-    w->expire = wisp_now(s) + 2u * WISP_TCP_MSL_MS;
+#endif
     tcp_hlink(s->tcp.tw_head, s->tcp.tw_next, tcp_tw_bucket(s, w), (unsigned)(w - s->tcp.tw));
-    tcp_tw_arm(s);
+    tcp_tw_restart(s, w);
     if (pcb->refused_n > 0u) {
         WISP_CTR_INC(s, TCP_DROP_REFUSED); /* the application never took it */
     }
     tcp_pcb_kill(pcb, WISP_ERR_CLSD);
 }
 
-static void tcp_tw_ack(struct wisp_stack *s, const struct wisp_tcp_tw *w)
+static tcp_tw_t *tcp_tw_find(struct wisp_stack *s, const struct tcp_in *in)
 {
-    struct tcp_tuple t;
-    uint8_t opt[WISP_TCP_TS_OPTLEN];
-    uint8_t optlen = 0;
-    uint32_t wnd = (uint32_t)WISP_TCP_WND >> w->rcv_wscale;
-    t.lip = w->local_ip;
-    t.rip = w->remote_ip;
-    t.lport = w->local_port;
-    t.rport = w->remote_port;
-    if (w->ts_ok) {
-        opt[0] = WISP_TCP_OPT_NOP;
-        opt[1] = WISP_TCP_OPT_NOP;
-        opt[2] = WISP_TCP_OPT_TS;
-        opt[3] = WISP_TCP_OPTLEN_TS;
-        wisp_wr32(opt + 2u + WISP_TCP_OPT_HDRLEN, wisp_now(s) + w->ts_off);
-        wisp_wr32(opt + 2u + WISP_TCP_OPT_HDRLEN + 4u, w->ts_recent);
-        optlen = WISP_TCP_TS_OPTLEN;
+    unsigned i;
+    for (i = s->tcp.tw_head[tcp_bucket(s, &in->ip->src, in->sport, in->dport, TCP_TW_NB)]; i != TCP_HNONE;
+         i = s->tcp.tw_next[i]) {
+        struct wisp_tcp_tw *x = &s->tcp.tw[i];
+        if (tcp_in_is(in, &x->local_ip, &x->remote_ip, x->local_port, x->remote_port)) {
+            return x;
+        }
     }
-    (void)tcp_xmit_raw(s, &t, w->snd_nxt, w->rcv_nxt, WISP_TCP_FLAG_ACK, (uint16_t)(wnd > 65535u ? 65535u : wnd), opt,
-                       optlen, NULL, w->tos, w->ttl);
+    return NULL;
 }
 
-bool tcp_tw_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_in *in)
+bool tcp_tw_uses(const struct wisp_stack *s, uint16_t lport, const struct tcp_tuple *t)
 {
-    struct wisp_tcp_tw *w = NULL;
     unsigned i;
-    bool ts = false;
+    for (i = 0; i < WISP_TCP_TW_COUNT; i++) {
+        const struct wisp_tcp_tw *w = &s->tcp.tw[i];
+        if (w->local_port == lport &&
+            (t == NULL || (w->remote_port == t->rport && wisp_ipaddr_eq(&w->local_ip, &t->lip) &&
+                           wisp_ipaddr_eq(&w->remote_ip, &t->rip)))) {
+            return true;
+        }
+    }
+    return false;
+}
 
-    for (i = s->tcp.tw_head[tcp_bucket(s, &in->ip->src, in->sport, in->dport, WISP_TCP_HBUCKETS(WISP_TCP_TW_COUNT))];
-         i != TCP_HNONE; i = s->tcp.tw_next[i]) {
-        struct wisp_tcp_tw *x = &s->tcp.tw[i];
-        if (x->local_port == in->dport && x->remote_port == in->sport && wisp_ipaddr_eq(&x->local_ip, &in->ip->dst) &&
-            wisp_ipaddr_eq(&x->remote_ip, &in->ip->src)) {
-            w = x;
+void tcp_tw_reset(struct wisp_stack *s)
+{
+    memset(s->tcp.tw, 0, sizeof(s->tcp.tw));
+    wisp_timer_cancel(s, &s->tcp.tw_tmr);
+}
+
+#else /* !WISP_TCP_TW_COMPACT */
+/* TIME-WAIT in the connection's own PCB (as lwIP): the PCB leaves the
+ * list of connections for s->tcp.tw_pcbs, belongs to the stack (the
+ * application is told as with a record: the error callback with
+ * WISP_ERR_CLSD) and its FIN-WAIT-2 deadline holds the 2 MSL. */
+typedef struct wisp_tcp_pcb tcp_tw_t;
+#if WISP_TCP_TIMESTAMPS
+#define TW_TS(w) (((w)->flags & TF_TS) != 0u)
+#define TW_TS_RECENT(w) ((w)->ts_recent)
+#else
+#define TW_TS(w) false
+#define TW_TS_RECENT(w) 0u
+#endif
+
+/* RFC 9293 §3.10.8: 2 MSL over (tcp_timer.c), reuse, recycling. */
+void tcp_tw_pcb_end(struct wisp_tcp_pcb *pcb)
+{
+    struct wisp_tcp_pcb **pp;
+    for (pp = &pcb->c.stack->tcp.tw_pcbs; *pp != NULL; pp = &(*pp)->next) {
+        if (*pp == pcb) {
+            *pp = pcb->next;
             break;
         }
     }
+    pcb->next = NULL;
+    tcp_pcb_release(pcb); /* no longer on s->tcp.pcbs: just freed */
+}
+
+static void tcp_tw_end(struct wisp_stack *s, tcp_tw_t *w)
+{
+    WISP_UNUSED(s);
+    tcp_tw_pcb_end(w);
+}
+
+static void tcp_tw_restart(struct wisp_stack *s, tcp_tw_t *w)
+{
+    WISP_UNUSED(s);
+    tcp_timer_set(w, TCP_TMR_FW2, 2u * WISP_TCP_MSL_MS);
+}
+
+static void tcp_tw_ack(struct wisp_stack *s, tcp_tw_t *w)
+{
+    WISP_UNUSED(s);
+    (void)tcp_send_ack(w);
+}
+
+/* RFC 9293 §3.6.1: the PCB stays for 2 MSL (its data all acknowledged);
+ * what the application had not taken is dropped (counted). */
+void tcp_enter_time_wait(struct wisp_tcp_pcb *pcb)
+{
+    struct wisp_stack *s = pcb->c.stack;
+    struct wisp_tcp_pcb **pp;
+    wisp_tcp_err_fn fn = (pcb->flags & TF_CLOSED) ? NULL : pcb->errf;
+    void *arg = pcb->c.arg;
+    unsigned i;
+
+    if (pcb->refused_n > 0u) {
+        WISP_CTR_INC(s, TCP_DROP_REFUSED); /* the application never took it */
+        (void)tcp_refused_free(pcb);
+    }
+    for (i = 0; i < pcb->ooseq_n; i++) {
+        wisp_pbuf_free(pcb->ooseq[i].p); /* beyond the FIN: never deliverable */
+        pcb->ooseq[i].p = NULL;
+    }
+    pcb->ooseq_n = 0;
+    pcb->ooseq_bufs = 0;
+    for (pp = &s->tcp.pcbs; *pp != NULL; pp = &(*pp)->next) {
+        if (*pp == pcb) {
+            *pp = pcb->next;
+            s->tcp.npcbs--; /* no share of the receive budget */
+            break;
+        }
+    }
+    pcb->next = s->tcp.tw_pcbs;
+    s->tcp.tw_pcbs = pcb;
+    pcb->c.state = WISP_TCP_TIME_WAIT; /* (from CLOSING too: RFC 9293 §3.10.7.4 fifth) */
+    pcb->flags |= TF_CLOSED;
+    pcb->recv = NULL;
+    pcb->sent = NULL;
+    pcb->errf = NULL;
+    pcb->poll = NULL;
+    pcb->connected = NULL;
+    pcb->tmr_on = 0;
+    tcp_tw_restart(s, pcb);
+    if (fn != NULL) {
+        fn(arg, WISP_ERR_CLSD);
+    }
+}
+
+static tcp_tw_t *tcp_tw_find(struct wisp_stack *s, const struct tcp_in *in)
+{
+    struct wisp_tcp_pcb *pcb;
+    for (pcb = s->tcp.tw_pcbs; pcb != NULL; pcb = pcb->next) {
+        if (tcp_in_is(in, &pcb->c.local_ip, &pcb->remote_ip, pcb->c.local_port, pcb->remote_port)) {
+            return pcb;
+        }
+    }
+    return NULL;
+}
+
+bool tcp_tw_uses(const struct wisp_stack *s, uint16_t lport, const struct tcp_tuple *t)
+{
+    const struct wisp_tcp_pcb *w;
+    for (w = s->tcp.tw_pcbs; w != NULL; w = w->next) {
+        if (w->c.local_port == lport &&
+            (t == NULL || (w->remote_port == t->rport && wisp_ipaddr_eq(&w->c.local_ip, &t->lip) &&
+                           wisp_ipaddr_eq(&w->remote_ip, &t->rip)))) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* A connection PCB; when none is free, the TIME-WAIT PCB nearest its end
+ * is given up for it (counted), as lwIP does. */
+struct wisp_tcp_pcb *tcp_pcb_alloc(struct wisp_stack *s)
+{
+    struct wisp_tcp_pcb *pcb = (struct wisp_tcp_pcb *)wisp_pool_alloc(&s->pool[WISP_POOL_TCP_PCB]);
+    if (pcb == NULL && s->tcp.tw_pcbs != NULL) {
+        struct wisp_tcp_pcb *w, *old = s->tcp.tw_pcbs;
+        for (w = old->next; w != NULL; w = w->next) { /* newest first: ties go to the older */
+            if (!wisp_time_before(old->due[TCP_TMR_FW2], w->due[TCP_TMR_FW2])) {
+                old = w;
+            }
+        }
+        WISP_CTR_INC(s, TCP_TW_RECYCLED);
+        tcp_tw_pcb_end(old);
+        pcb = (struct wisp_tcp_pcb *)wisp_pool_alloc(&s->pool[WISP_POOL_TCP_PCB]);
+    }
+    return pcb;
+}
+
+void tcp_tw_reset(struct wisp_stack *s)
+{
+    while (s->tcp.tw_pcbs != NULL) {
+        tcp_tw_pcb_end(s->tcp.tw_pcbs);
+    }
+}
+#endif /* WISP_TCP_TW_COMPACT */
+
+bool tcp_tw_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_in *in)
+{
+    tcp_tw_t *w = tcp_tw_find(s, in);
+    bool ts;
+
     if (w == NULL) {
         return false;
     }
-    ts = w->ts_ok && in->opt.ts;
+    ts = TW_TS(w) && in->opt.ts;
     if (in->flags & WISP_TCP_FLAG_RST) {
         /* RFC 1337 §3 (TIME-WAIT assassination): ignore RST in TIME-WAIT. */
         WISP_CTR_INC(s, TCP_RST_RX);
@@ -177,9 +390,8 @@ bool tcp_tw_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_in
         /* RFC 6191 §2 / RFC 1122 §4.2.2.13: a new incarnation may reuse
          * the 4-tuple when its timestamp (or, without timestamps, its
          * sequence number) is above the old connection's. */
-        if ((ts && TCP_SEQ_GT(in->opt.tsval, w->ts_recent)) || (!ts && TCP_SEQ_GT(in->seq, w->rcv_nxt))) {
-            tcp_tw_free(s, w);
-            tcp_tw_arm(s);
+        if ((ts && TCP_SEQ_GT(in->opt.tsval, TW_TS_RECENT(w))) || (!ts && TCP_SEQ_GT(in->seq, w->rcv_nxt))) {
+            tcp_tw_end(s, w);
             WISP_CTR_INC(s, TCP_TW_REOPEN);
             return false; /* the caller hands the SYN to the listener */
         }
@@ -196,7 +408,7 @@ bool tcp_tw_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_in
         return true;
     }
     /* RFC 7323 §5.3 PAWS */
-    if (ts && TCP_SEQ_LT(in->opt.tsval, w->ts_recent)) {
+    if (ts && TCP_SEQ_LT(in->opt.tsval, TW_TS_RECENT(w))) {
         WISP_CTR_INC(s, TCP_DROP_PAWS);
         tcp_tw_ack(s, w);
         wisp_pbuf_free(p);
@@ -206,8 +418,7 @@ bool tcp_tw_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_in
         /* RFC 9293 §3.10.7.4 TIME-WAIT, eighth step: the retransmitted
          * FIN (it ends at RCV.NXT): acknowledge it and restart the 2 MSL
          * timeout. Any other FIN is only acknowledged below. */
-        w->expire = wisp_now(s) + 2u * WISP_TCP_MSL_MS;
-        tcp_tw_arm(s);
+        tcp_tw_restart(s, w);
         tcp_tw_ack(s, w);
     } else if (in->len > 0 || (in->flags & WISP_TCP_FLAG_FIN) || in->seq != w->rcv_nxt) {
         WISP_CTR_INC(s, TCP_DROP_OOW);
@@ -221,9 +432,14 @@ bool tcp_tw_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_in
 
 static void tcp_synq_timer_fn(struct wisp_stack *s, struct wisp_timer *t);
 
+static unsigned tcp_synq_bucket(const struct wisp_stack *s, const struct wisp_tcp_syn *e)
+{
+    return tcp_bucket(s, &e->remote_ip, e->remote_port, e->local_port, TCP_SYNQ_NB);
+}
+
 static void tcp_synq_arm(struct wisp_stack *s)
 {
-    uint32_t earliest = 0, now = wisp_now(s);
+    uint32_t earliest = 0;
     bool any = false;
     unsigned i;
     for (i = 0; i < WISP_TCP_SYNQ_COUNT; i++) {
@@ -233,11 +449,7 @@ static void tcp_synq_arm(struct wisp_stack *s)
             any = true;
         }
     }
-    if (!any) {
-        wisp_timer_cancel(s, &s->tcp.synq_tmr);
-        return;
-    }
-    wisp_timer_arm(s, &s->tcp.synq_tmr, wisp_time_before(now, earliest) ? earliest - now : 0u, tcp_synq_timer_fn);
+    tcp_timer_arm_at(s, &s->tcp.synq_tmr, any, earliest, tcp_synq_timer_fn);
 }
 
 static void tcp_synq_remove(struct wisp_stack *s, struct wisp_tcp_syn *e)
@@ -251,18 +463,30 @@ static void tcp_synq_remove(struct wisp_stack *s, struct wisp_tcp_syn *e)
     memset(e, 0, sizeof(*e));
 }
 
-/* The options and TSval of a SYN-ACK offering window wnd and our MSS
+static void tcp_synq_tuple(const struct wisp_tcp_syn *e, struct tcp_tuple *t)
+{
+    t->lip = e->local_ip;
+    t->rip = e->remote_ip;
+    t->lport = e->local_port;
+    t->rport = e->remote_port;
+}
+
+/* The SYN-ACK of embryo e (a SYN-queue entry, or one built for a cookie
+ * on the stack) from listener l, offering window e->wnd and our MSS
  * ours, with timestamp clock offset ts_off. cookie_bits: the low TSval
  * bits of a SYN cookie (RFC 4987 §3.6 with timestamps), or -1. Returns
  * tcp_xmit_raw's result (a local failure is retried by the SYN queue; a
  * cookie's SYN-ACK is not: the peer resends its SYN). */
-static wisp_err_t tcp_send_synack(struct wisp_stack *s, const struct tcp_tuple *t, uint32_t iss, uint32_t irs,
-                                  uint8_t peer_ws, bool sack, bool ts, uint32_t ts_recent, int cookie_bits,
-                                  uint16_t wnd, uint16_t ours, uint32_t ts_off, uint8_t tos, uint8_t ttl)
+static wisp_err_t tcp_send_synack(struct wisp_stack *s, const struct wisp_tcp_listen *l, const struct wisp_tcp_syn *e,
+                                  int cookie_bits, uint16_t ours, uint32_t ts_off)
 {
+    struct tcp_tuple t;
     uint8_t opt[WISP_TCP_MAX_OPTLEN];
     uint8_t n;
     uint32_t tsval = wisp_now(s) + ts_off;
+#if !WISP_TCP_SYNCOOKIES
+    WISP_UNUSED(cookie_bits);
+#else
     if (cookie_bits >= 0) {
         /* Linux's layout: the low 6 bits carry the options; keep the
          * value at or below the clock so later TSvals never go back. */
@@ -272,8 +496,12 @@ static wisp_err_t tcp_send_synack(struct wisp_stack *s, const struct tcp_tuple *
         }
         tsval = v;
     }
-    n = tcp_build_syn_opts(opt, ours, peer_ws == 0xffu ? 0xffu : tcp_rcv_wscale_ours(), sack, ts, tsval, ts_recent);
-    return tcp_xmit_raw(s, t, iss, irs + 1u, WISP_TCP_FLAG_SYN | WISP_TCP_FLAG_ACK, wnd, opt, n, NULL, tos, ttl);
+#endif
+    n = tcp_build_syn_opts(opt, ours, e->peer_wscale == 0xffu ? 0xffu : tcp_rcv_wscale_ours(),
+                           (e->opts & TCP_SYNO_SACK) != 0, (e->opts & TCP_SYNO_TS) != 0, tsval, e->ts_recent);
+    tcp_synq_tuple(e, &t);
+    return tcp_xmit_raw(s, &t, e->iss, e->irs + 1u, WISP_TCP_FLAG_SYN | WISP_TCP_FLAG_ACK, e->wnd, opt, n, NULL,
+                        l->c.tos, l->c.ttl);
 }
 
 /* The window a SYN-ACK offers (unscaled, RFC 7323 §2.2) when our MSS
@@ -289,12 +517,21 @@ static uint16_t tcp_synack_wnd(struct wisp_stack *s, uint16_t ours, uint16_t *bl
     return (uint16_t)WISP_MIN(WISP_MIN((uint32_t)WISP_TCP_WND, 65535u), cap);
 }
 
-static void tcp_synq_tuple(const struct wisp_tcp_syn *e, struct tcp_tuple *t)
+/* An embryo's connection state (what a SYN-ACK and the PCB made from it
+ * need): a SYN-queue entry, or one on the stack for a SYN cookie. */
+static void tcp_syn_fill(struct wisp_tcp_syn *e, const struct tcp_tuple *t, uint32_t iss, uint32_t irs, uint8_t ws,
+                         bool sack, bool ts, uint32_t ts_recent)
 {
-    t->lip = e->local_ip;
-    t->rip = e->remote_ip;
-    t->lport = e->local_port;
-    t->rport = e->remote_port;
+    memset(e, 0, sizeof(*e));
+    e->local_ip = t->lip;
+    e->remote_ip = t->rip;
+    e->local_port = t->lport;
+    e->remote_port = t->rport;
+    e->iss = iss;
+    e->irs = irs;
+    e->peer_wscale = ws;
+    e->opts = (uint8_t)((sack ? TCP_SYNO_SACK : 0u) | (ts ? TCP_SYNO_TS : 0u));
+    e->ts_recent = ts_recent;
 }
 
 /* RFC 9293 §3.10.7.4 first step for an embryo: seq lies in the window
@@ -310,29 +547,17 @@ static bool tcp_synq_in_window(const struct wisp_tcp_syn *e, uint32_t seq)
 static void tcp_synq_challenge_ack(struct wisp_stack *s, const struct wisp_tcp_syn *e)
 {
     struct tcp_tuple t;
-    uint8_t opt[WISP_TCP_TS_OPTLEN];
-    uint8_t optlen = 0;
+    bool ts = (e->opts & TCP_SYNO_TS) != 0;
     if (!tcp_challenge_allowed(s)) {
         return;
     }
     WISP_CTR_INC(s, TCP_CHALLENGE_ACK);
     tcp_synq_tuple(e, &t);
-    if (e->opts & TCP_SYNO_TS) {
-        /* RFC 7323 Appendix A layout: NOP NOP TS length TSval TSecr */
-        opt[0] = WISP_TCP_OPT_NOP;
-        opt[1] = WISP_TCP_OPT_NOP;
-        opt[2] = WISP_TCP_OPT_TS;
-        opt[3] = WISP_TCP_OPTLEN_TS;
-        wisp_wr32(opt + 2u + WISP_TCP_OPT_HDRLEN, wisp_now(s) + tcp_ts_offset(s, &t));
-        wisp_wr32(opt + 2u + WISP_TCP_OPT_HDRLEN + 4u, e->ts_recent);
-        optlen = WISP_TCP_TS_OPTLEN;
-    }
     /* RFC 7323 §2.2: unlike the SYN-ACK's, this window field is scaled
      * when both SYNs carry the option */
-    (void)tcp_xmit_raw(s, &t, e->iss + 1u, e->irs + 1u, WISP_TCP_FLAG_ACK,
-                       (uint16_t)((e->peer_wscale != 0xffu && WISP_TCP_WND_SCALE) ? e->wnd >> tcp_rcv_wscale_ours()
-                                                                                 : e->wnd),
-                       opt, optlen, NULL, e->lpcb->c.tos, e->lpcb->c.ttl);
+    tcp_bare_ack(s, &t, e->iss + 1u, e->irs + 1u,
+                 (uint16_t)((e->peer_wscale != 0xffu && WISP_TCP_WND_SCALE) ? e->wnd >> tcp_rcv_wscale_ours() : e->wnd),
+                 ts, ts ? tcp_ts_offset(s, &t) : 0u, e->ts_recent, e->lpcb->c.tos, e->lpcb->c.ttl);
 }
 
 /* The RTO of an embryo after n retransmissions (RFC 6298 §5.5: the
@@ -355,9 +580,7 @@ static void tcp_synq_send(struct wisp_stack *s, struct wisp_tcp_syn *e)
     struct tcp_tuple t;
     wisp_err_t err;
     tcp_synq_tuple(e, &t);
-    err = tcp_send_synack(s, &t, e->iss, e->irs, e->peer_wscale, (e->opts & TCP_SYNO_SACK) != 0,
-                          (e->opts & TCP_SYNO_TS) != 0, e->ts_recent, -1, e->wnd, tcp_mss_for(s, &t.rip),
-                          tcp_ts_offset(s, &t), e->lpcb->c.tos, e->lpcb->c.ttl);
+    err = tcp_send_synack(s, e->lpcb, e, -1, tcp_mss_for(s, &t.rip), tcp_ts_offset(s, &t));
     if (err == WISP_OK) {
         e->opts = (uint8_t)(e->opts & ~TCP_SYNO_UNSENT);
         e->due = wisp_now(s) + tcp_synq_rto(e->retries);
@@ -492,6 +715,7 @@ static void tcp_in_tuple(const struct tcp_in *in, struct tcp_tuple *t)
 
 /* ------------------------------------------------------- SYN cookies */
 
+#if WISP_TCP_SYNCOOKIES
 /* RFC 4987 §3.6 SYN cookie: top 5 bits a coarse time counter, 3 bits the
  * index of the MSS in this table, 24 bits a keyed hash of the 4-tuple, the
  * counter and the peer's ISN. */
@@ -552,16 +776,16 @@ static bool tcp_cookie_check(struct wisp_stack *s, const struct tcp_tuple *t, ui
     }
     return false;
 }
+#endif /* WISP_TCP_SYNCOOKIES */
 
 /* ------------------------------------------------------ passive open */
 
 /* A connection PCB for a completed passive open (ESTABLISHED). */
 static struct wisp_tcp_pcb *tcp_passive_pcb(struct wisp_stack *s, struct wisp_tcp_listen *l,
-                                            const struct tcp_tuple *t, uint32_t iss, uint32_t irs,
-                                            uint16_t peer_mss, uint8_t peer_ws, bool sack, bool ts,
-                                            uint32_t ts_recent, uint16_t wnd, uint32_t ts_off)
+                                            const struct wisp_tcp_syn *e, uint32_t ts_off)
 {
-    struct wisp_tcp_pcb *pcb = (struct wisp_tcp_pcb *)wisp_pool_alloc(&s->pool[WISP_POOL_TCP_PCB]);
+    struct wisp_tcp_pcb *pcb = tcp_pcb_alloc(s);
+    uint32_t iss = e->iss, irs = e->irs;
     uint16_t ours;
     if (pcb == NULL) {
         return NULL;
@@ -571,10 +795,10 @@ static struct wisp_tcp_pcb *tcp_passive_pcb(struct wisp_stack *s, struct wisp_tc
     pcb->c.tos = l->c.tos;
     pcb->c.ttl = l->c.ttl;
     pcb->cc_algo = l->cc_algo;
-    pcb->c.local_ip = t->lip;
-    pcb->c.local_port = t->lport;
-    pcb->remote_ip = t->rip;
-    pcb->remote_port = t->rport;
+    pcb->c.local_ip = e->local_ip;
+    pcb->c.local_port = e->local_port;
+    pcb->remote_ip = e->remote_ip;
+    pcb->remote_port = e->remote_port;
     pcb->flags |= TF_PASSIVE;
     pcb->iss = iss;
     pcb->snd_una = iss + 1u;
@@ -586,33 +810,33 @@ static struct wisp_tcp_pcb *tcp_passive_pcb(struct wisp_stack *s, struct wisp_tc
     pcb->snd_wl2 = iss;
     pcb->irs = irs;
     pcb->rcv_nxt = irs + 1u;
-    pcb->rcv_adv = pcb->rcv_nxt + wnd; /* what the SYN-ACK offered */
+    pcb->rcv_adv = pcb->rcv_nxt + e->wnd; /* what the SYN-ACK offered */
     pcb->last_ack_sent = pcb->rcv_nxt;
     pcb->ts_off = ts_off; /* the clock our SYN-ACK's TSval was read from */
     /* RFC 9293 §3.7.1 / RFC 6691: send MSS = min(peer's MSS option or
      * 536, our MTU - 40). */
-    ours = tcp_mss_for(s, &t->rip);
+    ours = tcp_mss_for(s, &e->remote_ip);
     pcb->rcv_blk = tcp_rx_blk(ours);
-    pcb->mss = (uint16_t)WISP_MIN(peer_mss != 0 ? peer_mss : TCP_DEFAULT_MSS, ours);
-    if (peer_ws != 0xffu && WISP_TCP_WND_SCALE) {
+    pcb->mss = (uint16_t)WISP_MIN(e->peer_mss != 0 ? e->peer_mss : TCP_DEFAULT_MSS, ours);
+    if (e->peer_wscale != 0xffu && WISP_TCP_WND_SCALE) {
         /* RFC 7323 §2.2/§2.3: both SYNs carried the option; shifts > 14
          * are taken as 14. */
         pcb->flags |= TF_WS;
-        pcb->snd_wscale = (uint8_t)WISP_MIN(peer_ws, TCP_MAX_WSCALE);
+        pcb->snd_wscale = (uint8_t)WISP_MIN(e->peer_wscale, TCP_MAX_WSCALE);
         pcb->rcv_wscale = tcp_rcv_wscale_ours();
     }
-    if (sack && WISP_TCP_SACK) {
+    if ((e->opts & TCP_SYNO_SACK) && WISP_TCP_SACK) {
         pcb->flags |= TF_SACK;
     }
-    if (ts && WISP_TCP_TIMESTAMPS) {
+    if ((e->opts & TCP_SYNO_TS) && WISP_TCP_TIMESTAMPS) {
         pcb->flags |= TF_TS;
-        pcb->ts_recent = ts_recent;
+        pcb->ts_recent = e->ts_recent;
         pcb->ts_recent_ms = wisp_now(s);
     }
     pcb->c.state = WISP_TCP_SYN_RCVD;
     tcp_link(s, pcb);
     tcp_set_established(pcb); /* (takes over the promise of the SYN-ACK's window) */
-    if (wnd < WISP_MIN((uint32_t)WISP_TCP_WND, 65535u)) {
+    if (e->wnd < WISP_MIN((uint32_t)WISP_TCP_WND, 65535u)) {
         /* the receive budget held the offer back: announce more once the
          * blocks are there (the peer may have nothing to send before) */
         pcb->starve = 1;
@@ -661,12 +885,10 @@ bool tcp_synq_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_
     struct tcp_tuple t;
     unsigned i;
 
-    for (i = s->tcp.synq_head[tcp_bucket(s, &in.ip->src, in.sport, in.dport,
-                                         WISP_TCP_HBUCKETS(WISP_TCP_SYNQ_COUNT))];
-         i != TCP_HNONE; i = s->tcp.synq_next[i]) {
+    for (i = s->tcp.synq_head[tcp_bucket(s, &in.ip->src, in.sport, in.dport, TCP_SYNQ_NB)]; i != TCP_HNONE;
+         i = s->tcp.synq_next[i]) {
         struct wisp_tcp_syn *x = &s->tcp.synq[i];
-        if (x->local_port == in.dport && x->remote_port == in.sport && wisp_ipaddr_eq(&x->local_ip, &in.ip->dst) &&
-            wisp_ipaddr_eq(&x->remote_ip, &in.ip->src)) {
+        if (tcp_in_is(&in, &x->local_ip, &x->remote_ip, x->local_port, x->remote_port)) {
             e = x;
             break;
         }
@@ -722,7 +944,7 @@ bool tcp_synq_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_
     }
     /* first step: the sequence number must be in the window the SYN-ACK
      * offered (a zero window takes just RCV.NXT) */
-    if (TCP_SEQ_LT(in.seq, e->irs + 1u) || (in.seq != e->irs + 1u && TCP_SEQ_GEQ(in.seq, e->irs + 1u + e->wnd))) {
+    if (!tcp_synq_in_window(e, in.seq)) {
         WISP_CTR_INC(s, TCP_DROP_OOW);
         tcp_synq_send(s, e);
         tcp_synq_arm(s);
@@ -735,8 +957,7 @@ bool tcp_synq_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_
         return true;
     }
     tcp_synq_tuple(e, &t);
-    pcb = tcp_passive_pcb(s, l, &t, e->iss, e->irs, e->peer_mss, e->peer_wscale, (e->opts & TCP_SYNO_SACK) != 0,
-                          (e->opts & TCP_SYNO_TS) != 0, e->ts_recent, e->wnd, tcp_ts_offset(s, &t));
+    pcb = tcp_passive_pcb(s, l, e, tcp_ts_offset(s, &t));
     if (pcb == NULL) {
         /* RFC 9293 §3.10.7.4 SYN-RECEIVED, fifth: the ACK would move
          * the connection to ESTABLISHED, but there is no PCB to hold it
@@ -756,50 +977,71 @@ bool tcp_synq_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_
     return true;
 }
 
+#if WISP_TCP_SYNCOOKIES
+/* An ACK for a listener that returns a valid SYN cookie (RFC 4987 §3.6)
+ * makes the connection. True when it did (p consumed). */
+static bool tcp_cookie_accept(struct wisp_stack *s, struct wisp_tcp_listen *l, struct wisp_pbuf *p, struct tcp_in *in,
+                              const struct tcp_tuple *t)
+{
+    struct wisp_tcp_syn x;
+    uint16_t mss, blk;
+    uint32_t ts_off;
+    uint8_t ws = 0xffu;
+    struct wisp_tcp_pcb *pcb;
+    bool sack = false, ts = false;
+
+    if ((in->flags & WISP_TCP_FLAG_SYN) || !tcp_cookie_check(s, t, in->ack - 1u, in->seq - 1u, &mss, &ts_off)) {
+        if (s->tcp.cookie_used && !wisp_time_before(s->tcp.cookie_last + 2u * TCP_COOKIE_PERIOD_MS, wisp_now(s))) {
+            WISP_CTR_INC(s, TCP_COOKIE_BAD);
+        }
+        return false;
+    }
+    if (in->opt.ts && WISP_TCP_TIMESTAMPS) {
+        /* our cookie TSval comes back in TSecr: 4 bits window
+         * scale (15 = none), 1 bit SACK-permitted */
+        ts = true;
+        ws = (uint8_t)(in->opt.tsecr & 0x0fu);
+        if (ws == 0x0fu) {
+            ws = 0xffu;
+        }
+        sack = (in->opt.tsecr & 0x10u) != 0;
+    }
+    WISP_CTR_INC(s, TCP_COOKIE_OK);
+    /* The cookie's SYN-ACK window was not kept (no state): what
+     * the budget allows now is promised; data beyond it (when it
+     * offered more) is dropped and resent. */
+    tcp_syn_fill(&x, t, in->ack - 1u, in->seq - 1u, ws, sack, ts, in->opt.tsval);
+    x.peer_mss = mss;
+    x.wnd = tcp_synack_wnd(s, tcp_mss_for(s, &t->rip), &blk);
+    pcb = tcp_passive_pcb(s, l, &x, ts_off);
+    if (pcb == NULL) {
+        /* No PCB now: drop silently (counted), no RST. The peer
+         * resends its data and the cookie stays valid for its two
+         * periods (RFC 4987 §3.6: the ACK carries all the state); a
+         * peer with nothing to send waits, as after any lost
+         * cookie ACK. */
+        WISP_CTR_INC(s, TCP_DROP_PCBMEM);
+        wisp_pbuf_free(p);
+        return true;
+    }
+    tcp_accept_and_process(s, l, pcb, p, in);
+    return true;
+}
+#endif /* WISP_TCP_SYNCOOKIES */
+
 /* RFC 9293 §3.10.7.2 LISTEN, second: an ACK -- a SYN cookie (RFC 4987
  * §3.6) makes the connection, else a RST <SEQ=SEG.ACK>. Consumes p. */
 static void tcp_listen_ack(struct wisp_stack *s, struct wisp_tcp_listen *l, struct wisp_pbuf *p, struct tcp_in *in,
                            const struct tcp_tuple *t)
 {
-    uint16_t mss;
-    uint32_t ts_off;
-    if (!(in->flags & WISP_TCP_FLAG_SYN) && tcp_cookie_check(s, t, in->ack - 1u, in->seq - 1u, &mss, &ts_off)) {
-        uint8_t ws = 0xffu;
-        struct wisp_tcp_pcb *pcb;
-        bool sack = false, ts = false;
-        uint16_t wnd, blk;
-        if (in->opt.ts && WISP_TCP_TIMESTAMPS) {
-            /* our cookie TSval comes back in TSecr: 4 bits window
-             * scale (15 = none), 1 bit SACK-permitted */
-            ts = true;
-            ws = (uint8_t)(in->opt.tsecr & 0x0fu);
-            if (ws == 0x0fu) {
-                ws = 0xffu;
-            }
-            sack = (in->opt.tsecr & 0x10u) != 0;
-        }
-        WISP_CTR_INC(s, TCP_COOKIE_OK);
-        /* The cookie's SYN-ACK window was not kept (no state): what
-         * the budget allows now is promised; data beyond it (when it
-         * offered more) is dropped and resent. */
-        wnd = tcp_synack_wnd(s, tcp_mss_for(s, &t->rip), &blk);
-        pcb = tcp_passive_pcb(s, l, t, in->ack - 1u, in->seq - 1u, mss, ws, sack, ts, in->opt.tsval, wnd, ts_off);
-        if (pcb == NULL) {
-            /* No PCB now: drop silently (counted), no RST. The peer
-             * resends its data and the cookie stays valid for its two
-             * periods (RFC 4987 §3.6: the ACK carries all the state); a
-             * peer with nothing to send waits, as after any lost
-             * cookie ACK. */
-            WISP_CTR_INC(s, TCP_DROP_PCBMEM);
-            wisp_pbuf_free(p);
-            return;
-        }
-        tcp_accept_and_process(s, l, pcb, p, in);
+#if WISP_TCP_SYNCOOKIES
+    if (tcp_cookie_accept(s, l, p, in, t)) {
         return;
     }
-    if (s->tcp.cookie_used && !wisp_time_before(s->tcp.cookie_last + 2u * TCP_COOKIE_PERIOD_MS, wisp_now(s))) {
-        WISP_CTR_INC(s, TCP_COOKIE_BAD);
-    }
+#else
+    WISP_UNUSED(l);
+    WISP_UNUSED(t);
+#endif
     WISP_CTR_INC(s, TCP_DROP_BADACK);
     tcp_rst_reply(s, in);
     wisp_pbuf_free(p);
@@ -811,25 +1053,17 @@ static void tcp_synq_add(struct wisp_stack *s, struct wisp_tcp_listen *l, struct
                          const struct tcp_in *in, const struct tcp_tuple *t, bool sack, bool ts)
 {
     uint16_t blk;
-    memset(e, 0, sizeof(*e));
+    tcp_syn_fill(e, t, tcp_isn(s, t), in->seq, WISP_TCP_WND_SCALE ? in->opt.ws : 0xffu, sack, ts, in->opt.tsval);
     e->lpcb = l;
     l->synq_n++;
-    e->local_ip = t->lip;
-    e->remote_ip = t->rip;
-    e->local_port = t->lport;
-    e->remote_port = t->rport;
-    e->irs = in->seq;
-    e->iss = tcp_isn(s, t);
     e->peer_mss = in->opt.mss;
-    e->peer_wscale = WISP_TCP_WND_SCALE ? in->opt.ws : 0xffu;
-    e->opts = (uint8_t)((sack ? TCP_SYNO_SACK : 0u) | (ts ? TCP_SYNO_TS : 0u));
-    e->ts_recent = in->opt.tsval;
     e->wnd = tcp_synack_wnd(s, tcp_mss_for(s, &t->rip), &blk); /* kept for its retransmissions */
     tcp_hlink(s->tcp.synq_head, s->tcp.synq_next, tcp_synq_bucket(s, e), (unsigned)(e - s->tcp.synq));
     tcp_synq_send(s, e);
     tcp_synq_arm(s);
 }
 
+#if WISP_TCP_SYNCOOKIES
 /* RFC 4987 §3.6: no room -- answer the SYN statelessly with a cookie.
  * Without timestamps the cookie cannot carry window scaling or SACK, so
  * the SYN-ACK offers neither. */
@@ -841,6 +1075,7 @@ static void tcp_synq_cookie(struct wisp_stack *s, const struct wisp_tcp_listen *
     uint8_t ws = (ts && WISP_TCP_WND_SCALE) ? in->opt.ws : 0xffu;
     uint32_t cookie, ts_off;
     uint16_t blk;
+    struct wisp_tcp_syn x;
     int bits = -1;
     if (ts) {
         bits = (int)((ws == 0xffu ? 0x0fu : (ws & 0x0fu)) | (sack ? 0x10u : 0u));
@@ -853,9 +1088,11 @@ static void tcp_synq_cookie(struct wisp_stack *s, const struct wisp_tcp_listen *
     s->tcp.cookie_last = wisp_now(s);
     mss = (uint16_t)WISP_MIN(mss, ours);
     cookie = tcp_cookie_make(s, t, in->seq, mss, &ts_off);
-    (void)tcp_send_synack(s, t, cookie, in->seq, ws, sack, ts, in->opt.tsval, bits, tcp_synack_wnd(s, ours, &blk),
-                          ours, ts_off, l->c.tos, l->c.ttl);
+    tcp_syn_fill(&x, t, cookie, in->seq, ws, sack, ts, in->opt.tsval);
+    x.wnd = tcp_synack_wnd(s, ours, &blk);
+    (void)tcp_send_synack(s, l, &x, bits, ours, ts_off);
 }
+#endif /* WISP_TCP_SYNCOOKIES */
 
 bool tcp_listen_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_in *cin)
 {
@@ -886,7 +1123,7 @@ bool tcp_listen_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tc
         return true;
     }
     /* third: a SYN -- an entry in the SYN queue within the backlog, else
-     * a cookie. */
+     * a cookie (without cookies: dropped, the peer retransmits it). */
     if (l->synq_n < l->backlog) {
         for (i = 0; i < WISP_TCP_SYNQ_COUNT; i++) {
             if (s->tcp.synq[i].lpcb == NULL) {
@@ -898,7 +1135,11 @@ bool tcp_listen_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tc
     if (e != NULL) {
         tcp_synq_add(s, l, e, &in, &t, in.opt.sack_ok && WISP_TCP_SACK, in.opt.ts && WISP_TCP_TIMESTAMPS);
     } else {
+#if WISP_TCP_SYNCOOKIES
         tcp_synq_cookie(s, l, &in, &t, in.opt.sack_ok && WISP_TCP_SACK, in.opt.ts && WISP_TCP_TIMESTAMPS);
+#else
+        WISP_CTR_INC(s, TCP_SYNQ_FULL);
+#endif
     }
     wisp_pbuf_free(p); /* data on a SYN is not kept (the peer resends it) */
     return true;

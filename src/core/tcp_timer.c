@@ -53,7 +53,7 @@ bool tcp_timer_on(const struct wisp_tcp_pcb *pcb, unsigned which)
 void tcp_timer_update(struct wisp_tcp_pcb *pcb)
 {
     struct wisp_stack *s = pcb->c.stack;
-    uint32_t earliest = 0, now;
+    uint32_t earliest = 0;
     bool any = false;
     unsigned i;
 
@@ -73,8 +73,17 @@ void tcp_timer_update(struct wisp_tcp_pcb *pcb)
     if (wisp_timer_armed(&pcb->tmr) && !wisp_time_before(earliest, pcb->tmr.due)) {
         return;
     }
-    now = wisp_now(s);
-    wisp_timer_arm(s, &pcb->tmr, wisp_time_before(now, earliest) ? earliest - now : 0u, tcp_pcb_timer_fn);
+    tcp_timer_arm_at(s, &pcb->tmr, true, earliest, tcp_pcb_timer_fn);
+}
+
+void tcp_timer_arm_at(struct wisp_stack *s, struct wisp_timer *t, bool any, uint32_t due, wisp_timer_fn fn)
+{
+    uint32_t now = wisp_now(s);
+    if (!any) {
+        wisp_timer_cancel(s, t);
+        return;
+    }
+    wisp_timer_arm(s, t, wisp_time_before(now, due) ? due - now : 0u, fn);
 }
 
 static void tcp_keep_fire(struct wisp_tcp_pcb *pcb)
@@ -121,6 +130,11 @@ static void tcp_timer_handle(struct wisp_tcp_pcb *pcb, unsigned which)
         if (pcb->c.state == WISP_TCP_FIN_WAIT_2 && (pcb->flags & TF_CLOSED)) {
             tcp_pcb_release(pcb);
         }
+#if !WISP_TCP_TW_COMPACT
+        if (pcb->c.state == WISP_TCP_TIME_WAIT) {
+            tcp_tw_pcb_end(pcb); /* RFC 9293 §3.10.8: 2 MSL over -> CLOSED */
+        }
+#endif
         break;
     case TCP_TMR_POLL:
         if (pcb->poll != NULL && pcb->poll_interval > 0 && !(pcb->flags & TF_CLOSED)) {
@@ -364,12 +378,13 @@ void tcp_persist_expired(struct wisp_tcp_pcb *pcb)
 }
 
 /* -------------------------------------------------- TIME-WAIT expiry */
+#if WISP_TCP_TW_COMPACT
 
 static void tcp_tw_timer_fn(struct wisp_stack *s, struct wisp_timer *t);
 
 void tcp_tw_arm(struct wisp_stack *s)
 {
-    uint32_t earliest = 0, now = wisp_now(s);
+    uint32_t earliest = 0;
     bool any = false;
     unsigned i;
     for (i = 0; i < WISP_TCP_TW_COUNT; i++) {
@@ -379,11 +394,7 @@ void tcp_tw_arm(struct wisp_stack *s)
             any = true;
         }
     }
-    if (!any) {
-        wisp_timer_cancel(s, &s->tcp.tw_tmr);
-        return;
-    }
-    wisp_timer_arm(s, &s->tcp.tw_tmr, wisp_time_before(now, earliest) ? earliest - now : 0u, tcp_tw_timer_fn);
+    tcp_timer_arm_at(s, &s->tcp.tw_tmr, any, earliest, tcp_tw_timer_fn);
 }
 
 static void tcp_tw_timer_fn(struct wisp_stack *s, struct wisp_timer *t)
@@ -399,6 +410,7 @@ static void tcp_tw_timer_fn(struct wisp_stack *s, struct wisp_timer *t)
     }
     tcp_tw_arm(s);
 }
+#endif /* WISP_TCP_TW_COMPACT */
 
 #else
 typedef int wisp_tcp_timer_disabled_t; /* ISO C forbids an empty translation unit */

@@ -648,7 +648,10 @@ static void syn_flood_listener_keeps_serving(void **state)
                 sent++;
             }
         }
-        if (step == 1000) {
+        /* Without SYN cookies (WISP_TCP_SYNCOOKIES 0) the flood keeps the
+         * backlog full and a legitimate SYN is dropped too -- what that
+         * option set gives up -- so no legitimate connection is tried. */
+        if (step == 1000 && WISP_TCP_SYNCOOKIES) {
             t3 = sim_now_us(e.w);
             c3 = tsl_connect(&e.run, e.a, &legit);
             assert_non_null(c3);
@@ -667,15 +670,19 @@ static void syn_flood_listener_keeps_serving(void **state)
            (double)flood_end / 1e6);
     assert_int_equal(e.run.nfailed, 0);
     assert_true(sent >= 9000);
+#if WISP_TCP_SYNCOOKIES
     assert_non_null(c3);
     assert_true(c3->ep[1].connected);
     assert_true(c3->ep[1].est_us < flood_end);
     assert_true(c3->ep[0].est_us - t3 < 4 * SEC); /* at most a couple of SYN retransmissions */
+#else
+    (void)t3;
+#endif
     if (!tsl_run_until_done(&e.run, 600 * SEC)) {
         tsl_run_print_failures(&e.run, stderr);
         fail_msg("transfers failed after the flood");
     }
-    assert_int_equal(e.run.accepted, 3);
+    assert_int_equal(e.run.accepted, WISP_TCP_SYNCOOKIES ? 3 : 2);
     assert_int_equal(e.run.unexpected, 0);
     sim_set_tap(e.w, NULL, NULL);
     env_down(&e, 2ull * WISP_TCP_MSL_MS * MS + 300 * SEC);

@@ -407,6 +407,11 @@ static inline bool tt_pop(struct tt *t, struct tt_seg *g)
     return false;
 }
 
+/** Connection PCBs one connection that entered TIME-WAIT still holds:
+ *  none with compact records (WISP_TCP_TW_COMPACT 1), its own for 2 MSL
+ *  when TIME-WAIT stays in the PCB (0). */
+#define TT_TW_PCB (WISP_TCP_TW_COMPACT ? 0 : 1)
+
 /** Pop a segment that must exist. */
 static inline void tt_expect(struct tt *t, struct tt_seg *g)
 {

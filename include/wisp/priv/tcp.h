@@ -163,15 +163,19 @@ struct wisp_tcp_pcb {
     uint32_t WISP_PRIV(pmtu_raise_at);       /**< ms: try mss_max again (RFC 1191 §6.3, RFC 4821 §7.7) */
 };
 
+#if WISP_TCP_TW_COMPACT
 /** A compact TIME-WAIT record (RFC 9293 §3.6.1). local_port 0 = free. */
 struct wisp_tcp_tw {
     wisp_ipaddr_t WISP_PRIV(local_ip), WISP_PRIV(remote_ip);
     uint16_t WISP_PRIV(local_port), WISP_PRIV(remote_port);
     uint32_t WISP_PRIV(snd_nxt), WISP_PRIV(rcv_nxt);
+#if WISP_TCP_TIMESTAMPS
     uint32_t WISP_PRIV(ts_recent), WISP_PRIV(ts_off);
+#endif
     uint32_t WISP_PRIV(expire);              /**< ms */
     uint8_t WISP_PRIV(ts_ok), WISP_PRIV(tos), WISP_PRIV(ttl), WISP_PRIV(rcv_wscale);
 };
+#endif
 
 /** An embryonic connection in the SYN queue (SYN received, SYN-ACK sent). */
 struct wisp_tcp_syn {
@@ -199,11 +203,18 @@ struct wisp_tcp {
     struct wisp_timer WISP_PRIV(wake_tmr);       /**< polls them soon after buffers were given back */
     uint32_t WISP_PRIV(key)[4];                  /**< secret of the keyed hash (RFC 6528, cookies) */
     uint32_t WISP_PRIV(chal_tokens), WISP_PRIV(chal_last);  /**< challenge ACK bucket (RFC 5961 §7) */
+#if WISP_TCP_SYNCOOKIES
     uint32_t WISP_PRIV(cookie_last);             /**< when the last SYN cookie was sent (ms) */
     uint8_t WISP_PRIV(cookie_used);
-    struct wisp_timer WISP_PRIV(synq_tmr), WISP_PRIV(tw_tmr);
+#endif
+    struct wisp_timer WISP_PRIV(synq_tmr);
     struct wisp_tcp_syn WISP_PRIV(synq)[WISP_TCP_SYNQ_COUNT];
+#if WISP_TCP_TW_COMPACT
+    struct wisp_timer WISP_PRIV(tw_tmr);
     struct wisp_tcp_tw WISP_PRIV(tw)[WISP_TCP_TW_COUNT];
+#else
+    struct wisp_tcp_pcb *WISP_PRIV(tw_pcbs);     /**< connections in TIME-WAIT (full PCBs, tcp_synq.c) */
+#endif
     /* Hash index of the SYN queue and the TIME-WAIT records by remote
      * address and ports (tcp_synq.c): bucket heads and per-entry links, entry
      * indexes, 0xffff = none. A segment that matches no connection (a
@@ -211,8 +222,10 @@ struct wisp_tcp {
     uint32_t WISP_PRIV(hseed);                   /**< key of the bucket hash (from key) */
     uint16_t WISP_PRIV(synq_head)[WISP_TCP_HBUCKETS(WISP_TCP_SYNQ_COUNT)];
     uint16_t WISP_PRIV(synq_next)[WISP_TCP_SYNQ_COUNT];
+#if WISP_TCP_TW_COMPACT
     uint16_t WISP_PRIV(tw_head)[WISP_TCP_HBUCKETS(WISP_TCP_TW_COUNT)];
     uint16_t WISP_PRIV(tw_next)[WISP_TCP_TW_COUNT];
+#endif
 };
 
 /* ---- library-internal functions (WISP_PRIVATE_ACCESS only) ---- */
