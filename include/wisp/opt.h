@@ -626,6 +626,19 @@ void wisp_core_owner_check(const struct wisp_stack *s, const char *where);
 #ifndef WISP_TCP_DSACK
 #define WISP_TCP_DSACK 1
 #endif
+/** Compile-time effect of the three above: 0 removes the option's code
+ *  and its PCB fields, not just its negotiation (timestamps: 16 bytes per
+ *  connection, SACK with D-SACK: 25, window scaling: 2). D-SACK needs
+ *  SACK (ignored without it). */
+
+/** 1: per-connection statistics (retransmits, fast recoveries, timeouts,
+ *  bytes acknowledged and received) in every TCP PCB, reported by
+ *  wisp_tcp_get_info and the socket option TCP_INFO; 0: those read 0.
+ *  0/1, default 1 (the status page, the benchmarks and TCP_INFO users
+ *  read them); costs 20 bytes per connection. */
+#ifndef WISP_TCP_PCB_STATS
+#define WISP_TCP_PCB_STATS 1
+#endif
 
 /** Retransmission timeout bounds and initial value in ms (RFC 6298 §2:
  *  initial 1 s; §2.4 recommends a 1 s minimum, Linux uses 200 ms; we take

@@ -110,12 +110,12 @@ void tcp_enter_time_wait(struct wisp_tcp_pcb *pcb)
     w->remote_port = pcb->remote_port;
     w->snd_nxt = pcb->snd_nxt;
     w->rcv_nxt = pcb->rcv_nxt;
-    w->ts_recent = pcb->ts_recent;
-    w->ts_off = pcb->ts_off;
+    w->ts_recent = TCP_TS_RECENT(pcb);
+    w->ts_off = TCP_TS_OFF(pcb);
     w->ts_ok = (pcb->flags & TF_TS) ? 1u : 0u;
     w->tos = pcb->c.tos;
     w->ttl = pcb->c.ttl;
-    w->rcv_wscale = pcb->rcv_wscale;
+    w->rcv_wscale = (uint8_t)TCP_RCV_WS(pcb);
     w->expire = wisp_now(s) + 2u * WISP_TCP_MSL_MS;
     tcp_hlink(s->tcp.tw_head, s->tcp.tw_next, tcp_tw_bucket(s, w), (unsigned)(w - s->tcp.tw));
     tcp_tw_arm(s);
@@ -587,13 +587,16 @@ static struct wisp_tcp_pcb *tcp_passive_pcb(struct wisp_stack *s, struct wisp_tc
     pcb->irs = irs;
     pcb->rcv_nxt = irs + 1u;
     pcb->rcv_adv = pcb->rcv_nxt + wnd; /* what the SYN-ACK offered */
+#if WISP_TCP_TIMESTAMPS
     pcb->last_ack_sent = pcb->rcv_nxt;
     pcb->ts_off = ts_off; /* the clock our SYN-ACK's TSval was read from */
+#endif
     /* RFC 9293 §3.7.1 / RFC 6691: send MSS = min(peer's MSS option or
      * 536, our MTU - 40). */
     ours = tcp_mss_for(s, &t->rip);
     pcb->rcv_blk = tcp_rx_blk(ours);
     pcb->mss = (uint16_t)WISP_MIN(peer_mss != 0 ? peer_mss : TCP_DEFAULT_MSS, ours);
+#if WISP_TCP_WND_SCALE
     if (peer_ws != 0xffu && WISP_TCP_WND_SCALE) {
         /* RFC 7323 §2.2/§2.3: both SYNs carried the option; shifts > 14
          * are taken as 14. */
@@ -601,14 +604,21 @@ static struct wisp_tcp_pcb *tcp_passive_pcb(struct wisp_stack *s, struct wisp_tc
         pcb->snd_wscale = (uint8_t)WISP_MIN(peer_ws, TCP_MAX_WSCALE);
         pcb->rcv_wscale = tcp_rcv_wscale_ours();
     }
+#else
+    (void)peer_ws;
+#endif
     if (sack && WISP_TCP_SACK) {
         pcb->flags |= TF_SACK;
     }
+#if WISP_TCP_TIMESTAMPS
     if (ts && WISP_TCP_TIMESTAMPS) {
         pcb->flags |= TF_TS;
         pcb->ts_recent = ts_recent;
         pcb->ts_recent_ms = wisp_now(s);
     }
+#else
+    (void)ts, (void)ts_recent, (void)ts_off;
+#endif
     pcb->c.state = WISP_TCP_SYN_RCVD;
     tcp_link(s, pcb);
     tcp_set_established(pcb); /* (takes over the promise of the SYN-ACK's window) */
