@@ -828,9 +828,18 @@ void wisp_tcp_get_info(const struct wisp_tcp_pcb *pcb, struct wisp_tcp_info *inf
     info->retransmits = pcb->st_retransmits;
     info->fast_recoveries = pcb->st_fast_recoveries;
     info->timeouts = pcb->st_timeouts;
-    info->bytes_acked = pcb->st_bytes_acked;
-    info->bytes_received = pcb->st_bytes_received;
 #endif
+    /* Data bytes acknowledged / received (modulo 2^32, like a counter):
+     * read off the sequence space, without the SYN and FIN it holds. */
+    if (TCP_SEQ_GT(pcb->snd_una, pcb->iss)) {
+        bool fin_acked = (pcb->flags & TF_FIN_QUEUED) && pcb->snd_una == pcb->snd_lbb;
+        info->bytes_acked = pcb->snd_una - pcb->iss - 1u - (fin_acked ? 1u : 0u);
+    }
+    if (c->state >= WISP_TCP_SYN_RCVD) {
+        bool fin_in = c->state == WISP_TCP_CLOSE_WAIT || c->state == WISP_TCP_CLOSING || c->state == WISP_TCP_LAST_ACK ||
+                      c->state == WISP_TCP_TIME_WAIT;
+        info->bytes_received = pcb->rcv_nxt - pcb->irs - 1u - (fin_in ? 1u : 0u);
+    }
     info->ooseq_pbufs = pcb->ooseq_bufs;
     info->snd_blocks = pcb->snd_blk;
     info->rtx_backoff = (c->state == WISP_TCP_SYN_SENT || c->state == WISP_TCP_SYN_RCVD) ? pcb->syn_rtx : pcb->nrtx;

@@ -340,7 +340,7 @@ static void tcp_dsack_set(struct wisp_tcp_pcb *pcb, uint32_t l, uint32_t r)
 {
 #if WISP_TCP_SACK && WISP_TCP_DSACK
     if ((pcb->flags & TF_SACK) && TCP_SEQ_LT(l, r)) {
-        pcb->dsack_on = 1;
+        pcb->flags |= TF_DSACK;
         pcb->dsack[0] = l;
         pcb->dsack[1] = r;
         WISP_CTR_INC(pcb->c.stack, TCP_DSACK); /* duplicate data reported */
@@ -448,7 +448,6 @@ static bool tcp_take(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, uint32_t len
     pcb->rcv_nxt += len;
     pcb->rcv_wnd = pcb->rcv_wnd > len ? pcb->rcv_wnd - len : 0u;
     pcb->rcv_unacked += len;
-    TCP_STAT_ADD(pcb, st_bytes_received, len);
     return tcp_deliver(pcb, p);
 }
 
@@ -1048,9 +1047,7 @@ void tcp_process(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, struct tcp_in *i
         (void)tcp_syn_sent(pcb, p, in);
         return;
     }
-#if WISP_TCP_SACK && WISP_TCP_DSACK
-    pcb->dsack_on = 0; /* RFC 2883 §4 rule 1: D-SACK reports the latest segment only */
-#endif
+    pcb->flags &= ~TF_DSACK; /* RFC 2883 §4 rule 1: D-SACK reports the latest segment only */
     if (!tcp_precheck(pcb, p, in, now) || !tcp_first_step(pcb, p, in, now) || !tcp_rst_syn_steps(pcb, p, in) ||
         !tcp_ack_step(pcb, p, in)) {
         return;
@@ -1311,7 +1308,6 @@ static uint32_t tcp_ack_free_segs(struct wisp_tcp_pcb *pcb, uint32_t ack)
         tcp_seg_drop(pcb, g);
     }
     pcb->snd_queued -= WISP_MIN(freed, pcb->snd_queued);
-    TCP_STAT_ADD(pcb, st_bytes_acked, freed);
     if (freed > 0) {
         tcp_mem_freed(pcb->c.stack);
     }

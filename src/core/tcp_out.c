@@ -244,12 +244,7 @@ static uint8_t tcp_build_opts(struct wisp_tcp_pcb *pcb, uint8_t *o, unsigned roo
         n += 8;
     }
 #if WISP_TCP_SACK
-#if WISP_TCP_DSACK
-#define TCP_DSACK_ON(pcb) ((pcb)->dsack_on)
-#else
-#define TCP_DSACK_ON(pcb) 0
-#endif
-    if ((pcb->flags & TF_SACK) && (pcb->ooseq_n > 0 || TCP_DSACK_ON(pcb)) &&
+    if ((pcb->flags & TF_SACK) && (pcb->ooseq_n > 0 || (pcb->flags & TF_DSACK)) &&
         room >= (unsigned)n + 2u + WISP_TCP_OPT_HDRLEN + WISP_TCP_SACK_BLOCK_LEN) {
         uint32_t b[4][2];
         /* NOP NOP SACK length, then the blocks */
@@ -259,13 +254,13 @@ static uint8_t tcp_build_opts(struct wisp_tcp_pcb *pcb, uint8_t *o, unsigned roo
             max = (pcb->flags & TF_TS) ? 3u : 4u;
         }
 #if WISP_TCP_DSACK
-        if (pcb->dsack_on) {
+        if (pcb->flags & TF_DSACK) {
             /* RFC 2883 §4: the D-SACK block first (rule 3: the duplicate
              * range), reported in one ACK only (rule 2) */
             b[0][0] = pcb->dsack[0];
             b[0][1] = pcb->dsack[1];
             nb = 1;
-            pcb->dsack_on = 0;
+            pcb->flags &= ~TF_DSACK;
         }
 #endif
         nb += tcp_sack_blocks(pcb, &b[nb], max - nb);

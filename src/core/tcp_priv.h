@@ -127,6 +127,11 @@
 #define TF_CTL_UNSENT 0x00080000u  /* our SYN / SYN-ACK never left (local failure): retry soon */
 #define TF_SCOREBOARD 0x00100000u  /* some sent segment is flagged SACKED or LOST */
 #define TF_WRITE_MEM 0x00200000u   /* a write was refused for want of buffers (s->tcp.mem_waiters) */
+#if WISP_TCP_SACK && WISP_TCP_DSACK
+#define TF_DSACK 0x00400000u       /* pcb->dsack holds a D-SACK block to report (RFC 2883) */
+#else
+#define TF_DSACK 0u
+#endif
 
 /* Fields of compiled-out options read as constants (writes are #if'd). */
 #if WISP_TCP_TIMESTAMPS

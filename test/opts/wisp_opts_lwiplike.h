@@ -23,5 +23,9 @@
 #define WISP_TCP_WND 65535
 #undef WISP_TCP_SND_BUF
 #define WISP_TCP_SND_BUF 65535
+/* what one window can fill (the netconn tests overfill the mailbox within
+ * one window) */
+#undef WISP_NETCONN_RECVMBOX_SIZE
+#define WISP_NETCONN_RECVMBOX_SIZE 32
 
 #endif

@@ -134,7 +134,7 @@ struct wisp_tcp_pcb {
     uint32_t WISP_PRIV(sack_recent)[4];      /**< seq of the latest out-of-order arrivals (RFC 2018 §4) */
 #if WISP_TCP_DSACK
     /* RFC 2883 D-SACK: duplicate data of the latest segment, reported
-     * once as the first SACK block of the next ACK */
+     * once as the first SACK block of the next ACK (when TF_DSACK) */
     uint32_t WISP_PRIV(dsack)[2];
 #endif
 #endif
@@ -147,8 +147,9 @@ struct wisp_tcp_pcb {
     uint32_t WISP_PRIV(rcv_buf);             /**< receive buffer = largest window, bytes (default WISP_TCP_WND) */
 
 #if WISP_TCP_PCB_STATS
-    /* statistics (wisp_tcp_get_info) */
-    uint32_t WISP_PRIV(st_retransmits), WISP_PRIV(st_fast_recoveries), WISP_PRIV(st_timeouts), WISP_PRIV(st_bytes_acked), WISP_PRIV(st_bytes_received);
+    /* statistics (wisp_tcp_get_info; bytes acked and received are read
+     * off the sequence space) */
+    uint32_t WISP_PRIV(st_retransmits), WISP_PRIV(st_fast_recoveries), WISP_PRIV(st_timeouts);
 #endif
 
     /* ICMP errors and path MTU (tcp_icmp.c) */
@@ -176,9 +177,6 @@ struct wisp_tcp_pcb {
     wisp_err_t WISP_PRIV(soft_err);          /**< last soft ICMP error (RFC 1122 §4.2.3.9), WISP_OK = none */
 #if WISP_TCP_WND_SCALE
     uint8_t WISP_PRIV(snd_wscale), WISP_PRIV(rcv_wscale);
-#endif
-#if WISP_TCP_SACK && WISP_TCP_DSACK
-    uint8_t WISP_PRIV(dsack_on);
 #endif
 };
 
