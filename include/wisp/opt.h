@@ -671,9 +671,23 @@ void wisp_core_owner_check(const struct wisp_stack *s, const char *where);
 /** D-SACK (RFC 2883): when SACK is in use, an ACK caused by duplicate
  *  data reports that data in its first SACK block, so the sender can tell
  *  a needless retransmission (Linux undoes the congestion response on it).
- *  0/1, default 1; costs 12 bytes per connection. */
+ *  0/1, default 1; costs 8 bytes per connection. */
 #ifndef WISP_TCP_DSACK
 #define WISP_TCP_DSACK 1
+#endif
+/** Compile-time effect of the three above: 0 removes the option's code
+ *  and its PCB fields, not just its negotiation (timestamps: 16 bytes per
+ *  connection, SACK with D-SACK: 24, window scaling: 2). D-SACK needs
+ *  SACK (ignored without it). */
+
+/** 1: per-connection statistics (retransmits, fast recoveries, timeouts)
+ *  in every TCP PCB, reported by wisp_tcp_get_info and the socket option
+ *  TCP_INFO; 0: those read 0 (the stack's counters still count them; the
+ *  bytes acknowledged and received are always reported, read off the
+ *  sequence numbers). 0/1, default 1 (the status page, the benchmarks and
+ *  TCP_INFO users read them); costs 12 bytes per connection. */
+#ifndef WISP_TCP_PCB_STATS
+#define WISP_TCP_PCB_STATS 1
 #endif
 
 /** Retransmission timeout bounds and initial value in ms (RFC 6298 §2:

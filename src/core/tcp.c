@@ -188,7 +188,6 @@ void tcp_new_defaults(struct wisp_stack *s, struct wisp_tcp_pcb *pcb)
     pcb->keep_idle = WISP_TCP_KEEPIDLE_MS;
     pcb->keep_intvl = WISP_TCP_KEEPINTVL_MS;
     pcb->keep_cnt = (uint8_t)WISP_TCP_KEEPCNT;
-    pcb->rcv_wscale = 0;
     pcb->rcv_blk = tcp_rx_blk((uint16_t)WISP_TCP_MSS);
     pcb->last_rx_ms = wisp_now(s);
 }
@@ -460,13 +459,17 @@ wisp_err_t wisp_tcp_connect(struct wisp_tcp_pcb *pcb, const wisp_ipaddr_t *ip, u
     pcb->remote_port = t.rport;
     pcb->connected = fn;
     pcb->iss = tcp_isn(s, &t);
+#if WISP_TCP_TIMESTAMPS
     pcb->ts_off = tcp_ts_offset(s, &t);
+#endif
     pcb->snd_una = pcb->iss;
     pcb->snd_nxt = pcb->iss;
     pcb->snd_lbb = pcb->iss + 1u;
     pcb->snd_sml = pcb->iss;
     pcb->recover = pcb->iss;
+#if WISP_TCP_WND_SCALE
     pcb->rcv_wscale = tcp_rcv_wscale_ours();
+#endif
     pcb->rcv_wnd = pcb->rcv_buf; /* SO_RCVBUF bounds the SYN's window too */
     pcb->rcv_blk = tcp_rx_blk(tcp_mss_for(s, &t.rip));
     /* The window our SYN offers (RFC 7323 §2.2: unscaled), within the
@@ -795,8 +798,8 @@ void wisp_tcp_get_info(const struct wisp_tcp_pcb *pcb, struct wisp_tcp_info *inf
     }
     info->cc = pcb->cc_algo;
     info->mss = pcb->mss;
-    info->snd_wscale = pcb->snd_wscale;
-    info->rcv_wscale = pcb->rcv_wscale;
+    info->snd_wscale = (uint8_t)TCP_SND_WS(pcb);
+    info->rcv_wscale = (uint8_t)TCP_RCV_WS(pcb);
     info->ts_ok = (pcb->flags & TF_TS) != 0;
     info->sack_ok = (pcb->flags & TF_SACK) != 0;
     info->cwnd = pcb->cwnd;
@@ -807,11 +810,22 @@ void wisp_tcp_get_info(const struct wisp_tcp_pcb *pcb, struct wisp_tcp_info *inf
     info->snd_wnd = pcb->snd_wnd;
     info->rcv_wnd = pcb->rcv_wnd;
     info->unacked = pcb->snd_nxt - pcb->snd_una;
+#if WISP_TCP_PCB_STATS
     info->retransmits = pcb->st_retransmits;
     info->fast_recoveries = pcb->st_fast_recoveries;
     info->timeouts = pcb->st_timeouts;
-    info->bytes_acked = pcb->st_bytes_acked;
-    info->bytes_received = pcb->st_bytes_received;
+#endif
+    /* Data bytes acknowledged / received (modulo 2^32, like a counter):
+     * read off the sequence space, without the SYN and FIN it holds. */
+    if (TCP_SEQ_GT(pcb->snd_una, pcb->iss)) {
+        bool fin_acked = (pcb->flags & TF_FIN_QUEUED) && pcb->snd_una == pcb->snd_lbb;
+        info->bytes_acked = pcb->snd_una - pcb->iss - 1u - (fin_acked ? 1u : 0u);
+    }
+    if (c->state >= WISP_TCP_SYN_RCVD) {
+        bool fin_in = c->state == WISP_TCP_CLOSE_WAIT || c->state == WISP_TCP_CLOSING || c->state == WISP_TCP_LAST_ACK ||
+                      c->state == WISP_TCP_TIME_WAIT;
+        info->bytes_received = pcb->rcv_nxt - pcb->irs - 1u - (fin_in ? 1u : 0u);
+    }
     info->ooseq_pbufs = pcb->ooseq_bufs;
     info->snd_blocks = pcb->snd_blk;
     info->rtx_backoff = (c->state == WISP_TCP_SYN_SENT || c->state == WISP_TCP_SYN_RCVD) ? pcb->syn_rtx : pcb->nrtx;
@@ -874,7 +888,7 @@ void wisp_tcp_set_user_mss(struct wisp_tcp_pcb *pcb, uint16_t mss)
         if (pcb->mss_max > pcb->mss) {
             pcb->mss_max = pcb->mss; /* a path-MTU raise stays below the user's cap */
         }
-        if (pcb->st_bytes_acked == 0u && pcb->snd_nxt - pcb->snd_una <= 1u) {
+        if (pcb->snd_una - pcb->iss <= 1u && pcb->snd_nxt - pcb->snd_una <= 1u) { /* nothing sent or acked beyond the SYN */
             pcb->cwnd = tcp_initial_cwnd(tcp_seg_max(pcb)); /* tcp_cc.c */
         }
     }

@@ -148,6 +148,9 @@ static void tcp_parse_opts(struct wisp_stack *s, const uint8_t *o, unsigned n, b
             }
             break;
         case WISP_TCP_OPT_WS:
+            if (!WISP_TCP_WND_SCALE) {
+                break;
+            }
             if (len != WISP_TCP_OPTLEN_WS) {
                 WISP_CTR_INC(s, TCP_BADOPT);
             } else if (syn) { /* RFC 7323 §2.2: ignored when not on a SYN */
@@ -155,6 +158,9 @@ static void tcp_parse_opts(struct wisp_stack *s, const uint8_t *o, unsigned n, b
             }
             break;
         case WISP_TCP_OPT_SACK_PERM:
+            if (!WISP_TCP_SACK) {
+                break;
+            }
             if (len != WISP_TCP_OPTLEN_SACK_PERM) {
                 WISP_CTR_INC(s, TCP_BADOPT);
             } else if (syn) { /* RFC 2018 §2 */
@@ -162,6 +168,9 @@ static void tcp_parse_opts(struct wisp_stack *s, const uint8_t *o, unsigned n, b
             }
             break;
         case WISP_TCP_OPT_TS:
+            if (!WISP_TCP_TIMESTAMPS) {
+                break; /* compiled out: ignored like an unknown option */
+            }
             if (len != WISP_TCP_OPTLEN_TS) {
                 WISP_CTR_INC(s, TCP_BADOPT);
             } else {
@@ -171,6 +180,9 @@ static void tcp_parse_opts(struct wisp_stack *s, const uint8_t *o, unsigned n, b
             }
             break;
         case WISP_TCP_OPT_SACK:
+            if (!WISP_TCP_SACK) {
+                break; /* compiled out: ignored like an unknown option */
+            }
             if (len < WISP_TCP_OPT_HDRLEN + WISP_TCP_SACK_BLOCK_LEN ||
                 ((len - WISP_TCP_OPT_HDRLEN) % WISP_TCP_SACK_BLOCK_LEN) != 0u) {
                 WISP_CTR_INC(s, TCP_BADOPT); /* RFC 2018 §3: 8 bytes per block */
@@ -326,19 +338,27 @@ void tcp_deliver_refused(struct wisp_tcp_pcb *pcb)
  * reported once -- tcp_build_opts clears it when sent). */
 static void tcp_dsack_set(struct wisp_tcp_pcb *pcb, uint32_t l, uint32_t r)
 {
-    if (WISP_TCP_DSACK && (pcb->flags & TF_SACK) && TCP_SEQ_LT(l, r)) {
-        pcb->dsack_on = 1;
+#if WISP_TCP_SACK && WISP_TCP_DSACK
+    if ((pcb->flags & TF_SACK) && TCP_SEQ_LT(l, r)) {
+        pcb->flags |= TF_DSACK;
         pcb->dsack[0] = l;
         pcb->dsack[1] = r;
         WISP_CTR_INC(pcb->c.stack, TCP_DSACK); /* duplicate data reported */
     }
+#else
+    (void)pcb, (void)l, (void)r;
+#endif
 }
 
 static void tcp_sack_note(struct wisp_tcp_pcb *pcb, uint32_t seq)
 {
+#if WISP_TCP_SACK
     /* RFC 2018 §4: remember the most recent arrivals (first block first) */
     memmove(&pcb->sack_recent[1], &pcb->sack_recent[0], 3u * sizeof(pcb->sack_recent[0]));
     pcb->sack_recent[0] = seq;
+#else
+    (void)pcb, (void)seq;
+#endif
 }
 
 /* Queue an out-of-order segment [seq, seq + len) (+ FIN). Takes p. */
@@ -428,7 +448,6 @@ static bool tcp_take(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, uint32_t len
     pcb->rcv_nxt += len;
     pcb->rcv_wnd = pcb->rcv_wnd > len ? pcb->rcv_wnd - len : 0u;
     pcb->rcv_unacked += len;
-    pcb->st_bytes_received += len;
     return tcp_deliver(pcb, p);
 }
 
@@ -592,21 +611,25 @@ static void tcp_syn_options(struct wisp_tcp_pcb *pcb, const struct tcp_in *in)
     }
     /* RFC 9293 §3.7.1 / RFC 6691: min(peer MSS or 536, MTU - 40) */
     pcb->mss = (uint16_t)WISP_MIN(in->opt.mss != 0 ? in->opt.mss : TCP_DEFAULT_MSS, ours);
-    if (in->opt.ws != 0xffu && WISP_TCP_WND_SCALE) {
+#if WISP_TCP_WND_SCALE
+    if (in->opt.ws != 0xffu) {
         pcb->flags |= TF_WS;
         pcb->snd_wscale = (uint8_t)WISP_MIN(in->opt.ws, TCP_MAX_WSCALE); /* RFC 7323 §2.3 */
     } else {
         pcb->snd_wscale = 0;
         pcb->rcv_wscale = 0;
     }
-    if (in->opt.sack_ok && WISP_TCP_SACK) {
-        pcb->flags |= TF_SACK;
+#endif
+    if (in->opt.sack_ok) {
+        pcb->flags |= TF_SACK; /* 0 when compiled out */
     }
-    if (in->opt.ts && WISP_TCP_TIMESTAMPS) {
+#if WISP_TCP_TIMESTAMPS
+    if (in->opt.ts) {
         pcb->flags |= TF_TS;
         pcb->ts_recent = in->opt.tsval;
         pcb->ts_recent_ms = wisp_now(s);
     }
+#endif
 }
 
 static void tcp_fin_state(struct wisp_tcp_pcb *pcb);
@@ -644,7 +667,9 @@ static bool tcp_syn_sent(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, struct t
     }
     pcb->irs = in->seq;
     pcb->rcv_nxt = in->seq + 1u;
+#if WISP_TCP_TIMESTAMPS
     pcb->last_ack_sent = pcb->rcv_nxt;
+#endif
     pcb->rcv_adv = pcb->rcv_nxt + pcb->syn_wnd; /* what our SYN offered */
     tcp_syn_options(pcb, in);
     /* RFC 7323 §2.2: the window of a SYN is never scaled */
@@ -663,7 +688,7 @@ static bool tcp_syn_sent(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, struct t
     }
     pcb->snd_una = in->ack;
     if ((pcb->flags & TF_TS) && in->opt.tsecr != 0) {
-        tcp_rtt_sample(pcb, (now + pcb->ts_off) - in->opt.tsecr);
+        tcp_rtt_sample(pcb, (now + TCP_TS_OFF(pcb)) - in->opt.tsecr);
     } else if ((pcb->flags & TF_RTT) && pcb->syn_rtx == 0) {
         tcp_rtt_sample(pcb, now - pcb->rtt_start); /* RFC 6298 §3 (Karn) */
     }
@@ -779,6 +804,7 @@ static bool tcp_precheck(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, struct t
 
     /* RFC 7323 §5.3 PAWS (R1): a TSval older than TS.Recent is a
      * duplicate from an old incarnation; RSTs are exempt. */
+#if WISP_TCP_TIMESTAMPS
     if (pcb->flags & TF_TS) {
         if (in->opt.ts) {
             if (wisp_time_before(pcb->ts_recent_ms + TCP_PAWS_IDLE_MS, now)) {
@@ -798,6 +824,9 @@ static bool tcp_precheck(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, struct t
             return false;
         }
     }
+#else
+    (void)now;
+#endif
     return true;
 }
 
@@ -827,11 +856,13 @@ static bool tcp_first_step(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, const 
     }
     /* RFC 7323 §4.3 (2): record TS.Recent when the segment covers
      * Last.ACK.sent. */
+#if WISP_TCP_TIMESTAMPS
     if ((pcb->flags & TF_TS) && in->opt.ts && TCP_SEQ_GEQ(in->opt.tsval, pcb->ts_recent) &&
         TCP_SEQ_LEQ(in->seq, pcb->last_ack_sent)) {
         pcb->ts_recent = in->opt.tsval;
         pcb->ts_recent_ms = now;
     }
+#endif
     return true;
 }
 
@@ -886,7 +917,7 @@ static bool tcp_synrcvd_ack(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, const
             pcb->c.state = WISP_TCP_FIN_WAIT_1;
         }
         tcp_timer_clear(pcb, TCP_TMR_RTO);
-        pcb->snd_wnd = (uint32_t)in->wnd << pcb->snd_wscale;
+        pcb->snd_wnd = (uint32_t)in->wnd << TCP_SND_WS(pcb);
         pcb->max_snd_wnd = WISP_MAX(pcb->max_snd_wnd, pcb->snd_wnd);
         pcb->snd_wl1 = in->seq;
         pcb->snd_wl2 = in->ack;
@@ -1016,7 +1047,7 @@ void tcp_process(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, struct tcp_in *i
         (void)tcp_syn_sent(pcb, p, in);
         return;
     }
-    pcb->dsack_on = 0; /* RFC 2883 §4 rule 1: D-SACK reports the latest segment only */
+    pcb->flags &= ~TF_DSACK; /* RFC 2883 §4 rule 1: D-SACK reports the latest segment only */
     if (!tcp_precheck(pcb, p, in, now) || !tcp_first_step(pcb, p, in, now) || !tcp_rst_syn_steps(pcb, p, in) ||
         !tcp_ack_step(pcb, p, in)) {
         return;
@@ -1251,8 +1282,8 @@ static void tcp_ack_rtt(struct wisp_tcp_pcb *pcb, const struct tcp_in *in, uint3
 {
     const struct wisp_tcp_seg *g = pcb->sndq;
     if ((pcb->flags & TF_TS) && in->opt.ts && in->opt.tsecr != 0 &&
-        (g == NULL || !(g->flags & TCP_SEGF_SENT) || TCP_SEQ_GEQ(in->opt.tsecr, g->sent_ms + pcb->ts_off))) {
-        uint32_t rtt = (now + pcb->ts_off) - in->opt.tsecr;
+        (g == NULL || !(g->flags & TCP_SEGF_SENT) || TCP_SEQ_GEQ(in->opt.tsecr, g->sent_ms + TCP_TS_OFF(pcb)))) {
+        uint32_t rtt = (now + TCP_TS_OFF(pcb)) - in->opt.tsecr;
         if (rtt < WISP_TCP_RTO_MAX_MS) {
             tcp_rtt_sample(pcb, rtt);
         }
@@ -1277,7 +1308,6 @@ static uint32_t tcp_ack_free_segs(struct wisp_tcp_pcb *pcb, uint32_t ack)
         tcp_seg_drop(pcb, g);
     }
     pcb->snd_queued -= WISP_MIN(freed, pcb->snd_queued);
-    pcb->st_bytes_acked += freed;
     if (freed > 0) {
         tcp_mem_freed(pcb->c.stack);
     }
@@ -1409,7 +1439,7 @@ static void tcp_ack_loss_detect(struct wisp_tcp_pcb *pcb, bool dupack, uint32_t 
             /* RFC 6675 §5 step 4.2: cwnd = ssthresh; RFC 6582 §3.2 step 2
              * (NewReno): ssthresh + 3 * SMSS */
             pcb->cwnd = (pcb->flags & TF_SACK) ? pcb->ssthresh : pcb->ssthresh + TCP_DUPTHRESH * smss;
-            pcb->st_fast_recoveries++;
+            TCP_STAT_ADD(pcb, st_fast_recoveries, 1u);
             WISP_CTR_INC(s, TCP_FAST_RETRANSMIT);
         }
     } else if ((pcb->flags & TF_RECOVERY) && dupack && !(pcb->flags & TF_SACK)) {
@@ -1421,7 +1451,7 @@ bool tcp_ack_received(struct wisp_tcp_pcb *pcb, const struct tcp_in *in)
 {
     uint32_t ack = in->ack;
     uint32_t now = wisp_now(pcb->c.stack);
-    uint32_t new_wnd = (uint32_t)in->wnd << pcb->snd_wscale;
+    uint32_t new_wnd = (uint32_t)in->wnd << TCP_SND_WS(pcb);
     uint32_t freed = 0;
     bool dupack = false;
 

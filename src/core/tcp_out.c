@@ -139,6 +139,12 @@ uint8_t tcp_build_syn_opts(uint8_t *o, uint16_t mss, uint8_t ws, bool sack, bool
                            uint32_t tsecr)
 {
     uint8_t n = 0;
+    /* options compiled out are never offered (the code below goes too) */
+    ts = ts && WISP_TCP_TIMESTAMPS;
+    sack = sack && WISP_TCP_SACK;
+    if (!WISP_TCP_WND_SCALE) {
+        ws = 0xffu;
+    }
     /* RFC 9293 §3.7.1: MSS option on every SYN. */
     o[n++] = WISP_TCP_OPT_MSS;
     o[n++] = WISP_TCP_OPTLEN_MSS;
@@ -175,9 +181,10 @@ uint8_t tcp_build_syn_opts(uint8_t *o, uint16_t mss, uint8_t ws, bool sack, bool
 uint32_t tcp_tsval(const struct wisp_tcp_pcb *pcb)
 {
     /* RFC 7323 §5.4: the ms clock plus the per-connection offset. */
-    return wisp_now(pcb->c.stack) + pcb->ts_off;
+    return wisp_now(pcb->c.stack) + TCP_TS_OFF(pcb);
 }
 
+#if WISP_TCP_SACK
 /* SACK blocks (RFC 2018 §4) from the out-of-order queue: the block with
  * the most recent arrival first, then the other recent ones, then the
  * rest; at most max blocks. Returns the number written to b. */
@@ -220,6 +227,7 @@ static unsigned tcp_sack_blocks(const struct wisp_tcp_pcb *pcb, uint32_t (*b)[2]
     }
     return nb;
 }
+#endif /* WISP_TCP_SACK */
 
 /* Options of a non-SYN segment: timestamps (RFC 7323 §3.2: on every
  * segment once negotiated) and SACK blocks that fit in room bytes. */
@@ -232,10 +240,11 @@ static uint8_t tcp_build_opts(struct wisp_tcp_pcb *pcb, uint8_t *o, unsigned roo
         o[n++] = WISP_TCP_OPT_TS;
         o[n++] = WISP_TCP_OPTLEN_TS;
         wisp_wr32(o + n, tcp_tsval(pcb));
-        wisp_wr32(o + n + 4, pcb->ts_recent);
+        wisp_wr32(o + n + 4, TCP_TS_RECENT(pcb));
         n += 8;
     }
-    if ((pcb->flags & TF_SACK) && (pcb->ooseq_n > 0 || pcb->dsack_on) &&
+#if WISP_TCP_SACK
+    if ((pcb->flags & TF_SACK) && (pcb->ooseq_n > 0 || (pcb->flags & TF_DSACK)) &&
         room >= (unsigned)n + 2u + WISP_TCP_OPT_HDRLEN + WISP_TCP_SACK_BLOCK_LEN) {
         uint32_t b[4][2];
         /* NOP NOP SACK length, then the blocks */
@@ -244,14 +253,16 @@ static uint8_t tcp_build_opts(struct wisp_tcp_pcb *pcb, uint8_t *o, unsigned roo
         if (max > ((pcb->flags & TF_TS) ? 3u : 4u)) {
             max = (pcb->flags & TF_TS) ? 3u : 4u;
         }
-        if (pcb->dsack_on) {
+#if WISP_TCP_DSACK
+        if (pcb->flags & TF_DSACK) {
             /* RFC 2883 §4: the D-SACK block first (rule 3: the duplicate
              * range), reported in one ACK only (rule 2) */
             b[0][0] = pcb->dsack[0];
             b[0][1] = pcb->dsack[1];
             nb = 1;
-            pcb->dsack_on = 0;
+            pcb->flags &= ~TF_DSACK;
         }
+#endif
         nb += tcp_sack_blocks(pcb, &b[nb], max - nb);
         if (nb > 0) {
             o[n++] = WISP_TCP_OPT_NOP;
@@ -265,6 +276,9 @@ static uint8_t tcp_build_opts(struct wisp_tcp_pcb *pcb, uint8_t *o, unsigned roo
             }
         }
     }
+#else
+    (void)room;
+#endif
     return n;
 }
 
@@ -386,12 +400,12 @@ uint16_t tcp_wnd_field(struct wisp_tcp_pcb *pcb)
         adv = right;
     }
     wnd = adv - pcb->rcv_nxt;
-    field = wnd >> pcb->rcv_wscale;
+    field = wnd >> TCP_RCV_WS(pcb);
     if (field > 65535u) {
         field = 65535u;
     }
-    if (TCP_SEQ_GT(pcb->rcv_nxt + (field << pcb->rcv_wscale), pcb->rcv_adv)) {
-        pcb->rcv_adv = pcb->rcv_nxt + (field << pcb->rcv_wscale);
+    if (TCP_SEQ_GT(pcb->rcv_nxt + (field << TCP_RCV_WS(pcb)), pcb->rcv_adv)) {
+        pcb->rcv_adv = pcb->rcv_nxt + (field << TCP_RCV_WS(pcb));
     }
     tcp_starve_note(pcb, limited);
     return (uint16_t)field;
@@ -416,7 +430,9 @@ static void tcp_acked_out(struct wisp_tcp_pcb *pcb)
 {
     pcb->flags &= ~(TF_ACK_NOW | TF_ACK_DELAY);
     pcb->rcv_unacked = 0;
+#if WISP_TCP_TIMESTAMPS
     pcb->last_ack_sent = pcb->rcv_nxt;
+#endif
     tcp_timer_clear(pcb, TCP_TMR_DELACK);
 }
 
@@ -496,7 +512,7 @@ wisp_err_t tcp_send_syn(struct wisp_tcp_pcb *pcb)
     tcp_pcb_tuple(pcb, &t);
     if (pcb->c.state == WISP_TCP_SYN_SENT) {
         /* RFC 7323 §2.2 / §3.2, RFC 2018 §2: offer what we support. */
-        n = tcp_build_syn_opts(opt, mss, WISP_TCP_WND_SCALE ? pcb->rcv_wscale : 0xffu, WISP_TCP_SACK != 0,
+        n = tcp_build_syn_opts(opt, mss, WISP_TCP_WND_SCALE ? (uint8_t)TCP_RCV_WS(pcb) : 0xffu, WISP_TCP_SACK != 0,
                                WISP_TCP_TIMESTAMPS != 0, tcp_tsval(pcb), 0);
         /* the window the SYN offers was fixed (and promised) at connect */
         err = tcp_xmit_raw(pcb->c.stack, &t, pcb->iss, 0, WISP_TCP_FLAG_SYN, pcb->syn_wnd, opt, n, NULL, pcb->c.tos,
@@ -505,9 +521,9 @@ wisp_err_t tcp_send_syn(struct wisp_tcp_pcb *pcb)
         /* SYN-ACK of a simultaneous open: answer only what the peer
          * offered; the window is the one our SYN offered (RFC 7323 §2.2:
          * never scaled). */
-        n = tcp_build_syn_opts(opt, mss, (pcb->flags & TF_WS) ? pcb->rcv_wscale : 0xffu,
+        n = tcp_build_syn_opts(opt, mss, (pcb->flags & TF_WS) ? (uint8_t)TCP_RCV_WS(pcb) : 0xffu,
                                (pcb->flags & TF_SACK) != 0, (pcb->flags & TF_TS) != 0, tcp_tsval(pcb),
-                               pcb->ts_recent);
+                               TCP_TS_RECENT(pcb));
         err = tcp_xmit_raw(pcb->c.stack, &t, pcb->iss, pcb->rcv_nxt, WISP_TCP_FLAG_SYN | WISP_TCP_FLAG_ACK,
                            (uint16_t)WISP_MIN(pcb->rcv_adv - pcb->rcv_nxt, 65535u), opt, n, NULL, pcb->c.tos,
                            pcb->c.ttl);
@@ -1165,7 +1181,7 @@ wisp_err_t tcp_send_seg(struct wisp_tcp_pcb *pcb, struct wisp_tcp_seg *g, bool r
         if (g->nrtx < 255u) {
             g->nrtx++;
         }
-        pcb->st_retransmits++;
+        TCP_STAT_ADD(pcb, st_retransmits, 1u);
         WISP_CTR_INC(s, TCP_RETRANSMIT);
         pcb->flags &= ~TF_RTT; /* Karn: no sample across a retransmission */
     }

@@ -97,9 +97,24 @@
 #define TF_SHUT_RX 0x00000010u     /* no more delivery */
 #define TF_FIN_QUEUED 0x00000020u  /* our FIN is in the send queue */
 #define TF_EOF_PENDING 0x00000040u /* peer's FIN not yet reported to recv */
+/* An option compiled out (opt.h WISP_TCP_TIMESTAMPS, WISP_TCP_SACK,
+ * WISP_TCP_WND_SCALE = 0) has the flag 0: every test of it is constant
+ * false, so the compiler drops the code behind it with the PCB fields. */
+#if WISP_TCP_TIMESTAMPS
 #define TF_TS 0x00000080u          /* timestamps negotiated */
+#else
+#define TF_TS 0u
+#endif
+#if WISP_TCP_SACK
 #define TF_SACK 0x00000100u        /* SACK permitted both ways */
+#else
+#define TF_SACK 0u
+#endif
+#if WISP_TCP_WND_SCALE
 #define TF_WS 0x00000200u          /* window scaling in effect */
+#else
+#define TF_WS 0u
+#endif
 #define TF_DEAD 0x00000400u        /* freed while being processed */
 #define TF_KEEPALIVE 0x00000800u
 #define TF_RECOVERY 0x00001000u    /* in fast recovery */
@@ -112,6 +127,34 @@
 #define TF_CTL_UNSENT 0x00080000u  /* our SYN / SYN-ACK never left (local failure): retry soon */
 #define TF_SCOREBOARD 0x00100000u  /* some sent segment is flagged SACKED or LOST */
 #define TF_WRITE_MEM 0x00200000u   /* a write was refused for want of buffers (s->tcp.mem_waiters) */
+#if WISP_TCP_SACK && WISP_TCP_DSACK
+#define TF_DSACK 0x00400000u       /* pcb->dsack holds a D-SACK block to report (RFC 2883) */
+#else
+#define TF_DSACK 0u
+#endif
+
+/* Fields of compiled-out options read as constants (writes are #if'd). */
+#if WISP_TCP_TIMESTAMPS
+#define TCP_TS_OFF(pcb) ((pcb)->ts_off)
+#define TCP_TS_RECENT(pcb) ((pcb)->ts_recent)
+#else
+#define TCP_TS_OFF(pcb) 0u
+#define TCP_TS_RECENT(pcb) 0u
+#endif
+#if WISP_TCP_WND_SCALE
+#define TCP_SND_WS(pcb) ((pcb)->snd_wscale)
+#define TCP_RCV_WS(pcb) ((pcb)->rcv_wscale)
+#else
+#define TCP_SND_WS(pcb) 0u
+#define TCP_RCV_WS(pcb) 0u
+#endif
+
+/* Per-connection statistics (opt.h WISP_TCP_PCB_STATS). */
+#if WISP_TCP_PCB_STATS
+#define TCP_STAT_ADD(pcb, field, n) ((pcb)->field += (uint32_t)(n))
+#else
+#define TCP_STAT_ADD(pcb, field, n) ((void)0)
+#endif
 
 /* ----------------------------------------------------------- timers */
 enum {
@@ -344,7 +387,7 @@ wisp_err_t tcp_icmp_timeout_err(const struct wisp_tcp_pcb *pcb);
  * receiver SWS rule. */
 static inline uint32_t tcp_wnd_max(const struct wisp_tcp_pcb *pcb)
 {
-    uint32_t m = (uint32_t)65535u << pcb->rcv_wscale;
+    uint32_t m = (uint32_t)65535u << TCP_RCV_WS(pcb);
     return pcb->rcv_buf < m ? pcb->rcv_buf : m; /* SO_RCVBUF (wisp_tcp_set_bufs) */
 }
 

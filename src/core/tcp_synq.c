@@ -811,28 +811,36 @@ static struct wisp_tcp_pcb *tcp_passive_pcb(struct wisp_stack *s, struct wisp_tc
     pcb->irs = irs;
     pcb->rcv_nxt = irs + 1u;
     pcb->rcv_adv = pcb->rcv_nxt + e->wnd; /* what the SYN-ACK offered */
+#if WISP_TCP_TIMESTAMPS
     pcb->last_ack_sent = pcb->rcv_nxt;
     pcb->ts_off = ts_off; /* the clock our SYN-ACK's TSval was read from */
+#endif
     /* RFC 9293 §3.7.1 / RFC 6691: send MSS = min(peer's MSS option or
      * 536, our MTU - 40). */
     ours = tcp_mss_for(s, &e->remote_ip);
     pcb->rcv_blk = tcp_rx_blk(ours);
     pcb->mss = (uint16_t)WISP_MIN(e->peer_mss != 0 ? e->peer_mss : TCP_DEFAULT_MSS, ours);
-    if (e->peer_wscale != 0xffu && WISP_TCP_WND_SCALE) {
+#if WISP_TCP_WND_SCALE
+    if (e->peer_wscale != 0xffu) {
         /* RFC 7323 §2.2/§2.3: both SYNs carried the option; shifts > 14
          * are taken as 14. */
         pcb->flags |= TF_WS;
         pcb->snd_wscale = (uint8_t)WISP_MIN(e->peer_wscale, TCP_MAX_WSCALE);
         pcb->rcv_wscale = tcp_rcv_wscale_ours();
     }
+#endif
     if ((e->opts & TCP_SYNO_SACK) && WISP_TCP_SACK) {
         pcb->flags |= TF_SACK;
     }
+#if WISP_TCP_TIMESTAMPS
     if ((e->opts & TCP_SYNO_TS) && WISP_TCP_TIMESTAMPS) {
         pcb->flags |= TF_TS;
         pcb->ts_recent = e->ts_recent;
         pcb->ts_recent_ms = wisp_now(s);
     }
+#else
+    (void)ts_off;
+#endif
     pcb->c.state = WISP_TCP_SYN_RCVD;
     tcp_link(s, pcb);
     tcp_set_established(pcb); /* (takes over the promise of the SYN-ACK's window) */

@@ -222,7 +222,7 @@ void tcp_rto_expired(struct wisp_tcp_pcb *pcb)
         return;
     }
     pcb->nrtx++;
-    pcb->st_timeouts++;
+    TCP_STAT_ADD(pcb, st_timeouts, 1u);
     WISP_CTR_INC(s, TCP_TIMEOUT);
     tcp_pmtu_rto(pcb); /* black-hole detection (tcp_icmp.c, RFC 4821) */
     /* RFC 6298 §5.5: back off the timer. */

@@ -51,8 +51,13 @@ static void cubic_beats_newreno_on_long_fat_path(void **state)
         }
     }
     printf("  mean goodput NewReno %.2f, CUBIC %.2f Mbit/s: ratio %.3f\n", sum[0] / 4, sum[1] / 4, sum[1] / sum[0]);
+#if WISP_TCP_PCB_STATS
     assert_true(rtx[0] > 0 && rtx[1] > 0); /* the loss did hit both */
+#endif
+#if WISP_TCP_WND > 65535
+    /* (only when the window does not cap both: 64 KB per 100 ms RTT) */
     assert_true(sum[1] >= 1.1 * sum[0]);
+#endif
 }
 #else
 static void cubic_not_compiled(void **state)

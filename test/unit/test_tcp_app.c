@@ -333,7 +333,7 @@ static void test_receive_window_within_free_receive_blocks(void **state)
     struct wisp_pbuf *hold[WISP_PBUF_RX_COUNT];
     struct wisp_tcp_info info;
     unsigned n, i;
-    uint32_t per_blk = 1460u - 12u, wnd = 0;
+    uint32_t per_blk = 1460u - (WISP_TCP_TIMESTAMPS ? 12u : 0u), wnd = 0;
     (void)state;
     t_fresh(&t);
     t.o.mss = 1460;
@@ -347,8 +347,8 @@ static void test_receive_window_within_free_receive_blocks(void **state)
     /* data: the ACKs keep the right edge within the free blocks (the
      * blocks of these two segments are free again: the application took
      * them) */
-    tt_data(&t, g_data, 1448);
-    tt_data(&t, g_data + 1448, 1448);
+    tt_data(&t, g_data, per_blk);
+    tt_data(&t, g_data + per_blk, per_blk);
     tt_expect(&t, &g);
     wnd = (uint32_t)g.wnd << info.rcv_wscale;
     assert_true(wnd <= 8u * per_blk);
@@ -361,7 +361,8 @@ static void test_receive_window_within_free_receive_blocks(void **state)
     while (tt_pop(&t, &g)) {
         wnd = (uint32_t)g.wnd << info.rcv_wscale;
     }
-    assert_true(wnd >= 90u * per_blk);
+    /* (or most of the buffer, when that is smaller: no window scaling) */
+    assert_true(wnd >= WISP_MIN(90u * per_blk, (uint32_t)WISP_TCP_WND * 3u / 4u));
     while (n > 0) {
         wisp_pbuf_free(hold[--n]);
     }
@@ -398,6 +399,7 @@ static void test_inorder_data_dropped_below_half_the_rx_reserve(void **state)
 
 /* ------------------------------------------------------- refused data */
 
+#if WISP_TCP_WND > 100000
 /* The application refuses data: everything in the window is kept (as a
  * short queue of chains, each within a pbuf's 65535 bytes), acknowledged,
  * and handed over in order once the application takes it again -- also
@@ -435,6 +437,7 @@ static void test_refused_data_beyond_64kb_is_kept_in_order(void **state)
     assert_memory_equal(t.rx + total, g_data + total, 500);
     tt_done(&t);
 }
+#endif
 
 /* ------------------------------------------- control segments not sent */
 
@@ -651,7 +654,9 @@ int main(void)
         cmocka_unit_test(test_poll_soon_after_buffers_given_back),
         cmocka_unit_test(test_receive_window_within_free_receive_blocks),
         cmocka_unit_test(test_inorder_data_dropped_below_half_the_rx_reserve),
+#if WISP_TCP_WND > 100000
         cmocka_unit_test(test_refused_data_beyond_64kb_is_kept_in_order),
+#endif
         cmocka_unit_test(test_syn_refused_locally_is_retried_soon),
         cmocka_unit_test(test_synack_refused_locally_is_retried_soon),
         cmocka_unit_test(test_raw_api_checks_core_owner),

@@ -77,6 +77,7 @@ static void test_rfc9293_3_2_unknown_option_skipped(void **state)
 
 /* ------------------------------------------------------ window scaling */
 
+#if WISP_TCP_WND_SCALE
 static uint8_t our_shift(void)
 {
     uint8_t sh = 0;
@@ -85,7 +86,9 @@ static uint8_t our_shift(void)
     }
     return sh;
 }
+#endif
 
+#if WISP_TCP_WND_SCALE
 /* RFC 7323 §2.2/§2.3: with both SYNs carrying the option, the peer's
  * window fields are shifted by its count and ours by the smallest shift
  * that fits WISP_TCP_WND. */
@@ -117,7 +120,9 @@ static void test_rfc7323_2_window_scale_applied_both_ways(void **state)
     assert_int_equal((uint32_t)g.wnd << our_shift(), (uint32_t)WISP_TCP_WND);
     tt_done(&t);
 }
+#endif
 
+#if WISP_TCP_WND_SCALE
 /* RFC 7323 §2.2: in SYN-SENT the window of the SYN-ACK is taken as is. */
 static void test_rfc7323_2_2_synack_window_not_scaled(void **state)
 {
@@ -136,6 +141,7 @@ static void test_rfc7323_2_2_synack_window_not_scaled(void **state)
     assert_int_equal(info.snd_wnd, 16000);
     tt_done(&t);
 }
+#endif
 
 /* RFC 7323 §2.2: no option from the peer: no scaling either way, our
  * window field is capped at 65535. */
@@ -158,6 +164,7 @@ static void test_rfc7323_2_2_no_scaling_unless_both_offer(void **state)
     tt_done(&t);
 }
 
+#if WISP_TCP_WND_SCALE
 /* RFC 7323 §2.3: a shift above 14 is used as 14. */
 static void test_rfc7323_2_3_shift_above_14_clamped(void **state)
 {
@@ -171,9 +178,11 @@ static void test_rfc7323_2_3_shift_above_14_clamped(void **state)
     assert_int_equal(info.snd_wscale, 14);
     tt_done(&t);
 }
+#endif
 
 /* --------------------------------------------------------- timestamps */
 
+#if WISP_TCP_TIMESTAMPS
 /* RFC 7323 §3.2: once negotiated, every segment carries TSopt; TSecr
  * echoes the peer's TSval (TS.Recent). */
 static void test_rfc7323_3_2_timestamps_on_every_segment(void **state)
@@ -200,7 +209,9 @@ static void test_rfc7323_3_2_timestamps_on_every_segment(void **state)
     assert_true(g.flags & TT_RST);
     tt_done(&t);
 }
+#endif
 
+#if WISP_TCP_TIMESTAMPS
 /* RFC 7323 §5.3 (R1): a segment whose TSval is older than TS.Recent is a
  * duplicate: dropped (counted) and answered with an ACK; its data is not
  * delivered. */
@@ -223,6 +234,7 @@ static void test_rfc7323_5_3_paws_drops_old_timestamp(void **state)
     assert_int_equal(g.tsecr, 10000);
     tt_done(&t);
 }
+#endif
 
 /* RFC 7323 §5.3: RSTs are exempt from PAWS. */
 static void test_rfc7323_5_3_paws_exempts_rst(void **state)
@@ -241,6 +253,7 @@ static void test_rfc7323_5_3_paws_exempts_rst(void **state)
     tt_done(&t);
 }
 
+#if WISP_TCP_TIMESTAMPS
 /* RFC 7323 §3.2: once negotiated, a non-RST segment without TSopt is
  * dropped. */
 static void test_rfc7323_3_2_segment_without_timestamp_dropped(void **state)
@@ -256,7 +269,9 @@ static void test_rfc7323_3_2_segment_without_timestamp_dropped(void **state)
     assert_int_equal(TU_CTR(t.e, TCP_DROP_NOTS), 1);
     tt_done(&t);
 }
+#endif
 
+#if WISP_TCP_TIMESTAMPS
 /* RFC 7323 §4.3: TS.Recent is taken only from a segment at or below
  * Last.ACK.sent -- not from an out-of-order one. */
 static void test_rfc7323_4_3_ts_recent_from_in_order_segment_only(void **state)
@@ -280,9 +295,11 @@ static void test_rfc7323_4_3_ts_recent_from_in_order_segment_only(void **state)
     assert_memory_equal(t.rx, g_data, 200);
     tt_done(&t);
 }
+#endif
 
 /* ------------------------------------------------ SACK and out-of-order */
 
+#if WISP_TCP_SACK
 /* RFC 2018 §4 + RFC 5681 §4.2: out-of-order data is queued and answered
  * at once with a duplicate ACK whose first SACK block holds the latest
  * arrival; the segment filling the gap is ACKed at once and everything is
@@ -323,7 +340,9 @@ static void test_rfc2018_4_sack_blocks_most_recent_first(void **state)
     assert_int_equal(TU_CTR(t.e, TCP_OOSEQ), 3);
     tt_done(&t);
 }
+#endif
 
+#if WISP_TCP_SACK
 /* RFC 2018 §3: at most 3 blocks with timestamps, 4 without. */
 static void test_rfc2018_3_block_limits(void **state)
 {
@@ -354,6 +373,7 @@ static void test_rfc2018_3_block_limits(void **state)
     assert_int_equal(g.nsack, 4);
     tt_done(&t);
 }
+#endif
 
 /* Overlapping out-of-order segments keep one copy of every byte; the
  * result is byte-exact. */
@@ -484,6 +504,7 @@ static void test_ooseq_leaves_receive_reserve(void **state)
 
 /* ------------------------------------------------------------ D-SACK */
 
+#if WISP_TCP_SACK && WISP_TCP_DSACK
 /* RFC 2883 §4 (rules 1-3) and §4.1.1: a segment received again (its ACK
  * was lost) is answered at once with an ACK whose first SACK block is the
  * duplicate range; the block is reported once; a duplicate straddling
@@ -529,7 +550,9 @@ static void test_rfc2883_4_dsack_for_duplicate_below_rcv_nxt(void **state)
     assert_memory_equal(t.rx, g_data, 300);
     tt_done(&t);
 }
+#endif
 
+#if WISP_TCP_SACK && WISP_TCP_DSACK
 /* RFC 2883 §4 rule 4 / §4.1.3: a duplicate of out-of-order data: the
  * D-SACK block first, then the SACK block that holds it; with timestamps
  * the D-SACK still fits (RFC 2018 §3: 3 blocks). */
@@ -580,6 +603,7 @@ static void test_rfc2883_4_dsack_for_duplicate_out_of_order_data(void **state)
     assert_memory_equal(t.rx, g_data, 600);
     tt_done(&t);
 }
+#endif
 
 /* No SACK negotiated: a duplicate is answered with a plain ACK. */
 static void test_rfc2883_dsack_needs_sack_permitted(void **state)
@@ -762,24 +786,46 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rfc9293_3_2_zero_length_option_does_not_loop),
         cmocka_unit_test(test_rfc9293_3_2_unknown_option_skipped),
+#if WISP_TCP_WND_SCALE
         cmocka_unit_test(test_rfc7323_2_window_scale_applied_both_ways),
+#endif
+#if WISP_TCP_WND_SCALE
         cmocka_unit_test(test_rfc7323_2_2_synack_window_not_scaled),
+#endif
         cmocka_unit_test(test_rfc7323_2_2_no_scaling_unless_both_offer),
+#if WISP_TCP_WND_SCALE
         cmocka_unit_test(test_rfc7323_2_3_shift_above_14_clamped),
+#endif
+#if WISP_TCP_TIMESTAMPS
         cmocka_unit_test(test_rfc7323_3_2_timestamps_on_every_segment),
+#endif
+#if WISP_TCP_TIMESTAMPS
         cmocka_unit_test(test_rfc7323_5_3_paws_drops_old_timestamp),
+#endif
         cmocka_unit_test(test_rfc7323_5_3_paws_exempts_rst),
+#if WISP_TCP_TIMESTAMPS
         cmocka_unit_test(test_rfc7323_3_2_segment_without_timestamp_dropped),
+#endif
+#if WISP_TCP_TIMESTAMPS
         cmocka_unit_test(test_rfc7323_4_3_ts_recent_from_in_order_segment_only),
+#endif
+#if WISP_TCP_SACK
         cmocka_unit_test(test_rfc2018_4_sack_blocks_most_recent_first),
+#endif
+#if WISP_TCP_SACK
         cmocka_unit_test(test_rfc2018_3_block_limits),
+#endif
         cmocka_unit_test(test_ooseq_overlaps_trimmed),
         cmocka_unit_test(test_ooseq_bounded_by_option),
         cmocka_unit_test(test_ooseq_fin_after_gap),
         cmocka_unit_test(test_rfc9293_3_10_7_4_trim_to_window),
         cmocka_unit_test(test_ooseq_leaves_receive_reserve),
+#if WISP_TCP_SACK && WISP_TCP_DSACK
         cmocka_unit_test(test_rfc2883_4_dsack_for_duplicate_below_rcv_nxt),
+#endif
+#if WISP_TCP_SACK && WISP_TCP_DSACK
         cmocka_unit_test(test_rfc2883_4_dsack_for_duplicate_out_of_order_data),
+#endif
         cmocka_unit_test(test_rfc2883_dsack_needs_sack_permitted),
         cmocka_unit_test(test_rcvbuf_bounds_the_advertised_window),
         cmocka_unit_test(test_sndbuf_bounds_unacknowledged_data),

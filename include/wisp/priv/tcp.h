@@ -73,7 +73,11 @@ union wisp_tcp_cc_state {
 #endif
 };
 
-/** A connection PCB (SYN-SENT .. LAST-ACK, or CLOSED before connect). */
+/** A connection PCB (SYN-SENT .. LAST-ACK, or CLOSED before connect).
+ *  Laid out by size (32-bit words, then 16-bit, then bytes) so that a
+ *  32-bit target pads nothing; the fields of an option compiled out
+ *  (opt.h WISP_TCP_TIMESTAMPS, WISP_TCP_SACK, WISP_TCP_DSACK,
+ *  WISP_TCP_WND_SCALE, WISP_TCP_PCB_STATS) are gone. */
 struct wisp_tcp_pcb {
     struct wisp_tcp_common WISP_PRIV(c);     /**< must be first */
     struct wisp_tcp_pcb *WISP_PRIV(next);
@@ -87,10 +91,8 @@ struct wisp_tcp_pcb {
     wisp_tcp_connected_fn WISP_PRIV(connected);
     wisp_tcp_err_fn WISP_PRIV(errf);
     wisp_tcp_poll_fn WISP_PRIV(poll);
-    uint8_t WISP_PRIV(poll_interval);
 
     /* one event timer, armed for the earliest of the deadlines due[] */
-    uint8_t WISP_PRIV(tmr_on);               /**< bit i: due[i] is active */
     struct wisp_timer WISP_PRIV(tmr);
     uint32_t WISP_PRIV(due)[WISP_TCP_NTMR];
 
@@ -104,17 +106,11 @@ struct wisp_tcp_pcb {
     struct wisp_tcp_seg *WISP_PRIV(sndq);    /**< every queued segment, in sequence order */
     struct wisp_tcp_seg *WISP_PRIV(sndq_tail);
     struct wisp_tcp_seg *WISP_PRIV(sndq_next); /**< first segment never sent */
-    uint16_t WISP_PRIV(snd_blk);             /**< transmit blocks its queued copies hold (transmit budget share) */
     uint32_t WISP_PRIV(persist_ms);          /**< when the peer's window last closed on queued data (persist mode) */
     uint32_t WISP_PRIV(persist_next);        /**< when the next zero-window probe is due (the timer may look earlier) */
 
     /* congestion control and loss recovery (RFC 5681, 6582, 6675) */
     uint32_t WISP_PRIV(cwnd), WISP_PRIV(ssthresh), WISP_PRIV(ca_acked), WISP_PRIV(recover);
-    uint8_t WISP_PRIV(dupacks), WISP_PRIV(nrtx), WISP_PRIV(persist_backoff), WISP_PRIV(keep_probes);
-    uint8_t WISP_PRIV(snd_wscale), WISP_PRIV(rcv_wscale);
-    uint8_t WISP_PRIV(syn_rtx);
-
-    uint8_t WISP_PRIV(cc_algo);              /**< enum wisp_tcp_cc (tcp_cc.c) */
     union wisp_tcp_cc_state WISP_PRIV(cc);   /**< the algorithm's own state (tcp_cc.h) */
 
     /* RTT and RTO (RFC 6298), ms; srtt scaled by 8, rttvar by 4 */
@@ -126,41 +122,62 @@ struct wisp_tcp_pcb {
     uint32_t WISP_PRIV(rcv_wnd);             /**< buffer space the application left us */
     uint32_t WISP_PRIV(rcv_adv);             /**< right edge advertised (never moves left) */
     uint32_t WISP_PRIV(rcv_unacked);         /**< in-order bytes not acknowledged yet */
-    uint32_t WISP_PRIV(last_ack_sent);
     struct wisp_pbuf *WISP_PRIV(refused)[WISP_TCP_REFUSED_SLOTS]; /**< data the recv callback refused, in order */
-    uint8_t WISP_PRIV(refused_n);            /**< chains in refused[] */
-    uint8_t WISP_PRIV(starve);               /**< window limited by the receive budget: retry backoff step + 1 */
-    uint16_t WISP_PRIV(rcv_blk);             /**< data bytes one receive block holds (full-size segments) */
-    uint16_t WISP_PRIV(syn_wnd);             /**< window offered by our SYN (SYN-SENT) */
-    uint8_t WISP_PRIV(ooseq_n);              /**< entries in ooseq[] */
-    uint16_t WISP_PRIV(ooseq_bufs);          /**< receive buffers they hold */
     struct wisp_tcp_ooseq WISP_PRIV(ooseq)[WISP_TCP_OOSEQ_SLOTS];
-    uint32_t WISP_PRIV(sack_recent)[4];      /**< seq of the latest out-of-order arrivals (RFC 2018 §4) */
 
+#if WISP_TCP_TIMESTAMPS
     /* timestamps (RFC 7323) */
     uint32_t WISP_PRIV(ts_off), WISP_PRIV(ts_recent), WISP_PRIV(ts_recent_ms);
+    uint32_t WISP_PRIV(last_ack_sent);       /**< RCV.NXT of our last ACK (RFC 7323 §4.3 TS.Recent rule) */
+#endif
+#if WISP_TCP_SACK
+    uint32_t WISP_PRIV(sack_recent)[4];      /**< seq of the latest out-of-order arrivals (RFC 2018 §4) */
+#if WISP_TCP_DSACK
+    /* RFC 2883 D-SACK: duplicate data of the latest segment, reported
+     * once as the first SACK block of the next ACK (when TF_DSACK) */
+    uint32_t WISP_PRIV(dsack)[2];
+#endif
+#endif
 
     /* keepalive (RFC 9293 §3.8.4) */
     uint32_t WISP_PRIV(last_rx_ms), WISP_PRIV(keep_idle), WISP_PRIV(keep_intvl);
-    uint8_t WISP_PRIV(keep_cnt);
 
     /* per-connection bounds (wisp_tcp_set_bufs, wisp_tcp_set_user_mss) */
     uint32_t WISP_PRIV(snd_buf);             /**< send buffer, bytes (default WISP_TCP_SND_BUF) */
     uint32_t WISP_PRIV(rcv_buf);             /**< receive buffer = largest window, bytes (default WISP_TCP_WND) */
-    uint16_t WISP_PRIV(user_mss);            /**< TCP_MAXSEG cap of the MSS, 0 = none */
-    /* RFC 2883 D-SACK: duplicate data of the latest segment, reported
-     * once as the first SACK block of the next ACK */
-    uint8_t WISP_PRIV(dsack_on);
-    uint32_t WISP_PRIV(dsack)[2];
 
-    /* statistics */
-    uint32_t WISP_PRIV(st_retransmits), WISP_PRIV(st_fast_recoveries), WISP_PRIV(st_timeouts), WISP_PRIV(st_bytes_acked), WISP_PRIV(st_bytes_received);
+#if WISP_TCP_PCB_STATS
+    /* statistics (wisp_tcp_get_info; bytes acked and received are read
+     * off the sequence space) */
+    uint32_t WISP_PRIV(st_retransmits), WISP_PRIV(st_fast_recoveries), WISP_PRIV(st_timeouts);
+#endif
 
     /* ICMP errors and path MTU (tcp_icmp.c) */
+    uint32_t WISP_PRIV(pmtu_raise_at);       /**< ms: try mss_max again (RFC 1191 §6.3, RFC 4821 §7.7) */
     uint16_t WISP_PRIV(mss_max);             /**< send MSS without a path MTU limit (set when synchronized) */
+
+    /* 16-bit fields */
+    uint16_t WISP_PRIV(snd_blk);             /**< transmit blocks its queued copies hold (transmit budget share) */
+    uint16_t WISP_PRIV(rcv_blk);             /**< data bytes one receive block holds (full-size segments) */
+    uint16_t WISP_PRIV(syn_wnd);             /**< window offered by our SYN (SYN-SENT) */
+    uint16_t WISP_PRIV(ooseq_bufs);          /**< receive buffers the out-of-order queue holds */
+    uint16_t WISP_PRIV(user_mss);            /**< TCP_MAXSEG cap of the MSS, 0 = none */
+
+    /* byte fields */
+    uint8_t WISP_PRIV(poll_interval);
+    uint8_t WISP_PRIV(tmr_on);               /**< bit i: due[i] is active */
+    uint8_t WISP_PRIV(dupacks), WISP_PRIV(nrtx), WISP_PRIV(persist_backoff), WISP_PRIV(keep_probes);
+    uint8_t WISP_PRIV(syn_rtx);
+    uint8_t WISP_PRIV(cc_algo);              /**< enum wisp_tcp_cc (tcp_cc.c) */
+    uint8_t WISP_PRIV(refused_n);            /**< chains in refused[] */
+    uint8_t WISP_PRIV(starve);               /**< window limited by the receive budget: retry backoff step + 1 */
+    uint8_t WISP_PRIV(ooseq_n);              /**< entries in ooseq[] */
+    uint8_t WISP_PRIV(keep_cnt);
     uint8_t WISP_PRIV(pmtu_low);             /**< mss is held below mss_max by the path MTU */
     wisp_err_t WISP_PRIV(soft_err);          /**< last soft ICMP error (RFC 1122 §4.2.3.9), WISP_OK = none */
-    uint32_t WISP_PRIV(pmtu_raise_at);       /**< ms: try mss_max again (RFC 1191 §6.3, RFC 4821 §7.7) */
+#if WISP_TCP_WND_SCALE
+    uint8_t WISP_PRIV(snd_wscale), WISP_PRIV(rcv_wscale);
+#endif
 };
 
 #if WISP_TCP_TW_COMPACT
