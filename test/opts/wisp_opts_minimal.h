@@ -11,7 +11,11 @@
 #ifndef WISP_OPTS_MINIMAL_H
 #define WISP_OPTS_MINIMAL_H
 
-#include "wisp_opts_host.h"
+/* lwIP's TCP feature set (SACK, window scaling, timestamps, per-PCB
+ * statistics off: wisp_opts_lwiplike.h), and below the rest of TCP's
+ * switches off too. */
+
+#include "wisp_opts_lwiplike.h"
 
 /* TCP: no SYN cookies (a full SYN queue drops SYNs), TIME-WAIT in the
  * connection's PCB (no compact records). WISP_TCP_CUBIC stays on here:
