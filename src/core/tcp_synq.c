@@ -82,6 +82,7 @@ static void tcp_bare_ack(struct wisp_stack *s, const struct tcp_tuple *t, uint32
                          bool ts, uint32_t ts_off, uint32_t ts_recent, uint8_t tos, uint8_t ttl)
 {
     uint8_t opt[WISP_TCP_TS_OPTLEN];
+    const uint8_t *o = NULL; /* opt once written (never read unwritten) */
     uint8_t optlen = 0;
     if (WISP_TCP_TIMESTAMPS && ts) {
         opt[0] = WISP_TCP_OPT_NOP;
@@ -91,8 +92,9 @@ static void tcp_bare_ack(struct wisp_stack *s, const struct tcp_tuple *t, uint32
         wisp_wr32(opt + 2u + WISP_TCP_OPT_HDRLEN, wisp_now(s) + ts_off);
         wisp_wr32(opt + 2u + WISP_TCP_OPT_HDRLEN + 4u, ts_recent);
         optlen = WISP_TCP_TS_OPTLEN;
+        o = opt;
     }
-    (void)tcp_xmit_raw(s, t, seq, ack, WISP_TCP_FLAG_ACK, wnd, opt, optlen, NULL, tos, ttl);
+    (void)tcp_xmit_raw(s, t, seq, ack, WISP_TCP_FLAG_ACK, wnd, o, optlen, NULL, tos, ttl);
 }
 
 /* --------------------------------------------------------- TIME-WAIT */
