@@ -41,21 +41,21 @@ for p in "${need_pkgs[@]}"; do
 done
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    echo "== installing: ${missing[*]}"
+    echo "[${SECONDS} s] == installing: ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
     echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections 2>/dev/null || true
     case " ${missing[*]}" in *:s390x*) dpkg --add-architecture s390x ;; esac
     apt-get update -qq >/dev/null
     apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   else
-    echo "== missing packages (run as root to install): ${missing[*]}"
+    echo "[${SECONDS} s] == missing packages (run as root to install): ${missing[*]}"
   fi
 fi
 
 args=(--output-on-failure -j "$jobs")
 [ -n "$filter" ] && args+=(-R "$filter")
 
-echo "== gcc build"
+echo "[${SECONDS} s] == gcc build"
 cmake -S . -B build -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWISP_WERROR=ON >/dev/null
 cmake --build build -j "$jobs"
 (cd build && ctest "${args[@]}")
@@ -71,7 +71,7 @@ if [ "${SKIP_MATRIX:-0}" != 1 ]; then
   # above.
   for hdr in test/opts/wisp_opts_*.h; do
     set_name=$(basename "$hdr" .h); set_name=${set_name#wisp_opts_}
-    echo "== option set '$set_name' ($hdr): gcc, unit + simulator tests"
+    echo "[${SECONDS} s] == option set '$set_name' ($hdr): gcc, unit + simulator tests"
     bdir=build-opt-$set_name
     cmake -S . -B "$bdir" -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWISP_WERROR=ON \
           -DWISP_OPTS_HEADER="$(basename "$hdr")" -DCMAKE_C_FLAGS="-I$top/test/opts -I$top/ports/unix" >/dev/null
@@ -87,7 +87,7 @@ if [ "${SKIP_MATRIX:-0}" != 1 ]; then
   for hdr in test/opts/build/wisp_opts_*.h; do
     [ -e "$hdr" ] || continue
     set_name=$(basename "$hdr" .h); set_name=${set_name#wisp_opts_}
-    echo "== option set '$set_name' ($hdr): gcc, the core library compiles"
+    echo "[${SECONDS} s] == option set '$set_name' ($hdr): gcc, the core library compiles"
     bdir=build-opt-$set_name
     cmake -S . -B "$bdir" -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=MinSizeRel -DWISP_WERROR=ON \
           -DWISP_OPTS_HEADER="$(basename "$hdr")" -DCMAKE_C_FLAGS="-I$top/test/opts/build -I$top/ports/unix" >/dev/null
@@ -99,7 +99,7 @@ if [ "${SKIP_BE:-0}" != 1 ]; then
   # Big-endian: the unit test programs built for s390x (Debian's cross
   # compiler, cmake/s390x-linux-gnu.cmake) and run by ctest under
   # qemu-s390x (user mode). -O1: at -O0 the emulated tests take 3x longer.
-  echo "== big-endian (s390x under qemu-user): unit tests"
+  echo "[${SECONDS} s] == big-endian (s390x under qemu-user): unit tests"
   be_start=$(date +%s)
   cmake -S . -B build-be -DCMAKE_TOOLCHAIN_FILE="$top/cmake/s390x-linux-gnu.cmake" -DCMAKE_BUILD_TYPE=Debug \
         -DCMAKE_C_FLAGS_DEBUG="-g -O1" -DWISP_WERROR=ON >/dev/null
@@ -116,42 +116,49 @@ if [ "${SKIP_BE:-0}" != 1 ]; then
 fi
 
 if [ "${SKIP_ASAN:-0}" != 1 ]; then
-  echo "== clang + ASan + UBSan build"
+  echo "[${SECONDS} s] == clang + ASan + UBSan build"
   cmake -S . -B build-asan -DCMAKE_C_COMPILER=clang -DWISP_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DWISP_WERROR=ON >/dev/null
   cmake --build build-asan -j "$jobs"
   # Benchmarks (label bench: ratios of timings) run in the gcc pass only.
   # The heavy impairment test (sim/test_tcp_impair.c) runs seeds 1..100 in
   # the gcc pass and 25 other seeds (101..125) under the sanitizers, where
   # it is ~10x slower.
-  (cd build-asan && TSL_IMPAIR_SEEDS=${TSL_IMPAIR_SEEDS:-25} TSL_IMPAIR_SEED0=${TSL_IMPAIR_SEED0:-101} ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 ctest "${args[@]}" -LE bench)
+  # The firmware tests (test_fw_*: QEMU running the Cortex-M images) and
+  # the size budget (cross builds) run no sanitized code: gcc pass only.
+  (cd build-asan && TSL_IMPAIR_SEEDS=${TSL_IMPAIR_SEEDS:-25} TSL_IMPAIR_SEED0=${TSL_IMPAIR_SEED0:-101} ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 ctest "${args[@]}" -LE bench -E 'test_fw_|cross\.size_budget')
 fi
 if [ "${SKIP_TSAN:-0}" != 1 ] && [ -z "$filter" ]; then
-  echo "== clang + ThreadSanitizer build (the tests that use threads)"
+  echo "[${SECONDS} s] == clang + ThreadSanitizer build (the tests that use threads)"
   cmake -S . -B build-tsan -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug -DWISP_WERROR=ON \
         -DCMAKE_C_FLAGS="-fsanitize=thread -fno-omit-frame-pointer" -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread >/dev/null
   cmake --build build-tsan -j "$jobs"
   (cd build-tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --output-on-failure -L threads)
 fi
 if [ "${SKIP_OPT:-0}" != 1 ] && [ -z "$filter" ]; then
-  echo "== Release and MinSizeRel builds, gcc and clang (compile only, warnings are errors)"
+  echo "[${SECONDS} s] == Release and MinSizeRel builds, gcc and clang: libraries, ports, programs (compile only, warnings are errors)"
   for cc in gcc clang; do
     for bt in Release MinSizeRel; do
       cmake -S . -B "build-$cc-$bt" -DCMAKE_C_COMPILER=$cc -DCMAKE_BUILD_TYPE=$bt -DWISP_WERROR=ON >/dev/null
-      cmake --build "build-$cc-$bt" -j "$jobs" >/dev/null
+      # what a user builds: the libraries, ports and programs (not our
+      # test programs, which the passes above build)
+      targets=$(cmake --build "build-$cc-$bt" --target help | sed -n 's/^\.\.\. \(wisp[A-Za-z0-9_.-]*\|lwip-style[A-Za-z0-9_.-]*\).*/\1/p' |
+                grep -v '^wisp_testutil$' | sort -u)
+      # shellcheck disable=SC2086
+      cmake --build "build-$cc-$bt" -j "$jobs" --target $targets >/dev/null
       echo "  $cc $bt: ok"
     done
   done
 fi
 if [ "${SKIP_PKG:-0}" != 1 ] && [ -z "$filter" ]; then
-  echo "== CMake package: install, find_package, pkg-config, add_subdirectory for Cortex-M (test/package/run.sh)"
+  echo "[${SECONDS} s] == CMake package: install, find_package, pkg-config, add_subdirectory for Cortex-M (test/package/run.sh)"
   test/package/run.sh
 fi
 if [ "${SKIP_FUZZ:-0}" != 1 ] && [ -z "$filter" ]; then
-  echo "== libFuzzer harnesses, ${FUZZ_SECONDS:-20} s each under ASan+UBSan (tools/fuzz.sh ci)"
+  echo "[${SECONDS} s] == libFuzzer harnesses, ${FUZZ_SECONDS:-20} s each under ASan+UBSan (tools/fuzz.sh ci)"
   JOBS=$jobs tools/fuzz.sh ci "${FUZZ_SECONDS:-20}"
 fi
 if [ "${SKIP_COV:-0}" != 1 ] && [ -z "$filter" ]; then
-  echo "== coverage of the input parsers (tools/coverage.sh, floor tools/coverage-floor.txt)"
+  echo "[${SECONDS} s] == coverage of the input parsers (tools/coverage.sh, floor tools/coverage-floor.txt)"
   JOBS=$jobs tools/coverage.sh check
 fi
-echo "== all tiers passed"
+echo "[${SECONDS} s] == all tiers passed"
