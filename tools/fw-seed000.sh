@@ -108,7 +108,7 @@ peer (which is why no network is needed and the run is repeatable).
   \`wisp_netconn_recv()\` + \`netbuf_delete\`, zero copy). Time from the first write to the sink
   counting the last byte. 5 runs per size: median (min-max), ratio of the medians.
 * **RAM per connection**: static slots (\`sizeof\` on the Cortex-M3 build), the FreeRTOS heap the
-  netconn layer takes per slot at \`wisp_netconn_api_init\` (its mailbox, semaphores and mutex:
+  netconn layer takes per slot at \`wisp_netconn_api_init\` (its mailbox and semaphore:
   measured as the heap drop over the init divided by \`WISP_NETCONN_COUNT\`), and measured with 4
   connection pairs open and idle: the stack's pool bytes (sum of used x element size) and the
   FreeRTOS heap per connection end. Send and receive buffers are not reserved per connection in
@@ -131,7 +131,7 @@ cat <<EOF
   \`struct wisp_sock\` slot more per connection. Why the set-up differs was not profiled.
 * A TCP connection's state is its PCB in the stack's pool; the netconn layer's kernel objects are
   made once per slot at init (the FreeRTOS heap per connection opened is 0), so RAM per *idle*
-  connection is about 1.1-1.2 KB on either API. Data in flight takes pool buffers shared by all
+  connection is about 0.8-0.9 KB on either API. Data in flight takes pool buffers shared by all
   connections, bounded by the 8 KiB window and send buffer of each.
 * Some runs are slower than the others of their size by a fixed amount (see the per-run list);
   with 1 MiB per run and the median of 5 that does not move the ratios by more than a few per cent.

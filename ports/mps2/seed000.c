@@ -586,7 +586,7 @@ static void print_tables(const struct seed000_env *env)
     fw_say("seed000: | netconn slot (struct wisp_netconn, static) | %lu | %lu |\n", (unsigned long)nc,
            (unsigned long)nc);
     fw_say("seed000: | socket slot (struct wisp_sock, static) | %lu | 0 |\n", (unsigned long)sk);
-    fw_say("seed000: | FreeRTOS heap per netconn slot (mailbox, semaphores, mutex; at init) | %lu | %lu |\n",
+    fw_say("seed000: | FreeRTOS heap per netconn slot (mailbox and semaphore; at init) | %lu | %lu |\n",
            (unsigned long)kh, (unsigned long)kh);
     fw_say("seed000: | stack pools per idle connection, measured (%u pairs) | %ld | %ld |\n", (unsigned)SEED_PAIRS,
            (long)res[0].pool_idle, (long)res[1].pool_idle);
