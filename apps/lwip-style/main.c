@@ -31,7 +31,7 @@
 
 #include "lwip_style.h"
 
-#define SERVICE_THREADS 2
+#define SERVICE_THREADS 3
 
 static volatile sig_atomic_t stop_flag;
 static sys_sem_t threads_done;
@@ -230,7 +230,8 @@ int main(int argc, char **argv)
 #endif
 
   if (sys_thread_new("nc-echo", netconn_echo_server, NULL, 0, 1) == NULL ||
-      sys_thread_new("http", http_server, NULL, 0, 1) == NULL) {
+      sys_thread_new("http", http_server, NULL, 0, 1) == NULL ||
+      sys_thread_new("nc-discard", netconn_discard_server, NULL, 0, 1) == NULL) {
     fprintf(stderr, "lwip-style: cannot start the service threads\n");
     return 1;
   }
