@@ -99,7 +99,9 @@ w("")
 w(f"- **Machine:** {meta.get('cpu', '?')}, Linux {meta.get('kernel', '?')}.")
 w(f"- **Run:** {meta.get('start', '?')} to {meta.get('end', '?')}; settings: {meta.get('mode', '?')} (seconds per run,")
 w(f"  repetitions per cell); load average at start {meta.get('load_start', '?')}, at end {meta.get('load_end', '?')};")
-w(f"  wisp commit {meta.get('commit', '?')}; Debian liblwip-dev {meta.get('lwip', '?')}; failed runs: {meta.get('failures', '?')}.")
+w(f"  wisp commit {meta.get('commit', '?')}; Debian liblwip-dev {meta.get('lwip', '?')}; failed runs: {meta.get('failures', '?')};")
+w(f"  lwip-style processes that did not stop cleanly at the end of a cell (after their measurements; not counted as")
+w(f"  failures): {meta.get('lwip_stop_notes', '0')}.")
 w("- **The machine was shared** with other jobs during the run (2 cores for everything: the probe, the")
 w("  Linux kernel, the target and other workers): figures are noisy; compare columns of the same run, not")
 w("  runs with each other. Cells are medians over the repetitions with (min–max); targets were run")
@@ -162,6 +164,23 @@ if any(r[0] == "e1" for r in rows):
                 td = vals("e1", t, key, "tap_tx_dropped")
                 cells.append(f"{total(r)} / {total(td)} / {fmt(c, 1)} / {fmt(apm, 0)}")
             w(f"| {s} | " + " | ".join(cells) + " |")
+        w("")
+        w(f"### {title}: what the sender saw (sums over the repetitions): retransmissions / tail loss probes "
+          "(`TCPLossProbes`) / RTO expiries (`TCPTimeouts`) / DSACKs received (`TCPDSACKRecv`: the receiver "
+          "already had the data); and the server's context switches per MB (median, all threads)")
+        w("")
+        w("| write size | " + " | ".join(f"{NAMES[t]} retr / TLP / RTO / DSACK / ctxsw per MB" for t in TARGETS) + " |")
+        w("|---:|" + "---:|" * len(TARGETS))
+        for s_ in SIZES:
+            key = f"{nag}-{s_}"
+            cells = []
+            for t in TARGETS:
+                cs = vals("e1", t, key, "ctxsw")
+                by = vals("e1", t, key, "bytes")
+                cpm = med([c / (b / 1e6) for c, b in zip(cs, by) if b > 0 and c >= 0]) if cs and by else None
+                cells.append(" / ".join(total(vals("e1", t, key, f)) for f in ("retrans", "lossprobes", "rtos", "dsack_rx"))
+                             + f" / {fmt(cpm, 0)}")
+            w(f"| {s_} | " + " | ".join(cells) + " |")
         w("")
         # wisp counters per cell
         names = ["tcp.drop.rxbudget", "tcp.ooseq.drop", "tcp.drop.outofwindow", "tcp.ooseq", "tcp.wnd.budgetlimited",
@@ -253,11 +272,13 @@ if any(r[0] in ("e3c", "e3p") for r in rows):
     w("## 3. Connections per second and ping-pong latency")
     w("")
     w("Connections: sequential, each connect, shutdown(WR), wait for the server's close (discard, port 9), close;")
+    w("the client's address rotates over 20 addresses (TIME-WAIT would exhaust one address's ports);")
     w("connect time = the connect() call (SYN .. SYN-ACK). Ping-pong: 64-byte messages echoed (port 7; lwIP raw:")
     w("7007), TCP_NODELAY, one outstanding; round-trip time per message, the run's median.")
     w("")
-    w("| target | connections/s | / lwIP | / ceiling | connect median (us) | ping-pong RTT median (us) | / lwIP netconn |")
-    w("|---|---:|---:|---:|---:|---:|---:|")
+    w("| target | connections/s | / lwIP | / ceiling | connect median (us) | server CPU us/conn | server ctxsw/conn "
+      "| ping-pong RTT median (us) | / lwIP netconn |")
+    w("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     lc = med(vals("e3c", "lwip-netconn", "connrate", "conn_per_s"))
     cc = med(vals("e3c", "linux", "connrate", "conn_per_s"))
     lp = med(vals("e3p", "lwip-netconn", "pingpong", "median_us"))
@@ -266,7 +287,9 @@ if any(r[0] in ("e3c", "e3p") for r in rows):
         c = vals("e3c", t, "connrate", "conn_per_s")
         p = vals("e3p", t, "pingpong", "median_us")
         w(f"| {NAMES[t]} | {cell(c, 0)} | {ratio(med(c), lc)} | {ratio(med(c), cc)} | "
-          f"{cell(vals('e3c', t, 'connrate', 'connect_median_us'), 0)} | {cell(p, 1)} | {ratio(med(p), lp)} |")
+          f"{cell(vals('e3c', t, 'connrate', 'connect_median_us'), 0)} | "
+          f"{fmt(med(vals('e3c', t, 'connrate', 'cpu_us_per_conn')), 0)} | "
+          f"{fmt(med(vals('e3c', t, 'connrate', 'ctxsw_per_conn')), 1)} | {cell(p, 1)} | {ratio(med(p), lp)} |")
         dat.append((t, med(c), med(p)))
     w("")
     with open(os.path.join(out, "e3.dat"), "w") as f:

@@ -7,15 +7,19 @@
  *       SECONDS, shut the write side, wait for the server's close (it
  *       closes after reading everything); goodput = bytes / (connect ..
  *       server's FIN). Also the sender namespace's TCP counters delta
- *       (RetransSegs, InSegs, OutSegs from /proc/net/snmp) and the CPU
- *       time (utime+stime, /proc/PID/stat) of the given server PIDs.
+ *       (RetransSegs, InSegs, OutSegs from /proc/net/snmp; TCPLossProbes,
+ *       TCPTimeouts, TCPDSACKRecv from /proc/net/netstat), the TAP's
+ *       drops, the CPU time (utime+stime, /proc/PID/stat) and context
+ *       switches (all threads) of the given server PIDs.
  *   wprobe recv ADDR PORT SECONDS [PID...]
  *       read from a chargen-like server for SECONDS (receive goodput).
  *   wprobe pingpong ADDR PORT SIZE SECONDS
  *       echo round trips of SIZE bytes (TCP_NODELAY): median, p10, p90 us.
- *   wprobe connrate ADDR PORT SECONDS
+ *   wprobe connrate ADDR PORT SECONDS SRCS [PID...]
  *       sequential connections: connect, shutdown(WR), wait for the
- *       server's close, close; connections/s and median connect() us.
+ *       server's close, close; connections/s, median connect() us, CPU
+ *       and context switches of the server PIDs per connection; the
+ *       client binds to 198.18.0.100 + (i mod SRCS) (0: no bind).
  *   wprobe serve ADDR SECONDS
  *       the Linux target: TCP echo 7, discard 9, chargen 19 (a thread per
  *       connection) on ADDR, for at most SECONDS.
@@ -23,6 +27,7 @@
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -38,6 +43,12 @@
 #include <unistd.h>
 
 #define MAXPIDS 4
+
+/* connrate: the client's address rotates over src_count addresses
+ * 198.18.0.100.. (the run script puts them on the TAP) so that TIME-WAIT
+ * never exhausts the ephemeral ports of one address */
+static int src_count;
+static unsigned src_next;
 
 static double now(void)
 {
@@ -79,6 +90,67 @@ static void snmp(struct tcpc *c)
         break;
     }
     fclose(f);
+}
+
+/* TcpExt counters of this namespace (/proc/net/netstat): tail loss
+ * probes, RTO expiries, DSACKs received (the receiver had the data:
+ * a spurious retransmission) */
+struct tcpx {
+    long long lossprobes, rtos, dsack;
+};
+static void netstat(struct tcpx *c)
+{
+    static char hdr[8192], val[8192];
+    FILE *f = fopen("/proc/net/netstat", "r");
+    memset(c, 0, sizeof *c);
+    if (f == NULL) {
+        return;
+    }
+    while (fgets(hdr, sizeof hdr, f) != NULL) {
+        if (strncmp(hdr, "TcpExt:", 7) != 0 || fgets(val, sizeof val, f) == NULL) {
+            continue;
+        }
+        char *hs, *vs, *h = strtok_r(hdr, " \n", &hs), *v = strtok_r(val, " \n", &vs);
+        while (h != NULL && v != NULL) {
+            if (strcmp(h, "TCPLossProbes") == 0) c->lossprobes = atoll(v);
+            if (strcmp(h, "TCPTimeouts") == 0) c->rtos = atoll(v);
+            if (strcmp(h, "TCPDSACKRecv") == 0) c->dsack = atoll(v);
+            h = strtok_r(NULL, " \n", &hs);
+            v = strtok_r(NULL, " \n", &vs);
+        }
+        break;
+    }
+    fclose(f);
+}
+
+/* context switches (voluntary + involuntary) of every thread of the
+ * given processes: the wake-ups the server needed */
+static long long ctxsw(char **pids, int n)
+{
+    long long sum = 0;
+    for (int i = 0; i < n; i++) {
+        char path[96], sp[400], line[256];
+        struct dirent *e;
+        DIR *dir;
+        snprintf(path, sizeof path, "/proc/%s/task", pids[i]);
+        dir = opendir(path);
+        if (dir == NULL) return -1;
+        while ((e = readdir(dir)) != NULL) {
+            FILE *f;
+            if (e->d_name[0] == '.') continue;
+            snprintf(sp, sizeof sp, "%s/%s/status", path, e->d_name);
+            f = fopen(sp, "r");
+            if (f == NULL) continue;
+            while (fgets(line, sizeof line, f) != NULL) {
+                long long v;
+                if (sscanf(line, "voluntary_ctxt_switches: %lld", &v) == 1 ||
+                    sscanf(line, "nonvoluntary_ctxt_switches: %lld", &v) == 1) sum += v;
+            }
+            fclose(f);
+        }
+        closedir(dir);
+    }
+    return sum;
 }
 
 /* a counter of the namespace's TAP wbt0 (sysfs of this namespace, as
@@ -149,6 +221,13 @@ static int dial(const char *addr, int port, int nodelay, double *conn_us)
         fprintf(stderr, "wprobe: bad address %s\n", addr);
         exit(2);
     }
+    if (src_count > 0) {
+        struct sockaddr_in la;
+        memset(&la, 0, sizeof la);
+        la.sin_family = AF_INET;
+        la.sin_addr.s_addr = htonl(0xc6120064u + (src_next++ % (unsigned)src_count)); /* 198.18.0.100 + i */
+        if (bind(fd, (struct sockaddr *)&la, sizeof la) != 0) die("bind");
+    }
     if (nodelay) setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
@@ -183,12 +262,15 @@ static int mode_send(int argc, char **argv)
     unsigned long long bytes = 0;
     unsigned int seed = 12345;
     struct tcpc a, b;
-    long long txd0 = tapstat("tx_dropped"), rxd0 = tapstat("rx_dropped");
+    long long txd0 = tapstat("tx_dropped"), rxd0 = tapstat("rx_dropped"), cs0, cs1;
+    struct tcpx xa, xb;
     int fd;
     if ((!rnd && (size < 1 || size > 65536)) || secs <= 0 || secs > 120 || argc - 7 > MAXPIDS) return 2;
     for (size_t i = 0; i < sizeof buf; i++) buf[i] = (char)(i * 7 + 1);
     snmp(&a);
+    netstat(&xa);
     c0 = cpu_sum(argv + 7, argc - 7);
+    cs0 = ctxsw(argv + 7, argc - 7);
     t0 = now();
     fd = dial(addr, port, nodelay, &cus);
     tend = t0 + secs;
@@ -206,12 +288,16 @@ static int mode_send(int argc, char **argv)
     t1 = now();
     close(fd);
     c1 = cpu_sum(argv + 7, argc - 7);
+    cs1 = ctxsw(argv + 7, argc - 7);
     snmp(&b);
+    netstat(&xb);
     double mb = (double)bytes / 1e6;
     printf("bytes=%llu secs=%.4f mbit=%.2f connect_us=%.0f retrans=%lld insegs=%lld outsegs=%lld cpu_ms=%.0f "
-           "cpu_ms_per_mb=%.3f tap_tx_dropped=%lld tap_rx_dropped=%lld\n",
+           "cpu_ms_per_mb=%.3f tap_tx_dropped=%lld tap_rx_dropped=%lld lossprobes=%lld rtos=%lld dsack_rx=%lld "
+           "ctxsw=%lld\n",
            bytes, t1 - t0, (double)bytes * 8 / (t1 - t0) / 1e6, cus, b.retrans - a.retrans, b.insegs - a.insegs,
-           b.outsegs - a.outsegs, c0 >= 0 && c1 >= 0 ? c1 - c0 : -1, c0 >= 0 && c1 >= 0 ? (c1 - c0) / mb : -1, tapstat("tx_dropped") - txd0, tapstat("rx_dropped") - rxd0);
+           b.outsegs - a.outsegs, c0 >= 0 && c1 >= 0 ? c1 - c0 : -1, c0 >= 0 && c1 >= 0 ? (c1 - c0) / mb : -1, tapstat("tx_dropped") - txd0, tapstat("rx_dropped") - rxd0, xb.lossprobes - xa.lossprobes, xb.rtos - xa.rtos,
+           xb.dsack - xa.dsack, cs0 >= 0 && cs1 >= 0 ? cs1 - cs0 : -1);
     return 0;
 }
 
@@ -283,11 +369,15 @@ static int mode_pingpong(char **argv)
     return 0;
 }
 
-static int mode_connrate(char **argv)
+static int mode_connrate(int argc, char **argv)
 {
-    double secs = atof(argv[4]), t0, tend;
+    double secs = atof(argv[4]), t0, tend, c0, c1;
+    long long cs0, cs1;
     size_t n = 0;
-    if (secs <= 0 || secs > 120) return 2;
+    src_count = atoi(argv[5]);
+    if (secs <= 0 || secs > 120 || src_count < 0 || src_count > 100 || argc - 6 > MAXPIDS) return 2;
+    c0 = cpu_sum(argv + 6, argc - 6);
+    cs0 = ctxsw(argv + 6, argc - 6);
     t0 = now();
     tend = t0 + secs;
     while (n < MAXS && now() < tend) {
@@ -299,8 +389,13 @@ static int mode_connrate(char **argv)
         samples[n++] = cus;
     }
     double el = now() - t0;
+    c1 = cpu_sum(argv + 6, argc - 6);
+    cs1 = ctxsw(argv + 6, argc - 6);
     qsort(samples, n, sizeof samples[0], cmpd);
-    printf("conns=%zu secs=%.3f conn_per_s=%.1f connect_median_us=%.1f\n", n, el, (double)n / el, samples[n / 2]);
+    printf("conns=%zu secs=%.3f conn_per_s=%.1f connect_median_us=%.1f connect_max_us=%.0f cpu_us_per_conn=%.1f "
+           "ctxsw_per_conn=%.2f\n",
+           n, el, (double)n / el, samples[n / 2], samples[n - 1], c0 >= 0 && c1 >= 0 ? (c1 - c0) * 1000 / (double)n : -1,
+           cs0 >= 0 && cs1 >= 0 ? (double)(cs1 - cs0) / (double)n : -1);
     return 0;
 }
 
@@ -400,7 +495,7 @@ int main(int argc, char **argv)
     if (argc >= 7 && strcmp(argv[1], "send") == 0) rc = mode_send(argc, argv);
     else if (argc >= 5 && strcmp(argv[1], "recv") == 0) rc = mode_recv(argc, argv);
     else if (argc == 6 && strcmp(argv[1], "pingpong") == 0) rc = mode_pingpong(argv);
-    else if (argc == 5 && strcmp(argv[1], "connrate") == 0) rc = mode_connrate(argv);
+    else if (argc >= 6 && strcmp(argv[1], "connrate") == 0) rc = mode_connrate(argc, argv);
     else if (argc == 4 && strcmp(argv[1], "serve") == 0) rc = mode_serve(argv);
     if (rc == 2) fprintf(stderr, "wprobe: usage: see the head of bench/wprobe.c\n");
     fflush(stdout);
