@@ -70,9 +70,10 @@ def total(v):
     return "–" if not v else f"{int(sum(v))}"
 
 
-TARGETS = ["wisp-sock", "wisp-netconn", "wisp-raw", "lwip-netconn", "linux"]
+TARGETS = ["wisp-sock", "wisp-netconn", "wisp-raw", "wisp-lwipstyle", "lwip-netconn", "linux"]
 NAMES = {"wisp-sock": "wisp socket", "wisp-netconn": "wisp netconn", "wisp-raw": "wisp raw",
-         "lwip-netconn": "lwIP 2.1.3 netconn", "lwip-raw": "lwIP 2.1.3 raw",
+         "lwip-netconn": "lwIP 2.1.3 netconn", "wisp-lwipstyle": "wisp, lwip-style app (netconn)",
+         "wisp-lwipstyle-raw": "wisp, lwip-style app (raw)", "lwip-raw": "lwIP 2.1.3 raw",
          "linux": "Linux via TAP relay (ceiling)"}
 SIZES = ["64", "128", "256", "512", "1024", "1460", "rand"]
 have_gnuplot = shutil.which("gnuplot") is not None
@@ -106,9 +107,15 @@ w("- **The machine was shared** with other jobs during the run (2 cores for ever
 w("  Linux kernel, the target and other workers): figures are noisy; compare columns of the same run, not")
 w("  runs with each other. Cells are medians over the repetitions with (min–max); targets were run")
 w("  interleaved (every repetition visits every target in turn).")
+w("- Targets: wisp-node's services on its socket, netconn and raw APIs (wisp's own applications: a thread per")
+w("  connection on the threaded APIs); the lwip-style application (apps/lwip-style: netconn discard 9 and echo 7")
+w("  one client at a time, raw echo 7007) compiled unchanged against wisp's lwIP layer (\"same app\") and against")
+w("  Debian's lwIP 2.1.3; Linux.")
 w("- Topology: every target in its own network namespace; the probe (`bench/wprobe.c`) talks to 198.18.0.2")
 w("  through a TAP whose other end is the target process (wisp-node, lwip-style-lwip) or, for the Linux")
-w("  ceiling, `bench/taprelay.c` copying frames to a second TAP in another namespace where Linux serves.")
+w("  ceiling, `bench/taprelay.c` copying frames to a second TAP in another namespace where Linux serves")
+w("  (its receive buffer set to 64 KB, a window like lwIP's: Linux's autotuned window let the sender")
+w("  overrun the relay's TAP queue).")
 w("- CPU per MB: utime+stime of the server process(es) over the run (`/proc/PID/stat`; ceiling: relay +")
 w("  Linux server; the kernel work that a TAP write triggers is charged to the writing process), per 10^6")
 w("  bytes of goodput. Clock tick 10 ms: short runs make it coarse.")
@@ -136,15 +143,17 @@ if any(r[0] == "e1" for r in rows):
         w("")
         w(f"### {title}: ratios of the medians")
         w("")
-        w("| write size | sock / lwIP | netconn / lwIP | raw / lwIP | sock / ceiling | netconn / ceiling "
-          "| raw / ceiling | lwIP / ceiling |")
-        w("|---:|---:|---:|---:|---:|---:|---:|---:|")
+        w("| write size | sock / lwIP | netconn / lwIP | raw / lwIP | same app / lwIP | sock / ceiling | netconn / ceiling "
+          "| raw / ceiling | same app / ceiling | lwIP / ceiling |")
+        w("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for s in SIZES:
             key = f"{nag}-{s}"
             m = {t: med(vals("e1", t, key, "mbit")) for t in TARGETS}
             w(f"| {s} | {ratio(m['wisp-sock'], m['lwip-netconn'])} | {ratio(m['wisp-netconn'], m['lwip-netconn'])} | "
-              f"{ratio(m['wisp-raw'], m['lwip-netconn'])} | {ratio(m['wisp-sock'], m['linux'])} | "
+              f"{ratio(m['wisp-raw'], m['lwip-netconn'])} | {ratio(m['wisp-lwipstyle'], m['lwip-netconn'])} | "
+              f"{ratio(m['wisp-sock'], m['linux'])} | "
               f"{ratio(m['wisp-netconn'], m['linux'])} | {ratio(m['wisp-raw'], m['linux'])} | "
+              f"{ratio(m['wisp-lwipstyle'], m['linux'])} | "
               f"{ratio(m['lwip-netconn'], m['linux'])} |")
         w("")
         w(f"### {title}: sender retransmissions (sum) / TAP queue drops toward the target (sum) / server CPU ms/MB "
@@ -214,7 +223,8 @@ set ylabel 'Mbit/s'; set xlabel 'sender write size (bytes)'
 set key top left; set grid ytics; set yrange [0:*]
 set style data histogram; set style histogram clustered gap 1; set style fill solid 0.8 border -1
 plot '{fn}' using 2:xtic(1) title '{NAMES[TARGETS[0]]}', '' using 3 title '{NAMES[TARGETS[1]]}', \
- '' using 4 title '{NAMES[TARGETS[2]]}', '' using 5 title '{NAMES[TARGETS[3]]}', '' using 6 title '{NAMES[TARGETS[4]]}'
+ '' using 4 title '{NAMES[TARGETS[2]]}', '' using 5 title '{NAMES[TARGETS[3]]}', '' using 6 title '{NAMES[TARGETS[4]]}', \
+ '' using 7 title '{NAMES[TARGETS[5]]}'
 """)
         if png in plots:
             w(f"![{title}]({png})")
@@ -283,7 +293,7 @@ if any(r[0] in ("e3c", "e3p") for r in rows):
     cc = med(vals("e3c", "linux", "connrate", "conn_per_s"))
     lp = med(vals("e3p", "lwip-netconn", "pingpong", "median_us"))
     dat = []
-    for t in TARGETS + ["lwip-raw"]:
+    for t in TARGETS + ["wisp-lwipstyle-raw", "lwip-raw"]:
         c = vals("e3c", t, "connrate", "conn_per_s")
         p = vals("e3p", t, "pingpong", "median_us")
         w(f"| {NAMES[t]} | {cell(c, 0)} | {ratio(med(c), lc)} | {ratio(med(c), cc)} | "

@@ -7,6 +7,12 @@
 # second TAP in another namespace, where bench/wprobe.c serves), measured
 # from the outside by Linux probes (bench/wprobe.c), all in one run.
 #
+# wisp-lwipstyle is the same lwip-style application as lwIP's target,
+# compiled against wisp's lwIP compatibility layer (lwip-style-wisp): the
+# same application code on both stacks (netconn discard 9, echo 7, raw echo
+# 7007); wisp-node's services (wisp-sock/-netconn/-raw) are wisp's own apps
+# (a thread per connection on the threaded APIs).
+#
 # Experiments (each a section of docs/bench/README.md):
 #   1 (seed 003) receive goodput by sender write size 64..1460 and random
 #     1..1460, Nagle on and TCP_NODELAY, Linux sender -> discard server;
@@ -67,14 +73,15 @@ if ! command -v gnuplot >/dev/null 2>&1; then
     timeout 600 apt-get install -y gnuplot-nox >/dev/null || log "gnuplot-nox not installed: no plots"
 fi
 mkdir -p "$BUILD" "$OUT" || exit 1
-log "building wisp-node and lwip-style-lwip in $BUILD"
+log "building wisp-node, lwip-style-wisp and lwip-style-lwip in $BUILD"
 cmake -S "$ROOT" -B "$BUILD" -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null || exit 1
-cmake --build "$BUILD" -j2 --target wisp-node lwip-style-lwip >"$BUILD/bench-build.log" 2>&1 ||
+cmake --build "$BUILD" -j2 --target wisp-node lwip-style-wisp lwip-style-lwip >"$BUILD/bench-build.log" 2>&1 ||
     { tail -n 20 "$BUILD/bench-build.log" >&2; exit 1; }
 gcc -O2 -Wall -Wextra -o "$BUILD/wprobe" "$ROOT/bench/wprobe.c" -lpthread || exit 1
 gcc -O2 -Wall -Wextra -o "$BUILD/taprelay" "$ROOT/bench/taprelay.c" -lpthread || exit 1
 NODE=$BUILD/wisp-node
 LWIP=$BUILD/lwip-style-lwip
+LWIPW=$BUILD/lwip-style-wisp
 PROBE=$BUILD/wprobe
 RELAY=$BUILD/taprelay
 
@@ -82,7 +89,7 @@ DIR=$(mktemp -d /tmp/wisp-bench.XXXXXX) || exit 1
 RES=$DIR/results.tsv
 : >"$RES"
 PFX="wb$$"
-TARGETS="wisp-sock wisp-netconn wisp-raw lwip-netconn linux"
+TARGETS="wisp-sock wisp-netconn wisp-raw wisp-lwipstyle lwip-netconn linux"
 MAXT=7200 # bound of every server process (s)
 KILL_AFTER=30 # SIGKILL this long after SIGTERM (lwIP can take >5 s to stop)
 NSLIST=""
@@ -141,6 +148,13 @@ start_target() { # TARGET CELL
     local t=$1 ns p1 p2 c1 c2 i lg=$DIR/srv-$1-$2.log
     ns=$(ns_of "$t")
     case "$t" in
+    wisp-lwipstyle)
+        timeout -k $KILL_AFTER $MAXT ip netns exec "$ns" "$LWIPW" wbt0 198.18.0.2/24 >"$lg" 2>&1 &
+        p1=$!
+        c1=$(child_of $p1) || return 1
+        TPID[$t]=$p1
+        CPUPIDS[$t]=$c1
+        ;;
     wisp-*)
         local api=${t#wisp-}
         [ "$api" = sock ] && api=socket
@@ -159,7 +173,11 @@ start_target() { # TARGET CELL
         CPUPIDS[$t]=$c1
         ;;
     linux)
-        timeout -k $KILL_AFTER $MAXT ip netns exec "$(ns_of linuxsrv)" "$PROBE" serve 198.18.0.2 $MAXT >"$lg" 2>&1 &
+        # SO_RCVBUF 64 KB (a ~64 KB window, as lwIP's TCP_WND): with Linux's
+        # autotuned multi-MB window the sender overruns the relay's TAP queue
+        # (thousands of TAP drops and retransmissions per cell in a first run)
+        WPROBE_RCVBUF=65536 timeout -k $KILL_AFTER $MAXT ip netns exec "$(ns_of linuxsrv)" "$PROBE" serve 198.18.0.2 $MAXT \
+            >"$lg" 2>&1 &
         p1=$!
         timeout -k $KILL_AFTER $MAXT ip netns exec "$ns" "$RELAY" wbt0 "/var/run/netns/$(ns_of linuxsrv)" wbt1 $MAXT \
             >"$DIR/relay-$2.log" 2>&1 &
@@ -184,6 +202,7 @@ stop_target() { # TARGET CELL
     for p in ${TPID[$t]}; do wait "$p" || rc=$?; done
     unset "TPID[$t]"
     case "$t" in
+    wisp-lwipstyle) ;;
     wisp-*)
         grep -q '^pools: all back at baseline' "$DIR/srv-$t-$2.log" || { log "$t: pools not at baseline ($2)"; rc=1; }
         sed -n '/^counters:/,/^interfaces:/p' "$DIR/srv-$t-$2.log" | grep -E '^  ' >"$DIR/counters-$2-$t.txt"
@@ -191,9 +210,9 @@ stop_target() { # TARGET CELL
     esac
     if [ "$rc" -ne 0 ]; then
         log "$t stopped with status $rc ($2)"
-        if [ "$t" = lwip-netconn ]; then
+        if [ "$t" = lwip-netconn ] || [ "$t" = wisp-lwipstyle ]; then
             # lwIP's shutdown (threads joined with 5 s timeouts) is not a measurement: noted, not a failure
-            echo "$2: lwip-style stopped with status $rc: $(grep -v '^lwip-style: \(tap\|stopping\|ready\|stack\|lwIP\)' "$DIR/srv-$t-$2.log" | tr '\n' ' ')" >>"$DIR/stopnotes.txt"
+            echo "$2 $t: lwip-style stopped with status $rc: $(grep -v '^lwip-style: \(tap\|stopping\|ready\|stack\|lwIP\)' "$DIR/srv-$t-$2.log" | tr '\n' ' ')" >>"$DIR/stopnotes.txt"
         else
             FAILS=$((FAILS + 1))
         fi
@@ -205,6 +224,7 @@ run() {
     local exp=$1 t=$2 key=$3 rep=$4 out nst=$2
     shift 4
     [ "$t" = lwip-raw ] && nst=lwip-netconn
+    [ "$t" = wisp-lwipstyle-raw ] && nst=wisp-lwipstyle
     out=$(timeout -k 5 $((SECS + 40)) ip netns exec "$(ns_of "$nst")" "$@" 2>>"$DIR/probe.err")
     if [ $? -ne 0 ] || [ -z "$out" ]; then
         log "run failed: $exp $t $key rep $rep"
@@ -297,6 +317,7 @@ if [[ " $EXPS " == *" 3 "* ]]; then
             run e3p "$t" pingpong "$rep" "$PROBE" pingpong 198.18.0.2 7 64 "$SECS"
         done
         run e3p lwip-raw pingpong "$rep" "$PROBE" pingpong 198.18.0.2 7007 64 "$SECS"
+        run e3p wisp-lwipstyle-raw pingpong "$rep" "$PROBE" pingpong 198.18.0.2 7007 64 "$SECS"
     done 2>&1
     for t in $TARGETS; do stop_target "$t" e3; done
 fi

@@ -22,7 +22,8 @@
  *       client binds to 198.18.0.100 + (i mod SRCS) (0: no bind).
  *   wprobe serve ADDR SECONDS
  *       the Linux target: TCP echo 7, discard 9, chargen 19 (a thread per
- *       connection) on ADDR, for at most SECONDS.
+ *       connection) on ADDR, for at most SECONDS; WPROBE_RCVBUF=N in the
+ *       environment sets SO_RCVBUF of the listening sockets.
  * Output: one line of key=value pairs. Exit 0 ok, 1 error, 2 usage.
  */
 #define _GNU_SOURCE
@@ -478,6 +479,10 @@ static int mode_serve(char **argv)
         sa.sin_port = htons((uint16_t)ports[i]);
         if (inet_pton(AF_INET, argv[2], &sa.sin_addr) != 1) return 2;
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        if (getenv("WPROBE_RCVBUF") != NULL) { /* before listen: the window scale follows from it */
+            int rb = atoi(getenv("WPROBE_RCVBUF"));
+            if (rb > 0 && setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rb, sizeof rb) != 0) die("SO_RCVBUF");
+        }
         if (bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(fd, 512) != 0) die("bind/listen");
         if (pthread_create(&t, NULL, listener, (void *)(intptr_t)fd) != 0) die("pthread_create");
         pthread_detach(t);
