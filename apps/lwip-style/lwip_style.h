@@ -10,7 +10,7 @@
  * test/interop/test_lwip_compat.sh on both stacks with the same checks.
  *
  * Services: TCP echo on port 7 (netconn, one client at a time, as lwIP
- * contrib's tcpecho), HTTP on port 80 (sockets + select, or poll where
+ * contrib's tcpecho), TCP discard on port 9 (netconn, one client at a time), HTTP on port 80 (sockets + select, or poll where
  * the lwIP build has no select), TCP echo on port 7007 and UDP echo on
  * port 7 (raw API, as contrib's tcpecho_raw / udpecho_raw).
  */
@@ -24,6 +24,7 @@
 #include "lwip/ip_addr.h"
 
 #define LWIP_STYLE_ECHO_PORT 7
+#define LWIP_STYLE_DISCARD_PORT 9
 #define LWIP_STYLE_RAW_ECHO_PORT 7007
 #define LWIP_STYLE_HTTP_PORT 80
 /** How often blocked services look at the stop flag (ms). */
@@ -31,6 +32,7 @@
 
 /* services (apps/lwip-style) */
 void netconn_echo_server(void *arg);   /* thread */
+void netconn_discard_server(void *arg); /* thread: TCP discard on port 9 */
 void http_server(void *arg);           /* thread */
 void raw_apps_start(void *arg);        /* tcpip thread: arg = sys_sem_t * signalled when done */
 void raw_apps_stop(void *arg);         /* tcpip thread: arg = sys_sem_t * signalled when done */

@@ -15,6 +15,9 @@
  *
  * Usage: lwip-style TAP-NAME (A.B.C.D/PREFIX | dhcp) [client=...] [resolve=NAME]
  */
+#if !defined(_POSIX_C_SOURCE) && !defined(_GNU_SOURCE)
+#define _POSIX_C_SOURCE 200809L /* sigaction() under -std=c99 */
+#endif
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,7 +34,7 @@
 
 #include "lwip_style.h"
 
-#define SERVICE_THREADS 2
+#define SERVICE_THREADS 3
 
 static volatile sig_atomic_t stop_flag;
 static sys_sem_t threads_done;
@@ -181,8 +184,18 @@ int main(int argc, char **argv)
     return 3;
   }
 #endif
-  signal(SIGTERM, on_signal);
-  signal(SIGINT, on_signal);
+  {
+    /* sigaction, not signal(): under strict C99 glibc's signal() has
+     * System V semantics (the handler is reset after one delivery), and
+     * timeout(1) delivers SIGTERM twice (to the child and to its group):
+     * the second one killed the process before its clean stop */
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+  }
 
   if (sys_sem_new(&sem, 0) != ERR_OK || sys_sem_new(&threads_done, 0) != ERR_OK) {
     return 1;
@@ -230,7 +243,8 @@ int main(int argc, char **argv)
 #endif
 
   if (sys_thread_new("nc-echo", netconn_echo_server, NULL, 0, 1) == NULL ||
-      sys_thread_new("http", http_server, NULL, 0, 1) == NULL) {
+      sys_thread_new("http", http_server, NULL, 0, 1) == NULL ||
+      sys_thread_new("nc-discard", netconn_discard_server, NULL, 0, 1) == NULL) {
     fprintf(stderr, "lwip-style: cannot start the service threads\n");
     return 1;
   }

@@ -1,0 +1,331 @@
+#!/usr/bin/env bash
+# bench/run.sh -- the benchmark suite: wisp (socket, netconn and raw API
+# servers of wisp-node) against Debian's lwIP 2.1.3 (the lwip-style
+# application built against liblwip-dev: netconn discard 9 / echo 7, raw
+# echo 7007) and against the Linux kernel reached through the same TAP +
+# user-space copy (bench/taprelay.c copies frames between a TAP and a
+# second TAP in another namespace, where bench/wprobe.c serves), measured
+# from the outside by Linux probes (bench/wprobe.c), all in one run.
+#
+# wisp-lwipstyle is the same lwip-style application as lwIP's target,
+# compiled against wisp's lwIP compatibility layer (lwip-style-wisp): the
+# same application code on both stacks (netconn discard 9, echo 7, raw echo
+# 7007); wisp-node's services (wisp-sock/-netconn/-raw) are wisp's own apps
+# (a thread per connection on the threaded APIs).
+#
+# Experiments (each a section of docs/bench/README.md):
+#   1 (seed 003) receive goodput by sender write size 64..1460 and random
+#     1..1460, Nagle on and TCP_NODELAY, Linux sender -> discard server;
+#     the sender's retransmissions and segment counts, server CPU per MB,
+#     wisp's drop counters per cell;
+#   2 (seed 000) socket vs netconn: wisp as the sender (wisp-node
+#     --connect --send --write-size 128/512/1024/1460 to a Linux sink),
+#     goodput and CPU per MB of the node, connect time (--connects);
+#   3 connections/s (sequential connect, half-close, server's close) and
+#     ping-pong latency (64-byte echo, TCP_NODELAY) on every target.
+# Output: docs/bench/README.md (tables: medians with min-max over the
+# repetitions, ratios against lwIP and the ceiling), docs/bench/*.png
+# (gnuplot), docs/bench/results.tsv (every run).
+#
+# Usage: bench/run.sh [--quick] [--reps N] [--secs S] [--exp "1 2 3"]
+#                     [--out DIR] [--build DIR]
+#   --quick   1-second runs, 3 repetitions (a few minutes)
+#   default   3-second runs, 3 repetitions (~20 minutes)
+# Needs root (namespaces, TAPs), gcc, cmake, liblwip-dev; installs
+# gnuplot-nox with apt-get when gnuplot is missing. Not run by the test
+# suite: it prints ratios and wants a quiet machine. Addresses are in
+# 198.18.0.0/15 only; every target runs in its own network namespace
+# (wb<PID>-<target>), deleted at exit; every process is bounded by
+# timeout(1) and stopped by its PID.
+
+set -u
+set -o pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+SECS=3
+REPS=3
+EXPS="1 2 3"
+OUT=$ROOT/docs/bench
+BUILD=$ROOT/build-bench
+MODE=full
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --quick) SECS=1; MODE=quick ;;
+    --reps) REPS=$2; shift ;;
+    --secs) SECS=$2; shift ;;
+    --exp) EXPS=$2; shift ;;
+    --out) OUT=$2; shift ;;
+    --build) BUILD=$2; shift ;;
+    -h | --help) sed -n '2,33p' "$0"; exit 0 ;;
+    *) echo "bench: unknown argument $1" >&2; exit 2 ;;
+    esac
+    shift
+done
+[[ "$REPS" =~ ^[0-9]+$ ]] && [ "$REPS" -ge 1 ] && [ "$REPS" -le 20 ] || { echo "bench: bad --reps" >&2; exit 2; }
+[[ "$SECS" =~ ^[0-9]+$ ]] && [ "$SECS" -ge 1 ] && [ "$SECS" -le 30 ] || { echo "bench: bad --secs" >&2; exit 2; }
+[ "$(id -u)" = 0 ] || { echo "bench: needs root (network namespaces, TAPs)" >&2; exit 1; }
+
+log() { echo "bench: $*" >&2; }
+
+# ---- tools and binaries ----
+if ! command -v gnuplot >/dev/null 2>&1; then
+    log "installing gnuplot-nox (apt-get)"
+    timeout 600 apt-get install -y gnuplot-nox >/dev/null || log "gnuplot-nox not installed: no plots"
+fi
+mkdir -p "$BUILD" "$OUT" || exit 1
+log "building wisp-node, lwip-style-wisp and lwip-style-lwip in $BUILD"
+cmake -S "$ROOT" -B "$BUILD" -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null || exit 1
+cmake --build "$BUILD" -j2 --target wisp-node lwip-style-wisp lwip-style-lwip >"$BUILD/bench-build.log" 2>&1 ||
+    { tail -n 20 "$BUILD/bench-build.log" >&2; exit 1; }
+gcc -O2 -Wall -Wextra -o "$BUILD/wprobe" "$ROOT/bench/wprobe.c" -lpthread || exit 1
+gcc -O2 -Wall -Wextra -o "$BUILD/taprelay" "$ROOT/bench/taprelay.c" -lpthread || exit 1
+NODE=$BUILD/wisp-node
+LWIP=$BUILD/lwip-style-lwip
+LWIPW=$BUILD/lwip-style-wisp
+PROBE=$BUILD/wprobe
+RELAY=$BUILD/taprelay
+
+DIR=$(mktemp -d /tmp/wisp-bench.XXXXXX) || exit 1
+RES=$DIR/results.tsv
+: >"$RES"
+PFX="wb$$"
+TARGETS="wisp-sock wisp-netconn wisp-raw wisp-lwipstyle lwip-netconn linux"
+MAXT=7200 # bound of every server process (s)
+KILL_AFTER=30 # SIGKILL this long after SIGTERM (lwIP can take >5 s to stop)
+NSLIST=""
+declare -A TPID CPUPIDS
+FAILS=0
+
+cleanup() {
+    local rc=$? t
+    trap - EXIT INT TERM
+    for t in "${!TPID[@]}"; do
+        for p in ${TPID[$t]}; do kill -TERM "$p" 2>/dev/null; done
+    done
+    for t in "${!TPID[@]}"; do
+        for p in ${TPID[$t]}; do wait "$p" 2>/dev/null; done
+    done
+    for ns in $NSLIST; do timeout -k 5 20 ip netns del "$ns" 2>/dev/null; done
+    log "logs in $DIR"
+    exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+ns_of() { echo "$PFX-$1"; }
+mkns() { # NS TAP ADDR/PREFIX
+    timeout 10 ip netns add "$1" || return 1
+    NSLIST="$NSLIST $1"
+    local x="timeout -k 5 10 ip netns exec $1"
+    $x ip link set lo up
+    $x sysctl -q -w net.ipv6.conf.all.disable_ipv6=1 >/dev/null 2>&1
+    $x sysctl -q -w net.ipv6.conf.default.disable_ipv6=1 >/dev/null 2>&1
+    $x sysctl -q -w net.ipv4.ip_local_port_range="1024 65000" >/dev/null 2>&1
+    $x ip tuntap add dev "$2" mode tap || return 1
+    $x ip addr add "$3" dev "$2" || return 1
+    $x ip link set "$2" up
+    if [ "$3" = 198.18.0.1/24 ]; then # the probes' extra client addresses (connection rate)
+        for i in $(seq 100 119); do $x ip addr add "198.18.0.$i/24" dev "$2" || return 1; done
+    fi
+}
+for t in $TARGETS; do
+    mkns "$(ns_of "$t")" wbt0 198.18.0.1/24 || { log "namespace $t"; exit 1; }
+done
+mkns "$(ns_of linuxsrv)" wbt1 198.18.0.2/24 || exit 1
+mkns "$(ns_of cli)" wbt0 198.18.0.1/24 || exit 1
+
+child_of() { # the command timeout(1) runs (ip netns exec execs it)
+    local i c
+    for i in $(seq 1 50); do
+        c=$(pgrep -P "$1" | head -n 1)
+        [ -n "$c" ] && { echo "$c"; return 0; }
+        sleep 0.05
+    done
+    return 1
+}
+
+start_target() { # TARGET CELL
+    local t=$1 ns p1 p2 c1 c2 i lg=$DIR/srv-$1-$2.log
+    ns=$(ns_of "$t")
+    case "$t" in
+    wisp-lwipstyle)
+        timeout -k $KILL_AFTER $MAXT ip netns exec "$ns" "$LWIPW" wbt0 198.18.0.2/24 >"$lg" 2>&1 &
+        p1=$!
+        c1=$(child_of $p1) || return 1
+        TPID[$t]=$p1
+        CPUPIDS[$t]=$c1
+        ;;
+    wisp-*)
+        local api=${t#wisp-}
+        [ "$api" = sock ] && api=socket
+        timeout -k $KILL_AFTER $MAXT ip netns exec "$ns" "$NODE" --tap wbt0 --addr 198.18.0.2/24 --quiet --api "$api" \
+            >"$lg" 2>&1 &
+        p1=$!
+        c1=$(child_of $p1) || return 1
+        TPID[$t]=$p1
+        CPUPIDS[$t]=$c1
+        ;;
+    lwip-netconn)
+        timeout -k $KILL_AFTER $MAXT ip netns exec "$ns" "$LWIP" wbt0 198.18.0.2/24 >"$lg" 2>&1 &
+        p1=$!
+        c1=$(child_of $p1) || return 1
+        TPID[$t]=$p1
+        CPUPIDS[$t]=$c1
+        ;;
+    linux)
+        # SO_RCVBUF 64 KB (a ~64 KB window, as lwIP's TCP_WND): with Linux's
+        # autotuned multi-MB window the sender overruns the relay's TAP queue
+        # (thousands of TAP drops and retransmissions per cell in a first run)
+        WPROBE_RCVBUF=65536 timeout -k $KILL_AFTER $MAXT ip netns exec "$(ns_of linuxsrv)" "$PROBE" serve 198.18.0.2 $MAXT \
+            >"$lg" 2>&1 &
+        p1=$!
+        timeout -k $KILL_AFTER $MAXT ip netns exec "$ns" "$RELAY" wbt0 "/var/run/netns/$(ns_of linuxsrv)" wbt1 $MAXT \
+            >"$DIR/relay-$2.log" 2>&1 &
+        p2=$!
+        c1=$(child_of $p1) || return 1
+        c2=$(child_of $p2) || return 1
+        TPID[$t]="$p1 $p2"
+        CPUPIDS[$t]="$c1 $c2"
+        ;;
+    esac
+    for i in $(seq 1 100); do
+        timeout 3 ip netns exec "$ns" ping -c 1 -W 1 198.18.0.2 >/dev/null 2>&1 && return 0
+        sleep 0.1
+    done
+    log "$t did not answer ping (log $lg)"
+    return 1
+}
+
+stop_target() { # TARGET CELL
+    local t=$1 p rc=0
+    for p in ${TPID[$t]}; do kill -TERM "$p" 2>/dev/null; done
+    for p in ${TPID[$t]}; do wait "$p" || rc=$?; done
+    unset "TPID[$t]"
+    case "$t" in
+    wisp-lwipstyle) ;;
+    wisp-*)
+        grep -q '^pools: all back at baseline' "$DIR/srv-$t-$2.log" || { log "$t: pools not at baseline ($2)"; rc=1; }
+        sed -n '/^counters:/,/^interfaces:/p' "$DIR/srv-$t-$2.log" | grep -E '^  ' >"$DIR/counters-$2-$t.txt"
+        ;;
+    esac
+    if [ "$rc" -ne 0 ]; then
+        log "$t stopped with status $rc ($2)"
+        if [ "$t" = lwip-netconn ] || [ "$t" = wisp-lwipstyle ]; then
+            # lwIP's shutdown (threads joined with 5 s timeouts) is not a measurement: noted, not a failure
+            echo "$2 $t: lwip-style stopped with status $rc: $(grep -v '^lwip-style: \(tap\|stopping\|ready\|stack\|lwIP\)' "$DIR/srv-$t-$2.log" | tr '\n' ' ')" >>"$DIR/stopnotes.txt"
+        else
+            FAILS=$((FAILS + 1))
+        fi
+    fi
+}
+
+# run EXP TARGET CELLKEY REP CMD...: one bounded probe run in the target's namespace
+run() {
+    local exp=$1 t=$2 key=$3 rep=$4 out nst=$2
+    shift 4
+    [ "$t" = lwip-raw ] && nst=lwip-netconn
+    [ "$t" = wisp-lwipstyle-raw ] && nst=wisp-lwipstyle
+    out=$(timeout -k 5 $((SECS + 40)) ip netns exec "$(ns_of "$nst")" "$@" 2>>"$DIR/probe.err")
+    if [ $? -ne 0 ] || [ -z "$out" ]; then
+        log "run failed: $exp $t $key rep $rep"
+        out="fail=1"
+        FAILS=$((FAILS + 1))
+    fi
+    printf '%s\t%s\t%s\t%s\t%s\n' "$exp" "$t" "$key" "$rep" "$out" >>"$RES"
+}
+
+START_UTC=$(date -u '+%Y-%m-%d %H:%M UTC')
+{
+    echo "start=$START_UTC"
+    echo "mode=$MODE secs=$SECS reps=$REPS"
+    echo "cpu=$(lscpu | sed -n 's/^Model name: *//p') ($(nproc) CPUs, $(lscpu | sed -n 's/^Hypervisor vendor: *//p'))"
+    echo "kernel=$(uname -r)"
+    echo "load_start=$(cut -d' ' -f1-3 /proc/loadavg)"
+    echo "commit=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null)"
+    echo "lwip=$(dpkg-query -W -f '${Version}' liblwip-dev 2>/dev/null)"
+} >"$DIR/meta.txt"
+
+# ---- experiment 1: receive goodput by write size ----
+if [[ " $EXPS " == *" 1 "* ]]; then
+    for nag in NAGLE NODELAY; do
+        for size in 64 128 256 512 1024 1460 rand; do
+            cell="e1-$nag-$size"
+            log "experiment 1: $nag $size"
+            for t in $TARGETS; do start_target "$t" "$cell" || exit 1; done
+            for rep in $(seq 1 "$REPS"); do
+                for t in $TARGETS; do
+                    # shellcheck disable=SC2086
+                    run e1 "$t" "$nag-$size" "$rep" "$PROBE" send 198.18.0.2 9 "$size" "$nag" "$SECS" ${CPUPIDS[$t]}
+                done
+            done
+            for t in $TARGETS; do stop_target "$t" "$cell"; done
+        done
+    done
+fi
+
+# ---- experiment 2: socket vs netconn, wisp sending ----
+if [[ " $EXPS " == *" 2 "* ]]; then
+    ns=$(ns_of cli)
+    MB=$((SECS * 12))
+    timeout -k $KILL_AFTER $MAXT ip netns exec "$ns" "$PROBE" serve 198.18.0.1 $MAXT >"$DIR/cli-serve.log" 2>&1 &
+    TPID[cli]=$!
+    sleep 0.5
+    for size in 128 512 1024 1460; do
+        log "experiment 2: write size $size"
+        for rep in $(seq 1 "$REPS"); do
+            for api in netconn socket raw; do
+                lg=$DIR/e2-$api-$size-$rep.log
+                /usr/bin/time -f "cpu_user=%U cpu_sys=%S" -o "$DIR/time.out" \
+                    timeout -k 5 120 ip netns exec "$ns" "$NODE" --tap wbt0 --addr 198.18.0.2/24 --quiet --api "$api" \
+                    --connect 198.18.0.1:9 --send $((MB * 1000000)) --write-size "$size" >"$lg" 2>&1
+                rc=$?
+                g=$(sed -nE 's/^wisp-node: client sent .* goodput ([0-9.]+) MB\/s.*/\1/p' "$lg")
+                if [ $rc -ne 0 ] || [ -z "$g" ] || ! grep -q '^pools: all back at baseline$' "$lg"; then
+                    log "experiment 2: $api $size failed (log $lg)"
+                    FAILS=$((FAILS + 1))
+                    out="fail=1"
+                else
+                    out="mbyte_s=$g mb=$MB $(cat "$DIR/time.out")"
+                fi
+                printf '%s\t%s\t%s\t%s\t%s\n' e2 "wisp-$api" "$size" "$rep" "$out" >>"$RES"
+            done
+        done
+    done
+    for rep in $(seq 1 "$REPS"); do
+        for api in netconn socket raw; do
+            lg=$DIR/e2c-$api-$rep.log
+            timeout -k 5 120 ip netns exec "$ns" "$NODE" --tap wbt0 --addr 198.18.0.2/24 --quiet --api "$api" \
+                --connect 198.18.0.1:9 --connects $((SECS * 100)) >"$lg" 2>&1
+            ct=$(sed -nE 's/^wisp-node: client [0-9]+ connects to .* mean ([0-9.]+) us, median ([0-9.]+) us.*/mean_us=\1 median_us=\2/p' "$lg")
+            [ -n "$ct" ] || { ct="fail=1"; FAILS=$((FAILS + 1)); log "experiment 2: connects $api failed ($lg)"; }
+            printf '%s\t%s\t%s\t%s\t%s\n' e2c "wisp-$api" connects "$rep" "$ct" >>"$RES"
+        done
+    done
+    kill -TERM "${TPID[cli]}" 2>/dev/null
+    wait "${TPID[cli]}" 2>/dev/null
+    unset "TPID[cli]"
+fi
+
+# ---- experiment 3: connections/s and ping-pong latency ----
+if [[ " $EXPS " == *" 3 "* ]]; then
+    log "experiment 3: connections/s, ping-pong"
+    for t in $TARGETS; do start_target "$t" e3 || exit 1; done
+    for rep in $(seq 1 "$REPS"); do
+        for t in $TARGETS; do
+            # shellcheck disable=SC2086
+            run e3c "$t" connrate "$rep" "$PROBE" connrate 198.18.0.2 9 "$SECS" 20 ${CPUPIDS[$t]}
+            run e3p "$t" pingpong "$rep" "$PROBE" pingpong 198.18.0.2 7 64 "$SECS"
+        done
+        run e3p lwip-raw pingpong "$rep" "$PROBE" pingpong 198.18.0.2 7007 64 "$SECS"
+        run e3p wisp-lwipstyle-raw pingpong "$rep" "$PROBE" pingpong 198.18.0.2 7007 64 "$SECS"
+    done 2>&1
+    for t in $TARGETS; do stop_target "$t" e3; done
+fi
+
+echo "end=$(date -u '+%Y-%m-%d %H:%M UTC')" >>"$DIR/meta.txt"
+echo "load_end=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$DIR/meta.txt"
+echo "failures=$FAILS" >>"$DIR/meta.txt"
+echo "lwip_stop_notes=$(wc -l <"$DIR/stopnotes.txt" 2>/dev/null || echo 0)" >>"$DIR/meta.txt"
+python3 "$ROOT/bench/report.py" "$DIR" "$OUT" || exit 1
+log "report: $OUT/README.md ($FAILS failed runs)"
+[ "$FAILS" -eq 0 ]
