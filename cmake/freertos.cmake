@@ -13,7 +13,7 @@
 #  wisp_freertos_host    core + OS layer + apps/lib + the unix TAP driver
 #                        + ports/freertos/sys_freertos.c, built with
 #                        test/freertos/wisp_opts_freertos_host.h
-#  wisp-node-freertos    apps/wisp-node/main.c unchanged, run as a FreeRTOS
+#  wisp-node-freertos    apps/wisp-node/*.c unchanged, run as a FreeRTOS
 #                        task (test/freertos/rtos_host.c): stack task,
 #                        application tasks, the TAP driver in a task
 #  test_freertos_<t>     the threaded unit tests test/unit/<t>.c built
@@ -76,10 +76,10 @@ foreach(v 0 1)
   target_compile_options(wisp_freertos_main${v} PRIVATE ${WISP_WARN})
 endforeach()
 
-# The node: apps/wisp-node/main.c unchanged; its main() becomes the first
+# The node: apps/wisp-node/*.c unchanged; its main() becomes the first
 # task's, its ppoll() a FreeRTOS-friendly one (rtos_host.c).
-add_executable(wisp-node-freertos apps/wisp-node/main.c)
-target_link_libraries(wisp-node-freertos PRIVATE wisp_freertos_main1 wisp_freertos_host)
+add_executable(wisp-node-freertos ${WISP_NODE_SRC})
+target_link_libraries(wisp-node-freertos PRIVATE wisp_freertos_main1 wisp_freertos_host PkgConfig::NETTLE)
 # (main renamed: no prototype for it in main.c)
 target_compile_options(wisp-node-freertos PRIVATE ${WISP_WARN} -Wno-missing-prototypes)
 target_compile_definitions(wisp-node-freertos PRIVATE _GNU_SOURCE main=wisp_rtos_app_main ppoll=wisp_rtos_ppoll)
