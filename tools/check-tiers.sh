@@ -22,7 +22,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 # 1
 bad=$(grep -rnE 'WISP_PRIVATE_ACCESS|wisp/priv/|wisp_priv_|#include.*("tcp_priv\.h"|"tcp_cc\.h"|src/)' \
-      "$root/apps" "$root/ports/cortex-m/size_probe.c" "$root/test/interop" 2>/dev/null)
+      "$root/apps" "$root/tools/size/probe_raw.c" "$root/tools/size/probe_full.c" "$root/test/interop" 2>/dev/null)
 if [ -n "$bad" ]; then
     echo "FAIL: private tier used outside the library:"; echo "$bad"; fail=1
 fi
@@ -61,7 +61,7 @@ fi
 #   own without private access (the ones the tests build are compiled with
 #   the tests' white-box flags there, so check them here too)
 # 4
-for f in $(find "$root/src" "$root/ports" "$root/sim" -name '*.c' ! -name size_probe.c); do
+for f in $(find "$root/src" "$root/ports" "$root/sim" -name '*.c'); do
     first=$(grep -nm1 '^#include' "$f" | cut -d: -f1)
     def=$(grep -nm1 '^#define WISP_PRIVATE_ACCESS 1' "$f" | cut -d: -f1)
     if [ -z "$def" ] || [ -z "$first" ] || [ "$def" -gt "$first" ]; then
@@ -71,7 +71,7 @@ done
 
 # 5
 n=0
-for f in $(find "$root/apps" -name '*.c') "$root/ports/cortex-m/size_probe.c"; do
+for f in $(find "$root/apps" -name '*.c') "$root/tools/size/probe_raw.c"; do
     if ! "$cc" -std=c99 -Wall -Wextra -Werror -fsyntax-only -D_GNU_SOURCE -I "$root/include" -I "$root/ports/unix" \
         -I "$root/apps/lib" -I "$root/apps/examples" -I "$root/apps/demo" -I "$root/sim" -I "$root/test/sim" \
         '-DWISP_OPTS_HEADER="wisp_opts_host.h"' "$f" >"$tmp/err" 2>&1; then

@@ -2,8 +2,10 @@
 # Cross-build the wisp core for Cortex-M4 (arm-none-eabi-gcc -mcpu=cortex-m4
 # -mthumb -Os, default options of include/wisp/opt.h) and print its size:
 # text/data/bss of the core library (sum over its objects, per object with
-# -v), and of a minimal linked image (ports/cortex-m/size_probe.c) whose bss
-# holds one struct wisp_stack with the default pools; and the RAM one TCP
+# -v), and of a linked image of the "raw" size probe (tools/size/probe_raw.c,
+# the one tools/size-report.sh measures: DHCP, DNS, UDP echo, TCP echo server
+# and client on the raw API) whose bss holds one struct wisp_stack with the
+# default pools; and the RAM one TCP
 # connection takes on the same target: its core PCB, its netconn and its
 # socket slot (OS objects laid out by the no-OS port, ports/none/sys_none.h;
 # an RTOS port lays out its own).
@@ -22,19 +24,21 @@ arm-none-eabi-size -t "$lib" | awk -v v="$verbose" '
   /\(TOTALS\)/ {print "  " $0; next}
   v=="1" {print "  " $0}'
 flags="-mcpu=cortex-m4 -mthumb -Os -std=c99 -ffunction-sections -fdata-sections -Wall -Wextra -Werror"
-arm-none-eabi-gcc $flags -I"$top/include" "$top/ports/cortex-m/size_probe.c" "$lib" \
-    -Wl,--gc-sections --specs=nosys.specs --specs=nano.specs -o "$out/size_probe.elf"
-echo "== minimal image: one stack + UDP echo (linked, --gc-sections, newlib-nano) =="
-arm-none-eabi-size "$out/size_probe.elf" | sed 's/^/  /'
-# The same image from a core built without TCP (-DWISP_TCP=0): what a
-# UDP-only firmware pays.
+probe=$top/tools/size/probe_raw.c
+arm-none-eabi-gcc $flags -I"$top/include" "$probe" "$lib" \
+    -Wl,--gc-sections --specs=nosys.specs --specs=nano.specs -o "$out/probe_raw.elf"
+echo "== raw-API image (tools/size/probe_raw.c: one stack, DHCP, DNS, UDP echo, TCP echo + client;"
+echo "   linked, --gc-sections, newlib-nano) =="
+arm-none-eabi-size "$out/probe_raw.elf" | sed 's/^/  /'
+# The same probe from a core built without TCP (-DWISP_TCP=0; the probe
+# then resolves and sends UDP instead): what a UDP-only firmware pays.
 cmake -S "$top" -B "$out-notcp" -DCMAKE_TOOLCHAIN_FILE="$top/cmake/arm-none-eabi.cmake" -DWISP_HOST=OFF -DWISP_WERROR=ON \
       -DCMAKE_BUILD_TYPE=MinSizeRel -DCMAKE_C_FLAGS="-mcpu=cortex-m4 -mthumb -ffunction-sections -fdata-sections -DWISP_TCP=0" >/dev/null
 cmake --build "$out-notcp" -j2 >/dev/null
-arm-none-eabi-gcc $flags -DWISP_TCP=0 -I"$top/include" "$top/ports/cortex-m/size_probe.c" "$out-notcp/libwisp.a" \
-    -Wl,--gc-sections --specs=nosys.specs --specs=nano.specs -o "$out/size_probe_notcp.elf"
+arm-none-eabi-gcc $flags -DWISP_TCP=0 -I"$top/include" "$probe" "$out-notcp/libwisp.a" \
+    -Wl,--gc-sections --specs=nosys.specs --specs=nano.specs -o "$out/probe_raw_notcp.elf"
 echo "== the same image, core built with WISP_TCP=0 (UDP-only firmware) =="
-arm-none-eabi-size "$out/size_probe_notcp.elf" | sed 's/^/  /'
+arm-none-eabi-size "$out/probe_raw_notcp.elf" | sed 's/^/  /'
 cat > "$out/sizeof.c" <<'C'
 #include "wisp/wisp.h"
 char wisp_sizeof_stack[sizeof(struct wisp_stack)];

@@ -3,9 +3,11 @@
 # -mcpu=cortex-m3 -mthumb -Os, the kernel's GCC/ARM_CM3 port, heap_4,
 # ports/freertos/example/FreeRTOSConfig.h, ports/freertos/wisp_opts_freertos.h)
 # and print sizes: the port's object, the kernel's objects, and a linked
-# image of test/freertos/rtos_probe_cm3.c (stack thread + netconn TCP
-# echo task + socket UDP echo task; --gc-sections, newlib-nano, no startup
-# code). Also the RAM one TCP connection takes with this port.
+# image of test/freertos/rtos_probe_cm3.c (the application of the "full"
+# size probe, tools/size/probe_full.c, in a FreeRTOS task: stack thread,
+# DHCP, netconn echo server, socket server with select, socket client with
+# getaddrinfo; --gc-sections, newlib-nano, no startup code). Also the RAM
+# one TCP connection takes with this port.
 #
 # Usage: tools/freertos-cm3.sh [OUTDIR]   (FREERTOS_KERNEL_PATH or the
 # default ../shared/third_party/FreeRTOS-Kernel; exit 77 when absent)
@@ -49,10 +51,11 @@ arm-none-eabi-size -t "${kobjs[@]}" | awk 'NR==1 || /TOTALS/' | sed 's/^/  /'
 echo "== wisp core + netif + OS layer/APIs (src/core, src/netif, src/api) with the FreeRTOS port =="
 arm-none-eabi-size -t "$out/libwisp_rtos.a" | awk 'NR==1 || /TOTALS/' | sed 's/^/  /'
 # shellcheck disable=SC2086
-arm-none-eabi-gcc $wisp_flags "${inc[@]}" "$top/test/freertos/rtos_probe_cm3.c" \
-    "$out/libwisp_rtos.a" "$out/libfreertos.a" -Wl,--gc-sections --specs=nosys.specs --specs=nano.specs \
+arm-none-eabi-gcc $wisp_flags -DPROBE_FULL_NO_MAIN "${inc[@]}" "$top/test/freertos/rtos_probe_cm3.c" \
+    "$top/tools/size/probe_full.c" "$out/libwisp_rtos.a" "$out/libfreertos.a" -Wl,--gc-sections --specs=nosys.specs --specs=nano.specs \
     -o "$out/rtos_probe.elf"
-echo "== linked image: stack thread + netconn TCP echo + socket UDP echo (--gc-sections, newlib-nano;"
+echo "== linked image: tools/size/probe_full.c in a task (stack thread, DHCP, netconn echo, sockets with"
+echo "   select, getaddrinfo; --gc-sections, newlib-nano;"
 echo "   bss includes configTOTAL_HEAP_SIZE of heap_4 and one struct wisp_stack) =="
 arm-none-eabi-size "$out/rtos_probe.elf" | sed 's/^/  /'
 cat > "$out/sizeof_conn.c" <<'C'

@@ -4,7 +4,7 @@
 # (test/lwip-style/glue_*.c). test/interop/test_lwip_compat.sh runs both.
 set(LWIP_STYLE_APP ${CMAKE_CURRENT_LIST_DIR}/main.c ${CMAKE_CURRENT_LIST_DIR}/echo_netconn.c
                    ${CMAKE_CURRENT_LIST_DIR}/http_socket.c ${CMAKE_CURRENT_LIST_DIR}/raw_apps.c
-                   ${CMAKE_CURRENT_LIST_DIR}/discard_netconn.c)
+                   ${CMAKE_CURRENT_LIST_DIR}/discard_netconn.c ${CMAKE_CURRENT_LIST_DIR}/netconn_server.c)
 set(LWIP_STYLE_GLUE ${CMAKE_CURRENT_LIST_DIR}/../../test/lwip-style)
 
 add_executable(lwip-style-wisp ${LWIP_STYLE_APP} ${LWIP_STYLE_GLUE}/glue_wisp.c)

@@ -62,6 +62,14 @@ void dns_start(void *arg);               /* tcpip thread: arg = struct dns_req *
 /** The body byte at offset i of GET /data/<n> (the test recomputes it). */
 char http_data_byte(unsigned long i);
 
+/* netconn_server.c: the loop of the netconn services (thread body; ends
+ * with lwip_style_thread_done). on_data gets every netbuf received (the
+ * loop deletes it); anything but ERR_OK closes the connection. */
+struct netconn;
+struct netbuf;
+typedef err_t (*lwip_style_netbuf_fn)(struct netconn *conn, struct netbuf *buf);
+void lwip_style_netconn_server(u16_t port, lwip_style_netbuf_fn on_data);
+
 /* main.c */
 int lwip_style_stopping(void);
 void lwip_style_thread_done(void);

@@ -32,20 +32,13 @@
  * Exit statuses: 0/1 as above, 2 fault, 3 assertion, 4 bring-up failed.
  */
 #define WISP_PRIVATE_ACCESS 1 /* ports/ rule of tools/check-tiers.sh; only public API is used */
+#include <stdarg.h>
 #include <string.h>
-#include <stdlib.h>
 
 #include "board.h"
-#include "lan9118.h"
-#include "wisp/wisp.h"
-#include "wisp/dhcp.h"
-#include "services.h"
+#include "console.h"
 #include "httpd.h"
-#include "iperf.h"
-#include "ping.h"
 
-#define FW_QUIT_WAIT_MS 8000u  /* > httpd linger (2 s) and iperf linger (5 s) */
-#define FW_STALL_MAX_MS 2000u
 #define FW_RX_BUDGET 16u       /* frames per service call, then timers get a turn */
 
 static struct fw {
@@ -62,11 +55,21 @@ static struct fw {
     bool quit;
     bool stalled;
     uint32_t stall_until;
-    char line[48];
-    unsigned line_len;
+    struct fw_line line;
     uint32_t passes;            /**< main-loop passes (each ends in WFI when idle) */
     uint32_t sleeps;            /**< of those, the ones that slept in WFI */
 } fw;
+
+/* The console's printer: straight to UART0 (one context: the main loop). */
+int fw_say(const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+    va_start(ap, fmt);
+    n = board_vprintf(fmt, ap);
+    va_end(ap);
+    return n;
+}
 
 static uint32_t fw_clock_ms(void *ctx)
 {
@@ -94,80 +97,15 @@ void SysTick_Handler(void)
     board_tick_count++;
 }
 
-static unsigned mask_len(wisp_ip4_t m)
-{
-    unsigned n = 0;
-    for (; m != 0; m &= m - 1u) {
-        n++;
-    }
-    return n;
-}
-
-static void ip_str(wisp_ip4_t a, char *buf)
-{
-    (void)wisp_ip4_ntoa(a, buf);
-}
-
 static void dhcp_cb(void *arg, struct wisp_dhcp *d, enum wisp_dhcp_event ev)
 {
-    const struct wisp_dhcp_lease *l = wisp_dhcp_last_lease(d);
-    char a[16], g[16];
     (void)arg;
-    ip_str(l->addr, a);
-    ip_str(l->router, g);
-    switch (ev) {
-    case WISP_DHCP_EV_BOUND:
-    case WISP_DHCP_EV_RENEWED:
-        board_printf("fw: dhcp %s %s/%u gw %s lease %lu s\n", ev == WISP_DHCP_EV_BOUND ? "bound" : "renewed", a,
-                     mask_len(l->mask), g, (unsigned long)l->lease_s);
-        if (!fw.have_baseline) {
-            fw.baseline = wisp_stack_pools_in_use(&fw.stack);
-            fw.have_baseline = true;
-            board_printf("fw: ready, pools in use at baseline %u\n", fw.baseline);
-        }
-        break;
-    case WISP_DHCP_EV_LOST:
-        board_printf("fw: dhcp lost %s\n", a);
-        break;
-    case WISP_DHCP_EV_CONFLICT:
-        board_printf("fw: dhcp conflict, declined\n");
-        break;
+    fw_print_dhcp(d, ev);
+    if ((ev == WISP_DHCP_EV_BOUND || ev == WISP_DHCP_EV_RENEWED) && !fw.have_baseline) {
+        fw.baseline = wisp_stack_pools_in_use(&fw.stack);
+        fw.have_baseline = true;
+        board_printf("fw: ready, pools in use at baseline %u\n", fw.baseline);
     }
-}
-
-static void iperf_report(void *ctx, const struct wisp_iperf_result *r)
-{
-    char a[16];
-    uint64_t ms = r->duration_us / 1000u;
-    (void)ctx;
-    ip_str(wisp_ipaddr_ip4(&r->peer_ip), a);
-    board_printf("fw: iperf %s %s %s %s: %lu bytes in %lu ms%s\n",
-                 r->role == WISP_IPERF_ROLE_REVERSE ? "reverse" : "server",
-                 r->proto == WISP_IP4_PROTO_TCP ? "tcp" : "udp", r->role == WISP_IPERF_ROLE_REVERSE ? "to" : "from",
-                 a, (unsigned long)r->bytes, (unsigned long)ms, r->ok ? "" : " (ended)");
-}
-
-static void print_pools(void)
-{
-    unsigned i;
-    struct wisp_pool_stats ps;
-    for (i = 0; i < WISP_POOL_COUNT; i++) {
-        if (wisp_stack_pool_stats(&fw.stack, i, &ps)) {
-            board_printf("pool %-10s used %3u high %3u of %3u failed %lu\n", ps.name, (unsigned)ps.used,
-                         (unsigned)ps.high, (unsigned)ps.count, (unsigned long)ps.failed);
-        }
-    }
-}
-
-static void print_driver(void)
-{
-    const struct lan9118_stats *st = &fw.eth.st;
-    board_printf("lan9118: irqs %lu rx_frames %lu rx_bytes %lu rx_nomem %lu rx_errors %lu rx_fifo_high %lu "
-                 "tx_frames %lu tx_bytes %lu tx_busy %lu tx_errors %lu\n",
-                 (unsigned long)st->irqs, (unsigned long)st->rx_frames, (unsigned long)st->rx_bytes,
-                 (unsigned long)st->rx_nomem, (unsigned long)st->rx_errors, (unsigned long)st->rx_fifo_high,
-                 (unsigned long)st->tx_frames, (unsigned long)st->tx_bytes, (unsigned long)st->tx_busy,
-                 (unsigned long)st->tx_errors);
 }
 
 static void print_loop(void)
@@ -176,61 +114,27 @@ static void print_loop(void)
                  (unsigned long)fw.passes, (unsigned long)fw.sleeps);
 }
 
-static void print_services(void)
+static void print_stats(void)
 {
-    static const char *const names[WISP_TCP_SVC_COUNT] = { "echo", "discard", "chargen" };
-    const struct wisp_httpd_stats *hs = wisp_httpd_stats(&fw.httpd);
     unsigned i;
+    fw_print_pools(&fw.stack);
+    fw_print_driver(&fw.eth);
     for (i = 0; i < WISP_TCP_SVC_COUNT; i++) {
-        const struct wisp_tcp_service_stats *t = &fw.svc.tcp[i].st;
-        board_printf("svc tcp %s connections %lu closed %lu resets %lu refused %lu rx %lu tx %lu\n", names[i],
-                     (unsigned long)t->connections, (unsigned long)t->closed, (unsigned long)t->resets,
-                     (unsigned long)t->refused, (unsigned long)t->bytes_rx, (unsigned long)t->bytes_tx);
+        fw_print_tcp_service(i, &fw.svc.tcp[i].st);
     }
     board_printf("svc udp echo %lu discard %lu\n", (unsigned long)fw.svc.udp_echo_st.datagrams,
                  (unsigned long)fw.svc.udp_discard_st.datagrams);
-    board_printf("httpd requests %lu\n", (unsigned long)hs->requests);
-    board_printf("iperf tcp_tests %lu udp_tests %lu reverse_started %lu\n", (unsigned long)fw.iperf.st.tcp_tests,
-                 (unsigned long)fw.iperf.st.udp_tests, (unsigned long)fw.iperf.st.reverse_started);
-}
-
-static void ping_done(void *arg, struct wisp_ping *p)
-{
-    const struct wisp_ping_stats *st = wisp_ping_stats(p);
-    (void)arg;
-    board_printf("fw: ping done sent %lu received %lu errors %lu rtt min/avg/max %lu/%lu/%lu us\n",
-                 (unsigned long)st->sent, (unsigned long)st->received, (unsigned long)st->errors,
-                 (unsigned long)st->min_us, (unsigned long)st->avg_us, (unsigned long)st->max_us);
+    fw_print_raw_apps(wisp_httpd_stats(&fw.httpd)->requests, &fw.iperf.st);
 }
 
 static void ping_cmd(const char *args)
 {
-    char addr[16];
-    unsigned i = 0;
-    unsigned long n, size;
-    char *end;
-    wisp_ip4_t dst;
     struct wisp_ping_cfg cfg;
     wisp_err_t err;
-    while (args[i] != '\0' && args[i] != ' ' && i + 1u < sizeof addr) {
-        addr[i] = args[i];
-        i++;
-    }
-    addr[i] = '\0';
-    n = strtoul(args + i, &end, 10);
-    size = strtoul(end, NULL, 10);
-    if (!wisp_ip4_aton(addr, &dst) || n < 1u || n > 100u || size > 8000u) {
-        board_printf("fw: usage: ping A.B.C.D COUNT SIZE\n");
+    if (!fw_ping_parse(args, &cfg, fw_clock_us)) {
         return;
     }
     wisp_ping_stop(&fw.ping); /* a run still going ends here */
-    memset(&cfg, 0, sizeof cfg);
-    cfg.dst = dst;
-    cfg.count = (uint32_t)n;
-    cfg.interval_ms = 200u;
-    cfg.size = (uint16_t)size;
-    cfg.done = ping_done;
-    cfg.now_us = fw_clock_us;
     err = wisp_ping_start_cfg(&fw.ping, &fw.stack, &cfg);
     if (err != WISP_OK) {
         board_printf("fw: ping failed to start: %s\n", wisp_err_str(err));
@@ -240,15 +144,10 @@ static void ping_cmd(const char *args)
 static void command(const char *cmd)
 {
     if (strcmp(cmd, "stat") == 0) {
-        print_pools();
-        print_driver();
-        print_services();
+        print_stats();
         print_loop();
     } else if (strncmp(cmd, "stall ", 6) == 0) {
-        uint32_t ms = (uint32_t)strtoul(cmd + 6, NULL, 10);
-        if (ms > FW_STALL_MAX_MS) {
-            ms = FW_STALL_MAX_MS;
-        }
+        uint32_t ms = fw_stall_ms(cmd + 6);
         fw.stalled = true;
         fw.stall_until = board_now_ms() + ms;
         board_nvic_disable(MPS2_LAN9118_IRQ);
@@ -264,15 +163,8 @@ static void command(const char *cmd)
 
 static void console_poll(void)
 {
-    int c;
-    while ((c = board_getc()) >= 0) {
-        if (c == '\r' || c == '\n') {
-            fw.line[fw.line_len] = '\0';
-            command(fw.line);
-            fw.line_len = 0;
-        } else if (fw.line_len + 1u < sizeof fw.line) {
-            fw.line[fw.line_len++] = (char)c;
-        }
+    while (fw_line_poll(&fw.line)) {
+        command(fw.line.buf);
     }
 }
 
@@ -330,9 +222,7 @@ static int start(void)
     if (wisp_stack_init(&fw.stack, &cfg) != WISP_OK) {
         return 4;
     }
-    board_printf("fw: lan9118 mac %02x:%02x:%02x:%02x:%02x:%02x (%s), link %s\n", fw.eth.mac[0], fw.eth.mac[1],
-                 fw.eth.mac[2], fw.eth.mac[3], fw.eth.mac[4], fw.eth.mac[5],
-                 fw.eth.mac_from_eeprom ? "eeprom" : "fallback", lan9118_link_up(&fw.eth) ? "up" : "down");
+    fw_print_mac(&fw.eth);
     err = wisp_netif_add_eth(&fw.stack, &fw.nif, "eth0", &fw.eth.dev, fw.eth.mac, 1500);
     if (err != WISP_OK) {
         return 4;
@@ -343,19 +233,12 @@ static int start(void)
         board_printf("fw: services failed to start\n");
         return 4;
     }
-    memset(&icfg, 0, sizeof icfg);
-    icfg.tcp = true;
-    icfg.udp = true;
-    icfg.reverse = true;
-    icfg.clock = fw_clock_us;
-    icfg.report = iperf_report;
+    fw_iperf_cfg(&icfg, fw_clock_us);
     if (wisp_iperf_server_start(&fw.stack, &fw.iperf, &icfg) != WISP_OK) {
         board_printf("fw: iperf failed to start\n");
         return 4;
     }
-    wisp_dhcp_cfg_defaults(&dcfg);
-    dcfg.init_delay_ms = 1000u; /* RFC 2131 §4.4.1 suggests 1..10 s; 1 s keeps boot short */
-    dcfg.hostname = "wisp-mps2";
+    fw_dhcp_cfg(&dcfg, "wisp-mps2");
     if (wisp_dhcp_start(&fw.dhcp, &fw.nif, &dcfg, dhcp_cb, NULL) != WISP_OK) {
         return 4;
     }
@@ -379,9 +262,7 @@ static int finish(void)
     }
     at_base = fw.have_baseline && in_use == fw.baseline;
     board_printf("fw: report after %lu ms of uptime\n", (unsigned long)board_now_ms());
-    print_pools();
-    print_driver();
-    print_services();
+    print_stats();
     wisp_stack_dump(&fw.stack, board_vprint, NULL, false);
     board_printf("pools: in use %u, baseline %u: %s\n", in_use, fw.baseline, at_base ? "at baseline" : "NOT at baseline");
     wisp_ping_stop(&fw.ping);

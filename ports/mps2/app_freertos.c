@@ -46,7 +46,6 @@
 #define WISP_PRIVATE_ACCESS 1 /* ports/ rule of tools/check-tiers.sh; only public API is used */
 #include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "FreeRTOS.h"
@@ -54,18 +53,13 @@
 #include "semphr.h"
 
 #include "board.h"
-#include "lan9118.h"
+#include "console.h"
 #include "fw_rtos.h"
-#include "wisp/dhcp.h"
 #include "wisp/sockets.h"
 #include "services_netconn.h"
 #include "services_socket.h"
 #include "httpd.h"
-#include "iperf.h"
-#include "ping.h"
 
-#define FW_QUIT_WAIT_MS 8000u  /* > httpd linger (2 s) and iperf linger (5 s) */
-#define FW_STALL_MAX_MS 2000u
 #define FW_RX_BUDGET 16u       /* frames per core-lock hold */
 #define FW_PRIO_ETH 4
 #define FW_PRIO_TCPIP 3
@@ -106,8 +100,7 @@ static struct fw {
     volatile bool eth_stopped;   /* driver task -> console */
     uint32_t eth_wakes;          /* driver task wake-ups */
     volatile uint32_t idle_wakes; /* idle hook: WFI sleeps ended */
-    char line[48];
-    unsigned line_len;
+    struct fw_line line;
 } fw;
 
 /* ----------------------------------------------------------- small helpers */
@@ -268,63 +261,18 @@ static void eth_task(void *arg)
 
 /* ------------------------------------------------------- raw-API callbacks */
 
-static unsigned mask_len(wisp_ip4_t m)
-{
-    unsigned n = 0;
-    for (; m != 0; m &= m - 1u) {
-        n++;
-    }
-    return n;
-}
-
 /* core context (the DHCP client's timer or input) */
 static void dhcp_cb(void *arg, struct wisp_dhcp *d, enum wisp_dhcp_event ev)
 {
-    const struct wisp_dhcp_lease *l = wisp_dhcp_last_lease(d);
-    char a[16], g[16];
     (void)arg;
-    (void)wisp_ip4_ntoa(l->addr, a);
-    (void)wisp_ip4_ntoa(l->router, g);
-    switch (ev) {
-    case WISP_DHCP_EV_BOUND:
-    case WISP_DHCP_EV_RENEWED:
-        fw_say("fw: dhcp %s %s/%u gw %s lease %lu s\n", ev == WISP_DHCP_EV_BOUND ? "bound" : "renewed", a,
-               mask_len(l->mask), g, (unsigned long)l->lease_s);
-        if (!fw.have_baseline) {
-            fw.baseline = wisp_stack_pools_in_use(&fw.stack);
-            fw.heap_at_baseline = xPortGetFreeHeapSize();
-            fw.have_baseline = true;
-            fw_say("fw: ready, pools in use at baseline %u, heap free %lu\n", fw.baseline,
-                   (unsigned long)fw.heap_at_baseline);
-        }
-        break;
-    case WISP_DHCP_EV_LOST:
-        fw_say("fw: dhcp lost %s\n", a);
-        break;
-    case WISP_DHCP_EV_CONFLICT:
-        fw_say("fw: dhcp conflict, declined\n");
-        break;
+    fw_print_dhcp(d, ev);
+    if ((ev == WISP_DHCP_EV_BOUND || ev == WISP_DHCP_EV_RENEWED) && !fw.have_baseline) {
+        fw.baseline = wisp_stack_pools_in_use(&fw.stack);
+        fw.heap_at_baseline = xPortGetFreeHeapSize();
+        fw.have_baseline = true;
+        fw_say("fw: ready, pools in use at baseline %u, heap free %lu\n", fw.baseline,
+               (unsigned long)fw.heap_at_baseline);
     }
-}
-
-static void iperf_report(void *ctx, const struct wisp_iperf_result *r)
-{
-    char a[16];
-    uint64_t ms = r->duration_us / 1000u;
-    (void)ctx;
-    (void)wisp_ip4_ntoa(wisp_ipaddr_ip4(&r->peer_ip), a);
-    fw_say("fw: iperf %s %s %s %s: %lu bytes in %lu ms%s\n", r->role == WISP_IPERF_ROLE_REVERSE ? "reverse" : "server",
-           r->proto == WISP_IP4_PROTO_TCP ? "tcp" : "udp", r->role == WISP_IPERF_ROLE_REVERSE ? "to" : "from", a,
-           (unsigned long)r->bytes, (unsigned long)ms, r->ok ? "" : " (ended)");
-}
-
-static void ping_done(void *arg, struct wisp_ping *p)
-{
-    const struct wisp_ping_stats *st = wisp_ping_stats(p);
-    (void)arg;
-    fw_say("fw: ping done sent %lu received %lu errors %lu rtt min/avg/max %lu/%lu/%lu us\n", (unsigned long)st->sent,
-           (unsigned long)st->received, (unsigned long)st->errors, (unsigned long)st->min_us,
-           (unsigned long)st->avg_us, (unsigned long)st->max_us);
 }
 
 /* -------------------------------------------------------------- services */
@@ -375,32 +323,8 @@ static void svc_snapshot(struct wisp_nc_services_stats *out)
 
 /* ------------------------------------------------------------- reporting */
 
-static void print_pools_locked(void)
-{
-    unsigned i;
-    struct wisp_pool_stats ps;
-    for (i = 0; i < WISP_POOL_COUNT; i++) {
-        if (wisp_stack_pool_stats(&fw.stack, i, &ps)) {
-            fw_say("pool %-10s used %3u high %3u of %3u failed %lu\n", ps.name, (unsigned)ps.used,
-                   (unsigned)ps.high, (unsigned)ps.count, (unsigned long)ps.failed);
-        }
-    }
-}
-
-static void print_driver(void)
-{
-    const struct lan9118_stats *st = &fw.eth.st;
-    fw_say("lan9118: irqs %lu rx_frames %lu rx_bytes %lu rx_nomem %lu rx_errors %lu rx_fifo_high %lu "
-           "tx_frames %lu tx_bytes %lu tx_busy %lu tx_errors %lu\n",
-           (unsigned long)st->irqs, (unsigned long)st->rx_frames, (unsigned long)st->rx_bytes,
-           (unsigned long)st->rx_nomem, (unsigned long)st->rx_errors, (unsigned long)st->rx_fifo_high,
-           (unsigned long)st->tx_frames, (unsigned long)st->tx_bytes, (unsigned long)st->tx_busy,
-           (unsigned long)st->tx_errors);
-}
-
 static void print_services(void)
 {
-    static const char *const names[WISP_TCP_SVC_COUNT] = { "echo", "discard", "chargen" };
     struct wisp_nc_services_stats st;
     struct wisp_netconn_stats ns;
     struct wisp_tcpip_stats ts;
@@ -409,10 +333,7 @@ static void print_services(void)
     unsigned i;
     svc_snapshot(&st);
     for (i = 0; i < WISP_TCP_SVC_COUNT; i++) {
-        const struct wisp_tcp_service_stats *t = &st.tcp[i];
-        fw_say("svc tcp %s connections %lu closed %lu resets %lu refused %lu rx %lu tx %lu\n", names[i],
-               (unsigned long)t->connections, (unsigned long)t->closed, (unsigned long)t->resets,
-               (unsigned long)t->refused, (unsigned long)t->bytes_rx, (unsigned long)t->bytes_tx);
+        fw_print_tcp_service(i, &st.tcp[i]);
     }
     fw_say("svc udp echo %lu discard %lu threads %u api %s\n", (unsigned long)st.udp[WISP_UDP_SVC_ECHO].datagrams,
            (unsigned long)st.udp[WISP_UDP_SVC_DISCARD].datagrams, st.threads,
@@ -421,9 +342,7 @@ static void print_services(void)
     http_req = wisp_httpd_stats(&fw.httpd)->requests;
     ist = fw.iperf.st;
     wisp_tcpip_unlock(&fw.tcpip);
-    fw_say("httpd requests %lu\n", (unsigned long)http_req);
-    fw_say("iperf tcp_tests %lu udp_tests %lu reverse_started %lu\n", (unsigned long)ist.tcp_tests,
-           (unsigned long)ist.udp_tests, (unsigned long)ist.reverse_started);
+    fw_print_raw_apps(http_req, &ist);
     wisp_netconn_api_stats(&fw.ncapi, &ns);
     fw_say("netconn layer: conns high %u bufs high %u conns failed %lu bufs failed %lu accept drops %lu\n",
            (unsigned)ns.conns_high, (unsigned)ns.bufs_high, (unsigned long)ns.conns_failed,
@@ -447,12 +366,13 @@ static void print_rtos(void)
            (unsigned long)(FW_STACK_CONSOLE * sizeof(StackType_t)));
 }
 
+/* "stat", and the final report: pools, driver, services, kernel */
 static void stat_cmd(void)
 {
     wisp_tcpip_lock(&fw.tcpip);
-    print_pools_locked();
+    fw_print_pools(&fw.stack);
     wisp_tcpip_unlock(&fw.tcpip);
-    print_driver();
+    fw_print_driver(&fw.eth);
     print_services();
     print_rtos();
 }
@@ -461,31 +381,11 @@ static void stat_cmd(void)
 
 static void ping_cmd(const char *args)
 {
-    char addr[16];
-    unsigned i = 0;
-    unsigned long n, size;
-    char *end;
-    wisp_ip4_t dst;
     struct wisp_ping_cfg cfg;
     wisp_err_t err;
-    while (args[i] != '\0' && args[i] != ' ' && i + 1u < sizeof addr) {
-        addr[i] = args[i];
-        i++;
-    }
-    addr[i] = '\0';
-    n = strtoul(args + i, &end, 10);
-    size = strtoul(end, NULL, 10);
-    if (!wisp_ip4_aton(addr, &dst) || n < 1u || n > 100u || size > 8000u) {
-        fw_say("fw: usage: ping A.B.C.D COUNT SIZE\n");
+    if (!fw_ping_parse(args, &cfg, fw_clock_us)) {
         return;
     }
-    memset(&cfg, 0, sizeof cfg);
-    cfg.dst = dst;
-    cfg.count = (uint32_t)n;
-    cfg.interval_ms = 200u;
-    cfg.size = (uint16_t)size;
-    cfg.done = ping_done;
-    cfg.now_us = fw_clock_us;
     wisp_tcpip_lock(&fw.tcpip);
     wisp_ping_stop(&fw.ping); /* a run still going ends here */
     err = wisp_ping_start_cfg(&fw.ping, &fw.stack, &cfg);
@@ -530,10 +430,7 @@ static bool command(const char *cmd)
     if (strcmp(cmd, "stat") == 0) {
         stat_cmd();
     } else if (strncmp(cmd, "stall ", 6) == 0) {
-        uint32_t ms = (uint32_t)strtoul(cmd + 6, NULL, 10);
-        if (ms > FW_STALL_MAX_MS) {
-            ms = FW_STALL_MAX_MS;
-        }
+        uint32_t ms = fw_stall_ms(cmd + 6);
         if (ms == 0u) {
             ms = 1u;
         }
@@ -573,19 +470,12 @@ static wisp_err_t core_init(struct wisp_stack *s, void *arg)
     if (err != WISP_OK) {
         return err;
     }
-    memset(&icfg, 0, sizeof icfg);
-    icfg.tcp = true;
-    icfg.udp = true;
-    icfg.reverse = true;
-    icfg.clock = fw_clock_us;
-    icfg.report = iperf_report;
+    fw_iperf_cfg(&icfg, fw_clock_us);
     err = wisp_iperf_server_start(s, &fw.iperf, &icfg);
     if (err != WISP_OK) {
         return err;
     }
-    wisp_dhcp_cfg_defaults(&dcfg);
-    dcfg.init_delay_ms = 1000u; /* RFC 2131 §4.4.1 suggests 1..10 s; 1 s keeps boot short */
-    dcfg.hostname = "wisp-mps2-rtos";
+    fw_dhcp_cfg(&dcfg, "wisp-mps2-rtos");
     return wisp_dhcp_start(&fw.dhcp, &fw.nif, &dcfg, dhcp_cb, NULL);
 }
 
@@ -612,9 +502,7 @@ static int start(void)
     if (wisp_stack_init(&fw.stack, &cfg) != WISP_OK || wisp_sys_init() != WISP_OK) {
         return 4;
     }
-    fw_say("fw: lan9118 mac %02x:%02x:%02x:%02x:%02x:%02x (%s), link %s\n", fw.eth.mac[0], fw.eth.mac[1],
-           fw.eth.mac[2], fw.eth.mac[3], fw.eth.mac[4], fw.eth.mac[5], fw.eth.mac_from_eeprom ? "eeprom" : "fallback",
-           lan9118_link_up(&fw.eth) ? "up" : "down");
+    fw_print_mac(&fw.eth);
     memset(&tcfg, 0, sizeof tcfg);
     tcfg.stack_size = FW_STACK_TCPIP;
     tcfg.prio = FW_PRIO_TCPIP;
@@ -661,12 +549,7 @@ static int finish(void)
     }
     at_base = fw.have_baseline && in_use == fw.baseline;
     fw_say("fw: report after %lu ms of uptime\n", (unsigned long)wisp_sys_now_ms());
-    wisp_tcpip_lock(&fw.tcpip);
-    print_pools_locked();
-    wisp_tcpip_unlock(&fw.tcpip);
-    print_driver();
-    print_services();
-    print_rtos();
+    stat_cmd();
     wisp_tcpip_lock(&fw.tcpip);
     wisp_stack_dump(&fw.stack, fw_vprint, NULL, false);
     wisp_tcpip_unlock(&fw.tcpip);
@@ -723,16 +606,9 @@ static void console_task(void *arg)
         board_exit(rc);
     }
     while (!quit) {
-        int c;
         vTaskDelay(pdMS_TO_TICKS(10));
-        while (!quit && (c = board_getc()) >= 0) {
-            if (c == '\r' || c == '\n') {
-                fw.line[fw.line_len] = '\0';
-                quit = command(fw.line);
-                fw.line_len = 0;
-            } else if (fw.line_len + 1u < sizeof fw.line) {
-                fw.line[fw.line_len++] = (char)c;
-            }
+        while (!quit && fw_line_poll(&fw.line)) {
+            quit = command(fw.line.buf);
         }
     }
     rc = finish();

@@ -63,7 +63,7 @@ void board_puts(const char *s)
     }
 }
 
-static int vprint(const char *fmt, va_list ap)
+int board_vprintf(const char *fmt, va_list ap)
 {
     char buf[256];
     int n = vsnprintf(buf, sizeof buf, fmt, ap);
@@ -76,7 +76,7 @@ int board_printf(const char *fmt, ...)
     va_list ap;
     int n;
     va_start(ap, fmt);
-    n = vprint(fmt, ap);
+    n = board_vprintf(fmt, ap);
     va_end(ap);
     return n;
 }
@@ -87,7 +87,7 @@ int board_vprint(void *ctx, const char *fmt, ...)
     int n;
     (void)ctx;
     va_start(ap, fmt);
-    n = vprint(fmt, ap);
+    n = board_vprintf(fmt, ap);
     va_end(ap);
     return n;
 }

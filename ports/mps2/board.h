@@ -13,6 +13,7 @@
 #ifndef WISP_MPS2_BOARD_H
 #define WISP_MPS2_BOARD_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -30,6 +31,8 @@ void board_putc(char c);
 void board_puts(const char *s);
 /** printf to UART0 (newlib-nano vsnprintf, lines up to 255 bytes). */
 int board_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/** Same, with a va_list. */
+int board_vprintf(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 /** Same, as a wisp_print_fn (ctx unused). */
 int board_vprint(void *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /** One received console byte, or -1 when none is waiting. */

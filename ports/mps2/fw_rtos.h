@@ -12,10 +12,7 @@
 #include "wisp/wisp.h"
 #include "wisp/tcpip.h"
 #include "wisp/netconn.h"
-
-/** printf to the console from any task (serialised by a mutex; never
- *  from an ISR). */
-int fw_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+#include "console.h" /* fw_say: here from any task (a mutex serialises the lines), never from an ISR */
 
 /** FREE_RUN: 25 MHz ticks of QEMU's virtual clock (32 bits, wraps every
  *  171 s; differences of a few seconds are exact). Any task. */

@@ -7,6 +7,11 @@
  * server multiplexed with select, and a socket client that resolves its
  * peer with getaddrinfo. Never run: tools/size-report.sh links it with
  * --gc-sections and counts what the stack's archive contributes.
+ *
+ * With -DPROBE_FULL_NO_MAIN the file has neither main nor the stand-in
+ * port's hook (rtos_call): a real port's image calls probe_full_run from a
+ * task instead (test/freertos/rtos_probe_cm3.c, FreeRTOS on Cortex-M3,
+ * measured by tools/freertos-cm3.sh).
  */
 #include "wisp/wisp.h"
 #include "wisp/dhcp.h"
@@ -15,6 +20,8 @@
 #include "wisp/netconn.h"
 #include "wisp/sockets.h"
 #include "wisp/netdb.h"
+
+#include "probe_dev.h"
 
 static struct wisp_stack stack;
 static struct wisp_netif eth0;
@@ -25,6 +32,7 @@ static struct wisp_sockets sockets;
 static struct wisp_netdb netdb;
 static volatile int rx_ready;
 
+#ifndef PROBE_FULL_NO_MAIN
 void *rtos_call(int op, void *a, void *b, uint32_t t);
 void *rtos_call(int op, void *a, void *b, uint32_t t)
 {
@@ -32,22 +40,13 @@ void *rtos_call(int op, void *a, void *b, uint32_t t)
     sink += (uintptr_t)op + (uintptr_t)a + (uintptr_t)b + t;
     return (void *)sink;
 }
+#endif
 
 static uint32_t clock_ms(void *ctx)
 {
     (void)ctx;
     return wisp_sys_now_ms();
 }
-
-static wisp_err_t drv_transmit(struct wisp_dev *dev, struct wisp_pbuf *frame)
-{
-    (void)dev;
-    (void)frame;
-    return WISP_OK;
-}
-
-static const struct wisp_dev_ops drv_ops = { drv_transmit, NULL, NULL };
-static struct wisp_dev drv = { &drv_ops, NULL, NULL, NULL, NULL };
 
 static wisp_err_t net_up(struct wisp_stack *s, void *arg)
 {
@@ -165,8 +164,10 @@ static void socket_client(void *arg)
     wisp_freeaddrinfo(res);
 }
 
-int main(void);
-int main(void)
+/* The application: bring the stack up, start the threads, then serve as
+ * the driver's receive task. Never returns. */
+void probe_full_run(void);
+void probe_full_run(void)
 {
     struct wisp_config cfg;
     struct wisp_tcpip_cfg tcfg;
@@ -192,3 +193,12 @@ int main(void)
         wisp_sys_sleep_ms(1);
     }
 }
+
+#ifndef PROBE_FULL_NO_MAIN
+int main(void);
+int main(void)
+{
+    probe_full_run();
+    return 0;
+}
+#endif

@@ -12,6 +12,8 @@
 #include "wisp/dhcp.h"
 #include "wisp/dns.h"
 
+#include "probe_dev.h"
+
 static struct wisp_stack stack;
 static struct wisp_netif eth0;
 static struct wisp_dhcp dhcp;
@@ -24,16 +26,6 @@ uint32_t probe_clock_ms(void *ctx)
     (void)ctx;
     return ticks;
 }
-
-static wisp_err_t drv_transmit(struct wisp_dev *dev, struct wisp_pbuf *frame)
-{
-    (void)dev;
-    (void)frame;
-    return WISP_OK;
-}
-
-static const struct wisp_dev_ops drv_ops = { drv_transmit, NULL, NULL };
-static struct wisp_dev drv = { &drv_ops, NULL, NULL, NULL, NULL };
 
 static void udp_echo(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, const wisp_ipaddr_t *src,
                      uint16_t port, const struct wisp_ip_info *ip)
