@@ -534,6 +534,51 @@ if any(r[0] == "e5" for r in rows):
     w("repetitions (the paper's queues are unbounded; wisp's are bounded and count what they refuse).")
     w("")
 
+# ---------------- experiment 6 ----------------
+if any(r[0] == "e6" for r in rows):
+    w("## 6. 50 and 100 concurrent connections, socket vs netconn (seed 000)")
+    w("")
+    run_line()
+    w("K Linux connections at once (a thread each, 1460-byte writes, Nagle on) send to wisp-node's discard")
+    w("service (port 9) on its socket or netconn API (a thread per connection; this build has 128 service")
+    w("threads, `WISP_SOCK_SERVICES_CONNS` / `WISP_NC_SERVICES_CONNS`, default 16) for the run's length, then")
+    w("shut down and wait for the server's close. Aggregate goodput = all bytes / (first connect .. last")
+    w("server FIN). RAM: the server process's peak resident set (VmHWM) minus its resident set before the first")
+    w("run, per connection (thread stacks touched, libc heap; wisp's pools are static and were touched by")
+    w("earlier runs only as far as used), and wisp's pool high-water marks of the cell (all repetitions).")
+    w("The probe connects one connection after the other before sending (a refused or reset connect is")
+    w("retried up to 5 times, 100 ms apart, and counted).")
+    w("")
+    w("| connections | API | goodput, Mbit/s | socket / netconn | slowest / fastest connection, Mbit/s "
+      "| server CPU ms/MB | RSS growth per connection, kB | connect retries (sum) | pool high-water (used of size) |")
+    w("|---:|---|---:|---:|---:|---:|---:|---:|---|")
+    for k in sorted({int(r[2]) for r in rows if r[0] == "e6"}):
+        ms = {t: med(vals("e6", t, str(k), "mbit")) for t in ("wisp-sock", "wisp-netconn")}
+        for t, api in (("wisp-sock", "socket"), ("wisp-netconn", "netconn")):
+            g = vals("e6", t, str(k), "mbit")
+            lo = med(vals("e6", t, str(k), "conn_min_mbit"))
+            hi = med(vals("e6", t, str(k), "conn_max_mbit"))
+            cpu = med(vals("e6", t, str(k), "cpu_ms_per_mb"))
+            hwm = vals("e6", t, str(k), "hwm_kb")
+            r0 = vals("e6", t, str(k), "rss0_kb")
+            per = (max(hwm) - min(r0)) / k if hwm and r0 and min(r0) > 0 else None
+            pools = []
+            fn = os.path.join(run_dir, f"pools-e6-{k}-{t}.txt")
+            if os.path.exists(fn):
+                for line in open(fn):
+                    f = line.split()
+                    if len(f) == 3 and f[0] in ("tcp_pcb", "tcp_seg", "pbuf_rx", "pbuf_tx"):
+                        pools.append(f"{f[0]} {f[1]} of {f[2]}")
+                    elif line.startswith("netconn layer:"):
+                        import re
+                        m = re.search(r"conns high (\d+), bufs high (\d+)", line)
+                        if m:
+                            pools.append(f"netconns {m.group(1)}, netbufs {m.group(2)}")
+            ratio_s = ratio(ms["wisp-sock"], ms["wisp-netconn"]) if t == "wisp-sock" else ""
+            w(f"| {k} | {api} | {cell(g, 0)} | {ratio_s} | {fmt(lo, 1)} / {fmt(hi, 1)} | {fmt(cpu, 1)} | "
+              f"{fmt(per, 1)} | {total(vals('e6', t, str(k), 'connect_retries'))} | {'; '.join(pools) or '–'} |")
+    w("")
+
 # ---------------- splice with the existing report ----------------
 # Sections of this run replace those of the existing README.md; the other
 # sections are kept (each carries its own run line).

@@ -35,7 +35,12 @@
 #     checksum and copy routines -- a second build with the byte-wise
 #     ones --, core locking vs message passing, priority queues), on an
 #     emulated 100 Mbit/s and 1 Gbit/s wire in virtual time (the CPU time
-#     of every send is measured, so the machine's load does not queue it).
+#     of every send is measured, so the machine's load does not queue it);
+#   6 (seed 000) 50 and 100 concurrent connections: a Linux sender on each
+#     (1460-byte writes, Nagle on) to wisp-node's socket and netconn
+#     discard servers (a build with 128 service threads), aggregate
+#     goodput, slowest/fastest connection, server CPU per MB, the server's
+#     resident set growth per connection and wisp's pool high-water marks.
 # --exp runs some sections only: the report keeps the other sections of
 # the existing docs/bench/README.md (each section names its run).
 # Output: docs/bench/README.md (tables: medians with min-max over the
@@ -59,7 +64,7 @@ set -o pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SECS=3
 REPS=3
-EXPS="1 2 3 4 5"
+EXPS="1 2 3 4 5 6"
 OUT=$ROOT/docs/bench
 BUILD=$ROOT/build-bench
 MODE=full
@@ -71,7 +76,7 @@ while [ $# -gt 0 ]; do
     --exp) EXPS=$2; shift ;;
     --out) OUT=$2; shift ;;
     --build) BUILD=$2; shift ;;
-    -h | --help) sed -n '2,50p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,55p' "$0"; exit 0 ;;
     *) echo "bench: unknown argument $1" >&2; exit 2 ;;
     esac
     shift
@@ -114,14 +119,24 @@ if [[ " $EXPS " == *" 5 "* ]]; then
 fi
 # experiments over TAP (namespaces, wisp-node, lwIP, probes)
 NET=0
-for e in 1 2 3; do [[ " $EXPS " == *" $e "* ]] && NET=1; done
+for e in 1 2 3 6; do [[ " $EXPS " == *" $e "* ]] && NET=1; done
 if [ $NET = 1 ]; then
+if [[ "$EXPS" == *[123]* ]]; then
 log "building wisp-node, lwip-style-wisp and lwip-style-lwip in $BUILD"
 cmake -S "$ROOT" -B "$BUILD" -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null || exit 1
 cmake --build "$BUILD" -j2 --target wisp-node lwip-style-wisp lwip-style-lwip >"$BUILD/bench-build.log" 2>&1 ||
     { tail -n 20 "$BUILD/bench-build.log" >&2; exit 1; }
+fi
 gcc -O2 -Wall -Wextra -o "$BUILD/wprobe" "$ROOT/bench/wprobe.c" -lpthread || exit 1
 gcc -O2 -Wall -Wextra -o "$BUILD/taprelay" "$ROOT/bench/taprelay.c" -lpthread || exit 1
+fi
+if [[ " $EXPS " == *" 6 "* ]]; then
+    # 100 concurrent connections need 100 service threads (default 16)
+    log "building wisp-node with 128 service threads in $BUILD-conns"
+    cmake -S "$ROOT" -B "$BUILD-conns" -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+        "-DCMAKE_C_FLAGS=-DWISP_SOCK_SERVICES_CONNS=128 -DWISP_NC_SERVICES_CONNS=128" >/dev/null || exit 1
+    cmake --build "$BUILD-conns" -j2 --target wisp-node >"$BUILD/bench-build-conns.log" 2>&1 ||
+        { tail -n 20 "$BUILD/bench-build-conns.log" >&2; exit 1; }
 fi
 NODE=$BUILD/wisp-node
 LWIP=$BUILD/lwip-style-lwip
@@ -424,6 +439,31 @@ if [[ " $EXPS " == *" 5 "* ]]; then
             done
         done
     done
+fi
+
+# ---- experiment 6: seed 000, 50 and 100 concurrent connections ----
+if [[ " $EXPS " == *" 6 "* ]]; then
+    NODE_SAVED=$NODE
+    NODE=$BUILD-conns/wisp-node
+    for k in 50 100; do
+        for t in wisp-sock wisp-netconn; do
+            cell="e6-$k-$t"
+            log "experiment 6: $k concurrent connections, $t"
+            start_target "$t" "$cell" || exit 1
+            rss0=$(sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\).*/\1/p' "/proc/${CPUPIDS[$t]}/status")
+            for rep in $(seq 1 "$REPS"); do
+                # shellcheck disable=SC2086
+                run e6 "$t" "$k" "$rep" "$PROBE" msend 198.18.0.2 9 1460 "$k" "$SECS" ${CPUPIDS[$t]}
+                sed -i "\$s/\$/ rss0_kb=${rss0:-0}/" "$RES"
+            done
+            stop_target "$t" "$cell"
+            # pool high-water marks of the run (wisp-node's report at exit)
+            sed -n '/^pools:  /,/^[^ ]/p' "$DIR/srv-$t-$cell.log" | awk 'NF == 5 && $1 != "pools:" {print $1, $3, $5}' \
+                >"$DIR/pools-$cell.txt"
+            grep -E '^netconn layer:' "$DIR/srv-$t-$cell.log" >>"$DIR/pools-$cell.txt"
+        done
+    done
+    NODE=$NODE_SAVED
 fi
 
 echo "end=$(date -u '+%Y-%m-%d %H:%M UTC')" >>"$DIR/meta.txt"
