@@ -483,12 +483,14 @@ if any(r[0] == "e5" for r in rows):
     w("each transmitter-free call really took (so the machine's load adds no queueing of its own; CPU time is")
     w("still a little noisy). Optimizations: **checksum and copy routines** (wisp's word-wise checksum and block")
     w("copy; off: the byte-pair checksum and byte copy, `wisp_chksum_sum_ref` / `wisp_memcpy_ref`, linked in")
-    w("through wisp/chksum.h's port hooks in a second build), **core locking** (off: message passing, every send")
+    w("through wisp/chksum.h's port hooks in separate builds: both, checksum only, copy only; the copy is")
+    w("the application's data into the stack's buffer and the frame into the driver's), **core locking** (off:")
+    w("message passing, every send")
     w("posted to the stack thread with `wisp_tcpip_call`), **priority queues** (off: urgent datagrams sent with")
     w("TOS 0, sharing the common queue). Cells: mean response time in us, median over the repetitions (seeds).")
     w("")
-    confs = [("on", "all on"), ("off", "all off"), ("nochk", "checksum + copy off"), ("nolock", "message passing"),
-             ("noprio", "priority queues off")]
+    confs = [("on", "all on"), ("off", "all off"), ("nochk", "checksum + copy off"), ("nosum", "checksum off"),
+             ("nocpy", "copy off"), ("nolock", "message passing"), ("noprio", "priority queues off")]
     for mbit in ("100", "1000"):
         loads = sorted({int(r[2]) for r in rows if r[0] == "e5" and r[1] == f"on-{mbit}"})
         if not loads:
@@ -526,7 +528,9 @@ if any(r[0] == "e5" for r in rows):
           f"time of the common packets with all optimizations "
           f"{fmt(med(vals('e5', f'on-{mbit}', '10', 'com_p50_us')), 1)} us, without "
           f"{fmt(med(vals('e5', f'off-{mbit}', '10', 'com_p50_us')), 1)} us (checksum + copy off only: "
-          f"{fmt(med(vals('e5', f'nochk-{mbit}', '10', 'com_p50_us')), 1)} us; message passing only: "
+          f"{fmt(med(vals('e5', f'nochk-{mbit}', '10', 'com_p50_us')), 1)} us; checksum off only: "
+          f"{fmt(med(vals('e5', f'nosum-{mbit}', '10', 'com_p50_us')), 1)} us; copy off only: "
+          f"{fmt(med(vals('e5', f'nocpy-{mbit}', '10', 'com_p50_us')), 1)} us; message passing only: "
           f"{fmt(med(vals('e5', f'nolock-{mbit}', '10', 'com_p50_us')), 1)} us). Message passing's CPU time is that of both "
           f"threads on this 2-core machine (the mailbox post, the stack thread's wake-up, the caller's wake-up).")
         w("")

@@ -110,12 +110,15 @@ if [[ " $EXPS " == *" 5 "* ]]; then
     # seed 001 without the checksum / copy optimizations: the library takes
     # them from the "port" (wisp/chksum.h hooks), which prio_bench.c makes
     # the byte-wise reference versions
-    log "building wisp-prio-bench with byte-wise checksum and copy in $BUILD-ref"
-    cmake -S "$ROOT" -B "$BUILD-ref" -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-        -DWISP_OPTS_HEADER=wisp_opts_bench.h -DWISP_OPTS_DIR="$ROOT/apps/bench" \
-        "-DCMAKE_C_FLAGS=-DWISP_ARCH_CHKSUM_SUM -DWISP_ARCH_CHKSUM_COPY -DWISP_ARCH_MEMCPY" >/dev/null || exit 1
-    cmake --build "$BUILD-ref" -j2 --target wisp-prio-bench >"$BUILD/bench-build-ref.log" 2>&1 ||
-        { tail -n 20 "$BUILD/bench-build-ref.log" >&2; exit 1; }
+    for v in "ref:-DWISP_ARCH_CHKSUM_SUM -DWISP_ARCH_CHKSUM_COPY -DWISP_ARCH_MEMCPY" \
+        "refsum:-DWISP_ARCH_CHKSUM_SUM -DWISP_ARCH_CHKSUM_COPY" "refcpy:-DWISP_ARCH_MEMCPY"; do
+        log "building wisp-prio-bench with ${v#*:} (byte-wise versions) in $BUILD-${v%%:*}"
+        cmake -S "$ROOT" -B "$BUILD-${v%%:*}" -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+            -DWISP_OPTS_HEADER=wisp_opts_bench.h -DWISP_OPTS_DIR="$ROOT/apps/bench" \
+            "-DCMAKE_C_FLAGS=${v#*:}" >/dev/null || exit 1
+        cmake --build "$BUILD-${v%%:*}" -j2 --target wisp-prio-bench >"$BUILD/bench-build-${v%%:*}.log" 2>&1 ||
+            { tail -n 20 "$BUILD/bench-build-${v%%:*}.log" >&2; exit 1; }
+    done
 fi
 # experiments over TAP (namespaces, wisp-node, lwIP, probes)
 NET=0
@@ -424,7 +427,8 @@ if [[ " $EXPS " == *" 5 "* ]]; then
     for rep in $(seq 1 "$REPS"); do
         for mbit in 100 1000; do
             # configuration: build, flags (all on; all off; one off at a time)
-            for conf in "on opt" "off ref --msg --noprio" "nochk ref" "nolock opt --msg" "noprio opt --noprio"; do
+            for conf in "on opt" "off ref --msg --noprio" "nochk ref" "nosum refsum" "nocpy refcpy" "nolock opt --msg" \
+                "noprio opt --noprio"; do
                 set -- $conf
                 name=$1 b=$2
                 shift 2
