@@ -22,7 +22,27 @@
 #     --connect --send --write-size 128/512/1024/1460 to a Linux sink),
 #     goodput and CPU per MB of the node, connect time (--connects);
 #   3 connections/s (sequential connect, half-close, server's close) and
-#     ping-pong latency (64-byte echo, TCP_NODELAY) on every target.
+#     ping-pong latency (64-byte echo, TCP_NODELAY) on every target;
+#   4 in-process figures: two wisp instances on an unlimited simulated
+#     wire, bulk TCP, goodput per CPU second of the process (both stacks,
+#     apps/bench/inproc_bench.c, built with the benchmark options: no debug
+#     checks), copied and zero-copy writes, with a callgrind breakdown of
+#     where the instructions go; checksum / copy GB/s against Debian's
+#     lwIP and memcpy (apps/bench/chksum_bench.c);
+#   5 (seed 001) transmit response time (send call .. frame on the wire)
+#     of urgent (DSCP EF) and common UDP traffic at rising offered load,
+#     with the paper's optimizations on and off (apps/bench/prio_bench.c:
+#     checksum and copy routines -- a second build with the byte-wise
+#     ones --, core locking vs message passing, priority queues), on an
+#     emulated 100 Mbit/s and 1 Gbit/s wire in virtual time (the CPU time
+#     of every send is measured, so the machine's load does not queue it);
+#   6 (seed 000) 50 and 100 concurrent connections: a Linux sender on each
+#     (1460-byte writes, Nagle on) to wisp-node's socket and netconn
+#     discard servers (a build with 128 service threads), aggregate
+#     goodput, slowest/fastest connection, server CPU per MB, the server's
+#     resident set growth per connection and wisp's pool high-water marks.
+# --exp runs some sections only: the report keeps the other sections of
+# the existing docs/bench/README.md (each section names its run).
 # Output: docs/bench/README.md (tables: medians with min-max over the
 # repetitions, ratios against lwIP and the ceiling), docs/bench/*.png
 # (gnuplot), docs/bench/results.tsv (every run).
@@ -44,7 +64,7 @@ set -o pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SECS=3
 REPS=3
-EXPS="1 2 3"
+EXPS="1 2 3 4 5 6"
 OUT=$ROOT/docs/bench
 BUILD=$ROOT/build-bench
 MODE=full
@@ -56,7 +76,7 @@ while [ $# -gt 0 ]; do
     --exp) EXPS=$2; shift ;;
     --out) OUT=$2; shift ;;
     --build) BUILD=$2; shift ;;
-    -h | --help) sed -n '2,33p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,55p' "$0"; exit 0 ;;
     *) echo "bench: unknown argument $1" >&2; exit 2 ;;
     esac
     shift
@@ -73,12 +93,54 @@ if ! command -v gnuplot >/dev/null 2>&1; then
     timeout 600 apt-get install -y gnuplot-nox >/dev/null || log "gnuplot-nox not installed: no plots"
 fi
 mkdir -p "$BUILD" "$OUT" || exit 1
+# in-process experiments: a second build with the benchmark options (no
+# debug checks: production-like timings)
+if [[ " $EXPS " == *" 4 "* ]] || [[ " $EXPS " == *" 5 "* ]]; then
+    log "building wisp-inproc-bench, wisp-chksum-bench, wisp-prio-bench in $BUILD-opt (benchmark options)"
+    cmake -S "$ROOT" -B "$BUILD-opt" -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+        -DWISP_OPTS_HEADER=wisp_opts_bench.h -DWISP_OPTS_DIR="$ROOT/apps/bench" >/dev/null || exit 1
+    cmake --build "$BUILD-opt" -j2 --target wisp-inproc-bench >"$BUILD/bench-build-opt.log" 2>&1 ||
+        { tail -n 20 "$BUILD/bench-build-opt.log" >&2; exit 1; }
+    cmake --build "$BUILD-opt" -j2 --target wisp-chksum-bench >>"$BUILD/bench-build-opt.log" 2>&1 ||
+        log "wisp-chksum-bench not built (liblwip-dev missing?)"
+    cmake --build "$BUILD-opt" -j2 --target wisp-prio-bench >>"$BUILD/bench-build-opt.log" 2>&1 ||
+        { tail -n 20 "$BUILD/bench-build-opt.log" >&2; exit 1; }
+fi
+if [[ " $EXPS " == *" 5 "* ]]; then
+    # seed 001 without the checksum / copy optimizations: the library takes
+    # them from the "port" (wisp/chksum.h hooks), which prio_bench.c makes
+    # the byte-wise reference versions
+    for v in "ref:-DWISP_ARCH_CHKSUM_SUM -DWISP_ARCH_CHKSUM_COPY -DWISP_ARCH_MEMCPY" \
+        "refsum:-DWISP_ARCH_CHKSUM_SUM -DWISP_ARCH_CHKSUM_COPY" "refcpy:-DWISP_ARCH_MEMCPY"; do
+        log "building wisp-prio-bench with ${v#*:} (byte-wise versions) in $BUILD-${v%%:*}"
+        cmake -S "$ROOT" -B "$BUILD-${v%%:*}" -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+            -DWISP_OPTS_HEADER=wisp_opts_bench.h -DWISP_OPTS_DIR="$ROOT/apps/bench" \
+            "-DCMAKE_C_FLAGS=${v#*:}" >/dev/null || exit 1
+        cmake --build "$BUILD-${v%%:*}" -j2 --target wisp-prio-bench >"$BUILD/bench-build-${v%%:*}.log" 2>&1 ||
+            { tail -n 20 "$BUILD/bench-build-${v%%:*}.log" >&2; exit 1; }
+    done
+fi
+# experiments over TAP (namespaces, wisp-node, lwIP, probes)
+NET=0
+for e in 1 2 3 6; do [[ " $EXPS " == *" $e "* ]] && NET=1; done
+if [ $NET = 1 ]; then
+if [[ "$EXPS" == *[123]* ]]; then
 log "building wisp-node, lwip-style-wisp and lwip-style-lwip in $BUILD"
 cmake -S "$ROOT" -B "$BUILD" -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null || exit 1
 cmake --build "$BUILD" -j2 --target wisp-node lwip-style-wisp lwip-style-lwip >"$BUILD/bench-build.log" 2>&1 ||
     { tail -n 20 "$BUILD/bench-build.log" >&2; exit 1; }
+fi
 gcc -O2 -Wall -Wextra -o "$BUILD/wprobe" "$ROOT/bench/wprobe.c" -lpthread || exit 1
 gcc -O2 -Wall -Wextra -o "$BUILD/taprelay" "$ROOT/bench/taprelay.c" -lpthread || exit 1
+fi
+if [[ " $EXPS " == *" 6 "* ]]; then
+    # 100 concurrent connections need 100 service threads (default 16)
+    log "building wisp-node with 128 service threads in $BUILD-conns"
+    cmake -S "$ROOT" -B "$BUILD-conns" -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+        "-DCMAKE_C_FLAGS=-DWISP_SOCK_SERVICES_CONNS=128 -DWISP_NC_SERVICES_CONNS=128" >/dev/null || exit 1
+    cmake --build "$BUILD-conns" -j2 --target wisp-node >"$BUILD/bench-build-conns.log" 2>&1 ||
+        { tail -n 20 "$BUILD/bench-build-conns.log" >&2; exit 1; }
+fi
 NODE=$BUILD/wisp-node
 LWIP=$BUILD/lwip-style-lwip
 LWIPW=$BUILD/lwip-style-wisp
@@ -88,6 +150,7 @@ RELAY=$BUILD/taprelay
 DIR=$(mktemp -d /tmp/wisp-bench.XXXXXX) || exit 1
 RES=$DIR/results.tsv
 : >"$RES"
+: >"$DIR/stopnotes.txt"
 PFX="wb$$"
 TARGETS="wisp-sock wisp-netconn wisp-raw wisp-lwipstyle lwip-netconn linux"
 MAXT=7200 # bound of every server process (s)
@@ -128,11 +191,13 @@ mkns() { # NS TAP ADDR/PREFIX
         for i in $(seq 100 119); do $x ip addr add "198.18.0.$i/24" dev "$2" || return 1; done
     fi
 }
-for t in $TARGETS; do
-    mkns "$(ns_of "$t")" wbt0 198.18.0.1/24 || { log "namespace $t"; exit 1; }
-done
-mkns "$(ns_of linuxsrv)" wbt1 198.18.0.2/24 || exit 1
-mkns "$(ns_of cli)" wbt0 198.18.0.1/24 || exit 1
+if [ $NET = 1 ]; then
+    for t in $TARGETS; do
+        mkns "$(ns_of "$t")" wbt0 198.18.0.1/24 || { log "namespace $t"; exit 1; }
+    done
+    mkns "$(ns_of linuxsrv)" wbt1 198.18.0.2/24 || exit 1
+    mkns "$(ns_of cli)" wbt0 198.18.0.1/24 || exit 1
+fi
 
 child_of() { # the command timeout(1) runs (ip netns exec execs it)
     local i c
@@ -322,10 +387,94 @@ if [[ " $EXPS " == *" 3 "* ]]; then
     for t in $TARGETS; do stop_target "$t" e3; done
 fi
 
+# ---- experiment 4: in-process figures ----
+if [[ " $EXPS " == *" 4 "* ]]; then
+    IPB=$BUILD-opt/wisp-inproc-bench
+    MB=$((SECS * 100)) # 300 MB per run at the default 3 s
+    log "experiment 4: in-process bulk TCP, $MB MB per run"
+    for rep in $(seq 1 "$REPS"); do
+        for mode in copy nocopy; do
+            for ws in 16384 1460; do
+                flag=""
+                [ "$mode" = nocopy ] && flag=--nocopy
+                out=$(timeout -k 5 600 "$IPB" --mb "$MB" --wsize "$ws" --reps 1 $flag 2>>"$DIR/probe.err" | tail -n 1)
+                [ -n "$out" ] || { out="fail=1"; FAILS=$((FAILS + 1)); log "experiment 4: $mode $ws failed"; }
+                printf '%s\t%s\t%s\t%s\t%s\n' e4 "$mode" "$ws" "$rep" "$out" >>"$RES"
+            done
+        done
+        # the generated test stream, for comparison (the harness dominates)
+        out=$(timeout -k 5 600 "$IPB" --mb $((MB / 10 + 1)) --wsize 16384 --reps 1 --pattern stream 2>>"$DIR/probe.err" | tail -n 1)
+        [ -n "$out" ] || out="fail=1"
+        printf '%s\t%s\t%s\t%s\t%s\n' e4 stream 16384 "$rep" "$out" >>"$RES"
+    done
+    if command -v valgrind >/dev/null 2>&1 && command -v callgrind_annotate >/dev/null 2>&1; then
+        log "experiment 4: callgrind breakdown (64 MB, copied 16 KB writes)"
+        timeout -k 5 900 valgrind --tool=callgrind --callgrind-out-file="$DIR/e4.callgrind" \
+            "$IPB" --mb 64 --wsize 16384 --reps 1 >/dev/null 2>"$DIR/e4-valgrind.log" &&
+            (cd "$ROOT" && callgrind_annotate --threshold=100 --auto=no "$DIR/e4.callgrind" &&
+                callgrind_annotate --inclusive=yes --threshold=100 --auto=no "$DIR/e4.callgrind" >"$DIR/e4-callgrind-incl.txt") >"$DIR/e4-callgrind.txt" 2>/dev/null ||
+            log "experiment 4: callgrind failed ($DIR/e4-valgrind.log)"
+    fi
+    if [ -x "$BUILD-opt/wisp-chksum-bench" ]; then
+        timeout -k 5 300 "$BUILD-opt/wisp-chksum-bench" >"$DIR/e4-chksum.md" 2>>"$DIR/probe.err" ||
+            log "experiment 4: wisp-chksum-bench failed"
+    fi
+fi
+
+# ---- experiment 5: seed 001, transmit response time ----
+if [[ " $EXPS " == *" 5 "* ]]; then
+    log "experiment 5: transmit response time, optimizations on / off"
+    for rep in $(seq 1 "$REPS"); do
+        for mbit in 100 1000; do
+            # configuration: build, flags (all on; all off; one off at a time)
+            for conf in "on opt" "off ref --msg --noprio" "nochk ref" "nosum refsum" "nocpy refcpy" "nolock opt --msg" \
+                "noprio opt --noprio"; do
+                set -- $conf
+                name=$1 b=$2
+                shift 2
+                timeout -k 5 300 "$BUILD-$b/wisp-prio-bench" --n 1000 --loads 10,30,50,70,90 --mbit $mbit \
+                    --seed "$rep" "$@" >"$DIR/e5-$name-$mbit-$rep.out" 2>>"$DIR/probe.err" ||
+                    { log "experiment 5: $name $mbit failed"; FAILS=$((FAILS + 1)); }
+                while read -r line; do
+                    l=${line#load=}
+                    l=${l%% *}
+                    printf '%s\t%s\t%s\t%s\t%s\n' e5 "$name-$mbit" "$l" "$rep" "$line" >>"$RES"
+                done <"$DIR/e5-$name-$mbit-$rep.out"
+            done
+        done
+    done
+fi
+
+# ---- experiment 6: seed 000, 50 and 100 concurrent connections ----
+if [[ " $EXPS " == *" 6 "* ]]; then
+    NODE_SAVED=$NODE
+    NODE=$BUILD-conns/wisp-node
+    for k in 50 100; do
+        for t in wisp-sock wisp-netconn; do
+            cell="e6-$k-$t"
+            log "experiment 6: $k concurrent connections, $t"
+            start_target "$t" "$cell" || exit 1
+            rss0=$(sed -n 's/^VmRSS:[[:space:]]*\([0-9]*\).*/\1/p' "/proc/${CPUPIDS[$t]}/status")
+            for rep in $(seq 1 "$REPS"); do
+                # shellcheck disable=SC2086
+                run e6 "$t" "$k" "$rep" "$PROBE" msend 198.18.0.2 9 1460 "$k" "$SECS" ${CPUPIDS[$t]}
+                sed -i "\$s/\$/ rss0_kb=${rss0:-0}/" "$RES"
+            done
+            stop_target "$t" "$cell"
+            # pool high-water marks of the run (wisp-node's report at exit)
+            sed -n '/^pools:  /,/^[^ ]/p' "$DIR/srv-$t-$cell.log" | awk 'NF == 5 && $1 != "pools:" {print $1, $3, $5}' \
+                >"$DIR/pools-$cell.txt"
+            grep -E '^netconn layer:' "$DIR/srv-$t-$cell.log" >>"$DIR/pools-$cell.txt"
+        done
+    done
+    NODE=$NODE_SAVED
+fi
+
 echo "end=$(date -u '+%Y-%m-%d %H:%M UTC')" >>"$DIR/meta.txt"
 echo "load_end=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$DIR/meta.txt"
 echo "failures=$FAILS" >>"$DIR/meta.txt"
 echo "lwip_stop_notes=$(wc -l <"$DIR/stopnotes.txt" 2>/dev/null || echo 0)" >>"$DIR/meta.txt"
+echo "exps=$EXPS" >>"$DIR/meta.txt"
 python3 "$ROOT/bench/report.py" "$DIR" "$OUT" || exit 1
 log "report: $OUT/README.md ($FAILS failed runs)"
 [ "$FAILS" -eq 0 ]

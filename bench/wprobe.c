@@ -20,6 +20,12 @@
  *       server's close, close; connections/s, median connect() us, CPU
  *       and context switches of the server PIDs per connection; the
  *       client binds to 198.18.0.100 + (i mod SRCS) (0: no bind).
+ *   wprobe msend ADDR PORT SIZE CONNS SECONDS [PID...]
+ *       CONNS concurrent connections (a thread each), each as send (Nagle
+ *       on) for SECONDS; aggregate goodput = all bytes / (first connect ..
+ *       last server FIN), the slowest and fastest connection's goodput,
+ *       the server PIDs' CPU per MB and their resident set (VmRSS, VmHWM
+ *       from /proc/PID/status, kB) at the end.
  *   wprobe serve ADDR SECONDS
  *       the Linux target: TCP echo 7, discard 9, chargen 19 (a thread per
  *       connection) on ADDR, for at most SECONDS; WPROBE_RCVBUF=N in the
@@ -50,6 +56,8 @@
  * never exhausts the ephemeral ports of one address */
 static int src_count;
 static unsigned src_next;
+/* msend: a refused or reset connect returns -1 instead of ending the probe */
+static int dial_soft;
 
 static double now(void)
 {
@@ -233,7 +241,11 @@ static int dial(const char *addr, int port, int nodelay, double *conn_us)
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
     t0 = now();
-    if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) die("connect");
+    if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+        if (!dial_soft) die("connect");
+        close(fd);
+        return -1;
+    }
     if (conn_us != NULL) *conn_us = (now() - t0) * 1e6;
     return fd;
 }
@@ -300,6 +312,142 @@ static int mode_send(int argc, char **argv)
            b.outsegs - a.outsegs, c0 >= 0 && c1 >= 0 ? c1 - c0 : -1, c0 >= 0 && c1 >= 0 ? (c1 - c0) / mb : -1, tapstat("tx_dropped") - txd0, tapstat("rx_dropped") - rxd0, xb.lossprobes - xa.lossprobes, xb.rtos - xa.rtos,
            xb.dsack - xa.dsack, cs0 >= 0 && cs1 >= 0 ? cs1 - cs0 : -1);
     return 0;
+}
+
+/* msend: one connection's thread */
+struct mconn {
+    pthread_t th;
+    const char *addr;
+    int port, size, ok, fd;
+    double t0, tend, t1;
+    unsigned long long bytes;
+};
+
+static void *mconn_thread(void *arg)
+{
+    struct mconn *m = arg;
+    char buf[1460], rb[4096];
+    int fd = m->fd;
+    memset(buf, 0x5a, sizeof buf);
+    m->t0 = now();
+    while (now() < m->tend) {
+        ssize_t w = write(fd, buf, (size_t)m->size);
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            close(fd);
+            return NULL;
+        }
+        m->bytes += (unsigned long long)w;
+    }
+    shutdown(fd, SHUT_WR);
+    for (;;) { /* the server's close (SO_RCVTIMEO bounds each read) */
+        ssize_t r = read(fd, rb, sizeof rb);
+        if (r == 0) {
+            m->ok = 1;
+            break;
+        }
+        if (r < 0 && errno != EINTR) break;
+    }
+    m->t1 = now();
+    close(fd);
+    return NULL;
+}
+
+/* VmRSS / VmHWM of the first PID (kB), -1 when unknown */
+static long vmstat_kb(const char *pid, const char *key)
+{
+    char fn[64], line[256];
+    long v = -1;
+    size_t kl = strlen(key);
+    FILE *f;
+    snprintf(fn, sizeof fn, "/proc/%s/status", pid);
+    f = fopen(fn, "r");
+    if (f == NULL) return -1;
+    while (fgets(line, sizeof line, f) != NULL) {
+        if (strncmp(line, key, kl) == 0 && line[kl] == ':') {
+            v = atol(line + kl + 1);
+            break;
+        }
+    }
+    fclose(f);
+    return v;
+}
+
+static int mode_msend(int argc, char **argv)
+{
+    const char *addr = argv[2];
+    int port = atoi(argv[3]), size = atoi(argv[4]), conns = atoi(argv[5]), i, okc = 0, retries = 0;
+    double secs = atof(argv[6]), t0, t1 = 0, c0, c1, mn = 1e18, mx = 0;
+    unsigned long long bytes = 0;
+    struct mconn *m;
+    if (size < 1 || size > 1460 || conns < 1 || conns > 500 || secs <= 0 || secs > 120 || argc - 7 > MAXPIDS) return 2;
+    m = calloc((size_t)conns, sizeof *m);
+    if (m == NULL) die("calloc");
+    /* connect one after the other, 5 ms apart (a real client set ramps
+     * up too; a burst meets the server's accept queue); then, up to 5
+     * rounds 200 ms apart, replace every connection the server refused or
+     * reset (its accept queue was full) with a new one (counted) */
+    dial_soft = 1;
+    for (i = 0; i < conns; i++) {
+        m[i].fd = dial(addr, port, 0, NULL);
+        usleep(5000);
+    }
+    for (int round = 0; round < 6; round++) {
+        int bad = 0;
+        usleep(200000);
+        for (i = 0; i < conns; i++) {
+            char c;
+            if (m[i].fd >= 0 && recv(m[i].fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) < 0 &&
+                (errno == EAGAIN || errno == EWOULDBLOCK)) {
+                continue; /* alive, nothing to read */
+            }
+            bad++;
+            if (round == 5) break;
+            if (m[i].fd >= 0) close(m[i].fd);
+            retries++;
+            m[i].fd = dial(addr, port, 0, NULL);
+            usleep(5000);
+        }
+        if (bad == 0) break;
+        if (round == 5) {
+            fprintf(stderr, "wprobe: msend: %d connections still refused or reset after 5 rounds\n", bad);
+            return 1;
+        }
+    }
+    c0 = cpu_sum(argv + 7, argc - 7);
+    t0 = now();
+    for (i = 0; i < conns; i++) {
+        m[i].addr = addr;
+        m[i].port = port;
+        m[i].size = size;
+        m[i].tend = t0 + secs;
+        if (pthread_create(&m[i].th, NULL, mconn_thread, &m[i]) != 0) die("pthread_create");
+    }
+    for (i = 0; i < conns; i++) {
+        pthread_join(m[i].th, NULL);
+        bytes += m[i].bytes;
+        if (m[i].ok) {
+            double g = (double)m[i].bytes * 8 / (m[i].t1 - m[i].t0) / 1e6;
+            okc++;
+            if (m[i].t1 > t1) t1 = m[i].t1;
+            if (g < mn) mn = g;
+            if (g > mx) mx = g;
+        }
+    }
+    c1 = cpu_sum(argv + 7, argc - 7);
+    if (okc == 0) {
+        free(m);
+        fprintf(stderr, "wprobe: msend: no connection finished\n");
+        return 1;
+    }
+    double mb = (double)bytes / 1e6;
+    printf("conns=%d ok=%d connect_retries=%d bytes=%llu secs=%.4f mbit=%.2f conn_min_mbit=%.2f conn_max_mbit=%.2f cpu_ms=%.0f "
+           "cpu_ms_per_mb=%.3f rss_kb=%ld hwm_kb=%ld\n",
+           conns, okc, retries, bytes, t1 - t0, (double)bytes * 8 / (t1 - t0) / 1e6, mn, mx,
+           c0 >= 0 && c1 >= 0 ? c1 - c0 : -1, c0 >= 0 && c1 >= 0 ? (c1 - c0) / mb : -1,
+           argc > 7 ? vmstat_kb(argv[7], "VmRSS") : -1, argc > 7 ? vmstat_kb(argv[7], "VmHWM") : -1);
+    free(m);
+    return okc == conns ? 0 : 1;
 }
 
 static int mode_recv(int argc, char **argv)
@@ -502,6 +650,7 @@ int main(int argc, char **argv)
     else if (argc == 6 && strcmp(argv[1], "pingpong") == 0) rc = mode_pingpong(argv);
     else if (argc >= 6 && strcmp(argv[1], "connrate") == 0) rc = mode_connrate(argc, argv);
     else if (argc == 4 && strcmp(argv[1], "serve") == 0) rc = mode_serve(argv);
+    else if (argc >= 7 && strcmp(argv[1], "msend") == 0) rc = mode_msend(argc, argv);
     if (rc == 2) fprintf(stderr, "wprobe: usage: see the head of bench/wprobe.c\n");
     fflush(stdout);
     return rc;

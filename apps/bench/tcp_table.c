@@ -12,7 +12,12 @@
  * compiled in, CUBIC; wisp_tcp_set_cc on both ends):
  *  1. loss rate (0, 1, 2, 5, 10, 20 %) x write size (64 .. 1460 bytes and
  *     random 1..1460) on a 100 Mbit/s, 1 ms wire, one direction;
- *  2. write size with Nagle on and off on a 10 Mbit/s, 1 ms wire;
+ *  2. write size with Nagle on and off on 10 and 100 Mbit/s, 1 ms wires,
+ *     with a paced application (one write per turn, a turn every PACE_US
+ *     of virtual time: tsl_dir_cfg.pace_us), goodput and the mean size of
+ *     the data segments: how small writes are packed (table 1 writes as
+ *     much as the stack takes, so its write-size columns show only how
+ *     the stream was cut, not small-write behaviour);
  *  3. round-trip time on a clean 100 Mbit/s wire (window scaling);
  *  4. a long fat path (20 Mbit/s, 100 ms RTT) with occasional loss, where
  *     CUBIC regains its window faster than NewReno.
@@ -25,6 +30,7 @@
 #include "tcp_simlib.h"
 
 #define KB 1024u
+#define PACE_US 20u /* table 2: one write per application turn, a turn every PACE_US */
 #define SEC 1000000ull
 
 static unsigned g_seeds = 3;
@@ -43,12 +49,18 @@ static const char *cc_name(uint8_t cc)
     return cc == TSL_CC_RENO ? "NewReno" : "CUBIC";
 }
 
+/* Paced application (table 2): one write per turn, a turn every g_pace_us;
+ * the mean data segment size of the last cell() call. */
+static uint32_t g_pace_us;
+static double g_seg_mean;
+
 /* Mean goodput over the seeds of one cell; *fails counts failed runs. */
 static double cell(const struct sim_link_cfg *l, uint8_t cc, uint32_t wsize, bool wrandom, bool nodelay,
                    uint64_t bytes, unsigned *fails, double *rtx)
 {
     unsigned s;
     double sum = 0.0, r_sum = 0.0;
+    uint64_t segs = 0, sbytes = 0;
     unsigned ok = 0;
     for (s = 1; s <= g_seeds; s++) {
         struct tsl_cfg cfg;
@@ -57,6 +69,7 @@ static double cell(const struct sim_link_cfg *l, uint8_t cc, uint32_t wsize, boo
         cfg.a2b.bytes = bytes;
         cfg.a2b.wsize = wsize;
         cfg.a2b.wrandom = wrandom;
+        cfg.a2b.pace_us = g_pace_us;
         cfg.nodelay = nodelay;
         cfg.cc = cc;
         cfg.seed = s;
@@ -64,6 +77,8 @@ static double cell(const struct sim_link_cfg *l, uint8_t cc, uint32_t wsize, boo
         if (tsl_xfer(s, l, &cfg, 7200 * SEC, NULL, true, &r)) {
             sum += r.mbps[0];
             r_sum += (double)r.info[0].retransmits;
+            segs += r.data_segs[0];
+            sbytes += r.data_bytes[0];
             ok++;
         } else {
             (*fails)++;
@@ -74,6 +89,7 @@ static double cell(const struct sim_link_cfg *l, uint8_t cc, uint32_t wsize, boo
     if (rtx != NULL) {
         *rtx = ok ? r_sum / ok : 0.0;
     }
+    g_seg_mean = segs ? (double)sbytes / (double)segs : 0.0;
     return ok ? sum / ok : -1.0;
 }
 
@@ -92,7 +108,7 @@ int main(int argc, char **argv)
     static const uint32_t sizes[] = { 64, 128, 256, 512, 1024, 1460, 1460 };
     static const uint32_t lat_ms[] = { 1, 5, 10, 25 };
     static const double lfn_loss[] = { 0.0, 0.00005, 0.0001, 0.0005 };
-    unsigned i, j, k, fails = 0;
+    unsigned i, j, k, m, fails = 0;
     struct sim_link_cfg l;
 
     if (argc > 1 && strcmp(argv[1], "-q") == 0) {
@@ -148,12 +164,20 @@ int main(int argc, char **argv)
         }
     }
 
-    /* 2. small writes on a slow wire */
-    printf("\n## Small writes on a slow wire\n\n");
-    printf("Wire: 10 Mbit/s, 1 ms, no loss. Transfer: %llu KB. Nagle (RFC 896) on is the default; off is "
-           "wisp_tcp_nodelay(pcb, true).\n\n",
+    /* 2. small writes, paced application */
+    printf("\n## Small writes, paced application\n\n");
+    printf("The application makes one write of N bytes per turn, one turn every %u us of virtual time (an "
+           "application loop with a fixed cost per write: it offers N x 8 / %u us, e.g. %.1f Mbit/s at 64 B and "
+           "%.0f Mbit/s at 1460 B; random sizes average 730 B); a write the stack refuses (send buffer full) is "
+           "retried at the next turn. Wire: 10 and 100 Mbit/s, 1 ms one way, no loss. Transfer: %llu KB. Nagle "
+           "(RFC 896) on is the default; off is wisp_tcp_nodelay(pcb, true). Each cell: goodput in Mbit/s / mean "
+           "payload of the sender's data segments in bytes (how the writes were packed into segments; "
+           "retransmissions included). Where the application offers less than the wire carries, goodput is the "
+           "offered rate and the segment size shows the difference; where it offers more, headers of small "
+           "segments cost wire time.\n\n",
+           (unsigned)PACE_US, (unsigned)PACE_US, 64.0 * 8.0 / PACE_US, 1460.0 * 8.0 / PACE_US,
            (unsigned long long)(g_bytes / 2u / KB));
-    printf("| Nagle | cc |");
+    printf("| wire | Nagle | cc |");
     for (j = 0; j < 7; j++) {
         if (j == 6) {
             printf(" 1..1460 |");
@@ -161,24 +185,33 @@ int main(int argc, char **argv)
             printf(" %u B |", (unsigned)sizes[j]);
         }
     }
-    printf("\n|---|---|");
+    printf("\n|---:|---|---|");
     for (j = 0; j < 7; j++) {
         printf("---:|");
     }
     printf("\n");
-    for (i = 0; i < 2; i++) {
-        sim_link_defaults(&l);
-        l.bandwidth_bps = 10000000u;
-        l.latency_us = 1000;
-        for (k = 0; k < NCC; k++) {
-            printf("| %s | %s |", i == 0 ? "on" : "off", cc_name(g_cc[k]));
-            for (j = 0; j < 7; j++) {
-                print_cell(cell(&l, g_cc[k], sizes[j], j == 6, i == 1, g_bytes / 2u, &fails, NULL));
+    g_pace_us = PACE_US;
+    for (m = 0; m < 2; m++) {
+        for (i = 0; i < 2; i++) {
+            sim_link_defaults(&l);
+            l.bandwidth_bps = m == 0 ? 10000000u : 100000000u;
+            l.latency_us = 1000;
+            for (k = 0; k < NCC; k++) {
+                printf("| %u Mbit/s | %s | %s |", m == 0 ? 10u : 100u, i == 0 ? "on" : "off", cc_name(g_cc[k]));
+                for (j = 0; j < 7; j++) {
+                    double v = cell(&l, g_cc[k], sizes[j], j == 6, i == 1, g_bytes / 2u, &fails, NULL);
+                    if (v < 0) {
+                        printf(" FAIL |");
+                    } else {
+                        printf(" %.2f / %.0f |", v, g_seg_mean);
+                    }
+                }
+                printf("\n");
+                fflush(stdout);
             }
-            printf("\n");
-            fflush(stdout);
         }
     }
+    g_pace_us = 0;
 
     /* 3. round-trip time */
     printf("\n## Round-trip time\n\n");

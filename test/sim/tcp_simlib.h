@@ -58,6 +58,14 @@ struct tsl_dir_cfg {
     bool wrandom;             /**< writes of uniformly random size 1..wsize */
     bool nocopy;              /**< zero-copy writes (no WISP_TCP_WRITE_COPY) */
     bool more;                /**< WISP_TCP_WRITE_MORE on writes followed by another */
+    /** Paced application (0 = off: write as much as the stack takes): at
+     *  most one write per application turn, one turn every pace_us of
+     *  virtual time (an application loop that produces one write of wsize
+     *  bytes per turn; a refused or cut write is retried at the next
+     *  turn, never from a callback). tsl_run_until_done then advances the
+     *  world in steps of the smallest pace_us and runs the turns between
+     *  the steps. */
+    uint32_t pace_us;
 };
 
 enum tsl_close_mode {
@@ -78,7 +86,17 @@ struct tsl_cfg {
      *  "cubic"; the TCP simulator suite runs once per algorithm), else the
      *  stack's default. */
     uint8_t cc;
+    /** Cheap pattern (for benchmarks): the stream of an endpoint is a
+     *  pre-filled buffer of TSL_CHEAP_PRIME pseudo-random bytes repeated
+     *  (byte at offset o = buf[o mod TSL_CHEAP_PRIME]); the sender writes
+     *  straight from the buffer and the receiver checks with one memcmp per
+     *  pbuf, so the harness costs (almost) nothing per byte. Writes are cut
+     *  to TSL_CHEAP_SPAN bytes. Still verified byte-exact (a prime period
+     *  never lines up with segment or buffer sizes). */
+    bool cheap;
 };
+#define TSL_CHEAP_PRIME 65521u /* largest prime below 2^16 */
+#define TSL_CHEAP_SPAN 65536u  /* longest write / pbuf compared at once */
 #define TSL_CC_RENO (WISP_TCP_CC_NEWRENO + 1u)
 #define TSL_CC_CUBIC (WISP_TCP_CC_CUBIC + 1u)
 
@@ -102,6 +120,9 @@ struct tsl_ep {
     uint32_t tx_chunk;         /**< size of the write being attempted, 0 = draw a new one */
     struct sim_rng wrng;
     uint8_t *buf;              /**< copy mode: scratch; zero-copy mode: the ring */
+    uint8_t *cheap_tx, *cheap_rx; /**< cfg.cheap: the two streams' buffers (TSL_CHEAP_PRIME + TSL_CHEAP_SPAN) */
+    uint64_t next_turn_us;     /**< tx.pace_us: virtual time of the next application turn */
+    bool turn;                 /**< tx.pace_us: the application's turn is running (tsl_run_until_done) */
     uint32_t buf_size;
     uint64_t tx_start_us;      /**< first write */
     unsigned long writes, write_mem;   /**< writes accepted / refused with WISP_ERR_MEM */
@@ -226,6 +247,10 @@ struct tsl_result {
     struct wisp_tcp_info info[2];  /**< A's and B's info just before close */
     unsigned long write_mem[2];
     struct sim_counters wire;
+    /** TCP segments that carried data, sent by A / by B (retransmissions
+     *  included), and their payload bytes: the mean segment size shows how
+     *  writes were packed. */
+    uint64_t data_segs[2], data_bytes[2];
     char why[200];             /**< failure reason ("" when ok) */
 };
 
