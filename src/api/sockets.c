@@ -2024,9 +2024,9 @@ static int setopt_socket(struct wisp_sock *sk, int optname, const void *optval, 
             b = WISP_MAX(b, WISP_MIN((uint32_t)WISP_TCP_MSS, max));
             lock_tbl(t);
             if (optname == WISP_SO_SNDBUF) {
-                sk->sndbuf = b;
+                sk->sndbuf = (wisp_sock_buf_t)b; /* b <= WISP_TCP_SND_BUF: fits (priv/sockets.h) */
             } else {
-                sk->rcvbuf = b;
+                sk->rcvbuf = (wisp_sock_buf_t)b; /* b <= WISP_TCP_WND */
             }
             unlock_tbl(t);
             *err = wisp_netconn_set_bufs(sk->conn, optname == WISP_SO_SNDBUF ? b : 0u,
