@@ -72,6 +72,8 @@
 #define NC_F_LISTEN 0x80u    /* a listener (its mailbox holds netconns) */
 
 /* conn->state (core) */
+#define NC_USERS_MAX 2047u /* the users bitfield (priv/netconn.h) */
+
 enum { NC_S_NONE = 0, NC_S_LISTEN, NC_S_CONNECTING, NC_S_CONNECTED, NC_S_CLOSED };
 
 /* conn->cflags (core) */
@@ -281,7 +283,10 @@ static bool conn_enter(struct wisp_netconn *conn, struct nc_snap *snap)
     api_lock(conn->api);
     ok = conn->in_use && !(conn->flags & NC_F_DELETING);
     if (ok && !conn->layered) {
-        conn->users++;
+        /* users is 11 bits (priv/netconn.h): a 2048th concurrent caller is
+         * refused like a call on a deleted netconn, never wraps the count */
+        ok = conn->users < NC_USERS_MAX;
+        conn->users += ok ? 1u : 0u;
     }
     if (snap != NULL) {
         snap->flags = conn->flags;
