@@ -2197,28 +2197,31 @@ static wisp_err_t set_option(struct wisp_netconn *conn, uint8_t opt, uint32_t v,
     return nc_call(conn, do_option, m);
 }
 
-wisp_err_t wisp_netconn_set_dscp(struct wisp_netconn *conn, uint8_t dscp)
+/* An option with one value: the message built here (one copy of the
+ * zeroing for the setters below). */
+static wisp_err_t set_option1(struct wisp_netconn *conn, uint8_t opt, uint32_t v)
 {
     struct nc_msg m;
+    memset(&m, 0, sizeof(m));
+    return set_option(conn, opt, v, &m);
+}
+
+wisp_err_t wisp_netconn_set_dscp(struct wisp_netconn *conn, uint8_t dscp)
+{
     if (dscp > 63u) {
         return conn == NULL ? WISP_ERR_ARG : WISP_ERR_VAL;
     }
-    memset(&m, 0, sizeof(m));
-    return set_option(conn, NC_OPT_DSCP, dscp, &m);
+    return set_option1(conn, NC_OPT_DSCP, dscp);
 }
 
 wisp_err_t wisp_netconn_set_ttl(struct wisp_netconn *conn, uint8_t ttl)
 {
-    struct nc_msg m;
-    memset(&m, 0, sizeof(m));
-    return set_option(conn, NC_OPT_TTL, ttl, &m);
+    return set_option1(conn, NC_OPT_TTL, ttl);
 }
 
 wisp_err_t wisp_netconn_set_nodelay(struct wisp_netconn *conn, bool on)
 {
-    struct nc_msg m;
-    memset(&m, 0, sizeof(m));
-    return set_option(conn, NC_OPT_NODELAY, on ? 1u : 0u, &m);
+    return set_option1(conn, NC_OPT_NODELAY, on ? 1u : 0u);
 }
 
 wisp_err_t wisp_netconn_set_keepalive(struct wisp_netconn *conn, bool on, uint32_t idle_ms, uint32_t intvl_ms,
@@ -2234,9 +2237,7 @@ wisp_err_t wisp_netconn_set_keepalive(struct wisp_netconn *conn, bool on, uint32
 
 wisp_err_t wisp_netconn_set_broadcast(struct wisp_netconn *conn, bool on)
 {
-    struct nc_msg m;
-    memset(&m, 0, sizeof(m));
-    return set_option(conn, NC_OPT_BROADCAST, on ? 1u : 0u, &m);
+    return set_option1(conn, NC_OPT_BROADCAST, on ? 1u : 0u);
 }
 
 wisp_err_t wisp_netconn_set_bufs(struct wisp_netconn *conn, uint32_t sndbuf, uint32_t rcvbuf)
@@ -2250,16 +2251,12 @@ wisp_err_t wisp_netconn_set_bufs(struct wisp_netconn *conn, uint32_t sndbuf, uin
 
 wisp_err_t wisp_netconn_set_maxseg(struct wisp_netconn *conn, uint16_t mss)
 {
-    struct nc_msg m;
-    memset(&m, 0, sizeof(m));
-    return set_option(conn, NC_OPT_MAXSEG, mss, &m);
+    return set_option1(conn, NC_OPT_MAXSEG, mss);
 }
 
 wisp_err_t wisp_netconn_set_cc(struct wisp_netconn *conn, unsigned algo)
 {
-    struct nc_msg m;
-    memset(&m, 0, sizeof(m));
-    return set_option(conn, NC_OPT_CC, algo, &m);
+    return set_option1(conn, NC_OPT_CC, algo);
 }
 
 wisp_err_t wisp_netconn_get_tcp_info(struct wisp_netconn *conn, struct wisp_tcp_info *info)
