@@ -132,6 +132,12 @@ struct nc_msg {
 
 /* ---------------------------------------------------------- small helpers */
 
+/* A zeroed message (one out-of-line copy of the memset for the API calls). */
+static void nc_msg_zero(struct nc_msg *m)
+{
+    memset(m, 0, sizeof(*m));
+}
+
 static void api_lock(struct wisp_netconn_api *api)
 {
     wisp_sys_mutex_lock(&api->lock);
@@ -918,7 +924,7 @@ struct wisp_netconn *wisp_netconn_new_with_proto_and_callback(struct wisp_netcon
     if (conn == NULL) {
         return NULL;
     }
-    memset(&m, 0, sizeof(m));
+    nc_msg_zero(&m);
     if (nc_run(conn, do_new, &m) != WISP_OK) {
         conn_release(conn);
         return NULL;
@@ -1046,7 +1052,7 @@ wisp_err_t wisp_netconn_delete(struct wisp_netconn *conn)
     listener = (conn->flags & NC_F_LISTEN) != 0;
     api_unlock(api);
 
-    memset(&m, 0, sizeof(m));
+    nc_msg_zero(&m);
     (void)run_close(conn, do_delete, &m);
 
     /* Wake everybody blocked on conn and wait until they left. */
@@ -1057,7 +1063,7 @@ wisp_err_t wisp_netconn_delete(struct wisp_netconn *conn)
     }
     api_unlock(api);
 
-    memset(&m, 0, sizeof(m));
+    nc_msg_zero(&m);
     m.local = listener ? 1 : 0;
     (void)nc_run(conn, do_drain, &m);
     conn_release(conn);
@@ -1119,7 +1125,7 @@ wisp_err_t wisp_netconn_bind(struct wisp_netconn *conn, const wisp_ipaddr_t *add
     if (conn == NULL) {
         return WISP_ERR_ARG;
     }
-    memset(&m, 0, sizeof(m));
+    nc_msg_zero(&m);
     m.addr = addr;
     m.port = port;
     m.local = 1;
@@ -1139,7 +1145,7 @@ wisp_err_t wisp_netconn_connect(struct wisp_netconn *conn, const wisp_ipaddr_t *
         return WISP_ERR_CLSD;
     }
     nonblock = (snap.flags & NC_F_NONBLOCK) != 0;
-    memset(&m, 0, sizeof(m));
+    nc_msg_zero(&m);
     m.addr = addr;
     m.port = port;
     m.blocking = !nonblock;
@@ -1191,7 +1197,7 @@ wisp_err_t wisp_netconn_disconnect(struct wisp_netconn *conn)
     if (conn == NULL) {
         return WISP_ERR_ARG;
     }
-    memset(&m, 0, sizeof(m));
+    nc_msg_zero(&m);
     return nc_call(conn, do_disconnect, &m);
 }
 
@@ -1245,7 +1251,7 @@ wisp_err_t wisp_netconn_getaddr(struct wisp_netconn *conn, wisp_ipaddr_t *addr, 
     if (conn == NULL || addr == NULL || port == NULL) {
         return WISP_ERR_ARG;
     }
-    memset(&m, 0, sizeof(m));
+    nc_msg_zero(&m);
     m.out_addr = addr;
     m.out_port = port;
     m.local = local;
@@ -1305,7 +1311,7 @@ wisp_err_t wisp_netconn_listen_with_backlog(struct wisp_netconn *conn, uint8_t b
     if (conn == NULL || conn->type != WISP_NETCONN_TCP) {
         return WISP_ERR_ARG;
     }
-    memset(&m, 0, sizeof(m));
+    nc_msg_zero(&m);
     m.len = backlog;
     return nc_call(conn, do_listen, &m);
 #else
@@ -1476,7 +1482,7 @@ wisp_err_t wisp_netconn_recv_tcp_pbuf_flags(struct wisp_netconn *conn, struct wi
             /* The application took the data: reopen the window now, as
              * lwIP's netconn_recv does (and take refused data, if any). */
             struct nc_msg m;
-            memset(&m, 0, sizeof(m));
+            nc_msg_zero(&m);
             m.len = p->tot_len;
             (void)nc_run(conn, do_recved, &m);
         }
@@ -1499,7 +1505,7 @@ wisp_err_t wisp_netconn_tcp_consumed(struct wisp_netconn *conn, struct wisp_pbuf
     if (conn == NULL || conn->type != WISP_NETCONN_TCP || (chains == NULL && n > 0)) {
         return WISP_ERR_ARG;
     }
-    memset(&m, 0, sizeof(m));
+    nc_msg_zero(&m);
     m.chains = chains;
     m.nchains = n;
     m.len = (uint32_t)WISP_MIN(len, (size_t)0xffffffffu);
@@ -1621,7 +1627,7 @@ wisp_err_t wisp_netconn_send(struct wisp_netconn *conn, struct wisp_netbuf *buf)
     if (buf->p == NULL) {
         return WISP_ERR_BUF;
     }
-    memset(&m, 0, sizeof(m));
+    nc_msg_zero(&m);
     m.buf = buf;
     return nc_call(conn, do_send, &m);
 #else
@@ -1785,7 +1791,7 @@ static wisp_err_t write_run(struct wisp_netconn *conn, const void *dataptr, size
     if (dontblock && bytes_written == NULL) {
         return WISP_ERR_VAL; /* lwIP: no way to report a partial write */
     }
-    memset(&m, 0, sizeof(m));
+    nc_msg_zero(&m);
     m.data = (const uint8_t *)dataptr;
     m.size = size;
     m.apiflags = apiflags;
@@ -1985,7 +1991,7 @@ static wisp_err_t close_call(struct wisp_netconn *conn, uint8_t shut_rx, uint8_t
     if (!conn_enter(conn, NULL)) {
         return WISP_ERR_CLSD;
     }
-    memset(&m, 0, sizeof(m));
+    nc_msg_zero(&m);
     m.shut_rx = shut_rx ? 1 : 0;
     m.shut_tx = shut_tx ? 1 : 0;
     m.abort = abort;
@@ -2202,7 +2208,7 @@ static wisp_err_t set_option(struct wisp_netconn *conn, uint8_t opt, uint32_t v,
 static wisp_err_t set_option1(struct wisp_netconn *conn, uint8_t opt, uint32_t v)
 {
     struct nc_msg m;
-    memset(&m, 0, sizeof(m));
+    nc_msg_zero(&m);
     return set_option(conn, opt, v, &m);
 }
 
@@ -2228,7 +2234,7 @@ wisp_err_t wisp_netconn_set_keepalive(struct wisp_netconn *conn, bool on, uint32
                                       uint32_t cnt)
 {
     struct nc_msg m;
-    memset(&m, 0, sizeof(m));
+    nc_msg_zero(&m);
     m.v[0] = idle_ms;
     m.v[1] = intvl_ms;
     m.v[2] = cnt;
@@ -2243,7 +2249,7 @@ wisp_err_t wisp_netconn_set_broadcast(struct wisp_netconn *conn, bool on)
 wisp_err_t wisp_netconn_set_bufs(struct wisp_netconn *conn, uint32_t sndbuf, uint32_t rcvbuf)
 {
     struct nc_msg m;
-    memset(&m, 0, sizeof(m));
+    nc_msg_zero(&m);
     m.v[0] = sndbuf;
     m.v[1] = rcvbuf;
     return set_option(conn, NC_OPT_BUFS, 0, &m);
@@ -2265,7 +2271,7 @@ wisp_err_t wisp_netconn_get_tcp_info(struct wisp_netconn *conn, struct wisp_tcp_
     if (info == NULL) {
         return WISP_ERR_ARG;
     }
-    memset(&m, 0, sizeof(m));
+    nc_msg_zero(&m);
     m.info = info;
     return set_option(conn, NC_OPT_INFO, 0, &m);
 }
@@ -2322,7 +2328,7 @@ void *wisp_netbuf_alloc(struct wisp_netbuf *buf, uint16_t size)
     if (buf == NULL) {
         return NULL;
     }
-    memset(&m, 0, sizeof(m));
+    nc_msg_zero(&m);
     m.buf = buf;
     m.size = size;
     if ((uint32_t)size + WISP_LAYER_TRANSPORT > (uint32_t)WISP_PBUF_BLOCK_SIZE) {
@@ -2351,7 +2357,7 @@ wisp_err_t wisp_netbuf_ref(struct wisp_netbuf *buf, const void *dataptr, uint16_
     if (buf == NULL || (dataptr == NULL && size != 0)) {
         return WISP_ERR_ARG;
     }
-    memset(&m, 0, sizeof(m));
+    nc_msg_zero(&m);
     m.buf = buf;
     m.size = size;
     m.data = (const uint8_t *)dataptr;
