@@ -44,11 +44,21 @@ static inline uint32_t wisp_rd32(const uint8_t *p)
 {
     return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
 }
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && \
+    (defined(__ARM_FEATURE_UNALIGNED) || defined(__x86_64__) || defined(__i386__))
+/* Little-endian CPUs with unaligned stores (Cortex-M3/M4/M7, x86): one
+ * byte swap and one store. The compilers merge wisp_rd16/32's byte loads
+ * into a load and a swap by themselves, not these stores (4 byte stores
+ * and 3 shifts per wisp_wr32: issue 9, flash). */
+static inline void wisp_wr16(uint8_t *p, uint16_t v) { v = __builtin_bswap16(v); memcpy(p, &v, 2); }
+static inline void wisp_wr32(uint8_t *p, uint32_t v) { v = __builtin_bswap32(v); memcpy(p, &v, 4); }
+#else
 static inline void wisp_wr16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
 static inline void wisp_wr32(uint8_t *p, uint32_t v)
 {
     p[0] = (uint8_t)(v >> 24); p[1] = (uint8_t)(v >> 16); p[2] = (uint8_t)(v >> 8); p[3] = (uint8_t)v;
 }
+#endif
 
 /** Host <-> network order for 16/32-bit values. */
 static inline uint16_t wisp_htons(uint16_t v)

@@ -72,6 +72,8 @@
 #define NC_F_LISTEN 0x80u    /* a listener (its mailbox holds netconns) */
 
 /* conn->state (core) */
+#define NC_USERS_MAX 2047u /* the users bitfield (priv/netconn.h) */
+
 enum { NC_S_NONE = 0, NC_S_LISTEN, NC_S_CONNECTING, NC_S_CONNECTED, NC_S_CLOSED };
 
 /* conn->cflags (core) */
@@ -129,6 +131,12 @@ struct nc_msg {
 };
 
 /* ---------------------------------------------------------- small helpers */
+
+/* A zeroed message (one out-of-line copy of the memset for the API calls). */
+static void nc_msg_zero(struct nc_msg *m)
+{
+    memset(m, 0, sizeof(*m));
+}
 
 static void api_lock(struct wisp_netconn_api *api)
 {
@@ -281,7 +289,10 @@ static bool conn_enter(struct wisp_netconn *conn, struct nc_snap *snap)
     api_lock(conn->api);
     ok = conn->in_use && !(conn->flags & NC_F_DELETING);
     if (ok && !conn->layered) {
-        conn->users++;
+        /* users is 11 bits (priv/netconn.h): a 2048th concurrent caller is
+         * refused like a call on a deleted netconn, never wraps the count */
+        ok = conn->users < NC_USERS_MAX;
+        conn->users += ok ? 1u : 0u;
     }
     if (snap != NULL) {
         snap->flags = conn->flags;
@@ -913,7 +924,7 @@ struct wisp_netconn *wisp_netconn_new_with_proto_and_callback(struct wisp_netcon
     if (conn == NULL) {
         return NULL;
     }
-    memset(&m, 0, sizeof(m));
+    nc_msg_zero(&m);
     if (nc_run(conn, do_new, &m) != WISP_OK) {
         conn_release(conn);
         return NULL;
@@ -1041,7 +1052,7 @@ wisp_err_t wisp_netconn_delete(struct wisp_netconn *conn)
     listener = (conn->flags & NC_F_LISTEN) != 0;
     api_unlock(api);
 
-    memset(&m, 0, sizeof(m));
+    nc_msg_zero(&m);
     (void)run_close(conn, do_delete, &m);
 
     /* Wake everybody blocked on conn and wait until they left. */
@@ -1052,7 +1063,7 @@ wisp_err_t wisp_netconn_delete(struct wisp_netconn *conn)
     }
     api_unlock(api);
 
-    memset(&m, 0, sizeof(m));
+    nc_msg_zero(&m);
     m.local = listener ? 1 : 0;
     (void)nc_run(conn, do_drain, &m);
     conn_release(conn);
@@ -1114,7 +1125,7 @@ wisp_err_t wisp_netconn_bind(struct wisp_netconn *conn, const wisp_ipaddr_t *add
     if (conn == NULL) {
         return WISP_ERR_ARG;
     }
-    memset(&m, 0, sizeof(m));
+    nc_msg_zero(&m);
     m.addr = addr;
     m.port = port;
     m.local = 1;
@@ -1134,7 +1145,7 @@ wisp_err_t wisp_netconn_connect(struct wisp_netconn *conn, const wisp_ipaddr_t *
         return WISP_ERR_CLSD;
     }
     nonblock = (snap.flags & NC_F_NONBLOCK) != 0;
-    memset(&m, 0, sizeof(m));
+    nc_msg_zero(&m);
     m.addr = addr;
     m.port = port;
     m.blocking = !nonblock;
@@ -1186,7 +1197,7 @@ wisp_err_t wisp_netconn_disconnect(struct wisp_netconn *conn)
     if (conn == NULL) {
         return WISP_ERR_ARG;
     }
-    memset(&m, 0, sizeof(m));
+    nc_msg_zero(&m);
     return nc_call(conn, do_disconnect, &m);
 }
 
@@ -1240,7 +1251,7 @@ wisp_err_t wisp_netconn_getaddr(struct wisp_netconn *conn, wisp_ipaddr_t *addr, 
     if (conn == NULL || addr == NULL || port == NULL) {
         return WISP_ERR_ARG;
     }
-    memset(&m, 0, sizeof(m));
+    nc_msg_zero(&m);
     m.out_addr = addr;
     m.out_port = port;
     m.local = local;
@@ -1300,7 +1311,7 @@ wisp_err_t wisp_netconn_listen_with_backlog(struct wisp_netconn *conn, uint8_t b
     if (conn == NULL || conn->type != WISP_NETCONN_TCP) {
         return WISP_ERR_ARG;
     }
-    memset(&m, 0, sizeof(m));
+    nc_msg_zero(&m);
     m.len = backlog;
     return nc_call(conn, do_listen, &m);
 #else
@@ -1471,7 +1482,7 @@ wisp_err_t wisp_netconn_recv_tcp_pbuf_flags(struct wisp_netconn *conn, struct wi
             /* The application took the data: reopen the window now, as
              * lwIP's netconn_recv does (and take refused data, if any). */
             struct nc_msg m;
-            memset(&m, 0, sizeof(m));
+            nc_msg_zero(&m);
             m.len = p->tot_len;
             (void)nc_run(conn, do_recved, &m);
         }
@@ -1494,7 +1505,7 @@ wisp_err_t wisp_netconn_tcp_consumed(struct wisp_netconn *conn, struct wisp_pbuf
     if (conn == NULL || conn->type != WISP_NETCONN_TCP || (chains == NULL && n > 0)) {
         return WISP_ERR_ARG;
     }
-    memset(&m, 0, sizeof(m));
+    nc_msg_zero(&m);
     m.chains = chains;
     m.nchains = n;
     m.len = (uint32_t)WISP_MIN(len, (size_t)0xffffffffu);
@@ -1616,7 +1627,7 @@ wisp_err_t wisp_netconn_send(struct wisp_netconn *conn, struct wisp_netbuf *buf)
     if (buf->p == NULL) {
         return WISP_ERR_BUF;
     }
-    memset(&m, 0, sizeof(m));
+    nc_msg_zero(&m);
     m.buf = buf;
     return nc_call(conn, do_send, &m);
 #else
@@ -1780,7 +1791,7 @@ static wisp_err_t write_run(struct wisp_netconn *conn, const void *dataptr, size
     if (dontblock && bytes_written == NULL) {
         return WISP_ERR_VAL; /* lwIP: no way to report a partial write */
     }
-    memset(&m, 0, sizeof(m));
+    nc_msg_zero(&m);
     m.data = (const uint8_t *)dataptr;
     m.size = size;
     m.apiflags = apiflags;
@@ -1980,7 +1991,7 @@ static wisp_err_t close_call(struct wisp_netconn *conn, uint8_t shut_rx, uint8_t
     if (!conn_enter(conn, NULL)) {
         return WISP_ERR_CLSD;
     }
-    memset(&m, 0, sizeof(m));
+    nc_msg_zero(&m);
     m.shut_rx = shut_rx ? 1 : 0;
     m.shut_tx = shut_tx ? 1 : 0;
     m.abort = abort;
@@ -2192,35 +2203,38 @@ static wisp_err_t set_option(struct wisp_netconn *conn, uint8_t opt, uint32_t v,
     return nc_call(conn, do_option, m);
 }
 
-wisp_err_t wisp_netconn_set_dscp(struct wisp_netconn *conn, uint8_t dscp)
+/* An option with one value: the message built here (one copy of the
+ * zeroing for the setters below). */
+static wisp_err_t set_option1(struct wisp_netconn *conn, uint8_t opt, uint32_t v)
 {
     struct nc_msg m;
+    nc_msg_zero(&m);
+    return set_option(conn, opt, v, &m);
+}
+
+wisp_err_t wisp_netconn_set_dscp(struct wisp_netconn *conn, uint8_t dscp)
+{
     if (dscp > 63u) {
         return conn == NULL ? WISP_ERR_ARG : WISP_ERR_VAL;
     }
-    memset(&m, 0, sizeof(m));
-    return set_option(conn, NC_OPT_DSCP, dscp, &m);
+    return set_option1(conn, NC_OPT_DSCP, dscp);
 }
 
 wisp_err_t wisp_netconn_set_ttl(struct wisp_netconn *conn, uint8_t ttl)
 {
-    struct nc_msg m;
-    memset(&m, 0, sizeof(m));
-    return set_option(conn, NC_OPT_TTL, ttl, &m);
+    return set_option1(conn, NC_OPT_TTL, ttl);
 }
 
 wisp_err_t wisp_netconn_set_nodelay(struct wisp_netconn *conn, bool on)
 {
-    struct nc_msg m;
-    memset(&m, 0, sizeof(m));
-    return set_option(conn, NC_OPT_NODELAY, on ? 1u : 0u, &m);
+    return set_option1(conn, NC_OPT_NODELAY, on ? 1u : 0u);
 }
 
 wisp_err_t wisp_netconn_set_keepalive(struct wisp_netconn *conn, bool on, uint32_t idle_ms, uint32_t intvl_ms,
                                       uint32_t cnt)
 {
     struct nc_msg m;
-    memset(&m, 0, sizeof(m));
+    nc_msg_zero(&m);
     m.v[0] = idle_ms;
     m.v[1] = intvl_ms;
     m.v[2] = cnt;
@@ -2229,15 +2243,13 @@ wisp_err_t wisp_netconn_set_keepalive(struct wisp_netconn *conn, bool on, uint32
 
 wisp_err_t wisp_netconn_set_broadcast(struct wisp_netconn *conn, bool on)
 {
-    struct nc_msg m;
-    memset(&m, 0, sizeof(m));
-    return set_option(conn, NC_OPT_BROADCAST, on ? 1u : 0u, &m);
+    return set_option1(conn, NC_OPT_BROADCAST, on ? 1u : 0u);
 }
 
 wisp_err_t wisp_netconn_set_bufs(struct wisp_netconn *conn, uint32_t sndbuf, uint32_t rcvbuf)
 {
     struct nc_msg m;
-    memset(&m, 0, sizeof(m));
+    nc_msg_zero(&m);
     m.v[0] = sndbuf;
     m.v[1] = rcvbuf;
     return set_option(conn, NC_OPT_BUFS, 0, &m);
@@ -2245,16 +2257,12 @@ wisp_err_t wisp_netconn_set_bufs(struct wisp_netconn *conn, uint32_t sndbuf, uin
 
 wisp_err_t wisp_netconn_set_maxseg(struct wisp_netconn *conn, uint16_t mss)
 {
-    struct nc_msg m;
-    memset(&m, 0, sizeof(m));
-    return set_option(conn, NC_OPT_MAXSEG, mss, &m);
+    return set_option1(conn, NC_OPT_MAXSEG, mss);
 }
 
 wisp_err_t wisp_netconn_set_cc(struct wisp_netconn *conn, unsigned algo)
 {
-    struct nc_msg m;
-    memset(&m, 0, sizeof(m));
-    return set_option(conn, NC_OPT_CC, algo, &m);
+    return set_option1(conn, NC_OPT_CC, algo);
 }
 
 wisp_err_t wisp_netconn_get_tcp_info(struct wisp_netconn *conn, struct wisp_tcp_info *info)
@@ -2263,7 +2271,7 @@ wisp_err_t wisp_netconn_get_tcp_info(struct wisp_netconn *conn, struct wisp_tcp_
     if (info == NULL) {
         return WISP_ERR_ARG;
     }
-    memset(&m, 0, sizeof(m));
+    nc_msg_zero(&m);
     m.info = info;
     return set_option(conn, NC_OPT_INFO, 0, &m);
 }
@@ -2320,7 +2328,7 @@ void *wisp_netbuf_alloc(struct wisp_netbuf *buf, uint16_t size)
     if (buf == NULL) {
         return NULL;
     }
-    memset(&m, 0, sizeof(m));
+    nc_msg_zero(&m);
     m.buf = buf;
     m.size = size;
     if ((uint32_t)size + WISP_LAYER_TRANSPORT > (uint32_t)WISP_PBUF_BLOCK_SIZE) {
@@ -2349,7 +2357,7 @@ wisp_err_t wisp_netbuf_ref(struct wisp_netbuf *buf, const void *dataptr, uint16_
     if (buf == NULL || (dataptr == NULL && size != 0)) {
         return WISP_ERR_ARG;
     }
-    memset(&m, 0, sizeof(m));
+    nc_msg_zero(&m);
     m.buf = buf;
     m.size = size;
     m.data = (const uint8_t *)dataptr;

@@ -486,16 +486,13 @@ static struct wisp_sock *reserve_entry(struct wisp_sockets *t)
 /* Bind a reserved entry to conn (table lock held). */
 static void attach_entry(struct wisp_sockets *t, struct wisp_sock *sk, struct wisp_netconn *conn, uint8_t type)
 {
+    /* the entry was zeroed by reserve_entry: ttl, sndbuf, rcvbuf, maxseg 0 */
     sk->conn = conn;
     sk->type = type;
     sk->f.reserved = 0;
-    sk->ttl = 0;
     sk->keepidle_s = WISP_TCP_KEEPIDLE_MS / 1000u;
     sk->keepintvl_s = WISP_TCP_KEEPINTVL_MS / 1000u;
     sk->f.keepcnt = WISP_TCP_KEEPCNT;
-    sk->sndbuf = 0;
-    sk->rcvbuf = 0;
-    sk->maxseg = 0;
     sk->cc = WISP_TCP_CC_DEFAULT;
     sk->f.sendevent = (type == WISP_SOCK_DGRAM) ? 1u : 0u;
     conn->socket = sock_idx(t, sk);
@@ -2024,9 +2021,9 @@ static int setopt_socket(struct wisp_sock *sk, int optname, const void *optval, 
             b = WISP_MAX(b, WISP_MIN((uint32_t)WISP_TCP_MSS, max));
             lock_tbl(t);
             if (optname == WISP_SO_SNDBUF) {
-                sk->sndbuf = b;
+                sk->sndbuf = (wisp_sock_buf_t)b; /* b <= WISP_TCP_SND_BUF: fits (priv/sockets.h) */
             } else {
-                sk->rcvbuf = b;
+                sk->rcvbuf = (wisp_sock_buf_t)b; /* b <= WISP_TCP_WND */
             }
             unlock_tbl(t);
             *err = wisp_netconn_set_bufs(sk->conn, optname == WISP_SO_SNDBUF ? b : 0u,

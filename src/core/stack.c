@@ -339,6 +339,51 @@ void wisp_stack_poll(struct wisp_stack *s)
 
 /* ------------------------------------------------------ init / deinit */
 
+/* The instance's pools, in wisp_pool_id order: one table and one loop
+ * (smaller than a wisp_pool_init call per pool). */
+struct stack_pool_def {
+    const char *name;
+    uint32_t mem_off, mem_size; /* the storage: a member of struct wisp_stack */
+    uint16_t elem_size, count;
+};
+#define STACK_POOL(id, nm, mem, esz, cnt) \
+    [id] = { nm, (uint32_t)offsetof(struct wisp_stack, mem), (uint32_t)sizeof(((struct wisp_stack *)0)->mem), \
+             (uint16_t)(esz), (uint16_t)(cnt) }
+/* elem_size is kept in 16 bits */
+WISP_STATIC_ASSERT(stack_pool_elem_fits, WISP_PBUF_ELEM_SIZE <= 0xffffu && WISP_PBUF_HDR_SIZE + WISP_PBUF_SMALL_SIZE <= 0xffffu);
+/* the names: arrays of their own (a string literal in the table would pull
+ * in the file's whole merged string section) */
+static const char pn_pbuf_rx[] = "pbuf_rx";
+static const char pn_pbuf_tx[] = "pbuf_tx";
+static const char pn_pbuf_ref[] = "pbuf_ref";
+#if WISP_PBUF_SMALL_COUNT > 0
+static const char pn_pbuf_small[] = "pbuf_small";
+#endif
+#if WISP_UDP
+static const char pn_udp_pcb[] = "udp_pcb";
+#endif
+#if WISP_TCP
+static const char pn_tcp_pcb[] = "tcp_pcb";
+static const char pn_tcp_listen[] = "tcp_listen";
+static const char pn_tcp_seg[] = "tcp_seg";
+#endif
+static const struct stack_pool_def stack_pools[WISP_POOL_COUNT] = {
+    STACK_POOL(WISP_POOL_PBUF_RX, pn_pbuf_rx, mem_rx, WISP_PBUF_ELEM_SIZE, WISP_PBUF_RX_COUNT),
+    STACK_POOL(WISP_POOL_PBUF_TX, pn_pbuf_tx, mem_tx, WISP_PBUF_ELEM_SIZE, WISP_PBUF_TX_COUNT),
+    STACK_POOL(WISP_POOL_PBUF_REF, pn_pbuf_ref, mem_ref, WISP_PBUF_HDR_SIZE, WISP_PBUF_REF_COUNT),
+#if WISP_PBUF_SMALL_COUNT > 0
+    STACK_POOL(WISP_POOL_PBUF_SMALL, pn_pbuf_small, mem_small, WISP_PBUF_HDR_SIZE + WISP_PBUF_SMALL_SIZE, WISP_PBUF_SMALL_COUNT),
+#endif
+#if WISP_UDP
+    STACK_POOL(WISP_POOL_UDP_PCB, pn_udp_pcb, mem_udp, sizeof(struct wisp_udp_pcb), WISP_UDP_PCB_COUNT),
+#endif
+#if WISP_TCP
+    STACK_POOL(WISP_POOL_TCP_PCB, pn_tcp_pcb, mem_tcp_pcb, sizeof(struct wisp_tcp_pcb), WISP_TCP_PCB_COUNT),
+    STACK_POOL(WISP_POOL_TCP_LISTEN, pn_tcp_listen, mem_tcp_listen, sizeof(struct wisp_tcp_listen), WISP_TCP_LISTEN_COUNT),
+    STACK_POOL(WISP_POOL_TCP_SEG, pn_tcp_seg, mem_tcp_seg, sizeof(struct wisp_tcp_seg), WISP_TCP_SEG_COUNT),
+#endif
+};
+
 wisp_err_t wisp_stack_init(struct wisp_stack *s, const struct wisp_config *cfg)
 {
     uint32_t master[4];
@@ -356,42 +401,24 @@ wisp_err_t wisp_stack_init(struct wisp_stack *s, const struct wisp_config *cfg)
             master[i] = cfg->rand(cfg->rand_ctx);
         }
     } else {
-        uint64_t x = cfg->seed, a = splitmix64(&x), b = splitmix64(&x);
-        master[0] = (uint32_t)a;
-        master[1] = (uint32_t)(a >> 32);
-        master[2] = (uint32_t)b;
-        master[3] = (uint32_t)(b >> 32);
+        uint64_t x = cfg->seed;
+        for (i = 0; i < 4u; i += 2u) {
+            uint64_t a = splitmix64(&x);
+            master[i] = (uint32_t)a;
+            master[i + 1u] = (uint32_t)(a >> 32);
+        }
     }
     for (i = 0; i < WISP_KEY_COUNT; i++) {
         stack_key_derive(master, (uint8_t)i, s->key[i]);
     }
     wisp_now(s);
 
-    wisp_pool_init(&s->pool[WISP_POOL_PBUF_RX], "pbuf_rx", s->mem_rx.b, sizeof(s->mem_rx), WISP_PBUF_ELEM_SIZE, WISP_PBUF_RX_COUNT);
-    wisp_pool_init(&s->pool[WISP_POOL_PBUF_TX], "pbuf_tx", s->mem_tx.b, sizeof(s->mem_tx), WISP_PBUF_ELEM_SIZE, WISP_PBUF_TX_COUNT);
-    wisp_pool_init(&s->pool[WISP_POOL_PBUF_REF], "pbuf_ref", s->mem_ref.b, sizeof(s->mem_ref), WISP_PBUF_HDR_SIZE, WISP_PBUF_REF_COUNT);
-#if WISP_PBUF_SMALL_COUNT > 0
-    wisp_pool_init(&s->pool[WISP_POOL_PBUF_SMALL], "pbuf_small", s->mem_small.b, sizeof(s->mem_small),
-                   WISP_PBUF_HDR_SIZE + WISP_PBUF_SMALL_SIZE, WISP_PBUF_SMALL_COUNT);
-#endif
-#if WISP_UDP
-    wisp_pool_init(&s->pool[WISP_POOL_UDP_PCB], "udp_pcb", s->mem_udp.b, sizeof(s->mem_udp), sizeof(struct wisp_udp_pcb),
-                   WISP_UDP_PCB_COUNT);
-#endif
-#if WISP_TCP
-    wisp_pool_init(&s->pool[WISP_POOL_TCP_PCB], "tcp_pcb", s->mem_tcp_pcb.b, sizeof(s->mem_tcp_pcb), sizeof(struct wisp_tcp_pcb),
-                   WISP_TCP_PCB_COUNT);
-    wisp_pool_init(&s->pool[WISP_POOL_TCP_LISTEN], "tcp_listen", s->mem_tcp_listen.b, sizeof(s->mem_tcp_listen), sizeof(struct wisp_tcp_listen),
-                   WISP_TCP_LISTEN_COUNT);
-    wisp_pool_init(&s->pool[WISP_POOL_TCP_SEG], "tcp_seg", s->mem_tcp_seg.b, sizeof(s->mem_tcp_seg), sizeof(struct wisp_tcp_seg),
-                   WISP_TCP_SEG_COUNT);
-#endif
+    for (i = 0; i < WISP_POOL_COUNT; i++) {
+        const struct stack_pool_def *d = &stack_pools[i];
+        wisp_pool_init(&s->pool[i], d->name, (uint8_t *)s + d->mem_off, d->mem_size, d->elem_size, d->count);
 #if WISP_ALLOC_FAIL_INJECT
-    for (i = 0; i < WISP_POOL_COUNT; i++) {
         s->pool[i].inject = &s->alloc_inject; /* zeroed above: no failure armed */
-    }
 #endif
-    for (i = 0; i < WISP_POOL_COUNT; i++) {
         s->pool[i].stack = s; /* pools know their stack: pbufs find their owner */
     }
 

@@ -51,23 +51,27 @@ struct wisp_netconn {
     /* under the api lock */
     struct nc_waiter *WISP_PRIV(waiters);        /**< threads waiting for a broadcast (netconn.c) */
     uint32_t WISP_PRIV(recv_timeout), WISP_PRIV(send_timeout); /**< ms, 0 = forever */
-    uint16_t WISP_PRIV(users);                   /**< threads inside calls on this netconn */
-    uint8_t WISP_PRIV(backlog), WISP_PRIV(accept_pending); /**< backlog <= 255 (netconn.h) */
-    uint8_t WISP_PRIV(flags);                    /**< NC_F_* (netconn.c) */
-    wisp_err_t WISP_PRIV(pending_err);
-    wisp_err_t WISP_PRIV(connect_result);
-    wisp_err_t WISP_PRIV(conn_err);              /**< the connection error the stack reported (kept) */
+    /* core context only (and state, cflags above) */
+    uint32_t WISP_PRIV(tx_unacked);              /**< bytes written, not acknowledged yet */
+    uint32_t WISP_PRIV(nocopy_left);             /**< of them, up to the end of the last NOCOPY write */
+    uint16_t WISP_PRIV(accept_polls);            /**< poll periods spent waiting for accept */
+    /* under the api lock: users and the bits share one 16-bit unit, the
+     * bytes follow (no padding: RAM per connection) */
+    unsigned WISP_PRIV(users) : 11;              /**< threads inside calls on this netconn (< 2048; a
+                                                      layered netconn's callers are not counted) */
     unsigned WISP_PRIV(in_use) : 1;
     unsigned WISP_PRIV(unaccepted) : 1;          /**< queued on a listener, not taken by accept yet */
     unsigned WISP_PRIV(sem_lent) : 1;            /**< a waiter uses sem */
     unsigned WISP_PRIV(writing) : 1;             /**< a writer has its turn */
     unsigned WISP_PRIV(wkick) : 1;               /**< a broadcast since the writer's last do_write */
-    /* core context only (and state, cflags above) */
+    uint8_t WISP_PRIV(backlog), WISP_PRIV(accept_pending); /**< backlog <= 255 (netconn.h) */
+    uint8_t WISP_PRIV(flags);                    /**< NC_F_* (netconn.c) */
+    wisp_err_t WISP_PRIV(pending_err);
+    wisp_err_t WISP_PRIV(connect_result);
+    wisp_err_t WISP_PRIV(conn_err);              /**< the connection error the stack reported (kept) */
+    /* core context only */
     uint8_t WISP_PRIV(dscp);
     uint8_t WISP_PRIV(ttl);                      /**< 0 = default; a listener passes it on */
-    uint16_t WISP_PRIV(accept_polls);            /**< poll periods spent waiting for accept */
-    uint32_t WISP_PRIV(tx_unacked);              /**< bytes written, not acknowledged yet */
-    uint32_t WISP_PRIV(nocopy_left);             /**< of them, up to the end of the last NOCOPY write */
 };
 
 /** The netconn layer of one stack thread. Large (the pools are inside):

@@ -24,6 +24,15 @@ struct wisp_sock_flags {
     unsigned keepcnt : 7;             /**< TCP_KEEPCNT, 1..127 (Linux's bounds) */
 };
 
+/** A socket's SO_SNDBUF / SO_RCVBUF bound: setsockopt clamps it to
+ *  WISP_TCP_SND_BUF / WISP_TCP_WND, so 16 bits hold it when both fit
+ *  (RAM per socket). */
+#if WISP_TCP_SND_BUF <= 0xffff && WISP_TCP_WND <= 0xffff
+typedef uint16_t wisp_sock_buf_t;
+#else
+typedef uint32_t wisp_sock_buf_t;
+#endif
+
 /** One socket (internal; public for sizing only). */
 struct wisp_sock {
     struct wisp_netconn *WISP_PRIV(conn);       /**< NULL: free entry; its api is the stack the socket lives on */
@@ -37,7 +46,7 @@ struct wisp_sock {
     uint16_t WISP_PRIV(keepidle_s);             /**< 1..32767 (Linux's bounds) */
     uint32_t WISP_PRIV(rcv_bytes);              /**< bytes announced by RCVPLUS, not yet taken */
     uint32_t WISP_PRIV(rcvtimeo), WISP_PRIV(sndtimeo);     /**< ms, 0 = none */
-    uint32_t WISP_PRIV(sndbuf), WISP_PRIV(rcvbuf);         /**< TCP: SO_SNDBUF / SO_RCVBUF bound in bytes, 0 = the stack's default */
+    wisp_sock_buf_t WISP_PRIV(sndbuf), WISP_PRIV(rcvbuf);  /**< TCP: SO_SNDBUF / SO_RCVBUF bound in bytes, 0 = the stack's default */
     uint16_t WISP_PRIV(keepintvl_s);            /**< 1..32767 (Linux's bounds) */
     uint16_t WISP_PRIV(maxseg);                 /**< TCP_MAXSEG, 0 = none */
     uint16_t WISP_PRIV(linger_s);
