@@ -1366,7 +1366,7 @@ void tcp_output_run(struct wisp_tcp_pcb *pcb)
         return;
     }
 
-    if (pcb->pmtu_low) {
+    if (pcb->flags & TF_PMTU_LOW) {
         tcp_pmtu_check(pcb); /* RFC 1191 §6.3: raise again after a while */
     }
     if (pcb->starve) {

@@ -132,6 +132,12 @@
 #else
 #define TF_DSACK 0u
 #endif
+#define TF_PMTU_LOW 0x80000000u    /* mss is held below mss_max by the path MTU */
+/* two flags of the congestion control algorithm's own (tcp_cubic.c),
+ * cleared with pcb->cc when the algorithm starts */
+#define TF_CC_1 0x40000000u
+#define TF_CC_2 0x20000000u
+#define TF_CC_MASK (TF_CC_1 | TF_CC_2)
 
 /* Fields of compiled-out options read as constants (writes are #if'd). */
 #if WISP_TCP_TIMESTAMPS
