@@ -127,6 +127,16 @@ bool tcp_leave(struct wisp_stack *s, struct wisp_tcp_pcb *pcb, struct wisp_tcp_p
     return true;
 }
 
+void tcp_finish(struct wisp_stack *s, struct wisp_tcp_pcb *pcb, struct wisp_tcp_pcb *prev, uint32_t need)
+{
+    if (!tcp_dead(pcb) && (pcb->flags & need) == need) {
+        tcp_output_run(pcb);
+    }
+    if (tcp_leave(s, pcb, prev)) {
+        tcp_timer_update(pcb);
+    }
+}
+
 bool tcp_dead(const struct wisp_tcp_pcb *pcb)
 {
     return (pcb->flags & TF_DEAD) != 0;

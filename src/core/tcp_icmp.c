@@ -346,12 +346,7 @@ void wisp_tcp_icmp_err(struct wisp_stack *s, const struct wisp_icmp_err *e)
         }
         prev = tcp_enter(s, pcb);
         tcp_icmp_needfrag(s, pcb, e);
-        if (!tcp_dead(pcb) && (pcb->flags & TF_OUTPUT_PENDING)) {
-            tcp_output_run(pcb);
-        }
-        if (tcp_leave(s, pcb, prev)) {
-            tcp_timer_update(pcb);
-        }
+        tcp_finish(s, pcb, prev, TF_OUTPUT_PENDING);
         return;
     }
 

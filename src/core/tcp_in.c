@@ -1122,12 +1122,7 @@ void wisp_tcp_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp
             }
             prev = tcp_enter(s, pcb);
             tcp_process(pcb, p, &in);
-            if (!tcp_dead(pcb)) {
-                tcp_output_run(pcb);
-            }
-            if (tcp_leave(s, pcb, prev)) {
-                tcp_timer_update(pcb);
-            }
+            tcp_finish(s, pcb, prev, 0u);
             return;
         }
     }

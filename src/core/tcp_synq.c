@@ -877,12 +877,7 @@ static void tcp_accept_and_process(struct wisp_stack *s, struct wisp_tcp_listen 
         return;
     }
     tcp_process(pcb, p, in);
-    if (!tcp_dead(pcb)) {
-        tcp_output_run(pcb);
-    }
-    if (tcp_leave(s, pcb, prev)) {
-        tcp_timer_update(pcb);
-    }
+    tcp_finish(s, pcb, prev, 0u);
 }
 
 bool tcp_synq_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_in *cin)

@@ -172,12 +172,7 @@ static void tcp_pcb_timer_fn(struct wisp_stack *s, struct wisp_timer *t)
             tcp_timer_handle(pcb, i);
         }
     }
-    if (!tcp_dead(pcb) && (pcb->flags & TF_OUTPUT_PENDING)) {
-        tcp_output_run(pcb); /* asked for by a callback meanwhile */
-    }
-    if (tcp_leave(s, pcb, prev)) {
-        tcp_timer_update(pcb);
-    }
+    tcp_finish(s, pcb, prev, TF_OUTPUT_PENDING); /* output asked for by a callback meanwhile */
 }
 
 /* -------------------------------------------- retransmission timeout */
