@@ -127,6 +127,16 @@ bool tcp_leave(struct wisp_stack *s, struct wisp_tcp_pcb *pcb, struct wisp_tcp_p
     return true;
 }
 
+void tcp_finish(struct wisp_stack *s, struct wisp_tcp_pcb *pcb, struct wisp_tcp_pcb *prev, uint32_t need)
+{
+    if (!tcp_dead(pcb) && (pcb->flags & need) == need) {
+        tcp_output_run(pcb);
+    }
+    if (tcp_leave(s, pcb, prev)) {
+        tcp_timer_update(pcb);
+    }
+}
+
 bool tcp_dead(const struct wisp_tcp_pcb *pcb)
 {
     return (pcb->flags & TF_DEAD) != 0;
@@ -178,7 +188,7 @@ void tcp_new_defaults(struct wisp_stack *s, struct wisp_tcp_pcb *pcb)
     pcb->c.state = WISP_TCP_CLOSED;
     pcb->c.local_ip = wisp_ipaddr_any4(); /* IPv4 only: IPv6 extends (bind and connect set the family) */
     pcb->remote_ip = wisp_ipaddr_any4();
-    pcb->cc_algo = (uint8_t)WISP_TCP_CC_DEFAULT;
+    pcb->c.cc_algo = (uint8_t)WISP_TCP_CC_DEFAULT;
     pcb->mss = TCP_DEFAULT_MSS;
     pcb->rto = WISP_TCP_RTO_INIT_MS;
     pcb->rcv_wnd = WISP_TCP_WND;
@@ -481,7 +491,7 @@ wisp_err_t wisp_tcp_connect(struct wisp_tcp_pcb *pcb, const wisp_ipaddr_t *ip, u
                                           WISP_MIN(fresh, share) * (uint32_t)pcb->rcv_blk);
     }
     pcb->c.state = WISP_TCP_SYN_SENT;
-    pcb->syn_rtx = 0;
+    pcb->c.syn_rtx = 0;
     WISP_CTR_INC(s, TCP_CONNECT);
     /* A SYN the stack could not send (tcp_send_syn retries it soon) or one
      * lost on the way (the RTO resends it). */
@@ -731,7 +741,7 @@ void wisp_tcp_keepalive(struct wisp_tcp_pcb *pcb, bool enable, uint32_t idle_ms,
     }
     if (enable) {
         pcb->flags |= TF_KEEPALIVE;
-        pcb->keep_probes = 0;
+        pcb->c.keep_probes = 0;
         tcp_timer_set(pcb, TCP_TMR_KEEP, pcb->keep_idle);
     } else {
         pcb->flags &= ~TF_KEEPALIVE;
@@ -792,11 +802,10 @@ void wisp_tcp_get_info(const struct wisp_tcp_pcb *pcb, struct wisp_tcp_info *inf
     WISP_CORE_ASSERT_OWNER(tcp_stack_of(pcb));
     memset(info, 0, sizeof(*info));
     info->state = c->state;
+    info->cc = c->cc_algo;
     if (c->state == WISP_TCP_LISTEN) {
-        info->cc = ((const struct wisp_tcp_listen *)(const void *)pcb)->cc_algo;
         return;
     }
-    info->cc = pcb->cc_algo;
     info->mss = pcb->mss;
     info->snd_wscale = (uint8_t)TCP_SND_WS(pcb);
     info->rcv_wscale = (uint8_t)TCP_RCV_WS(pcb);
@@ -828,7 +837,7 @@ void wisp_tcp_get_info(const struct wisp_tcp_pcb *pcb, struct wisp_tcp_info *inf
     }
     info->ooseq_pbufs = pcb->ooseq_bufs;
     info->snd_blocks = pcb->snd_blk;
-    info->rtx_backoff = (c->state == WISP_TCP_SYN_SENT || c->state == WISP_TCP_SYN_RCVD) ? pcb->syn_rtx : pcb->nrtx;
+    info->rtx_backoff = (c->state == WISP_TCP_SYN_SENT || c->state == WISP_TCP_SYN_RCVD) ? pcb->c.syn_rtx : pcb->nrtx;
     info->snd_buf = pcb->snd_buf;
     info->rcv_buf = pcb->rcv_buf;
     {

@@ -69,7 +69,7 @@ static const char *const tcp_cc_names[TCP_CC_N] = { "reno", "cubic" };
 
 const struct tcp_cc_ops *tcp_cc_ops_of(const struct wisp_tcp_pcb *pcb)
 {
-    return tcp_cc_table[pcb->cc_algo]; /* wisp_tcp_set_cc admits compiled-in ones only */
+    return tcp_cc_table[pcb->c.cc_algo]; /* wisp_tcp_set_cc admits compiled-in ones only */
 }
 
 /* RFC 6928 §2: IW = min(10*MSS, max(2*MSS, 14600)). */
@@ -147,14 +147,15 @@ wisp_err_t wisp_tcp_set_cc(struct wisp_tcp_pcb *pcb, unsigned algo)
     }
     if (tcp_common(pcb)->state == WISP_TCP_LISTEN) {
         /* inherited by the connections it accepts */
-        ((struct wisp_tcp_listen *)(void *)pcb)->cc_algo = (uint8_t)algo;
+        tcp_common(pcb)->cc_algo = (uint8_t)algo;
         return WISP_OK;
     }
-    if (pcb->cc_algo == algo) {
+    if (pcb->c.cc_algo == algo) {
         return WISP_OK;
     }
-    pcb->cc_algo = (uint8_t)algo;
+    pcb->c.cc_algo = (uint8_t)algo;
     memset(&pcb->cc, 0, sizeof(pcb->cc));
+    pcb->flags &= ~TF_CC_MASK;
     if (tcp_state_synced(pcb->c.state)) {
         /* from the current cwnd and ssthresh (tcp.h) */
         pcb->ca_acked = 0;
@@ -170,10 +171,7 @@ unsigned wisp_tcp_get_cc(const struct wisp_tcp_pcb *pcb)
         return (unsigned)WISP_TCP_CC_DEFAULT;
     }
     WISP_CORE_ASSERT_OWNER(c->stack);
-    if (c->state == WISP_TCP_LISTEN) {
-        return ((const struct wisp_tcp_listen *)(const void *)pcb)->cc_algo;
-    }
-    return pcb->cc_algo;
+    return c->cc_algo; /* a listener's: of the connections it accepts */
 }
 
 #else

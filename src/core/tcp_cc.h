@@ -4,7 +4,7 @@
  * (private to src/core/tcp*.c). The TCP core keeps what every algorithm
  * shares -- slow start (RFC 5681 §3.1), loss detection, fast recovery and
  * its window arithmetic (RFC 6675 §5, RFC 6582 §3.2), the loss window
- * after a timeout -- and asks the connection's algorithm (pcb->cc_algo)
+ * after a timeout -- and asks the connection's algorithm (pcb->c.cc_algo)
  * only what differs: how the window grows in congestion avoidance and
  * how far it is cut on a congestion event.
  *

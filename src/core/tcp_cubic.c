@@ -33,8 +33,10 @@
 #define CUBIC_CWND_MAX 0x40000000u /* 1 GiB, the core's bound */
 #define CUBIC_IDLE_NO_RTT_MS 1000u /* idle gap without an RTT sample (RFC 6298 initial RTO) */
 
-#define TCP_CUBIC_F_EPOCH 0x01u   /* a congestion avoidance stage is running */
-#define TCP_CUBIC_F_RTO 0x02u     /* the next stage follows a timeout (§4.8) */
+#define TCP_CUBIC_F_EPOCH TF_CC_1 /* a congestion avoidance stage is running */
+#define TCP_CUBIC_F_RTO TF_CC_2   /* the next stage follows a timeout (§4.8) */
+/* the flags live in pcb->flags (tcp_priv.h TF_CC_*) */
+#define TCP_CUBIC_FLAGS_SET(pcb, f) ((pcb)->flags = ((pcb)->flags & ~TF_CC_MASK) | (f))
 
 /* n / d and its remainder, by shift and subtract: no 64-bit division
  * helper of libgcc (__aeabi_uldivmod, ~0.7 KB) is linked for CUBIC. At
@@ -108,6 +110,7 @@ static void cubic_init(struct wisp_tcp_pcb *pcb, uint32_t now)
 {
     (void)now;
     memset(&pcb->cc.cubic, 0, sizeof(pcb->cc.cubic));
+    TCP_CUBIC_FLAGS_SET(pcb, 0u);
 }
 
 /* The first growth of a congestion avoidance stage: t_epoch, K, W_est. */
@@ -123,7 +126,7 @@ static void cubic_epoch(struct wisp_tcp_pcb *pcb, uint32_t now, uint32_t d)
          * elsewhere): §4.10, cwnd_prior = cwnd. */
         pcb->cc.cubic.cwnd_prior = cwnd;
     }
-    if (pcb->cc.cubic.w_max > cwnd && !(pcb->cc.cubic.flags & TCP_CUBIC_F_RTO)) {
+    if (pcb->cc.cubic.w_max > cwnd && !(pcb->flags & TCP_CUBIC_F_RTO)) {
         /* §4.2 Figure 2: K = cubic_root((W_max - cwnd_epoch) / C) */
         pcb->cc.cubic.k_ms = tcp_cubic_cbrt((uint64_t)(pcb->cc.cubic.w_max - cwnd) * d);
     } else {
@@ -132,7 +135,7 @@ static void cubic_epoch(struct wisp_tcp_pcb *pcb, uint32_t now, uint32_t d)
         pcb->cc.cubic.k_ms = 0;
         pcb->cc.cubic.w_max = cwnd;
     }
-    pcb->cc.cubic.flags = TCP_CUBIC_F_EPOCH;
+    TCP_CUBIC_FLAGS_SET(pcb, TCP_CUBIC_F_EPOCH);
 }
 
 static void cubic_cong_avoid(struct wisp_tcp_pcb *pcb, uint32_t acked, uint32_t now)
@@ -145,7 +148,7 @@ static void cubic_cong_avoid(struct wisp_tcp_pcb *pcb, uint32_t acked, uint32_t 
         return;
     }
     d = CUBIC_D_NUM / mss;
-    if (!(pcb->cc.cubic.flags & TCP_CUBIC_F_EPOCH)) {
+    if (!(pcb->flags & TCP_CUBIC_F_EPOCH)) {
         cubic_epoch(pcb, now, d);
     } else {
         /* §5.8: t must not include periods in which the application (or
@@ -217,7 +220,7 @@ static uint32_t cubic_ssthresh(struct wisp_tcp_pcb *pcb, uint32_t flight, bool r
     /* The stage ends; the next begins with the next growth in congestion
      * avoidance, after recovery or after slow start following a timeout
      * (§4.8: with K = 0 and W_max = cwnd at that point). */
-    pcb->cc.cubic.flags = rto ? TCP_CUBIC_F_RTO : 0u;
+    TCP_CUBIC_FLAGS_SET(pcb, rto ? TCP_CUBIC_F_RTO : 0u);
     /* §4.6 Figure 5: ssthresh = flight_size * beta_cubic, at least 2 SMSS.
      * (The RFC lets implementations use cwnd instead; flight_size is what
      * the core's NewReno uses too, and after a timeout, when SACK recovery

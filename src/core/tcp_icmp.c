@@ -73,7 +73,7 @@ void tcp_pmtu_init(struct wisp_tcp_pcb *pcb)
     pcb->mss_max = pcb->mss;
     pcb->mss = tcp_pmtu_mss(pcb);
     if (pcb->mss < pcb->mss_max) {
-        pcb->pmtu_low = 1;
+        pcb->flags |= TF_PMTU_LOW;
         pcb->pmtu_raise_at = wisp_now(pcb->c.stack) + (uint32_t)WISP_PMTU_AGE_MS;
     }
 }
@@ -96,7 +96,11 @@ static void tcp_pmtu_set(struct wisp_tcp_pcb *pcb, uint16_t mss)
          * than a segment with nothing in flight would stall for good */
         pcb->cwnd = tcp_seg_max(pcb);
     }
-    pcb->pmtu_low = mss < pcb->mss_max ? 1u : 0u;
+    if (mss < pcb->mss_max) {
+        pcb->flags |= TF_PMTU_LOW;
+    } else {
+        pcb->flags &= ~TF_PMTU_LOW;
+    }
     pcb->pmtu_raise_at = wisp_now(s) + (uint32_t)WISP_PMTU_AGE_MS;
 }
 
@@ -194,7 +198,7 @@ static unsigned tcp_pmtu_mark_lost(struct wisp_tcp_pcb *pcb)
 void tcp_pmtu_check(struct wisp_tcp_pcb *pcb)
 {
     uint16_t m;
-    if (!pcb->pmtu_low || wisp_time_before(wisp_now(pcb->c.stack), pcb->pmtu_raise_at)) {
+    if (!(pcb->flags & TF_PMTU_LOW) || wisp_time_before(wisp_now(pcb->c.stack), pcb->pmtu_raise_at)) {
         return;
     }
     /* RFC 1191 §6.3 / RFC 4821 §7.7: the cached estimate has aged out (or
@@ -342,12 +346,7 @@ void wisp_tcp_icmp_err(struct wisp_stack *s, const struct wisp_icmp_err *e)
         }
         prev = tcp_enter(s, pcb);
         tcp_icmp_needfrag(s, pcb, e);
-        if (!tcp_dead(pcb) && (pcb->flags & TF_OUTPUT_PENDING)) {
-            tcp_output_run(pcb);
-        }
-        if (tcp_leave(s, pcb, prev)) {
-            tcp_timer_update(pcb);
-        }
+        tcp_finish(s, pcb, prev, TF_OUTPUT_PENDING);
         return;
     }
 

@@ -689,7 +689,7 @@ static bool tcp_syn_sent(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, struct t
     pcb->snd_una = in->ack;
     if ((pcb->flags & TF_TS) && in->opt.tsecr != 0) {
         tcp_rtt_sample(pcb, (now + TCP_TS_OFF(pcb)) - in->opt.tsecr);
-    } else if ((pcb->flags & TF_RTT) && pcb->syn_rtx == 0) {
+    } else if ((pcb->flags & TF_RTT) && pcb->c.syn_rtx == 0) {
         tcp_rtt_sample(pcb, now - pcb->rtt_start); /* RFC 6298 §3 (Karn) */
     }
     pcb->flags &= ~TF_RTT;
@@ -850,7 +850,7 @@ static bool tcp_first_step(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, const 
         return false;
     }
     pcb->last_rx_ms = now;
-    pcb->keep_probes = 0;
+    pcb->c.keep_probes = 0;
     if (pcb->flags & TF_KEEPALIVE) {
         tcp_timer_set(pcb, TCP_TMR_KEEP, pcb->keep_idle);
     }
@@ -1122,12 +1122,7 @@ void wisp_tcp_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp
             }
             prev = tcp_enter(s, pcb);
             tcp_process(pcb, p, &in);
-            if (!tcp_dead(pcb)) {
-                tcp_output_run(pcb);
-            }
-            if (tcp_leave(s, pcb, prev)) {
-                tcp_timer_update(pcb);
-            }
+            tcp_finish(s, pcb, prev, 0u);
             return;
         }
     }
@@ -1209,7 +1204,7 @@ void tcp_set_established(struct wisp_tcp_pcb *pcb)
     tcp_cc_init(pcb, wisp_now(pcb->c.stack)); /* initial window, ssthresh (tcp_cc.c) */
     pcb->dupacks = 0;
     pcb->nrtx = 0;
-    if (pcb->syn_rtx > 0 && pcb->srtt8 == 0 && pcb->rto < 3000u) {
+    if (pcb->c.syn_rtx > 0 && pcb->srtt8 == 0 && pcb->rto < 3000u) {
         pcb->rto = 3000u; /* RFC 6298 §5.7 */
     }
     pcb->flags &= ~TF_CTL_UNSENT;

@@ -125,12 +125,18 @@ wisp_err_t tcp_xmit_raw(struct wisp_stack *s, const struct tcp_tuple *t, uint32_
     return err;
 }
 
-static void tcp_pcb_tuple(const struct wisp_tcp_pcb *pcb, struct tcp_tuple *t)
+/* A segment of pcb: its endpoints, TOS and TTL, SEG.ACK = RCV.NXT (sent
+ * as 0 without the ACK flag). The one transmit path of every segment a
+ * connection sends: SYN, SYN-ACK, ACK, RST, keepalive and data. */
+static wisp_err_t tcp_pcb_xmit(struct wisp_tcp_pcb *pcb, uint32_t seq, uint8_t flags, uint16_t wnd, const uint8_t *opt,
+                               uint8_t optlen, struct wisp_pbuf *data)
 {
-    t->lip = pcb->c.local_ip;
-    t->rip = pcb->remote_ip;
-    t->lport = pcb->c.local_port;
-    t->rport = pcb->remote_port;
+    struct tcp_tuple t;
+    t.lip = pcb->c.local_ip;
+    t.rip = pcb->remote_ip;
+    t.lport = pcb->c.local_port;
+    t.rport = pcb->remote_port;
+    return tcp_xmit_raw(pcb->c.stack, &t, seq, pcb->rcv_nxt, flags, wnd, opt, optlen, data, pcb->c.tos, pcb->c.ttl);
 }
 
 /* ---------------------------------------------------------- options */
@@ -436,22 +442,24 @@ static void tcp_acked_out(struct wisp_tcp_pcb *pcb)
     tcp_timer_clear(pcb, TCP_TMR_DELACK);
 }
 
+/* A segment of a synchronized pcb: its options (timestamps, SACK blocks
+ * that fit in room bytes) and window field, then tcp_pcb_xmit. */
+static wisp_err_t tcp_pcb_xmit_opts(struct wisp_tcp_pcb *pcb, uint32_t seq, uint8_t flags, unsigned room,
+                                    struct wisp_pbuf *data)
+{
+    uint8_t opt[WISP_TCP_MAX_OPTLEN];
+    uint8_t n = tcp_build_opts(pcb, opt, room);
+    return tcp_pcb_xmit(pcb, seq, flags, tcp_wnd_field(pcb), opt, n, data);
+}
+
 wisp_err_t tcp_send_ack(struct wisp_tcp_pcb *pcb)
 {
-    struct tcp_tuple t;
-    uint8_t opt[WISP_TCP_MAX_OPTLEN];
-    uint8_t n;
-    uint16_t wnd;
     wisp_err_t err;
 
     if (pcb->c.state == WISP_TCP_SYN_RCVD) {
         return tcp_send_syn(pcb);
     }
-    tcp_pcb_tuple(pcb, &t);
-    n = tcp_build_opts(pcb, opt, WISP_TCP_MAX_OPTLEN);
-    wnd = tcp_wnd_field(pcb);
-    err = tcp_xmit_raw(pcb->c.stack, &t, tcp_acceptable_seq(pcb), pcb->rcv_nxt, WISP_TCP_FLAG_ACK, wnd, opt, n, NULL,
-                       pcb->c.tos, pcb->c.ttl);
+    err = tcp_pcb_xmit_opts(pcb, tcp_acceptable_seq(pcb), WISP_TCP_FLAG_ACK, WISP_TCP_MAX_OPTLEN, NULL);
     if (err == WISP_OK) {
         tcp_acked_out(pcb);
     } else {
@@ -493,43 +501,35 @@ void tcp_rst_reply(struct wisp_stack *s, const struct tcp_in *in)
 
 void tcp_send_rst(struct wisp_tcp_pcb *pcb)
 {
-    struct tcp_tuple t;
-    tcp_pcb_tuple(pcb, &t);
-    (void)tcp_xmit_raw(pcb->c.stack, &t, tcp_acceptable_seq(pcb), pcb->rcv_nxt, WISP_TCP_FLAG_RST | WISP_TCP_FLAG_ACK, 0,
-                       NULL, 0, NULL, pcb->c.tos, pcb->c.ttl);
+    (void)tcp_pcb_xmit(pcb, tcp_acceptable_seq(pcb), WISP_TCP_FLAG_RST | WISP_TCP_FLAG_ACK, 0, NULL, 0, NULL);
 }
 
 wisp_err_t tcp_send_syn(struct wisp_tcp_pcb *pcb)
 {
-    struct tcp_tuple t;
     uint8_t opt[WISP_TCP_MAX_OPTLEN];
-    uint8_t n;
-    uint16_t mss = tcp_mss_for(pcb->c.stack, &pcb->remote_ip);
+    uint8_t n, flags = WISP_TCP_FLAG_SYN;
+    uint16_t mss = tcp_mss_for(pcb->c.stack, &pcb->remote_ip), wnd = pcb->syn_wnd;
+    /* RFC 7323 §2.2 / §3.2, RFC 2018 §2: a SYN offers what we support */
+    uint32_t f = TF_WS | TF_SACK | TF_TS, tsecr = 0;
     wisp_err_t err;
     if (pcb->user_mss != 0u && pcb->user_mss < mss) {
         mss = pcb->user_mss; /* TCP_MAXSEG caps the MSS we announce */
     }
-    tcp_pcb_tuple(pcb, &t);
-    if (pcb->c.state == WISP_TCP_SYN_SENT) {
-        /* RFC 7323 §2.2 / §3.2, RFC 2018 §2: offer what we support. */
-        n = tcp_build_syn_opts(opt, mss, WISP_TCP_WND_SCALE ? (uint8_t)TCP_RCV_WS(pcb) : 0xffu, WISP_TCP_SACK != 0,
-                               WISP_TCP_TIMESTAMPS != 0, tcp_tsval(pcb), 0);
-        /* the window the SYN offers was fixed (and promised) at connect */
-        err = tcp_xmit_raw(pcb->c.stack, &t, pcb->iss, 0, WISP_TCP_FLAG_SYN, pcb->syn_wnd, opt, n, NULL, pcb->c.tos,
-                           pcb->c.ttl);
-    } else {
+    if (pcb->c.state != WISP_TCP_SYN_SENT) {
         /* SYN-ACK of a simultaneous open: answer only what the peer
          * offered; the window is the one our SYN offered (RFC 7323 §2.2:
          * never scaled). */
-        n = tcp_build_syn_opts(opt, mss, (pcb->flags & TF_WS) ? (uint8_t)TCP_RCV_WS(pcb) : 0xffu,
-                               (pcb->flags & TF_SACK) != 0, (pcb->flags & TF_TS) != 0, tcp_tsval(pcb),
-                               TCP_TS_RECENT(pcb));
-        err = tcp_xmit_raw(pcb->c.stack, &t, pcb->iss, pcb->rcv_nxt, WISP_TCP_FLAG_SYN | WISP_TCP_FLAG_ACK,
-                           (uint16_t)WISP_MIN(pcb->rcv_adv - pcb->rcv_nxt, 65535u), opt, n, NULL, pcb->c.tos,
-                           pcb->c.ttl);
-        if (err == WISP_OK) {
-            tcp_acked_out(pcb);
-        }
+        flags |= WISP_TCP_FLAG_ACK;
+        f = pcb->flags;
+        tsecr = TCP_TS_RECENT(pcb);
+        wnd = (uint16_t)WISP_MIN(pcb->rcv_adv - pcb->rcv_nxt, 65535u);
+    }
+    /* (the window a SYN offers was fixed, and promised, at connect) */
+    n = tcp_build_syn_opts(opt, mss, (f & TF_WS) ? (uint8_t)TCP_RCV_WS(pcb) : 0xffu, (f & TF_SACK) != 0,
+                           (f & TF_TS) != 0, tcp_tsval(pcb), tsecr);
+    err = tcp_pcb_xmit(pcb, pcb->iss, flags, wnd, opt, n, NULL);
+    if (err == WISP_OK && (flags & WISP_TCP_FLAG_ACK)) {
+        tcp_acked_out(pcb);
     }
     /* A SYN or SYN-ACK the stack itself could not send (no buffer, full
      * queue) is no segment lost in the network: try again soon, without
@@ -546,14 +546,9 @@ wisp_err_t tcp_send_syn(struct wisp_tcp_pcb *pcb)
 
 wisp_err_t tcp_send_keepalive(struct wisp_tcp_pcb *pcb)
 {
-    struct tcp_tuple t;
-    uint8_t opt[WISP_TCP_MAX_OPTLEN];
-    uint8_t n = tcp_build_opts(pcb, opt, WISP_TCP_MAX_OPTLEN);
-    tcp_pcb_tuple(pcb, &t);
     /* RFC 9293 §3.8.4 / RFC 1122 §4.2.3.6: SEG.SEQ = SND.NXT - 1, no data:
      * the peer answers with an ACK of what it has. */
-    return tcp_xmit_raw(pcb->c.stack, &t, pcb->snd_nxt - 1u, pcb->rcv_nxt, WISP_TCP_FLAG_ACK, tcp_wnd_field(pcb), opt,
-                        n, NULL, pcb->c.tos, pcb->c.ttl);
+    return tcp_pcb_xmit_opts(pcb, pcb->snd_nxt - 1u, WISP_TCP_FLAG_ACK, WISP_TCP_MAX_OPTLEN, NULL);
 }
 
 /* ----------------------------------------------------- send queue */
@@ -1127,11 +1122,8 @@ static uint32_t tcp_pipe(const struct wisp_tcp_pcb *pcb)
 wisp_err_t tcp_send_seg(struct wisp_tcp_pcb *pcb, struct wisp_tcp_seg *g, bool rtx)
 {
     struct wisp_stack *s = pcb->c.stack;
-    struct tcp_tuple t;
-    uint8_t opt[WISP_TCP_MAX_OPTLEN];
-    uint8_t n, flags = WISP_TCP_FLAG_ACK;
+    uint8_t flags = WISP_TCP_FLAG_ACK;
     unsigned room = WISP_TCP_MAX_OPTLEN;
-    uint16_t wnd;
     wisp_err_t err;
 
     if (g->len + room > pcb->mss) {
@@ -1144,16 +1136,13 @@ wisp_err_t tcp_send_seg(struct wisp_tcp_pcb *pcb, struct wisp_tcp_seg *g, bool r
     if ((pcb->flags & TF_TS) && room < WISP_TCP_TS_OPTLEN) {
         room = WISP_TCP_TS_OPTLEN;
     }
-    n = tcp_build_opts(pcb, opt, room);
     if (g->flags & TCP_SEGF_FIN) {
         flags |= WISP_TCP_FLAG_FIN;
     }
     if (g->flags & (TCP_SEGF_PSH | TCP_SEGF_FIN)) {
         flags |= WISP_TCP_FLAG_PSH;
     }
-    wnd = tcp_wnd_field(pcb);
-    tcp_pcb_tuple(pcb, &t);
-    err = tcp_xmit_raw(s, &t, g->seq, pcb->rcv_nxt, flags, wnd, opt, n, g->p, pcb->c.tos, pcb->c.ttl);
+    err = tcp_pcb_xmit_opts(pcb, g->seq, flags, room, g->p);
     if (err != WISP_OK) {
         return err;
     }
@@ -1377,7 +1366,7 @@ void tcp_output_run(struct wisp_tcp_pcb *pcb)
         return;
     }
 
-    if (pcb->pmtu_low) {
+    if (pcb->flags & TF_PMTU_LOW) {
         tcp_pmtu_check(pcb); /* RFC 1191 §6.3: raise again after a while */
     }
     if (pcb->starve) {

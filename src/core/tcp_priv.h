@@ -132,6 +132,12 @@
 #else
 #define TF_DSACK 0u
 #endif
+#define TF_PMTU_LOW 0x80000000u    /* mss is held below mss_max by the path MTU */
+/* two flags of the congestion control algorithm's own (tcp_cubic.c),
+ * cleared with pcb->cc when the algorithm starts */
+#define TF_CC_1 0x40000000u
+#define TF_CC_2 0x20000000u
+#define TF_CC_MASK (TF_CC_1 | TF_CC_2)
 
 /* Fields of compiled-out options read as constants (writes are #if'd). */
 #if WISP_TCP_TIMESTAMPS
@@ -217,6 +223,10 @@ void tcp_pcb_kill(struct wisp_tcp_pcb *pcb, wisp_err_t err);
 /* Begin/end processing pcb (deferred free). end returns false when dead. */
 struct wisp_tcp_pcb *tcp_enter(struct wisp_stack *s, struct wisp_tcp_pcb *pcb);
 bool tcp_leave(struct wisp_stack *s, struct wisp_tcp_pcb *pcb, struct wisp_tcp_pcb *prev);
+/* End the processing begun by tcp_enter: run pcb's output when it lives
+ * and (pcb->flags & need) == need (need 0: always; TF_OUTPUT_PENDING:
+ * only when asked for meanwhile), then tcp_leave and re-arm its timer. */
+void tcp_finish(struct wisp_stack *s, struct wisp_tcp_pcb *pcb, struct wisp_tcp_pcb *prev, uint32_t need);
 bool tcp_dead(const struct wisp_tcp_pcb *pcb);
 void tcp_new_defaults(struct wisp_stack *s, struct wisp_tcp_pcb *pcb);
 /* Put a new connection PCB on the stack's list. */

@@ -645,9 +645,8 @@ struct wisp_tcp_pcb *wisp_tcp_listen(struct wisp_tcp_pcb *pcb, uint8_t backlog, 
         goto fail;
     }
     memset(l, 0, sizeof(*l));
-    l->c = pcb->c;
+    l->c = pcb->c; /* (with cc_algo: passed on to the connections it accepts) */
     l->c.state = WISP_TCP_LISTEN;
-    l->cc_algo = pcb->cc_algo; /* passed on to the connections it accepts */
     l->backlog = backlog == 0 ? 1u : backlog;
     tcp_pcb_release(pcb); /* lwIP tcp_listen semantics: the PCB passed in is freed */
     l->next = s->tcp.listens;
@@ -796,7 +795,7 @@ static struct wisp_tcp_pcb *tcp_passive_pcb(struct wisp_stack *s, struct wisp_tc
     pcb->c.arg = l->c.arg;
     pcb->c.tos = l->c.tos;
     pcb->c.ttl = l->c.ttl;
-    pcb->cc_algo = l->cc_algo;
+    pcb->c.cc_algo = l->c.cc_algo;
     pcb->c.local_ip = e->local_ip;
     pcb->c.local_port = e->local_port;
     pcb->remote_ip = e->remote_ip;
@@ -878,12 +877,7 @@ static void tcp_accept_and_process(struct wisp_stack *s, struct wisp_tcp_listen 
         return;
     }
     tcp_process(pcb, p, in);
-    if (!tcp_dead(pcb)) {
-        tcp_output_run(pcb);
-    }
-    if (tcp_leave(s, pcb, prev)) {
-        tcp_timer_update(pcb);
-    }
+    tcp_finish(s, pcb, prev, 0u);
 }
 
 bool tcp_synq_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_in *cin)

@@ -96,14 +96,14 @@ static void tcp_keep_fire(struct wisp_tcp_pcb *pcb)
     /* RFC 9293 §3.8.4 / RFC 1122 §4.2.3.6: after keep_idle without any
      * segment from the peer, probe every keep_intvl; give up after
      * keep_cnt unanswered probes. */
-    if (pcb->keep_probes >= pcb->keep_cnt) {
+    if (pcb->c.keep_probes >= pcb->keep_cnt) {
         WISP_CTR_INC(s, TCP_ABORT_KEEPALIVE);
         tcp_send_rst(pcb);
         tcp_pcb_kill(pcb, WISP_ERR_ABRT);
         return;
     }
     (void)tcp_send_keepalive(pcb);
-    pcb->keep_probes++;
+    pcb->c.keep_probes++;
     WISP_CTR_INC(s, TCP_KEEPALIVE);
     tcp_timer_set(pcb, TCP_TMR_KEEP, pcb->keep_intvl);
 }
@@ -172,12 +172,7 @@ static void tcp_pcb_timer_fn(struct wisp_stack *s, struct wisp_timer *t)
             tcp_timer_handle(pcb, i);
         }
     }
-    if (!tcp_dead(pcb) && (pcb->flags & TF_OUTPUT_PENDING)) {
-        tcp_output_run(pcb); /* asked for by a callback meanwhile */
-    }
-    if (tcp_leave(s, pcb, prev)) {
-        tcp_timer_update(pcb);
-    }
+    tcp_finish(s, pcb, prev, TF_OUTPUT_PENDING); /* output asked for by a callback meanwhile */
 }
 
 /* -------------------------------------------- retransmission timeout */
@@ -197,7 +192,7 @@ void tcp_rto_expired(struct wisp_tcp_pcb *pcb)
     uint32_t flight, smss;
 
     if (pcb->c.state == WISP_TCP_SYN_SENT || pcb->c.state == WISP_TCP_SYN_RCVD) {
-        if (pcb->syn_rtx >= WISP_TCP_SYNMAXRTX) {
+        if (pcb->c.syn_rtx >= WISP_TCP_SYNMAXRTX) {
             WISP_CTR_INC(s, TCP_ABORT_RTX);
             if (pcb->c.state == WISP_TCP_SYN_RCVD) {
                 tcp_send_rst(pcb);
@@ -206,7 +201,7 @@ void tcp_rto_expired(struct wisp_tcp_pcb *pcb)
             tcp_pcb_kill(pcb, tcp_icmp_timeout_err(pcb));
             return;
         }
-        pcb->syn_rtx++;
+        pcb->c.syn_rtx++;
         pcb->rto = WISP_MIN(pcb->rto * 2u, (uint32_t)WISP_TCP_RTO_MAX_MS); /* RFC 6298 §5.5 */
         pcb->flags &= ~TF_RTT;
         WISP_CTR_INC(s, TCP_SYN_RETRANSMIT);

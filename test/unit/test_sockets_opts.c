@@ -662,7 +662,7 @@ static uint8_t cc_of(struct senv *t, int fd)
 {
     uint8_t cc;
     wisp_tcpip_lock(t->ctx);
-    cc = pcb_of(t, fd)->cc_algo;
+    cc = pcb_of(t, fd)->c.cc_algo;
     wisp_tcpip_unlock(t->ctx);
     return cc;
 }

@@ -9,6 +9,7 @@
 #include "testutil.h"
 
 #include "../../src/core/tcp_cc.h"
+#include "../../src/core/tcp_priv.h" /* TF_CC_MASK */
 
 #include <math.h>
 #include <stdlib.h>
@@ -498,17 +499,17 @@ static void test_cubic_through_dispatch(void **state)
 {
     struct wisp_tcp_pcb *pcb = new_pcb(1000, 10000, 50);
     (void)state;
-    pcb->cc_algo = WISP_TCP_CC_CUBIC;
+    pcb->c.cc_algo = WISP_TCP_CC_CUBIC;
     pcb->ssthresh = 20000;
     tcp_cc_ack(pcb, 1000, 10000, 100);           /* slow start */
     assert_int_equal(pcb->cwnd, 11000u);
-    assert_int_equal(pcb->cc.cubic.flags, 0);
+    assert_int_equal((pcb->flags & TF_CC_MASK), 0);
     pcb->cwnd = 30000;
     tcp_cc_ack(pcb, 1000, 5000, 200);            /* not cwnd-limited */
     assert_int_equal(pcb->cwnd, 30000u);
-    assert_int_equal(pcb->cc.cubic.flags, 0);
+    assert_int_equal((pcb->flags & TF_CC_MASK), 0);
     tcp_cc_ack(pcb, 1000, 29500, 300);           /* cwnd-limited: CUBIC */
-    assert_int_not_equal(pcb->cc.cubic.flags, 0);
+    assert_int_not_equal((pcb->flags & TF_CC_MASK), 0);
     assert_int_equal(pcb->cc.cubic.w_max, 30000u); /* K = 0, W_max = cwnd_epoch (§4.10) */
     assert_true(pcb->cwnd > 30000u);
     assert_int_equal(tcp_cc_ssthresh(pcb, 20000, false, 400), 14000u);   /* flight * 0.7 */

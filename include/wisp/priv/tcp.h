@@ -35,6 +35,11 @@ struct wisp_tcp_common {
     uint8_t WISP_PRIV(state);                /**< enum wisp_tcp_state */
     uint8_t WISP_PRIV(tos);                  /**< IP TOS (DSCP << 2) */
     uint8_t WISP_PRIV(ttl);                  /**< 0 = default */
+    uint8_t WISP_PRIV(cc_algo);              /**< enum wisp_tcp_cc (tcp_cc.c); a listener's: of the connections it accepts */
+    /* two bytes of the connection PCB, here where the head has room (a
+     * listener leaves them 0) */
+    uint8_t WISP_PRIV(syn_rtx);              /**< SYN / SYN-ACK retransmissions */
+    uint8_t WISP_PRIV(keep_probes);          /**< unanswered keepalive probes */
 };
 
 /** A listening PCB (LISTEN only; small). */
@@ -44,7 +49,6 @@ struct wisp_tcp_listen {
     wisp_tcp_accept_fn WISP_PRIV(accept);
     uint8_t WISP_PRIV(backlog);              /**< SYN-queue entries this listener may hold */
     uint8_t WISP_PRIV(synq_n);               /**< entries it holds now */
-    uint8_t WISP_PRIV(cc_algo);              /**< enum wisp_tcp_cc of the connections it accepts */
 };
 
 /** An out-of-order received segment (data only, header hidden). */
@@ -68,8 +72,7 @@ union wisp_tcp_cc_state {
         uint32_t WISP_PRIV(last_ms);         /**< last window growth, ms (idle detection, §5.8) */
         uint32_t WISP_PRIV(est_acc);         /**< W_est growth not yet a whole byte (scaled remainder) */
         uint32_t WISP_PRIV(cwnd_acc);        /**< cwnd growth not yet a whole byte (remainder) */
-        uint8_t WISP_PRIV(flags);            /**< TCP_CUBIC_F_* (tcp_cubic.c) */
-    } WISP_PRIV(cubic);
+    } WISP_PRIV(cubic);                      /* (its flags: TF_CC_* of the PCB's flags, tcp_cubic.c) */
 #endif
 };
 
@@ -166,18 +169,16 @@ struct wisp_tcp_pcb {
     /* byte fields */
     uint8_t WISP_PRIV(poll_interval);
     uint8_t WISP_PRIV(tmr_on);               /**< bit i: due[i] is active */
-    uint8_t WISP_PRIV(dupacks), WISP_PRIV(nrtx), WISP_PRIV(persist_backoff), WISP_PRIV(keep_probes);
-    uint8_t WISP_PRIV(syn_rtx);
-    uint8_t WISP_PRIV(cc_algo);              /**< enum wisp_tcp_cc (tcp_cc.c) */
+    uint8_t WISP_PRIV(dupacks), WISP_PRIV(nrtx);
     uint8_t WISP_PRIV(refused_n);            /**< chains in refused[] */
     uint8_t WISP_PRIV(starve);               /**< window limited by the receive budget: retry backoff step + 1 */
     uint8_t WISP_PRIV(ooseq_n);              /**< entries in ooseq[] */
     uint8_t WISP_PRIV(keep_cnt);
-    uint8_t WISP_PRIV(pmtu_low);             /**< mss is held below mss_max by the path MTU */
     wisp_err_t WISP_PRIV(soft_err);          /**< last soft ICMP error (RFC 1122 §4.2.3.9), WISP_OK = none */
 #if WISP_TCP_WND_SCALE
     uint8_t WISP_PRIV(snd_wscale), WISP_PRIV(rcv_wscale);
 #endif
+    uint8_t WISP_PRIV(persist_backoff);
 };
 
 #if WISP_TCP_TW_COMPACT
