@@ -112,6 +112,74 @@ static struct wisp_pbuf *tcp_pbuf_keep(struct wisp_pbuf *p, uint32_t n)
     return p;
 }
 
+/* ------------------------------------------- receive coalescing */
+
+/* The receive window promises the free receive blocks at rcv_blk data
+ * bytes each (tcp_rcv_right), but a segment arrives in a block of its own
+ * whatever its size: a sender of 1-byte segments could fill a block per
+ * byte. So data the stack itself keeps (refused by the application, out
+ * of order) never holds a block for less than it promised: a segment
+ * shorter than a full-size one is copied into the free room at the end of
+ * the queued chain it follows, and what does not fit starts a new block
+ * (moved to the block's start, so the block fills up to its end with the
+ * segments that come next). Blocks kept this way hold more than rcv_blk
+ * bytes each (they are filled to WISP_PBUF_BLOCK_SIZE), so no data the
+ * window admitted is dropped for want of blocks (RFC 9293 §3.8.6.2.2:
+ * the window is the buffer we can offer; RFC 7323 §2.4: data within an
+ * announced window must be accepted). Full-size segments are never
+ * copied (the bulk path stays zero-copy). */
+
+/* Free bytes after the data of a pool or RAM buffer held only by us. */
+static uint32_t tcp_rx_tailroom(const struct wisp_pbuf *t)
+{
+    const uint8_t *start = (const uint8_t *)t + WISP_PBUF_HDR_SIZE;
+    uint32_t cap = t->pool->elem_size - (uint32_t)WISP_PBUF_HDR_SIZE;
+    uint32_t used = (uint32_t)(t->payload - start) + t->len;
+    if ((t->kind != WISP_PBUF_POOL && t->kind != WISP_PBUF_RAM) || t->ref != 1u || used >= cap) {
+        return 0;
+    }
+    return cap - used;
+}
+
+/* Append p (one segment's data, taken) to chain h that only the stack
+ * holds, copying a short segment into h's last block. Returns the number
+ * of new blocks h took (0: all copied). */
+static unsigned tcp_rx_append(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *h, struct wisp_pbuf *p)
+{
+    struct wisp_pbuf *t, *q;
+    uint32_t n, room;
+
+    if (p->tot_len >= pcb->rcv_blk || p->next != NULL) {
+        wisp_pbuf_cat(h, p); /* full-size (or a chain): kept as it came */
+        return wisp_pbuf_clen(p);
+    }
+    for (t = h; t->next != NULL; t = t->next) {
+    }
+    room = tcp_rx_tailroom(t);
+    n = WISP_MIN(room, (uint32_t)p->len);
+    if (n > 0) {
+        wisp_memcpy(t->payload + t->len, p->payload, n);
+        t->len = (uint16_t)(t->len + n);
+        for (q = h; q != NULL; q = q->next) {
+            q->tot_len = (uint16_t)(q->tot_len + n);
+        }
+        WISP_CTR_INC(pcb->c.stack, TCP_RX_COALESCE);
+    }
+    if (n == p->len) {
+        wisp_pbuf_free(p);
+        return 0;
+    }
+    (void)wisp_pbuf_pop(p, (uint16_t)n);
+    if (p->kind == WISP_PBUF_POOL && p->ref == 1u) {
+        /* the rest starts the block, which the next ones fill up */
+        uint8_t *start = (uint8_t *)p + WISP_PBUF_HDR_SIZE;
+        memmove(start, p->payload, p->len);
+        p->payload = start;
+    }
+    wisp_pbuf_cat(h, p);
+    return 1;
+}
+
 /* RFC 9293 §3.2: options. Every option but EOL and NOP has a length octet
  * counting kind and length; the length octet must be present and >= 2
  * (a length of 0 or 1 would loop forever), and the option must fit.
@@ -220,7 +288,7 @@ static bool tcp_refused_fits(const struct wisp_tcp_pcb *pcb, uint32_t len)
 static void tcp_refused_add(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p)
 {
     if (pcb->refused_n > 0u && (uint32_t)pcb->refused[pcb->refused_n - 1u]->tot_len + p->tot_len <= 0xffffu) {
-        wisp_pbuf_cat(pcb->refused[pcb->refused_n - 1u], p);
+        (void)tcp_rx_append(pcb, pcb->refused[pcb->refused_n - 1u], p); /* short ones share blocks */
     } else if (pcb->refused_n < WISP_TCP_REFUSED_SLOTS) {
         pcb->refused[pcb->refused_n++] = p;
     } else {
@@ -361,6 +429,37 @@ static void tcp_sack_note(struct wisp_tcp_pcb *pcb, uint32_t seq)
 #endif
 }
 
+/* The out-of-order segment [seq, seq + len) (+ FIN) continues entry e:
+ * join it, a short one copied into e's last block (tcp_rx_append), so
+ * runs of small segments behind a hole take blocks by their bytes, not
+ * by their number. False (p untouched) when it does not continue e or
+ * would need a block the bounds of tcp_ooseq_insert refuse. */
+static bool tcp_ooseq_extend(struct wisp_tcp_pcb *pcb, struct wisp_tcp_ooseq *e, struct wisp_pbuf *p, uint32_t seq,
+                             uint32_t len, bool fin)
+{
+    const struct wisp_pool *rx = &pcb->c.stack->pool[WISP_POOL_PBUF_RX];
+    const struct wisp_pbuf *t;
+    bool need;
+
+    if (p == NULL || e->p == NULL || e->fin || e->seq + e->len != seq || (uint32_t)e->len + len > 0xffffu ||
+        len >= pcb->rcv_blk || p->next != NULL) {
+        return false;
+    }
+    for (t = e->p; t->next != NULL; t = t->next) {
+    }
+    need = tcp_rx_tailroom(t) < len;
+    if (need && ((unsigned)pcb->ooseq_bufs + 1u > WISP_TCP_OOSEQ_MAX_PBUFS ||
+                 (unsigned)(rx->count - rx->used) < TCP_OOSEQ_RX_RESERVE)) {
+        return false; /* the bounds below decide (and count the drop) */
+    }
+    pcb->ooseq_bufs = (uint16_t)(pcb->ooseq_bufs + tcp_rx_append(pcb, e->p, p));
+    e->len = (uint16_t)(e->len + len);
+    e->fin = fin ? 1u : 0u;
+    tcp_sack_note(pcb, e->seq);
+    WISP_CTR_INC(pcb->c.stack, TCP_OOSEQ);
+    return true;
+}
+
 /* Queue an out-of-order segment [seq, seq + len) (+ FIN). Takes p. */
 static void tcp_ooseq_insert(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, uint32_t seq, uint32_t len, bool fin)
 {
@@ -417,6 +516,9 @@ static void tcp_ooseq_insert(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, uint
     }
     if (len == 0 && !fin) {
         wisp_pbuf_free(p);
+        return;
+    }
+    if (pos > 0 && tcp_ooseq_extend(pcb, &pcb->ooseq[pos - 1u], p, seq, len, fin)) {
         return;
     }
     nb = p != NULL ? wisp_pbuf_clen(p) : 0u;
@@ -549,10 +651,12 @@ static bool tcp_receive(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, const str
             pcb->flags |= TF_ACK_NOW;
             return true;
         }
-        if (p->pool == rx && (uint32_t)rx->count - rx->used < TCP_RX_RESERVE / 2u) {
-            /* The receive blocks are nearly gone (the window promised
-             * full-size segments, these are smaller, or others hold the
-             * blocks): keeping this data could leave no block for the ACKs
+        if (p->pool == rx && (uint32_t)rx->count - rx->used < TCP_RX_RESERVE / 2u &&
+            !(pcb->refused_n > 0u && len < pcb->rcv_blk)) {
+            /* The receive blocks are nearly gone (others hold them, or
+             * the application keeps short segments in blocks of their
+             * own; a short one joining refused data takes no block of
+             * its own, tcp_rx_append): keeping this data could leave no block for the ACKs
              * that free our transmit buffers. Drop it; the peer resends
              * once the applications gave blocks back. */
             WISP_CTR_INC(pcb->c.stack, TCP_DROP_RXBUDGET);
