@@ -180,6 +180,16 @@ static unsigned tcp_rx_append(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *h, str
     return 1;
 }
 
+bool wisp_tcp_rx_short(const struct wisp_tcp_pcb *pcb, const struct wisp_pbuf *p)
+{
+    const struct wisp_tcp_common *c = (const struct wisp_tcp_common *)(const void *)pcb;
+    WISP_CORE_ASSERT_OWNER(tcp_stack_of(pcb));
+    if (pcb == NULL || p == NULL || c->state == WISP_TCP_LISTEN) {
+        return false;
+    }
+    return (uint32_t)p->tot_len < wisp_pbuf_clen(p) * (uint32_t)pcb->rcv_blk;
+}
+
 /* RFC 9293 §3.2: options. Every option but EOL and NOP has a length octet
  * counting kind and length; the length octet must be present and >= 2
  * (a length of 0 or 1 would loop forever), and the option must fit.

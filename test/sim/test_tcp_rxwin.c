@@ -12,8 +12,10 @@
  *  - refusing it (the recv callback returns WISP_ERR_MEM: the stack keeps
  *    it, as it does for a netconn whose mailbox is full);
  *  - a netconn-like mailbox: the application keeps up to MBOX pbufs as
- *    they came (one receive block each) and refuses beyond that, and a
- *    reader takes a few of them out now and then.
+ *    they came and refuses beyond that, and refuses short ones (a small
+ *    segment alone in its block, wisp_tcp_rx_short) once it holds
+ *    SHORT_MAX items, as src/api/netconn.c does; a reader takes a few of
+ *    them out now and then.
  * Each small segment arrives in a receive block of its own. The receiver
  * must drop nothing it admitted (tcp.drop.rxbudget, tcp.ooseq.drop,
  * tcp.drop.refused and netif.rx.nomem stay 0), so over a loss-free wire
@@ -27,6 +29,7 @@
 #define KB 1024u
 #define SEC 1000000ull
 #define MBOX 64u /* the host build's WISP_NETCONN_RECVMBOX_SIZE */
+#define SHORT_MAX 4u /* netconn.c NC_RX_SHORT_MAX */
 
 static unsigned long ctr(struct wisp_stack *s, const char *name)
 {
@@ -88,8 +91,8 @@ static wisp_err_t mbox_recv(void *arg, struct wisp_tcp_pcb *pcb, struct wisp_pbu
     if (p == NULL || !m->on) {
         return m->deliver(arg, pcb, p, err); /* FIN, or mailbox off: pass on */
     }
-    if (m->n == MBOX) {
-        return WISP_ERR_MEM; /* full: the stack keeps it */
+    if (m->n == MBOX || (m->n >= SHORT_MAX && wisp_tcp_rx_short(pcb, p))) {
+        return WISP_ERR_MEM; /* full (for short ones: netconn's rule): the stack keeps it */
     }
     m->q[m->n++] = p;
     return WISP_OK;
@@ -269,6 +272,15 @@ static void rxwin_four_connections(void **state)
     rxwin_run(&k2);
 }
 
+/* Eight connections into mailboxes of 64 pbufs: the applications alone
+ * hold 8 x 64 blocks, the whole receive pool of the host build. */
+static void rxwin_eight_mailboxes(void **state)
+{
+    static const struct rxwin_case k = { 126, 8, 128 * KB, 64, true, 1500, 0.0 };
+    (void)state;
+    rxwin_run(&k);
+}
+
 /* 1 % loss: the out-of-order queue holds tiny segments too. */
 static void rxwin_tiny_segments_with_loss(void **state)
 {
@@ -284,6 +296,7 @@ int main(void)
         cmocka_unit_test(rxwin_mailbox_tiny_segments),
         cmocka_unit_test(rxwin_four_connections),
         cmocka_unit_test(rxwin_tiny_segments_with_loss),
+        cmocka_unit_test(rxwin_eight_mailboxes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

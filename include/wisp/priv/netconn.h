@@ -54,6 +54,7 @@ struct wisp_netconn {
     uint16_t WISP_PRIV(users);                   /**< threads inside calls on this netconn */
     uint8_t WISP_PRIV(backlog), WISP_PRIV(accept_pending); /**< backlog <= 255 (netconn.h) */
     uint8_t WISP_PRIV(flags);                    /**< NC_F_* (netconn.c) */
+    uint16_t WISP_PRIV(rx_items);                /**< TCP data chains in mbox (netconn.c tcp_recv_cb) */
     wisp_err_t WISP_PRIV(pending_err);
     wisp_err_t WISP_PRIV(connect_result);
     wisp_err_t WISP_PRIV(conn_err);              /**< the connection error the stack reported (kept) */
