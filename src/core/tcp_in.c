@@ -129,42 +129,23 @@ static struct wisp_pbuf *tcp_pbuf_keep(struct wisp_pbuf *p, uint32_t n)
  * announced window must be accepted). Full-size segments are never
  * copied (the bulk path stays zero-copy). */
 
-/* Free bytes after the data of a pool or RAM buffer held only by us. */
-static uint32_t tcp_rx_tailroom(const struct wisp_pbuf *t)
-{
-    const uint8_t *start = (const uint8_t *)t + WISP_PBUF_HDR_SIZE;
-    uint32_t cap = t->pool->elem_size - (uint32_t)WISP_PBUF_HDR_SIZE;
-    uint32_t used = (uint32_t)(t->payload - start) + t->len;
-    if ((t->kind != WISP_PBUF_POOL && t->kind != WISP_PBUF_RAM) || t->ref != 1u || used >= cap) {
-        return 0;
-    }
-    return cap - used;
-}
-
 /* Append p (one segment's data, taken) to chain h that only the stack
  * holds, copying a short segment into h's last block. Returns the number
  * of new blocks h took (0: all copied). */
 static unsigned tcp_rx_append(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *h, struct wisp_pbuf *p)
 {
-    struct wisp_pbuf *t, *q;
-    uint32_t n, room;
+    struct wisp_pbuf *t;
+    uint32_t n;
 
     if (p->tot_len >= pcb->rcv_blk || p->next != NULL) {
         wisp_pbuf_cat(h, p); /* full-size (or a chain): kept as it came */
         return wisp_pbuf_clen(p);
     }
-    for (t = h; t->next != NULL; t = t->next) {
-    }
-    room = tcp_rx_tailroom(t);
-    n = WISP_MIN(room, (uint32_t)p->len);
-    if (n > 0) {
-        wisp_memcpy(t->payload + t->len, p->payload, n);
-        t->len = (uint16_t)(t->len + n);
-        for (q = h; q != NULL; q = q->next) {
-            q->tot_len = (uint16_t)(q->tot_len + n);
-        }
-        WISP_CTR_INC(pcb->c.stack, TCP_RX_COALESCE);
-    }
+    t = tcp_pbuf_last(h);
+    n = WISP_MIN(tcp_tailroom(t), (uint32_t)p->len);
+    wisp_memcpy(t->payload + t->len, p->payload, n);
+    tcp_chain_grow(h, (uint16_t)n);
+    WISP_CTR_INC(pcb->c.stack, TCP_RX_COALESCE);
     if (n == p->len) {
         wisp_pbuf_free(p);
         return 0;
@@ -439,41 +420,11 @@ static void tcp_sack_note(struct wisp_tcp_pcb *pcb, uint32_t seq)
 #endif
 }
 
-/* The out-of-order segment [seq, seq + len) (+ FIN) continues entry e:
- * join it, a short one copied into e's last block (tcp_rx_append), so
- * runs of small segments behind a hole take blocks by their bytes, not
- * by their number. False (p untouched) when it does not continue e or
- * would need a block the bounds of tcp_ooseq_insert refuse. */
-static bool tcp_ooseq_extend(struct wisp_tcp_pcb *pcb, struct wisp_tcp_ooseq *e, struct wisp_pbuf *p, uint32_t seq,
-                             uint32_t len, bool fin)
-{
-    const struct wisp_pool *rx = &pcb->c.stack->pool[WISP_POOL_PBUF_RX];
-    const struct wisp_pbuf *t;
-    bool need;
-
-    if (p == NULL || e->p == NULL || e->fin || e->seq + e->len != seq || (uint32_t)e->len + len > 0xffffu ||
-        len >= pcb->rcv_blk || p->next != NULL) {
-        return false;
-    }
-    for (t = e->p; t->next != NULL; t = t->next) {
-    }
-    need = tcp_rx_tailroom(t) < len;
-    if (need && ((unsigned)pcb->ooseq_bufs + 1u > WISP_TCP_OOSEQ_MAX_PBUFS ||
-                 (unsigned)(rx->count - rx->used) < TCP_OOSEQ_RX_RESERVE)) {
-        return false; /* the bounds below decide (and count the drop) */
-    }
-    pcb->ooseq_bufs = (uint16_t)(pcb->ooseq_bufs + tcp_rx_append(pcb, e->p, p));
-    e->len = (uint16_t)(e->len + len);
-    e->fin = fin ? 1u : 0u;
-    tcp_sack_note(pcb, e->seq);
-    WISP_CTR_INC(pcb->c.stack, TCP_OOSEQ);
-    return true;
-}
-
 /* Queue an out-of-order segment [seq, seq + len) (+ FIN). Takes p. */
 static void tcp_ooseq_insert(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, uint32_t seq, uint32_t len, bool fin)
 {
     struct wisp_stack *s = pcb->c.stack;
+    struct wisp_tcp_ooseq *prev;
     unsigned i, pos, nb;
     uint32_t end;
 
@@ -528,17 +479,30 @@ static void tcp_ooseq_insert(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, uint
         wisp_pbuf_free(p);
         return;
     }
-    if (pos > 0 && tcp_ooseq_extend(pcb, &pcb->ooseq[pos - 1u], p, seq, len, fin)) {
-        return;
-    }
     nb = p != NULL ? wisp_pbuf_clen(p) : 0u;
-    if (pcb->ooseq_n >= WISP_TCP_OOSEQ_SLOTS || (unsigned)pcb->ooseq_bufs + nb > WISP_TCP_OOSEQ_MAX_PBUFS ||
+    /* The entry before ends where this begins: join it, a short segment
+     * copied into its last block (tcp_rx_append), so runs of small
+     * segments behind a hole take blocks by their bytes. */
+    prev = pos > 0 ? &pcb->ooseq[pos - 1u] : NULL;
+    if (prev != NULL && (p == NULL || prev->fin || prev->seq + prev->len != seq || prev->len + len > 0xffffu)) {
+        prev = NULL;
+    }
+    if ((prev == NULL && pcb->ooseq_n >= WISP_TCP_OOSEQ_SLOTS) ||
+        (unsigned)pcb->ooseq_bufs + nb > WISP_TCP_OOSEQ_MAX_PBUFS ||
         (nb > 0 && (unsigned)(s->pool[WISP_POOL_PBUF_RX].count - s->pool[WISP_POOL_PBUF_RX].used) <
                        TCP_OOSEQ_RX_RESERVE)) {
         /* bounded per connection, and never the last receive blocks of
          * the stack (the gap must stay fillable): the peer resends it */
         WISP_CTR_INC(s, TCP_OOSEQ_DROP);
         wisp_pbuf_free(p);
+        return;
+    }
+    if (prev != NULL) {
+        pcb->ooseq_bufs = (uint16_t)(pcb->ooseq_bufs + tcp_rx_append(pcb, prev->p, p));
+        prev->len = (uint16_t)(prev->len + len);
+        prev->fin = fin ? 1u : 0u;
+        tcp_sack_note(pcb, prev->seq);
+        WISP_CTR_INC(s, TCP_OOSEQ);
         return;
     }
     for (i = pcb->ooseq_n; i > pos; i--) {
