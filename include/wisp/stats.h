@@ -183,6 +183,7 @@
     X(TCP_PMTU_RESEG_NOMEM, "tcp.pmtu.reseg.nomem") \
     X(TCP_PMTU_BLACKHOLE, "tcp.pmtu.blackhole") \
     X(TCP_ICMP_REFUSED, "tcp.icmp.refused") \
+    X(TCP_RX_COALESCE, "tcp.rx.coalesce") \
     X(DNS_TX, "dns.tx") \
     X(DNS_RETRANSMIT, "dns.retransmit") \
     X(DNS_RX, "dns.rx") \

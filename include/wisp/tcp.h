@@ -30,6 +30,13 @@
  * segments, nor more than the connection's fair share of the receive
  * blocks (counting what its application holds: received, not yet given
  * back with wisp_tcp_recved); an announced right edge is never taken back.
+ * Data the stack keeps (refused by the application, out of order) holds
+ * blocks by its bytes, not by its segments: a segment shorter than a
+ * full-size one is copied into the free room of the block before it, so
+ * 1-byte segments at full window fit the blocks the window counted
+ * (counter tcp.rx.coalesce; full-size segments are never copied). An
+ * application that queues received pbufs itself should refuse short ones
+ * beyond a few (wisp_tcp_rx_short), as netconn does.
  * Writes never take the last transmit blocks (a reserve for ACK and RST
  * headers), and each connection's copies of written data stay within its
  * share of the transmit blocks (a guaranteed minimum, a progress reserve,
@@ -183,6 +190,15 @@ void wisp_tcp_recved(struct wisp_tcp_pcb *pcb, uint32_t len);
  *  refused (cheap to call). From a callback of this PCB the offer is made
  *  once the stack has finished that segment or timer. Core context. */
 void wisp_tcp_recv_retry(struct wisp_tcp_pcb *pcb);
+/** True when p (data the recv callback got) holds fewer bytes than its
+ *  receive blocks hold in full-size segments, which is what the window
+ *  counted them for (a short segment alone in its block). An application
+ *  that queues received pbufs (netconn's mailbox) should keep only a few
+ *  such ones and refuse the rest (WISP_ERR_MEM): the stack keeps refused
+ *  data with short segments copied together into shared blocks, so the
+ *  window it announced stays within the receive blocks (issue 12). Core
+ *  context. */
+bool wisp_tcp_rx_short(const struct wisp_tcp_pcb *pcb, const struct wisp_pbuf *p);
 void wisp_tcp_sent(struct wisp_tcp_pcb *pcb, wisp_tcp_sent_fn fn);
 void wisp_tcp_err(struct wisp_tcp_pcb *pcb, wisp_tcp_err_fn fn);
 void wisp_tcp_poll(struct wisp_tcp_pcb *pcb, wisp_tcp_poll_fn fn, uint8_t interval);

@@ -580,6 +580,36 @@ static void tcp_abort_conn(struct wisp_netconn *conn)
     set_flags(conn, NC_F_DEAD);
 }
 
+/* Short pbufs (wisp_tcp_rx_short: a small segment alone in its receive
+ * block) the mailbox takes while it holds fewer items than this; beyond,
+ * they are refused and the stack keeps them, copied together into shared
+ * blocks, until the reader takes an item (do_recved offers them again as
+ * one chain). So a slow reader's mailbox holds at most this many blocks
+ * beyond what the window counted for its data, and the window the stack
+ * announced stays within the receive blocks (issue 12; RFC 9293
+ * §3.8.6.2.2: the window offers buffer we have). Full-size segments are
+ * queued as they came (zero-copy) up to the mailbox's size. */
+#define NC_RX_SHORT_MAX 4u
+
+/* Core: post TCP data p to conn's mailbox; false when it is refused. */
+static bool nc_rx_take(struct wisp_netconn *conn, struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p)
+{
+    bool take;
+    api_lock(conn->api);
+    take = conn->rx_items < NC_RX_SHORT_MAX || !wisp_tcp_rx_short(pcb, p);
+    if (take) {
+        conn->rx_items++; /* before the post: the reader's decrement follows its fetch */
+    }
+    api_unlock(conn->api);
+    if (take && wisp_sys_mbox_trypost(&conn->mbox, p) != WISP_OK) {
+        api_lock(conn->api);
+        conn->rx_items--;
+        api_unlock(conn->api);
+        take = false;
+    }
+    return take;
+}
+
 static wisp_err_t tcp_recv_cb(void *arg, struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, wisp_err_t err)
 {
     struct wisp_netconn *conn = (struct wisp_netconn *)arg;
@@ -613,7 +643,7 @@ static wisp_err_t tcp_recv_cb(void *arg, struct wisp_tcp_pcb *pcb, struct wisp_p
         wisp_pbuf_free(p);
         return WISP_OK;
     }
-    if (wisp_sys_mbox_trypost(&conn->mbox, p) != WISP_OK) {
+    if (!nc_rx_take(conn, pcb, p)) {
         /* refused: the stack keeps p; the reader that makes room asks for
          * it again (do_recved), the stack's retry timer is the backstop */
         conn->cflags |= NC_C_REFUSED;
@@ -1478,6 +1508,11 @@ wisp_err_t wisp_netconn_recv_tcp_pbuf_flags(struct wisp_netconn *conn, struct wi
                                    : fetch_item(conn, &snap, &item, (flags & WISP_NETCONN_DONTBLOCK) != 0, !autorcvd);
     if (r == WISP_OK) {
         struct wisp_pbuf *p = (struct wisp_pbuf *)item;
+        api_lock(conn->api);
+        if (conn->rx_items > 0) {
+            conn->rx_items--; /* nc_rx_take */
+        }
+        api_unlock(conn->api);
         if (autorcvd) {
             /* The application took the data: reopen the window now, as
              * lwIP's netconn_recv does (and take refused data, if any). */

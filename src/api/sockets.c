@@ -1334,6 +1334,16 @@ static wisp_ssize_t recv_tcp(struct wisp_sock *sk, const struct wisp_iovec *iov,
                 consumed = 0;
             }
             err = wisp_netconn_recv_tcp_pbuf_flags(sk->conn, &p, nflags);
+            if (err == WISP_ERR_WOULDBLOCK && !block && (ndone > 0 || consumed > 0)) {
+                /* the mailbox ran dry: give the window back now, which also
+                 * posts what the stack kept for us meanwhile (short segments
+                 * refused by the mailbox, netconn.c nc_rx_take), and look
+                 * once more */
+                rx_flush(sk, done, ndone, consumed);
+                ndone = 0;
+                consumed = 0;
+                err = wisp_netconn_recv_tcp_pbuf_flags(sk->conn, &p, nflags);
+            }
             if (err != WISP_OK) {
                 e = recv_tcp_fail(sk, err, copied > 0, snap);
                 break;

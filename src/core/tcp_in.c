@@ -112,6 +112,65 @@ static struct wisp_pbuf *tcp_pbuf_keep(struct wisp_pbuf *p, uint32_t n)
     return p;
 }
 
+/* ------------------------------------------- receive coalescing */
+
+/* The receive window promises the free receive blocks at rcv_blk data
+ * bytes each (tcp_rcv_right), but a segment arrives in a block of its own
+ * whatever its size: a sender of 1-byte segments could fill a block per
+ * byte. So data the stack itself keeps (refused by the application, out
+ * of order) never holds a block for less than it promised: a segment
+ * shorter than a full-size one is copied into the free room at the end of
+ * the queued chain it follows, and what does not fit starts a new block
+ * (moved to the block's start, so the block fills up to its end with the
+ * segments that come next). Blocks kept this way hold more than rcv_blk
+ * bytes each (they are filled to WISP_PBUF_BLOCK_SIZE), so no data the
+ * window admitted is dropped for want of blocks (RFC 9293 §3.8.6.2.2:
+ * the window is the buffer we can offer; RFC 7323 §2.4: data within an
+ * announced window must be accepted). Full-size segments are never
+ * copied (the bulk path stays zero-copy). */
+
+/* Append p (one segment's data, taken) to chain h that only the stack
+ * holds, copying a short segment into h's last block. Returns the number
+ * of new blocks h took (0: all copied). */
+static unsigned tcp_rx_append(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *h, struct wisp_pbuf *p)
+{
+    struct wisp_pbuf *t;
+    uint32_t n;
+
+    if (p->tot_len >= pcb->rcv_blk || p->next != NULL) {
+        wisp_pbuf_cat(h, p); /* full-size (or a chain): kept as it came */
+        return wisp_pbuf_clen(p);
+    }
+    t = tcp_pbuf_last(h);
+    n = WISP_MIN(tcp_tailroom(t), (uint32_t)p->len);
+    wisp_memcpy(t->payload + t->len, p->payload, n);
+    tcp_chain_grow(h, (uint16_t)n);
+    WISP_CTR_INC(pcb->c.stack, TCP_RX_COALESCE);
+    if (n == p->len) {
+        wisp_pbuf_free(p);
+        return 0;
+    }
+    (void)wisp_pbuf_pop(p, (uint16_t)n);
+    if (p->kind == WISP_PBUF_POOL && p->ref == 1u) {
+        /* the rest starts the block, which the next ones fill up */
+        uint8_t *start = (uint8_t *)p + WISP_PBUF_HDR_SIZE;
+        memmove(start, p->payload, p->len);
+        p->payload = start;
+    }
+    wisp_pbuf_cat(h, p);
+    return 1;
+}
+
+bool wisp_tcp_rx_short(const struct wisp_tcp_pcb *pcb, const struct wisp_pbuf *p)
+{
+    const struct wisp_tcp_common *c = (const struct wisp_tcp_common *)(const void *)pcb;
+    WISP_CORE_ASSERT_OWNER(tcp_stack_of(pcb));
+    if (pcb == NULL || p == NULL || c->state == WISP_TCP_LISTEN) {
+        return false;
+    }
+    return (uint32_t)p->tot_len < wisp_pbuf_clen(p) * (uint32_t)pcb->rcv_blk;
+}
+
 /* RFC 9293 §3.2: options. Every option but EOL and NOP has a length octet
  * counting kind and length; the length octet must be present and >= 2
  * (a length of 0 or 1 would loop forever), and the option must fit.
@@ -220,7 +279,7 @@ static bool tcp_refused_fits(const struct wisp_tcp_pcb *pcb, uint32_t len)
 static void tcp_refused_add(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p)
 {
     if (pcb->refused_n > 0u && (uint32_t)pcb->refused[pcb->refused_n - 1u]->tot_len + p->tot_len <= 0xffffu) {
-        wisp_pbuf_cat(pcb->refused[pcb->refused_n - 1u], p);
+        (void)tcp_rx_append(pcb, pcb->refused[pcb->refused_n - 1u], p); /* short ones share blocks */
     } else if (pcb->refused_n < WISP_TCP_REFUSED_SLOTS) {
         pcb->refused[pcb->refused_n++] = p;
     } else {
@@ -365,6 +424,7 @@ static void tcp_sack_note(struct wisp_tcp_pcb *pcb, uint32_t seq)
 static void tcp_ooseq_insert(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, uint32_t seq, uint32_t len, bool fin)
 {
     struct wisp_stack *s = pcb->c.stack;
+    struct wisp_tcp_ooseq *prev;
     unsigned i, pos, nb;
     uint32_t end;
 
@@ -420,13 +480,29 @@ static void tcp_ooseq_insert(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, uint
         return;
     }
     nb = p != NULL ? wisp_pbuf_clen(p) : 0u;
-    if (pcb->ooseq_n >= WISP_TCP_OOSEQ_SLOTS || (unsigned)pcb->ooseq_bufs + nb > WISP_TCP_OOSEQ_MAX_PBUFS ||
+    /* The entry before ends where this begins: join it, a short segment
+     * copied into its last block (tcp_rx_append), so runs of small
+     * segments behind a hole take blocks by their bytes. */
+    prev = pos > 0 ? &pcb->ooseq[pos - 1u] : NULL;
+    if (prev != NULL && (p == NULL || prev->fin || prev->seq + prev->len != seq || prev->len + len > 0xffffu)) {
+        prev = NULL;
+    }
+    if ((prev == NULL && pcb->ooseq_n >= WISP_TCP_OOSEQ_SLOTS) ||
+        (unsigned)pcb->ooseq_bufs + nb > WISP_TCP_OOSEQ_MAX_PBUFS ||
         (nb > 0 && (unsigned)(s->pool[WISP_POOL_PBUF_RX].count - s->pool[WISP_POOL_PBUF_RX].used) <
                        TCP_OOSEQ_RX_RESERVE)) {
         /* bounded per connection, and never the last receive blocks of
          * the stack (the gap must stay fillable): the peer resends it */
         WISP_CTR_INC(s, TCP_OOSEQ_DROP);
         wisp_pbuf_free(p);
+        return;
+    }
+    if (prev != NULL) {
+        pcb->ooseq_bufs = (uint16_t)(pcb->ooseq_bufs + tcp_rx_append(pcb, prev->p, p));
+        prev->len = (uint16_t)(prev->len + len);
+        prev->fin = fin ? 1u : 0u;
+        tcp_sack_note(pcb, prev->seq);
+        WISP_CTR_INC(s, TCP_OOSEQ);
         return;
     }
     for (i = pcb->ooseq_n; i > pos; i--) {
@@ -549,10 +625,12 @@ static bool tcp_receive(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, const str
             pcb->flags |= TF_ACK_NOW;
             return true;
         }
-        if (p->pool == rx && (uint32_t)rx->count - rx->used < TCP_RX_RESERVE / 2u) {
-            /* The receive blocks are nearly gone (the window promised
-             * full-size segments, these are smaller, or others hold the
-             * blocks): keeping this data could leave no block for the ACKs
+        if (p->pool == rx && (uint32_t)rx->count - rx->used < TCP_RX_RESERVE / 2u &&
+            !(pcb->refused_n > 0u && len < pcb->rcv_blk)) {
+            /* The receive blocks are nearly gone (others hold them, or
+             * the application keeps short segments in blocks of their
+             * own; a short one joining refused data takes no block of
+             * its own, tcp_rx_append): keeping this data could leave no block for the ACKs
              * that free our transmit buffers. Drop it; the peer resends
              * once the applications gave blocks back. */
             WISP_CTR_INC(pcb->c.stack, TCP_DROP_RXBUDGET);

@@ -680,7 +680,7 @@ void tcp_free_sndq(struct wisp_tcp_pcb *pcb)
     pcb->snd_queued = 0;
 }
 
-static struct wisp_pbuf *tcp_pbuf_last(struct wisp_pbuf *p)
+struct wisp_pbuf *tcp_pbuf_last(struct wisp_pbuf *p)
 {
     while (p->next != NULL) {
         p = p->next;
@@ -688,20 +688,21 @@ static struct wisp_pbuf *tcp_pbuf_last(struct wisp_pbuf *p)
     return p;
 }
 
-/* Free bytes after the data of a RAM pbuf we own. */
-static uint32_t tcp_tailroom(const struct wisp_pbuf *p)
+/* Free bytes after the data of a RAM or pool pbuf we own (written data
+ * copies; received data the stack keeps, tcp_rx_append). */
+uint32_t tcp_tailroom(const struct wisp_pbuf *p)
 {
     const uint8_t *start = (const uint8_t *)p + WISP_PBUF_HDR_SIZE;
     uint32_t cap = p->pool->elem_size - (uint32_t)WISP_PBUF_HDR_SIZE;
     uint32_t used = (uint32_t)(p->payload - start) + p->len;
-    if (p->kind != WISP_PBUF_RAM || p->ref != 1u || used >= cap) {
+    if ((p->kind != WISP_PBUF_RAM && p->kind != WISP_PBUF_POOL) || p->ref != 1u || used >= cap) {
         return 0;
     }
     return cap - used;
 }
 
 /* Grow the last pbuf of chain h by n bytes (tot_len of every buffer). */
-static void tcp_chain_grow(struct wisp_pbuf *h, uint16_t n)
+void tcp_chain_grow(struct wisp_pbuf *h, uint16_t n)
 {
     struct wisp_pbuf *q;
     for (q = h; q != NULL; q = q->next) {

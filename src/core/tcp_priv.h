@@ -351,6 +351,10 @@ bool tcp_seg_split(struct wisp_tcp_pcb *pcb, struct wisp_tcp_seg *g, uint32_t n)
  * the right edge the buffer and the budget allow pcb now (*limited: the
  * free blocks cut it). */
 uint16_t tcp_rx_blk(uint16_t mss);
+/* tcp_out.c: chain helpers (also for received data, tcp_in.c) */
+struct wisp_pbuf *tcp_pbuf_last(struct wisp_pbuf *p);
+uint32_t tcp_tailroom(const struct wisp_pbuf *p);
+void tcp_chain_grow(struct wisp_pbuf *h, uint16_t n);
 uint32_t tcp_rx_blocks_avail(struct wisp_stack *s, uint32_t held, uint32_t npcbs, uint32_t *share);
 uint32_t tcp_rcv_right(struct wisp_tcp_pcb *pcb, bool *limited);
 /* Options of a SYN or SYN-ACK (returns the length). mss = ours;

@@ -34,6 +34,14 @@ Modes (HOST is wisp-node's address, or for the servers the local address):
                                     print the byte count and SHA-256, close
   server-send HOST PORT BYTES       accept one connection, send BYTES of
                                     random data, print the SHA-256, close
+  small HOST PORT BYTES WMAX STALL  TCP_NODELAY, BYTES in writes of random
+                                    size 1..WMAX (one segment each while the
+                                    window is open); a reader thread reads
+                                    what comes back (echo) from STALL s on,
+                                    or none when STALL < 0 (discard: wait
+                                    for the peer's close); prints this
+                                    namespace's Tcp RetransSegs and TcpExt
+                                    TCPDSACKRecv deltas (retrans=, dsack=)
   dsack HOST PORT IFACE             send 100 bytes, capture that segment on
                                     IFACE (AF_PACKET) and, once the peer
                                     acknowledged it, send the captured frame
@@ -479,6 +487,86 @@ def netstat_counter(name):
     raise RuntimeError("no TcpExt %s in /proc/net/netstat" % name)
 
 
+def snmp_counter(name):
+    """Tcp counter of this namespace (/proc/net/snmp)."""
+    with open("/proc/net/snmp") as f:
+        lines = f.read().splitlines()
+    for i in range(0, len(lines) - 1, 2):
+        keys, vals = lines[i].split(), lines[i + 1].split()
+        if keys and keys[0] == "Tcp:" and name in keys:
+            return int(vals[keys.index(name)])
+    raise RuntimeError("no Tcp %s in /proc/net/snmp" % name)
+
+
+def mode_small(host, port, nbytes, wmax, stall):
+    """Tiny TCP_NODELAY writes that fill the peer's whole window while its
+    application reads slowly (echo: the node's echo thread stops reading
+    while we do not read its echo). The sender's retransmissions are
+    counted: data the window admitted and the peer dropped is resent."""
+    rtx0, ds0 = snmp_counter("RetransSegs"), netstat_counter("TCPDSACKRecv")
+    data = os.urandom(nbytes)
+    want = hashlib.sha256(data).hexdigest()
+    s = connect(host, port, nodelay=True)
+    res = {"got": 0, "hash": None, "err": None}
+
+    def reader():
+        h = hashlib.sha256()
+        got = 0
+        time.sleep(stall)
+        try:
+            while got <= nbytes:
+                b = s.recv(1 << 16)
+                if not b:
+                    break
+                h.update(b)
+                got += len(b)
+        except Exception as e:       # noqa: BLE001 -- reported as a failure
+            res["err"] = "reader: %r" % (e,)
+        res["got"] = got
+        res["hash"] = h.hexdigest()
+
+    t0 = time.monotonic()
+    th = None
+    if stall >= 0:
+        th = threading.Thread(target=reader, daemon=True)
+        th.start()
+    rnd = random.Random(1234)
+    mv = memoryview(data)
+    off = writes = 0
+    try:
+        while off < nbytes:
+            n = min(rnd.randint(1, wmax), nbytes - off)
+            s.sendall(mv[off:off + n])
+            off += n
+            writes += 1
+        s.shutdown(socket.SHUT_WR)
+        if th is None:
+            extra = drain_to_eof(s, 0)
+            if extra:
+                fails.append("small: got %d bytes back from a discard service" % extra)
+    except Exception as e:           # noqa: BLE001
+        fails.append("small: send failed after %d bytes: %r" % (off, e))
+    if th is not None:
+        th.join(TIMEOUT * 4)
+        if th.is_alive():
+            fails.append("small: reader still running after the deadline (%d bytes back)" % res["got"])
+    dt = time.monotonic() - t0
+    s.close()
+    rtx, ds = snmp_counter("RetransSegs") - rtx0, netstat_counter("TCPDSACKRecv") - ds0
+    out("small: %d bytes in %d writes of 1..%d bytes (TCP_NODELAY) in %.3f s; sender retransmissions %d,"
+        " D-SACKs received %d" % (off, writes, wmax, dt, rtx, ds))
+    if th is not None:
+        if res["err"]:
+            fails.append("small: %s" % res["err"])
+        if res["got"] != nbytes:
+            fails.append("small: got %d bytes back, want %d" % (res["got"], nbytes))
+        elif res["hash"] != want:
+            fails.append("small: SHA-256 of the echo differs")
+        else:
+            out("small: the echo's SHA-256 matches")
+    finish(" bytes=%d secs=%.3f retrans=%d dsack=%d" % (off, dt, rtx, ds))
+
+
 def mode_dsack(host, port, iface):
     packet_outgoing = 4
     before = netstat_counter("TCPDSACKRecv")
@@ -557,6 +645,8 @@ def main(argv):
             mode_server_recv(host, port)
         elif mode == "server-send":
             mode_server_send(host, port, int(args[0]))
+        elif mode == "small":
+            mode_small(host, port, int(args[0]), int(args[1]), float(args[2]))
         elif mode == "dsack":
             mode_dsack(host, port, args[0])
         else:
