@@ -151,6 +151,7 @@
     X(TCP_CHALLENGE_RATELIMIT, "tcp.challengeack.ratelimited") \
     X(TCP_SYNQ_FULL, "tcp.synq.full") \
     X(TCP_SYNQ_TIMEOUT, "tcp.synq.timeout") \
+    X(TCP_LISTEN_FULL, "tcp.listen.full") \
     X(TCP_COOKIE_SENT, "tcp.cookie.sent") \
     X(TCP_COOKIE_OK, "tcp.cookie.ok") \
     X(TCP_COOKIE_BAD, "tcp.cookie.bad") \

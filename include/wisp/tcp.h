@@ -105,6 +105,14 @@ typedef wisp_err_t (*wisp_tcp_connected_fn)(void *arg, struct wisp_tcp_pcb *pcb,
 /** A listener accepted newpcb (ESTABLISHED). Return WISP_OK to keep it;
  *  any other value aborts it (and the callee must not touch it again). */
 typedef wisp_err_t (*wisp_tcp_accept_fn)(void *arg, struct wisp_tcp_pcb *newpcb, wisp_err_t err);
+/** Asked (with the listener's arg) before a listener creates a connection:
+ *  true when the application can take one more now (room in its accept
+ *  queue). While false, the handshake's final ACK is dropped and the
+ *  embryo stays in the SYN queue (its SYN-ACK retransmissions, or the
+ *  peer's retransmitted ACK or data, complete it once there is room), a
+ *  cookie ACK is dropped likewise and new SYNs are dropped (the peer
+ *  retransmits them); each drop counts tcp.listen.full. No RST. */
+typedef bool (*wisp_tcp_accept_ready_fn)(void *arg);
 /** The PCB is gone (already freed): err says why: WISP_ERR_RST (reset by
  *  the peer, incl. a refused connect), WISP_ERR_ABRT (wisp_tcp_abort, or
  *  keepalive probes unanswered), WISP_ERR_TIMEOUT (connect: SYN
@@ -155,6 +163,9 @@ wisp_err_t wisp_tcp_bind(struct wisp_tcp_pcb *pcb, const wisp_ipaddr_t *ip, uint
 struct wisp_tcp_pcb *wisp_tcp_listen(struct wisp_tcp_pcb *pcb, uint8_t backlog, wisp_err_t *err);
 /** Set the accept callback of a listener. */
 void wisp_tcp_accept(struct wisp_tcp_pcb *lpcb, wisp_tcp_accept_fn fn);
+/** Set (NULL: clear; then there is always room) a listener's accept
+ *  queue gate (wisp_tcp_accept_ready_fn). */
+void wisp_tcp_accept_ready(struct wisp_tcp_pcb *lpcb, wisp_tcp_accept_ready_fn fn);
 /** Connect (binds an ephemeral port if unbound); the connected callback
  *  reports the outcome; failures come through the error callback.
  *  WISP_ERR_USE when the 4-tuple is in use (also by a TIME-WAIT record),

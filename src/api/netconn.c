@@ -559,6 +559,7 @@ static void tcp_detach(struct wisp_tcp_pcb *pcb, bool listener)
     wisp_tcp_arg(pcb, NULL);
     if (listener) {
         wisp_tcp_accept(pcb, NULL);
+        wisp_tcp_accept_ready(pcb, NULL);
         return;
     }
     wisp_tcp_recv(pcb, NULL);
@@ -778,6 +779,32 @@ static void tcp_attach(struct wisp_netconn *conn, struct wisp_tcp_pcb *pcb)
     wisp_tcp_recv(pcb, tcp_recv_cb);
     wisp_tcp_sent(pcb, tcp_sent_cb);
     wisp_tcp_err(pcb, tcp_err_cb);
+}
+
+/* Core context, asked before the listener creates a connection: room in
+ * the accept queue (accept_pending < backlog) and a free netconn. While
+ * there is none the core drops the handshake's final ACK (the connection
+ * waits in the SYN queue, tcp.listen.full) instead of making a connection
+ * tcp_accept_cb would have to refuse, i.e. reset. A closing listener
+ * says yes: tcp_accept_cb refuses (resets) for it. */
+static bool tcp_accept_ready_cb(void *arg)
+{
+    struct wisp_netconn *conn = (struct wisp_netconn *)arg;
+    struct wisp_netconn_api *api;
+    bool room = true;
+    unsigned i;
+    if (conn == NULL) {
+        return true;
+    }
+    api = conn->api;
+    api_lock(api);
+    if (!(conn->flags & (NC_F_CLOSED | NC_F_DELETING))) {
+        for (i = 0; i < WISP_NETCONN_COUNT && api->conns[i].in_use; i++) {
+        }
+        room = conn->accept_pending < conn->backlog && i < WISP_NETCONN_COUNT;
+    }
+    api_unlock(api);
+    return room;
 }
 
 static wisp_err_t tcp_accept_cb(void *arg, struct wisp_tcp_pcb *newpcb, wisp_err_t err)
@@ -1323,6 +1350,7 @@ static wisp_err_t do_listen(struct wisp_stack *s, void *arg)
     conn->state = NC_S_LISTEN;
     wisp_tcp_arg(lpcb, conn);
     wisp_tcp_accept(lpcb, tcp_accept_cb);
+    wisp_tcp_accept_ready(lpcb, tcp_accept_ready_cb);
     if (conn->dscp != 0) {
         wisp_tcp_set_dscp(lpcb, conn->dscp);
     }

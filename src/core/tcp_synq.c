@@ -670,6 +670,21 @@ void wisp_tcp_accept(struct wisp_tcp_pcb *lpcb, wisp_tcp_accept_fn fn)
     }
 }
 
+void wisp_tcp_accept_ready(struct wisp_tcp_pcb *lpcb, wisp_tcp_accept_ready_fn fn)
+{
+    WISP_CORE_ASSERT_OWNER(tcp_stack_of(lpcb));
+    if (lpcb != NULL && tcp_is_listen(lpcb)) {
+        tcp_as_listen(lpcb)->ready = fn;
+    }
+}
+
+/* Room in l's accept queue (asked before a connection is created, never
+ * after: no connection is accepted and then reset for want of room). */
+static bool tcp_listen_room(const struct wisp_tcp_listen *l)
+{
+    return l->ready == NULL || l->ready(l->c.arg);
+}
+
 void tcp_listen_free(struct wisp_tcp_listen *l)
 {
     struct wisp_stack *s = l->c.stack;
@@ -960,6 +975,21 @@ bool tcp_synq_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_
         wisp_pbuf_free(p);
         return true;
     }
+    if (!tcp_listen_room(l)) {
+        /* RFC 9293 §3.10.7.4 SYN-RECEIVED, fifth: this ACK would move the
+         * connection to ESTABLISHED, but the application's accept queue
+         * is full. Drop it (counted) and keep the embryo in SYN-RECEIVED,
+         * as for a lost ACK (§3.5: the handshake recovers from loss by
+         * retransmission): the retransmitted SYN-ACK draws a new ACK, and
+         * the peer's data carries one, and the first of them to arrive
+         * once there is room completes the handshake; the entry's timeout
+         * bounds the wait. Linux drops the ACK too (an overflowing accept
+         * queue); a RST would fail a connection whose connect() had
+         * already succeeded. */
+        WISP_CTR_INC(s, TCP_LISTEN_FULL);
+        wisp_pbuf_free(p);
+        return true;
+    }
     tcp_synq_tuple(e, &t);
     pcb = tcp_passive_pcb(s, l, e, tcp_ts_offset(s, &t));
     if (pcb == NULL) {
@@ -1009,6 +1039,14 @@ static bool tcp_cookie_accept(struct wisp_stack *s, struct wisp_tcp_listen *l, s
             ws = 0xffu;
         }
         sack = (in->opt.tsecr & 0x10u) != 0;
+    }
+    if (!tcp_listen_room(l)) {
+        /* a full accept queue: drop the ACK (counted), no RST; the peer's
+         * retransmitted data brings the cookie back within its two
+         * periods (RFC 4987 §3.6), as after a lost cookie ACK */
+        WISP_CTR_INC(s, TCP_LISTEN_FULL);
+        wisp_pbuf_free(p);
+        return true;
     }
     WISP_CTR_INC(s, TCP_COOKIE_OK);
     /* The cookie's SYN-ACK window was not kept (no state): what
@@ -1126,8 +1164,17 @@ bool tcp_listen_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tc
         wisp_pbuf_free(p);
         return true;
     }
-    /* third: a SYN -- an entry in the SYN queue within the backlog, else
-     * a cookie (without cookies: dropped, the peer retransmits it). */
+    /* third: a SYN -- dropped (counted) while the application's accept
+     * queue is full (as Linux does: the peer retransmits it; a connection
+     * made now could not be accepted, and a cookie's would be lost with
+     * its ACK when the peer has nothing to send), else an entry in the
+     * SYN queue within the backlog, else a cookie (without cookies:
+     * dropped, the peer retransmits it). */
+    if (!tcp_listen_room(l)) {
+        WISP_CTR_INC(s, TCP_LISTEN_FULL);
+        wisp_pbuf_free(p);
+        return true;
+    }
     if (l->synq_n < l->backlog) {
         for (i = 0; i < WISP_TCP_SYNQ_COUNT; i++) {
             if (s->tcp.synq[i].lpcb == NULL) {

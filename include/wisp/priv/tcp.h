@@ -47,6 +47,7 @@ struct wisp_tcp_listen {
     struct wisp_tcp_common WISP_PRIV(c);     /**< must be first */
     struct wisp_tcp_listen *WISP_PRIV(next);
     wisp_tcp_accept_fn WISP_PRIV(accept);
+    wisp_tcp_accept_ready_fn WISP_PRIV(ready); /**< NULL: the accept queue always has room */
     uint8_t WISP_PRIV(backlog);              /**< SYN-queue entries this listener may hold */
     uint8_t WISP_PRIV(synq_n);               /**< entries it holds now */
 };
