@@ -250,12 +250,12 @@ wisp_err_t wisp_netconn_getaddr(struct wisp_netconn *conn, wisp_ipaddr_t *addr, 
 /** Turn a TCP netconn into a listener. backlog (1..255, 0 taken as 1) bounds
  *  both the connections waiting for netconn_accept (also capped at
  *  WISP_NETCONN_RECVMBOX_SIZE - 1) and the listener's embryonic connections.
- *  While the backlog is full (or no netconn is free) the listener drops
+ *  While the backlog is full the listener drops
  *  new SYNs and the handshake's final ACK, leaving the connection in the
  *  SYN queue until there is room (wisp_tcp_accept_ready; counted in
  *  tcp.listen.full), as Linux does: no completed handshake is reset for
  *  want of room. accept_drops counts the connections still aborted (the
- *  listener closing, the mailbox full). A connection
+ *  listener closing, no free netconn). A connection
  *  that waits for netconn_accept longer than WISP_NETCONN_ACCEPT_MAX_MS
  *  is reset (its PCB freed; counted in accept_expired); it stays queued
  *  and accept still returns it, dead: its first call reports ERR_ABRT

@@ -782,7 +782,7 @@ static void tcp_attach(struct wisp_netconn *conn, struct wisp_tcp_pcb *pcb)
 }
 
 /* Core context, asked before the listener creates a connection: room in
- * the accept queue (accept_pending < backlog) and a free netconn. While
+ * the accept queue (accept_pending < backlog). While
  * there is none the core drops the handshake's final ACK (the connection
  * waits in the SYN queue, tcp.listen.full) instead of making a connection
  * tcp_accept_cb would have to refuse, i.e. reset. A closing listener
@@ -790,20 +790,12 @@ static void tcp_attach(struct wisp_netconn *conn, struct wisp_tcp_pcb *pcb)
 static bool tcp_accept_ready_cb(void *arg)
 {
     struct wisp_netconn *conn = (struct wisp_netconn *)arg;
-    struct wisp_netconn_api *api;
     bool room = true;
-    unsigned i;
-    if (conn == NULL) {
-        return true;
+    if (conn != NULL) {
+        api_lock(conn->api);
+        room = (conn->flags & (NC_F_CLOSED | NC_F_DELETING)) || conn->accept_pending < conn->backlog;
+        api_unlock(conn->api);
     }
-    api = conn->api;
-    api_lock(api);
-    if (!(conn->flags & (NC_F_CLOSED | NC_F_DELETING))) {
-        for (i = 0; i < WISP_NETCONN_COUNT && api->conns[i].in_use; i++) {
-        }
-        room = conn->accept_pending < conn->backlog && i < WISP_NETCONN_COUNT;
-    }
-    api_unlock(api);
     return room;
 }
 
