@@ -543,9 +543,38 @@ void wisp_tcp_poll(struct wisp_tcp_pcb *pcb, wisp_tcp_poll_fn fn, uint8_t interv
     }
 }
 
+/* Whether a read that reopened the window to the right edge `right`
+ * deserves a pure window update now (else the next ACK carries it). */
+static bool tcp_wnd_update_due(const struct wisp_tcp_pcb *pcb, uint32_t right)
+{
+    uint32_t wmax = tcp_wnd_max(pcb);
+    uint32_t mss = pcb->mss;
+    uint32_t room = TCP_SEQ_GT(pcb->rcv_adv, pcb->rcv_nxt) ? pcb->rcv_adv - pcb->rcv_nxt : 0u;
+    uint32_t grow;
+
+    if (!TCP_SEQ_GT(right, pcb->rcv_adv)) {
+        return false;
+    }
+    grow = right - pcb->rcv_adv;
+    if (room < mss) {
+        /* RFC 9293 §3.8.6.2.2 / RFC 1122 §4.2.3.3: a window the peer sees
+         * as zero or below an MSS that can move by the SWS threshold
+         * (min(RCV.BUFF/2, MSS), what tcp_wnd_field announces) is
+         * announced at once: the sender may be blocked on it. */
+        return grow >= WISP_MIN(wmax / 2u, mss);
+    }
+    /* RFC 1122 §4.2.3.3 receiver SWS avoidance, RFC 9293 §3.8.6.2.2: a
+     * pure update only when the edge moves by min(RCV.BUFF/2, 2*MSS)
+     * (stricter than the RFC's MSS: the peer still has an MSS to send
+     * into, and its data's ACKs carry the larger window), the peer's view
+     * has fallen to half the buffer, and the update at least doubles it
+     * (so a series of reads sends a few updates, not one per read). */
+    return grow >= WISP_MIN(wmax / 2u, 2u * mss) && room <= wmax / 2u && grow >= room;
+}
+
 void wisp_tcp_recved(struct wisp_tcp_pcb *pcb, uint32_t len)
 {
-    uint32_t right, adv_room, thresh;
+    uint32_t right;
     bool limited;
     WISP_CORE_ASSERT_OWNER(tcp_stack_of(pcb));
     if (pcb == NULL || tcp_is_listen(pcb) || pcb->c.state == WISP_TCP_CLOSED) {
@@ -557,14 +586,20 @@ void wisp_tcp_recved(struct wisp_tcp_pcb *pcb, uint32_t len)
         pcb->c.state != WISP_TCP_FIN_WAIT_2) {
         return; /* the peer sends no more data: no window update needed */
     }
-    /* RFC 9293 §3.8.6.2.2 (receiver SWS avoidance): announce a larger
-     * window only when the right edge moves by min(RCV.BUFF/2, MSS);
-     * send the update at once only when the window we announced has
-     * fallen to half the buffer or less (else the next ACK carries it). */
     right = tcp_rcv_right(pcb, &limited); /* what the buffer and the receive budget allow */
-    adv_room = pcb->rcv_adv - pcb->rcv_nxt;
-    thresh = WISP_MIN(tcp_wnd_max(pcb) / 2u, (uint32_t)pcb->mss);
-    if (TCP_SEQ_GT(right, pcb->rcv_adv) && right - pcb->rcv_adv >= thresh && adv_room <= tcp_wnd_max(pcb) / 2u) {
+    if (tcp_wnd_update_due(pcb, right)) {
+        pcb->flags |= TF_ACK_NOW;
+        tcp_output_soon(pcb);
+    } else if ((pcb->flags & (TF_ACK_DELAY | TF_ACK_PUSHED | TF_PINGPONG)) == (TF_ACK_DELAY | TF_ACK_PUSHED) &&
+               pcb->rcv_wnd >= pcb->rcv_buf && pcb->refused_n == 0u && !tcp_in_proc(pcb)) {
+        /* RFC 1122 §4.2.3.2 / RFC 9293 §3.8.6.3 allow an ACK before the
+         * delay ends: the application has read everything queued and the
+         * owed ACK covers a short pushed segment -- likely the tail a
+         * Nagle sender holds its next segment for (RFC 9293 §3.7.4).
+         * Not when the connection is request/response (TF_PINGPONG):
+         * there the reply carries the ACK. Only for a read after the
+         * delivery (not from within segment processing: data consumed in
+         * the recv callback or discarded). */
         pcb->flags |= TF_ACK_NOW;
         tcp_output_soon(pcb);
     }
