@@ -590,18 +590,6 @@ void wisp_tcp_recved(struct wisp_tcp_pcb *pcb, uint32_t len)
     if (tcp_wnd_update_due(pcb, right)) {
         pcb->flags |= TF_ACK_NOW;
         tcp_output_soon(pcb);
-    } else if ((pcb->flags & (TF_ACK_DELAY | TF_ACK_PUSHED | TF_PINGPONG)) == (TF_ACK_DELAY | TF_ACK_PUSHED) &&
-               pcb->rcv_wnd >= pcb->rcv_buf && pcb->refused_n == 0u && !tcp_in_proc(pcb)) {
-        /* RFC 1122 §4.2.3.2 / RFC 9293 §3.8.6.3 allow an ACK before the
-         * delay ends: the application has read everything queued and the
-         * owed ACK covers a short pushed segment -- likely the tail a
-         * Nagle sender holds its next segment for (RFC 9293 §3.7.4).
-         * Not when the connection is request/response (TF_PINGPONG):
-         * there the reply carries the ACK. Only for a read after the
-         * delivery (not from within segment processing: data consumed in
-         * the recv callback or discarded). */
-        pcb->flags |= TF_ACK_NOW;
-        tcp_output_soon(pcb);
     }
 }
 

@@ -658,9 +658,6 @@ static bool tcp_receive(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, const str
             pcb->flags |= TF_ACK_NOW;
         } else if (!(pcb->flags & TF_ACK_NOW)) {
             pcb->flags |= TF_ACK_DELAY;
-            if (len < pcb->mss && (in->flags & WISP_TCP_FLAG_PSH)) {
-                pcb->flags |= TF_ACK_PUSHED; /* may be ACKed when read (wisp_tcp_recved) */
-            }
             if (!tcp_timer_on(pcb, TCP_TMR_DELACK)) {
                 tcp_timer_set(pcb, TCP_TMR_DELACK, WISP_TCP_DELACK_MS);
             }

@@ -434,7 +434,7 @@ static uint32_t tcp_acceptable_seq(const struct wisp_tcp_pcb *pcb)
 /* Bookkeeping after any segment carrying our current ACK went out. */
 static void tcp_acked_out(struct wisp_tcp_pcb *pcb)
 {
-    pcb->flags &= ~(TF_ACK_NOW | TF_ACK_DELAY | TF_ACK_PUSHED);
+    pcb->flags &= ~(TF_ACK_NOW | TF_ACK_DELAY);
     pcb->rcv_unacked = 0;
 #if WISP_TCP_TIMESTAMPS
     pcb->last_ack_sent = pcb->rcv_nxt;
@@ -1148,9 +1148,6 @@ wisp_err_t tcp_send_seg(struct wisp_tcp_pcb *pcb, struct wisp_tcp_seg *g, bool r
         return err;
     }
     g->sent_ms = wisp_now(s);
-    if (pcb->flags & TF_ACK_DELAY) {
-        pcb->flags |= TF_PINGPONG; /* data carried an ACK we delayed: a reply */
-    }
     tcp_acked_out(pcb);
     if (!rtx) {
         uint32_t end = tcp_seg_end(g);

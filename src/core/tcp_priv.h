@@ -132,8 +132,6 @@
 #else
 #define TF_DSACK 0u
 #endif
-#define TF_ACK_PUSHED 0x00800000u  /* the owed delayed ACK covers a short PSH segment */
-#define TF_PINGPONG 0x01000000u    /* our data carried a delayed ACK: request/response traffic */
 #define TF_PMTU_LOW 0x80000000u    /* mss is held below mss_max by the path MTU */
 /* two flags of the congestion control algorithm's own (tcp_cubic.c),
  * cleared with pcb->cc when the algorithm starts */

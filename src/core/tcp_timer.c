@@ -118,7 +118,6 @@ static void tcp_timer_handle(struct wisp_tcp_pcb *pcb, unsigned which)
         tcp_persist_expired(pcb);
         break;
     case TCP_TMR_DELACK:
-        pcb->flags &= ~TF_PINGPONG; /* no reply within the delay: not request/response */
         if (pcb->flags & TF_ACK_DELAY) {
             pcb->flags |= TF_ACK_NOW;
             tcp_output_run(pcb);

@@ -563,75 +563,6 @@ static void test_rfc9293_3_8_6_2_2_zero_window_reopens_at_once(void **state)
     tt_done(&t);
 }
 
-/* RFC 1122 §4.2.3.2 / RFC 9293 §3.8.6.3 (an ACK may go before the delay
- * ends): a short pushed segment whose delayed ACK is pending is
- * acknowledged at once when the application's read empties the receive
- * queue (a Nagle sender holds its next short segment for that ACK); a
- * partial read, or a full-size segment, still waits for the delay. */
-static void test_rfc1122_4_2_3_2_ack_when_read_empties_queue(void **state)
-{
-    struct tt t;
-    (void)state;
-    t_fresh(&t);
-    t.o.mss = 1460;
-    tt_open_passive(&t);
-    t.no_recved = true;
-    /* short PSH segment, read whole: ACK now */
-    tt_data(&t, g_data, 300);
-    tt_expect_none(&t);
-    wisp_tcp_recved(t.pcb, 300);
-    tt_expect_ack(&t, t.snd);
-    tu_advance(t.e, WISP_TCP_DELACK_MS);
-    tt_expect_none(&t);
-    /* read in two parts: the ACK goes with the part that empties the queue */
-    tt_data(&t, g_data, 300);
-    wisp_tcp_recved(t.pcb, 100);
-    tt_expect_none(&t);
-    wisp_tcp_recved(t.pcb, 200);
-    tt_expect_ack(&t, t.snd);
-    /* a full-size segment: the delayed ACK keeps its delay */
-    tt_data(&t, g_data, 1460);
-    wisp_tcp_recved(t.pcb, 1460);
-    tt_expect_none(&t);
-    tu_advance(t.e, WISP_TCP_DELACK_MS);
-    tt_expect_ack(&t, t.snd);
-    tt_done(&t);
-}
-
-/* Request/response: once our data carried a delayed ACK, the read of the
- * next request sends no ACK of its own (the reply will carry it). */
-static void test_ack_on_read_not_in_request_response(void **state)
-{
-    struct tt t;
-    struct tt_seg g;
-    (void)state;
-    t_fresh(&t);
-    t.o.mss = 1460;
-    tt_open_passive(&t);
-    t.no_recved = true;
-    tt_data(&t, g_data, 100);
-    assert_int_equal(wisp_tcp_write(t.pcb, g_data, 50, WISP_TCP_WRITE_COPY), WISP_OK);
-    assert_int_equal(wisp_tcp_output(t.pcb), WISP_OK);
-    tt_expect(&t, &g);
-    assert_int_equal(g.len, 50);
-    assert_int_equal(g.ack, t.snd);
-    wisp_tcp_recved(t.pcb, 100);
-    tt_expect_none(&t);
-    t.rcv += 50u;
-    tt_data(&t, g_data, 100);
-    wisp_tcp_recved(t.pcb, 100);
-    tt_expect_none(&t); /* request/response: the ACK waits for the reply */
-    assert_int_equal(wisp_tcp_write(t.pcb, g_data, 50, WISP_TCP_WRITE_COPY), WISP_OK);
-    assert_int_equal(wisp_tcp_output(t.pcb), WISP_OK);
-    tt_expect(&t, &g);
-    assert_int_equal(g.len, 50);
-    assert_int_equal(g.ack, t.snd);
-    t.rcv += 50u;
-    tt_ack(&t);
-    tt_expect_none(&t);
-    tt_done(&t);
-}
-
 /* Refused data (recv returns != OK) is kept, offered again later, and the
  * window stays closed by it meanwhile; nothing is lost. */
 static void test_refused_data_is_retried(void **state)
@@ -1357,8 +1288,6 @@ int main(void)
         cmocka_unit_test(test_rfc5681_4_2_delayed_ack_for_one_segment),
         cmocka_unit_test(test_rfc1122_4_2_3_3_window_update_threshold),
         cmocka_unit_test(test_rfc9293_3_8_6_2_2_zero_window_reopens_at_once),
-        cmocka_unit_test(test_rfc1122_4_2_3_2_ack_when_read_empties_queue),
-        cmocka_unit_test(test_ack_on_read_not_in_request_response),
         cmocka_unit_test(test_rfc5681_4_2_ack_every_second_full_segment),
         cmocka_unit_test(test_rfc9293_3_8_6_2_2_receive_window_and_update),
         cmocka_unit_test(test_refused_data_is_retried),
