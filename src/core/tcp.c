@@ -543,38 +543,9 @@ void wisp_tcp_poll(struct wisp_tcp_pcb *pcb, wisp_tcp_poll_fn fn, uint8_t interv
     }
 }
 
-/* Whether a read that reopened the window to the right edge `right`
- * deserves a pure window update now (else the next ACK carries it). */
-static bool tcp_wnd_update_due(const struct wisp_tcp_pcb *pcb, uint32_t right)
-{
-    uint32_t wmax = tcp_wnd_max(pcb);
-    uint32_t mss = pcb->mss;
-    uint32_t room = TCP_SEQ_GT(pcb->rcv_adv, pcb->rcv_nxt) ? pcb->rcv_adv - pcb->rcv_nxt : 0u;
-    uint32_t grow;
-
-    if (!TCP_SEQ_GT(right, pcb->rcv_adv)) {
-        return false;
-    }
-    grow = right - pcb->rcv_adv;
-    if (room < mss) {
-        /* RFC 9293 §3.8.6.2.2 / RFC 1122 §4.2.3.3: a window the peer sees
-         * as zero or below an MSS that can move by the SWS threshold
-         * (min(RCV.BUFF/2, MSS), what tcp_wnd_field announces) is
-         * announced at once: the sender may be blocked on it. */
-        return grow >= WISP_MIN(wmax / 2u, mss);
-    }
-    /* RFC 1122 §4.2.3.3 receiver SWS avoidance, RFC 9293 §3.8.6.2.2: a
-     * pure update only when the edge moves by min(RCV.BUFF/2, 2*MSS)
-     * (stricter than the RFC's MSS: the peer still has an MSS to send
-     * into, and its data's ACKs carry the larger window), the peer's view
-     * has fallen to half the buffer, and the update at least doubles it
-     * (so a series of reads sends a few updates, not one per read). */
-    return grow >= WISP_MIN(wmax / 2u, 2u * mss) && room <= wmax / 2u && grow >= room;
-}
-
 void wisp_tcp_recved(struct wisp_tcp_pcb *pcb, uint32_t len)
 {
-    uint32_t right;
+    uint32_t right, adv_room, thresh;
     bool limited;
     WISP_CORE_ASSERT_OWNER(tcp_stack_of(pcb));
     if (pcb == NULL || tcp_is_listen(pcb) || pcb->c.state == WISP_TCP_CLOSED) {
@@ -586,8 +557,20 @@ void wisp_tcp_recved(struct wisp_tcp_pcb *pcb, uint32_t len)
         pcb->c.state != WISP_TCP_FIN_WAIT_2) {
         return; /* the peer sends no more data: no window update needed */
     }
+    /* RFC 9293 §3.8.6.2.2 / RFC 1122 §4.2.3.3 (receiver SWS avoidance):
+     * announce a larger window only when the right edge moves by
+     * min(RCV.BUFF/2, MSS); send a pure update for it only when the
+     * window the peer sees has fallen to half the buffer and the update
+     * at least doubles it (else the ACK of the peer's next data carries
+     * it): a zero or sub-MSS window is announced as soon as it opens by
+     * an MSS (the sender may be blocked on it), a series of reads sends a
+     * few updates, not one per read. */
     right = tcp_rcv_right(pcb, &limited); /* what the buffer and the receive budget allow */
-    if (tcp_wnd_update_due(pcb, right)) {
+    adv_room = pcb->rcv_adv - pcb->rcv_nxt;
+    thresh = WISP_MAX(WISP_MIN(tcp_wnd_max(pcb) / 2u, (uint32_t)pcb->mss), adv_room);
+    /* (an update that doubles the window leaves the peer at most half;
+     * thresh > 0, so the edge moves right) */
+    if (TCP_SEQ_GEQ(right, pcb->rcv_adv + thresh)) {
         pcb->flags |= TF_ACK_NOW;
         tcp_output_soon(pcb);
     }

@@ -481,10 +481,10 @@ static uint32_t t_fill_to(struct tt *t, uint32_t wnd, uint32_t room, uint32_t ms
     return got;
 }
 
-/* RFC 1122 §4.2.3.3 / RFC 9293 §3.8.6.2.2: with the peer's window still an
- * MSS or more, reads that move the right edge by less than
- * min(RCV.BUFF/2, 2*MSS) send no pure update; the read reaching it sends
- * exactly one. */
+/* RFC 1122 §4.2.3.3 / RFC 9293 §3.8.6.2.2: with the peer's window at
+ * room = min(RCV.BUFF/2, 2*MSS), reads that move the right edge by less
+ * than that send no pure update (the update must at least double the
+ * peer's window); the read reaching it sends exactly one. */
 static void test_rfc1122_4_2_3_3_window_update_threshold(void **state)
 {
     struct tt t;
@@ -502,7 +502,7 @@ static void test_rfc1122_4_2_3_3_window_update_threshold(void **state)
     assert_true(wnd >= 4u * mss);
     wisp_tcp_set_bufs(t.pcb, 0, wnd); /* RCV.BUFF = the window announced */
     thresh = WISP_MIN(wnd / 2u, 2u * mss);
-    room = mss;
+    room = thresh;
     (void)t_fill_to(&t, wnd, room, mss);
     /* three quarter-threshold reads: no pure ACK each */
     for (i = 0; i < 3u; i++) {
@@ -524,14 +524,14 @@ static void test_rfc1122_4_2_3_3_window_update_threshold(void **state)
 }
 
 /* A window the peer sees as zero is announced as soon as it opens by an
- * MSS (the sender may be blocked on it: RFC 9293 §3.8.6.2.2); once the
- * peer has an MSS again, the next update waits for the threshold. */
+ * MSS (the sender may be blocked on it: RFC 9293 §3.8.6.2.2); later
+ * updates wait until they at least double the peer's window. */
 static void test_rfc9293_3_8_6_2_2_zero_window_reopens_at_once(void **state)
 {
     struct tt t;
     struct tt_seg syn, g;
     struct wisp_tcp_info info;
-    uint32_t wnd, mss, thresh;
+    uint32_t wnd, mss;
     (void)state;
     t_fresh(&t);
     t.o.mss = 1460;
@@ -542,7 +542,6 @@ static void test_rfc9293_3_8_6_2_2_zero_window_reopens_at_once(void **state)
     mss = info.mss;
     assert_true(wnd >= 4u * mss);
     wisp_tcp_set_bufs(t.pcb, 0, wnd); /* RCV.BUFF = the window announced */
-    thresh = WISP_MIN(wnd / 2u, 2u * mss);
     (void)t_fill_to(&t, wnd, 0, mss);
     wisp_tcp_recved(t.pcb, mss / 2u); /* below an MSS: receiver SWS, nothing */
     tt_expect_none(&t);
@@ -552,13 +551,22 @@ static void test_rfc9293_3_8_6_2_2_zero_window_reopens_at_once(void **state)
     assert_int_equal(g.len, 0);
     assert_int_equal(g.wnd, mss);
     tt_expect_none(&t);
-    /* the peer may send an MSS now: an MSS more is no update yet */
-    wisp_tcp_recved(t.pcb, mss);
+    /* half an MSS more: below the SWS threshold, nothing */
+    wisp_tcp_recved(t.pcb, mss / 2u);
     tt_expect_none(&t);
-    wisp_tcp_recved(t.pcb, thresh - mss);
+    /* an MSS more doubles the peer's window: one update */
+    wisp_tcp_recved(t.pcb, mss - mss / 2u);
     tt_expect(&t, &g);
     assert_int_equal(g.flags, TT_ACK);
-    assert_int_equal(g.wnd, mss + thresh);
+    assert_int_equal(g.wnd, 2u * mss);
+    tt_expect_none(&t);
+    /* an MSS more would not double it: nothing; two more do */
+    wisp_tcp_recved(t.pcb, mss);
+    tt_expect_none(&t);
+    wisp_tcp_recved(t.pcb, mss);
+    tt_expect(&t, &g);
+    assert_int_equal(g.flags, TT_ACK);
+    assert_int_equal(g.wnd, 4u * mss);
     tt_expect_none(&t);
     tt_done(&t);
 }
