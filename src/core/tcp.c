@@ -557,14 +557,20 @@ void wisp_tcp_recved(struct wisp_tcp_pcb *pcb, uint32_t len)
         pcb->c.state != WISP_TCP_FIN_WAIT_2) {
         return; /* the peer sends no more data: no window update needed */
     }
-    /* RFC 9293 §3.8.6.2.2 (receiver SWS avoidance): announce a larger
-     * window only when the right edge moves by min(RCV.BUFF/2, MSS);
-     * send the update at once only when the window we announced has
-     * fallen to half the buffer or less (else the next ACK carries it). */
+    /* RFC 9293 §3.8.6.2.2 / RFC 1122 §4.2.3.3 (receiver SWS avoidance):
+     * announce a larger window only when the right edge moves by
+     * min(RCV.BUFF/2, MSS); send a pure update for it only when the
+     * window the peer sees has fallen to half the buffer and the update
+     * at least doubles it (else the ACK of the peer's next data carries
+     * it): a zero or sub-MSS window is announced as soon as it opens by
+     * an MSS (the sender may be blocked on it), a series of reads sends a
+     * few updates, not one per read. */
     right = tcp_rcv_right(pcb, &limited); /* what the buffer and the receive budget allow */
     adv_room = pcb->rcv_adv - pcb->rcv_nxt;
-    thresh = WISP_MIN(tcp_wnd_max(pcb) / 2u, (uint32_t)pcb->mss);
-    if (TCP_SEQ_GT(right, pcb->rcv_adv) && right - pcb->rcv_adv >= thresh && adv_room <= tcp_wnd_max(pcb) / 2u) {
+    thresh = WISP_MAX(WISP_MIN(tcp_wnd_max(pcb) / 2u, (uint32_t)pcb->mss), adv_room);
+    /* (an update that doubles the window leaves the peer at most half;
+     * thresh > 0, so the edge moves right) */
+    if (TCP_SEQ_GEQ(right, pcb->rcv_adv + thresh)) {
         pcb->flags |= TF_ACK_NOW;
         tcp_output_soon(pcb);
     }

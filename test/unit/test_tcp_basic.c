@@ -459,6 +459,118 @@ static void test_rfc9293_3_8_6_2_2_receive_window_and_update(void **state)
     tt_done(&t);
 }
 
+/* Fill the window announced in the SYN-ACK up to `room` bytes (full-size
+ * segments, then a remainder), with the application holding the data;
+ * the ACKs are drained after the delayed-ACK time. Returns the bytes held. */
+static uint32_t t_fill_to(struct tt *t, uint32_t wnd, uint32_t room, uint32_t mss)
+{
+    struct tt_seg g;
+    uint32_t got = 0;
+    t->no_recved = true;
+    while (got < wnd - room) {
+        uint32_t n = WISP_MIN(mss, wnd - room - got);
+        tt_data(t, g_data, (uint16_t)n);
+        got += n;
+    }
+    tu_advance(t->e, WISP_TCP_DELACK_MS);
+    g.wnd = 0;
+    while (tt_pop(t, &g)) {
+    }
+    assert_int_equal(g.ack, t->snd);
+    assert_int_equal(g.wnd, room);
+    return got;
+}
+
+/* RFC 1122 §4.2.3.3 / RFC 9293 §3.8.6.2.2: with the peer's window at
+ * room = min(RCV.BUFF/2, 2*MSS), reads that move the right edge by less
+ * than that send no pure update (the update must at least double the
+ * peer's window); the read reaching it sends exactly one. */
+static void test_rfc1122_4_2_3_3_window_update_threshold(void **state)
+{
+    struct tt t;
+    struct tt_seg syn, g;
+    struct wisp_tcp_info info;
+    uint32_t wnd, mss, thresh, room, i;
+    (void)state;
+    t_fresh(&t);
+    t.o.mss = 1460;
+    t.o.ws = 0xff; /* no window scaling: windows to the byte */
+    syn = tt_open_passive(&t);
+    wisp_tcp_get_info(t.pcb, &info);
+    wnd = syn.wnd;
+    mss = info.mss;
+    assert_true(wnd >= 4u * mss);
+    wisp_tcp_set_bufs(t.pcb, 0, wnd); /* RCV.BUFF = the window announced */
+    thresh = WISP_MIN(wnd / 2u, 2u * mss);
+    room = thresh;
+    (void)t_fill_to(&t, wnd, room, mss);
+    /* three quarter-threshold reads: no pure ACK each */
+    for (i = 0; i < 3u; i++) {
+        wisp_tcp_recved(t.pcb, thresh / 4u);
+        tt_expect_none(&t);
+    }
+    /* the read that moves the edge by the threshold: exactly one update */
+    wisp_tcp_recved(t.pcb, thresh - 3u * (thresh / 4u));
+    tt_expect(&t, &g);
+    assert_int_equal(g.flags, TT_ACK);
+    assert_int_equal(g.len, 0);
+    assert_int_equal(g.ack, t.snd);
+    assert_int_equal(g.wnd, room + thresh);
+    tt_expect_none(&t);
+    /* a further small read: nothing */
+    wisp_tcp_recved(t.pcb, mss / 2u);
+    tt_expect_none(&t);
+    tt_done(&t);
+}
+
+/* A window the peer sees as zero is announced as soon as it opens by an
+ * MSS (the sender may be blocked on it: RFC 9293 §3.8.6.2.2); later
+ * updates wait until they at least double the peer's window. */
+static void test_rfc9293_3_8_6_2_2_zero_window_reopens_at_once(void **state)
+{
+    struct tt t;
+    struct tt_seg syn, g;
+    struct wisp_tcp_info info;
+    uint32_t wnd, mss;
+    (void)state;
+    t_fresh(&t);
+    t.o.mss = 1460;
+    t.o.ws = 0xff; /* no window scaling: windows to the byte */
+    syn = tt_open_passive(&t);
+    wisp_tcp_get_info(t.pcb, &info);
+    wnd = syn.wnd;
+    mss = info.mss;
+    assert_true(wnd >= 4u * mss);
+    wisp_tcp_set_bufs(t.pcb, 0, wnd); /* RCV.BUFF = the window announced */
+    (void)t_fill_to(&t, wnd, 0, mss);
+    wisp_tcp_recved(t.pcb, mss / 2u); /* below an MSS: receiver SWS, nothing */
+    tt_expect_none(&t);
+    wisp_tcp_recved(t.pcb, mss - mss / 2u);
+    tt_expect(&t, &g);
+    assert_int_equal(g.flags, TT_ACK);
+    assert_int_equal(g.len, 0);
+    assert_int_equal(g.wnd, mss);
+    tt_expect_none(&t);
+    /* half an MSS more: below the SWS threshold, nothing */
+    wisp_tcp_recved(t.pcb, mss / 2u);
+    tt_expect_none(&t);
+    /* an MSS more doubles the peer's window: one update */
+    wisp_tcp_recved(t.pcb, mss - mss / 2u);
+    tt_expect(&t, &g);
+    assert_int_equal(g.flags, TT_ACK);
+    assert_int_equal(g.wnd, 2u * mss);
+    tt_expect_none(&t);
+    /* an MSS more would not double it: nothing; two more do */
+    wisp_tcp_recved(t.pcb, mss);
+    tt_expect_none(&t);
+    wisp_tcp_recved(t.pcb, mss);
+    tt_expect(&t, &g);
+    assert_int_equal(g.flags, TT_ACK);
+    assert_int_equal(g.wnd, 4u * mss);
+    tt_expect_none(&t);
+    tt_done(&t);
+}
+
 /* Refused data (recv returns != OK) is kept, offered again later, and the
  * window stays closed by it meanwhile; nothing is lost. */
 static void test_refused_data_is_retried(void **state)
@@ -1182,6 +1294,8 @@ int main(void)
         cmocka_unit_test(test_rfc9293_3_10_4_close_in_syn_received),
         cmocka_unit_test(test_rfc6298_5_5_syn_retransmit_backoff_then_timeout),
         cmocka_unit_test(test_rfc5681_4_2_delayed_ack_for_one_segment),
+        cmocka_unit_test(test_rfc1122_4_2_3_3_window_update_threshold),
+        cmocka_unit_test(test_rfc9293_3_8_6_2_2_zero_window_reopens_at_once),
         cmocka_unit_test(test_rfc5681_4_2_ack_every_second_full_segment),
         cmocka_unit_test(test_rfc9293_3_8_6_2_2_receive_window_and_update),
         cmocka_unit_test(test_refused_data_is_retried),
