@@ -384,13 +384,17 @@ static int mode_msend(int argc, char **argv)
     m = calloc((size_t)conns, sizeof *m);
     if (m == NULL) die("calloc");
     /* connect one after the other, 5 ms apart (a real client set ramps
-     * up too; a burst meets the server's accept queue); then, up to 5
-     * rounds 200 ms apart, replace every connection the server refused or
-     * reset (its accept queue was full) with a new one (counted) */
+     * up too; env WPROBE_MSEND_GAP_US sets the gap, 0 = a burst that
+     * meets the server's full accept queue); then, up to 5 rounds 200 ms
+     * apart, replace every connection the server refused or reset with a
+     * new one (counted) */
+    const char *gs = getenv("WPROBE_MSEND_GAP_US");
+    long gap = gs != NULL ? atol(gs) : 5000;
+    if (gap < 0 || gap > 1000000) return 2;
     dial_soft = 1;
     for (i = 0; i < conns; i++) {
         m[i].fd = dial(addr, port, 0, NULL);
-        usleep(5000);
+        if (gap > 0) usleep((useconds_t)gap);
     }
     for (int round = 0; round < 6; round++) {
         int bad = 0;

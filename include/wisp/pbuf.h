@@ -50,6 +50,7 @@ enum wisp_pbuf_layer {
 /** Flags in wisp_pbuf.flags. */
 #define WISP_PBUF_F_BCAST 0x01u  /**< received as link-layer broadcast */
 #define WISP_PBUF_F_MCAST 0x02u  /**< received as link-layer multicast */
+/* 0x80 is the API layer's while the pbuf waits in a netconn's mailbox. */
 
 /** Transmit queue class in wisp_pbuf.prio. */
 #define WISP_PRIO_COMMON 0u

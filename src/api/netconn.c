@@ -582,33 +582,46 @@ static void tcp_abort_conn(struct wisp_netconn *conn)
 }
 
 /* Short pbufs (wisp_tcp_rx_short: a small segment alone in its receive
- * block) the mailbox takes while it holds fewer items than this; beyond,
- * they are refused and the stack keeps them, copied together into shared
- * blocks, until the reader takes an item (do_recved offers them again as
- * one chain). So a slow reader's mailbox holds at most this many blocks
- * beyond what the window counted for its data, and the window the stack
- * announced stays within the receive blocks (issue 12; RFC 9293
+ * block) the mailbox takes while it holds fewer of them than this;
+ * beyond, they are refused and the stack keeps them, copied together into
+ * shared blocks, until the reader takes one (do_recved offers them again
+ * as one chain). So a slow reader's mailbox holds at most this many
+ * blocks beyond what the window counted for its data, and the window the
+ * stack announced stays within the receive blocks (issue 12; RFC 9293
  * §3.8.6.2.2: the window offers buffer we have). Full-size segments are
- * queued as they came (zero-copy) up to the mailbox's size. */
+ * queued as they came (zero-copy) up to the mailbox's size, without the
+ * API lock: only short items are counted (rx_items), each marked with
+ * NC_PBUF_SHORT so the reader knows to uncount it. */
 #define NC_RX_SHORT_MAX 4u
+#define NC_PBUF_SHORT 0x80u /* in wisp_pbuf.flags: counted in rx_items */
 
 /* Core: post TCP data p to conn's mailbox; false when it is refused. */
 static bool nc_rx_take(struct wisp_netconn *conn, struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p)
 {
-    bool take;
-    api_lock(conn->api);
-    take = conn->rx_items < NC_RX_SHORT_MAX || !wisp_tcp_rx_short(pcb, p);
-    if (take) {
-        conn->rx_items++; /* before the post: the reader's decrement follows its fetch */
-    }
-    api_unlock(conn->api);
-    if (take && wisp_sys_mbox_trypost(&conn->mbox, p) != WISP_OK) {
+    bool short_ = wisp_tcp_rx_short(pcb, p);
+    if (short_) {
+        bool room;
         api_lock(conn->api);
-        conn->rx_items--;
+        room = conn->rx_items < NC_RX_SHORT_MAX;
+        if (room) {
+            conn->rx_items++; /* before the post: the reader's decrement follows its fetch */
+        }
         api_unlock(conn->api);
-        take = false;
+        if (!room) {
+            return false;
+        }
+        p->flags |= NC_PBUF_SHORT;
     }
-    return take;
+    if (wisp_sys_mbox_trypost(&conn->mbox, p) != WISP_OK) {
+        if (short_) {
+            p->flags &= (uint8_t)~NC_PBUF_SHORT;
+            api_lock(conn->api);
+            conn->rx_items--;
+            api_unlock(conn->api);
+        }
+        return false;
+    }
+    return true;
 }
 
 static wisp_err_t tcp_recv_cb(void *arg, struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, wisp_err_t err)
@@ -1528,11 +1541,12 @@ wisp_err_t wisp_netconn_recv_tcp_pbuf_flags(struct wisp_netconn *conn, struct wi
                                    : fetch_item(conn, &snap, &item, (flags & WISP_NETCONN_DONTBLOCK) != 0, !autorcvd);
     if (r == WISP_OK) {
         struct wisp_pbuf *p = (struct wisp_pbuf *)item;
-        api_lock(conn->api);
-        if (conn->rx_items > 0) {
+        if (p->flags & NC_PBUF_SHORT) {
+            p->flags &= (uint8_t)~NC_PBUF_SHORT;
+            api_lock(conn->api);
             conn->rx_items--; /* nc_rx_take */
+            api_unlock(conn->api);
         }
-        api_unlock(conn->api);
         if (autorcvd) {
             /* The application took the data: reopen the window now, as
              * lwIP's netconn_recv does (and take refused data, if any). */

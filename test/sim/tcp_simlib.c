@@ -1284,3 +1284,29 @@ bool tsl_xfer(uint64_t wseed, const struct sim_link_cfg *link, const struct tsl_
     }
     return res->ok && res->settled && res->leaked == 0;
 }
+
+/* ------------------------------------------------------------ counters */
+
+unsigned long tsl_ctr(const struct wisp_stack *s, const char *name)
+{
+    unsigned j;
+    for (j = 0; j < WISP_CTR_COUNT; j++) {
+        if (strcmp(wisp_counter_name(j), name) == 0) {
+            return (unsigned long)s->ctr[j];
+        }
+    }
+    fprintf(stderr, "tsl_ctr: no counter %s\n", name);
+    abort();
+}
+
+void tsl_print_ctrs(const char *label, const struct wisp_stack *s, const char *const *want, unsigned n)
+{
+    unsigned i;
+    printf("  %s:", label);
+    for (i = 0; i < n; i++) {
+        printf(" %s %lu", want[i], tsl_ctr(s, want[i]));
+    }
+    printf("; rx blocks high %u/%u, tx blocks high %u/%u\n", (unsigned)s->pool[WISP_POOL_PBUF_RX].high,
+           (unsigned)s->pool[WISP_POOL_PBUF_RX].count, (unsigned)s->pool[WISP_POOL_PBUF_TX].high,
+           (unsigned)s->pool[WISP_POOL_PBUF_TX].count);
+}

@@ -273,6 +273,14 @@ void tsl_baseline(const struct sim_world *w, unsigned *base);
  *  printed to f (when not NULL). */
 bool tsl_settle(struct sim_world *w, const unsigned *base, uint64_t max_us, FILE *f);
 
+/* ---------------------------------------------------------- counters */
+
+/** Counter `name` (wisp_counter_name) of s; aborts when there is none. */
+unsigned long tsl_ctr(const struct wisp_stack *s, const char *name);
+/** Print "  label: <name> <value> ...; rx blocks high h/n, tx blocks
+ *  high h/n" for the n counters named in want, to stdout. */
+void tsl_print_ctrs(const char *label, const struct wisp_stack *s, const char *const *want, unsigned n);
+
 /* ----------------------------------------------------- segment tools */
 
 #define TSL_FIN WISP_TCP_FLAG_FIN

@@ -52,23 +52,12 @@ static bool echo_closed(void *arg)
     return e->svc->tcp[WISP_TCP_SVC_ECHO].st.closed >= e->n;
 }
 
-static void print_ctrs(const char *name, struct wisp_stack *s)
+static void print_ctrs(const char *name, const struct wisp_stack *s)
 {
     static const char *const want[] = { "netif.rx.nomem", "netif.txq.drop", "tcp.drop.nomem", "tcp.drop.rxbudget",
                                         "tcp.wnd.budgetlimited", "tcp.write.txreserve", "tcp.ooseq.drop",
                                         "tcp.retransmit", "tcp.timeout", "tcp.persist.probe" };
-    unsigned i, j;
-    printf("  %s:", name);
-    for (i = 0; i < WISP_ARRAY_SIZE(want); i++) {
-        for (j = 0; j < WISP_CTR_COUNT; j++) {
-            if (strcmp(wisp_counter_name(j), want[i]) == 0) {
-                printf(" %s %lu", want[i], (unsigned long)s->ctr[j]);
-            }
-        }
-    }
-    printf("; rx blocks high %u/%u, tx blocks high %u/%u\n", (unsigned)s->pool[WISP_POOL_PBUF_RX].high,
-           (unsigned)s->pool[WISP_POOL_PBUF_RX].count, (unsigned)s->pool[WISP_POOL_PBUF_TX].high,
-           (unsigned)s->pool[WISP_POOL_PBUF_TX].count);
+    tsl_print_ctrs(name, s, want, (unsigned)WISP_ARRAY_SIZE(want));
 }
 
 /* n echo transfers of bytes each at once against node b's echo service;

@@ -31,34 +31,12 @@
 #define MBOX 64u /* the host build's WISP_NETCONN_RECVMBOX_SIZE */
 #define SHORT_MAX 4u /* netconn.c NC_RX_SHORT_MAX */
 
-static unsigned long ctr(struct wisp_stack *s, const char *name)
-{
-    unsigned j;
-    for (j = 0; j < WISP_CTR_COUNT; j++) {
-        if (strcmp(wisp_counter_name(j), name) == 0) {
-            return (unsigned long)s->ctr[j];
-        }
-    }
-    fail_msg("no counter %s", name);
-    return 0;
-}
-
-static void print_ctrs(const char *name, struct wisp_stack *s)
+static void print_ctrs(const char *name, const struct wisp_stack *s)
 {
     static const char *const want[] = { "netif.rx.nomem",  "tcp.drop.rxbudget", "tcp.ooseq.drop",
                                         "tcp.drop.refused", "tcp.wnd.budgetlimited", "tcp.retransmit",
                                         "tcp.rx.coalesce" };
-    unsigned i, j;
-    printf("  %s:", name);
-    for (i = 0; i < WISP_ARRAY_SIZE(want); i++) {
-        for (j = 0; j < WISP_CTR_COUNT; j++) {
-            if (strcmp(wisp_counter_name(j), want[i]) == 0) {
-                printf(" %s %lu", want[i], (unsigned long)s->ctr[j]);
-            }
-        }
-    }
-    printf("; rx blocks high %u/%u\n", (unsigned)s->pool[WISP_POOL_PBUF_RX].high,
-           (unsigned)s->pool[WISP_POOL_PBUF_RX].count);
+    tsl_print_ctrs(name, s, want, (unsigned)WISP_ARRAY_SIZE(want));
 }
 
 /* ------------------------------------------- a netconn-like mailbox */
@@ -230,14 +208,15 @@ static void rxwin_run(const struct rxwin_case *k)
     print_ctrs("a (sender)", sim_stack(a));
     print_ctrs("b (receiver)", sb);
     /* nothing the window admitted was dropped for want of memory */
-    assert_int_equal(ctr(sb, "tcp.drop.rxbudget"), 0);
-    assert_int_equal(ctr(sb, "tcp.ooseq.drop"), 0);
-    assert_int_equal(ctr(sb, "tcp.drop.refused"), 0);
-    assert_int_equal(ctr(sb, "netif.rx.nomem"), 0);
+    assert_int_equal(tsl_ctr(sb, "tcp.drop.rxbudget"), 0);
+    assert_int_equal(tsl_ctr(sb, "tcp.ooseq.drop"), 0);
+    assert_int_equal(tsl_ctr(sb, "tcp.drop.refused"), 0);
+    assert_int_equal(tsl_ctr(sb, "netif.rx.nomem"), 0);
     if (k->loss == 0.0) {
         /* so the sender resent nothing but zero-window probes (the one
          * octet beyond a closed window, RFC 9293 §3.8.6.1, not admitted) */
-        unsigned long rtx = ctr(sim_stack(a), "tcp.retransmit"), probes = ctr(sim_stack(a), "tcp.persist.probe");
+        unsigned long rtx = tsl_ctr(sim_stack(a), "tcp.retransmit");
+        unsigned long probes = tsl_ctr(sim_stack(a), "tcp.persist.probe");
         if (rtx > probes) {
             fail_msg("the sender retransmitted %lu segments, %lu of them window probes", rtx, probes);
         }

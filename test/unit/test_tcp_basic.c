@@ -481,6 +481,23 @@ static uint32_t t_fill_to(struct tt *t, uint32_t wnd, uint32_t room, uint32_t ms
     return got;
 }
 
+/* A passive open with MSS 1460 and no window scaling (windows to the
+ * byte), RCV.BUFF set to the window announced (*wnd, at least 4 MSS). */
+static void t_open_bytewin(struct tt *t, uint32_t *wnd, uint32_t *mss)
+{
+    struct tt_seg syn;
+    struct wisp_tcp_info info;
+    t_fresh(t);
+    t->o.mss = 1460;
+    t->o.ws = 0xff;
+    syn = tt_open_passive(t);
+    wisp_tcp_get_info(t->pcb, &info);
+    *wnd = syn.wnd;
+    *mss = info.mss;
+    assert_true(*wnd >= 4u * *mss);
+    wisp_tcp_set_bufs(t->pcb, 0, *wnd);
+}
+
 /* RFC 1122 §4.2.3.3 / RFC 9293 §3.8.6.2.2: with the peer's window at
  * room = min(RCV.BUFF/2, 2*MSS), reads that move the right edge by less
  * than that send no pure update (the update must at least double the
@@ -488,19 +505,10 @@ static uint32_t t_fill_to(struct tt *t, uint32_t wnd, uint32_t room, uint32_t ms
 static void test_rfc1122_4_2_3_3_window_update_threshold(void **state)
 {
     struct tt t;
-    struct tt_seg syn, g;
-    struct wisp_tcp_info info;
+    struct tt_seg g;
     uint32_t wnd, mss, thresh, room, i;
     (void)state;
-    t_fresh(&t);
-    t.o.mss = 1460;
-    t.o.ws = 0xff; /* no window scaling: windows to the byte */
-    syn = tt_open_passive(&t);
-    wisp_tcp_get_info(t.pcb, &info);
-    wnd = syn.wnd;
-    mss = info.mss;
-    assert_true(wnd >= 4u * mss);
-    wisp_tcp_set_bufs(t.pcb, 0, wnd); /* RCV.BUFF = the window announced */
+    t_open_bytewin(&t, &wnd, &mss);
     thresh = WISP_MIN(wnd / 2u, 2u * mss);
     room = thresh;
     (void)t_fill_to(&t, wnd, room, mss);
@@ -529,19 +537,10 @@ static void test_rfc1122_4_2_3_3_window_update_threshold(void **state)
 static void test_rfc9293_3_8_6_2_2_zero_window_reopens_at_once(void **state)
 {
     struct tt t;
-    struct tt_seg syn, g;
-    struct wisp_tcp_info info;
+    struct tt_seg g;
     uint32_t wnd, mss;
     (void)state;
-    t_fresh(&t);
-    t.o.mss = 1460;
-    t.o.ws = 0xff; /* no window scaling: windows to the byte */
-    syn = tt_open_passive(&t);
-    wisp_tcp_get_info(t.pcb, &info);
-    wnd = syn.wnd;
-    mss = info.mss;
-    assert_true(wnd >= 4u * mss);
-    wisp_tcp_set_bufs(t.pcb, 0, wnd); /* RCV.BUFF = the window announced */
+    t_open_bytewin(&t, &wnd, &mss);
     (void)t_fill_to(&t, wnd, 0, mss);
     wisp_tcp_recved(t.pcb, mss / 2u); /* below an MSS: receiver SWS, nothing */
     tt_expect_none(&t);

@@ -69,7 +69,7 @@ struct wisp_netconn {
     wisp_err_t WISP_PRIV(pending_err);
     wisp_err_t WISP_PRIV(connect_result);
     wisp_err_t WISP_PRIV(conn_err);              /**< the connection error the stack reported (kept) */
-    uint16_t WISP_PRIV(rx_items);                /**< TCP data chains in mbox (netconn.c nc_rx_take) */
+    uint16_t WISP_PRIV(rx_items);                /**< short TCP data items in mbox (netconn.c nc_rx_take) */
     /* core context only */
     uint8_t WISP_PRIV(dscp);
     uint8_t WISP_PRIV(ttl);                      /**< 0 = default; a listener passes it on */
