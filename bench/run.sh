@@ -41,6 +41,8 @@
 #     discard servers (a build with 128 service threads), aggregate
 #     goodput, slowest/fastest connection, server CPU per MB, the server's
 #     resident set growth per connection and wisp's pool high-water marks.
+#     The probe connects 5 ms apart; WPROBE_MSEND_GAP_US=0 in the
+#     environment makes it one burst (the server's accept queue overflows).
 # --exp runs some sections only: the report keeps the other sections of
 # the existing docs/bench/README.md (each section names its run).
 # Output: docs/bench/README.md (tables: medians with min-max over the
@@ -76,7 +78,7 @@ while [ $# -gt 0 ]; do
     --exp) EXPS=$2; shift ;;
     --out) OUT=$2; shift ;;
     --build) BUILD=$2; shift ;;
-    -h | --help) sed -n '2,55p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,57p' "$0"; exit 0 ;;
     *) echo "bench: unknown argument $1" >&2; exit 2 ;;
     esac
     shift
