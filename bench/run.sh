@@ -78,7 +78,7 @@ while [ $# -gt 0 ]; do
     --exp) EXPS=$2; shift ;;
     --out) OUT=$2; shift ;;
     --build) BUILD=$2; shift ;;
-    -h | --help) sed -n '2,57p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,61p' "$0"; exit 0 ;;
     *) echo "bench: unknown argument $1" >&2; exit 2 ;;
     esac
     shift
