@@ -1822,19 +1822,23 @@ static wisp_err_t do_nocopy_release(struct wisp_stack *s, void *arg)
 
 #if WISP_TCP
 /* Take the writer's turn on conn (waiting while another writer has it):
- * false when the netconn is closed or deleted meanwhile. */
+ * false when the netconn is closed or deleted meanwhile -- also when
+ * the turn came free because the writer before saw that (a writer woken
+ * by delete must not start queueing data). */
 static bool write_turn(struct wisp_netconn *conn)
 {
-    bool ok = true;
+    bool ok;
     api_lock(conn->api);
-    while (conn->writing) {
-        if (conn->flags & (NC_F_CLOSED | NC_F_DELETING)) {
-            ok = false;
+    for (;;) {
+        ok = !(conn->flags & (NC_F_CLOSED | NC_F_DELETING));
+        if (!ok || !conn->writing) {
             break;
         }
         nc_wait_locked(conn, WISP_SYS_FOREVER);
     }
-    conn->writing = ok ? 1 : conn->writing;
+    if (ok) {
+        conn->writing = 1;
+    }
     api_unlock(conn->api);
     return ok;
 }
