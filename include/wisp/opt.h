@@ -642,16 +642,19 @@ void wisp_core_owner_check(const struct wisp_stack *s, const char *where);
  *  option TCP_CONGESTION change it per connection before or after
  *  connect).
  *  WISP_TCP_CUBIC: 0/1, compile CUBIC (RFC 9438) in beside NewReno
- *  (RFC 5681 + RFC 6582, always there). Default 1. Cost on Cortex-M4
- *  (-Os): 0.9 KB of code (tcp_cubic.c; its 64-bit divisions are its own
- *  shift-and-subtract, no libgcc helper is linked), and 32 bytes per TCP
- *  PCB (its state in the union pcb->cc).
+ *  (RFC 5681 + RFC 6582, always there). Default 0, NewReno only, as in
+ *  lwIP: a microcontroller on a LAN rarely has the long fat path where
+ *  CUBIC pays (see WISP_TCP_CC_DEFAULT). The host options
+ *  (ports/unix/wisp_opts_host.h) turn it on. Cost on Cortex-M4 (-Os):
+ *  about 1 KB of code (tcp_cubic.c and its hooks in tcp_cc.c; its 64-bit
+ *  divisions are its own shift-and-subtract, no libgcc helper is
+ *  linked), and 28 bytes per TCP PCB (its state in the union pcb->cc).
  *  WISP_TCP_CC_DEFAULT: WISP_TCP_CC_NEWRENO (0) or WISP_TCP_CC_CUBIC (1).
  *  Default NewReno: the smaller state, and on the short paths of a LAN
  *  CUBIC's TCP-friendly region makes it behave like Reno anyway
  *  (RFC 9438 §4.3); CUBIC pays on long fat paths. */
 #ifndef WISP_TCP_CUBIC
-#define WISP_TCP_CUBIC 1
+#define WISP_TCP_CUBIC 0
 #endif
 #ifndef WISP_TCP_CC_DEFAULT
 #define WISP_TCP_CC_DEFAULT 0

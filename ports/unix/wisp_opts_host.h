@@ -61,6 +61,9 @@
 #define WISP_TCP_WND (256 * 1024)
 #define WISP_TCP_SND_BUF (256 * 1024)
 #define WISP_TCP_OOSEQ_MAX_PBUFS 64
+/* CUBIC compiled in (opt.h's default leaves it out): the simulator suite
+ * runs its .cubic variants, and a host meets long fat paths. */
+#define WISP_TCP_CUBIC 1
 #undef WISP_PBUF_RX_COUNT
 #define WISP_PBUF_RX_COUNT 512
 #undef WISP_PBUF_TX_COUNT

@@ -83,6 +83,9 @@ enum { NC_S_NONE = 0, NC_S_LISTEN, NC_S_CONNECTING, NC_S_CONNECTED, NC_S_CLOSED 
 #define NC_C_WSPACE 0x08u       /* SENDMINUS was signalled: SENDPLUS due when space returns */
 #define NC_C_POLL 0x10u         /* the poll callback is armed (write retry) */
 #define NC_C_REFUSED 0x20u      /* the mailbox refused data: offer it again when room returns */
+/* In wisp_pbuf.flags (0x80 is the API layer's, pbuf.h): a short TCP item
+ * counted in rx_items (nc_rx_take). */
+#define NC_PBUF_SHORT 0x80u
 
 /* "Writable" for the events: half the send buffer free (lwIP's TCP_SNDLOWAT
  * idea); the connection's buffer, which SO_SNDBUF may have made smaller. */
@@ -593,7 +596,6 @@ static void tcp_abort_conn(struct wisp_netconn *conn)
  * API lock: only short items are counted (rx_items), each marked with
  * NC_PBUF_SHORT so the reader knows to uncount it. */
 #define NC_RX_SHORT_MAX 4u
-#define NC_PBUF_SHORT 0x80u /* in wisp_pbuf.flags: counted in rx_items */
 
 /* Core: post TCP data p to conn's mailbox; false when it is refused. */
 static bool nc_rx_take(struct wisp_netconn *conn, struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p)

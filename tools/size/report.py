@@ -188,7 +188,8 @@ Flash = `.text*` + `.rodata*` + `.data*` (initial values) of the stack's objects
 - **raw** (`tools/size/probe_raw.c`, no OS): netif add/up, DHCP start, DNS lookup, UDP bind/recv/sendto,
   TCP listen/accept/write/recv/connect, main loop polling the stack; options `tools/size/opts_default.h`
   (opt.h's defaults: every feature on -- SACK, window scaling, timestamps, SYN cookies, compact
-  TIME-WAIT, RFC 5961, loopback, counters, IP fragmentation and reassembly, CUBIC).
+  TIME-WAIT, RFC 5961, loopback, counters, IP fragmentation and reassembly; congestion control NewReno,
+  CUBIC being opt-in, `WISP_TCP_CUBIC`, as lwIP has NewReno only).
 - **raw, lwIP's TCP feature set**: the same with `tools/size/opts_lwiplike.h` (SACK, window scaling,
   timestamps, SYN cookies off).
 - **full** (`tools/size/probe_full.c`): raw plus the stack thread, a netconn echo server, a socket
