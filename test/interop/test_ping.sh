@@ -22,7 +22,11 @@ it_start_node --pcap "$PCAP"
 
 total=0
 for size in $SIZES; do
-    out=$(it_ns_t 60 ping -n -c "$COUNT" -i 0.002 -s "$size" -W 1 -q "$IT_NODE_IP" 2>&1)
+    # -w 30 with -c: ping waits for all COUNT replies (up to 30 s) instead
+    # of giving up two round trips after its last request (a ping process
+    # descheduled on a loaded machine then missed the last reply, which
+    # wisp had sent: CI, 499 of 500)
+    out=$(it_ns_t 60 ping -n -c "$COUNT" -i 0.002 -s "$size" -W 1 -w 30 -q "$IT_NODE_IP" 2>&1)
     rc=$?
     summary=$(echo "$out" | grep -E 'packets transmitted' | head -n 1)
     tx=$(echo "$summary" | sed -nE 's/^([0-9]+) packets transmitted.*/\1/p')
