@@ -45,6 +45,12 @@
 #error "sockets: WISP_TCP_KEEPCNT must be <= 127, WISP_TCP_KEEPIDLE_MS / WISP_TCP_KEEPINTVL_MS <= 65535 s"
 #endif
 
+/* The socket slot keeps errnos in 7 bits (priv/sockets.h): the largest
+ * WISP_E* (sockets.h) must stay below 128. */
+#if WISP_EINPROGRESS > 127 || WISP_EALREADY > 127 || WISP_EHOSTUNREACH > 127 || WISP_ECONNREFUSED > 127
+#error "sockets: errno values must be < 128 (struct wisp_sock_flags rx_err, last_err)"
+#endif
+
 #include <stdarg.h>
 
 #ifndef WISP_SOCKET_ERRNO_SET
@@ -60,6 +66,9 @@
  * Written only by wisp_sockets_init/deinit, which run while no other
  * thread uses sockets. */
 static struct wisp_sockets *g_socks;
+
+/* Is sk a stream (TCP) socket? Its netconn's type, set once. */
+#define SK_STREAM(sk) (wisp_netconn_type((sk)->conn) == WISP_NETCONN_TCP)
 
 /** Largest UDP payload in one IPv4 datagram (65535 - 20 - 8). */
 #define SOCK_UDP_MAX 65507u
@@ -240,7 +249,7 @@ static void sock_event(struct wisp_netconn *conn, enum wisp_netconn_evt evt, uin
         return;
     case WISP_NETCONN_EVT_ERROR:
         sk->f.errevent = 1;
-        if (sk->type == WISP_SOCK_DGRAM) {
+        if (!SK_STREAM(sk)) {
             break; /* an ICMP error for a connected UDP socket: it lives on */
         }
         sk->f.dead = 1;
@@ -325,7 +334,7 @@ static int sock_fail_leave(struct wisp_sock *sk, int e)
 {
     struct wisp_sockets *t = g_socks;
     lock_tbl(t);
-    sk->last_err = (uint8_t)e;
+    sk->f.last_err = (unsigned)e;
     sock_leave_locked(t, sk);
     return set_errno(e);
 }
@@ -370,7 +379,7 @@ static bool is_conn_err(wisp_err_t err)
 /* Table lock held: does a reset of sk mean "refused" (its connect failed)? */
 static bool err_is_connect(const struct wisp_sock *sk)
 {
-    return sk->type == WISP_SOCK_STREAM && (sk->f.connect_failed || !sk->f.established);
+    return SK_STREAM(sk) && (sk->f.connect_failed || !sk->f.established);
 }
 
 /*
@@ -379,7 +388,7 @@ static bool err_is_connect(const struct wisp_sock *sk)
  * once by the next netconn call; errevent says it is there) or, once a
  * socket call took it from the netconn but could not report it -- a send
  * that returns the bytes it wrote before the reset, a recv that returns
- * the data received before it -- in sk->rx_err. The next send, recv (after
+ * the data received before it -- in sk->f.rx_err. The next send, recv (after
  * the queued data) or getsockopt(SO_ERROR) reports it and clears it; the
  * calls after that see a dead connection: EPIPE for send, 0 for recv (as
  * Linux). A call that was in progress when the error came (blocked in
@@ -396,7 +405,7 @@ static int take_conn_err(struct wisp_sock *sk, wisp_err_t err)
     lock_tbl(t);
     connecting = err_is_connect(sk);
     sk->f.errevent = 0;
-    sk->rx_err = 0;
+    sk->f.rx_err = 0;
     unlock_tbl(t);
     return conn_err_errno(sk, err, connecting);
 }
@@ -408,8 +417,8 @@ static void keep_conn_err(struct wisp_sock *sk, wisp_err_t err)
     struct wisp_sockets *t = g_socks;
     lock_tbl(t);
     sk->f.errevent = 0;
-    if (sk->rx_err == 0) {
-        sk->rx_err = (uint8_t)conn_err_errno(sk, err, err_is_connect(sk));
+    if (sk->f.rx_err == 0) {
+        sk->f.rx_err = (unsigned)conn_err_errno(sk, err, err_is_connect(sk));
     }
     unlock_tbl(t);
 }
@@ -421,8 +430,8 @@ static int take_pending_err(struct wisp_sock *sk)
     bool in_conn;
     int e;
     lock_tbl(t);
-    e = sk->rx_err;
-    sk->rx_err = 0;
+    e = sk->f.rx_err;
+    sk->f.rx_err = 0;
     in_conn = e == 0 && sk->f.errevent;
     sk->f.errevent = 0;
     unlock_tbl(t);
@@ -450,20 +459,208 @@ static void rx_flush(struct wisp_sock *sk, struct wisp_pbuf **bufs, unsigned n, 
     }
 }
 
-/* Apply the keepalive settings of sk to conn (a listener keeps them for
- * the connections it accepts: netconn answers ERR_CONN, ignored). */
-static void apply_keepalive(struct wisp_sock *sk, struct wisp_netconn *conn)
+/* The options this layer knows, by kind. The order matters: OK_NODELAY
+ * .. OK_CONGESTION are TCP's (a stream socket's only); setsockopt reads
+ * the kinds below OK_CONGESTION (and options not known) as an int. */
+enum {
+    OK_NONE,          /* not known: ENOPROTOOPT */
+    OK_NOP,           /* SO_DEBUG, SO_DONTROUTE, SO_OOBINLINE: set accepted, no effect */
+    OK_REUSEADDR,     /* SO_REUSEADDR, SO_REUSEPORT */
+    OK_KEEPALIVE,
+    OK_BROADCAST,
+    OK_SNDBUF,
+    OK_RCVBUF,
+    OK_TOS,
+    OK_TTL,
+    OK_TYPE,          /* get only */
+    OK_ACCEPTCONN,    /* get only */
+    OK_ERROR,         /* get only */
+    OK_NODELAY,       /* TCP's from here */
+    OK_KEEPIDLE,
+    OK_KEEPINTVL,
+    OK_KEEPCNT,
+    OK_MAXSEG,
+    OK_INFO,          /* get only */
+    OK_CONGESTION,    /* TCP's up to here; not an int from here */
+    OK_RCVTIMEO,      /* struct timeval */
+    OK_SNDTIMEO,
+    OK_LINGER,        /* struct linger: linger_s here, */
+    OK_LINGER_ON      /* l_onoff here (not an option by itself) */
+};
+
+/* (level, optname) -> kind; levels and names are small numbers (sockets.h). */
+static const uint8_t opt_table[][3] = {
+    {WISP_SOL_SOCKET, WISP_SO_DEBUG, OK_NOP},
+    {WISP_SOL_SOCKET, WISP_SO_REUSEADDR, OK_REUSEADDR},
+    {WISP_SOL_SOCKET, WISP_SO_TYPE, OK_TYPE},
+    {WISP_SOL_SOCKET, WISP_SO_ERROR, OK_ERROR},
+    {WISP_SOL_SOCKET, WISP_SO_DONTROUTE, OK_NOP},
+    {WISP_SOL_SOCKET, WISP_SO_BROADCAST, OK_BROADCAST},
+    {WISP_SOL_SOCKET, WISP_SO_SNDBUF, OK_SNDBUF},
+    {WISP_SOL_SOCKET, WISP_SO_RCVBUF, OK_RCVBUF},
+    {WISP_SOL_SOCKET, WISP_SO_KEEPALIVE, OK_KEEPALIVE},
+    {WISP_SOL_SOCKET, WISP_SO_OOBINLINE, OK_NOP},
+    {WISP_SOL_SOCKET, WISP_SO_LINGER, OK_LINGER},
+    {WISP_SOL_SOCKET, WISP_SO_REUSEPORT, OK_REUSEADDR},
+    {WISP_SOL_SOCKET, WISP_SO_RCVTIMEO, OK_RCVTIMEO},
+    {WISP_SOL_SOCKET, WISP_SO_SNDTIMEO, OK_SNDTIMEO},
+    {WISP_SOL_SOCKET, WISP_SO_ACCEPTCONN, OK_ACCEPTCONN},
+    {WISP_IPPROTO_TCP, WISP_TCPOPT_NODELAY, OK_NODELAY},
+    {WISP_IPPROTO_TCP, WISP_TCPOPT_MAXSEG, OK_MAXSEG},
+    {WISP_IPPROTO_TCP, WISP_TCPOPT_KEEPIDLE, OK_KEEPIDLE},
+    {WISP_IPPROTO_TCP, WISP_TCPOPT_KEEPINTVL, OK_KEEPINTVL},
+    {WISP_IPPROTO_TCP, WISP_TCPOPT_KEEPCNT, OK_KEEPCNT},
+    {WISP_IPPROTO_TCP, WISP_TCPOPT_INFO, OK_INFO},
+    {WISP_IPPROTO_TCP, WISP_TCPOPT_CONGESTION, OK_CONGESTION},
+    {WISP_IPPROTO_IP, WISP_IP_TOS, OK_TOS},
+    {WISP_IPPROTO_IP, WISP_IP_TTL, OK_TTL},
+};
+
+/* The kind of option (level, optname): OK_NONE when not known. */
+static unsigned opt_kind(int level, int optname)
 {
-    struct wisp_sockets *t = g_socks;
-    bool on;
-    uint32_t idle, intvl, cnt;
-    lock_tbl(t);
-    on = sk->f.keepalive != 0;
-    idle = sk->keepidle_s * 1000u;
-    intvl = sk->keepintvl_s * 1000u;
-    cnt = sk->f.keepcnt;
-    unlock_tbl(t);
-    (void)wisp_netconn_set_keepalive(conn, on, idle, intvl, cnt);
+    unsigned i;
+    for (i = 0; i < sizeof opt_table / sizeof opt_table[0]; i++) {
+        if (opt_table[i][0] == level && opt_table[i][1] == optname) {
+            return opt_table[i][2];
+        }
+    }
+    return OK_NONE;
+}
+
+/* Is option kind one sk has? TCP's options are a stream socket's only. */
+static bool opt_for(const struct wisp_sock *sk, unsigned kind)
+{
+    return kind != OK_NONE && (kind < OK_NODELAY || kind > OK_CONGESTION || SK_STREAM(sk));
+}
+
+/* Where option kind lives in struct wisp_sock: {offset | size code (1:
+ * a byte, 2: 16 bits, 3: 32 bits; 0: not stored), a flag of a byte (0:
+ * the whole field)}. */
+#define OPT_AT(m, flag) {(uint8_t)(offsetof(struct wisp_sock, m) | \
+    (sizeof(((struct wisp_sock *)0)->m) == 1 ? 0x40u : sizeof(((struct wisp_sock *)0)->m) == 2 ? 0x80u : 0xc0u)), flag}
+static const uint8_t opt_at[OK_LINGER_ON + 1][2] = {
+    [OK_REUSEADDR] = OPT_AT(opts, WISP_SOCK_O_REUSEADDR),
+    [OK_KEEPALIVE] = OPT_AT(opts, WISP_SOCK_O_KEEPALIVE),
+    [OK_BROADCAST] = OPT_AT(opts, WISP_SOCK_O_BROADCAST),
+    [OK_SNDBUF] = OPT_AT(sndbuf, 0),
+    [OK_RCVBUF] = OPT_AT(rcvbuf, 0),
+    [OK_TOS] = OPT_AT(tos, 0),
+    [OK_TTL] = OPT_AT(ttl, 0),
+    [OK_NODELAY] = OPT_AT(opts, WISP_SOCK_O_NODELAY),
+    [OK_KEEPIDLE] = OPT_AT(keepidle_s, 0),
+    [OK_KEEPINTVL] = OPT_AT(keepintvl_s, 0),
+    [OK_KEEPCNT] = OPT_AT(keepcnt, 0),
+    [OK_MAXSEG] = OPT_AT(maxseg, 0),
+    [OK_CONGESTION] = OPT_AT(opts, WISP_SOCK_O_CUBIC),
+    [OK_RCVTIMEO] = OPT_AT(rcvtimeo, 0),
+    [OK_SNDTIMEO] = OPT_AT(sndtimeo, 0),
+    [OK_LINGER] = OPT_AT(linger_s, 0),
+    [OK_LINGER_ON] = OPT_AT(opts, WISP_SOCK_O_LINGER),
+};
+/* TCP_CONGESTION is one flag: the algorithms are 0 and 1 (tcp.h). */
+typedef char sock_cc_is_one_bit[(WISP_TCP_CC_NEWRENO == 0 && WISP_TCP_CC_CUBIC == 1) ? 1 : -1];
+
+/* Read (store false) or write val into the stored value of option kind
+ * of sk, under the table lock. Returns the value (after the write). */
+static uint32_t opt_access(struct wisp_sock *sk, unsigned kind, bool store, uint32_t val)
+{
+    unsigned at = opt_at[kind][0], flag = opt_at[kind][1];
+    uint8_t *p = (uint8_t *)sk + (at & 0x3fu);
+    lock_tbl(g_socks);
+    switch (at >> 6) {
+    case 1:
+        if (flag != 0) {
+            if (store) {
+                *p = (uint8_t)(val != 0 ? (*p | flag) : (*p & ~flag));
+            }
+            val = (*p & flag) != 0;
+        } else {
+            if (store) {
+                *p = (uint8_t)val;
+            }
+            val = *p;
+        }
+        break;
+    case 2:
+        if (store) {
+            *(uint16_t *)(void *)p = (uint16_t)val;
+        }
+        val = *(uint16_t *)(void *)p;
+        break;
+    case 3:
+        if (store) {
+            *(uint32_t *)(void *)p = val;
+        }
+        val = *(uint32_t *)(void *)p;
+        break;
+    default:
+        break;
+    }
+    unlock_tbl(g_socks);
+    return val;
+}
+
+static uint32_t opt_get(struct wisp_sock *sk, unsigned kind)
+{
+    return opt_access(sk, kind, false, 0);
+}
+
+/* The state flags of sk, read under the table lock. */
+static struct wisp_sock_flags sk_flags(const struct wisp_sock *sk)
+{
+    struct wisp_sock_flags f;
+    lock_tbl(g_socks);
+    f = sk->f;
+    unlock_tbl(g_socks);
+    return f;
+}
+
+/* Pass option kind of sk, as stored, on to conn (setsockopt; accept, for
+ * what the listener had). The netconn's answer, mapped: 0 or an errno. */
+static int opt_apply(struct wisp_sock *sk, struct wisp_netconn *conn, unsigned kind)
+{
+    uint32_t val = opt_get(sk, kind);
+    wisp_err_t err = WISP_OK;
+    switch (kind) {
+    case OK_RCVTIMEO:
+        wisp_netconn_set_recvtimeout(conn, val); /* SO_SNDTIMEO: passed with each write */
+        return 0;
+    case OK_KEEPALIVE:
+    case OK_KEEPIDLE:
+    case OK_KEEPINTVL:
+    case OK_KEEPCNT:
+        /* a listener keeps them for the connections it accepts: netconn
+         * answers ERR_CONN, ignored */
+        (void)wisp_netconn_set_keepalive(conn, opt_get(sk, OK_KEEPALIVE) != 0, opt_get(sk, OK_KEEPIDLE) * 1000u,
+                                         opt_get(sk, OK_KEEPINTVL) * 1000u, opt_get(sk, OK_KEEPCNT));
+        return 0;
+    case OK_BROADCAST:
+        (void)wisp_netconn_set_broadcast(conn, val != 0);
+        return 0;
+    case OK_TTL:
+        (void)wisp_netconn_set_ttl(conn, (uint8_t)val); /* a listener passes it on */
+        return 0;
+    case OK_TOS:
+        /* the DSCP picks the transmit queue (netif.h): the priority write
+         * of the socket API */
+        err = wisp_netconn_set_dscp(conn, (uint8_t)(val >> 2));
+        break;
+    case OK_NODELAY:
+        err = wisp_netconn_set_nodelay(conn, val != 0);
+        goto remembered;
+    case OK_MAXSEG:
+        err = wisp_netconn_set_maxseg(conn, (uint16_t)val);
+        goto remembered;
+    default: /* OK_SNDBUF, OK_RCVBUF */
+        err = wisp_netconn_set_bufs(conn, kind == OK_SNDBUF ? val : 0u, kind == OK_RCVBUF ? val : 0u);
+    remembered:
+        if (err == WISP_ERR_CONN || err == WISP_ERR_CLSD) {
+            err = WISP_OK; /* a listener: for what it accepts; closed: remembered */
+        }
+        break;
+    }
+    return err == WISP_OK ? 0 : (err == WISP_ERR_CLSD ? WISP_EINVAL : wisp_err_to_errno(err));
 }
 
 /* -------------------------------------------------- allocation and free */
@@ -484,17 +681,16 @@ static struct wisp_sock *reserve_entry(struct wisp_sockets *t)
 }
 
 /* Bind a reserved entry to conn (table lock held). */
-static void attach_entry(struct wisp_sockets *t, struct wisp_sock *sk, struct wisp_netconn *conn, uint8_t type)
+static void attach_entry(struct wisp_sockets *t, struct wisp_sock *sk, struct wisp_netconn *conn)
 {
     /* the entry was zeroed by reserve_entry: ttl, sndbuf, rcvbuf, maxseg 0 */
     sk->conn = conn;
-    sk->type = type;
     sk->f.reserved = 0;
     sk->keepidle_s = WISP_TCP_KEEPIDLE_MS / 1000u;
     sk->keepintvl_s = WISP_TCP_KEEPINTVL_MS / 1000u;
-    sk->f.keepcnt = WISP_TCP_KEEPCNT;
-    sk->cc = WISP_TCP_CC_DEFAULT;
-    sk->f.sendevent = (type == WISP_SOCK_DGRAM) ? 1u : 0u;
+    sk->keepcnt = WISP_TCP_KEEPCNT;
+    sk->opts = WISP_TCP_CC_DEFAULT ? WISP_SOCK_O_CUBIC : 0u;
+    sk->f.sendevent = !SK_STREAM(sk);
     conn->socket = sock_idx(t, sk);
 }
 
@@ -502,12 +698,12 @@ static void attach_entry(struct wisp_sockets *t, struct wisp_sock *sk, struct wi
 static void sock_free_entry(struct wisp_sockets *t, struct wisp_sock *sk)
 {
     struct wisp_netconn *conn = sk->conn;
-    struct wisp_pbuf *lastp = sk->type == WISP_SOCK_STREAM ? sk->last.p : NULL;
-    struct wisp_netbuf *lastbuf = sk->type == WISP_SOCK_STREAM ? NULL : sk->last.buf;
+    struct wisp_pbuf *lastp = SK_STREAM(sk) ? sk->last.p : NULL;
+    struct wisp_netbuf *lastbuf = SK_STREAM(sk) ? NULL : sk->last.buf;
     bool abort_it = false;
 
     lock_tbl(t);
-    abort_it = sk->type == WISP_SOCK_STREAM && sk->f.linger_on && sk->linger_s == 0 && !sk->f.listening;
+    abort_it = SK_STREAM(sk) && (sk->opts & WISP_SOCK_O_LINGER) && sk->linger_s == 0 && !sk->f.listening;
     conn->socket = -1; /* events from now on find no socket */
     unlock_tbl(t);
     sk->last.p = NULL;
@@ -598,7 +794,7 @@ int wisp_socket_errno(int s)
     }
     lock_tbl(t);
     sk = lookup(t, s, &e);
-    r = (sk != NULL) ? sk->last_err : -1;
+    r = (sk != NULL) ? sk->f.last_err : -1;
     unlock_tbl(t);
     return r;
 }
@@ -653,7 +849,7 @@ int wisp_socket_on(struct wisp_netconn_api *api, int domain, int type, int proto
         unlock_tbl(t);
         return set_errno(WISP_ENOBUFS);
     }
-    attach_entry(t, sk, conn, (uint8_t)base);
+    attach_entry(t, sk, conn);
     sk->f.nonblock = (type & WISP_SOCK_NONBLOCK) != 0;
     fd = sock_idx(t, sk) + WISP_SOCKET_OFFSET;
     unlock_tbl(t);
@@ -769,7 +965,7 @@ int wisp_listen(int s, int backlog)
     if (sk == NULL) {
         return -1;
     }
-    if (sk->type != WISP_SOCK_STREAM) {
+    if (!SK_STREAM(sk)) {
         return sock_fail_leave(sk, WISP_EOPNOTSUPP);
     }
     lock_tbl(t);
@@ -813,7 +1009,7 @@ int wisp_accept(int s, struct wisp_sockaddr *addr, wisp_socklen_t *addrlen)
     listening = sk->f.listening != 0;
     unlock_tbl(t);
     if (!listening) {
-        return sock_fail_leave(sk, sk->type == WISP_SOCK_STREAM ? WISP_EINVAL : WISP_EOPNOTSUPP);
+        return sock_fail_leave(sk, SK_STREAM(sk) ? WISP_EINVAL : WISP_EOPNOTSUPP);
     }
     err = wisp_netconn_accept(sk->conn, &nc);
     if (err != WISP_OK) {
@@ -841,47 +1037,38 @@ int wisp_accept(int s, struct wisp_sockaddr *addr, wisp_socklen_t *addrlen)
     }
     lock_tbl(t);
     early = (nc->socket < -1) ? (-1 - nc->socket) : 0;
-    attach_entry(t, nsk, nc, WISP_SOCK_STREAM);
+    attach_entry(t, nsk, nc);
     nsk->rcvevent = (int16_t)early;
     nsk->f.sendevent = 1;
     nsk->f.established = 1;
     nsk->f.bound = 1;
-    /* options inherited from the listener (as BSD does) */
-    nsk->rcvtimeo = sk->rcvtimeo;
-    nsk->sndtimeo = sk->sndtimeo;
-    nsk->f.keepalive = sk->f.keepalive;
-    nsk->keepidle_s = sk->keepidle_s;
-    nsk->keepintvl_s = sk->keepintvl_s;
-    nsk->f.keepcnt = sk->f.keepcnt;
-    nsk->f.nodelay = sk->f.nodelay;
-    nsk->f.linger_on = sk->f.linger_on;
-    nsk->linger_s = sk->linger_s;
-    nsk->tos = sk->tos;
-    nsk->ttl = sk->ttl;
-    nsk->f.reuseaddr = sk->f.reuseaddr;
-    nsk->sndbuf = sk->sndbuf;
-    nsk->rcvbuf = sk->rcvbuf;
-    nsk->maxseg = sk->maxseg;
-    nsk->cc = sk->cc;
-    apply_ka = sk->f.keepalive || sk->keepidle_s != WISP_TCP_KEEPIDLE_MS / 1000u ||
-               sk->keepintvl_s != WISP_TCP_KEEPINTVL_MS / 1000u || sk->f.keepcnt != WISP_TCP_KEEPCNT;
-    nodelay = sk->f.nodelay != 0;
+    /* options inherited from the listener (as BSD does), rcvtimeo ..
+     * opts at once */
+    memcpy(&nsk->rcvtimeo, &sk->rcvtimeo, offsetof(struct wisp_sock, lastoff) - offsetof(struct wisp_sock, rcvtimeo));
+    apply_ka = (sk->opts & WISP_SOCK_O_KEEPALIVE) || sk->keepidle_s != WISP_TCP_KEEPIDLE_MS / 1000u ||
+               sk->keepintvl_s != WISP_TCP_KEEPINTVL_MS / 1000u || sk->keepcnt != WISP_TCP_KEEPCNT;
+    nodelay = (sk->opts & WISP_SOCK_O_NODELAY) != 0;
     fd = sock_idx(t, nsk) + WISP_SOCKET_OFFSET;
     unlock_tbl(t);
+    /* what the listener's netconn does not pass on itself (its DSCP, TTL
+     * and congestion control it does) */
     if (nsk->rcvtimeo != 0) {
-        wisp_netconn_set_recvtimeout(nc, nsk->rcvtimeo);
+        (void)opt_apply(nsk, nc, OK_RCVTIMEO);
     }
     if (nodelay) {
-        (void)wisp_netconn_set_nodelay(nc, true);
+        (void)opt_apply(nsk, nc, OK_NODELAY);
     }
     if (apply_ka) {
-        apply_keepalive(nsk, nc);
+        (void)opt_apply(nsk, nc, OK_KEEPALIVE);
     }
-    if (nsk->sndbuf != 0 || nsk->rcvbuf != 0) {
-        (void)wisp_netconn_set_bufs(nc, nsk->sndbuf, nsk->rcvbuf);
+    if (nsk->sndbuf != 0) {
+        (void)opt_apply(nsk, nc, OK_SNDBUF);
+    }
+    if (nsk->rcvbuf != 0) {
+        (void)opt_apply(nsk, nc, OK_RCVBUF);
     }
     if (nsk->maxseg != 0) {
-        (void)wisp_netconn_set_maxseg(nc, nsk->maxseg);
+        (void)opt_apply(nsk, nc, OK_MAXSEG);
     }
     if (addr != NULL && addrlen != NULL) {
         ip = wisp_ipaddr4(WISP_IP4_ANY);
@@ -905,10 +1092,10 @@ int wisp_connect(int s, const struct wisp_sockaddr *name, wisp_socklen_t namelen
     if (sk == NULL) {
         return -1;
     }
-    if (!parse_sin(name, namelen, &ip, &port, &e, sk->type == WISP_SOCK_DGRAM)) {
+    if (!parse_sin(name, namelen, &ip, &port, &e, !SK_STREAM(sk))) {
         return sock_fail_leave(sk, e);
     }
-    if (sk->type == WISP_SOCK_DGRAM) {
+    if (!SK_STREAM(sk)) {
         if (name->sa_family == WISP_AF_UNSPEC) {
             err = wisp_netconn_disconnect(sk->conn);
             lock_tbl(t);
@@ -950,7 +1137,7 @@ int wisp_connect(int s, const struct wisp_sockaddr *name, wisp_socklen_t namelen
         return 0;
     case WISP_ERR_INPROGRESS:
         sk->f.bound = 1;
-        sk->last_err = WISP_EINPROGRESS;
+        sk->f.last_err = WISP_EINPROGRESS;
         sock_leave_locked(t, sk);
         return set_errno(WISP_EINPROGRESS);
     default:
@@ -976,7 +1163,7 @@ int wisp_connect(int s, const struct wisp_sockaddr *name, wisp_socklen_t namelen
         default: e = wisp_err_to_errno(err); break;
         }
     }
-    sk->last_err = (uint8_t)e;
+    sk->f.last_err = (unsigned)e;
     sock_leave_locked(t, sk);
     return set_errno(e);
 }
@@ -999,6 +1186,22 @@ static void take_snap(const struct wisp_sock *sk, struct sock_snap *snap, bool r
         snap->rcvtimeo = sk->rcvtimeo;
     } else {
         snap->sndtimeo = sk->sndtimeo;
+    }
+}
+
+/* Does a thread read (rx) / write this socket now? Set / clear that (table
+ * lock held). One thread at a time per direction. */
+static bool dir_busy(const struct wisp_sock *sk, bool rx)
+{
+    return rx ? sk->f.rx_busy : sk->f.tx_busy;
+}
+
+static void dir_set_busy(struct wisp_sock *sk, bool rx, bool on)
+{
+    if (rx) {
+        sk->f.rx_busy = on;
+    } else {
+        sk->f.tx_busy = on;
     }
 }
 
@@ -1027,14 +1230,13 @@ static struct wisp_sock *sock_enter_dir_slow(int fd, bool rx, bool dontwait, str
     }
     sk->users++;
     for (;;) {
-        uint8_t *busy = rx ? &sk->rx_busy : &sk->tx_busy;
         wisp_err_t werr;
         if (sk->f.closing) {
             e = WISP_EBADF;
             break;
         }
-        if (!*busy) {
-            *busy = 1;
+        if (!dir_busy(sk, rx)) {
+            dir_set_busy(sk, rx, true);
             e = 0;
             break;
         }
@@ -1078,13 +1280,13 @@ static struct wisp_sock *sock_enter_dir_slow(int fd, bool rx, bool dontwait, str
         if (werr == WISP_OK) {
             continue;
         }
-        if (!sk->f.closing && *busy) {
+        if (!sk->f.closing && dir_busy(sk, rx)) {
             e = WISP_EAGAIN;
             break;
         }
     }
     if (e != 0) {
-        sk->last_err = (uint8_t)e;
+        sk->f.last_err = (unsigned)e;
         sock_leave_locked(t, sk);
         if (have_sem) {
             wisp_sys_sem_free(&w.sem);
@@ -1109,10 +1311,9 @@ static struct wisp_sock *sock_enter_dir(int fd, bool rx, bool dontwait, struct s
     unsigned idx = (unsigned)fd - (unsigned)WISP_SOCKET_OFFSET;
     if (t != NULL && fd >= WISP_SOCKET_OFFSET && idx < (unsigned)WISP_SOCKET_COUNT) {
         struct wisp_sock *sk = &t->sock[idx];
-        uint8_t *busy = rx ? &sk->rx_busy : &sk->tx_busy;
         lock_tbl(t);
-        if (sk->conn != NULL && !sk->f.closing && !*busy) {
-            *busy = 1;
+        if (sk->conn != NULL && !sk->f.closing && !dir_busy(sk, rx)) {
+            dir_set_busy(sk, rx, true);
             sk->users++;
             take_snap(sk, snap, rx);
             unlock_tbl(t);
@@ -1140,14 +1341,12 @@ static void sock_leave_dir(struct wisp_sock *sk, bool rx, int e)
 {
     struct wisp_sockets *t = g_socks;
     lock_tbl(t);
+    dir_set_busy(sk, rx, false);
     if (rx) {
-        sk->rx_busy = 0;
         sk->f.has_last = sk->last.p != NULL; /* either member: a pointer or NULL */
-    } else {
-        sk->tx_busy = 0;
     }
     if (e != 0) {
-        sk->last_err = (uint8_t)e;
+        sk->f.last_err = (unsigned)e;
     }
     if (sk->select_waiting > 0) {
         wake_waiters(t, sock_idx(t, sk));
@@ -1451,7 +1650,7 @@ static wisp_ssize_t do_recv(int s, const struct wisp_iovec *iov, int iovcnt, int
     }
     if (flags & WISP_MSG_OOB) {
         e = WISP_EOPNOTSUPP;
-    } else if (sk->type == WISP_SOCK_STREAM) {
+    } else if (SK_STREAM(sk)) {
         if (snap.f.listening || (!snap.f.established && !snap.f.connecting && !snap.f.dead)) {
             e = WISP_ENOTCONN;
         } else if (snap.f.rd_shut && sk->last.p == NULL) {
@@ -1694,7 +1893,7 @@ static wisp_ssize_t do_send(int s, const struct wisp_iovec *iov, int iovcnt, int
     }
     if (flags & WISP_MSG_OOB) {
         e = WISP_EOPNOTSUPP;
-    } else if (sk->type == WISP_SOCK_STREAM) {
+    } else if (SK_STREAM(sk)) {
         if (snap.f.wr_shut) {
             e = WISP_EPIPE;
         } else if (snap.f.listening) {
@@ -1715,7 +1914,8 @@ static wisp_ssize_t do_send(int s, const struct wisp_iovec *iov, int iovcnt, int
         }
         if (e == 0 && to != NULL) {
             have_to = parse_sin(to, tolen, &ip, &port, &e, false);
-            if (have_to && wisp_ipaddr_is4(&ip) && wisp_ipaddr_ip4(&ip) == WISP_IP4_BCAST && !snap.f.broadcast) {
+            if (have_to && wisp_ipaddr_is4(&ip) && wisp_ipaddr_ip4(&ip) == WISP_IP4_BCAST &&
+                !opt_get(sk, OK_BROADCAST)) {
                 e = WISP_EACCES; /* SO_BROADCAST not set (POSIX, Linux) */
             }
         }
@@ -1749,7 +1949,7 @@ wisp_ssize_t wisp_send(int s, const void *data, size_t size, int flags)
     if (sk == NULL) {
         return -1;
     }
-    if (sk->type != WISP_SOCK_STREAM || snap.f.wr_shut || snap.f.listening) {
+    if (!SK_STREAM(sk) || snap.f.wr_shut || snap.f.listening) {
         sock_leave_dir(sk, false, 0);
         return wisp_sendto(s, data, size, flags, NULL, 0);
     }
@@ -1827,15 +2027,15 @@ int wisp_shutdown(int s, int how)
     if (!connected) {
         return sock_fail_leave(sk, WISP_ENOTCONN);
     }
-    if (sk->type == WISP_SOCK_STREAM || rx) {
+    if (SK_STREAM(sk) || rx) {
         /* TCP: FIN and / or no more receiving; UDP: readers blocked in
          * the netconn wake (SHUT_WR alone has nothing to send there). */
-        err = wisp_netconn_shutdown(sk->conn, rx, sk->type == WISP_SOCK_STREAM && tx);
+        err = wisp_netconn_shutdown(sk->conn, rx, SK_STREAM(sk) && tx);
     }
     lock_tbl(t);
     if (rx) {
         sk->f.rd_shut = 1;
-        if (sk->type == WISP_SOCK_DGRAM) {
+        if (!SK_STREAM(sk)) {
             sk->f.rd_eof = 1;
         }
     }
@@ -1873,8 +2073,8 @@ int wisp_close(int s)
     others = sk->users > 0;
     sk->users++;
     conn = sk->conn;
-    stream = sk->type == WISP_SOCK_STREAM;
-    linger0 = sk->f.linger_on && sk->linger_s == 0 && !sk->f.listening;
+    stream = SK_STREAM(sk);
+    linger0 = (sk->opts & WISP_SOCK_O_LINGER) && sk->linger_s == 0 && !sk->f.listening;
     if (sk->select_waiting > 0) {
         wake_waiters(t, sock_idx(t, sk));
     }
@@ -1913,7 +2113,7 @@ static int get_name(int s, struct wisp_sockaddr *name, wisp_socklen_t *namelen, 
         ip = wisp_ipaddr4(WISP_IP4_ANY);
         port = 0;
     }
-    if (!local && sk->type == WISP_SOCK_DGRAM && port == 0) {
+    if (!local && !SK_STREAM(sk) && port == 0) {
         return sock_fail_leave(sk, WISP_ENOTCONN);
     }
     fill_sin(name, namelen, &ip, port);
@@ -1951,113 +2151,13 @@ static void ms_to_tv(uint32_t ms, struct wisp_timeval *tv)
     tv->tv_usec = (long)(ms % 1000u) * 1000L;
 }
 
-/* wisp_setsockopt by level: 0, or the errno to fail with; *err is a
- * netconn error (mapped by the caller). v is optval read as an int (for
- * the options that are ints). */
-static int setopt_socket(struct wisp_sock *sk, int optname, const void *optval, wisp_socklen_t optlen, int v,
-                         wisp_err_t *err)
-{
-    struct wisp_sockets *t = g_socks;
-    bool tcp = sk->type == WISP_SOCK_STREAM;
-    switch (optname) {
-    case WISP_SO_RCVTIMEO:
-    case WISP_SO_SNDTIMEO: {
-        struct wisp_timeval tv;
-        uint32_t ms;
-        if (optlen < sizeof tv) {
-            return WISP_EINVAL;
-        }
-        memcpy(&tv, optval, sizeof tv);
-        if (tv.tv_sec < 0 || tv.tv_usec < 0 || tv.tv_usec >= 1000000L) {
-            return WISP_EDOM;
-        }
-        ms = tv_to_ms(&tv);
-        lock_tbl(t);
-        if (optname == WISP_SO_RCVTIMEO) {
-            sk->rcvtimeo = ms;
-        } else {
-            sk->sndtimeo = ms;
-        }
-        unlock_tbl(t);
-        if (optname == WISP_SO_RCVTIMEO) {
-            wisp_netconn_set_recvtimeout(sk->conn, ms); /* SO_SNDTIMEO: passed with each write */
-        }
-        return 0;
-    }
-    case WISP_SO_LINGER: {
-        struct wisp_linger l;
-        if (optlen < sizeof l) {
-            return WISP_EINVAL;
-        }
-        memcpy(&l, optval, sizeof l);
-        if (l.l_linger < 0) {
-            return WISP_EINVAL;
-        }
-        lock_tbl(t);
-        sk->f.linger_on = l.l_onoff != 0;
-        sk->linger_s = (uint16_t)WISP_MIN(l.l_linger, 65535);
-        unlock_tbl(t);
-        return 0;
-    }
-    case WISP_SO_REUSEADDR:
-    case WISP_SO_REUSEPORT:
-        lock_tbl(t);
-        sk->f.reuseaddr = v != 0;
-        unlock_tbl(t);
-        return 0;
-    case WISP_SO_KEEPALIVE:
-        lock_tbl(t);
-        sk->f.keepalive = v != 0;
-        unlock_tbl(t);
-        if (tcp) {
-            apply_keepalive(sk, sk->conn);
-        }
-        return 0;
-    case WISP_SO_BROADCAST:
-        lock_tbl(t);
-        sk->f.broadcast = v != 0;
-        unlock_tbl(t);
-        if (!tcp) {
-            (void)wisp_netconn_set_broadcast(sk->conn, v != 0);
-        }
-        return 0;
-    case WISP_SO_RCVBUF:
-    case WISP_SO_SNDBUF:
-        if (tcp) {
-            /* Linux: no error; a negative value (taken unsigned) is the
-             * maximum; clamped to the stack's buffers (sockets.h) */
-            uint32_t max = optname == WISP_SO_SNDBUF ? (uint32_t)WISP_TCP_SND_BUF : (uint32_t)WISP_TCP_WND;
-            uint32_t b = WISP_MIN((uint32_t)v, max);
-            b = WISP_MAX(b, WISP_MIN((uint32_t)WISP_TCP_MSS, max));
-            lock_tbl(t);
-            if (optname == WISP_SO_SNDBUF) {
-                sk->sndbuf = (wisp_sock_buf_t)b; /* b <= WISP_TCP_SND_BUF: fits (priv/sockets.h) */
-            } else {
-                sk->rcvbuf = (wisp_sock_buf_t)b; /* b <= WISP_TCP_WND */
-            }
-            unlock_tbl(t);
-            *err = wisp_netconn_set_bufs(sk->conn, optname == WISP_SO_SNDBUF ? b : 0u,
-                                         optname == WISP_SO_RCVBUF ? b : 0u);
-            if (*err == WISP_ERR_CONN || *err == WISP_ERR_CLSD) {
-                *err = WISP_OK; /* a listener: for what it accepts; closed: nothing to bound */
-            }
-        }
-        return 0; /* UDP: accepted without effect */
-    case WISP_SO_DEBUG:
-    case WISP_SO_DONTROUTE:
-    case WISP_SO_OOBINLINE:
-        return 0; /* accepted, no effect */
-    default:
-        return WISP_ENOPROTOOPT;
-    }
-}
-
 /* TCP_CONGESTION (Linux): optval holds the name, optlen bytes (a NUL ends
  * it earlier); an algorithm not known or not compiled in is ENOENT. */
-static int setopt_tcp_congestion(struct wisp_sock *sk, const void *optval, wisp_socklen_t optlen, wisp_err_t *err)
+static int setopt_tcp_congestion(struct wisp_sock *sk, const void *optval, wisp_socklen_t optlen)
 {
     char name[WISP_TCP_CA_NAME_MAX];
     size_t n = WISP_MIN((size_t)optlen, sizeof name - 1u);
+    wisp_err_t err;
     int algo;
     if (optlen < 1) {
         return WISP_EINVAL;
@@ -2068,116 +2168,117 @@ static int setopt_tcp_congestion(struct wisp_sock *sk, const void *optval, wisp_
     if (algo < 0) {
         return WISP_ENOENT;
     }
-    *err = wisp_netconn_set_cc(sk->conn, (unsigned)algo);
-    if (*err == WISP_ERR_VAL) {
-        *err = WISP_OK;
+    err = wisp_netconn_set_cc(sk->conn, (unsigned)algo);
+    if (err == WISP_ERR_VAL) {
         return WISP_ENOENT; /* known but not compiled in */
     }
-    if (*err == WISP_ERR_CLSD) {
-        *err = WISP_OK; /* no connection (any more): remembered */
+    (void)opt_access(sk, OK_CONGESTION, true, (uint32_t)algo);
+    if (err == WISP_ERR_CLSD) {
+        err = WISP_OK; /* no connection (any more): remembered */
     }
-    lock_tbl(g_socks);
-    sk->cc = (uint8_t)algo;
-    unlock_tbl(g_socks);
-    return 0;
+    return wisp_err_to_errno(err);
 }
 
-static int setopt_tcp(struct wisp_sock *sk, int optname, const void *optval, wisp_socklen_t optlen, int v,
-                      wisp_err_t *err)
+/* Set option kind of sk to v (an int option) or to what optval holds: 0,
+ * or the errno to fail with. */
+static int setopt(struct wisp_sock *sk, unsigned kind, const void *optval, wisp_socklen_t optlen, int v)
 {
-    struct wisp_sockets *t = g_socks;
-    if (sk->type != WISP_SOCK_STREAM) {
+    uint32_t val = (uint32_t)v;
+    if (!opt_for(sk, kind)) {
         return WISP_ENOPROTOOPT;
     }
-    switch (optname) {
-    case WISP_TCPOPT_NODELAY:
-        lock_tbl(t);
-        sk->f.nodelay = v != 0;
-        unlock_tbl(t);
-        *err = wisp_netconn_set_nodelay(sk->conn, v != 0);
-        if (*err == WISP_ERR_CLSD || *err == WISP_ERR_CONN) {
-            *err = WISP_OK; /* remembered (a listener: for what it accepts) */
-        }
-        return 0;
-    case WISP_TCPOPT_KEEPIDLE:
-    case WISP_TCPOPT_KEEPINTVL:
-    case WISP_TCPOPT_KEEPCNT:
-        /* Linux: 1..MAX_TCP_KEEPIDLE / MAX_TCP_KEEPINTVL (32767 s),
-         * 1..MAX_TCP_KEEPCNT (127) */
-        if (v < 1 || (optname != WISP_TCPOPT_KEEPCNT && v > 32767) || (optname == WISP_TCPOPT_KEEPCNT && v > 127)) {
+    /* check the value first: nothing is stored when it is wrong */
+    switch (kind) {
+    case OK_RCVTIMEO:
+    case OK_SNDTIMEO: {
+        struct wisp_timeval tv;
+        if (optlen < sizeof tv) {
             return WISP_EINVAL;
         }
-        lock_tbl(t);
-        if (optname == WISP_TCPOPT_KEEPIDLE) {
-            sk->keepidle_s = (uint16_t)v;
-        } else if (optname == WISP_TCPOPT_KEEPINTVL) {
-            sk->keepintvl_s = (uint16_t)v;
-        } else {
-            sk->f.keepcnt = (unsigned)v & 0x7fu;
+        memcpy(&tv, optval, sizeof tv);
+        if (tv.tv_sec < 0 || tv.tv_usec < 0 || tv.tv_usec >= 1000000L) {
+            return WISP_EDOM;
         }
-        unlock_tbl(t);
-        apply_keepalive(sk, sk->conn);
-        return 0;
-    case WISP_TCPOPT_MAXSEG:
+        val = tv_to_ms(&tv);
+        break;
+    }
+    case OK_LINGER: {
+        struct wisp_linger l;
+        if (optlen < sizeof l) {
+            return WISP_EINVAL;
+        }
+        memcpy(&l, optval, sizeof l);
+        if (l.l_linger < 0) {
+            return WISP_EINVAL;
+        }
+        (void)opt_access(sk, OK_LINGER_ON, true, l.l_onoff != 0);
+        val = (uint32_t)WISP_MIN(l.l_linger, 65535);
+        break;
+    }
+    case OK_KEEPIDLE:
+    case OK_KEEPINTVL:
+    case OK_KEEPCNT:
+        /* Linux: 1..MAX_TCP_KEEPIDLE / MAX_TCP_KEEPINTVL (32767 s),
+         * 1..MAX_TCP_KEEPCNT (127) */
+        if (v < 1 || v > (kind == OK_KEEPCNT ? 127 : 32767)) {
+            return WISP_EINVAL;
+        }
+        break;
+    case OK_MAXSEG:
         /* Linux: 0 (no cap) or TCP_MIN_MSS (88) .. MAX_TCP_WINDOW (32767) */
         if (v != 0 && (v < 88 || v > 32767)) {
             return WISP_EINVAL;
         }
-        lock_tbl(t);
-        sk->maxseg = (uint16_t)v;
-        unlock_tbl(t);
-        *err = wisp_netconn_set_maxseg(sk->conn, (uint16_t)v);
-        if (*err == WISP_ERR_CONN || *err == WISP_ERR_CLSD) {
-            *err = WISP_OK; /* a listener: for what it accepts */
-        }
-        return 0;
-    case WISP_TCPOPT_CONGESTION:
-        return setopt_tcp_congestion(sk, optval, optlen, err);
-    case WISP_TCPOPT_INFO:
-        return WISP_ENOPROTOOPT; /* read-only (Linux) */
-    default:
-        return WISP_ENOPROTOOPT;
-    }
-}
-
-static int setopt_ip(struct wisp_sock *sk, int optname, int v, wisp_err_t *err)
-{
-    struct wisp_sockets *t = g_socks;
-    switch (optname) {
-    case WISP_IP_TOS:
+        break;
+    case OK_TOS:
         if (v < 0 || v > 255) {
             return WISP_EINVAL;
         }
-        lock_tbl(t);
-        sk->tos = (uint8_t)(v & 0xfc);
-        unlock_tbl(t);
-        /* the DSCP picks the transmit queue (netif.h): the priority
-         * write of the socket API */
-        *err = wisp_netconn_set_dscp(sk->conn, (uint8_t)((unsigned)v >> 2));
-        return 0;
-    case WISP_IP_TTL:
+        val &= 0xfcu;
+        break;
+    case OK_TTL:
         if (v < -1 || v == 0 || v > 255) {
             return WISP_EINVAL;
         }
-        if (v == -1) {
-            v = 0; /* back to the default */
+        val = v < 0 ? 0u : val; /* -1: back to the default */
+        break;
+    case OK_SNDBUF:
+    case OK_RCVBUF:
+        if (!SK_STREAM(sk)) {
+            return 0; /* UDP: accepted without effect */
         }
-        lock_tbl(t);
-        sk->ttl = (uint8_t)v;
-        unlock_tbl(t);
-        (void)wisp_netconn_set_ttl(sk->conn, (uint8_t)v); /* a listener passes it on */
+        /* Linux: no error; a negative value (taken unsigned) is the
+         * maximum; clamped to the stack's buffers (sockets.h) */
+        {
+            uint32_t max = kind == OK_SNDBUF ? (uint32_t)WISP_TCP_SND_BUF : (uint32_t)WISP_TCP_WND;
+            val = WISP_MAX(WISP_MIN(val, max), WISP_MIN((uint32_t)WISP_TCP_MSS, max)); /* fits wisp_sock_buf_t */
+        }
+        break;
+    case OK_CONGESTION:
+        return setopt_tcp_congestion(sk, optval, optlen);
+    case OK_NOP:
         return 0;
+    case OK_TYPE:
+    case OK_ACCEPTCONN:
+    case OK_ERROR:
+    case OK_INFO:
+        return WISP_ENOPROTOOPT; /* read-only (Linux) */
     default:
-        return WISP_ENOPROTOOPT;
+        break;
     }
+    (void)opt_access(sk, kind, true, val);
+    if (kind == OK_REUSEADDR || kind == OK_SNDTIMEO || kind == OK_LINGER ||
+        (SK_STREAM(sk) ? kind == OK_BROADCAST : kind == OK_KEEPALIVE)) {
+        return 0; /* kept here (SO_SNDTIMEO: passed with each write) */
+    }
+    return opt_apply(sk, sk->conn, kind);
 }
 
 int wisp_setsockopt(int s, int level, int optname, const void *optval, wisp_socklen_t optlen)
 {
     struct wisp_sock *sk = sock_enter(s);
+    unsigned kind;
     int v = 0, e;
-    bool is_int;
-    wisp_err_t err = WISP_OK;
 
     if (sk == NULL) {
         return -1;
@@ -2185,34 +2286,16 @@ int wisp_setsockopt(int s, int level, int optname, const void *optval, wisp_sock
     if (optval == NULL) {
         return sock_fail_leave(sk, WISP_EFAULT);
     }
-    is_int = !(level == WISP_SOL_SOCKET &&
-               (optname == WISP_SO_RCVTIMEO || optname == WISP_SO_SNDTIMEO || optname == WISP_SO_LINGER)) &&
-             !(level == WISP_IPPROTO_TCP && optname == WISP_TCPOPT_CONGESTION);
-    if (is_int) {
+    kind = opt_kind(level, optname);
+    if (kind < OK_CONGESTION) { /* an int (or not known: checked as one) */
         if (optlen < sizeof(int)) {
             return sock_fail_leave(sk, WISP_EINVAL);
         }
         memcpy(&v, optval, sizeof v);
     }
-    switch (level) {
-    case WISP_SOL_SOCKET:
-        e = setopt_socket(sk, optname, optval, optlen, v, &err);
-        break;
-    case WISP_IPPROTO_TCP:
-        e = setopt_tcp(sk, optname, optval, optlen, v, &err);
-        break;
-    case WISP_IPPROTO_IP:
-        e = setopt_ip(sk, optname, v, &err);
-        break;
-    default:
-        e = WISP_ENOPROTOOPT;
-        break;
-    }
+    e = setopt(sk, kind, optval, optlen, v);
     if (e != 0) {
         return sock_fail_leave(sk, e);
-    }
-    if (err != WISP_OK) {
-        return sock_fail_leave(sk, err == WISP_ERR_CLSD ? WISP_EINVAL : wisp_err_to_errno(err));
     }
     sock_leave(sk);
     return 0;
@@ -2284,38 +2367,44 @@ static void sock_tcp_info(struct wisp_sock *sk, struct wisp_sock_tcp_info *ti)
     ti->tcpi_rcv_ssthresh = info.rcv_buf;
 }
 
-/* wisp_getsockopt by level: 0 with the value in *v (an int option), or
- * GETOPT_STORED when the function stored a non-int value itself, or the
- * errno to fail with. */
+/* Store n bytes of value src in optval (a struct: EINVAL when optlen is
+ * shorter; cut = true: cut to optlen, as Linux cuts TCP_INFO and
+ * TCP_CONGESTION). Returns GETOPT_STORED or the errno. */
 #define GETOPT_STORED (-1)
 
-static int getopt_socket(struct wisp_sock *sk, const struct wisp_sock *o, int optname, void *optval,
-                         wisp_socklen_t *optlen, int *v)
+static int put_val(void *optval, wisp_socklen_t *optlen, const void *src, size_t n, bool cut)
 {
-    switch (optname) {
-    case WISP_SO_RCVTIMEO:
-    case WISP_SO_SNDTIMEO: {
+    if (cut) {
+        n = WISP_MIN((size_t)*optlen, n);
+    } else if (*optlen < n) {
+        return WISP_EINVAL;
+    }
+    memcpy(optval, src, n);
+    *optlen = (wisp_socklen_t)n;
+    return GETOPT_STORED;
+}
+
+/* wisp_getsockopt of option kind: 0 with the value in *v (an int
+ * option), or GETOPT_STORED when it stored a non-int value itself, or the
+ * errno to fail with. */
+static int getopt(struct wisp_sock *sk, unsigned kind, void *optval, wisp_socklen_t *optlen, int *v)
+{
+    uint32_t val = opt_get(sk, kind);
+    *v = (int)val;
+    switch (kind) {
+    case OK_RCVTIMEO:
+    case OK_SNDTIMEO: {
         struct wisp_timeval tv;
-        if (*optlen < sizeof tv) {
-            return WISP_EINVAL;
-        }
-        ms_to_tv(optname == WISP_SO_RCVTIMEO ? o->rcvtimeo : o->sndtimeo, &tv);
-        memcpy(optval, &tv, sizeof tv);
-        *optlen = sizeof tv;
-        return GETOPT_STORED;
+        ms_to_tv(val, &tv);
+        return put_val(optval, optlen, &tv, sizeof tv, false);
     }
-    case WISP_SO_LINGER: {
+    case OK_LINGER: {
         struct wisp_linger l;
-        if (*optlen < sizeof l) {
-            return WISP_EINVAL;
-        }
-        l.l_onoff = o->f.linger_on;
-        l.l_linger = o->linger_s;
-        memcpy(optval, &l, sizeof l);
-        *optlen = sizeof l;
-        return GETOPT_STORED;
+        l.l_onoff = (int)opt_get(sk, OK_LINGER_ON);
+        l.l_linger = (int)val;
+        return put_val(optval, optlen, &l, sizeof l, false);
     }
-    case WISP_SO_ERROR:
+    case OK_ERROR:
         /* the pending asynchronous error, cleared by reading it */
         *v = take_pending_err(sk);
         if (*v != 0) {
@@ -2324,22 +2413,17 @@ static int getopt_socket(struct wisp_sock *sk, const struct wisp_sock *o, int op
             unlock_tbl(g_socks);
         }
         return 0;
-    case WISP_SO_TYPE: *v = o->type; return 0;
-    case WISP_SO_ACCEPTCONN: *v = o->f.listening; return 0;
-    case WISP_SO_REUSEADDR:
-    case WISP_SO_REUSEPORT: *v = o->f.reuseaddr; return 0;
-    case WISP_SO_KEEPALIVE: *v = o->f.keepalive; return 0;
-    case WISP_SO_BROADCAST: *v = o->f.broadcast; return 0;
-    case WISP_SO_RCVBUF:
-    case WISP_SO_SNDBUF:
-        if (o->type == WISP_SOCK_STREAM) {
+    case OK_TYPE: *v = SK_STREAM(sk) ? WISP_SOCK_STREAM : WISP_SOCK_DGRAM; return 0;
+    case OK_ACCEPTCONN: *v = sk_flags(sk).listening; return 0;
+    case OK_SNDBUF:
+    case OK_RCVBUF:
+        if (SK_STREAM(sk)) {
             /* the bound in effect, doubled as Linux reports it */
-            uint32_t b = optname == WISP_SO_SNDBUF ? o->sndbuf : o->rcvbuf;
-            if (b == 0) {
-                b = optname == WISP_SO_SNDBUF ? (uint32_t)WISP_TCP_SND_BUF : (uint32_t)WISP_TCP_WND;
+            if (val == 0) {
+                val = kind == OK_SNDBUF ? (uint32_t)WISP_TCP_SND_BUF : (uint32_t)WISP_TCP_WND;
             }
-            *v = (int)(b > 0x3fffffffu ? 0x7fffffffu : 2u * b);
-        } else if (optname == WISP_SO_RCVBUF) {
+            *v = (int)(val > 0x3fffffffu ? 0x7fffffffu : 2u * val);
+        } else if (kind == OK_RCVBUF) {
             *v = (int)(WISP_NETCONN_RECVMBOX_SIZE * SOCK_UDP_MAX > 0x7fffffff
                            ? 0x7fffffff
                            : WISP_NETCONN_RECVMBOX_SIZE * (long)SOCK_UDP_MAX);
@@ -2347,73 +2431,50 @@ static int getopt_socket(struct wisp_sock *sk, const struct wisp_sock *o, int op
             *v = (int)SOCK_UDP_MAX;
         }
         return 0;
-    default: return WISP_ENOPROTOOPT;
-    }
-}
-
-static int getopt_tcp(struct wisp_sock *sk, const struct wisp_sock *o, int optname, void *optval,
-                      wisp_socklen_t *optlen, int *v)
-{
-    if (o->type != WISP_SOCK_STREAM) {
-        return WISP_ENOPROTOOPT;
-    }
-    switch (optname) {
-    case WISP_TCPOPT_NODELAY: *v = o->f.nodelay; return 0;
-    case WISP_TCPOPT_KEEPIDLE: *v = o->keepidle_s; return 0;
-    case WISP_TCPOPT_KEEPINTVL: *v = o->keepintvl_s; return 0;
-    case WISP_TCPOPT_KEEPCNT: *v = o->f.keepcnt; return 0;
-    case WISP_TCPOPT_MAXSEG: {
+    case OK_MAXSEG: {
         /* Linux: the value set while closed or listening, else
          * mss_cache (536 before the handshake; after it the data
          * bytes per segment) */
         struct wisp_tcp_info info;
-        uint16_t user = o->maxseg;
-        if (o->f.established && wisp_netconn_get_tcp_info(sk->conn, &info) == WISP_OK && info.mss != 0) {
+        if (sk_flags(sk).established && wisp_netconn_get_tcp_info(sk->conn, &info) == WISP_OK && info.mss != 0) {
             *v = (int)info.mss - (info.ts_ok ? 12 : 0);
-        } else {
-            *v = user != 0 ? (int)user : 536;
+        } else if (val == 0) {
+            *v = 536;
         }
         return 0;
     }
-    case WISP_TCPOPT_INFO: {
+    case OK_INFO: {
         struct wisp_sock_tcp_info ti;
-        size_t n = WISP_MIN((size_t)*optlen, sizeof ti);
         sock_tcp_info(sk, &ti);
-        memcpy(optval, &ti, n);
-        *optlen = (wisp_socklen_t)n;
-        return GETOPT_STORED;
+        return put_val(optval, optlen, &ti, sizeof ti, true);
     }
-    case WISP_TCPOPT_CONGESTION: {
+    case OK_CONGESTION: {
         /* Linux: the name, NUL-padded to TCP_CA_NAME_MAX, cut to optlen */
         char name[WISP_TCP_CA_NAME_MAX];
-        const char *cc = wisp_tcp_cc_name(o->cc);
-        size_t n = WISP_MIN((size_t)*optlen, sizeof name);
+        const char *cc = wisp_tcp_cc_name(val);
         memset(name, 0, sizeof name);
         if (cc != NULL) {
             memcpy(name, cc, WISP_MIN(strlen(cc), sizeof name - 1u));
         }
-        memcpy(optval, name, n);
-        *optlen = (wisp_socklen_t)n;
-        return GETOPT_STORED;
+        return put_val(optval, optlen, name, sizeof name, true);
     }
-    default: return WISP_ENOPROTOOPT;
-    }
-}
-
-static int getopt_ip(const struct wisp_sock *o, int optname, int *v)
-{
-    switch (optname) {
-    case WISP_IP_TOS: *v = o->tos; return 0;
-    case WISP_IP_TTL: *v = o->ttl != 0 ? o->ttl : WISP_IP_DEFAULT_TTL; return 0;
-    default: return WISP_ENOPROTOOPT;
+    case OK_TTL:
+        if (val == 0) {
+            *v = WISP_IP_DEFAULT_TTL;
+        }
+        return 0;
+    case OK_NONE:
+    case OK_NOP:
+        return WISP_ENOPROTOOPT;
+    default: /* the other int options: as stored */
+        return 0;
     }
 }
 
 int wisp_getsockopt(int s, int level, int optname, void *optval, wisp_socklen_t *optlen)
 {
     struct wisp_sock *sk = sock_enter(s);
-    struct wisp_sock o; /* the option fields, copied under one table lock */
-    const size_t off = offsetof(struct wisp_sock, keepidle_s);
+    unsigned kind;
     int v = 0, e;
 
     if (sk == NULL) {
@@ -2422,23 +2483,8 @@ int wisp_getsockopt(int s, int level, int optname, void *optval, wisp_socklen_t 
     if (optval == NULL || optlen == NULL) {
         return sock_fail_leave(sk, WISP_EFAULT);
     }
-    lock_tbl(g_socks);
-    memcpy((uint8_t *)&o + off, (const uint8_t *)sk + off, sizeof o - off);
-    unlock_tbl(g_socks);
-    switch (level) {
-    case WISP_SOL_SOCKET:
-        e = getopt_socket(sk, &o, optname, optval, optlen, &v);
-        break;
-    case WISP_IPPROTO_TCP:
-        e = getopt_tcp(sk, &o, optname, optval, optlen, &v);
-        break;
-    case WISP_IPPROTO_IP:
-        e = getopt_ip(&o, optname, &v);
-        break;
-    default:
-        e = WISP_ENOPROTOOPT;
-        break;
-    }
+    kind = opt_kind(level, optname);
+    e = opt_for(sk, kind) ? getopt(sk, kind, optval, optlen, &v) : WISP_ENOPROTOOPT;
     if (e > 0) {
         return sock_fail_leave(sk, e);
     }
@@ -2534,7 +2580,7 @@ int wisp_ioctl(int s, unsigned long request, ...)
         }
         if (argp == NULL) {
             e = WISP_EFAULT;
-        } else if (sk->type == WISP_SOCK_DGRAM) {
+        } else if (!SK_STREAM(sk)) {
             bool pending;
             lock_tbl(t);
             pending = sk->rcvevent > 0;
@@ -2579,14 +2625,14 @@ static unsigned readiness(const struct wisp_sock *sk)
     if (sk->f.closing) {
         return RDY_IN | RDY_OUT; /* the call on it then fails with EBADF */
     }
-    if (sk->rcvevent > 0 || sk->f.has_last || sk->f.rd_eof || sk->rx_err != 0 || sk->f.dead ||
-        (sk->f.errevent && sk->type == WISP_SOCK_DGRAM)) {
+    if (sk->rcvevent > 0 || sk->f.has_last || sk->f.rd_eof || sk->f.rx_err != 0 || sk->f.dead ||
+        (sk->f.errevent && !SK_STREAM(sk))) {
         r |= RDY_IN; /* a UDP socket's pending ICMP error: recv reports it (as Linux) */
     }
     if (!sk->f.listening && (sk->f.sendevent || sk->f.dead || sk->f.wr_shut)) {
         r |= RDY_OUT;
     }
-    if (sk->f.errevent || sk->rx_err != 0) {
+    if (sk->f.errevent || sk->f.rx_err != 0) {
         r |= RDY_ERR;
     }
     if (sk->f.dead || (sk->f.rd_eof && sk->f.wr_shut)) {

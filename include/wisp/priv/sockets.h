@@ -12,17 +12,26 @@
 
 #include "wisp/sockets.h"
 
-/** The flags of a socket (internal): one word, so a call copies them at once. */
+/** The state flags of a socket (internal): one word, so a call copies
+ *  them at once. All of it is written under the table lock. */
 struct wisp_sock_flags {
     unsigned sendevent : 1, errevent : 1, dead : 1;
     unsigned reserved : 1, closing : 1, freeing : 1, has_last : 1;
     unsigned nonblock : 1, listening : 1, bound : 1, connecting : 1;
     unsigned established : 1, connect_failed : 1;
     unsigned rd_eof : 1, rd_shut : 1, wr_shut : 1;
-    unsigned reuseaddr : 1, keepalive : 1, nodelay : 1, linger_on : 1;
-    unsigned broadcast : 1;
-    unsigned keepcnt : 7;             /**< TCP_KEEPCNT, 1..127 (Linux's bounds) */
+    unsigned rx_busy : 1, tx_busy : 1; /**< a thread reads / writes it now (one per direction) */
+    unsigned rx_err : 7;   /**< pending connection error taken from the netconn (next send / recv / SO_ERROR), an errno (< 128) */
+    unsigned last_err : 7; /**< last error of any call (wisp_socket_errno), an errno (< 128) */
 };
+
+/** The socket option flags (struct wisp_sock opts). */
+#define WISP_SOCK_O_REUSEADDR 0x01u
+#define WISP_SOCK_O_KEEPALIVE 0x02u
+#define WISP_SOCK_O_BROADCAST 0x04u
+#define WISP_SOCK_O_NODELAY 0x08u
+#define WISP_SOCK_O_LINGER 0x10u  /**< SO_LINGER l_onoff */
+#define WISP_SOCK_O_CUBIC 0x20u   /**< TCP_CONGESTION: enum wisp_tcp_cc, 0 or 1 */
 
 /** A socket's SO_SNDBUF / SO_RCVBUF bound: setsockopt clamps it to
  *  WISP_TCP_SND_BUF / WISP_TCP_WND, so 16 bits hold it when both fit
@@ -33,31 +42,32 @@ typedef uint16_t wisp_sock_buf_t;
 typedef uint32_t wisp_sock_buf_t;
 #endif
 
-/** One socket (internal; public for sizing only). */
+/** One socket (internal; public for sizing only). Its type (stream or
+ *  datagram) is its netconn's (wisp_netconn_type). */
 struct wisp_sock {
     struct wisp_netconn *WISP_PRIV(conn);       /**< NULL: free entry; its api is the stack the socket lives on */
-    /* receive state: owned by the thread that holds rx_busy */
+    /* receive state: owned by the thread that holds f.rx_busy */
     union {
         struct wisp_pbuf *p;                    /**< TCP: partly read data chain */
         struct wisp_netbuf *buf;                /**< UDP: datagram kept by MSG_PEEK / FIONREAD */
     } WISP_PRIV(last);                          /**< by type: NULL / NULL = nothing kept */
-    uint16_t WISP_PRIV(lastoff);                /**< bytes of last.p already read (< its tot_len) */
-    /* everything below: under the table lock (getsockopt copies it from keepidle_s on) */
-    uint16_t WISP_PRIV(keepidle_s);             /**< 1..32767 (Linux's bounds) */
+    /* everything below: under the table lock */
     uint32_t WISP_PRIV(rcv_bytes);              /**< bytes announced by RCVPLUS, not yet taken */
+    /* the options accept() copies from the listener, rcvtimeo .. opts */
     uint32_t WISP_PRIV(rcvtimeo), WISP_PRIV(sndtimeo);     /**< ms, 0 = none */
     wisp_sock_buf_t WISP_PRIV(sndbuf), WISP_PRIV(rcvbuf);  /**< TCP: SO_SNDBUF / SO_RCVBUF bound in bytes, 0 = the stack's default */
+    uint16_t WISP_PRIV(keepidle_s);             /**< 1..32767 (Linux's bounds) */
     uint16_t WISP_PRIV(keepintvl_s);            /**< 1..32767 (Linux's bounds) */
     uint16_t WISP_PRIV(maxseg);                 /**< TCP_MAXSEG, 0 = none */
     uint16_t WISP_PRIV(linger_s);
+    uint8_t WISP_PRIV(tos), WISP_PRIV(ttl);
+    uint8_t WISP_PRIV(keepcnt);                 /**< TCP_KEEPCNT, 1..127 (Linux's bounds) */
+    uint8_t WISP_PRIV(opts);                    /**< WISP_SOCK_O_* */
+    /* end of the inherited options */
+    uint16_t WISP_PRIV(lastoff);                /**< bytes of last.p already read (< its tot_len; reader-owned) */
     int16_t WISP_PRIV(rcvevent);                /**< items waiting in the netconn (data, connections) */
     uint16_t WISP_PRIV(users);                  /**< threads inside a call on this socket */
     uint16_t WISP_PRIV(select_waiting);         /**< select/poll/serialised waiters watching it */
-    uint8_t WISP_PRIV(rx_err);                  /**< pending connection error taken from the netconn (next send / recv / SO_ERROR), an errno */
-    uint8_t WISP_PRIV(last_err);                /**< last error of any call (wisp_socket_errno) */
-    uint8_t WISP_PRIV(rx_busy), WISP_PRIV(tx_busy);
-    uint8_t WISP_PRIV(type), WISP_PRIV(tos), WISP_PRIV(ttl);
-    uint8_t WISP_PRIV(cc);                      /**< TCP_CONGESTION, enum wisp_tcp_cc */
     struct wisp_sock_flags WISP_PRIV(f);
 };
 
