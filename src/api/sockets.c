@@ -452,10 +452,19 @@ static int take_pending_err(struct wisp_sock *sk)
 /* Free consumed TCP chains and reopen the window by the bytes consumed,
  * with one entry into the core (received with NETCONN_NOAUTORCVD, so this
  * is the only window update). */
-static void rx_flush(struct wisp_sock *sk, struct wisp_pbuf **bufs, unsigned n, uint32_t recved)
+struct rx_batch {
+    struct wisp_pbuf *done[SOCK_FREE_BATCH];  /**< consumed chains */
+    unsigned n;
+    uint32_t recved;                          /**< bytes consumed */
+};
+
+/* Flush batch b (if it holds anything). */
+static void rx_flush(struct wisp_sock *sk, struct rx_batch *b)
 {
-    if (n > 0 || recved > 0) {
-        (void)wisp_netconn_tcp_consumed(sk->conn, bufs, n, recved);
+    if (b->n > 0 || b->recved > 0) {
+        (void)wisp_netconn_tcp_consumed(sk->conn, b->done, b->n, b->recved);
+        b->n = 0;
+        b->recved = 0;
     }
 }
 
@@ -1174,7 +1183,7 @@ int wisp_connect(int s, const struct wisp_sockaddr *name, wisp_socklen_t namelen
  *  when it enters (so the fast path takes the lock once on entry and once
  *  on leaving). */
 struct sock_snap {
-    uint32_t rcvtimeo, sndtimeo;
+    uint32_t timeo;               /**< SO_RCVTIMEO (reading) / SO_SNDTIMEO (writing) */
     struct wisp_sock_flags f;
 };
 
@@ -1182,11 +1191,7 @@ struct sock_snap {
 static void take_snap(const struct wisp_sock *sk, struct sock_snap *snap, bool rx)
 {
     snap->f = sk->f;
-    if (rx) {
-        snap->rcvtimeo = sk->rcvtimeo;
-    } else {
-        snap->sndtimeo = sk->sndtimeo;
-    }
+    snap->timeo = rx ? sk->rcvtimeo : sk->sndtimeo;
 }
 
 /* Does a thread read (rx) / write this socket now? Set / clear that (table
@@ -1439,7 +1444,7 @@ static int recv_tcp_fail(struct wisp_sock *sk, wisp_err_t err, bool have_data, c
         lock_tbl(t);
         dead = sk->f.dead != 0;
         unlock_tbl(t);
-        if (snap->rcvtimeo != 0 && !snap->f.nonblock && !dead) {
+        if (snap->timeo != 0 && !snap->f.nonblock && !dead) {
             e = WISP_EAGAIN;
         } else {
             conn = true;
@@ -1496,9 +1501,7 @@ static int recv_tcp_fail(struct wisp_sock *sk, wisp_err_t err, bool have_data, c
 static wisp_ssize_t recv_tcp(struct wisp_sock *sk, const struct wisp_iovec *iov, int iovcnt, int flags,
                              const struct sock_snap *snap)
 {
-    struct wisp_pbuf *done[SOCK_FREE_BATCH];
-    unsigned ndone = 0;
-    uint32_t consumed = 0;
+    struct rx_batch b;
     struct iov_pos pos;
     size_t total = iov_total(iov, iovcnt), copied = 0;
     int e = 0;
@@ -1506,41 +1509,32 @@ static wisp_ssize_t recv_tcp(struct wisp_sock *sk, const struct wisp_iovec *iov,
      * snapshot stays valid while we read */
     bool eof = snap->f.rd_eof != 0, dontwait = (flags & WISP_MSG_DONTWAIT) != 0;
 
+    b.n = 0;
+    b.recved = 0;
     pos.iov = iov;
     pos.n = iovcnt;
     pos.i = 0;
     pos.off = 0;
-    if (total == 0) {
-        return 0;
-    }
-    for (;;) {
+    while (copied < total) {
         size_t n;
         if (sk->last.p == NULL) {
             struct wisp_pbuf *p = NULL;
-            uint8_t nflags = WISP_NETCONN_NOAUTORCVD;
-            bool block;
+            bool block = !dontwait && (copied == 0 || (flags & WISP_MSG_WAITALL));
+            uint8_t nflags = block ? WISP_NETCONN_NOAUTORCVD : WISP_NETCONN_NOAUTORCVD | WISP_NETCONN_DONTBLOCK;
             wisp_err_t err;
             if (eof) {
                 break;
             }
-            block = !dontwait && (copied == 0 || (flags & WISP_MSG_WAITALL));
-            if (!block) {
-                nflags |= WISP_NETCONN_DONTBLOCK;
-            } else if (ndone > 0 || consumed > 0) {
-                /* about to wait: give the window back first */
-                rx_flush(sk, done, ndone, consumed);
-                ndone = 0;
-                consumed = 0;
+            if (block) {
+                rx_flush(sk, &b); /* about to wait: give the window back first */
             }
             err = wisp_netconn_recv_tcp_pbuf_flags(sk->conn, &p, nflags);
-            if (err == WISP_ERR_WOULDBLOCK && !block && (ndone > 0 || consumed > 0)) {
-                /* the mailbox ran dry: give the window back now, which also
-                 * posts what the stack kept for us meanwhile (short segments
-                 * refused by the mailbox, netconn.c nc_rx_take), and look
-                 * once more */
-                rx_flush(sk, done, ndone, consumed);
-                ndone = 0;
-                consumed = 0;
+            /* the mailbox ran dry: give the window back now, which also
+             * posts what the stack kept for us meanwhile (short segments
+             * refused by the mailbox, netconn.c nc_rx_take), and look
+             * once more */
+            if (err == WISP_ERR_WOULDBLOCK && !block && (b.n > 0 || b.recved > 0)) {
+                rx_flush(sk, &b);
                 err = wisp_netconn_recv_tcp_pbuf_flags(sk->conn, &p, nflags);
             }
             if (err != WISP_OK) {
@@ -1556,22 +1550,17 @@ static wisp_ssize_t recv_tcp(struct wisp_sock *sk, const struct wisp_iovec *iov,
             break;
         }
         sk->lastoff = (uint16_t)(sk->lastoff + n);
-        consumed += (uint32_t)n;
+        b.recved += (uint32_t)n;
         if (sk->lastoff >= sk->last.p->tot_len) {
-            done[ndone++] = sk->last.p;
+            b.done[b.n++] = sk->last.p;
             sk->last.p = NULL;
             sk->lastoff = 0;
-            if (ndone == SOCK_FREE_BATCH) {
-                rx_flush(sk, done, ndone, consumed);
-                ndone = 0;
-                consumed = 0;
+            if (b.n == SOCK_FREE_BATCH) {
+                rx_flush(sk, &b);
             }
         }
-        if (copied >= total) {
-            break;
-        }
     }
-    rx_flush(sk, done, ndone, consumed);
+    rx_flush(sk, &b);
     if (e != 0 && copied == 0) {
         return -(wisp_ssize_t)e;
     }
@@ -1636,49 +1625,38 @@ static wisp_ssize_t recv_udp(struct wisp_sock *sk, const struct wisp_iovec *iov,
     return (wisp_ssize_t)((flags & WISP_MSG_TRUNC) ? dlen : copied);
 }
 
+/* Leave after reading (rx) / writing with result r (bytes, or -errno):
+ * the call's return value (-1 with errno set). */
+static wisp_ssize_t sock_leave_dir_r(struct wisp_sock *sk, bool rx, wisp_ssize_t r)
+{
+    int e = r < 0 ? (int)-r : 0;
+    sock_leave_dir(sk, rx, e);
+    return e != 0 ? set_errno(e) : r;
+}
+
 static wisp_ssize_t do_recv(int s, const struct wisp_iovec *iov, int iovcnt, int flags, struct wisp_sockaddr *from,
                             wisp_socklen_t *fromlen, int *msg_flags)
 {
     struct sock_snap snap;
-    struct wisp_sock *sk;
-    wisp_ssize_t r = 0; /* every path sets r or e */
-    int e = 0;
+    struct wisp_sock *sk = sock_enter_iov(s, iov, iovcnt, flags, true, &snap);
+    wisp_ssize_t r = 0;
 
-    sk = sock_enter_iov(s, iov, iovcnt, flags, true, &snap);
     if (sk == NULL) {
         return -1;
     }
     if (flags & WISP_MSG_OOB) {
-        e = WISP_EOPNOTSUPP;
-    } else if (SK_STREAM(sk)) {
-        if (snap.f.listening || (!snap.f.established && !snap.f.connecting && !snap.f.dead)) {
-            e = WISP_ENOTCONN;
-        } else if (snap.f.rd_shut && sk->last.p == NULL) {
-            e = -1; /* return 0 */
-        }
-        if (e == -1) {
-            e = 0;
-            r = 0;
-        } else if (e == 0) {
-            r = recv_tcp(sk, iov, iovcnt, flags, &snap);
-            if (r < 0) {
-                e = (int)-r;
-            }
-            if (e == 0 && fromlen != NULL) {
-                *fromlen = 0; /* connected stream: no address (as Linux) */
-            }
-        }
-    } else {
+        r = -(wisp_ssize_t)WISP_EOPNOTSUPP;
+    } else if (!SK_STREAM(sk)) {
         r = recv_udp(sk, iov, iovcnt, flags, from, fromlen, msg_flags, &snap);
-        if (r < 0) {
-            e = (int)-r;
+    } else if (snap.f.listening || (!snap.f.established && !snap.f.connecting && !snap.f.dead)) {
+        r = -(wisp_ssize_t)WISP_ENOTCONN;
+    } else if (!snap.f.rd_shut || sk->last.p != NULL) {
+        r = recv_tcp(sk, iov, iovcnt, flags, &snap);
+        if (r >= 0 && fromlen != NULL) {
+            *fromlen = 0; /* connected stream: no address (as Linux) */
         }
     }
-    sock_leave_dir(sk, true, e);
-    if (e != 0) {
-        return set_errno(e);
-    }
-    return r;
+    return sock_leave_dir_r(sk, true, r);
 }
 
 wisp_ssize_t wisp_recv(int s, void *mem, size_t len, int flags)
@@ -1779,6 +1757,24 @@ static uint8_t tcp_write_flags(int flags, const struct sock_snap *snap)
     return f;
 }
 
+/* A TCP write returned err (or wrote less than asked with WISP_OK) after
+ * sent bytes of the call: what the call returns, bytes or -errno. A
+ * partial write counts, unless close() woke us: the descriptor is gone
+ * (EBADF, see sockets.h); a connection error after some bytes is the next
+ * call's (Linux). */
+static wisp_ssize_t tcp_sent(struct wisp_sock *sk, wisp_err_t err, size_t sent)
+{
+    if ((err == WISP_OK || sent > 0) && !sock_is_closing(sk)) {
+        /* partial: non-blocking, SO_SNDTIMEO, or the connection failed
+         * after some bytes */
+        if (is_conn_err(err)) {
+            keep_conn_err(sk, err);
+        }
+        return (wisp_ssize_t)sent;
+    }
+    return -(wisp_ssize_t)(err == WISP_OK ? WISP_EBADF : tcp_write_errno(sk, err));
+}
+
 /* TCP send of the iovec. Returns bytes or -errno. */
 static wisp_ssize_t send_tcp(struct wisp_sock *sk, const struct wisp_iovec *iov, int iovcnt, int flags,
                              const struct sock_snap *snap)
@@ -1796,25 +1792,10 @@ static wisp_ssize_t send_tcp(struct wisp_sock *sk, const struct wisp_iovec *iov,
         if ((flags & WISP_MSG_MORE) || i + 1 < iovcnt) {
             f |= WISP_NETCONN_MORE;
         }
-        err = wisp_netconn_write_layered(sk->conn, iov[i].iov_base, iov[i].iov_len, f, snap->sndtimeo, &written);
+        err = wisp_netconn_write_layered(sk->conn, iov[i].iov_base, iov[i].iov_len, f, snap->timeo, &written);
         sent += written;
-        if (err != WISP_OK) {
-            /* a partial write counts, unless close() woke us: the
-             * descriptor is gone (EBADF, see sockets.h); a connection
-             * error after some bytes is the next call's (Linux) */
-            if (sent > 0 && !sock_is_closing(sk)) {
-                if (is_conn_err(err)) {
-                    keep_conn_err(sk, err);
-                }
-                return (wisp_ssize_t)sent;
-            }
-            return -(wisp_ssize_t)tcp_write_errno(sk, err);
-        }
-        if (written < iov[i].iov_len) {
-            if (sock_is_closing(sk)) {
-                return -(wisp_ssize_t)WISP_EBADF; /* woken by close() */
-            }
-            break; /* non-blocking or SO_SNDTIMEO: partial */
+        if (err != WISP_OK || written < iov[i].iov_len) {
+            return tcp_sent(sk, err, sent); /* non-blocking or SO_SNDTIMEO: partial */
         }
     }
     return (wisp_ssize_t)sent;
@@ -1883,54 +1864,30 @@ static wisp_ssize_t do_send(int s, const struct wisp_iovec *iov, int iovcnt, int
                             wisp_socklen_t tolen)
 {
     struct sock_snap snap;
-    struct wisp_sock *sk;
-    wisp_ssize_t r = 0;
+    struct wisp_sock *sk = sock_enter_iov(s, iov, iovcnt, flags, false, &snap);
+    wisp_ssize_t r;
+    wisp_ipaddr_t ip;
+    uint16_t port = 0;
     int e = 0;
 
-    sk = sock_enter_iov(s, iov, iovcnt, flags, false, &snap);
     if (sk == NULL) {
         return -1;
     }
     if (flags & WISP_MSG_OOB) {
-        e = WISP_EOPNOTSUPP;
+        r = -(wisp_ssize_t)WISP_EOPNOTSUPP;
+    } else if (snap.f.wr_shut) {
+        r = -(wisp_ssize_t)WISP_EPIPE;
     } else if (SK_STREAM(sk)) {
-        if (snap.f.wr_shut) {
-            e = WISP_EPIPE;
-        } else if (snap.f.listening) {
-            e = WISP_ENOTCONN;
-        }
-        if (e == 0) {
-            r = send_tcp(sk, iov, iovcnt, flags, &snap);
-            if (r < 0) {
-                e = (int)-r;
-            }
-        }
+        r = snap.f.listening ? -(wisp_ssize_t)WISP_ENOTCONN : send_tcp(sk, iov, iovcnt, flags, &snap);
+    } else if (to != NULL && !parse_sin(to, tolen, &ip, &port, &e, false)) {
+        r = -(wisp_ssize_t)e;
+    } else if (to != NULL && wisp_ipaddr_is4(&ip) && wisp_ipaddr_ip4(&ip) == WISP_IP4_BCAST &&
+               !opt_get(sk, OK_BROADCAST)) {
+        r = -(wisp_ssize_t)WISP_EACCES; /* SO_BROADCAST not set (POSIX, Linux) */
     } else {
-        wisp_ipaddr_t ip;
-        uint16_t port = 0;
-        bool have_to = false;
-        if (snap.f.wr_shut) {
-            e = WISP_EPIPE;
-        }
-        if (e == 0 && to != NULL) {
-            have_to = parse_sin(to, tolen, &ip, &port, &e, false);
-            if (have_to && wisp_ipaddr_is4(&ip) && wisp_ipaddr_ip4(&ip) == WISP_IP4_BCAST &&
-                !opt_get(sk, OK_BROADCAST)) {
-                e = WISP_EACCES; /* SO_BROADCAST not set (POSIX, Linux) */
-            }
-        }
-        if (e == 0) {
-            r = send_udp(sk, iov, iovcnt, have_to ? &ip : NULL, port);
-            if (r < 0) {
-                e = (int)-r;
-            }
-        }
+        r = send_udp(sk, iov, iovcnt, to != NULL ? &ip : NULL, port);
     }
-    sock_leave_dir(sk, false, e);
-    if (e != 0) {
-        return set_errno(e);
-    }
-    return r;
+    return sock_leave_dir_r(sk, false, r);
 }
 
 wisp_ssize_t wisp_send(int s, const void *data, size_t size, int flags)
@@ -1953,25 +1910,12 @@ wisp_ssize_t wisp_send(int s, const void *data, size_t size, int flags)
         sock_leave_dir(sk, false, 0);
         return wisp_sendto(s, data, size, flags, NULL, 0);
     }
-    err = wisp_netconn_write_layered(sk->conn, data, size, tcp_write_flags(flags, &snap), snap.sndtimeo, &written);
+    err = wisp_netconn_write_layered(sk->conn, data, size, tcp_write_flags(flags, &snap), snap.timeo, &written);
     if (err == WISP_OK && written == size) {
         sock_leave_dir(sk, false, 0);
         return (wisp_ssize_t)written;
     }
-    if ((err == WISP_OK || written > 0) && !sock_is_closing(sk)) {
-        /* partial: non-blocking, SO_SNDTIMEO, or the connection failed
-         * after some bytes (its error is the next call's, as Linux) */
-        if (is_conn_err(err)) {
-            keep_conn_err(sk, err);
-        }
-        sock_leave_dir(sk, false, 0);
-        return (wisp_ssize_t)written;
-    }
-    {
-        int e = (err == WISP_OK) ? WISP_EBADF : tcp_write_errno(sk, err);
-        sock_leave_dir(sk, false, e);
-        return set_errno(e);
-    }
+    return sock_leave_dir_r(sk, false, tcp_sent(sk, err, written));
 }
 
 wisp_ssize_t wisp_sendto(int s, const void *data, size_t size, int flags, const struct wisp_sockaddr *to,
