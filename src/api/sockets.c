@@ -91,7 +91,15 @@ struct wisp_select_wait {
 
 /* ------------------------------------------------------------ errno */
 
-static int set_errno(int e)
+/* Out of line: the errno store (a call into the C library's per-thread
+ * errno on most ports) is on the error paths of every call; one copy. */
+#if defined(__GNUC__)
+#define SOCK_NOINLINE __attribute__((noinline))
+#else
+#define SOCK_NOINLINE
+#endif
+
+static SOCK_NOINLINE int set_errno(int e)
 {
     WISP_SOCKET_ERRNO_SET(e);
     return -1;
@@ -144,6 +152,18 @@ static void lock_tbl(struct wisp_sockets *t)
 static void unlock_tbl(struct wisp_sockets *t)
 {
     wisp_sys_mutex_unlock(&t->lock);
+}
+
+/* The same, out of line, for the calls off the send / recv fast path (one
+ * call instead of loading the table at each of its many uses). */
+static SOCK_NOINLINE void tbl_lock(void)
+{
+    lock_tbl(g_socks);
+}
+
+static SOCK_NOINLINE void tbl_unlock(void)
+{
+    unlock_tbl(g_socks);
 }
 
 /* Does waiter w watch entry idx? (table lock held) */
@@ -293,19 +313,19 @@ static struct wisp_sock *sock_enter(int fd)
         set_errno(WISP_EBADF);
         return NULL;
     }
-    lock_tbl(t);
+    tbl_lock();
     sk = lookup(t, fd, &e);
     if (sk != NULL) {
         sk->users++;
     }
-    unlock_tbl(t);
+    tbl_unlock();
     if (sk == NULL) {
         set_errno(e);
     }
     return sk;
 }
 
-static void sock_free_entry(struct wisp_sockets *t, struct wisp_sock *sk);
+static void sock_free_entry(struct wisp_sock *sk);
 
 /* Leave (table lock held on entry; released on return): the last user of
  * a closing socket frees it. */
@@ -316,7 +336,7 @@ static void sock_leave_locked(struct wisp_sockets *t, struct wisp_sock *sk)
     if (sk->users == 0 && sk->f.closing && !sk->f.freeing) {
         sk->f.freeing = 1;
         unlock_tbl(t);
-        sock_free_entry(t, sk);
+        sock_free_entry(sk);
         return;
     }
     unlock_tbl(t);
@@ -325,7 +345,7 @@ static void sock_leave_locked(struct wisp_sockets *t, struct wisp_sock *sk)
 static void sock_leave(struct wisp_sock *sk)
 {
     struct wisp_sockets *t = g_socks;
-    lock_tbl(t);
+    tbl_lock();
     sock_leave_locked(t, sk);
 }
 
@@ -333,7 +353,7 @@ static void sock_leave(struct wisp_sock *sk)
 static int sock_fail_leave(struct wisp_sock *sk, int e)
 {
     struct wisp_sockets *t = g_socks;
-    lock_tbl(t);
+    tbl_lock();
     sk->f.last_err = (unsigned)e;
     sock_leave_locked(t, sk);
     return set_errno(e);
@@ -349,11 +369,10 @@ static int sock_fail(int s, int e)
 
 static bool sock_is_closing(struct wisp_sock *sk)
 {
-    struct wisp_sockets *t = g_socks;
     bool c;
-    lock_tbl(t);
+    tbl_lock();
     c = sk->f.closing != 0;
-    unlock_tbl(t);
+    tbl_unlock();
     return c;
 }
 
@@ -400,13 +419,12 @@ static bool err_is_connect(const struct wisp_sock *sk)
  * error is consumed, wherever it was. Returns its errno. */
 static int take_conn_err(struct wisp_sock *sk, wisp_err_t err)
 {
-    struct wisp_sockets *t = g_socks;
     bool connecting;
-    lock_tbl(t);
+    tbl_lock();
     connecting = err_is_connect(sk);
     sk->f.errevent = 0;
     sk->f.rx_err = 0;
-    unlock_tbl(t);
+    tbl_unlock();
     return conn_err_errno(sk, err, connecting);
 }
 
@@ -414,34 +432,32 @@ static int take_conn_err(struct wisp_sock *sk, wisp_err_t err)
  * written: the error stays pending in the socket for the next call. */
 static void keep_conn_err(struct wisp_sock *sk, wisp_err_t err)
 {
-    struct wisp_sockets *t = g_socks;
-    lock_tbl(t);
+    tbl_lock();
     sk->f.errevent = 0;
     if (sk->f.rx_err == 0) {
         sk->f.rx_err = (unsigned)conn_err_errno(sk, err, err_is_connect(sk));
     }
-    unlock_tbl(t);
+    tbl_unlock();
 }
 
 /* Take the pending error (0: none): the socket's, else the netconn's. */
 static int take_pending_err(struct wisp_sock *sk)
 {
-    struct wisp_sockets *t = g_socks;
     bool in_conn;
     int e;
-    lock_tbl(t);
+    tbl_lock();
     e = sk->f.rx_err;
     sk->f.rx_err = 0;
     in_conn = e == 0 && sk->f.errevent;
     sk->f.errevent = 0;
-    unlock_tbl(t);
+    tbl_unlock();
     if (in_conn) {
         /* no lock held: a netconn call (takes only the netconn's own lock) */
         wisp_err_t err = wisp_netconn_err(sk->conn);
         if (err != WISP_OK) {
-            lock_tbl(t);
+            tbl_lock();
             e = conn_err_errno(sk, err, err_is_connect(sk));
-            unlock_tbl(t);
+            tbl_unlock();
         }
     }
     return e;
@@ -568,7 +584,7 @@ static const uint8_t opt_at[OK_LINGER_ON + 1][2] = {
     [OK_LINGER_ON] = OPT_AT(opts, WISP_SOCK_O_LINGER),
 };
 /* TCP_CONGESTION is one flag: the algorithms are 0 and 1 (tcp.h). */
-typedef char sock_cc_is_one_bit[(WISP_TCP_CC_NEWRENO == 0 && WISP_TCP_CC_CUBIC == 1) ? 1 : -1];
+WISP_STATIC_ASSERT(sock_cc_is_one_bit, WISP_TCP_CC_NEWRENO == 0 && WISP_TCP_CC_CUBIC == 1);
 
 /* Read (store false) or write val into the stored value of option kind
  * of sk, under the table lock. Returns the value (after the write). */
@@ -576,7 +592,7 @@ static uint32_t opt_access(struct wisp_sock *sk, unsigned kind, bool store, uint
 {
     unsigned at = opt_at[kind][0], flag = opt_at[kind][1];
     uint8_t *p = (uint8_t *)sk + (at & 0x3fu);
-    lock_tbl(g_socks);
+    tbl_lock();
     switch (at >> 6) {
     case 1:
         if (flag != 0) {
@@ -606,7 +622,7 @@ static uint32_t opt_access(struct wisp_sock *sk, unsigned kind, bool store, uint
     default:
         break;
     }
-    unlock_tbl(g_socks);
+    tbl_unlock();
     return val;
 }
 
@@ -619,9 +635,9 @@ static uint32_t opt_get(struct wisp_sock *sk, unsigned kind)
 static struct wisp_sock_flags sk_flags(const struct wisp_sock *sk)
 {
     struct wisp_sock_flags f;
-    lock_tbl(g_socks);
+    tbl_lock();
     f = sk->f;
-    unlock_tbl(g_socks);
+    tbl_unlock();
     return f;
 }
 
@@ -704,17 +720,17 @@ static void attach_entry(struct wisp_sockets *t, struct wisp_sock *sk, struct wi
 }
 
 /* Last user gone: delete the netconn and release the entry. */
-static void sock_free_entry(struct wisp_sockets *t, struct wisp_sock *sk)
+static void sock_free_entry(struct wisp_sock *sk)
 {
     struct wisp_netconn *conn = sk->conn;
     struct wisp_pbuf *lastp = SK_STREAM(sk) ? sk->last.p : NULL;
     struct wisp_netbuf *lastbuf = SK_STREAM(sk) ? NULL : sk->last.buf;
     bool abort_it = false;
 
-    lock_tbl(t);
+    tbl_lock();
     abort_it = SK_STREAM(sk) && (sk->opts & WISP_SOCK_O_LINGER) && sk->linger_s == 0 && !sk->f.listening;
     conn->socket = -1; /* events from now on find no socket */
-    unlock_tbl(t);
+    tbl_unlock();
     sk->last.p = NULL;
     if (abort_it) {
         (void)wisp_netconn_abort(conn); /* SO_LINGER {1, 0}: reset instead of the orderly close */
@@ -726,12 +742,12 @@ static void sock_free_entry(struct wisp_sockets *t, struct wisp_sock *sk)
         wisp_netbuf_delete(lastbuf);
     }
     (void)wisp_netconn_delete(conn);
-    lock_tbl(t);
+    tbl_lock();
     sk->conn = NULL;
     sk->f.closing = 0;
     sk->f.freeing = 0;
     sk->users = 0;
-    unlock_tbl(t);
+    tbl_unlock();
 }
 
 /* ------------------------------------------------------------- set-up */
@@ -767,7 +783,7 @@ int wisp_sockets_deinit(void)
             open_n++;
             sk->f.closing = 1;
             sk->f.freeing = 1;
-            sock_free_entry(t, sk);
+            sock_free_entry(sk);
         }
     }
     g_socks = NULL;
@@ -783,13 +799,13 @@ int wisp_sockets_in_use(void)
     if (t == NULL) {
         return 0;
     }
-    lock_tbl(t);
+    tbl_lock();
     for (i = 0; i < WISP_SOCKET_COUNT; i++) {
         if (t->sock[i].conn != NULL || t->sock[i].f.reserved) {
             n++;
         }
     }
-    unlock_tbl(t);
+    tbl_unlock();
     return n;
 }
 
@@ -801,10 +817,10 @@ int wisp_socket_errno(int s)
     if (t == NULL) {
         return -1;
     }
-    lock_tbl(t);
+    tbl_lock();
     sk = lookup(t, s, &e);
     r = (sk != NULL) ? sk->f.last_err : -1;
-    unlock_tbl(t);
+    tbl_unlock();
     return r;
 }
 
@@ -843,25 +859,25 @@ int wisp_socket_on(struct wisp_netconn_api *api, int domain, int type, int proto
     default:
         return set_errno(WISP_EINVAL);
     }
-    lock_tbl(t);
+    tbl_lock();
     sk = reserve_entry(t);
-    unlock_tbl(t);
+    tbl_unlock();
     if (sk == NULL) {
         return set_errno(WISP_EMFILE);
     }
     conn = wisp_netconn_new_with_proto_and_callback(api, nct, 0, sock_event);
     /* this layer counts its callers and serialises each direction itself */
     wisp_netconn_set_layered(conn);
-    lock_tbl(t);
+    tbl_lock();
     if (conn == NULL) {
         sk->f.reserved = 0;
-        unlock_tbl(t);
+        tbl_unlock();
         return set_errno(WISP_ENOBUFS);
     }
     attach_entry(t, sk, conn);
     sk->f.nonblock = (type & WISP_SOCK_NONBLOCK) != 0;
     fd = sock_idx(t, sk) + WISP_SOCKET_OFFSET;
-    unlock_tbl(t);
+    tbl_unlock();
     if (type & WISP_SOCK_NONBLOCK) {
         wisp_netconn_set_nonblocking(conn, true);
     }
@@ -945,16 +961,16 @@ int wisp_bind(int s, const struct wisp_sockaddr *name, wisp_socklen_t namelen)
     if (!parse_sin(name, namelen, &ip, &port, &e, false)) {
         return sock_fail_leave(sk, e);
     }
-    lock_tbl(t);
+    tbl_lock();
     e = (sk->f.bound || sk->f.listening || sk->f.established || sk->f.connecting) ? WISP_EINVAL : 0;
-    unlock_tbl(t);
+    tbl_unlock();
     if (e != 0) {
         return sock_fail_leave(sk, e);
     }
     err = wisp_netconn_bind(sk->conn, &ip, port);
     switch (err) {
     case WISP_OK:
-        lock_tbl(t);
+        tbl_lock();
         sk->f.bound = 1;
         sock_leave_locked(t, sk);
         return 0;
@@ -977,9 +993,9 @@ int wisp_listen(int s, int backlog)
     if (!SK_STREAM(sk)) {
         return sock_fail_leave(sk, WISP_EOPNOTSUPP);
     }
-    lock_tbl(t);
+    tbl_lock();
     e = (sk->f.established || sk->f.connecting) ? WISP_EINVAL : 0;
-    unlock_tbl(t);
+    tbl_unlock();
     if (e != 0) {
         return sock_fail_leave(sk, e);
     }
@@ -987,7 +1003,7 @@ int wisp_listen(int s, int backlog)
     err = wisp_netconn_listen_with_backlog(sk->conn, (uint8_t)backlog);
     switch (err) {
     case WISP_OK:
-        lock_tbl(t);
+        tbl_lock();
         sk->f.listening = 1;
         sk->f.bound = 1;
         sock_leave_locked(t, sk);
@@ -1014,9 +1030,9 @@ int wisp_accept(int s, struct wisp_sockaddr *addr, wisp_socklen_t *addrlen)
     if (sk == NULL) {
         return -1;
     }
-    lock_tbl(t);
+    tbl_lock();
     listening = sk->f.listening != 0;
-    unlock_tbl(t);
+    tbl_unlock();
     if (!listening) {
         return sock_fail_leave(sk, SK_STREAM(sk) ? WISP_EINVAL : WISP_EOPNOTSUPP);
     }
@@ -1034,9 +1050,9 @@ int wisp_accept(int s, struct wisp_sockaddr *addr, wisp_socklen_t *addrlen)
         }
         return sock_fail_leave(sk, e);
     }
-    lock_tbl(t);
+    tbl_lock();
     nsk = reserve_entry(t);
-    unlock_tbl(t);
+    tbl_unlock();
     if (nsk == NULL) {
         /* No descriptor for it: reset the connection (the peer learns at
          * once) and report EMFILE; the listener stays usable. */
@@ -1044,7 +1060,7 @@ int wisp_accept(int s, struct wisp_sockaddr *addr, wisp_socklen_t *addrlen)
         (void)wisp_netconn_delete(nc);
         return sock_fail_leave(sk, WISP_EMFILE);
     }
-    lock_tbl(t);
+    tbl_lock();
     early = (nc->socket < -1) ? (-1 - nc->socket) : 0;
     attach_entry(t, nsk, nc);
     nsk->rcvevent = (int16_t)early;
@@ -1058,7 +1074,7 @@ int wisp_accept(int s, struct wisp_sockaddr *addr, wisp_socklen_t *addrlen)
                sk->keepintvl_s != WISP_TCP_KEEPINTVL_MS / 1000u || sk->keepcnt != WISP_TCP_KEEPCNT;
     nodelay = (sk->opts & WISP_SOCK_O_NODELAY) != 0;
     fd = sock_idx(t, nsk) + WISP_SOCKET_OFFSET;
-    unlock_tbl(t);
+    tbl_unlock();
     /* what the listener's netconn does not pass on itself (its DSCP, TTL
      * and congestion control it does) */
     if (nsk->rcvtimeo != 0) {
@@ -1107,7 +1123,7 @@ int wisp_connect(int s, const struct wisp_sockaddr *name, wisp_socklen_t namelen
     if (!SK_STREAM(sk)) {
         if (name->sa_family == WISP_AF_UNSPEC) {
             err = wisp_netconn_disconnect(sk->conn);
-            lock_tbl(t);
+            tbl_lock();
             sk->f.established = 0;
             sock_leave_locked(t, sk);
             return err == WISP_OK ? 0 : set_errno(wisp_err_to_errno(err));
@@ -1116,13 +1132,13 @@ int wisp_connect(int s, const struct wisp_sockaddr *name, wisp_socklen_t namelen
         if (err != WISP_OK) {
             return sock_fail_leave(sk, err == WISP_ERR_RTE ? WISP_ENETUNREACH : wisp_err_to_errno(err));
         }
-        lock_tbl(t);
+        tbl_lock();
         sk->f.established = 1;
         sk->f.bound = 1;
         sock_leave_locked(t, sk);
         return 0;
     }
-    lock_tbl(t);
+    tbl_lock();
     e = sk->f.listening ? WISP_EISCONN : (sk->f.connecting ? WISP_EALREADY : (sk->f.established ? WISP_EISCONN : 0));
     if (e == 0 && sk->f.dead) {
         e = WISP_ECONNABORTED; /* a failed connect: the socket cannot be reused (BSD) */
@@ -1131,12 +1147,12 @@ int wisp_connect(int s, const struct wisp_sockaddr *name, wisp_socklen_t namelen
     if (e == 0 && nonblock) {
         sk->f.connecting = 1; /* before the call: the SENDPLUS may come first */
     }
-    unlock_tbl(t);
+    tbl_unlock();
     if (e != 0) {
         return sock_fail_leave(sk, e);
     }
     err = wisp_netconn_connect(sk->conn, &ip, port);
-    lock_tbl(t);
+    tbl_lock();
     switch (err) {
     case WISP_OK:
         sk->f.connecting = 0;
@@ -1153,24 +1169,22 @@ int wisp_connect(int s, const struct wisp_sockaddr *name, wisp_socklen_t namelen
         break;
     }
     sk->f.connecting = 0;
-    e = sk->f.closing ? WISP_EBADF : 0;
-    if (e == 0) {
-        switch (err) {
-        case WISP_ERR_ALREADY: e = WISP_EALREADY; break;
-        case WISP_ERR_ISCONN: e = WISP_EISCONN; break;
-        case WISP_ERR_RST: e = WISP_ECONNREFUSED; sk->f.errevent = 0; sk->f.dead = 1; break;
-        case WISP_ERR_TIMEOUT: e = WISP_ETIMEDOUT; sk->f.errevent = 0; sk->f.dead = 1; break;
-        case WISP_ERR_ABRT: e = WISP_ECONNABORTED; sk->f.errevent = 0; sk->f.dead = 1; break;
-        /* SYN retries ran out after ICMP unreachable (RFC 1122 §4.2.3.9) */
-        case WISP_ERR_HOSTUNREACH: e = WISP_EHOSTUNREACH; sk->f.errevent = 0; sk->f.dead = 1; break;
-        case WISP_ERR_NETUNREACH: e = WISP_ENETUNREACH; sk->f.errevent = 0; sk->f.dead = 1; break;
-        case WISP_ERR_RTE: e = WISP_ENETUNREACH; break;
-        case WISP_ERR_USE: e = WISP_EADDRNOTAVAIL; break;
-        case WISP_ERR_CLSD: e = WISP_ECONNABORTED; break;
-        case WISP_ERR_VAL: e = WISP_EINVAL; break;
-        case WISP_ERR_MEM: e = WISP_ENOBUFS; break;
-        default: e = wisp_err_to_errno(err); break;
-        }
+    switch (err) {
+    case WISP_ERR_RST: e = WISP_ECONNREFUSED; break;
+    case WISP_ERR_RTE: e = WISP_ENETUNREACH; break;
+    case WISP_ERR_USE: e = WISP_EADDRNOTAVAIL; break;
+    case WISP_ERR_CLSD: e = WISP_ECONNABORTED; break;
+    case WISP_ERR_MEM: e = WISP_ENOBUFS; break;
+    default: e = wisp_err_to_errno(err); break; /* ALREADY, ISCONN, TIMEOUT, ABRT, VAL, *UNREACH */
+    }
+    if (sk->f.closing) {
+        e = WISP_EBADF;
+    } else if (is_conn_err(err)) {
+        /* the connection failed (reset, timeout, abort; SYN retries ran
+         * out after ICMP unreachable, RFC 1122 §4.2.3.9): the socket
+         * cannot be reused (BSD), the error is reported here */
+        sk->f.errevent = 0;
+        sk->f.dead = 1;
     }
     sk->f.last_err = (unsigned)e;
     sock_leave_locked(t, sk);
@@ -1226,10 +1240,10 @@ static struct wisp_sock *sock_enter_dir_slow(int fd, bool rx, bool dontwait, str
         set_errno(WISP_EBADF);
         return NULL;
     }
-    lock_tbl(t);
+    tbl_lock();
     sk = lookup(t, fd, &e);
     if (sk == NULL) {
-        unlock_tbl(t);
+        tbl_unlock();
         set_errno(e);
         return NULL;
     }
@@ -1252,17 +1266,17 @@ static struct wisp_sock *sock_enter_dir_slow(int fd, bool rx, bool dontwait, str
         }
         timeout = rx ? sk->rcvtimeo : sk->sndtimeo;
         if (!have_sem) {
-            unlock_tbl(t);
+            tbl_unlock();
             memset(&w, 0, sizeof w);
             w.watch_idx = sock_idx(t, sk);
             if (wisp_sys_sem_new(&w.sem, 0) != WISP_OK) {
-                lock_tbl(t);
+                tbl_lock();
                 e = WISP_ENOMEM;
                 break;
             }
             have_sem = true;
             start = wisp_sys_now_ms();
-            lock_tbl(t);
+            tbl_lock();
             continue; /* re-check after the unlock */
         }
         if (timeout != 0) {
@@ -1277,9 +1291,9 @@ static struct wisp_sock *sock_enter_dir_slow(int fd, bool rx, bool dontwait, str
         }
         waiter_add(t, &w);
         sk->select_waiting++;
-        unlock_tbl(t);
+        tbl_unlock();
         werr = wisp_sys_sem_wait(&w.sem, timeout);
-        lock_tbl(t);
+        tbl_lock();
         waiter_remove(t, &w);
         sk->select_waiting--;
         if (werr == WISP_OK) {
@@ -1300,7 +1314,7 @@ static struct wisp_sock *sock_enter_dir_slow(int fd, bool rx, bool dontwait, str
         return NULL;
     }
     take_snap(sk, snap, rx);
-    unlock_tbl(t);
+    tbl_unlock();
     if (have_sem) {
         /* nobody can signal w any more: it left the list under the lock */
         wisp_sys_sem_free(&w.sem);
@@ -1419,10 +1433,9 @@ static size_t copy_to_iov(const struct wisp_pbuf *p, uint32_t off, size_t len, s
 /* Set rd_eof (table lock). */
 static void mark_eof(struct wisp_sock *sk)
 {
-    struct wisp_sockets *t = g_socks;
-    lock_tbl(t);
+    tbl_lock();
     sk->f.rd_eof = 1;
-    unlock_tbl(t);
+    tbl_unlock();
 }
 
 /* recv_tcp got no data from netconn (err): the errno the call reports, or
@@ -1430,7 +1443,6 @@ static void mark_eof(struct wisp_sock *sk)
  * and a connection error stays pending for the next call. */
 static int recv_tcp_fail(struct wisp_sock *sk, wisp_err_t err, bool have_data, const struct sock_snap *snap)
 {
-    struct wisp_sockets *t = g_socks;
     int e = 0, pe;
     bool conn = false;
     switch (err) {
@@ -1441,9 +1453,9 @@ static int recv_tcp_fail(struct wisp_sock *sk, wisp_err_t err, bool have_data, c
         /* our SO_RCVTIMEO, or the connection timed out (retransmissions
          * exhausted: a connection error, and the connection is dead) */
         bool dead;
-        lock_tbl(t);
+        tbl_lock();
         dead = sk->f.dead != 0;
-        unlock_tbl(t);
+        tbl_unlock();
         if (snap->timeo != 0 && !snap->f.nonblock && !dead) {
             e = WISP_EAGAIN;
         } else {
@@ -1571,10 +1583,9 @@ static wisp_ssize_t recv_tcp(struct wisp_sock *sk, const struct wisp_iovec *iov,
  * select/poll no longer report it. */
 static void udp_err_taken(struct wisp_sock *sk)
 {
-    struct wisp_sockets *t = g_socks;
-    lock_tbl(t);
+    tbl_lock();
     sk->f.errevent = 0;
-    unlock_tbl(t);
+    tbl_unlock();
 }
 
 /* UDP receive into iov. Returns bytes (>= 0) or -errno. Blocking waits
@@ -1713,14 +1724,13 @@ wisp_ssize_t wisp_readv(int s, const struct wisp_iovec *iov, int iovcnt)
 /* errno for a failed TCP write. */
 static int tcp_write_errno(struct wisp_sock *sk, wisp_err_t err)
 {
-    struct wisp_sockets *t = g_socks;
     bool closing, wr_shut, established, connecting;
-    lock_tbl(t);
+    tbl_lock();
     closing = sk->f.closing != 0;
     wr_shut = sk->f.wr_shut != 0;
     established = sk->f.established != 0;
     connecting = sk->f.connecting != 0;
-    unlock_tbl(t);
+    tbl_unlock();
     if (closing) {
         return WISP_EBADF;
     }
@@ -1965,9 +1975,9 @@ int wisp_shutdown(int s, int how)
     }
     rx = how != WISP_SHUT_WR;
     tx = how != WISP_SHUT_RD;
-    lock_tbl(t);
+    tbl_lock();
     connected = sk->f.established || sk->f.dead;
-    unlock_tbl(t);
+    tbl_unlock();
     if (!connected) {
         return sock_fail_leave(sk, WISP_ENOTCONN);
     }
@@ -1976,7 +1986,7 @@ int wisp_shutdown(int s, int how)
          * the netconn wake (SHUT_WR alone has nothing to send there). */
         err = wisp_netconn_shutdown(sk->conn, rx, SK_STREAM(sk) && tx);
     }
-    lock_tbl(t);
+    tbl_lock();
     if (rx) {
         sk->f.rd_shut = 1;
         if (!SK_STREAM(sk)) {
@@ -1989,7 +1999,7 @@ int wisp_shutdown(int s, int how)
     if (sk->select_waiting > 0) {
         wake_waiters(t, sock_idx(t, sk));
     }
-    unlock_tbl(t);
+    tbl_unlock();
     if (err != WISP_OK && err != WISP_ERR_CONN && err != WISP_ERR_CLSD) {
         return sock_fail_leave(sk, wisp_err_to_errno(err));
     }
@@ -2007,10 +2017,10 @@ int wisp_close(int s)
     if (t == NULL) {
         return set_errno(WISP_EBADF);
     }
-    lock_tbl(t);
+    tbl_lock();
     sk = lookup(t, s, &e);
     if (sk == NULL) {
-        unlock_tbl(t);
+        tbl_unlock();
         return set_errno(e);
     }
     sk->f.closing = 1;
@@ -2022,7 +2032,7 @@ int wisp_close(int s)
     if (sk->select_waiting > 0) {
         wake_waiters(t, sock_idx(t, sk));
     }
-    unlock_tbl(t);
+    tbl_unlock();
     if (others) {
         /* Threads blocked inside netconn calls on it (recv, accept, send,
          * connect): closing the netconn wakes them (ERR_CLSD) and makes
@@ -2352,9 +2362,9 @@ static int getopt(struct wisp_sock *sk, unsigned kind, void *optval, wisp_sockle
         /* the pending asynchronous error, cleared by reading it */
         *v = take_pending_err(sk);
         if (*v != 0) {
-            lock_tbl(g_socks);
+            tbl_lock();
             sk->f.connecting = 0;
-            unlock_tbl(g_socks);
+            tbl_unlock();
         }
         return 0;
     case OK_TYPE: *v = SK_STREAM(sk) ? WISP_SOCK_STREAM : WISP_SOCK_DGRAM; return 0;
@@ -2443,16 +2453,14 @@ int wisp_getsockopt(int s, int level, int optname, void *optval, wisp_socklen_t 
 
 static void set_nonblock(struct wisp_sock *sk, bool on)
 {
-    struct wisp_sockets *t = g_socks;
-    lock_tbl(t);
+    tbl_lock();
     sk->f.nonblock = on;
-    unlock_tbl(t);
+    tbl_unlock();
     wisp_netconn_set_nonblocking(sk->conn, on);
 }
 
 int wisp_fcntl(int s, int cmd, ...)
 {
-    struct wisp_sockets *t = g_socks;
     struct wisp_sock *sk = sock_enter(s);
     int r = 0, val;
     va_list ap;
@@ -2461,9 +2469,9 @@ int wisp_fcntl(int s, int cmd, ...)
     }
     switch (cmd) {
     case WISP_F_GETFL:
-        lock_tbl(t);
+        tbl_lock();
         r = WISP_O_RDWR | (sk->f.nonblock ? WISP_O_NONBLOCK : 0);
-        unlock_tbl(t);
+        tbl_unlock();
         break;
     case WISP_F_SETFL:
         va_start(ap, cmd);
@@ -2480,7 +2488,6 @@ int wisp_fcntl(int s, int cmd, ...)
 
 int wisp_ioctl(int s, unsigned long request, ...)
 {
-    struct wisp_sockets *t = g_socks;
     struct wisp_sock *sk;
     int *argp;
     va_list ap;
@@ -2516,9 +2523,9 @@ int wisp_ioctl(int s, unsigned long request, ...)
             if (argp == NULL) {
                 return sock_fail_leave(sk, WISP_EFAULT);
             }
-            lock_tbl(t);
+            tbl_lock();
             *argp = (int)WISP_MIN(sk->rcv_bytes, 0x7fffffffu);
-            unlock_tbl(t);
+            tbl_unlock();
             sock_leave(sk);
             return 0;
         }
@@ -2526,9 +2533,9 @@ int wisp_ioctl(int s, unsigned long request, ...)
             e = WISP_EFAULT;
         } else if (!SK_STREAM(sk)) {
             bool pending;
-            lock_tbl(t);
+            tbl_lock();
             pending = sk->rcvevent > 0;
-            unlock_tbl(t);
+            tbl_unlock();
             if (sk->last.buf == NULL && pending) {
                 struct wisp_netbuf *buf = NULL;
                 if (wisp_netconn_recv_udp_raw_netbuf_flags(sk->conn, &buf, WISP_NETCONN_DONTBLOCK) == WISP_OK) {
@@ -2537,12 +2544,12 @@ int wisp_ioctl(int s, unsigned long request, ...)
             }
             n = (sk->last.buf != NULL) ? (long)wisp_netbuf_len(sk->last.buf) : 0;
         } else {
-            lock_tbl(t);
+            tbl_lock();
             n = (long)WISP_MIN(sk->rcv_bytes, 0x7fffffffu);
             if (sk->last.p != NULL) {
                 n += (long)(sk->last.p->tot_len - sk->lastoff);
             }
-            unlock_tbl(t);
+            tbl_unlock();
         }
         if (e == 0) {
             *argp = (int)WISP_MIN(n, 0x7fffffffL);
@@ -2672,9 +2679,9 @@ static bool sel_wait(struct wisp_sockets *t, struct wisp_select_wait *w, bool fo
     }
     waiter_add(t, w);
     watch_count(t, w, +1);
-    unlock_tbl(t);
+    tbl_unlock();
     r = wisp_sys_sem_wait(&w->sem, tmo);
-    lock_tbl(t);
+    tbl_lock();
     watch_count(t, w, -1);
     waiter_remove(t, w);
     if (r != WISP_OK) {
@@ -2695,26 +2702,26 @@ static int sel_run(struct wisp_sockets *t, struct wisp_select_wait *w, bool fore
 {
     bool sem_ok = false, last = false;
     int n;
-    lock_tbl(t);
+    tbl_lock();
     for (;;) {
         n = scan(t, ctx);
         if (n != 0 || last || no_wait) {
             break;
         }
         if (!sem_ok) {
-            unlock_tbl(t);
+            tbl_unlock();
             if (wisp_sys_sem_new(&w->sem, 0) != WISP_OK) {
                 return -WISP_ENOMEM;
             }
             sem_ok = true;
-            lock_tbl(t);
+            tbl_lock();
             continue;
         }
         if (!sel_wait(t, w, forever, deadline) || (!forever && (int32_t)(deadline - wisp_sys_now_ms()) <= 0)) {
             last = true; /* timed out: one final scan */
         }
     }
-    unlock_tbl(t);
+    tbl_unlock();
     if (sem_ok) {
         wisp_sys_sem_free(&w->sem);
     }
