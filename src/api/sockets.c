@@ -81,7 +81,7 @@ struct wisp_select_wait {
     struct wisp_select_wait *next;
     wisp_sys_sem_t sem;
     /* what it watches (one of the three) */
-    const wisp_fd_set *rd, *wr, *ex;
+    const wisp_fd_set *set[3];    /**< select: the read, write, except sets (NULL: none) */
     int maxfdp1;
     const struct wisp_pollfd *fds;
     wisp_nfds_t nfds;
@@ -166,27 +166,41 @@ static SOCK_NOINLINE void tbl_unlock(void)
     unlock_tbl(g_socks);
 }
 
+/* Which sets of select waiter w hold descriptor fd: bit k for set[k]
+ * (read, write, except: the RDY_IN, RDY_OUT, RDY_ERR bits). */
+static unsigned sel_sets(const struct wisp_select_wait *w, int fd)
+{
+    unsigned k, m = 0;
+    for (k = 0; k < 3 && fd < w->maxfdp1; k++) {
+        if (w->set[k] != NULL && WISP_FD_ISSET(fd, w->set[k])) {
+            m |= 1u << k;
+        }
+    }
+    return m;
+}
+
+/* Does select / poll waiter w watch descriptor fd? */
+static bool sel_watches(const struct wisp_select_wait *w, int fd)
+{
+    wisp_nfds_t i;
+    if (w->fds == NULL) {
+        return sel_sets(w, fd) != 0;
+    }
+    for (i = 0; i < w->nfds; i++) {
+        if (w->fds[i].fd == fd) {
+            return true;
+        }
+    }
+    return false;
+}
+
 /* Does waiter w watch entry idx? (table lock held) */
 static bool waiter_watches(const struct wisp_select_wait *w, int idx)
 {
-    int fd = idx + WISP_SOCKET_OFFSET;
-    wisp_nfds_t i;
     if (w->watch_idx >= 0) {
         return w->watch_idx == idx;
     }
-    if (w->fds != NULL) {
-        for (i = 0; i < w->nfds; i++) {
-            if (w->fds[i].fd == fd) {
-                return true;
-            }
-        }
-        return false;
-    }
-    if (fd >= w->maxfdp1) {
-        return false;
-    }
-    return (w->rd != NULL && WISP_FD_ISSET(fd, w->rd)) || (w->wr != NULL && WISP_FD_ISSET(fd, w->wr)) ||
-           (w->ex != NULL && WISP_FD_ISSET(fd, w->ex));
+    return sel_watches(w, idx + WISP_SOCKET_OFFSET);
 }
 
 /* Wake every waiter that watches entry idx (table lock held). */
@@ -2599,66 +2613,14 @@ static struct wisp_sock *sel_entry(struct wisp_sockets *t, int fd)
     return lookup(t, fd, &e);
 }
 
-/* One scan of the select sets (lock held): fills the out sets, returns the
- * count, or -EBADF. */
-static int select_scan(struct wisp_sockets *t, int maxfdp1, const wisp_fd_set *rd, const wisp_fd_set *wr,
-                       const wisp_fd_set *ex, wisp_fd_set *ord, wisp_fd_set *owr, wisp_fd_set *oex)
-{
-    int fd, n = 0;
-    WISP_FD_ZERO(ord);
-    WISP_FD_ZERO(owr);
-    WISP_FD_ZERO(oex);
-    for (fd = 0; fd < maxfdp1; fd++) {
-        bool want_r = rd != NULL && WISP_FD_ISSET(fd, rd);
-        bool want_w = wr != NULL && WISP_FD_ISSET(fd, wr);
-        bool want_e = ex != NULL && WISP_FD_ISSET(fd, ex);
-        struct wisp_sock *sk;
-        unsigned r;
-        if (!want_r && !want_w && !want_e) {
-            continue;
-        }
-        sk = sel_entry(t, fd);
-        if (sk == NULL) {
-            return -WISP_EBADF;
-        }
-        r = readiness(sk);
-        if (want_r && (r & RDY_IN)) {
-            WISP_FD_SET(fd, ord);
-            n++;
-        }
-        if (want_w && (r & RDY_OUT)) {
-            WISP_FD_SET(fd, owr);
-            n++;
-        }
-        if (want_e && (r & RDY_ERR)) {
-            WISP_FD_SET(fd, oex);
-            n++;
-        }
-    }
-    return n;
-}
-
 /* Add (+1) or remove (-1) the watch counts of a waiter (lock held). */
 static void watch_count(struct wisp_sockets *t, const struct wisp_select_wait *w, int delta)
 {
-    int fd;
-    wisp_nfds_t i;
-    if (w->fds != NULL) {
-        for (i = 0; i < w->nfds; i++) {
-            struct wisp_sock *sk = sel_entry(t, w->fds[i].fd);
-            if (sk != NULL) {
-                sk->select_waiting = (uint16_t)(sk->select_waiting + delta);
-            }
-        }
-        return;
-    }
-    for (fd = WISP_SOCKET_OFFSET; fd < w->maxfdp1; fd++) {
-        if ((w->rd != NULL && WISP_FD_ISSET(fd, w->rd)) || (w->wr != NULL && WISP_FD_ISSET(fd, w->wr)) ||
-            (w->ex != NULL && WISP_FD_ISSET(fd, w->ex))) {
-            struct wisp_sock *sk = &t->sock[fd - WISP_SOCKET_OFFSET];
-            if (sk->conn != NULL) {
-                sk->select_waiting = (uint16_t)(sk->select_waiting + delta);
-            }
+    int i;
+    for (i = 0; i < WISP_SOCKET_COUNT; i++) {
+        struct wisp_sock *sk = &t->sock[i];
+        if (sk->conn != NULL && sel_watches(w, i + WISP_SOCKET_OFFSET)) {
+            sk->select_waiting = (uint16_t)(sk->select_waiting + delta);
         }
     }
 }
@@ -2729,15 +2691,39 @@ static int sel_run(struct wisp_sockets *t, struct wisp_select_wait *w, bool fore
 }
 
 struct select_ctx {
-    int maxfdp1;
-    const wisp_fd_set *rd, *wr, *ex;
-    wisp_fd_set ord, owr, oex;
+    const struct wisp_select_wait *w;
+    wisp_fd_set out[3];
 };
 
+/* The readiness bits are the select sets' order (read, write, except). */
+WISP_STATIC_ASSERT(sock_rdy_bits, RDY_IN == 1u && RDY_OUT == 2u && RDY_ERR == 4u);
+
+/* One scan of the select sets (lock held): fills the out sets, returns the
+ * count, or -EBADF. */
 static int select_scan_fn(struct wisp_sockets *t, void *arg)
 {
     struct select_ctx *c = (struct select_ctx *)arg;
-    return select_scan(t, c->maxfdp1, c->rd, c->wr, c->ex, &c->ord, &c->owr, &c->oex);
+    int fd, n = 0;
+    memset(c->out, 0, sizeof c->out);
+    for (fd = 0; fd < c->w->maxfdp1; fd++) {
+        unsigned want = sel_sets(c->w, fd), k;
+        struct wisp_sock *sk;
+        if (want == 0) {
+            continue;
+        }
+        sk = sel_entry(t, fd);
+        if (sk == NULL) {
+            return -WISP_EBADF;
+        }
+        want &= readiness(sk); /* RDY_IN, RDY_OUT, RDY_ERR: bits 0..2 */
+        for (k = 0; k < 3; k++) {
+            if (want & (1u << k)) {
+                WISP_FD_SET(fd, &c->out[k]);
+                n++;
+            }
+        }
+    }
+    return n;
 }
 
 int wisp_select(int maxfdp1, wisp_fd_set *readset, wisp_fd_set *writeset, wisp_fd_set *exceptset,
@@ -2746,8 +2732,9 @@ int wisp_select(int maxfdp1, wisp_fd_set *readset, wisp_fd_set *writeset, wisp_f
     struct wisp_sockets *t = g_socks;
     struct wisp_select_wait w;
     struct select_ctx c;
+    wisp_fd_set *io[3];
     uint32_t deadline = 0;
-    int n;
+    int n, k;
 
     if (maxfdp1 < 0 ||
         (timeout != NULL && (timeout->tv_sec < 0 || timeout->tv_usec < 0 || timeout->tv_usec >= 1000000L))) {
@@ -2762,29 +2749,25 @@ int wisp_select(int maxfdp1, wisp_fd_set *readset, wisp_fd_set *writeset, wisp_f
     if (timeout != NULL) {
         deadline = wisp_sys_now_ms() + tv_to_ms(timeout);
     }
+    io[0] = readset;
+    io[1] = writeset;
+    io[2] = exceptset;
     memset(&w, 0, sizeof w);
-    w.rd = readset;
-    w.wr = writeset;
-    w.ex = exceptset;
+    for (k = 0; k < 3; k++) {
+        w.set[k] = io[k];
+    }
     w.maxfdp1 = maxfdp1;
     w.watch_idx = -1;
-    c.maxfdp1 = maxfdp1;
-    c.rd = readset;
-    c.wr = writeset;
-    c.ex = exceptset;
+    c.w = &w;
     n = sel_run(t, &w, timeout == NULL, deadline, timeout != NULL && timeout->tv_sec == 0 && timeout->tv_usec == 0,
                 select_scan_fn, &c);
     if (n < 0) {
         return set_errno(-n);
     }
-    if (readset != NULL) {
-        *readset = c.ord;
-    }
-    if (writeset != NULL) {
-        *writeset = c.owr;
-    }
-    if (exceptset != NULL) {
-        *exceptset = c.oex;
+    for (k = 0; k < 3; k++) {
+        if (io[k] != NULL) {
+            *io[k] = c.out[k];
+        }
     }
     return n;
 }
