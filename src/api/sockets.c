@@ -1238,102 +1238,64 @@ static void dir_set_busy(struct wisp_sock *sk, bool rx, bool on)
     }
 }
 
+/* The wait loop of select and poll (below), also the wait for a turn. */
+typedef int (*sel_scan_fn)(struct wisp_sockets *t, void *ctx);
+static int sel_run(struct wisp_sockets *t, struct wisp_select_wait *w, bool forever, uint32_t deadline, bool no_wait,
+                   sel_scan_fn scan, void *ctx);
+
+struct turn_ctx {
+    struct wisp_sock *sk;
+    bool rx;
+    struct sock_snap *snap;
+};
+
+/* The scan of a thread waiting for its turn (lock held): 1 when it took
+ * it, 0 while another thread reads (writes), -EBADF once close() ran. */
+static int turn_scan(struct wisp_sockets *t, void *arg)
+{
+    struct turn_ctx *c = (struct turn_ctx *)arg;
+    WISP_UNUSED(t);
+    if (c->sk->f.closing) {
+        return -WISP_EBADF;
+    }
+    if (dir_busy(c->sk, c->rx)) {
+        return 0;
+    }
+    dir_set_busy(c->sk, c->rx, true);
+    take_snap(c->sk, c->snap, c->rx);
+    return 1;
+}
+
 /* sock_enter_dir's slow path: errors, and a second reader (writer) that
  * waits for its turn within its timeout (one thread at a time per
- * direction). */
+ * direction; woken through the waiter list when the turn is free). */
 static struct wisp_sock *sock_enter_dir_slow(int fd, bool rx, bool dontwait, struct sock_snap *snap)
 {
-    struct wisp_sockets *t = g_socks;
-    struct wisp_sock *sk;
     struct wisp_select_wait w;
-    uint32_t start = 0, timeout;
-    bool have_sem = false;
-    int e = WISP_EBADF;
+    struct turn_ctx c;
+    struct wisp_sock_flags f;
+    uint32_t timeo;
+    int n;
 
-    if (t == NULL) {
-        set_errno(WISP_EBADF);
+    c.sk = sock_enter(fd);
+    if (c.sk == NULL) {
         return NULL;
     }
-    tbl_lock();
-    sk = lookup(t, fd, &e);
-    if (sk == NULL) {
-        tbl_unlock();
-        set_errno(e);
-        return NULL;
+    c.rx = rx;
+    c.snap = snap;
+    timeo = opt_get(c.sk, rx ? OK_RCVTIMEO : OK_SNDTIMEO);
+    f = sk_flags(c.sk);
+    memset(&w, 0, sizeof w);
+    w.watch_idx = sock_idx(g_socks, c.sk);
+    /* SO_RCVTIMEO / SO_SNDTIMEO bound the wait (beyond 24 days: none,
+     * as sel_run counts the time left in 31 bits) */
+    n = sel_run(g_socks, &w, timeo == 0 || timeo > 0x7fffffffu, wisp_sys_now_ms() + timeo, dontwait || f.nonblock,
+                turn_scan, &c);
+    if (n > 0) {
+        return c.sk;
     }
-    sk->users++;
-    for (;;) {
-        wisp_err_t werr;
-        if (sk->f.closing) {
-            e = WISP_EBADF;
-            break;
-        }
-        if (!dir_busy(sk, rx)) {
-            dir_set_busy(sk, rx, true);
-            e = 0;
-            break;
-        }
-        /* slow path: another thread reads (writes) this socket now */
-        if (dontwait || sk->f.nonblock) {
-            e = WISP_EAGAIN;
-            break;
-        }
-        timeout = rx ? sk->rcvtimeo : sk->sndtimeo;
-        if (!have_sem) {
-            tbl_unlock();
-            memset(&w, 0, sizeof w);
-            w.watch_idx = sock_idx(t, sk);
-            if (wisp_sys_sem_new(&w.sem, 0) != WISP_OK) {
-                tbl_lock();
-                e = WISP_ENOMEM;
-                break;
-            }
-            have_sem = true;
-            start = wisp_sys_now_ms();
-            tbl_lock();
-            continue; /* re-check after the unlock */
-        }
-        if (timeout != 0) {
-            uint32_t el = wisp_sys_now_ms() - start;
-            if (el >= timeout) {
-                e = WISP_EAGAIN;
-                break;
-            }
-            timeout -= el;
-        } else {
-            timeout = WISP_SYS_FOREVER;
-        }
-        waiter_add(t, &w);
-        sk->select_waiting++;
-        tbl_unlock();
-        werr = wisp_sys_sem_wait(&w.sem, timeout);
-        tbl_lock();
-        waiter_remove(t, &w);
-        sk->select_waiting--;
-        if (werr == WISP_OK) {
-            continue;
-        }
-        if (!sk->f.closing && dir_busy(sk, rx)) {
-            e = WISP_EAGAIN;
-            break;
-        }
-    }
-    if (e != 0) {
-        sk->f.last_err = (unsigned)e;
-        sock_leave_locked(t, sk);
-        if (have_sem) {
-            wisp_sys_sem_free(&w.sem);
-        }
-        set_errno(e);
-        return NULL;
-    }
-    take_snap(sk, snap, rx);
-    tbl_unlock();
-    if (have_sem) {
-        /* nobody can signal w any more: it left the list under the lock */
-        wisp_sys_sem_free(&w.sem);
-    }
-    return sk;
+    (void)sock_fail_leave(c.sk, n < 0 ? -n : WISP_EAGAIN);
+    return NULL;
 }
 
 /* Enter fd for reading (rx) or writing (tx). The fast path -- the socket
@@ -2617,6 +2579,12 @@ static struct wisp_sock *sel_entry(struct wisp_sockets *t, int fd)
 static void watch_count(struct wisp_sockets *t, const struct wisp_select_wait *w, int delta)
 {
     int i;
+    if (w->watch_idx >= 0) {
+        /* waits for its turn: it holds the entry (users), which stays */
+        struct wisp_sock *sk = &t->sock[w->watch_idx];
+        sk->select_waiting = (uint16_t)(sk->select_waiting + delta);
+        return;
+    }
     for (i = 0; i < WISP_SOCKET_COUNT; i++) {
         struct wisp_sock *sk = &t->sock[i];
         if (sk->conn != NULL && sel_watches(w, i + WISP_SOCKET_OFFSET)) {
@@ -2654,10 +2622,10 @@ static bool sel_wait(struct wisp_sockets *t, struct wisp_select_wait *w, bool fo
     return true;
 }
 
-/* The wait loop of select and poll: scan (table lock held) until it finds
- * something (or fails), the time is up or no_wait (one scan only). w is
- * set up but for its semaphore. Returns the scan's result or -ENOMEM. */
-typedef int (*sel_scan_fn)(struct wisp_sockets *t, void *ctx);
+/* The wait loop of select and poll (and of a thread waiting for its turn
+ * to read / write): scan (table lock held) until it finds something (or
+ * fails), the time is up or no_wait (one scan only). w is set up but for
+ * its semaphore. Returns the scan's result or -ENOMEM. */
 
 static int sel_run(struct wisp_sockets *t, struct wisp_select_wait *w, bool forever, uint32_t deadline, bool no_wait,
                    sel_scan_fn scan, void *ctx)
