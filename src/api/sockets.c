@@ -1029,6 +1029,9 @@ int wisp_listen(int s, int backlog)
     }
 }
 
+/* The options accept() passes on to the new connection's netconn. */
+static const uint8_t opt_inherit[] = {OK_RCVTIMEO, OK_NODELAY, OK_KEEPALIVE, OK_SNDBUF, OK_RCVBUF, OK_MAXSEG};
+
 int wisp_accept(int s, struct wisp_sockaddr *addr, wisp_socklen_t *addrlen)
 {
     struct wisp_sockets *t = g_socks;
@@ -1039,7 +1042,8 @@ int wisp_accept(int s, struct wisp_sockaddr *addr, wisp_socklen_t *addrlen)
     uint16_t port = 0;
     wisp_err_t err;
     int fd, early;
-    bool listening, apply_ka, nodelay;
+    bool listening, apply_ka;
+    unsigned i;
 
     if (sk == NULL) {
         return -1;
@@ -1086,28 +1090,15 @@ int wisp_accept(int s, struct wisp_sockaddr *addr, wisp_socklen_t *addrlen)
     memcpy(&nsk->rcvtimeo, &sk->rcvtimeo, offsetof(struct wisp_sock, lastoff) - offsetof(struct wisp_sock, rcvtimeo));
     apply_ka = (sk->opts & WISP_SOCK_O_KEEPALIVE) || sk->keepidle_s != WISP_TCP_KEEPIDLE_MS / 1000u ||
                sk->keepintvl_s != WISP_TCP_KEEPINTVL_MS / 1000u || sk->keepcnt != WISP_TCP_KEEPCNT;
-    nodelay = (sk->opts & WISP_SOCK_O_NODELAY) != 0;
     fd = sock_idx(t, nsk) + WISP_SOCKET_OFFSET;
     tbl_unlock();
     /* what the listener's netconn does not pass on itself (its DSCP, TTL
-     * and congestion control it does) */
-    if (nsk->rcvtimeo != 0) {
-        (void)opt_apply(nsk, nc, OK_RCVTIMEO);
-    }
-    if (nodelay) {
-        (void)opt_apply(nsk, nc, OK_NODELAY);
-    }
-    if (apply_ka) {
-        (void)opt_apply(nsk, nc, OK_KEEPALIVE);
-    }
-    if (nsk->sndbuf != 0) {
-        (void)opt_apply(nsk, nc, OK_SNDBUF);
-    }
-    if (nsk->rcvbuf != 0) {
-        (void)opt_apply(nsk, nc, OK_RCVBUF);
-    }
-    if (nsk->maxseg != 0) {
-        (void)opt_apply(nsk, nc, OK_MAXSEG);
+     * and congestion control it does), where not the default */
+    for (i = 0; i < sizeof opt_inherit; i++) {
+        unsigned k = opt_inherit[i];
+        if (k == OK_KEEPALIVE ? apply_ka : opt_get(nsk, k) != 0) {
+            (void)opt_apply(nsk, nc, k);
+        }
     }
     if (addr != NULL && addrlen != NULL) {
         ip = wisp_ipaddr4(WISP_IP4_ANY);
@@ -1417,7 +1408,7 @@ static void mark_eof(struct wisp_sock *sk)
 /* recv_tcp got no data from netconn (err): the errno the call reports, or
  * 0 -- end of stream, or (have_data) the call returns the data it copied
  * and a connection error stays pending for the next call. */
-static int recv_tcp_fail(struct wisp_sock *sk, wisp_err_t err, bool have_data, const struct sock_snap *snap)
+static SOCK_NOINLINE int recv_tcp_fail(struct wisp_sock *sk, wisp_err_t err, bool have_data, const struct sock_snap *snap)
 {
     int e = 0, pe;
     bool conn = false;
@@ -1448,12 +1439,8 @@ static int recv_tcp_fail(struct wisp_sock *sk, wisp_err_t err, bool have_data, c
             return WISP_EBADF;
         }
         break; /* end of stream, SHUT_RD, or dead after an error */
-    case WISP_ERR_MEM:
-        return have_data ? 0 : WISP_ENOBUFS;
-    case WISP_ERR_CONN:
-        return have_data ? 0 : WISP_ENOTCONN;
-    default:
-        return have_data ? 0 : wisp_err_to_errno(err);
+    default: /* ERR_MEM: ENOBUFS; ERR_CONN: ENOTCONN */
+        return have_data ? 0 : (err == WISP_ERR_MEM ? WISP_ENOBUFS : wisp_err_to_errno(err));
     }
     if (conn) {
         /* netconn handed the connection error to this call */
