@@ -2096,6 +2096,18 @@ static int setopt_tcp_congestion(struct wisp_sock *sk, const void *optval, wisp_
     return wisp_err_to_errno(err);
 }
 
+/* Store val as option kind of sk and pass it on to the netconn where it
+ * acts there: 0 or the errno to fail with. */
+static SOCK_NOINLINE int opt_store(struct wisp_sock *sk, unsigned kind, uint32_t val)
+{
+    (void)opt_access(sk, kind, true, val);
+    if (kind == OK_REUSEADDR || kind == OK_SNDTIMEO || kind == OK_LINGER ||
+        (SK_STREAM(sk) ? kind == OK_BROADCAST : kind == OK_KEEPALIVE)) {
+        return 0; /* kept here (SO_SNDTIMEO: passed with each write) */
+    }
+    return opt_apply(sk, sk->conn, kind);
+}
+
 /* Set option kind of sk to v (an int option) or to what optval holds: 0,
  * or the errno to fail with. */
 static int setopt(struct wisp_sock *sk, unsigned kind, const void *optval, wisp_socklen_t optlen, int v)
@@ -2183,12 +2195,7 @@ static int setopt(struct wisp_sock *sk, unsigned kind, const void *optval, wisp_
     default:
         break;
     }
-    (void)opt_access(sk, kind, true, val);
-    if (kind == OK_REUSEADDR || kind == OK_SNDTIMEO || kind == OK_LINGER ||
-        (SK_STREAM(sk) ? kind == OK_BROADCAST : kind == OK_KEEPALIVE)) {
-        return 0; /* kept here (SO_SNDTIMEO: passed with each write) */
-    }
-    return opt_apply(sk, sk->conn, kind);
+    return opt_store(sk, kind, val);
 }
 
 int wisp_setsockopt(int s, int level, int optname, const void *optval, wisp_socklen_t optlen)
