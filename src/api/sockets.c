@@ -597,6 +597,8 @@ static const uint8_t opt_at[OK_LINGER_ON + 1][2] = {
     [OK_LINGER] = OPT_AT(linger_s, 0),
     [OK_LINGER_ON] = OPT_AT(opts, WISP_SOCK_O_LINGER),
 };
+/* The offsets fit the 6 bits of opt_at. */
+WISP_STATIC_ASSERT(sock_opt_offsets, offsetof(struct wisp_sock, lastoff) <= 64u);
 /* TCP_CONGESTION is one flag: the algorithms are 0 and 1 (tcp.h). */
 WISP_STATIC_ASSERT(sock_cc_is_one_bit, WISP_TCP_CC_NEWRENO == 0 && WISP_TCP_CC_CUBIC == 1);
 
