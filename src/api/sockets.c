@@ -1788,9 +1788,18 @@ static wisp_ssize_t send_udp(struct wisp_sock *sk, const struct wisp_iovec *iov,
     if (total > SOCK_UDP_MAX) {
         return -(wisp_ssize_t)WISP_EMSGSIZE;
     }
-    for (i = 0; i < iovcnt && err == WISP_OK; i++) {
+    i = 0;
+    do {
+        /* empty parts are left out; nothing at all (an empty iovec, or
+         * only empty parts): one empty datagram */
+        const void *base = "";
+        size_t len = 0;
         struct wisp_netbuf *nb;
-        if (iov[i].iov_len == 0 && (buf != NULL || i + 1 < iovcnt)) {
+        if (i < iovcnt) {
+            base = iov[i].iov_base;
+            len = iov[i].iov_len;
+        }
+        if (len == 0 && (buf != NULL || i + 1 < iovcnt)) {
             continue;
         }
         nb = wisp_netbuf_new(sk->conn->api);
@@ -1798,7 +1807,7 @@ static wisp_ssize_t send_udp(struct wisp_sock *sk, const struct wisp_iovec *iov,
             err = WISP_ERR_MEM;
             break;
         }
-        err = wisp_netbuf_ref(nb, iov[i].iov_base, (uint16_t)iov[i].iov_len);
+        err = wisp_netbuf_ref(nb, base, (uint16_t)len);
         if (err != WISP_OK) {
             wisp_netbuf_delete(nb);
             break;
@@ -1808,16 +1817,7 @@ static wisp_ssize_t send_udp(struct wisp_sock *sk, const struct wisp_iovec *iov,
         } else {
             wisp_netbuf_chain(buf, nb);
         }
-    }
-    if (err == WISP_OK && buf == NULL) {
-        /* an empty iovec: an empty datagram */
-        buf = wisp_netbuf_new(sk->conn->api);
-        if (buf == NULL) {
-            err = WISP_ERR_MEM;
-        } else {
-            err = wisp_netbuf_ref(buf, "", 0);
-        }
-    }
+    } while (++i < iovcnt);
     if (err == WISP_OK) {
         err = (ip != NULL) ? wisp_netconn_sendto(sk->conn, buf, ip, port) : wisp_netconn_send(sk->conn, buf);
     }

@@ -749,6 +749,118 @@ static void test_sockets_opts_tcp_congestion(void **state)
     senv_stop(&t);
 }
 
+/* Every option: what setsockopt stores getsockopt reads back, the errors
+ * of each kind of argument (short optlen, out of range, read-only, not
+ * known, a TCP option on a datagram socket) and what accept() inherits
+ * from the listener (one table drives both calls: sockets.c opt_table). */
+static void test_sockets_opts_every_option_round_trip_errors_inherited(void **state)
+{
+    struct senv t = senv_start();
+    struct wisp_timeval tv = { 2, 500 }, tvr;
+    struct wisp_linger l = { 1, 7 }, lr;
+    wisp_socklen_t len;
+    int lfd, cli, srv, u, v = 1;
+    (void)state;
+    lfd = tcp_listener(6031, 2);
+    /* booleans and ints: round trip */
+    assert_int_equal(seti(lfd, WISP_SOL_SOCKET, WISP_SO_REUSEPORT, 5), 0);
+    assert_int_equal(geti(lfd, WISP_SOL_SOCKET, WISP_SO_REUSEADDR), 1);
+    assert_int_equal(seti(lfd, WISP_SOL_SOCKET, WISP_SO_KEEPALIVE, 1), 0);
+    assert_int_equal(seti(lfd, WISP_IPPROTO_TCP, WISP_TCPOPT_NODELAY, 1), 0);
+    assert_int_equal(seti(lfd, WISP_IPPROTO_TCP, WISP_TCPOPT_KEEPIDLE, 32767), 0);
+    assert_int_equal(seti(lfd, WISP_IPPROTO_TCP, WISP_TCPOPT_KEEPINTVL, 1), 0);
+    assert_int_equal(seti(lfd, WISP_IPPROTO_TCP, WISP_TCPOPT_KEEPCNT, 127), 0);
+    assert_int_equal(seti(lfd, WISP_IPPROTO_IP, WISP_IP_TOS, 0xbb), 0);
+    assert_int_equal(geti(lfd, WISP_IPPROTO_IP, WISP_IP_TOS), 0xb8);
+    assert_int_equal(seti(lfd, WISP_IPPROTO_IP, WISP_IP_TTL, 200), 0);
+    assert_int_equal(seti(lfd, WISP_SOL_SOCKET, WISP_SO_DEBUG, 1), 0); /* accepted, no effect */
+    assert_int_equal(geti(lfd, WISP_SOL_SOCKET, WISP_SO_ACCEPTCONN), 1);
+    assert_int_equal(geti(lfd, WISP_SOL_SOCKET, WISP_SO_TYPE), WISP_SOCK_STREAM);
+    assert_int_equal(wisp_setsockopt(lfd, WISP_SOL_SOCKET, WISP_SO_RCVTIMEO, &tv, sizeof tv), 0);
+    assert_int_equal(wisp_setsockopt(lfd, WISP_SOL_SOCKET, WISP_SO_SNDTIMEO, &tv, sizeof tv), 0);
+    assert_int_equal(wisp_setsockopt(lfd, WISP_SOL_SOCKET, WISP_SO_LINGER, &l, sizeof l), 0);
+    /* errors: nothing is stored */
+    assert_int_equal(seti(lfd, WISP_IPPROTO_TCP, WISP_TCPOPT_KEEPCNT, 128), -1);
+    assert_int_equal(errno, WISP_EINVAL);
+    assert_int_equal(seti(lfd, WISP_IPPROTO_TCP, WISP_TCPOPT_KEEPIDLE, 0), -1);
+    assert_int_equal(seti(lfd, WISP_IPPROTO_TCP, WISP_TCPOPT_MAXSEG, 87), -1);
+    assert_int_equal(seti(lfd, WISP_IPPROTO_IP, WISP_IP_TOS, 256), -1);
+    assert_int_equal(seti(lfd, WISP_IPPROTO_IP, WISP_IP_TTL, 0), -1);
+    assert_int_equal(errno, WISP_EINVAL);
+    assert_int_equal(geti(lfd, WISP_IPPROTO_TCP, WISP_TCPOPT_KEEPCNT), 127);
+    assert_int_equal(geti(lfd, WISP_IPPROTO_IP, WISP_IP_TTL), 200);
+    assert_int_equal(wisp_setsockopt(lfd, WISP_SOL_SOCKET, WISP_SO_KEEPALIVE, &v, 3), -1); /* short int */
+    assert_int_equal(errno, WISP_EINVAL);
+    assert_int_equal(wisp_setsockopt(lfd, WISP_SOL_SOCKET, 77, &v, 3), -1); /* not known, short: EINVAL first */
+    assert_int_equal(errno, WISP_EINVAL);
+    assert_int_equal(seti(lfd, WISP_SOL_SOCKET, 77, 1), -1);
+    assert_int_equal(errno, WISP_ENOPROTOOPT);
+    assert_int_equal(seti(lfd, 99, WISP_SO_KEEPALIVE, 1), -1);
+    assert_int_equal(errno, WISP_ENOPROTOOPT);
+    assert_int_equal(seti(lfd, WISP_SOL_SOCKET, WISP_SO_TYPE, 1), -1); /* read-only */
+    assert_int_equal(errno, WISP_ENOPROTOOPT);
+    assert_int_equal(seti(lfd, WISP_IPPROTO_TCP, WISP_TCPOPT_INFO, 1), -1);
+    assert_int_equal(errno, WISP_ENOPROTOOPT);
+    assert_int_equal(wisp_setsockopt(lfd, WISP_SOL_SOCKET, WISP_SO_LINGER, &l, sizeof l - 1), -1);
+    assert_int_equal(errno, WISP_EINVAL);
+    tvr.tv_sec = 0;
+    tvr.tv_usec = 1000000;
+    assert_int_equal(wisp_setsockopt(lfd, WISP_SOL_SOCKET, WISP_SO_RCVTIMEO, &tvr, sizeof tvr), -1);
+    assert_int_equal(errno, WISP_EDOM);
+    len = sizeof v;
+    assert_int_equal(wisp_getsockopt(lfd, WISP_SOL_SOCKET, WISP_SO_DEBUG, &v, &len), -1);
+    assert_int_equal(errno, WISP_ENOPROTOOPT);
+    /* the accepted socket inherits them */
+    tcp_pair(lfd, 6031, &cli, &srv);
+    assert_int_equal(geti(srv, WISP_SOL_SOCKET, WISP_SO_REUSEADDR), 1);
+    assert_int_equal(geti(srv, WISP_SOL_SOCKET, WISP_SO_KEEPALIVE), 1);
+    assert_int_equal(geti(srv, WISP_IPPROTO_TCP, WISP_TCPOPT_NODELAY), 1);
+    assert_int_equal(geti(srv, WISP_IPPROTO_TCP, WISP_TCPOPT_KEEPIDLE), 32767);
+    assert_int_equal(geti(srv, WISP_IPPROTO_TCP, WISP_TCPOPT_KEEPINTVL), 1);
+    assert_int_equal(geti(srv, WISP_IPPROTO_TCP, WISP_TCPOPT_KEEPCNT), 127);
+    assert_int_equal(geti(srv, WISP_IPPROTO_IP, WISP_IP_TOS), 0xb8);
+    assert_int_equal(geti(srv, WISP_IPPROTO_IP, WISP_IP_TTL), 200);
+    assert_int_equal(geti(srv, WISP_SOL_SOCKET, WISP_SO_ACCEPTCONN), 0);
+    len = sizeof tvr;
+    assert_int_equal(wisp_getsockopt(srv, WISP_SOL_SOCKET, WISP_SO_RCVTIMEO, &tvr, &len), 0);
+    assert_int_equal(len, sizeof tvr);
+    assert_int_equal(tvr.tv_sec, 2);
+    assert_int_equal(tvr.tv_usec, 1000); /* rounded up to the ms */
+    len = sizeof tvr;
+    assert_int_equal(wisp_getsockopt(srv, WISP_SOL_SOCKET, WISP_SO_SNDTIMEO, &tvr, &len), 0);
+    assert_int_equal(tvr.tv_sec, 2);
+    len = sizeof lr;
+    assert_int_equal(wisp_getsockopt(srv, WISP_SOL_SOCKET, WISP_SO_LINGER, &lr, &len), 0);
+    assert_int_equal(lr.l_onoff, 1);
+    assert_int_equal(lr.l_linger, 7);
+    len = sizeof lr - 1;
+    assert_int_equal(wisp_getsockopt(srv, WISP_SOL_SOCKET, WISP_SO_LINGER, &lr, &len), -1);
+    assert_int_equal(errno, WISP_EINVAL);
+    /* TTL -1: back to the default; KEEPALIVE off on the accepted one only */
+    assert_int_equal(seti(srv, WISP_IPPROTO_IP, WISP_IP_TTL, -1), 0);
+    assert_int_equal(geti(srv, WISP_IPPROTO_IP, WISP_IP_TTL), WISP_IP_DEFAULT_TTL);
+    assert_int_equal(seti(srv, WISP_SOL_SOCKET, WISP_SO_KEEPALIVE, 0), 0);
+    assert_int_equal(geti(srv, WISP_SOL_SOCKET, WISP_SO_KEEPALIVE), 0);
+    assert_int_equal(geti(lfd, WISP_SOL_SOCKET, WISP_SO_KEEPALIVE), 1);
+    assert_int_equal(wisp_close(cli), 0);
+    assert_int_equal(wisp_close(srv), 0);
+    assert_int_equal(wisp_close(lfd), 0);
+    /* a datagram socket: TCP's options are not its own */
+    u = wisp_socket(WISP_AF_INET, WISP_SOCK_DGRAM, 0);
+    assert_int_equal(geti(u, WISP_SOL_SOCKET, WISP_SO_TYPE), WISP_SOCK_DGRAM);
+    assert_int_equal(seti(u, WISP_IPPROTO_TCP, WISP_TCPOPT_NODELAY, 1), -1);
+    assert_int_equal(errno, WISP_ENOPROTOOPT);
+    assert_int_equal(wisp_setsockopt(u, WISP_IPPROTO_TCP, WISP_TCPOPT_CONGESTION, "cub", 3), -1);
+    assert_int_equal(errno, WISP_ENOPROTOOPT);
+    len = sizeof v;
+    assert_int_equal(wisp_getsockopt(u, WISP_IPPROTO_TCP, WISP_TCPOPT_KEEPCNT, &v, &len), -1);
+    assert_int_equal(errno, WISP_ENOPROTOOPT);
+    assert_int_equal(seti(u, WISP_SOL_SOCKET, WISP_SO_KEEPALIVE, 1), 0); /* kept, no effect */
+    assert_int_equal(geti(u, WISP_SOL_SOCKET, WISP_SO_KEEPALIVE), 1);
+    assert_int_equal(wisp_close(u), 0);
+    senv_stop(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -760,6 +872,7 @@ int main(void)
         cmocka_unit_test_teardown(test_sockets_opts_recv_takes_all_queued_segments_at_once, senv_teardown),
         cmocka_unit_test(test_sockets_opts_tcp_info_has_the_linux_layout),
         cmocka_unit_test_teardown(test_sockets_opts_tcp_congestion, senv_teardown),
+        cmocka_unit_test_teardown(test_sockets_opts_every_option_round_trip_errors_inherited, senv_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
