@@ -2064,6 +2064,17 @@ static uint32_t tv_to_ms(const struct wisp_timeval *tv)
     return (uint32_t)tv->tv_sec * 1000u + ((uint32_t)tv->tv_usec + 999u) / 1000u;
 }
 
+/* Is tv a valid time (tv_sec >= 0, 0 <= tv_usec < 1000000)? *ms: it in
+ * ms (tv_to_ms). */
+static bool tv_ms(const struct wisp_timeval *tv, uint32_t *ms)
+{
+    if (tv->tv_sec < 0 || tv->tv_usec < 0 || tv->tv_usec >= 1000000L) {
+        return false;
+    }
+    *ms = tv_to_ms(tv);
+    return true;
+}
+
 static void ms_to_tv(uint32_t ms, struct wisp_timeval *tv)
 {
     tv->tv_sec = (long)(ms / 1000u);
@@ -2127,10 +2138,9 @@ static int setopt(struct wisp_sock *sk, unsigned kind, const void *optval, wisp_
             return WISP_EINVAL;
         }
         memcpy(&tv, optval, sizeof tv);
-        if (tv.tv_sec < 0 || tv.tv_usec < 0 || tv.tv_usec >= 1000000L) {
+        if (!tv_ms(&tv, &val)) {
             return WISP_EDOM;
         }
-        val = tv_to_ms(&tv);
         break;
     }
     case OK_LINGER: {
@@ -2697,11 +2707,10 @@ int wisp_select(int maxfdp1, wisp_fd_set *readset, wisp_fd_set *writeset, wisp_f
     struct wisp_select_wait w;
     struct select_ctx c;
     wisp_fd_set *io[3];
-    uint32_t deadline = 0;
+    uint32_t ms = 0;
     int n, k;
 
-    if (maxfdp1 < 0 ||
-        (timeout != NULL && (timeout->tv_sec < 0 || timeout->tv_usec < 0 || timeout->tv_usec >= 1000000L))) {
+    if (maxfdp1 < 0 || (timeout != NULL && !tv_ms(timeout, &ms))) {
         return set_errno(WISP_EINVAL);
     }
     if (t == NULL) {
@@ -2709,9 +2718,6 @@ int wisp_select(int maxfdp1, wisp_fd_set *readset, wisp_fd_set *writeset, wisp_f
     }
     if (maxfdp1 > WISP_FD_SETSIZE) {
         maxfdp1 = WISP_FD_SETSIZE;
-    }
-    if (timeout != NULL) {
-        deadline = wisp_sys_now_ms() + tv_to_ms(timeout);
     }
     io[0] = readset;
     io[1] = writeset;
@@ -2723,8 +2729,7 @@ int wisp_select(int maxfdp1, wisp_fd_set *readset, wisp_fd_set *writeset, wisp_f
     w.maxfdp1 = maxfdp1;
     w.watch_idx = -1;
     c.w = &w;
-    n = sel_run(t, &w, timeout == NULL, deadline, timeout != NULL && timeout->tv_sec == 0 && timeout->tv_usec == 0,
-                select_scan_fn, &c);
+    n = sel_run(t, &w, timeout == NULL, wisp_sys_now_ms() + ms, timeout != NULL && ms == 0, select_scan_fn, &c);
     if (n < 0) {
         return set_errno(-n);
     }
