@@ -87,6 +87,14 @@ enum { NC_S_NONE = 0, NC_S_LISTEN, NC_S_CONNECTING, NC_S_CONNECTED, NC_S_CLOSED 
  * counted in rx_items (nc_rx_take). */
 #define NC_PBUF_SHORT 0x80u
 
+/* Out of line: a helper called from several places stays one copy (flash;
+ * -Os would inline it into each caller). */
+#if defined(__GNUC__)
+#define NC_OUTLINE __attribute__((noinline))
+#else
+#define NC_OUTLINE
+#endif
+
 /* "Writable" for the events: half the send buffer free (lwIP's TCP_SNDLOWAT
  * idea); the connection's buffer, which SO_SNDBUF may have made smaller. */
 #define NC_SNDLOWAT(pcb) (wisp_tcp_sndbuf_size(pcb) / 2u)
@@ -141,12 +149,12 @@ static void nc_msg_zero(struct nc_msg *m)
     memset(m, 0, sizeof(*m));
 }
 
-static void api_lock(struct wisp_netconn_api *api)
+NC_OUTLINE static void api_lock(struct wisp_netconn_api *api)
 {
     wisp_sys_mutex_lock(&api->lock);
 }
 
-static void api_unlock(struct wisp_netconn_api *api)
+NC_OUTLINE static void api_unlock(struct wisp_netconn_api *api)
 {
     wisp_sys_mutex_unlock(&api->lock);
 }
@@ -180,7 +188,7 @@ static void nc_event(struct wisp_netconn *conn, enum wisp_netconn_evt evt, uint3
 }
 
 /* Wake the readers of conn (see the file comment). */
-static void wake_mbox(struct wisp_netconn *conn)
+NC_OUTLINE static void wake_mbox(struct wisp_netconn *conn)
 {
     (void)wisp_sys_mbox_trypost(&conn->mbox, conn);
 }
@@ -329,6 +337,14 @@ static void set_flags(struct wisp_netconn *conn, uint8_t f)
     }
 }
 
+/* Count one event in counter c of api's counters (under the api lock). */
+NC_OUTLINE static void nc_count(struct wisp_netconn_api *api, uint32_t *c)
+{
+    api_lock(api);
+    (*c)++;
+    api_unlock(api);
+}
+
 /* The error of a netconn the application closed (for reading), or OK. */
 static wisp_err_t app_closed_err(uint8_t flags)
 {
@@ -340,7 +356,7 @@ static wisp_err_t app_closed_err(uint8_t flags)
  * that arrived during the call (the netconn was not dead yet) is returned
  * even when another thread's call took the pending error first -- both a
  * blocked reader and a blocked writer learn of the reset (netconn.h). */
-static wisp_err_t peer_state_err(struct wisp_netconn *conn, uint8_t entry_flags)
+NC_OUTLINE static wisp_err_t peer_state_err(struct wisp_netconn *conn, uint8_t entry_flags)
 {
     wisp_err_t r = conn->pending_err;
     if (r != WISP_OK) {
@@ -357,7 +373,7 @@ static wisp_err_t peer_state_err(struct wisp_netconn *conn, uint8_t entry_flags)
 /* Core context: why a TCP netconn without PCB cannot be used. during: the
  * call saw the connection alive before (a write that waited): a connection
  * error is returned even when another call took the pending error. */
-static wisp_err_t dead_err(struct wisp_netconn *conn, bool during)
+NC_OUTLINE static wisp_err_t dead_err(struct wisp_netconn *conn, bool during)
 {
     wisp_err_t r;
     api_lock(conn->api);
@@ -549,7 +565,7 @@ uint8_t wisp_netconn_pbuf_free(struct wisp_netconn_api *api, struct wisp_pbuf *p
 #if WISP_TCP
 
 /* Core context: forget the PCB after the stack freed it or we gave it back. */
-static void tcp_forget(struct wisp_netconn *conn)
+NC_OUTLINE static void tcp_forget(struct wisp_netconn *conn)
 {
     conn->pcb.tcp = NULL;
     conn->state = NC_S_CLOSED;
@@ -663,13 +679,20 @@ static wisp_err_t tcp_recv_cb(void *arg, struct wisp_tcp_pcb *pcb, struct wisp_p
         /* refused: the stack keeps p; the reader that makes room asks for
          * it again (do_recved), the stack's retry timer is the backstop */
         conn->cflags |= NC_C_REFUSED;
-        api_lock(conn->api);
-        conn->api->st.tcp_refused++;
-        api_unlock(conn->api);
+        nc_count(conn->api, &conn->api->st.tcp_refused);
         return WISP_ERR_MEM;
     }
     nc_event(conn, WISP_NETCONN_EVT_RCVPLUS, len);
     return WISP_OK;
+}
+
+/* Core: wake the writer that waits for room (NC_C_WRITE_WAIT). */
+NC_OUTLINE static void wake_writer(struct wisp_netconn *conn)
+{
+    if (conn->cflags & NC_C_WRITE_WAIT) {
+        conn->cflags &= (uint8_t)~NC_C_WRITE_WAIT;
+        sem_broadcast(conn);
+    }
 }
 
 static wisp_err_t tcp_sent_cb(void *arg, struct wisp_tcp_pcb *pcb, uint32_t len)
@@ -687,10 +710,7 @@ static wisp_err_t tcp_sent_cb(void *arg, struct wisp_tcp_pcb *pcb, uint32_t len)
         conn->cflags &= (uint8_t)~NC_C_WSPACE;
         nc_event(conn, WISP_NETCONN_EVT_SENDPLUS, len);
     }
-    if (conn->cflags & NC_C_WRITE_WAIT) {
-        conn->cflags &= (uint8_t)~NC_C_WRITE_WAIT;
-        sem_broadcast(conn);
-    }
+    wake_writer(conn);
     return WISP_OK;
 }
 
@@ -719,16 +739,11 @@ static wisp_err_t tcp_poll_cb(void *arg, struct wisp_tcp_pcb *pcb)
         if (++conn->accept_polls < NC_ACCEPT_POLLS) {
             return WISP_OK;
         }
-        api_lock(conn->api);
-        conn->api->st.accept_expired++;
-        api_unlock(conn->api);
+        nc_count(conn->api, &conn->api->st.accept_expired);
         wisp_tcp_abort(pcb);
         return WISP_ERR_ABRT;
     }
-    if (conn->cflags & NC_C_WRITE_WAIT) {
-        conn->cflags &= (uint8_t)~NC_C_WRITE_WAIT;
-        sem_broadcast(conn);
-    }
+    wake_writer(conn);
     conn->cflags &= (uint8_t)~NC_C_POLL;
     wisp_tcp_poll(pcb, NULL, 0);
     return WISP_OK;
@@ -901,9 +916,7 @@ static void udp_recv_cb(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf *p
     if (wisp_sys_mbox_trypost(&conn->mbox, nb) != WISP_OK) {
         wisp_pbuf_free(p);
         netbuf_release(nb);
-        api_lock(api);
-        api->st.udp_drops++;
-        api_unlock(api);
+        nc_count(api, &api->st.udp_drops);
         return;
     }
     nc_event(conn, WISP_NETCONN_EVT_RCVPLUS, len);
@@ -1007,39 +1020,7 @@ struct wisp_netconn *wisp_netconn_new_with_callback(struct wisp_netconn_api *api
     return wisp_netconn_new_with_proto_and_callback(api, type, 0, callback);
 }
 
-/* Core: give the PCB back (close; abort when asked, or when the stack
- * references a writer's memory). WISP_ERR_MEM: the FIN could not be queued. */
-static wisp_err_t do_delete(struct wisp_stack *s, void *arg)
-{
-    struct nc_msg *m = (struct nc_msg *)arg;
-    struct wisp_netconn *conn = m->conn;
-    WISP_UNUSED(s);
-#if WISP_TCP
-    if (conn->type == WISP_NETCONN_TCP && conn->pcb.tcp != NULL) {
-        struct wisp_tcp_pcb *pcb = conn->pcb.tcp;
-        if (conn->state == NC_S_LISTEN) {
-            tcp_detach(pcb, true);
-            (void)wisp_tcp_close(pcb); /* a listener is freed at once */
-            tcp_forget(conn);
-        } else if (m->abort || (conn->cflags & NC_C_NOCOPY)) {
-            tcp_abort_conn(conn);
-        } else {
-            wisp_err_t r = wisp_tcp_close(pcb);
-            if (r != WISP_OK) {
-                return r;
-            }
-            tcp_forget(conn); /* no callback after close */
-        }
-    }
-#endif
-#if WISP_UDP
-    if (conn->type == WISP_NETCONN_UDP && conn->pcb.udp != NULL) {
-        wisp_udp_remove(conn->pcb.udp);
-        conn->pcb.udp = NULL;
-    }
-#endif
-    return WISP_OK;
-}
+static wisp_err_t do_close(struct wisp_stack *s, void *arg);
 
 /* Free a queued item (core context). */
 static void drain_mbox(struct wisp_netconn *conn, bool listener);
@@ -1116,8 +1097,12 @@ wisp_err_t wisp_netconn_delete(struct wisp_netconn *conn)
     listener = (conn->flags & NC_F_LISTEN) != 0;
     api_unlock(api);
 
+    /* close in the core (do_close: a listener at once; abort when asked,
+     * or when the stack references a writer's memory) */
     nc_msg_zero(&m);
-    (void)run_close(conn, do_delete, &m);
+    m.shut_rx = 1;
+    m.shut_tx = 1;
+    (void)run_close(conn, do_close, &m);
 
     /* Wake everybody blocked on conn and wait until they left. */
     wake_all(conn);
@@ -1482,86 +1467,84 @@ again:
     return WISP_OK;
 }
 
-wisp_err_t wisp_netconn_accept(struct wisp_netconn *conn, struct wisp_netconn **new_conn)
+/* --------------------------------------------------------------- receive */
+
+/* What recv_item takes out of the mailbox besides TCP data and UDP netbufs. */
+#define NC_ACCEPT 0u
+
+/* The receive calls: accept (kind NC_ACCEPT), TCP recv and UDP recv
+ * (kind WISP_NETCONN_TCP / _UDP): the argument checks, enter, take the
+ * next item of the mailbox, the bookkeeping of its kind, the event, leave.
+ * Returns the item (NULL when *rp is not WISP_OK). */
+static wisp_err_t recv_item(struct wisp_netconn *conn, void *out, uint8_t kind, uint8_t flags)
 {
-    struct wisp_netconn_api *api;
     struct nc_snap snap;
     void *item = NULL;
     wisp_err_t r;
-    if (new_conn == NULL) {
+    uint32_t len = 0;
+    if (out == NULL) {
         return WISP_ERR_ARG;
     }
-    *new_conn = NULL;
-    if (conn == NULL) {
+    memcpy(out, &item, sizeof(item)); /* NULL until an item is taken */
+    if (conn == NULL || (kind != NC_ACCEPT && conn->type != kind)) {
         return WISP_ERR_ARG;
     }
     if (!conn_enter(conn, &snap)) {
         return WISP_ERR_CLSD;
     }
-    api = conn->api;
-    api_lock(api);
-    r = conn->pending_err;
-    conn->pending_err = WISP_OK;
-    api_unlock(api);
-    if (r == WISP_OK && !(snap.flags & NC_F_LISTEN)) {
-        r = WISP_ERR_CLSD; /* lwIP: not accepting */
+    if (kind == NC_ACCEPT) {
+        r = wisp_netconn_err(conn);
+        if (r == WISP_OK && !(snap.flags & NC_F_LISTEN)) {
+            r = WISP_ERR_CLSD; /* lwIP: not accepting */
+        }
+    } else {
+        r = (snap.flags & NC_F_LISTEN) ? WISP_ERR_CONN : WISP_OK;
     }
     if (r == WISP_OK) {
-        r = fetch_item(conn, &snap, &item, false, false);
+        r = fetch_item(conn, &snap, &item, (flags & WISP_NETCONN_DONTBLOCK) != 0,
+                       kind == WISP_NETCONN_TCP && (flags & WISP_NETCONN_NOAUTORCVD));
     }
     if (r == WISP_OK) {
-        api_lock(api);
-        conn->accept_pending--;
-        ((struct wisp_netconn *)item)->unaccepted = 0;
-        api_unlock(api);
-        nc_event(conn, WISP_NETCONN_EVT_RCVMINUS, 0);
-        *new_conn = (struct wisp_netconn *)item;
+        if (kind == NC_ACCEPT) {
+            api_lock(conn->api);
+            conn->accept_pending--;
+            ((struct wisp_netconn *)item)->unaccepted = 0;
+            api_unlock(conn->api);
+        } else if (kind == WISP_NETCONN_TCP) {
+            struct wisp_pbuf *p = (struct wisp_pbuf *)item;
+            len = p->tot_len;
+            if (p->flags & NC_PBUF_SHORT) {
+                p->flags &= (uint8_t)~NC_PBUF_SHORT;
+                api_lock(conn->api);
+                conn->rx_items--; /* nc_rx_take */
+                api_unlock(conn->api);
+            }
+            if (!(flags & WISP_NETCONN_NOAUTORCVD)) {
+                /* The application took the data: reopen the window now, as
+                 * lwIP's netconn_recv does (and take refused data, if any). */
+                struct nc_msg m;
+                nc_msg_zero(&m);
+                m.len = len;
+                (void)nc_run(conn, do_recved, &m);
+            }
+        } else {
+            len = wisp_netbuf_len((struct wisp_netbuf *)item);
+        }
+        nc_event(conn, WISP_NETCONN_EVT_RCVMINUS, len);
+        memcpy(out, &item, sizeof(item));
     }
     conn_leave(conn);
     return r;
 }
 
-/* --------------------------------------------------------------- receive */
+wisp_err_t wisp_netconn_accept(struct wisp_netconn *conn, struct wisp_netconn **new_conn)
+{
+    return recv_item(conn, new_conn, NC_ACCEPT, 0);
+}
 
 wisp_err_t wisp_netconn_recv_tcp_pbuf_flags(struct wisp_netconn *conn, struct wisp_pbuf **new_buf, uint8_t flags)
 {
-    struct nc_snap snap;
-    void *item = NULL;
-    wisp_err_t r;
-    bool autorcvd = !(flags & WISP_NETCONN_NOAUTORCVD);
-    if (new_buf == NULL) {
-        return WISP_ERR_ARG;
-    }
-    *new_buf = NULL;
-    if (conn == NULL || conn->type != WISP_NETCONN_TCP) {
-        return WISP_ERR_ARG;
-    }
-    if (!conn_enter(conn, &snap)) {
-        return WISP_ERR_CLSD;
-    }
-    r = (snap.flags & NC_F_LISTEN) ? WISP_ERR_CONN
-                                   : fetch_item(conn, &snap, &item, (flags & WISP_NETCONN_DONTBLOCK) != 0, !autorcvd);
-    if (r == WISP_OK) {
-        struct wisp_pbuf *p = (struct wisp_pbuf *)item;
-        if (p->flags & NC_PBUF_SHORT) {
-            p->flags &= (uint8_t)~NC_PBUF_SHORT;
-            api_lock(conn->api);
-            conn->rx_items--; /* nc_rx_take */
-            api_unlock(conn->api);
-        }
-        if (autorcvd) {
-            /* The application took the data: reopen the window now, as
-             * lwIP's netconn_recv does (and take refused data, if any). */
-            struct nc_msg m;
-            nc_msg_zero(&m);
-            m.len = p->tot_len;
-            (void)nc_run(conn, do_recved, &m);
-        }
-        nc_event(conn, WISP_NETCONN_EVT_RCVMINUS, p->tot_len);
-        *new_buf = p;
-    }
-    conn_leave(conn);
-    return r;
+    return recv_item(conn, new_buf, WISP_NETCONN_TCP, flags);
 }
 
 wisp_err_t wisp_netconn_recv_tcp_pbuf(struct wisp_netconn *conn, struct wisp_pbuf **new_buf)
@@ -1598,27 +1581,7 @@ wisp_err_t wisp_netconn_tcp_recvd(struct wisp_netconn *conn, size_t len)
 wisp_err_t wisp_netconn_recv_udp_raw_netbuf_flags(struct wisp_netconn *conn, struct wisp_netbuf **new_buf,
                                                   uint8_t flags)
 {
-    struct nc_snap snap;
-    void *item = NULL;
-    wisp_err_t r;
-    if (new_buf == NULL) {
-        return WISP_ERR_ARG;
-    }
-    *new_buf = NULL;
-    if (conn == NULL || conn->type != WISP_NETCONN_UDP) {
-        return WISP_ERR_ARG;
-    }
-    if (!conn_enter(conn, &snap)) {
-        return WISP_ERR_CLSD;
-    }
-    r = fetch_item(conn, &snap, &item, (flags & WISP_NETCONN_DONTBLOCK) != 0, false);
-    if (r == WISP_OK) {
-        struct wisp_netbuf *nb = (struct wisp_netbuf *)item;
-        nc_event(conn, WISP_NETCONN_EVT_RCVMINUS, wisp_netbuf_len(nb));
-        *new_buf = nb;
-    }
-    conn_leave(conn);
-    return r;
+    return recv_item(conn, new_buf, WISP_NETCONN_UDP, flags);
 }
 
 wisp_err_t wisp_netconn_recv(struct wisp_netconn *conn, struct wisp_netbuf **new_buf)
@@ -2268,7 +2231,7 @@ static wisp_err_t do_option(struct wisp_stack *s, void *arg)
 }
 
 /* Set option opt to value v through the core. */
-static wisp_err_t set_option(struct wisp_netconn *conn, uint8_t opt, uint32_t v, struct nc_msg *m)
+NC_OUTLINE static wisp_err_t set_option(struct wisp_netconn *conn, uint8_t opt, uint32_t v, struct nc_msg *m)
 {
     if (conn == NULL) {
         return WISP_ERR_ARG;
