@@ -428,14 +428,11 @@ static struct wisp_netconn *conn_alloc_locked(struct wisp_netconn_api *api, enum
     if (api->st.conns_used > api->st.conns_high) {
         api->st.conns_high = api->st.conns_used;
     }
+    /* all but the slot's OS objects (kept): state NC_S_NONE, no PCB, no flags */
+    memset(c, 0, offsetof(struct wisp_netconn, api));
     c->type = (uint8_t)type;
     c->socket = -1;
     c->callback = cb;
-    c->pcb.ip = NULL;
-    c->layered = 0;
-    c->state = NC_S_NONE;
-    c->cflags = 0;
-    memset(&c->waiters, 0, sizeof(*c) - offsetof(struct wisp_netconn, waiters));
     c->in_use = 1;
     return c;
 }
@@ -518,11 +515,11 @@ wisp_err_t wisp_netconn_api_init(struct wisp_netconn_api *api, struct wisp_tcpip
         api->conns[i].socket = -1;
         api->n_ready++;
     }
-    for (i = 0; i < WISP_NETBUF_COUNT; i++) {
+    for (i = WISP_NETBUF_COUNT; i-- > 0;) { /* the free list in pool order */
         api->bufs[i].api = api;
-        api->bufs[i].next_free = (i + 1u < WISP_NETBUF_COUNT) ? &api->bufs[i + 1u] : NULL;
+        api->bufs[i].next_free = api->free_bufs;
+        api->free_bufs = &api->bufs[i];
     }
-    api->free_bufs = &api->bufs[0];
     return WISP_OK;
 }
 
@@ -844,6 +841,7 @@ static wisp_err_t tcp_accept_cb(void *arg, struct wisp_tcp_pcb *newpcb, wisp_err
     }
     if (nc != NULL) {
         conn->accept_pending++;
+        nc->unaccepted = 1; /* nobody sees nc before the post below */
     } else {
         api->st.accept_drops++;
     }
@@ -862,9 +860,6 @@ static wisp_err_t tcp_accept_cb(void *arg, struct wisp_tcp_pcb *newpcb, wisp_err
     if (conn->ttl != 0) {
         wisp_tcp_set_ttl(newpcb, conn->ttl);
     }
-    api_lock(api);
-    nc->unaccepted = 1;
-    api_unlock(api);
     nc->accept_polls = 0;
     if (wisp_sys_mbox_trypost(&conn->mbox, nc) != WISP_OK) {
         tcp_detach(newpcb, false);
