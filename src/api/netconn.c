@@ -569,19 +569,12 @@ NC_OUTLINE static void tcp_forget(struct wisp_netconn *conn)
     conn->cflags &= (uint8_t) ~(NC_C_NOCOPY | NC_C_POLL);
 }
 
-/* Core context: detach conn from its PCB (no callback reaches conn any more). */
-static void tcp_detach(struct wisp_tcp_pcb *pcb, bool listener)
+/* Core context: detach conn from its PCB: no callback reaches conn any more
+ * (every callback of ours leaves a PCB whose arg is NULL alone: recv
+ * consumes and frees, accept refuses, the others return). */
+static void tcp_detach(struct wisp_tcp_pcb *pcb)
 {
     wisp_tcp_arg(pcb, NULL);
-    if (listener) {
-        wisp_tcp_accept(pcb, NULL);
-        wisp_tcp_accept_ready(pcb, NULL);
-        return;
-    }
-    wisp_tcp_recv(pcb, NULL);
-    wisp_tcp_sent(pcb, NULL);
-    wisp_tcp_err(pcb, NULL);
-    wisp_tcp_poll(pcb, NULL, 0);
 }
 
 /* Core context: reset the connection (RST) and forget it. */
@@ -591,7 +584,7 @@ static void tcp_abort_conn(struct wisp_netconn *conn)
     if (pcb == NULL) {
         return;
     }
-    tcp_detach(pcb, false);
+    tcp_detach(pcb);
     wisp_tcp_abort(pcb);
     tcp_forget(conn);
     set_flags(conn, NC_F_DEAD);
@@ -862,7 +855,7 @@ static wisp_err_t tcp_accept_cb(void *arg, struct wisp_tcp_pcb *newpcb, wisp_err
     }
     nc->accept_polls = 0;
     if (wisp_sys_mbox_trypost(&conn->mbox, nc) != WISP_OK) {
-        tcp_detach(newpcb, false);
+        tcp_detach(newpcb);
         nc->pcb.tcp = NULL;
         api_lock(api);
         nc->unaccepted = 0;
@@ -1107,8 +1100,7 @@ wisp_err_t wisp_netconn_delete(struct wisp_netconn *conn)
     }
     api_unlock(api);
 
-    nc_msg_zero(&m);
-    m.local = listener ? 1 : 0;
+    m.local = listener ? 1 : 0; /* do_drain reads nothing else */
     (void)nc_run(conn, do_drain, &m);
     conn_release(conn);
     return WISP_OK;
@@ -1551,6 +1543,7 @@ wisp_err_t wisp_netconn_tcp_consumed(struct wisp_netconn *conn, struct wisp_pbuf
                                      size_t len)
 {
     struct nc_msg m;
+    bool entered;
     if (conn == NULL || conn->type != WISP_NETCONN_TCP || (chains == NULL && n > 0)) {
         return WISP_ERR_ARG;
     }
@@ -1558,12 +1551,13 @@ wisp_err_t wisp_netconn_tcp_consumed(struct wisp_netconn *conn, struct wisp_pbuf
     m.chains = chains;
     m.nchains = n;
     m.len = (uint32_t)WISP_MIN(len, (size_t)0xffffffffu);
-    if (!conn_enter(conn, NULL)) {
-        /* being deleted: just free the chains (m.conn NULL) */
-        (void)wisp_tcpip_run(conn->api->tcpip, do_recved, &m);
+    entered = conn_enter(conn, NULL);
+    /* being deleted: just free the chains (m.conn NULL) */
+    m.conn = entered ? conn : NULL;
+    (void)wisp_tcpip_run(conn->api->tcpip, do_recved, &m);
+    if (!entered) {
         return WISP_ERR_CLSD;
     }
-    (void)nc_run(conn, do_recved, &m);
     conn_leave(conn);
     return WISP_OK;
 }
@@ -1901,48 +1895,52 @@ static bool write_args(const struct wisp_netconn *conn, const void *dataptr, siz
     return *r == WISP_OK && size != 0;
 }
 
-wisp_err_t wisp_netconn_write_partly(struct wisp_netconn *conn, const void *dataptr, size_t size, uint8_t apiflags,
-                                     size_t *bytes_written)
+/* The writes: an application's (entered like every call; its netconn's
+ * non-blocking flag and send timeout apply) or a layer's (layered: the
+ * layer above serialises and counts its callers, gives the timeout and
+ * says DONTBLOCK per call). */
+static wisp_err_t write_call(struct wisp_netconn *conn, const void *dataptr, size_t size, uint8_t apiflags,
+                             bool layered, uint32_t send_timeout_ms, size_t *bytes_written)
 {
     wisp_err_t r;
+    struct nc_snap snap;
     if (!write_args(conn, dataptr, size, bytes_written, &r)) {
         return r;
     }
 #if WISP_TCP
-    {
-        struct nc_snap snap;
-        if (!conn_enter(conn, &snap)) {
-            return WISP_ERR_CLSD;
+    if (layered) {
+        if (!conn->layered) {
+            return WISP_ERR_ARG;
         }
-        r = write_run(conn, dataptr, size, apiflags,
-                      (snap.flags & NC_F_NONBLOCK) || (apiflags & WISP_NETCONN_DONTBLOCK), snap.send_timeout,
-                      bytes_written);
+        snap.flags = 0;
+        snap.send_timeout = send_timeout_ms;
+    } else if (!conn_enter(conn, &snap)) {
+        return WISP_ERR_CLSD;
+    }
+    r = write_run(conn, dataptr, size, apiflags, (snap.flags & NC_F_NONBLOCK) || (apiflags & WISP_NETCONN_DONTBLOCK),
+                  snap.send_timeout, bytes_written);
+    if (!layered) {
         conn_leave(conn);
     }
 #else
     WISP_UNUSED(apiflags);
+    WISP_UNUSED(layered);
+    WISP_UNUSED(send_timeout_ms);
+    WISP_UNUSED(snap);
 #endif
     return r;
+}
+
+wisp_err_t wisp_netconn_write_partly(struct wisp_netconn *conn, const void *dataptr, size_t size, uint8_t apiflags,
+                                     size_t *bytes_written)
+{
+    return write_call(conn, dataptr, size, apiflags, false, 0, bytes_written);
 }
 
 wisp_err_t wisp_netconn_write_layered(struct wisp_netconn *conn, const void *dataptr, size_t size, uint8_t apiflags,
                                       uint32_t send_timeout_ms, size_t *bytes_written)
 {
-    wisp_err_t r;
-    if (!write_args(conn, dataptr, size, bytes_written, &r)) {
-        return r;
-    }
-    if (!conn->layered) {
-        return WISP_ERR_ARG;
-    }
-#if WISP_TCP
-    r = write_run(conn, dataptr, size, apiflags, (apiflags & WISP_NETCONN_DONTBLOCK) != 0, send_timeout_ms,
-                  bytes_written);
-#else
-    WISP_UNUSED(apiflags);
-    WISP_UNUSED(send_timeout_ms);
-#endif
-    return r;
+    return write_call(conn, dataptr, size, apiflags, true, send_timeout_ms, bytes_written);
 }
 
 wisp_err_t wisp_netconn_write(struct wisp_netconn *conn, const void *dataptr, size_t size, uint8_t apiflags)
@@ -1982,7 +1980,7 @@ static wisp_err_t do_close(struct wisp_stack *s, void *arg)
             if (!m->shut_rx) {
                 return WISP_OK;
             }
-            tcp_detach(pcb, true);
+            tcp_detach(pcb);
             (void)wisp_tcp_close(pcb);
             tcp_forget(conn);
             set = NC_F_CLOSED;
