@@ -842,7 +842,7 @@ static wisp_err_t tcp_accept_cb(void *arg, struct wisp_tcp_pcb *newpcb, wisp_err
     if (nc == NULL) {
         return WISP_ERR_MEM; /* the stack resets newpcb */
     }
-    nc->state = NC_S_CONNECTED;
+    nc->state = NC_S_CONNECTED; /* accept_polls 0 (conn_alloc_locked) */
     nc->dscp = conn->dscp;
     nc->ttl = conn->ttl;
     nc->layered = conn->layered;
@@ -853,12 +853,9 @@ static wisp_err_t tcp_accept_cb(void *arg, struct wisp_tcp_pcb *newpcb, wisp_err
     if (conn->ttl != 0) {
         wisp_tcp_set_ttl(newpcb, conn->ttl);
     }
-    nc->accept_polls = 0;
     if (wisp_sys_mbox_trypost(&conn->mbox, nc) != WISP_OK) {
-        tcp_detach(newpcb);
-        nc->pcb.tcp = NULL;
+        tcp_detach(newpcb); /* nc's slot is reset when it is taken again */
         api_lock(api);
-        nc->unaccepted = 0;
         conn->accept_pending--;
         api->st.accept_drops++;
         api_unlock(api);
@@ -1309,29 +1306,25 @@ static wisp_err_t do_listen(struct wisp_stack *s, void *arg)
     if (conn->pcb.tcp == NULL) {
         return WISP_ERR_CONN;
     }
-    if (conn->state == NC_S_LISTEN) {
-        api_lock(conn->api);
-        conn->backlog = limit; /* already listening: update the backlog */
-        api_unlock(conn->api);
-        return WISP_OK;
-    }
-    if (conn->state != NC_S_NONE) {
-        return WISP_ERR_CONN;
-    }
-    if (wisp_tcp_state(conn->pcb.tcp) != WISP_TCP_CLOSED) {
-        return WISP_ERR_VAL;
-    }
-    lpcb = wisp_tcp_listen(conn->pcb.tcp, backlog, &err);
-    if (lpcb == NULL) {
-        return err != WISP_OK ? err : WISP_ERR_MEM;
-    }
-    conn->pcb.tcp = lpcb; /* the connection PCB was freed by listen */
-    conn->state = NC_S_LISTEN;
-    wisp_tcp_arg(lpcb, conn);
-    wisp_tcp_accept(lpcb, tcp_accept_cb);
-    wisp_tcp_accept_ready(lpcb, tcp_accept_ready_cb);
-    if (conn->dscp != 0) {
-        wisp_tcp_set_dscp(lpcb, conn->dscp);
+    if (conn->state != NC_S_LISTEN) { /* else already listening: update the backlog */
+        if (conn->state != NC_S_NONE) {
+            return WISP_ERR_CONN;
+        }
+        if (wisp_tcp_state(conn->pcb.tcp) != WISP_TCP_CLOSED) {
+            return WISP_ERR_VAL;
+        }
+        lpcb = wisp_tcp_listen(conn->pcb.tcp, backlog, &err);
+        if (lpcb == NULL) {
+            return err != WISP_OK ? err : WISP_ERR_MEM;
+        }
+        conn->pcb.tcp = lpcb; /* the connection PCB was freed by listen */
+        conn->state = NC_S_LISTEN;
+        wisp_tcp_arg(lpcb, conn);
+        wisp_tcp_accept(lpcb, tcp_accept_cb);
+        wisp_tcp_accept_ready(lpcb, tcp_accept_ready_cb);
+        if (conn->dscp != 0) {
+            wisp_tcp_set_dscp(lpcb, conn->dscp);
+        }
     }
     api_lock(conn->api);
     conn->flags |= NC_F_LISTEN;
@@ -1421,7 +1414,7 @@ again:
         }
         if (offer) {
             struct nc_msg om;
-            memset(&om, 0, sizeof(om));
+            nc_msg_zero(&om);
             (void)nc_run(conn, do_recved, &om);
         }
         if (wisp_sys_mbox_fetch(&conn->mbox, &m, timeout != 0 ? timeout : WISP_SYS_FOREVER) != WISP_OK) {
