@@ -778,7 +778,7 @@ static void tcp_err_cb(void *arg, wisp_err_t err)
     if (waiting) {
         /* a blocking connect returns it; not kept pending */
         conn->flags |= NC_F_CONN_DONE;
-        conn->connect_result = err == WISP_ERR_CLSD ? WISP_ERR_CLSD : err;
+        conn->connect_result = err;
     } else if (err != WISP_ERR_CLSD) {
         conn->pending_err = err;
         conn->conn_err = err; /* kept: for the calls it interrupts */
