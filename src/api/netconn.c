@@ -231,6 +231,7 @@ static void nc_wait_locked(struct wisp_netconn *conn, uint32_t ms)
 {
     struct nc_waiter w;
     wisp_sys_sem_t own;
+    bool signalled;
     if (!conn->sem_lent) {
         conn->sem_lent = 1;
         w.sem = &conn->sem;
@@ -246,19 +247,17 @@ static void nc_wait_locked(struct wisp_netconn *conn, uint32_t ms)
     w.next = conn->waiters;
     conn->waiters = &w;
     api_unlock(conn->api);
-    if (wisp_sys_sem_wait(w.sem, ms) != WISP_OK) {
-        api_lock(conn->api);
-        if (w.woken) {
-            (void)wisp_sys_sem_wait(w.sem, WISP_SYS_NO_WAIT); /* the signal that raced the timeout */
-        } else {
-            struct nc_waiter **pp = &conn->waiters;
-            while (*pp != &w) {
-                pp = &(*pp)->next;
-            }
-            *pp = w.next;
+    signalled = wisp_sys_sem_wait(w.sem, ms) == WISP_OK;
+    api_lock(conn->api);
+    if (!w.woken) {
+        /* timed out (a broadcast sets woken before it signals): unlink */
+        struct nc_waiter **pp = &conn->waiters;
+        while (*pp != &w) {
+            pp = &(*pp)->next;
         }
-    } else {
-        api_lock(conn->api);
+        *pp = w.next;
+    } else if (!signalled) {
+        (void)wisp_sys_sem_wait(w.sem, WISP_SYS_NO_WAIT); /* the signal that raced the timeout */
     }
     if (w.sem == &conn->sem) {
         conn->sem_lent = 0;
@@ -1612,10 +1611,7 @@ static wisp_err_t do_send(struct wisp_stack *s, void *arg)
     if (pcb->flags & WISP_UDP_F_CONNECTED) {
         /* an ICMP error since the last call (udp_err_cb): reported once */
         wisp_err_t r;
-        api_lock(m->conn->api);
-        r = m->conn->pending_err;
-        m->conn->pending_err = WISP_OK;
-        api_unlock(m->conn->api);
+        r = wisp_netconn_err(m->conn); /* taken */
         if (r != WISP_OK) {
             return r;
         }
