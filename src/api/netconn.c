@@ -725,7 +725,7 @@ static wisp_err_t tcp_poll_cb(void *arg, struct wisp_tcp_pcb *pcb)
     if (waiting) {
         /* Queued on a listener, not accepted yet: reset it when it has
          * waited too long (the error callback marks the netconn dead). */
-        if (++conn->accept_polls < NC_ACCEPT_POLLS) {
+        if (++conn->role.accept_polls < NC_ACCEPT_POLLS) {
             return WISP_OK;
         }
         nc_count(conn->api, &conn->api->st.accept_expired);
@@ -812,7 +812,7 @@ static bool tcp_accept_ready_cb(void *arg)
     bool room = true;
     if (conn != NULL) {
         api_lock(conn->api);
-        room = (conn->flags & (NC_F_CLOSED | NC_F_DELETING)) || conn->accept_pending < conn->backlog;
+        room = (conn->flags & (NC_F_CLOSED | NC_F_DELETING)) || conn->role.l.accept_pending < conn->role.l.backlog;
         api_unlock(conn->api);
     }
     return room;
@@ -828,11 +828,11 @@ static wisp_err_t tcp_accept_cb(void *arg, struct wisp_tcp_pcb *newpcb, wisp_err
     }
     api = conn->api;
     api_lock(api);
-    if (!(conn->flags & (NC_F_CLOSED | NC_F_DELETING)) && conn->accept_pending < conn->backlog) {
+    if (!(conn->flags & (NC_F_CLOSED | NC_F_DELETING)) && conn->role.l.accept_pending < conn->role.l.backlog) {
         nc = conn_alloc_locked(api, WISP_NETCONN_TCP, conn->callback);
     }
     if (nc != NULL) {
-        conn->accept_pending++;
+        conn->role.l.accept_pending++;
         nc->unaccepted = 1; /* nobody sees nc before the post below */
     } else {
         api->st.accept_drops++;
@@ -841,21 +841,15 @@ static wisp_err_t tcp_accept_cb(void *arg, struct wisp_tcp_pcb *newpcb, wisp_err
     if (nc == NULL) {
         return WISP_ERR_MEM; /* the stack resets newpcb */
     }
-    nc->state = NC_S_CONNECTED; /* accept_polls 0 (conn_alloc_locked) */
-    nc->dscp = conn->dscp;
-    nc->ttl = conn->ttl;
+    /* accept_polls 0 (conn_alloc_locked); DSCP and TTL: newpcb has the
+     * listener's (the core passes them on) */
+    nc->state = NC_S_CONNECTED;
     nc->layered = conn->layered;
     tcp_attach(nc, newpcb);
-    if (conn->dscp != 0) {
-        wisp_tcp_set_dscp(newpcb, conn->dscp);
-    }
-    if (conn->ttl != 0) {
-        wisp_tcp_set_ttl(newpcb, conn->ttl);
-    }
     if (wisp_sys_mbox_trypost(&conn->mbox, nc) != WISP_OK) {
         tcp_detach(newpcb); /* nc's slot is reset when it is taken again */
         api_lock(api);
-        conn->accept_pending--;
+        conn->role.l.accept_pending--;
         api->st.accept_drops++;
         api_unlock(api);
         conn_release(nc);
@@ -1320,14 +1314,11 @@ static wisp_err_t do_listen(struct wisp_stack *s, void *arg)
         conn->state = NC_S_LISTEN;
         wisp_tcp_arg(lpcb, conn);
         wisp_tcp_accept(lpcb, tcp_accept_cb);
-        wisp_tcp_accept_ready(lpcb, tcp_accept_ready_cb);
-        if (conn->dscp != 0) {
-            wisp_tcp_set_dscp(lpcb, conn->dscp);
-        }
+        wisp_tcp_accept_ready(lpcb, tcp_accept_ready_cb); /* lpcb keeps DSCP and TTL */
     }
     api_lock(conn->api);
     conn->flags |= NC_F_LISTEN;
-    conn->backlog = limit;
+    conn->role.l.backlog = limit;
     api_unlock(conn->api);
     return WISP_OK;
 }
@@ -1486,7 +1477,7 @@ static wisp_err_t recv_item(struct wisp_netconn *conn, void *out, uint8_t kind, 
     if (r == WISP_OK) {
         if (kind == NC_ACCEPT) {
             api_lock(conn->api);
-            conn->accept_pending--;
+            conn->role.l.accept_pending--;
             ((struct wisp_netconn *)item)->unaccepted = 0;
             api_unlock(conn->api);
         } else if (kind == WISP_NETCONN_TCP) {
@@ -2146,12 +2137,10 @@ static wisp_err_t do_option(struct wisp_stack *s, void *arg)
     if (conn->type == WISP_NETCONN_TCP) {
         struct wisp_tcp_pcb *pcb = conn->pcb.tcp;
         switch (m->opt) {
-        case NC_OPT_DSCP: /* listeners too (common head); passed on to accepted ones */
-            conn->dscp = v;
+        case NC_OPT_DSCP: /* listeners too (common head); the core passes it on to accepted ones */
             wisp_tcp_set_dscp(pcb, v);
             return WISP_OK;
         case NC_OPT_TTL:
-            conn->ttl = v;
             wisp_tcp_set_ttl(pcb, v);
             return WISP_OK;
         case NC_OPT_BROADCAST:
@@ -2191,7 +2180,6 @@ static wisp_err_t do_option(struct wisp_stack *s, void *arg)
     switch (m->opt) {
     case NC_OPT_DSCP:
         /* RFC 2474 §3: DSCP in the upper six bits of the TOS octet, ECN kept. */
-        conn->dscp = v;
         conn->pcb.udp->tos = (uint8_t)((v << 2) | (conn->pcb.udp->tos & 0x03u));
         return WISP_OK;
     case NC_OPT_TTL:

@@ -28,7 +28,9 @@ struct wisp_netbuf {
 /** One netconn. type, socket, callback and pcb are lwIP's field names (for
  *  reading; pcb only in the core context; socket is 16 bits here, an int in
  *  lwIP). The rest is private. Lives in the pool of struct wisp_netconn_api.
- *  60 bytes on a 32-bit target (RAM per connection, issue 9). */
+ *  56 bytes on a 32-bit target (RAM per connection, issue 9). DSCP and
+ *  TTL live in the PCB only: a listener passes its own on to the
+ *  connections it accepts (the core copies them), as lwIP does. */
 struct wisp_netconn {
     int16_t socket;                   /**< for the socket layer; -1 = none (a slot index, or
                                            -1 - n: n receive events before the socket existed) */
@@ -52,7 +54,17 @@ struct wisp_netconn {
     /* core context only */
     uint32_t WISP_PRIV(tx_unacked);              /**< bytes written, not acknowledged yet */
     uint32_t WISP_PRIV(nocopy_left);             /**< of them, up to the end of the last NOCOPY write */
-    uint16_t WISP_PRIV(accept_polls);            /**< poll periods spent waiting for accept */
+    /* by role: a listener's accept queue, or a connection's wait for accept
+     * (a netconn never is both: a listener is never accepted, an accepted
+     * one never listens) */
+    union {
+        struct {
+            uint8_t WISP_PRIV(backlog);          /**< under the api lock; <= 255 (netconn.h) */
+            uint8_t WISP_PRIV(accept_pending);   /**< under the api lock */
+        } WISP_PRIV(l);
+        uint16_t WISP_PRIV(accept_polls);        /**< core context only: poll periods spent
+                                                      waiting for accept (while unaccepted) */
+    } WISP_PRIV(role);
     /* under the api lock: users and the bits share one 16-bit unit, the
      * bytes follow (no padding: RAM per connection) */
     unsigned WISP_PRIV(users) : 11;              /**< threads inside calls on this netconn (< 2048; a
@@ -62,13 +74,9 @@ struct wisp_netconn {
     unsigned WISP_PRIV(sem_lent) : 1;            /**< a waiter uses sem */
     unsigned WISP_PRIV(writing) : 1;             /**< a writer has its turn */
     unsigned WISP_PRIV(wkick) : 1;               /**< a broadcast since the writer's last do_write */
-    uint8_t WISP_PRIV(backlog), WISP_PRIV(accept_pending); /**< backlog <= 255 (netconn.h) */
     wisp_err_t WISP_PRIV(connect_result);
     wisp_err_t WISP_PRIV(conn_err);              /**< the connection error the stack reported (kept) */
     uint8_t WISP_PRIV(rx_items);                 /**< short TCP data items in mbox, <= 4 (netconn.c nc_rx_take) */
-    /* core context only */
-    uint8_t WISP_PRIV(dscp);
-    uint8_t WISP_PRIV(ttl);                      /**< 0 = default; a listener passes it on */
     /* kept while the slot is free: the slot's OS objects (made once) */
     struct wisp_netconn_api *WISP_PRIV(api);
     wisp_sys_mbox_t WISP_PRIV(mbox);             /**< received items / accepted netconns; the
