@@ -111,15 +111,19 @@ struct nc_snap {
     uint32_t recv_timeout, send_timeout;
 };
 
-/* Arguments of the core operations. */
+/* Arguments of the core operations (the bytes first: short loads on Thumb). */
 struct nc_msg {
     struct wisp_netconn *conn;
-    const wisp_ipaddr_t *addr;
-    uint16_t port;
     uint8_t local;            /* getaddr: local; drain: a listener; bind (not connect) */
     uint8_t shut_rx, shut_tx;
     uint8_t abort;
     bool blocking, started;
+    uint8_t apiflags;         /* write */
+    bool copy, done;
+    bool alive;               /* write: a do_write found the connection established */
+    uint8_t opt;              /* options */
+    uint16_t port;
+    const wisp_ipaddr_t *addr;
     wisp_ipaddr_t *out_addr;
     uint16_t *out_port;
     uint32_t len;
@@ -127,16 +131,12 @@ struct nc_msg {
     const uint8_t *data;
     size_t size, off;
     uint32_t chunk;
-    uint8_t apiflags;
-    bool copy, done;
-    bool alive; /* write: a do_write found the connection established */
     /* UDP send */
     struct wisp_netbuf *buf;
     /* consumed receive chains */
     struct wisp_pbuf *const *chains;
     unsigned nchains;
     /* options */
-    uint8_t opt;
     uint32_t v[3];
     struct wisp_tcp_info *info;
 };
