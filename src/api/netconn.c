@@ -675,6 +675,16 @@ static wisp_err_t tcp_recv_cb(void *arg, struct wisp_tcp_pcb *pcb, struct wisp_p
     return WISP_OK;
 }
 
+/* Core: no longer writable (NC_SNDLOWAT): SENDMINUS once, SENDPLUS when
+ * room returns (tcp_sent_cb). */
+NC_OUTLINE static void nc_wspace(struct wisp_netconn *conn, struct wisp_tcp_pcb *pcb)
+{
+    if (!(conn->cflags & NC_C_WSPACE) && wisp_tcp_sndbuf(pcb) < NC_SNDLOWAT(pcb)) {
+        conn->cflags |= NC_C_WSPACE;
+        nc_event(conn, WISP_NETCONN_EVT_SENDMINUS, 0);
+    }
+}
+
 /* Core: wake the writer that waits for room (NC_C_WRITE_WAIT). */
 NC_OUTLINE static void wake_writer(struct wisp_netconn *conn)
 {
@@ -1723,10 +1733,7 @@ static wisp_err_t do_write(struct wisp_stack *s, void *arg)
     }
     if (wrote) {
         (void)wisp_tcp_output(pcb);
-        if (!(conn->cflags & NC_C_WSPACE) && wisp_tcp_sndbuf(pcb) < NC_SNDLOWAT(pcb)) {
-            conn->cflags |= NC_C_WSPACE;
-            nc_event(conn, WISP_NETCONN_EVT_SENDMINUS, 0);
-        }
+        nc_wspace(conn, pcb);
     }
     m->done = m->off == m->size && (m->copy || !(conn->cflags & NC_C_NOCOPY));
     if (!m->done && m->blocking) {
@@ -2162,10 +2169,7 @@ static wisp_err_t do_option(struct wisp_stack *s, void *arg)
             return WISP_OK;
         case NC_OPT_BUFS:
             wisp_tcp_set_bufs(pcb, m->v[0], m->v[1]);
-            if (!(conn->cflags & NC_C_WSPACE) && wisp_tcp_sndbuf(pcb) < NC_SNDLOWAT(pcb)) {
-                conn->cflags |= NC_C_WSPACE; /* no longer writable: SENDPLUS when room returns */
-                nc_event(conn, WISP_NETCONN_EVT_SENDMINUS, 0);
-            }
+            nc_wspace(conn, pcb); /* a smaller buffer may not be writable any more */
             return WISP_OK;
         case NC_OPT_MAXSEG:
             wisp_tcp_set_user_mss(pcb, (uint16_t)m->len);
