@@ -1963,16 +1963,13 @@ static wisp_err_t do_close(struct wisp_stack *s, void *arg)
 #if WISP_TCP
     if (conn->type == WISP_NETCONN_TCP) {
         struct wisp_tcp_pcb *pcb = conn->pcb.tcp;
-        if (conn->state == NC_S_LISTEN) {
-            if (!m->shut_rx) {
-                return WISP_OK;
-            }
-            tcp_detach(pcb);
-            (void)wisp_tcp_close(pcb);
-            tcp_forget(conn);
-            set = NC_F_CLOSED;
-        } else if (m->shut_rx && m->shut_tx) {
-            if (m->abort || (conn->cflags & NC_C_NOCOPY)) {
+        bool listener = conn->state == NC_S_LISTEN;
+        if (listener && !m->shut_rx) {
+            return WISP_OK;
+        }
+        if (listener || (m->shut_rx && m->shut_tx)) {
+            /* a listener is freed at once, closed or aborted alike */
+            if (listener || m->abort || (conn->cflags & NC_C_NOCOPY)) {
                 tcp_abort_conn(conn);
             } else {
                 wisp_err_t r = wisp_tcp_close(pcb);
