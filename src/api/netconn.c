@@ -87,6 +87,14 @@ enum { NC_S_NONE = 0, NC_S_LISTEN, NC_S_CONNECTING, NC_S_CONNECTED, NC_S_CLOSED 
  * counted in rx_items (nc_rx_take). */
 #define NC_PBUF_SHORT 0x80u
 
+/* Out of line: a helper called from several places stays one copy (flash;
+ * -Os would inline it into each caller). */
+#if defined(__GNUC__)
+#define NC_OUTLINE __attribute__((noinline))
+#else
+#define NC_OUTLINE
+#endif
+
 /* "Writable" for the events: half the send buffer free (lwIP's TCP_SNDLOWAT
  * idea); the connection's buffer, which SO_SNDBUF may have made smaller. */
 #define NC_SNDLOWAT(pcb) (wisp_tcp_sndbuf_size(pcb) / 2u)
@@ -103,15 +111,19 @@ struct nc_snap {
     uint32_t recv_timeout, send_timeout;
 };
 
-/* Arguments of the core operations. */
+/* Arguments of the core operations (the bytes first: short loads on Thumb). */
 struct nc_msg {
     struct wisp_netconn *conn;
-    const wisp_ipaddr_t *addr;
-    uint16_t port;
     uint8_t local;            /* getaddr: local; drain: a listener; bind (not connect) */
     uint8_t shut_rx, shut_tx;
     uint8_t abort;
     bool blocking, started;
+    uint8_t apiflags;         /* write */
+    bool copy, done;
+    bool alive;               /* write: a do_write found the connection established */
+    uint8_t opt;              /* options */
+    uint16_t port;
+    const wisp_ipaddr_t *addr;
     wisp_ipaddr_t *out_addr;
     uint16_t *out_port;
     uint32_t len;
@@ -119,16 +131,12 @@ struct nc_msg {
     const uint8_t *data;
     size_t size, off;
     uint32_t chunk;
-    uint8_t apiflags;
-    bool copy, done;
-    bool alive; /* write: a do_write found the connection established */
     /* UDP send */
     struct wisp_netbuf *buf;
     /* consumed receive chains */
     struct wisp_pbuf *const *chains;
     unsigned nchains;
     /* options */
-    uint8_t opt;
     uint32_t v[3];
     struct wisp_tcp_info *info;
 };
@@ -141,12 +149,12 @@ static void nc_msg_zero(struct nc_msg *m)
     memset(m, 0, sizeof(*m));
 }
 
-static void api_lock(struct wisp_netconn_api *api)
+NC_OUTLINE static void api_lock(struct wisp_netconn_api *api)
 {
     wisp_sys_mutex_lock(&api->lock);
 }
 
-static void api_unlock(struct wisp_netconn_api *api)
+NC_OUTLINE static void api_unlock(struct wisp_netconn_api *api)
 {
     wisp_sys_mutex_unlock(&api->lock);
 }
@@ -180,7 +188,7 @@ static void nc_event(struct wisp_netconn *conn, enum wisp_netconn_evt evt, uint3
 }
 
 /* Wake the readers of conn (see the file comment). */
-static void wake_mbox(struct wisp_netconn *conn)
+NC_OUTLINE static void wake_mbox(struct wisp_netconn *conn)
 {
     (void)wisp_sys_mbox_trypost(&conn->mbox, conn);
 }
@@ -223,6 +231,7 @@ static void nc_wait_locked(struct wisp_netconn *conn, uint32_t ms)
 {
     struct nc_waiter w;
     wisp_sys_sem_t own;
+    bool signalled;
     if (!conn->sem_lent) {
         conn->sem_lent = 1;
         w.sem = &conn->sem;
@@ -238,19 +247,17 @@ static void nc_wait_locked(struct wisp_netconn *conn, uint32_t ms)
     w.next = conn->waiters;
     conn->waiters = &w;
     api_unlock(conn->api);
-    if (wisp_sys_sem_wait(w.sem, ms) != WISP_OK) {
-        api_lock(conn->api);
-        if (w.woken) {
-            (void)wisp_sys_sem_wait(w.sem, WISP_SYS_NO_WAIT); /* the signal that raced the timeout */
-        } else {
-            struct nc_waiter **pp = &conn->waiters;
-            while (*pp != &w) {
-                pp = &(*pp)->next;
-            }
-            *pp = w.next;
+    signalled = wisp_sys_sem_wait(w.sem, ms) == WISP_OK;
+    api_lock(conn->api);
+    if (!w.woken) {
+        /* timed out (a broadcast sets woken before it signals): unlink */
+        struct nc_waiter **pp = &conn->waiters;
+        while (*pp != &w) {
+            pp = &(*pp)->next;
         }
-    } else {
-        api_lock(conn->api);
+        *pp = w.next;
+    } else if (!signalled) {
+        (void)wisp_sys_sem_wait(w.sem, WISP_SYS_NO_WAIT); /* the signal that raced the timeout */
     }
     if (w.sem == &conn->sem) {
         conn->sem_lent = 0;
@@ -329,6 +336,14 @@ static void set_flags(struct wisp_netconn *conn, uint8_t f)
     }
 }
 
+/* Count one event in counter c of api's counters (under the api lock). */
+NC_OUTLINE static void nc_count(struct wisp_netconn_api *api, uint32_t *c)
+{
+    api_lock(api);
+    (*c)++;
+    api_unlock(api);
+}
+
 /* The error of a netconn the application closed (for reading), or OK. */
 static wisp_err_t app_closed_err(uint8_t flags)
 {
@@ -340,7 +355,7 @@ static wisp_err_t app_closed_err(uint8_t flags)
  * that arrived during the call (the netconn was not dead yet) is returned
  * even when another thread's call took the pending error first -- both a
  * blocked reader and a blocked writer learn of the reset (netconn.h). */
-static wisp_err_t peer_state_err(struct wisp_netconn *conn, uint8_t entry_flags)
+NC_OUTLINE static wisp_err_t peer_state_err(struct wisp_netconn *conn, uint8_t entry_flags)
 {
     wisp_err_t r = conn->pending_err;
     if (r != WISP_OK) {
@@ -357,7 +372,7 @@ static wisp_err_t peer_state_err(struct wisp_netconn *conn, uint8_t entry_flags)
 /* Core context: why a TCP netconn without PCB cannot be used. during: the
  * call saw the connection alive before (a write that waited): a connection
  * error is returned even when another call took the pending error. */
-static wisp_err_t dead_err(struct wisp_netconn *conn, bool during)
+NC_OUTLINE static wisp_err_t dead_err(struct wisp_netconn *conn, bool during)
 {
     wisp_err_t r;
     api_lock(conn->api);
@@ -412,14 +427,11 @@ static struct wisp_netconn *conn_alloc_locked(struct wisp_netconn_api *api, enum
     if (api->st.conns_used > api->st.conns_high) {
         api->st.conns_high = api->st.conns_used;
     }
+    /* all but the slot's OS objects (kept): state NC_S_NONE, no PCB, no flags */
+    memset(c, 0, offsetof(struct wisp_netconn, api));
     c->type = (uint8_t)type;
     c->socket = -1;
     c->callback = cb;
-    c->pcb.ip = NULL;
-    c->layered = 0;
-    c->state = NC_S_NONE;
-    c->cflags = 0;
-    memset(&c->waiters, 0, sizeof(*c) - offsetof(struct wisp_netconn, waiters));
     c->in_use = 1;
     return c;
 }
@@ -502,11 +514,11 @@ wisp_err_t wisp_netconn_api_init(struct wisp_netconn_api *api, struct wisp_tcpip
         api->conns[i].socket = -1;
         api->n_ready++;
     }
-    for (i = 0; i < WISP_NETBUF_COUNT; i++) {
+    for (i = WISP_NETBUF_COUNT; i-- > 0;) { /* the free list in pool order */
         api->bufs[i].api = api;
-        api->bufs[i].next_free = (i + 1u < WISP_NETBUF_COUNT) ? &api->bufs[i + 1u] : NULL;
+        api->bufs[i].next_free = api->free_bufs;
+        api->free_bufs = &api->bufs[i];
     }
-    api->free_bufs = &api->bufs[0];
     return WISP_OK;
 }
 
@@ -549,26 +561,19 @@ uint8_t wisp_netconn_pbuf_free(struct wisp_netconn_api *api, struct wisp_pbuf *p
 #if WISP_TCP
 
 /* Core context: forget the PCB after the stack freed it or we gave it back. */
-static void tcp_forget(struct wisp_netconn *conn)
+NC_OUTLINE static void tcp_forget(struct wisp_netconn *conn)
 {
     conn->pcb.tcp = NULL;
     conn->state = NC_S_CLOSED;
     conn->cflags &= (uint8_t) ~(NC_C_NOCOPY | NC_C_POLL);
 }
 
-/* Core context: detach conn from its PCB (no callback reaches conn any more). */
-static void tcp_detach(struct wisp_tcp_pcb *pcb, bool listener)
+/* Core context: detach conn from its PCB: no callback reaches conn any more
+ * (every callback of ours leaves a PCB whose arg is NULL alone: recv
+ * consumes and frees, accept refuses, the others return). */
+static void tcp_detach(struct wisp_tcp_pcb *pcb)
 {
     wisp_tcp_arg(pcb, NULL);
-    if (listener) {
-        wisp_tcp_accept(pcb, NULL);
-        wisp_tcp_accept_ready(pcb, NULL);
-        return;
-    }
-    wisp_tcp_recv(pcb, NULL);
-    wisp_tcp_sent(pcb, NULL);
-    wisp_tcp_err(pcb, NULL);
-    wisp_tcp_poll(pcb, NULL, 0);
 }
 
 /* Core context: reset the connection (RST) and forget it. */
@@ -578,7 +583,7 @@ static void tcp_abort_conn(struct wisp_netconn *conn)
     if (pcb == NULL) {
         return;
     }
-    tcp_detach(pcb, false);
+    tcp_detach(pcb);
     wisp_tcp_abort(pcb);
     tcp_forget(conn);
     set_flags(conn, NC_F_DEAD);
@@ -663,13 +668,30 @@ static wisp_err_t tcp_recv_cb(void *arg, struct wisp_tcp_pcb *pcb, struct wisp_p
         /* refused: the stack keeps p; the reader that makes room asks for
          * it again (do_recved), the stack's retry timer is the backstop */
         conn->cflags |= NC_C_REFUSED;
-        api_lock(conn->api);
-        conn->api->st.tcp_refused++;
-        api_unlock(conn->api);
+        nc_count(conn->api, &conn->api->st.tcp_refused);
         return WISP_ERR_MEM;
     }
     nc_event(conn, WISP_NETCONN_EVT_RCVPLUS, len);
     return WISP_OK;
+}
+
+/* Core: no longer writable (NC_SNDLOWAT): SENDMINUS once, SENDPLUS when
+ * room returns (tcp_sent_cb). */
+NC_OUTLINE static void nc_wspace(struct wisp_netconn *conn, struct wisp_tcp_pcb *pcb)
+{
+    if (!(conn->cflags & NC_C_WSPACE) && wisp_tcp_sndbuf(pcb) < NC_SNDLOWAT(pcb)) {
+        conn->cflags |= NC_C_WSPACE;
+        nc_event(conn, WISP_NETCONN_EVT_SENDMINUS, 0);
+    }
+}
+
+/* Core: wake the writer that waits for room (NC_C_WRITE_WAIT). */
+NC_OUTLINE static void wake_writer(struct wisp_netconn *conn)
+{
+    if (conn->cflags & NC_C_WRITE_WAIT) {
+        conn->cflags &= (uint8_t)~NC_C_WRITE_WAIT;
+        sem_broadcast(conn);
+    }
 }
 
 static wisp_err_t tcp_sent_cb(void *arg, struct wisp_tcp_pcb *pcb, uint32_t len)
@@ -687,10 +709,7 @@ static wisp_err_t tcp_sent_cb(void *arg, struct wisp_tcp_pcb *pcb, uint32_t len)
         conn->cflags &= (uint8_t)~NC_C_WSPACE;
         nc_event(conn, WISP_NETCONN_EVT_SENDPLUS, len);
     }
-    if (conn->cflags & NC_C_WRITE_WAIT) {
-        conn->cflags &= (uint8_t)~NC_C_WRITE_WAIT;
-        sem_broadcast(conn);
-    }
+    wake_writer(conn);
     return WISP_OK;
 }
 
@@ -716,19 +735,14 @@ static wisp_err_t tcp_poll_cb(void *arg, struct wisp_tcp_pcb *pcb)
     if (waiting) {
         /* Queued on a listener, not accepted yet: reset it when it has
          * waited too long (the error callback marks the netconn dead). */
-        if (++conn->accept_polls < NC_ACCEPT_POLLS) {
+        if (++conn->role.accept_polls < NC_ACCEPT_POLLS) {
             return WISP_OK;
         }
-        api_lock(conn->api);
-        conn->api->st.accept_expired++;
-        api_unlock(conn->api);
+        nc_count(conn->api, &conn->api->st.accept_expired);
         wisp_tcp_abort(pcb);
         return WISP_ERR_ABRT;
     }
-    if (conn->cflags & NC_C_WRITE_WAIT) {
-        conn->cflags &= (uint8_t)~NC_C_WRITE_WAIT;
-        sem_broadcast(conn);
-    }
+    wake_writer(conn);
     conn->cflags &= (uint8_t)~NC_C_POLL;
     wisp_tcp_poll(pcb, NULL, 0);
     return WISP_OK;
@@ -773,7 +787,7 @@ static void tcp_err_cb(void *arg, wisp_err_t err)
     if (waiting) {
         /* a blocking connect returns it; not kept pending */
         conn->flags |= NC_F_CONN_DONE;
-        conn->connect_result = err == WISP_ERR_CLSD ? WISP_ERR_CLSD : err;
+        conn->connect_result = err;
     } else if (err != WISP_ERR_CLSD) {
         conn->pending_err = err;
         conn->conn_err = err; /* kept: for the calls it interrupts */
@@ -808,7 +822,7 @@ static bool tcp_accept_ready_cb(void *arg)
     bool room = true;
     if (conn != NULL) {
         api_lock(conn->api);
-        room = (conn->flags & (NC_F_CLOSED | NC_F_DELETING)) || conn->accept_pending < conn->backlog;
+        room = (conn->flags & (NC_F_CLOSED | NC_F_DELETING)) || conn->role.l.accept_pending < conn->role.l.backlog;
         api_unlock(conn->api);
     }
     return room;
@@ -824,11 +838,12 @@ static wisp_err_t tcp_accept_cb(void *arg, struct wisp_tcp_pcb *newpcb, wisp_err
     }
     api = conn->api;
     api_lock(api);
-    if (!(conn->flags & (NC_F_CLOSED | NC_F_DELETING)) && conn->accept_pending < conn->backlog) {
+    if (!(conn->flags & (NC_F_CLOSED | NC_F_DELETING)) && conn->role.l.accept_pending < conn->role.l.backlog) {
         nc = conn_alloc_locked(api, WISP_NETCONN_TCP, conn->callback);
     }
     if (nc != NULL) {
-        conn->accept_pending++;
+        conn->role.l.accept_pending++;
+        nc->unaccepted = 1; /* nobody sees nc before the post below */
     } else {
         api->st.accept_drops++;
     }
@@ -836,27 +851,15 @@ static wisp_err_t tcp_accept_cb(void *arg, struct wisp_tcp_pcb *newpcb, wisp_err
     if (nc == NULL) {
         return WISP_ERR_MEM; /* the stack resets newpcb */
     }
+    /* accept_polls 0 (conn_alloc_locked); DSCP and TTL: newpcb has the
+     * listener's (the core passes them on) */
     nc->state = NC_S_CONNECTED;
-    nc->dscp = conn->dscp;
-    nc->ttl = conn->ttl;
     nc->layered = conn->layered;
     tcp_attach(nc, newpcb);
-    if (conn->dscp != 0) {
-        wisp_tcp_set_dscp(newpcb, conn->dscp);
-    }
-    if (conn->ttl != 0) {
-        wisp_tcp_set_ttl(newpcb, conn->ttl);
-    }
-    api_lock(api);
-    nc->unaccepted = 1;
-    api_unlock(api);
-    nc->accept_polls = 0;
     if (wisp_sys_mbox_trypost(&conn->mbox, nc) != WISP_OK) {
-        tcp_detach(newpcb, false);
-        nc->pcb.tcp = NULL;
+        tcp_detach(newpcb); /* nc's slot is reset when it is taken again */
         api_lock(api);
-        nc->unaccepted = 0;
-        conn->accept_pending--;
+        conn->role.l.accept_pending--;
         api->st.accept_drops++;
         api_unlock(api);
         conn_release(nc);
@@ -901,9 +904,7 @@ static void udp_recv_cb(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf *p
     if (wisp_sys_mbox_trypost(&conn->mbox, nb) != WISP_OK) {
         wisp_pbuf_free(p);
         netbuf_release(nb);
-        api_lock(api);
-        api->st.udp_drops++;
-        api_unlock(api);
+        nc_count(api, &api->st.udp_drops);
         return;
     }
     nc_event(conn, WISP_NETCONN_EVT_RCVPLUS, len);
@@ -1007,39 +1008,7 @@ struct wisp_netconn *wisp_netconn_new_with_callback(struct wisp_netconn_api *api
     return wisp_netconn_new_with_proto_and_callback(api, type, 0, callback);
 }
 
-/* Core: give the PCB back (close; abort when asked, or when the stack
- * references a writer's memory). WISP_ERR_MEM: the FIN could not be queued. */
-static wisp_err_t do_delete(struct wisp_stack *s, void *arg)
-{
-    struct nc_msg *m = (struct nc_msg *)arg;
-    struct wisp_netconn *conn = m->conn;
-    WISP_UNUSED(s);
-#if WISP_TCP
-    if (conn->type == WISP_NETCONN_TCP && conn->pcb.tcp != NULL) {
-        struct wisp_tcp_pcb *pcb = conn->pcb.tcp;
-        if (conn->state == NC_S_LISTEN) {
-            tcp_detach(pcb, true);
-            (void)wisp_tcp_close(pcb); /* a listener is freed at once */
-            tcp_forget(conn);
-        } else if (m->abort || (conn->cflags & NC_C_NOCOPY)) {
-            tcp_abort_conn(conn);
-        } else {
-            wisp_err_t r = wisp_tcp_close(pcb);
-            if (r != WISP_OK) {
-                return r;
-            }
-            tcp_forget(conn); /* no callback after close */
-        }
-    }
-#endif
-#if WISP_UDP
-    if (conn->type == WISP_NETCONN_UDP && conn->pcb.udp != NULL) {
-        wisp_udp_remove(conn->pcb.udp);
-        conn->pcb.udp = NULL;
-    }
-#endif
-    return WISP_OK;
-}
+static wisp_err_t do_close(struct wisp_stack *s, void *arg);
 
 /* Free a queued item (core context). */
 static void drain_mbox(struct wisp_netconn *conn, bool listener);
@@ -1116,8 +1085,12 @@ wisp_err_t wisp_netconn_delete(struct wisp_netconn *conn)
     listener = (conn->flags & NC_F_LISTEN) != 0;
     api_unlock(api);
 
+    /* close in the core (do_close: a listener at once; abort when asked,
+     * or when the stack references a writer's memory) */
     nc_msg_zero(&m);
-    (void)run_close(conn, do_delete, &m);
+    m.shut_rx = 1;
+    m.shut_tx = 1;
+    (void)run_close(conn, do_close, &m);
 
     /* Wake everybody blocked on conn and wait until they left. */
     wake_all(conn);
@@ -1127,8 +1100,7 @@ wisp_err_t wisp_netconn_delete(struct wisp_netconn *conn)
     }
     api_unlock(api);
 
-    nc_msg_zero(&m);
-    m.local = listener ? 1 : 0;
+    m.local = listener ? 1 : 0; /* do_drain reads nothing else */
     (void)nc_run(conn, do_drain, &m);
     conn_release(conn);
     return WISP_OK;
@@ -1337,33 +1309,26 @@ static wisp_err_t do_listen(struct wisp_stack *s, void *arg)
     if (conn->pcb.tcp == NULL) {
         return WISP_ERR_CONN;
     }
-    if (conn->state == NC_S_LISTEN) {
-        api_lock(conn->api);
-        conn->backlog = limit; /* already listening: update the backlog */
-        api_unlock(conn->api);
-        return WISP_OK;
-    }
-    if (conn->state != NC_S_NONE) {
-        return WISP_ERR_CONN;
-    }
-    if (wisp_tcp_state(conn->pcb.tcp) != WISP_TCP_CLOSED) {
-        return WISP_ERR_VAL;
-    }
-    lpcb = wisp_tcp_listen(conn->pcb.tcp, backlog, &err);
-    if (lpcb == NULL) {
-        return err != WISP_OK ? err : WISP_ERR_MEM;
-    }
-    conn->pcb.tcp = lpcb; /* the connection PCB was freed by listen */
-    conn->state = NC_S_LISTEN;
-    wisp_tcp_arg(lpcb, conn);
-    wisp_tcp_accept(lpcb, tcp_accept_cb);
-    wisp_tcp_accept_ready(lpcb, tcp_accept_ready_cb);
-    if (conn->dscp != 0) {
-        wisp_tcp_set_dscp(lpcb, conn->dscp);
+    if (conn->state != NC_S_LISTEN) { /* else already listening: update the backlog */
+        if (conn->state != NC_S_NONE) {
+            return WISP_ERR_CONN;
+        }
+        if (wisp_tcp_state(conn->pcb.tcp) != WISP_TCP_CLOSED) {
+            return WISP_ERR_VAL;
+        }
+        lpcb = wisp_tcp_listen(conn->pcb.tcp, backlog, &err);
+        if (lpcb == NULL) {
+            return err != WISP_OK ? err : WISP_ERR_MEM;
+        }
+        conn->pcb.tcp = lpcb; /* the connection PCB was freed by listen */
+        conn->state = NC_S_LISTEN;
+        wisp_tcp_arg(lpcb, conn);
+        wisp_tcp_accept(lpcb, tcp_accept_cb);
+        wisp_tcp_accept_ready(lpcb, tcp_accept_ready_cb); /* lpcb keeps DSCP and TTL */
     }
     api_lock(conn->api);
     conn->flags |= NC_F_LISTEN;
-    conn->backlog = limit;
+    conn->role.l.backlog = limit;
     api_unlock(conn->api);
     return WISP_OK;
 }
@@ -1449,7 +1414,7 @@ again:
         }
         if (offer) {
             struct nc_msg om;
-            memset(&om, 0, sizeof(om));
+            nc_msg_zero(&om);
             (void)nc_run(conn, do_recved, &om);
         }
         if (wisp_sys_mbox_fetch(&conn->mbox, &m, timeout != 0 ? timeout : WISP_SYS_FOREVER) != WISP_OK) {
@@ -1482,86 +1447,84 @@ again:
     return WISP_OK;
 }
 
-wisp_err_t wisp_netconn_accept(struct wisp_netconn *conn, struct wisp_netconn **new_conn)
+/* --------------------------------------------------------------- receive */
+
+/* What recv_item takes out of the mailbox besides TCP data and UDP netbufs. */
+#define NC_ACCEPT 0u
+
+/* The receive calls: accept (kind NC_ACCEPT), TCP recv and UDP recv
+ * (kind WISP_NETCONN_TCP / _UDP): the argument checks, enter, take the
+ * next item of the mailbox, the bookkeeping of its kind, the event, leave.
+ * Returns the item (NULL when *rp is not WISP_OK). */
+static wisp_err_t recv_item(struct wisp_netconn *conn, void *out, uint8_t kind, uint8_t flags)
 {
-    struct wisp_netconn_api *api;
     struct nc_snap snap;
     void *item = NULL;
     wisp_err_t r;
-    if (new_conn == NULL) {
+    uint32_t len = 0;
+    if (out == NULL) {
         return WISP_ERR_ARG;
     }
-    *new_conn = NULL;
-    if (conn == NULL) {
+    memcpy(out, &item, sizeof(item)); /* NULL until an item is taken */
+    if (conn == NULL || (kind != NC_ACCEPT && conn->type != kind)) {
         return WISP_ERR_ARG;
     }
     if (!conn_enter(conn, &snap)) {
         return WISP_ERR_CLSD;
     }
-    api = conn->api;
-    api_lock(api);
-    r = conn->pending_err;
-    conn->pending_err = WISP_OK;
-    api_unlock(api);
-    if (r == WISP_OK && !(snap.flags & NC_F_LISTEN)) {
-        r = WISP_ERR_CLSD; /* lwIP: not accepting */
+    if (kind == NC_ACCEPT) {
+        r = wisp_netconn_err(conn);
+        if (r == WISP_OK && !(snap.flags & NC_F_LISTEN)) {
+            r = WISP_ERR_CLSD; /* lwIP: not accepting */
+        }
+    } else {
+        r = (snap.flags & NC_F_LISTEN) ? WISP_ERR_CONN : WISP_OK;
     }
     if (r == WISP_OK) {
-        r = fetch_item(conn, &snap, &item, false, false);
+        r = fetch_item(conn, &snap, &item, (flags & WISP_NETCONN_DONTBLOCK) != 0,
+                       kind == WISP_NETCONN_TCP && (flags & WISP_NETCONN_NOAUTORCVD));
     }
     if (r == WISP_OK) {
-        api_lock(api);
-        conn->accept_pending--;
-        ((struct wisp_netconn *)item)->unaccepted = 0;
-        api_unlock(api);
-        nc_event(conn, WISP_NETCONN_EVT_RCVMINUS, 0);
-        *new_conn = (struct wisp_netconn *)item;
+        if (kind == NC_ACCEPT) {
+            api_lock(conn->api);
+            conn->role.l.accept_pending--;
+            ((struct wisp_netconn *)item)->unaccepted = 0;
+            api_unlock(conn->api);
+        } else if (kind == WISP_NETCONN_TCP) {
+            struct wisp_pbuf *p = (struct wisp_pbuf *)item;
+            len = p->tot_len;
+            if (p->flags & NC_PBUF_SHORT) {
+                p->flags &= (uint8_t)~NC_PBUF_SHORT;
+                api_lock(conn->api);
+                conn->rx_items--; /* nc_rx_take */
+                api_unlock(conn->api);
+            }
+            if (!(flags & WISP_NETCONN_NOAUTORCVD)) {
+                /* The application took the data: reopen the window now, as
+                 * lwIP's netconn_recv does (and take refused data, if any). */
+                struct nc_msg m;
+                nc_msg_zero(&m);
+                m.len = len;
+                (void)nc_run(conn, do_recved, &m);
+            }
+        } else {
+            len = wisp_netbuf_len((struct wisp_netbuf *)item);
+        }
+        nc_event(conn, WISP_NETCONN_EVT_RCVMINUS, len);
+        memcpy(out, &item, sizeof(item));
     }
     conn_leave(conn);
     return r;
 }
 
-/* --------------------------------------------------------------- receive */
+wisp_err_t wisp_netconn_accept(struct wisp_netconn *conn, struct wisp_netconn **new_conn)
+{
+    return recv_item(conn, new_conn, NC_ACCEPT, 0);
+}
 
 wisp_err_t wisp_netconn_recv_tcp_pbuf_flags(struct wisp_netconn *conn, struct wisp_pbuf **new_buf, uint8_t flags)
 {
-    struct nc_snap snap;
-    void *item = NULL;
-    wisp_err_t r;
-    bool autorcvd = !(flags & WISP_NETCONN_NOAUTORCVD);
-    if (new_buf == NULL) {
-        return WISP_ERR_ARG;
-    }
-    *new_buf = NULL;
-    if (conn == NULL || conn->type != WISP_NETCONN_TCP) {
-        return WISP_ERR_ARG;
-    }
-    if (!conn_enter(conn, &snap)) {
-        return WISP_ERR_CLSD;
-    }
-    r = (snap.flags & NC_F_LISTEN) ? WISP_ERR_CONN
-                                   : fetch_item(conn, &snap, &item, (flags & WISP_NETCONN_DONTBLOCK) != 0, !autorcvd);
-    if (r == WISP_OK) {
-        struct wisp_pbuf *p = (struct wisp_pbuf *)item;
-        if (p->flags & NC_PBUF_SHORT) {
-            p->flags &= (uint8_t)~NC_PBUF_SHORT;
-            api_lock(conn->api);
-            conn->rx_items--; /* nc_rx_take */
-            api_unlock(conn->api);
-        }
-        if (autorcvd) {
-            /* The application took the data: reopen the window now, as
-             * lwIP's netconn_recv does (and take refused data, if any). */
-            struct nc_msg m;
-            nc_msg_zero(&m);
-            m.len = p->tot_len;
-            (void)nc_run(conn, do_recved, &m);
-        }
-        nc_event(conn, WISP_NETCONN_EVT_RCVMINUS, p->tot_len);
-        *new_buf = p;
-    }
-    conn_leave(conn);
-    return r;
+    return recv_item(conn, new_buf, WISP_NETCONN_TCP, flags);
 }
 
 wisp_err_t wisp_netconn_recv_tcp_pbuf(struct wisp_netconn *conn, struct wisp_pbuf **new_buf)
@@ -1573,6 +1536,7 @@ wisp_err_t wisp_netconn_tcp_consumed(struct wisp_netconn *conn, struct wisp_pbuf
                                      size_t len)
 {
     struct nc_msg m;
+    bool entered;
     if (conn == NULL || conn->type != WISP_NETCONN_TCP || (chains == NULL && n > 0)) {
         return WISP_ERR_ARG;
     }
@@ -1580,12 +1544,13 @@ wisp_err_t wisp_netconn_tcp_consumed(struct wisp_netconn *conn, struct wisp_pbuf
     m.chains = chains;
     m.nchains = n;
     m.len = (uint32_t)WISP_MIN(len, (size_t)0xffffffffu);
-    if (!conn_enter(conn, NULL)) {
-        /* being deleted: just free the chains (m.conn NULL) */
-        (void)wisp_tcpip_run(conn->api->tcpip, do_recved, &m);
+    entered = conn_enter(conn, NULL);
+    /* being deleted: just free the chains (m.conn NULL) */
+    m.conn = entered ? conn : NULL;
+    (void)wisp_tcpip_run(conn->api->tcpip, do_recved, &m);
+    if (!entered) {
         return WISP_ERR_CLSD;
     }
-    (void)nc_run(conn, do_recved, &m);
     conn_leave(conn);
     return WISP_OK;
 }
@@ -1598,27 +1563,7 @@ wisp_err_t wisp_netconn_tcp_recvd(struct wisp_netconn *conn, size_t len)
 wisp_err_t wisp_netconn_recv_udp_raw_netbuf_flags(struct wisp_netconn *conn, struct wisp_netbuf **new_buf,
                                                   uint8_t flags)
 {
-    struct nc_snap snap;
-    void *item = NULL;
-    wisp_err_t r;
-    if (new_buf == NULL) {
-        return WISP_ERR_ARG;
-    }
-    *new_buf = NULL;
-    if (conn == NULL || conn->type != WISP_NETCONN_UDP) {
-        return WISP_ERR_ARG;
-    }
-    if (!conn_enter(conn, &snap)) {
-        return WISP_ERR_CLSD;
-    }
-    r = fetch_item(conn, &snap, &item, (flags & WISP_NETCONN_DONTBLOCK) != 0, false);
-    if (r == WISP_OK) {
-        struct wisp_netbuf *nb = (struct wisp_netbuf *)item;
-        nc_event(conn, WISP_NETCONN_EVT_RCVMINUS, wisp_netbuf_len(nb));
-        *new_buf = nb;
-    }
-    conn_leave(conn);
-    return r;
+    return recv_item(conn, new_buf, WISP_NETCONN_UDP, flags);
 }
 
 wisp_err_t wisp_netconn_recv(struct wisp_netconn *conn, struct wisp_netbuf **new_buf)
@@ -1667,10 +1612,7 @@ static wisp_err_t do_send(struct wisp_stack *s, void *arg)
     if (pcb->flags & WISP_UDP_F_CONNECTED) {
         /* an ICMP error since the last call (udp_err_cb): reported once */
         wisp_err_t r;
-        api_lock(m->conn->api);
-        r = m->conn->pending_err;
-        m->conn->pending_err = WISP_OK;
-        api_unlock(m->conn->api);
+        r = wisp_netconn_err(m->conn); /* taken */
         if (r != WISP_OK) {
             return r;
         }
@@ -1791,10 +1733,7 @@ static wisp_err_t do_write(struct wisp_stack *s, void *arg)
     }
     if (wrote) {
         (void)wisp_tcp_output(pcb);
-        if (!(conn->cflags & NC_C_WSPACE) && wisp_tcp_sndbuf(pcb) < NC_SNDLOWAT(pcb)) {
-            conn->cflags |= NC_C_WSPACE;
-            nc_event(conn, WISP_NETCONN_EVT_SENDMINUS, 0);
-        }
+        nc_wspace(conn, pcb);
     }
     m->done = m->off == m->size && (m->copy || !(conn->cflags & NC_C_NOCOPY));
     if (!m->done && m->blocking) {
@@ -1943,48 +1882,52 @@ static bool write_args(const struct wisp_netconn *conn, const void *dataptr, siz
     return *r == WISP_OK && size != 0;
 }
 
-wisp_err_t wisp_netconn_write_partly(struct wisp_netconn *conn, const void *dataptr, size_t size, uint8_t apiflags,
-                                     size_t *bytes_written)
+/* The writes: an application's (entered like every call; its netconn's
+ * non-blocking flag and send timeout apply) or a layer's (layered: the
+ * layer above serialises and counts its callers, gives the timeout and
+ * says DONTBLOCK per call). */
+static wisp_err_t write_call(struct wisp_netconn *conn, const void *dataptr, size_t size, uint8_t apiflags,
+                             bool layered, uint32_t send_timeout_ms, size_t *bytes_written)
 {
     wisp_err_t r;
+    struct nc_snap snap;
     if (!write_args(conn, dataptr, size, bytes_written, &r)) {
         return r;
     }
 #if WISP_TCP
-    {
-        struct nc_snap snap;
-        if (!conn_enter(conn, &snap)) {
-            return WISP_ERR_CLSD;
+    if (layered) {
+        if (!conn->layered) {
+            return WISP_ERR_ARG;
         }
-        r = write_run(conn, dataptr, size, apiflags,
-                      (snap.flags & NC_F_NONBLOCK) || (apiflags & WISP_NETCONN_DONTBLOCK), snap.send_timeout,
-                      bytes_written);
+        snap.flags = 0;
+        snap.send_timeout = send_timeout_ms;
+    } else if (!conn_enter(conn, &snap)) {
+        return WISP_ERR_CLSD;
+    }
+    r = write_run(conn, dataptr, size, apiflags, (snap.flags & NC_F_NONBLOCK) || (apiflags & WISP_NETCONN_DONTBLOCK),
+                  snap.send_timeout, bytes_written);
+    if (!layered) {
         conn_leave(conn);
     }
 #else
     WISP_UNUSED(apiflags);
+    WISP_UNUSED(layered);
+    WISP_UNUSED(send_timeout_ms);
+    WISP_UNUSED(snap);
 #endif
     return r;
+}
+
+wisp_err_t wisp_netconn_write_partly(struct wisp_netconn *conn, const void *dataptr, size_t size, uint8_t apiflags,
+                                     size_t *bytes_written)
+{
+    return write_call(conn, dataptr, size, apiflags, false, 0, bytes_written);
 }
 
 wisp_err_t wisp_netconn_write_layered(struct wisp_netconn *conn, const void *dataptr, size_t size, uint8_t apiflags,
                                       uint32_t send_timeout_ms, size_t *bytes_written)
 {
-    wisp_err_t r;
-    if (!write_args(conn, dataptr, size, bytes_written, &r)) {
-        return r;
-    }
-    if (!conn->layered) {
-        return WISP_ERR_ARG;
-    }
-#if WISP_TCP
-    r = write_run(conn, dataptr, size, apiflags, (apiflags & WISP_NETCONN_DONTBLOCK) != 0, send_timeout_ms,
-                  bytes_written);
-#else
-    WISP_UNUSED(apiflags);
-    WISP_UNUSED(send_timeout_ms);
-#endif
-    return r;
+    return write_call(conn, dataptr, size, apiflags, true, send_timeout_ms, bytes_written);
 }
 
 wisp_err_t wisp_netconn_write(struct wisp_netconn *conn, const void *dataptr, size_t size, uint8_t apiflags)
@@ -2020,16 +1963,13 @@ static wisp_err_t do_close(struct wisp_stack *s, void *arg)
 #if WISP_TCP
     if (conn->type == WISP_NETCONN_TCP) {
         struct wisp_tcp_pcb *pcb = conn->pcb.tcp;
-        if (conn->state == NC_S_LISTEN) {
-            if (!m->shut_rx) {
-                return WISP_OK;
-            }
-            tcp_detach(pcb, true);
-            (void)wisp_tcp_close(pcb);
-            tcp_forget(conn);
-            set = NC_F_CLOSED;
-        } else if (m->shut_rx && m->shut_tx) {
-            if (m->abort || (conn->cflags & NC_C_NOCOPY)) {
+        bool listener = conn->state == NC_S_LISTEN;
+        if (listener && !m->shut_rx) {
+            return WISP_OK;
+        }
+        if (listener || (m->shut_rx && m->shut_tx)) {
+            /* a listener is freed at once, closed or aborted alike */
+            if (listener || m->abort || (conn->cflags & NC_C_NOCOPY)) {
                 tcp_abort_conn(conn);
             } else {
                 wisp_err_t r = wisp_tcp_close(pcb);
@@ -2201,12 +2141,10 @@ static wisp_err_t do_option(struct wisp_stack *s, void *arg)
     if (conn->type == WISP_NETCONN_TCP) {
         struct wisp_tcp_pcb *pcb = conn->pcb.tcp;
         switch (m->opt) {
-        case NC_OPT_DSCP: /* listeners too (common head); passed on to accepted ones */
-            conn->dscp = v;
+        case NC_OPT_DSCP: /* listeners too (common head); the core passes it on to accepted ones */
             wisp_tcp_set_dscp(pcb, v);
             return WISP_OK;
         case NC_OPT_TTL:
-            conn->ttl = v;
             wisp_tcp_set_ttl(pcb, v);
             return WISP_OK;
         case NC_OPT_BROADCAST:
@@ -2228,10 +2166,7 @@ static wisp_err_t do_option(struct wisp_stack *s, void *arg)
             return WISP_OK;
         case NC_OPT_BUFS:
             wisp_tcp_set_bufs(pcb, m->v[0], m->v[1]);
-            if (!(conn->cflags & NC_C_WSPACE) && wisp_tcp_sndbuf(pcb) < NC_SNDLOWAT(pcb)) {
-                conn->cflags |= NC_C_WSPACE; /* no longer writable: SENDPLUS when room returns */
-                nc_event(conn, WISP_NETCONN_EVT_SENDMINUS, 0);
-            }
+            nc_wspace(conn, pcb); /* a smaller buffer may not be writable any more */
             return WISP_OK;
         case NC_OPT_MAXSEG:
             wisp_tcp_set_user_mss(pcb, (uint16_t)m->len);
@@ -2246,7 +2181,6 @@ static wisp_err_t do_option(struct wisp_stack *s, void *arg)
     switch (m->opt) {
     case NC_OPT_DSCP:
         /* RFC 2474 §3: DSCP in the upper six bits of the TOS octet, ECN kept. */
-        conn->dscp = v;
         conn->pcb.udp->tos = (uint8_t)((v << 2) | (conn->pcb.udp->tos & 0x03u));
         return WISP_OK;
     case NC_OPT_TTL:
@@ -2268,7 +2202,7 @@ static wisp_err_t do_option(struct wisp_stack *s, void *arg)
 }
 
 /* Set option opt to value v through the core. */
-static wisp_err_t set_option(struct wisp_netconn *conn, uint8_t opt, uint32_t v, struct nc_msg *m)
+NC_OUTLINE static wisp_err_t set_option(struct wisp_netconn *conn, uint8_t opt, uint32_t v, struct nc_msg *m)
 {
     if (conn == NULL) {
         return WISP_ERR_ARG;

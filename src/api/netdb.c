@@ -196,6 +196,18 @@ static int parse_service(const char *service, int flags, uint16_t *port)
     return 0;
 }
 
+/* Copy a host name, cut at WISP_DNS_NAME_MAX (dst has room for that and
+ * the NUL). */
+static void name_copy(char *dst, const char *name)
+{
+    size_t len = strlen(name);
+    if (len > WISP_DNS_NAME_MAX) {
+        len = WISP_DNS_NAME_MAX;
+    }
+    memcpy(dst, name, len);
+    dst[len] = '\0';
+}
+
 /* Free records (db->lock held). */
 static void ai_put_locked(struct wisp_netdb *db, struct wisp_addrinfo *ai)
 {
@@ -244,11 +256,11 @@ static int ai_hints_check(const char *node, const char *service, int flags, int 
 int wisp_getaddrinfo(const char *node, const char *service, const struct wisp_addrinfo *hints,
                      struct wisp_addrinfo **res)
 {
-    static const int types[2][2] = { { WISP_SOCK_STREAM, WISP_IPPROTO_TCP }, { WISP_SOCK_DGRAM, WISP_IPPROTO_UDP } };
+    static const uint8_t types[2][2] = { { WISP_SOCK_STREAM, WISP_IPPROTO_TCP }, { WISP_SOCK_DGRAM, WISP_IPPROTO_UDP } };
     struct wisp_netdb *db = g_netdb;
     struct wisp_addrinfo *head = NULL, **tail = &head;
     int flags = 0, family = WISP_AF_UNSPEC, socktype = 0, protocol = 0;
-    int n_types, i, e;
+    int i, e;
     uint16_t port;
     wisp_ip4_t addr;
     unsigned k;
@@ -292,63 +304,52 @@ int wisp_getaddrinfo(const char *node, const char *service, const struct wisp_ad
         return WISP_EAI_SYSTEM; /* the pool lives in the instance */
     }
 
-    /* One record per socket type. */
-    n_types = 0;
-    {
-        int want[2][2];
-        if (socktype == 0 && protocol == 0) {
-            memcpy(want, types, sizeof(want));
-            n_types = 2;
-        } else if (socktype == 0) {
-            want[0][0] = protocol == WISP_IPPROTO_TCP ? WISP_SOCK_STREAM : WISP_SOCK_DGRAM;
-            want[0][1] = protocol;
-            n_types = 1;
-        } else {
-            want[0][0] = socktype;
-            want[0][1] = socktype == WISP_SOCK_STREAM ? WISP_IPPROTO_TCP
-                                                      : (socktype == WISP_SOCK_DGRAM ? WISP_IPPROTO_UDP : protocol);
-            n_types = 1;
+    /* One record per socket type the hints allow (ai_hints_check made
+     * sure there is one): TCP and UDP, or the raw socket asked for. */
+    wisp_sys_mutex_lock(&db->lock);
+    for (i = 0; i < 2; i++) {
+        struct wisp_netdb_ai *rec = NULL;
+        int st = types[i][0], pr = types[i][1];
+        if (socktype == WISP_SOCK_RAW) {
+            st = WISP_SOCK_RAW;
+            pr = protocol;
+        } else if ((socktype != 0 && socktype != st) || (protocol != 0 && protocol != pr)) {
+            continue;
         }
-        wisp_sys_mutex_lock(&db->lock);
-        for (i = 0; i < n_types; i++) {
-            struct wisp_netdb_ai *rec = NULL;
-            for (k = 0; k < WISP_NETDB_ADDRINFO_COUNT; k++) {
-                if (!db->ai[k].used) {
-                    rec = &db->ai[k];
-                    break;
-                }
+        for (k = 0; k < WISP_NETDB_ADDRINFO_COUNT; k++) {
+            if (!db->ai[k].used) {
+                rec = &db->ai[k];
+                break;
             }
-            if (rec == NULL) {
-                ai_put_locked(db, head);
-                wisp_sys_mutex_unlock(&db->lock);
-                return WISP_EAI_MEMORY;
-            }
-            memset(rec, 0, sizeof(*rec));
-            rec->used = 1;
-            db->ai_used++;
-            rec->sin.sin_family = WISP_AF_INET;
-            rec->sin.sin_port = wisp_htons(port);
-            rec->sin.sin_addr.s_addr = addr;
-            rec->ai.ai_flags = flags;
-            rec->ai.ai_family = WISP_AF_INET;
-            rec->ai.ai_socktype = want[i][0];
-            rec->ai.ai_protocol = want[i][1];
-            rec->ai.ai_addrlen = (wisp_socklen_t)sizeof(rec->sin);
-            rec->ai.ai_addr = (struct wisp_sockaddr *)(void *)&rec->sin;
-            if (i == 0 && (flags & WISP_AI_CANONNAME)) {
-                size_t len = strlen(node);
-                if (len > WISP_DNS_NAME_MAX) {
-                    len = WISP_DNS_NAME_MAX;
-                }
-                memcpy(rec->canon, node, len);
-                rec->canon[len] = '\0';
-                rec->ai.ai_canonname = rec->canon;
-            }
-            *tail = &rec->ai;
-            tail = &rec->ai.ai_next;
         }
-        wisp_sys_mutex_unlock(&db->lock);
+        if (rec == NULL) {
+            ai_put_locked(db, head);
+            wisp_sys_mutex_unlock(&db->lock);
+            return WISP_EAI_MEMORY;
+        }
+        memset(rec, 0, sizeof(*rec));
+        rec->used = 1;
+        db->ai_used++;
+        rec->sin.sin_family = WISP_AF_INET;
+        rec->sin.sin_port = wisp_htons(port);
+        rec->sin.sin_addr.s_addr = addr;
+        rec->ai.ai_flags = flags;
+        rec->ai.ai_family = WISP_AF_INET;
+        rec->ai.ai_socktype = st;
+        rec->ai.ai_protocol = pr;
+        rec->ai.ai_addrlen = (wisp_socklen_t)sizeof(rec->sin);
+        rec->ai.ai_addr = (struct wisp_sockaddr *)(void *)&rec->sin;
+        if (head == NULL && (flags & WISP_AI_CANONNAME)) {
+            name_copy(rec->canon, node);
+            rec->ai.ai_canonname = rec->canon;
+        }
+        *tail = &rec->ai;
+        tail = &rec->ai.ai_next;
+        if (st == WISP_SOCK_RAW) {
+            break;
+        }
     }
+    wisp_sys_mutex_unlock(&db->lock);
     *res = head;
     return 0;
 }
@@ -416,7 +417,6 @@ struct wisp_hostent *wisp_gethostbyname(const char *name)
     struct wisp_netdb *db = g_netdb;
     wisp_ip4_t addr = 0;
     wisp_err_t err;
-    size_t len;
 
     if (db == NULL) {
         return NULL;
@@ -429,12 +429,7 @@ struct wisp_hostent *wisp_gethostbyname(const char *name)
         return NULL;
     }
     db->h_err = 0;
-    len = strlen(name);
-    if (len > WISP_DNS_NAME_MAX) {
-        len = WISP_DNS_NAME_MAX;
-    }
-    memcpy(db->he_name, name, len);
-    db->he_name[len] = '\0';
+    name_copy(db->he_name, name);
     db->he_addr.s_addr = addr;
     db->he_aliases[0] = NULL;
     db->he_addrs[0] = (char *)&db->he_addr;

@@ -21,6 +21,14 @@
 
 enum { MSG_CALL = 1, MSG_CALLBACK, MSG_INPUT, MSG_WAKE, MSG_STOP };
 
+/* Out of line: handle() is shared by the thread and the stop (flash;
+ * -Os would inline a copy into each). */
+#if defined(__GNUC__)
+#define TCPIP_OUTLINE __attribute__((noinline))
+#else
+#define TCPIP_OUTLINE
+#endif
+
 /* Messages run per hold of the core lock before other threads get a turn. */
 #define TCPIP_BATCH 32u
 
@@ -139,44 +147,46 @@ static bool stop_requested(struct wisp_tcpip *ctx)
     return r;
 }
 
-/* Run one message in the core context (core lock held). */
-static void handle(struct wisp_tcpip *ctx, struct wisp_tcpip_msg *m)
+/* Run one message in the core context (core lock held). drop: the thread
+ * ended and wisp_tcpip_stop drains the mailbox -- a call fails with
+ * WISP_ERR_CLSD, a callback is not run, a frame is freed (counted). */
+TCPIP_OUTLINE static void handle(struct wisp_tcpip *ctx, struct wisp_tcpip_msg *m, bool drop)
 {
     struct wisp_stack *s = ctx->stack;
+    uint8_t type = m->type;
     wisp_event_begin(s); /* one message, one time (stack.h) */
-    switch (m->type) {
-    case MSG_CALL: {
+    if (type == MSG_CALL) {
         wisp_sys_sem_t *done = m->done;
-        ctx->st.calls++;
-        m->result = m->fn(s, m->arg);
+        if (drop) {
+            ctx->st.dropped_at_stop++;
+            m->result = WISP_ERR_CLSD;
+        } else {
+            ctx->st.calls++;
+            m->result = m->fn(s, m->arg);
+        }
         wisp_sys_sem_signal(done); /* m lives on the caller's stack: gone now */
-        break;
-    }
-    case MSG_CALLBACK: {
+    } else if (type == MSG_CALLBACK || type == MSG_INPUT) {
         wisp_tcpip_fn fn = m->fn;
         void *arg = m->arg;
-        msg_free(ctx, m); /* first, so that fn can post again */
-        ctx->st.callbacks++;
-        (void)fn(s, arg);
-        break;
-    }
-    case MSG_INPUT: {
         struct wisp_dev *dev = m->dev;
         struct wisp_pbuf *frame = m->frame;
-        msg_free(ctx, m);
-        ctx->st.inputs++;
-        wisp_dev_input(dev, frame);
-        break;
-    }
-    case MSG_WAKE:
+        msg_free(ctx, m); /* first, so that fn can post again */
+        if (drop) {
+            ctx->st.dropped_at_stop++;
+            if (type == MSG_INPUT) {
+                WISP_CTR_INC(s, TCPIP_INPUT_DROP);
+                wisp_pbuf_free(frame);
+            }
+        } else if (type == MSG_CALLBACK) {
+            ctx->st.callbacks++;
+            (void)fn(s, arg);
+        } else {
+            ctx->st.inputs++;
+            wisp_dev_input(dev, frame);
+        }
+    } else if (type == MSG_WAKE) {
         ctx->wake_posted = 0;
-        break;
-    case MSG_STOP: /* only wakes the thread: stop_req says the rest */
-        break;
-    default:
-        WISP_ASSERT(0);
-        break;
-    }
+    } /* else MSG_STOP: only wakes the thread, stop_req says the rest */
     wisp_event_end(s);
 }
 
@@ -208,7 +218,7 @@ static void tcpip_thread(void *arg)
         ctx->sleeping = 0;
 
         while (r == WISP_OK) {
-            handle(ctx, (struct wisp_tcpip_msg *)msg);
+            handle(ctx, (struct wisp_tcpip_msg *)msg, false);
             if (stop_requested(ctx) || ++n >= TCPIP_BATCH) {
                 break;
             }
@@ -237,23 +247,23 @@ void wisp_tcpip_set_owner(struct wisp_stack *s, wisp_sys_mutex_t *core)
     s->owner_check = core != NULL ? core_lock_held : NULL;
 }
 
-/* Undo what start created (flags say what exists). */
-static void release_objects(struct wisp_tcpip *ctx, bool core, bool post, bool mbox)
+/* Undo what start created: the first made of core, post_lock, mbox. */
+static void release_objects(struct wisp_tcpip *ctx, unsigned made)
 {
-    if (mbox) {
+    if (made >= 3u) {
         wisp_sys_mbox_free(&ctx->mbox);
     }
-    if (post) {
+    if (made >= 2u) {
         wisp_sys_mutex_free(&ctx->post_lock);
     }
-    if (core) {
+    if (made >= 1u) {
         wisp_sys_mutex_free(&ctx->core);
     }
 }
 
 wisp_err_t wisp_tcpip_start(struct wisp_tcpip *ctx, struct wisp_stack *s, const struct wisp_tcpip_cfg *cfg)
 {
-    unsigned i;
+    unsigned i, made = 0;
     wisp_err_t r;
 
     if (ctx == NULL || s == NULL) {
@@ -277,25 +287,25 @@ wisp_err_t wisp_tcpip_start(struct wisp_tcpip *ctx, struct wisp_stack *s, const 
     ctx->stop_msg.type = MSG_STOP;
 
     r = wisp_sys_mutex_new(&ctx->core);
-    if (r != WISP_OK) {
-        return r;
+    if (r == WISP_OK) {
+        made++;
+        r = wisp_sys_mutex_new(&ctx->post_lock);
     }
-    r = wisp_sys_mutex_new(&ctx->post_lock);
-    if (r != WISP_OK) {
-        release_objects(ctx, true, false, false);
-        return r;
+    if (r == WISP_OK) {
+        made++;
+        r = wisp_sys_mbox_new(&ctx->mbox, WISP_TCPIP_MBOX_SIZE);
     }
-    r = wisp_sys_mbox_new(&ctx->mbox, WISP_TCPIP_MBOX_SIZE);
-    if (r != WISP_OK) {
-        release_objects(ctx, true, true, false);
-        return r;
+    if (r == WISP_OK) {
+        made++;
+        /* From here on the stack belongs to the core lock's holder. */
+        wisp_tcpip_set_owner(s, &ctx->core);
+        r = wisp_sys_thread_new(&ctx->thread, ctx->cfg.name, tcpip_thread, ctx, ctx->cfg.stack_size, ctx->cfg.prio);
+        if (r != WISP_OK) {
+            wisp_tcpip_set_owner(s, NULL);
+        }
     }
-    /* From here on the stack belongs to the core lock's holder. */
-    wisp_tcpip_set_owner(s, &ctx->core);
-    r = wisp_sys_thread_new(&ctx->thread, ctx->cfg.name, tcpip_thread, ctx, ctx->cfg.stack_size, ctx->cfg.prio);
     if (r != WISP_OK) {
-        wisp_tcpip_set_owner(s, NULL);
-        release_objects(ctx, true, true, true);
+        release_objects(ctx, made);
         return r;
     }
     if (ctx->cfg.init != NULL) {
@@ -320,35 +330,6 @@ void wisp_tcpip_request_stop(struct wisp_tcpip *ctx)
     wisp_sys_mutex_unlock(&ctx->post_lock);
 }
 
-/* A message left in the mailbox after the thread ended (core held). */
-static void drain_one(struct wisp_tcpip *ctx, struct wisp_tcpip_msg *m)
-{
-    switch (m->type) {
-    case MSG_CALL: {
-        wisp_sys_sem_t *done = m->done;
-        m->result = WISP_ERR_CLSD;
-        ctx->st.dropped_at_stop++;
-        wisp_sys_sem_signal(done);
-        break;
-    }
-    case MSG_INPUT:
-        WISP_CTR_INC(ctx->stack, TCPIP_INPUT_DROP);
-        wisp_pbuf_free(m->frame);
-        ctx->st.dropped_at_stop++;
-        msg_free(ctx, m);
-        break;
-    case MSG_CALLBACK:
-        ctx->st.dropped_at_stop++;
-        msg_free(ctx, m);
-        break;
-    case MSG_WAKE:
-        ctx->wake_posted = 0;
-        break;
-    default: /* the stop message */
-        break;
-    }
-}
-
 void wisp_tcpip_stop(struct wisp_tcpip *ctx)
 {
     WISP_ASSERT(!wisp_tcpip_on_stack_thread(ctx));
@@ -368,7 +349,7 @@ void wisp_tcpip_stop(struct wisp_tcpip *ctx)
         wisp_sys_mutex_unlock(&ctx->post_lock);
         wisp_sys_mutex_lock(&ctx->core);
         while (wisp_sys_mbox_tryfetch(&ctx->mbox, &msg) == WISP_OK) {
-            drain_one(ctx, (struct wisp_tcpip_msg *)msg);
+            handle(ctx, (struct wisp_tcpip_msg *)msg, true);
         }
         wisp_sys_mutex_unlock(&ctx->core);
         if (in_flight == 0) {
@@ -377,7 +358,7 @@ void wisp_tcpip_stop(struct wisp_tcpip *ctx)
         wisp_sys_sleep_ms(1);
     }
     wisp_tcpip_set_owner(ctx->stack, NULL); /* single-threaded again */
-    release_objects(ctx, true, true, true);
+    release_objects(ctx, 3u);
 }
 
 /* ------------------------------------------------------- ways in */

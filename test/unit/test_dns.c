@@ -1102,6 +1102,31 @@ static void test_getaddrinfo(void **state)
     assert_int_equal(sin->sin_addr.s_addr, wisp_ip4(127, 0, 0, 1));
     wisp_freeaddrinfo(res);
 
+    /* protocol alone picks the socket type; a raw socket keeps its protocol */
+    memset(&hints, 0, sizeof hints);
+    hints.ai_protocol = WISP_IPPROTO_UDP;
+    assert_int_equal(wisp_getaddrinfo("1.2.3.4", NULL, &hints, &res), 0);
+    assert_int_equal(res->ai_socktype, WISP_SOCK_DGRAM);
+    assert_int_equal(res->ai_protocol, WISP_IPPROTO_UDP);
+    assert_null(res->ai_next);
+    wisp_freeaddrinfo(res);
+    hints.ai_protocol = WISP_IPPROTO_TCP;
+    assert_int_equal(wisp_getaddrinfo("1.2.3.4", NULL, &hints, &res), 0);
+    assert_int_equal(res->ai_socktype, WISP_SOCK_STREAM);
+    assert_null(res->ai_next);
+    wisp_freeaddrinfo(res);
+    hints.ai_socktype = WISP_SOCK_RAW;
+    hints.ai_protocol = 1;
+    assert_int_equal(wisp_getaddrinfo("1.2.3.4", NULL, &hints, &res), 0);
+    assert_int_equal(res->ai_socktype, WISP_SOCK_RAW);
+    assert_int_equal(res->ai_protocol, 1);
+    assert_null(res->ai_next);
+    wisp_freeaddrinfo(res);
+    hints.ai_socktype = WISP_SOCK_STREAM;
+    hints.ai_protocol = WISP_IPPROTO_UDP;
+    assert_int_equal(wisp_getaddrinfo("1.2.3.4", NULL, &hints, &res), WISP_EAI_SOCKTYPE);
+    assert_int_equal(wisp_netdb_ai_in_use(), 0);
+
     /* argument errors */
     memset(&hints, 0, sizeof hints);
     hints.ai_flags = WISP_AI_NUMERICHOST;

@@ -26,35 +26,45 @@ struct wisp_netbuf {
 };
 
 /** One netconn. type, socket, callback and pcb are lwIP's field names (for
- *  reading; pcb only in the core context). The rest is private. Lives in
- *  the pool of struct wisp_netconn_api. */
+ *  reading; pcb only in the core context; socket is 16 bits here, an int in
+ *  lwIP). The rest is private. Lives in the pool of struct wisp_netconn_api.
+ *  56 bytes on a 32-bit target (RAM per connection, issue 9). DSCP and
+ *  TTL live in the PCB only: a listener passes its own on to the
+ *  connections it accepts (the core copies them), as lwIP does. */
 struct wisp_netconn {
-    int socket;                       /**< for the socket layer; -1 = none */
+    int16_t socket;                   /**< for the socket layer; -1 = none (a slot index, or
+                                           -1 - n: n receive events before the socket existed) */
+    uint8_t type;                     /**< enum wisp_netconn_type (a byte: RAM per connection) */
+    /* ---- private ---- (the bytes first: short loads on Thumb) */
+    /* zeroed when the slot is taken (conn_alloc_locked): everything up to api */
+    uint8_t WISP_PRIV(layered);                  /**< wisp_netconn_set_layered (set before sharing) */
+    uint8_t WISP_PRIV(state);                    /**< core context only: NC_S_* (netconn.c) */
+    uint8_t WISP_PRIV(cflags);                   /**< core context only: NC_C_* (netconn.c) */
+    uint8_t WISP_PRIV(flags);                    /**< under the api lock: NC_F_* (netconn.c) */
+    wisp_err_t WISP_PRIV(pending_err);           /**< under the api lock */
     wisp_netconn_callback callback;
     union {
         struct wisp_tcp_pcb *tcp;     /**< connection or listener (core context only) */
         struct wisp_udp_pcb *udp;
         void *ip;
     } pcb;
-    uint8_t type;                     /**< enum wisp_netconn_type (a byte: RAM per connection) */
-
-    /* ---- private ---- */
-    /* kept while the slot is free: the slot's OS objects (made once) */
-    uint8_t WISP_PRIV(layered);                  /**< wisp_netconn_set_layered (set before sharing) */
-    uint8_t WISP_PRIV(state);                    /**< core context only: NC_S_* (netconn.c) */
-    uint8_t WISP_PRIV(cflags);                   /**< core context only: NC_C_* (netconn.c) */
-    struct wisp_netconn_api *WISP_PRIV(api);
-    wisp_sys_mbox_t WISP_PRIV(mbox);             /**< received items / accepted netconns; the
-                                                      netconn's own address is the wake-up message */
-    wisp_sys_sem_t WISP_PRIV(sem);               /**< every other wait: writers, connect, delete (netconn.c) */
-    /* zeroed when the slot is taken (conn_alloc_locked): waiters first */
     /* under the api lock */
     struct nc_waiter *WISP_PRIV(waiters);        /**< threads waiting for a broadcast (netconn.c) */
     uint32_t WISP_PRIV(recv_timeout), WISP_PRIV(send_timeout); /**< ms, 0 = forever */
-    /* core context only (and state, cflags above) */
+    /* core context only */
     uint32_t WISP_PRIV(tx_unacked);              /**< bytes written, not acknowledged yet */
     uint32_t WISP_PRIV(nocopy_left);             /**< of them, up to the end of the last NOCOPY write */
-    uint16_t WISP_PRIV(accept_polls);            /**< poll periods spent waiting for accept */
+    /* by role: a listener's accept queue, or a connection's wait for accept
+     * (a netconn never is both: a listener is never accepted, an accepted
+     * one never listens) */
+    union {
+        struct {
+            uint8_t WISP_PRIV(backlog);          /**< under the api lock; <= 255 (netconn.h) */
+            uint8_t WISP_PRIV(accept_pending);   /**< under the api lock */
+        } WISP_PRIV(l);
+        uint16_t WISP_PRIV(accept_polls);        /**< core context only: poll periods spent
+                                                      waiting for accept (while unaccepted) */
+    } WISP_PRIV(role);
     /* under the api lock: users and the bits share one 16-bit unit, the
      * bytes follow (no padding: RAM per connection) */
     unsigned WISP_PRIV(users) : 11;              /**< threads inside calls on this netconn (< 2048; a
@@ -64,15 +74,14 @@ struct wisp_netconn {
     unsigned WISP_PRIV(sem_lent) : 1;            /**< a waiter uses sem */
     unsigned WISP_PRIV(writing) : 1;             /**< a writer has its turn */
     unsigned WISP_PRIV(wkick) : 1;               /**< a broadcast since the writer's last do_write */
-    uint8_t WISP_PRIV(backlog), WISP_PRIV(accept_pending); /**< backlog <= 255 (netconn.h) */
-    uint8_t WISP_PRIV(flags);                    /**< NC_F_* (netconn.c) */
-    wisp_err_t WISP_PRIV(pending_err);
     wisp_err_t WISP_PRIV(connect_result);
     wisp_err_t WISP_PRIV(conn_err);              /**< the connection error the stack reported (kept) */
-    uint16_t WISP_PRIV(rx_items);                /**< short TCP data items in mbox (netconn.c nc_rx_take) */
-    /* core context only */
-    uint8_t WISP_PRIV(dscp);
-    uint8_t WISP_PRIV(ttl);                      /**< 0 = default; a listener passes it on */
+    uint8_t WISP_PRIV(rx_items);                 /**< short TCP data items in mbox, <= 4 (netconn.c nc_rx_take) */
+    /* kept while the slot is free: the slot's OS objects (made once) */
+    struct wisp_netconn_api *WISP_PRIV(api);
+    wisp_sys_mbox_t WISP_PRIV(mbox);             /**< received items / accepted netconns; the
+                                                      netconn's own address is the wake-up message */
+    wisp_sys_sem_t WISP_PRIV(sem);               /**< every other wait: writers, connect, delete (netconn.c) */
 };
 
 /** The netconn layer of one stack thread. Large (the pools are inside):

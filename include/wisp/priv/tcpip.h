@@ -28,6 +28,14 @@ struct wisp_tcpip_msg {
  *  statically or on the heap. All fields are private. */
 struct wisp_tcpip {
     struct wisp_stack *WISP_PRIV(stack);
+    /* the bytes first (short loads on Thumb) -- under the core lock: */
+    uint8_t WISP_PRIV(sleeping);              /**< the thread waits on the mailbox */
+    uint8_t WISP_PRIV(sleep_forever);         /**< ... without timeout */
+    uint8_t WISP_PRIV(wake_posted);           /**< the wake message is in the mailbox */
+    /* under post_lock: */
+    uint8_t WISP_PRIV(stop_req);              /**< the thread leaves after the current message */
+    uint8_t WISP_PRIV(stop_posted);           /**< the stop message was posted */
+    uint8_t WISP_PRIV(closed);                /**< stopped: every post fails */
     wisp_sys_mutex_t WISP_PRIV(core);         /**< the core lock */
     wisp_sys_mutex_t WISP_PRIV(post_lock);    /**< free messages, closed, in_flight */
     wisp_sys_mbox_t WISP_PRIV(mbox);
@@ -35,14 +43,8 @@ struct wisp_tcpip {
     struct wisp_tcpip_cfg WISP_PRIV(cfg);
     /* under the core lock */
     uint32_t WISP_PRIV(sleep_due);            /**< stack clock time the thread sleeps until */
-    uint8_t WISP_PRIV(sleeping);              /**< the thread waits on the mailbox */
-    uint8_t WISP_PRIV(sleep_forever);         /**< ... without timeout */
-    uint8_t WISP_PRIV(wake_posted);           /**< the wake message is in the mailbox */
     uint32_t WISP_PRIV(max_wait);             /**< effective cap (WISP_SYS_FOREVER = none) */
     /* under post_lock */
-    uint8_t WISP_PRIV(stop_req);              /**< the thread leaves after the current message */
-    uint8_t WISP_PRIV(stop_posted);           /**< the stop message was posted */
-    uint8_t WISP_PRIV(closed);                /**< stopped: every post fails */
     unsigned WISP_PRIV(in_flight);            /**< blocking posts in progress */
     struct wisp_tcpip_msg *WISP_PRIV(free_msgs);
     struct wisp_tcpip_stats WISP_PRIV(st);    /**< calls..polls: core lock; the rest: post_lock */
