@@ -130,11 +130,21 @@ uint64_t wisp_siphash24(const uint32_t key[4], const void *msg, size_t len)
         /* 8-byte little-endian words; the last one holds the length
          * (mod 256) in its top byte and the 0..7 remaining bytes. */
         size_t n = len - i < 8u ? len - i : 8u;
-        uint64_t w = n < 8u ? (uint64_t)len << 56 : 0u;
+        uint8_t b[8] = { 0 };
+        uint32_t lo = 0, hi = 0;
+        uint64_t w;
         unsigned j;
-        for (j = 0; j < (unsigned)n; j++) {
-            w |= (uint64_t)m[i + j] << (8u * j);
+        memcpy(b, m + i, n);
+        if (n < 8u) {
+            b[7] = (uint8_t)len;
         }
+        /* little-endian, assembled in two 32-bit halves (a 64-bit shift by
+         * a variable count is a long sequence on 32-bit cores) */
+        for (j = 8u; j-- > 0u;) {
+            hi = (hi << 8) | (lo >> 24);
+            lo = (lo << 8) | b[j];
+        }
+        w = (uint64_t)hi << 32 | lo;
         v[3] ^= w;
         sip_rounds(v, 2); /* c = 2 compression rounds */
         v[0] ^= w;
