@@ -609,7 +609,7 @@ static bool rr_parse(const struct dns_msg *m, uint32_t off, struct dns_rr *rr)
  * CNAME data exactly one name. */
 static bool answers_valid(const struct dns_msg *m, uint32_t off, uint16_t ancount)
 {
-    uint16_t i;
+    unsigned i;
     for (i = 0; i < ancount; i++) {
         struct dns_rr rr;
         if (!rr_parse(m, off, &rr)) {
@@ -651,7 +651,7 @@ static void answers_use(struct wisp_stack *s, struct wisp_dns_query *q, const st
     for (;;) {
         uint32_t off = an_off;
         bool cname = false;
-        uint16_t i;
+        unsigned i;
         for (i = 0; i < ancount; i++) {
             struct dns_rr rr;
             if (!rr_parse(m, off, &rr)) {
