@@ -366,11 +366,11 @@ static void dhcp_unconfigure(struct wisp_dhcp *d)
     wisp_netif_set_ip4(d->nif, WISP_IP4_ANY, WISP_IP4_ANY, WISP_IP4_ANY);
 }
 
-/* INIT: wait delay_ms, then discover (no timer while the link is down;
- * link up restarts). */
-static void dhcp_enter_init(struct wisp_dhcp *d, uint32_t delay_ms)
+/* INIT or INIT-REBOOT: wait delay_ms, then discover / request the known
+ * address (no timer while the link is down; link up restarts). */
+static void dhcp_enter(struct wisp_dhcp *d, uint8_t state, uint32_t delay_ms)
 {
-    d->state = WISP_DHCP_INIT;
+    d->state = state;
     d->tries = 0;
     wisp_timer_cancel(dhcp_stack(d), &d->tmr);
     if (wisp_netif_is_usable(d->nif)) {
@@ -471,7 +471,7 @@ static void dhcp_decline(struct wisp_dhcp *d)
         WISP_CTR_INC(s, DHCP_DECLINE_TX);
     }
     d->reboot_addr = WISP_IP4_ANY; /* never suggest the address again */
-    dhcp_enter_init(d, d->cfg.decline_wait_ms);
+    dhcp_enter(d, WISP_DHCP_INIT, d->cfg.decline_wait_ms);
     dhcp_notify(d, WISP_DHCP_EV_CONFLICT);
 }
 
@@ -501,7 +501,7 @@ static void dhcp_restart(struct wisp_dhcp *d)
 {
     bool had = d->have_lease != 0;
     dhcp_unconfigure(d);
-    dhcp_enter_init(d, dhcp_init_delay(d));
+    dhcp_enter(d, WISP_DHCP_INIT, dhcp_init_delay(d));
     if (had) {
         dhcp_notify(d, WISP_DHCP_EV_LOST);
     }
@@ -894,6 +894,7 @@ static void dhcp_arp_fn(void *arg, struct wisp_netif *nif, uint16_t op, const ui
 static void dhcp_link_fn(void *arg, struct wisp_netif *nif, bool usable)
 {
     struct wisp_dhcp *d = (struct wisp_dhcp *)arg;
+    uint8_t st = WISP_DHCP_INIT;
     WISP_UNUSED(nif);
 
     if (d->state == WISP_DHCP_STOPPED) {
@@ -909,19 +910,13 @@ static void dhcp_link_fn(void *arg, struct wisp_netif *nif, bool usable)
         return;
     }
     if (d->have_lease && dhcp_clock(d) < d->expire_at) {
-        d->state = WISP_DHCP_INIT_REBOOT;
         d->reboot_addr = d->lease.addr;
-        d->tries = 0;
-        dhcp_arm(d, dhcp_init_delay(d));
+        st = WISP_DHCP_INIT_REBOOT;
     } else if (!d->have_lease && d->reboot_addr != WISP_IP4_ANY &&
                (d->state == WISP_DHCP_INIT_REBOOT || d->state == WISP_DHCP_REBOOTING)) {
-        /* started with cfg.prev_addr: ask for it again */
-        d->state = WISP_DHCP_INIT_REBOOT;
-        d->tries = 0;
-        dhcp_arm(d, dhcp_init_delay(d));
-    } else {
-        dhcp_enter_init(d, dhcp_init_delay(d));
+        st = WISP_DHCP_INIT_REBOOT; /* started with cfg.prev_addr: ask for it again */
     }
+    dhcp_enter(d, st, dhcp_init_delay(d));
 }
 
 /* -------------------------------------------------------------------- API */
@@ -1021,17 +1016,12 @@ wisp_err_t wisp_dhcp_start(struct wisp_dhcp *d, struct wisp_netif *nif, const st
     wisp_netif_watch_add(nif, &d->nif_watch);
     /* The lease will configure the interface; until then it has none. */
     wisp_netif_set_ip4(nif, WISP_IP4_ANY, WISP_IP4_ANY, WISP_IP4_ANY);
-    if (d->cfg.prev_addr != WISP_IP4_ANY && dhcp_addr_ok(d->cfg.prev_addr)) {
+    if (dhcp_addr_ok(d->cfg.prev_addr)) {
         /* RFC 2131 §3.2: a client that knows its previous address starts
          * in INIT-REBOOT. */
         d->reboot_addr = d->cfg.prev_addr;
-        d->state = WISP_DHCP_INIT_REBOOT;
-        if (wisp_netif_is_usable(nif)) {
-            dhcp_arm(d, dhcp_init_delay(d));
-        }
-    } else {
-        dhcp_enter_init(d, dhcp_init_delay(d));
     }
+    dhcp_enter(d, d->reboot_addr != WISP_IP4_ANY ? WISP_DHCP_INIT_REBOOT : WISP_DHCP_INIT, dhcp_init_delay(d));
     return WISP_OK;
 }
 
