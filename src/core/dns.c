@@ -8,8 +8,8 @@
  *
  * Parsing follows "parse, then act": a response is first validated as a
  * whole (header, question, every answer record and every name in it) and
- * only then used. All reads go through msg_u8(), which checks the offset
- * against the datagram length, so no read can leave the datagram whatever
+ * only then used. All reads go through msg_u8() or msg_get(), which check
+ * the offsets against the datagram length, so no read can leave the datagram whatever
  * the counts and lengths in it claim. These are the defences RFC 9267
  * (DNS RR processing anti-patterns) asks for, against the class of bugs of
  * the AMNESIA:33 report on embedded stacks (CVE-2020-17437 and
@@ -660,11 +660,8 @@ static void answers_use(struct wisp_stack *s, struct wisp_dns_query *q, const st
             }
             ttl = WISP_MIN(ttl, ttl_clamp(rr.ttl));
             if (rr.type == WISP_DNS_TYPE_A) {
-                uint8_t a[4];
-                unsigned k;
-                for (k = 0; k < 4u; k++) {
-                    a[k] = (uint8_t)msg_u8(m, rr.rdata + k); /* validated: 4 octets inside */
-                }
+                uint8_t a[4] = { 0 };
+                (void)msg_get(m, rr.rdata, a, 4u); /* validated: 4 octets inside */
                 WISP_CTR_INC(s, DNS_ANSWER);
                 q_finish(s, q, WISP_OK, wisp_ip4_rd(a), ttl);
                 return;
