@@ -72,13 +72,4 @@ static inline uint32_t wisp_htonl(uint32_t v)
 #define wisp_ntohs wisp_htons
 #define wisp_ntohl wisp_htonl
 
-/** WISP_NOINLINE: keeps a helper shared by several callers out of line
- *  where GCC's -Os inlining would copy it into each of them (issue 9,
- *  flash). */
-#if defined(__GNUC__)
-#define WISP_NOINLINE __attribute__((noinline))
-#else
-#define WISP_NOINLINE
-#endif
-
 #endif /* WISP_ARCH_H */

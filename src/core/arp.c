@@ -103,21 +103,6 @@ static struct wisp_arp_entry *arp_alloc(struct wisp_stack *s, bool evict_queued)
     return victim;
 }
 
-/* Set entry e to (ip on nif, state), stamped now; mac (when given) its
- * hardware address. A pending entry counts the request about to go out
- * (tries 1); a resolved one starts with no refresh poll sent (tries 0). */
-static WISP_NOINLINE void arp_fill(struct wisp_arp_entry *e, const struct wisp_netif *nif, wisp_ip4_t ip,
-                                   uint8_t state, const uint8_t *mac)
-{
-    e->ip = ip;
-    e->if_idx = nif->index;
-    e->state = state;
-    e->stamp = wisp_now(nif->stack);
-    e->tries = state == WISP_ARP_PENDING ? 1u : 0u;
-    if (mac != NULL)
-        memcpy(e->mac, mac, WISP_ETH_ADDR_LEN);
-}
-
 /* Arm the single ARP timer for the earliest deadline of the table: retry of
  * a pending entry, or expiry of a stable one; cancel it when none. */
 static void arp_rearm(struct wisp_stack *s)
@@ -374,7 +359,10 @@ void wisp_arp_input(struct wisp_netif *nif, struct wisp_pbuf *p, const uint8_t s
         merged = true;
         if (e->state != WISP_ARP_STATIC) {
             bool was_pending = (e->state == WISP_ARP_PENDING);
-            arp_fill(e, nif, spa, WISP_ARP_STABLE, sha);
+            memcpy(e->mac, sha, WISP_ETH_ADDR_LEN);
+            e->state = WISP_ARP_STABLE;
+            e->stamp = wisp_now(s);
+            e->tries = 0;
             changed = true;
             if (was_pending)
                 arp_send_queue(nif, e);
@@ -400,7 +388,11 @@ void wisp_arp_input(struct wisp_netif *nif, struct wisp_pbuf *p, const uint8_t s
     if (!merged && spa != 0) {
         e = arp_alloc(s, false);
         if (e != NULL) {
-            arp_fill(e, nif, spa, WISP_ARP_STABLE, sha);
+            e->ip = spa;
+            memcpy(e->mac, sha, WISP_ETH_ADDR_LEN);
+            e->state = WISP_ARP_STABLE;
+            e->if_idx = nif->index;
+            e->stamp = wisp_now(s);
             changed = true;
         }
     }
@@ -462,7 +454,11 @@ wisp_err_t wisp_arp_output(struct wisp_netif *nif, struct wisp_pbuf *p, wisp_ip4
     e = arp_alloc(s, true);
     if (e == NULL)
         return WISP_ERR_MEM;
-    arp_fill(e, nif, next_hop, WISP_ARP_PENDING, NULL);
+    e->ip = next_hop;
+    e->if_idx = nif->index;
+    e->state = WISP_ARP_PENDING;
+    e->stamp = wisp_now(s);
+    e->tries = 1;
     err = arp_enqueue(s, e, p);
     (void)arp_send_request(nif, wisp_eth_bcast, next_hop);   /* the timer retries on failure */
     arp_rearm(s);
@@ -480,7 +476,11 @@ wisp_err_t wisp_arp_request(struct wisp_netif *nif, wisp_ip4_t ip)
     if (arp_find(s, nif->index, ip) == NULL && ip != nif->ip4.addr) {
         struct wisp_arp_entry *e = arp_alloc(s, false);
         if (e != NULL) {
-            arp_fill(e, nif, ip, WISP_ARP_PENDING, NULL);
+            e->ip = ip;
+            e->if_idx = nif->index;
+            e->state = WISP_ARP_PENDING;
+            e->stamp = wisp_now(s);
+            e->tries = 1;
             arp_rearm(s);
         }
     }
@@ -573,9 +573,14 @@ wisp_err_t wisp_arp_add_static(struct wisp_netif *nif, wisp_ip4_t ip, const uint
         e = arp_alloc(s, false);
         if (e == NULL)
             return WISP_ERR_MEM;
+        e->ip = ip;
+        e->if_idx = nif->index;
     }
+    memcpy(e->mac, mac, WISP_ETH_ADDR_LEN);
+    e->stamp = wisp_now(s);
+    e->tries = 0;
     was_pending = (e->state == WISP_ARP_PENDING);
-    arp_fill(e, nif, ip, WISP_ARP_STATIC, mac);
+    e->state = WISP_ARP_STATIC;
     if (was_pending)
         arp_send_queue(nif, e);   /* resolved by hand: release its queue */
     arp_rearm(s);
