@@ -352,6 +352,13 @@ static uint32_t dhcp_renew_wait(struct wisp_dhcp *d)
     return w > DHCP_TIMER_CHUNK_MS ? DHCP_TIMER_CHUNK_MS : (uint32_t)w;
 }
 
+/* (Re)send the REQUEST of RENEWING / REBINDING and wait (RFC 2131 §4.4.5). */
+static void dhcp_renew_again(struct wisp_dhcp *d)
+{
+    dhcp_send_request(d);
+    dhcp_arm(d, dhcp_renew_wait(d));
+}
+
 /* ------------------------------------------------------------ transitions */
 
 /* Remove the lease's configuration from the interface. */
@@ -549,8 +556,7 @@ static void dhcp_tmr_fn(struct wisp_stack *s, struct wisp_timer *t)
         break;
     case WISP_DHCP_RENEWING:
     case WISP_DHCP_REBINDING:
-        dhcp_send_request(d);
-        dhcp_arm(d, dhcp_renew_wait(d));
+        dhcp_renew_again(d);
         break;
     case WISP_DHCP_INIT_REBOOT:
         dhcp_new_xid(d);
@@ -609,8 +615,7 @@ static void dhcp_lease_fn(struct wisp_stack *s, struct wisp_timer *t)
     d->req_start = now;
     dhcp_lease_arm(d);
     if (wisp_netif_is_usable(d->nif)) {
-        dhcp_send_request(d);
-        dhcp_arm(d, dhcp_renew_wait(d));
+        dhcp_renew_again(d);
     }
 }
 
