@@ -70,6 +70,11 @@ static const uint8_t dhcp_prl[] = { WISP_DHCP_OPT_MASK,  WISP_DHCP_OPT_ROUTER, W
 #define DHCP_OPTS_MAX (3u + 6u + 6u + 4u + 2u + sizeof(dhcp_prl) + 2u + WISP_DHCP_HOSTNAME_MAX + 1u)
 #define DHCP_MSG_MAX WISP_MAX(WISP_DHCP_MIN_LEN, WISP_DHCP_OFF_OPTIONS + DHCP_OPTS_MAX)
 
+/* The states that wait for an ACK / NAK, as bits (1 << state). */
+#define DHCP_REQ_STATES                                                                                     \
+    ((1u << WISP_DHCP_REQUESTING) | (1u << WISP_DHCP_REBOOTING) | (1u << WISP_DHCP_RENEWING) |              \
+     (1u << WISP_DHCP_REBINDING))
+
 /* Have-bits of a parsed message. */
 #define HAVE_MASK 0x01u
 #define HAVE_ROUTER 0x02u
@@ -78,13 +83,12 @@ static const uint8_t dhcp_prl[] = { WISP_DHCP_OPT_MASK,  WISP_DHCP_OPT_ROUTER, W
 #define HAVE_T2 0x10u
 #define HAVE_SERVER 0x20u
 
-/** A received message, parsed. */
+/** A received message, parsed: the options land in the lease they
+ * describe (l.addr is yiaddr), which dhcp_make_lease then checks and
+ * completes in place. */
 struct dhcp_msg {
-    uint8_t type, overload, have, dns_count;
-    wisp_ip4_t yiaddr, mask, router, server;
-    wisp_ip4_t dns[WISP_DHCP_MAX_DNS];
-    uint32_t lease, t1, t2;
-    uint16_t mtu;
+    uint8_t type, overload, have;
+    struct wisp_dhcp_lease l;
 };
 
 static void dhcp_tmr_fn(struct wisp_stack *s, struct wisp_timer *t);
@@ -317,6 +321,24 @@ static void dhcp_send_request(struct wisp_dhcp *d)
     (void)dhcp_send(d, WISP_DHCP_MSG_REQUEST, ci, req, sid, dst, secs);
 }
 
+/* (Re)send the REQUEST of a requesting / rebooting state and wait the
+ * backoff (RFC 2131 §4.1). */
+static void dhcp_request_again(struct wisp_dhcp *d)
+{
+    dhcp_send_request(d);
+    dhcp_arm(d, dhcp_backoff(d));
+}
+
+/* Enter REQUESTING / REBOOTING: the first REQUEST of the exchange; the
+ * lease will start now (RFC 2131 §4.4.1). */
+static void dhcp_request_start(struct wisp_dhcp *d, uint8_t state)
+{
+    d->state = state;
+    d->tries = 0;
+    d->req_start = dhcp_clock(d);
+    dhcp_request_again(d);
+}
+
 /* RFC 2131 §4.4.5: in RENEWING wait half the time left until T2, in
  * REBINDING half the time left on the lease, at least renew_min_ms. */
 static uint32_t dhcp_renew_wait(struct wisp_dhcp *d)
@@ -328,6 +350,13 @@ static uint32_t dhcp_renew_wait(struct wisp_dhcp *d)
         w = d->cfg.renew_min_ms;
     }
     return w > DHCP_TIMER_CHUNK_MS ? DHCP_TIMER_CHUNK_MS : (uint32_t)w;
+}
+
+/* (Re)send the REQUEST of RENEWING / REBINDING and wait (RFC 2131 §4.4.5). */
+static void dhcp_renew_again(struct wisp_dhcp *d)
+{
+    dhcp_send_request(d);
+    dhcp_arm(d, dhcp_renew_wait(d));
 }
 
 /* ------------------------------------------------------------ transitions */
@@ -344,11 +373,11 @@ static void dhcp_unconfigure(struct wisp_dhcp *d)
     wisp_netif_set_ip4(d->nif, WISP_IP4_ANY, WISP_IP4_ANY, WISP_IP4_ANY);
 }
 
-/* INIT: wait delay_ms, then discover (no timer while the link is down;
- * link up restarts). */
-static void dhcp_enter_init(struct wisp_dhcp *d, uint32_t delay_ms)
+/* INIT or INIT-REBOOT: wait delay_ms, then discover / request the known
+ * address (no timer while the link is down; link up restarts). */
+static void dhcp_enter(struct wisp_dhcp *d, uint8_t state, uint32_t delay_ms)
 {
-    d->state = WISP_DHCP_INIT;
+    d->state = state;
     d->tries = 0;
     wisp_timer_cancel(dhcp_stack(d), &d->tmr);
     if (wisp_netif_is_usable(d->nif)) {
@@ -449,7 +478,7 @@ static void dhcp_decline(struct wisp_dhcp *d)
         WISP_CTR_INC(s, DHCP_DECLINE_TX);
     }
     d->reboot_addr = WISP_IP4_ANY; /* never suggest the address again */
-    dhcp_enter_init(d, d->cfg.decline_wait_ms);
+    dhcp_enter(d, WISP_DHCP_INIT, d->cfg.decline_wait_ms);
     dhcp_notify(d, WISP_DHCP_EV_CONFLICT);
 }
 
@@ -479,7 +508,7 @@ static void dhcp_restart(struct wisp_dhcp *d)
 {
     bool had = d->have_lease != 0;
     dhcp_unconfigure(d);
-    dhcp_enter_init(d, dhcp_init_delay(d));
+    dhcp_enter(d, WISP_DHCP_INIT, dhcp_init_delay(d));
     if (had) {
         dhcp_notify(d, WISP_DHCP_EV_LOST);
     }
@@ -505,8 +534,7 @@ static void dhcp_tmr_fn(struct wisp_stack *s, struct wisp_timer *t)
             /* RFC 2131 §3.1 step 5: no ACK nor NAK: restart. */
             dhcp_discover(d);
         } else {
-            dhcp_send_request(d);
-            dhcp_arm(d, dhcp_backoff(d));
+            dhcp_request_again(d);
         }
         break;
     case WISP_DHCP_CHECKING:
@@ -528,21 +556,15 @@ static void dhcp_tmr_fn(struct wisp_stack *s, struct wisp_timer *t)
         break;
     case WISP_DHCP_RENEWING:
     case WISP_DHCP_REBINDING:
-        dhcp_send_request(d);
-        dhcp_arm(d, dhcp_renew_wait(d));
+        dhcp_renew_again(d);
         break;
     case WISP_DHCP_INIT_REBOOT:
         dhcp_new_xid(d);
-        d->state = WISP_DHCP_REBOOTING;
-        d->tries = 0;
-        d->req_start = now;
-        dhcp_send_request(d);
-        dhcp_arm(d, dhcp_backoff(d));
+        dhcp_request_start(d, WISP_DHCP_REBOOTING);
         break;
     case WISP_DHCP_REBOOTING:
         if (d->tries < WISP_DHCP_REQUEST_TRIES) {
-            dhcp_send_request(d);
-            dhcp_arm(d, dhcp_backoff(d));
+            dhcp_request_again(d);
         } else if (d->have_lease && now < d->expire_at) {
             /* RFC 2131 §4.4.2: no answer: the client MAY use the address
              * for the rest of its lease. */
@@ -593,8 +615,7 @@ static void dhcp_lease_fn(struct wisp_stack *s, struct wisp_timer *t)
     d->req_start = now;
     dhcp_lease_arm(d);
     if (wisp_netif_is_usable(d->nif)) {
-        dhcp_send_request(d);
-        dhcp_arm(d, dhcp_renew_wait(d));
+        dhcp_renew_again(d);
     }
 }
 
@@ -607,12 +628,12 @@ static void dhcp_lease_fn(struct wisp_stack *s, struct wisp_timer *t)
 static const struct {
     uint8_t code, have, flags, off;
 } dhcp_u32_opts[] = {
-    { WISP_DHCP_OPT_MASK, HAVE_MASK, OPT_ADDR, offsetof(struct dhcp_msg, mask) },                /* RFC 2132 §3.3 */
-    { WISP_DHCP_OPT_ROUTER, HAVE_ROUTER, OPT_ADDR | OPT_LIST, offsetof(struct dhcp_msg, router) }, /* §3.5: preferred first */
-    { WISP_DHCP_OPT_LEASE, HAVE_LEASE, 0, offsetof(struct dhcp_msg, lease) },                    /* RFC 2132 §9.2 */
-    { WISP_DHCP_OPT_T1, HAVE_T1, 0, offsetof(struct dhcp_msg, t1) },                             /* RFC 2132 §9.11 */
-    { WISP_DHCP_OPT_T2, HAVE_T2, 0, offsetof(struct dhcp_msg, t2) },                             /* RFC 2132 §9.12 */
-    { WISP_DHCP_OPT_SERVER_ID, HAVE_SERVER, OPT_ADDR, offsetof(struct dhcp_msg, server) },       /* RFC 2132 §9.7 */
+    { WISP_DHCP_OPT_MASK, HAVE_MASK, OPT_ADDR, offsetof(struct dhcp_msg, l.mask) },                /* RFC 2132 §3.3 */
+    { WISP_DHCP_OPT_ROUTER, HAVE_ROUTER, OPT_ADDR | OPT_LIST, offsetof(struct dhcp_msg, l.router) }, /* §3.5: preferred first */
+    { WISP_DHCP_OPT_LEASE, HAVE_LEASE, 0, offsetof(struct dhcp_msg, l.lease_s) },                  /* RFC 2132 §9.2 */
+    { WISP_DHCP_OPT_T1, HAVE_T1, 0, offsetof(struct dhcp_msg, l.t1_s) },                           /* RFC 2132 §9.11 */
+    { WISP_DHCP_OPT_T2, HAVE_T2, 0, offsetof(struct dhcp_msg, l.t2_s) },                           /* RFC 2132 §9.12 */
+    { WISP_DHCP_OPT_SERVER_ID, HAVE_SERVER, OPT_ADDR, offsetof(struct dhcp_msg, l.server) },       /* RFC 2132 §9.7 */
 };
 
 /* One option (code, olen bytes of value at vo in p; v its first <= 4
@@ -640,18 +661,18 @@ static bool dhcp_parse_opt(const struct wisp_pbuf *p, uint8_t code, uint8_t olen
         if (olen < 4u || (olen % 4u) != 0) {
             return false;
         }
-        m->dns_count = 0;
-        for (k = 0; k < olen / 4u && m->dns_count < WISP_DHCP_MAX_DNS; k++) {
+        m->l.dns_count = 0;
+        for (k = 0; k < olen / 4u && m->l.dns_count < WISP_DHCP_MAX_DNS; k++) {
             uint8_t a[4];
             (void)wisp_pbuf_copy_out(p, a, 4, (uint16_t)(vo + 4u * k));
-            m->dns[m->dns_count++] = wisp_ip4_rd(a);
+            m->l.dns[m->l.dns_count++] = wisp_ip4_rd(a);
         }
         return true;
     case WISP_DHCP_OPT_MTU: /* RFC 2132 §5.1: minimum 68 */
         if (olen != 2u) {
             return false;
         }
-        m->mtu = wisp_rd16(v) >= 68u ? wisp_rd16(v) : 0u;
+        m->l.mtu = wisp_rd16(v) >= 68u ? wisp_rd16(v) : 0u;
         return true;
     case WISP_DHCP_OPT_MSGTYPE: /* RFC 2132 §9.6: 1..8 */
         if (olen != 1u || v[0] < 1u || v[0] > 8u) {
@@ -708,51 +729,49 @@ static bool dhcp_parse_field(const struct wisp_pbuf *p, uint32_t off, uint32_t l
     return true;
 }
 
-/* The lease an OFFER / ACK describes; false when unusable. */
-static bool dhcp_make_lease(const struct dhcp_msg *m, struct wisp_dhcp_lease *l)
+/* Check and complete in place the lease an OFFER / ACK describes (m->l);
+ * false when unusable. */
+static bool dhcp_make_lease(struct dhcp_msg *m)
 {
+    struct wisp_dhcp_lease *l = &m->l;
     uint32_t hm;
-    uint8_t i;
 
-    if (!dhcp_addr_ok(m->yiaddr) || (m->have & HAVE_SERVER) == 0 || m->server == WISP_IP4_ANY ||
-        (m->have & HAVE_LEASE) == 0 || m->lease == 0) {
+    if (!dhcp_addr_ok(l->addr) || (m->have & HAVE_SERVER) == 0 || l->server == WISP_IP4_ANY ||
+        (m->have & HAVE_LEASE) == 0 || l->lease_s == 0) {
         return false;
     }
-    memset(l, 0, sizeof(*l));
-    l->addr = m->yiaddr;
-    l->server = m->server;
     if (m->have & HAVE_MASK) {
-        hm = wisp_ntohl(m->mask);
+        hm = wisp_ntohl(l->mask);
         /* a contiguous, non-zero mask (RFC 950 §2.1 recommends it; RFC 4632) */
         if (hm == 0 || ((~hm) & (~hm + 1u)) != 0) {
             return false;
         }
-        l->mask = m->mask;
     } else {
         /* RFC 1122 §3.3.1.1 leaves it open: the classful mask. */
-        uint8_t o0 = wisp_ip4_octet(m->yiaddr, 0);
+        uint8_t o0 = wisp_ip4_octet(l->addr, 0);
         l->mask = wisp_ip4_prefix_mask(o0 < 128u ? 8u : (o0 < 192u ? 16u : 24u));
     }
-    if ((m->have & HAVE_ROUTER) && dhcp_addr_ok(m->router) && m->router != m->yiaddr &&
-        ((m->router ^ m->yiaddr) & l->mask) == 0) {
-        l->router = m->router;
+    if (!((m->have & HAVE_ROUTER) && dhcp_addr_ok(l->router) && l->router != l->addr &&
+          ((l->router ^ l->addr) & l->mask) == 0)) {
+        l->router = WISP_IP4_ANY;
     }
-    for (i = 0; i < m->dns_count; i++) {
-        l->dns[i] = m->dns[i];
-    }
-    l->dns_count = m->dns_count;
-    l->mtu = m->mtu;
-    l->lease_s = m->lease;
-    if (m->lease == WISP_DHCP_INFINITE) {
+    if (l->lease_s == WISP_DHCP_INFINITE) {
         l->t1_s = l->t2_s = WISP_DHCP_INFINITE;
     } else {
         /* RFC 2131 §4.4.5: T1 defaults to 0.5 * lease, T2 to 0.875 * lease. */
-        l->t1_s = (m->have & HAVE_T1) ? m->t1 : m->lease / 2u;
-        l->t2_s = (m->have & HAVE_T2) ? m->t2 : (uint32_t)(((uint64_t)m->lease * 7u) / 8u);
-        if (!(l->t1_s <= l->t2_s && l->t2_s <= m->lease)) {
-            l->t1_s = m->lease / 2u;
-            l->t2_s = (uint32_t)(((uint64_t)m->lease * 7u) / 8u);
+        uint32_t t1 = l->lease_s / 2u, t2 = (uint32_t)(((uint64_t)l->lease_s * 7u) / 8u);
+        if (m->have & HAVE_T1) {
+            t1 = l->t1_s;
         }
+        if (m->have & HAVE_T2) {
+            t2 = l->t2_s;
+        }
+        if (!(t1 <= t2 && t2 <= l->lease_s)) {
+            t1 = l->lease_s / 2u;
+            t2 = (uint32_t)(((uint64_t)l->lease_s * 7u) / 8u);
+        }
+        l->t1_s = t1;
+        l->t2_s = t2;
     }
     return true;
 }
@@ -763,7 +782,6 @@ static void dhcp_recv(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, 
     struct wisp_dhcp *d = (struct wisp_dhcp *)arg;
     struct wisp_stack *s = pcb->stack;
     struct dhcp_msg m;
-    struct wisp_dhcp_lease l;
     uint8_t h[WISP_DHCP_OFF_SNAME];
     uint8_t cookie[4];
     uint16_t tot;
@@ -772,7 +790,6 @@ static void dhcp_recv(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, 
     WISP_UNUSED(src);
     WISP_UNUSED(ip);
     WISP_CTR_INC(s, DHCP_RX);
-    memset(&l, 0, sizeof(l));
 
     /* ---- parse */
     tot = p->tot_len;
@@ -808,7 +825,7 @@ static void dhcp_recv(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, 
         return;
     }
     memset(&m, 0, sizeof(m));
-    m.yiaddr = wisp_ip4_rd(h + WISP_DHCP_OFF_YIADDR);
+    m.l.addr = wisp_ip4_rd(h + WISP_DHCP_OFF_YIADDR);
     ok = dhcp_parse_field(p, WISP_DHCP_OFF_OPTIONS, (uint32_t)tot - WISP_DHCP_OFF_OPTIONS, &m, true);
     /* RFC 2131 §4.1: with option overload, 'file' then 'sname' hold more
      * options. */
@@ -823,53 +840,38 @@ static void dhcp_recv(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, 
         WISP_CTR_INC(s, DHCP_DROP_OPTS);
         return;
     }
-    if ((m.type == WISP_DHCP_MSG_OFFER || m.type == WISP_DHCP_MSG_ACK) && !dhcp_make_lease(&m, &l)) {
+    if ((m.type == WISP_DHCP_MSG_OFFER || m.type == WISP_DHCP_MSG_ACK) && !dhcp_make_lease(&m)) {
         WISP_CTR_INC(s, DHCP_DROP_OPTS);
         return;
     }
 
     /* ---- act */
-    switch (m.type) {
-    case WISP_DHCP_MSG_OFFER:
-        if (d->state != WISP_DHCP_SELECTING) {
-            break;
+    if (m.type == WISP_DHCP_MSG_OFFER) {
+        if (d->state == WISP_DHCP_SELECTING) {
+            /* RFC 2131 §4.4.1: the first offer is taken; REQUEST it with
+             * the same xid. */
+            d->pend = m.l;
+            dhcp_request_start(d, WISP_DHCP_REQUESTING);
+            return;
         }
-        /* RFC 2131 §4.4.1: the first offer is taken; REQUEST it with the
-         * same xid. */
-        d->pend = l;
-        d->state = WISP_DHCP_REQUESTING;
-        d->tries = 0;
-        d->req_start = dhcp_clock(d);
-        dhcp_send_request(d);
-        dhcp_arm(d, dhcp_backoff(d));
-        return;
-    case WISP_DHCP_MSG_ACK:
-        if (d->state == WISP_DHCP_REQUESTING && l.server != d->pend.server) {
-            break; /* from a server we did not choose */
-        }
-        if (d->state != WISP_DHCP_REQUESTING && d->state != WISP_DHCP_REBOOTING &&
-            d->state != WISP_DHCP_RENEWING && d->state != WISP_DHCP_REBINDING) {
-            break;
-        }
-        d->pend = l;
-        dhcp_accept(d);
-        return;
-    case WISP_DHCP_MSG_NAK:
-        if (d->state != WISP_DHCP_REQUESTING && d->state != WISP_DHCP_REBOOTING &&
-            d->state != WISP_DHCP_RENEWING && d->state != WISP_DHCP_REBINDING) {
-            break;
-        }
-        if ((m.have & HAVE_SERVER) != 0 &&
-            ((d->state == WISP_DHCP_REQUESTING && m.server != d->pend.server) ||
-             (d->state == WISP_DHCP_RENEWING && m.server != d->lease.server))) {
-            break;
-        }
-        /* RFC 2131 §4.4.1, §4.4.5: NAK: stop using the address, INIT. */
-        WISP_CTR_INC(s, DHCP_NAK_RX);
-        dhcp_restart(d);
-        return;
-    default:
+    } else if (m.type != WISP_DHCP_MSG_ACK && m.type != WISP_DHCP_MSG_NAK) {
         WISP_CTR_INC(s, DHCP_DROP_BAD); /* not a message a server sends a client */
+        return;
+    } else if (((1u << d->state) & DHCP_REQ_STATES) != 0 &&
+               /* ACK (server identifier certain) or NAK from a server we
+                * did not choose / are not renewing with: ignored */
+               !((m.have & HAVE_SERVER) != 0 &&
+                 ((d->state == WISP_DHCP_REQUESTING && m.l.server != d->pend.server) ||
+                  (m.type == WISP_DHCP_MSG_NAK && d->state == WISP_DHCP_RENEWING &&
+                   m.l.server != d->lease.server)))) {
+        if (m.type == WISP_DHCP_MSG_ACK) {
+            d->pend = m.l;
+            dhcp_accept(d);
+        } else {
+            /* RFC 2131 §4.4.1, §4.4.5: NAK: stop using the address, INIT. */
+            WISP_CTR_INC(s, DHCP_NAK_RX);
+            dhcp_restart(d);
+        }
         return;
     }
     WISP_CTR_INC(s, DHCP_DROP_STATE);
@@ -897,6 +899,7 @@ static void dhcp_arp_fn(void *arg, struct wisp_netif *nif, uint16_t op, const ui
 static void dhcp_link_fn(void *arg, struct wisp_netif *nif, bool usable)
 {
     struct wisp_dhcp *d = (struct wisp_dhcp *)arg;
+    uint8_t st = WISP_DHCP_INIT;
     WISP_UNUSED(nif);
 
     if (d->state == WISP_DHCP_STOPPED) {
@@ -912,19 +915,13 @@ static void dhcp_link_fn(void *arg, struct wisp_netif *nif, bool usable)
         return;
     }
     if (d->have_lease && dhcp_clock(d) < d->expire_at) {
-        d->state = WISP_DHCP_INIT_REBOOT;
         d->reboot_addr = d->lease.addr;
-        d->tries = 0;
-        dhcp_arm(d, dhcp_init_delay(d));
+        st = WISP_DHCP_INIT_REBOOT;
     } else if (!d->have_lease && d->reboot_addr != WISP_IP4_ANY &&
                (d->state == WISP_DHCP_INIT_REBOOT || d->state == WISP_DHCP_REBOOTING)) {
-        /* started with cfg.prev_addr: ask for it again */
-        d->state = WISP_DHCP_INIT_REBOOT;
-        d->tries = 0;
-        dhcp_arm(d, dhcp_init_delay(d));
-    } else {
-        dhcp_enter_init(d, dhcp_init_delay(d));
+        st = WISP_DHCP_INIT_REBOOT; /* started with cfg.prev_addr: ask for it again */
     }
+    dhcp_enter(d, st, dhcp_init_delay(d));
 }
 
 /* -------------------------------------------------------------------- API */
@@ -1024,17 +1021,12 @@ wisp_err_t wisp_dhcp_start(struct wisp_dhcp *d, struct wisp_netif *nif, const st
     wisp_netif_watch_add(nif, &d->nif_watch);
     /* The lease will configure the interface; until then it has none. */
     wisp_netif_set_ip4(nif, WISP_IP4_ANY, WISP_IP4_ANY, WISP_IP4_ANY);
-    if (d->cfg.prev_addr != WISP_IP4_ANY && dhcp_addr_ok(d->cfg.prev_addr)) {
+    if (dhcp_addr_ok(d->cfg.prev_addr)) {
         /* RFC 2131 §3.2: a client that knows its previous address starts
          * in INIT-REBOOT. */
         d->reboot_addr = d->cfg.prev_addr;
-        d->state = WISP_DHCP_INIT_REBOOT;
-        if (wisp_netif_is_usable(nif)) {
-            dhcp_arm(d, dhcp_init_delay(d));
-        }
-    } else {
-        dhcp_enter_init(d, dhcp_init_delay(d));
     }
+    dhcp_enter(d, d->reboot_addr != WISP_IP4_ANY ? WISP_DHCP_INIT_REBOOT : WISP_DHCP_INIT, dhcp_init_delay(d));
     return WISP_OK;
 }
 

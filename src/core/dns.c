@@ -8,8 +8,8 @@
  *
  * Parsing follows "parse, then act": a response is first validated as a
  * whole (header, question, every answer record and every name in it) and
- * only then used. All reads go through msg_u8(), which checks the offset
- * against the datagram length, so no read can leave the datagram whatever
+ * only then used. All reads go through msg_u8() or msg_get(), which check
+ * the offsets against the datagram length, so no read can leave the datagram whatever
  * the counts and lengths in it claim. These are the defences RFC 9267
  * (DNS RR processing anti-patterns) asks for, against the class of bugs of
  * the AMNESIA:33 report on embedded stacks (CVE-2020-17437 and
@@ -93,23 +93,14 @@ static int msg_u8(const struct dns_msg *m, uint32_t off)
     return wisp_pbuf_get_u8(m->p, (uint16_t)off);
 }
 
-static bool msg_u16(const struct dns_msg *m, uint32_t off, uint16_t *v)
+/* The n <= 12 bytes at off of a received message into b; false when they
+ * do not all lie inside it. */
+static bool msg_get(const struct dns_msg *m, uint32_t off, uint8_t *b, uint32_t n)
 {
-    int a = msg_u8(m, off), b = msg_u8(m, off + 1u);
-    if (a < 0 || b < 0) {
+    if (off + n > m->len) {
         return false;
     }
-    *v = (uint16_t)((unsigned)a << 8 | (unsigned)b);
-    return true;
-}
-
-static bool msg_u32(const struct dns_msg *m, uint32_t off, uint32_t *v)
-{
-    uint16_t hi, lo;
-    if (!msg_u16(m, off, &hi) || !msg_u16(m, off + 2u, &lo)) {
-        return false;
-    }
-    *v = (uint32_t)hi << 16 | lo;
+    (void)wisp_pbuf_copy_out(m->p, b, (uint16_t)n, (uint16_t)off);
     return true;
 }
 
@@ -592,12 +583,17 @@ struct dns_rr {
 
 static bool rr_parse(const struct dns_msg *m, uint32_t off, struct dns_rr *rr)
 {
+    uint8_t f[WISP_DNS_RR_FIXED];
     uint32_t e;
     rr->name = off;
-    if (!name_skip(m, off, &e) || !msg_u16(m, e, &rr->type) || !msg_u16(m, e + 2u, &rr->cls) ||
-        !msg_u32(m, e + 4u, &rr->ttl) || !msg_u16(m, e + 8u, &rr->rdlen)) {
+    /* TYPE, CLASS, TTL, RDLENGTH after the name */
+    if (!name_skip(m, off, &e) || !msg_get(m, e, f, WISP_DNS_RR_FIXED)) {
         return false;
     }
+    rr->type = wisp_rd16(&f[0]);
+    rr->cls = wisp_rd16(&f[2]);
+    rr->ttl = wisp_rd32(&f[4]);
+    rr->rdlen = wisp_rd16(&f[8]);
     rr->rdata = e + WISP_DNS_RR_FIXED;
     rr->next = rr->rdata + rr->rdlen;
     /* CVE-2020-17437 / CVE-2020-24336 class: RDLENGTH within the datagram. */
@@ -609,7 +605,7 @@ static bool rr_parse(const struct dns_msg *m, uint32_t off, struct dns_rr *rr)
  * CNAME data exactly one name. */
 static bool answers_valid(const struct dns_msg *m, uint32_t off, uint16_t ancount)
 {
-    uint16_t i;
+    unsigned i;
     for (i = 0; i < ancount; i++) {
         struct dns_rr rr;
         if (!rr_parse(m, off, &rr)) {
@@ -651,7 +647,7 @@ static void answers_use(struct wisp_stack *s, struct wisp_dns_query *q, const st
     for (;;) {
         uint32_t off = an_off;
         bool cname = false;
-        uint16_t i;
+        unsigned i;
         for (i = 0; i < ancount; i++) {
             struct dns_rr rr;
             if (!rr_parse(m, off, &rr)) {
@@ -664,11 +660,8 @@ static void answers_use(struct wisp_stack *s, struct wisp_dns_query *q, const st
             }
             ttl = WISP_MIN(ttl, ttl_clamp(rr.ttl));
             if (rr.type == WISP_DNS_TYPE_A) {
-                uint8_t a[4];
-                unsigned k;
-                for (k = 0; k < 4u; k++) {
-                    a[k] = (uint8_t)msg_u8(m, rr.rdata + k); /* validated: 4 octets inside */
-                }
+                uint8_t a[4] = { 0 };
+                (void)msg_get(m, rr.rdata, a, 4u); /* validated: 4 octets inside */
                 WISP_CTR_INC(s, DNS_ANSWER);
                 q_finish(s, q, WISP_OK, wisp_ip4_rd(a), ttl);
                 return;
@@ -698,7 +691,7 @@ static void dns_recv(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, c
     struct wisp_dns_query *q = arg;
     struct wisp_stack *s = pcb->stack;
     struct dns_msg m, qm;
-    uint8_t qwire[WISP_DNS_NAME_MAX + 2];
+    uint8_t qwire[WISP_DNS_NAME_MAX + 2], hdr[WISP_DNS_HLEN];
     uint16_t id, flags, qdcount, ancount, qtype, qclass, rcode;
     uint32_t qend;
     int eq;
@@ -720,13 +713,16 @@ static void dns_recv(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, c
         wisp_pbuf_free(p);
         return;
     }
-    /* RFC 1035 §4.1.1: the 12-byte header; each field read is checked. */
-    if (m.len < WISP_DNS_HLEN || !msg_u16(&m, WISP_DNS_OFF_ID, &id) || !msg_u16(&m, WISP_DNS_OFF_FLAGS, &flags) ||
-        !msg_u16(&m, WISP_DNS_OFF_QDCOUNT, &qdcount) || !msg_u16(&m, WISP_DNS_OFF_ANCOUNT, &ancount)) {
+    /* RFC 1035 §4.1.1: the 12-byte header. */
+    if (!msg_get(&m, 0, hdr, WISP_DNS_HLEN)) {
         WISP_CTR_INC(s, DNS_DROP_SHORT);
         wisp_pbuf_free(p);
         return;
     }
+    id = wisp_rd16(&hdr[WISP_DNS_OFF_ID]);
+    flags = wisp_rd16(&hdr[WISP_DNS_OFF_FLAGS]);
+    qdcount = wisp_rd16(&hdr[WISP_DNS_OFF_QDCOUNT]);
+    ancount = wisp_rd16(&hdr[WISP_DNS_OFF_ANCOUNT]);
     if (id != q->id) {
         WISP_CTR_INC(s, DNS_DROP_ID); /* RFC 5452 §9.1 */
         wisp_pbuf_free(p);
@@ -745,11 +741,13 @@ static void dns_recv(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, c
         wisp_pbuf_free(p);
         return;
     }
-    if (!name_skip(&m, WISP_DNS_HLEN, &qend) || !msg_u16(&m, qend, &qtype) || !msg_u16(&m, qend + 2u, &qclass)) {
+    if (!name_skip(&m, WISP_DNS_HLEN, &qend) || !msg_get(&m, qend, hdr, 4u)) {
         WISP_CTR_INC(s, DNS_DROP_MALFORMED);
         wisp_pbuf_free(p);
         return;
     }
+    qtype = wisp_rd16(&hdr[0]); /* QTYPE, QCLASS (the header's fields are read) */
+    qclass = wisp_rd16(&hdr[2]);
     /* the question against q's name in wire form (no pointers in it) */
     qm.p = NULL;
     qm.flat = qwire;

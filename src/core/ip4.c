@@ -101,10 +101,9 @@ static bool is_loopif(const struct wisp_netif *nif)
  * True when well formed (and for us). */
 static bool ip4_opts_ok(const uint8_t *hdr, unsigned hlen)
 {
-    unsigned i = WISP_IP4_HLEN;
-    bool rr = false, srr = false, ts = false;
+    unsigned i = WISP_IP4_HLEN, seen = 0; /* bits: 1 record route, 2 source route, 4 timestamp */
     while (i < hlen) {
-        unsigned type = hdr[i], olen, ptr;
+        unsigned type = hdr[i], olen, ptr, slot, bit;
         if (type == WISP_IP4_OPT_EOL) {
             return true; /* the rest is padding */
         }
@@ -121,51 +120,49 @@ static bool ip4_opts_ok(const uint8_t *hdr, unsigned hlen)
         }
         ptr = olen >= 3u ? hdr[i + 2u] : 0u;
         switch (type) {
-        case WISP_IP4_OPT_RR:
         case WISP_IP4_OPT_LSRR:
         case WISP_IP4_OPT_SSRR:
-            if (olen < 3u || (olen - 3u) % 4u != 0u || ptr < 4u || (ptr <= olen && ptr + 3u > olen)) {
-                return false; /* RFC 791 §3.1: bad length or pointer */
+            if (ptr <= olen) {
+                return false; /* RFC 1122 §3.3.5: route not done, we do not forward */
             }
-            if (type == WISP_IP4_OPT_RR) {
-                if (rr) {
-                    return false;
-                }
-                rr = true;
-            } else {
-                if (srr) {
-                    return false;
-                }
-                srr = true;
-                if (ptr <= olen) {
-                    return false; /* RFC 1122 §3.3.5: route not done, we do not forward */
-                }
-            }
-            break;
-        case WISP_IP4_OPT_TS: {
-            unsigned flg, slot;
-            if (olen < 4u || ptr < 5u || ts) {
+            /* fall through */
+        case WISP_IP4_OPT_RR:
+            /* RFC 791 §3.1: length 3 + 4n, pointer >= 4, 4-byte slots */
+            if (olen < 3u || (olen - 3u) % 4u != 0u || ptr < 4u) {
                 return false;
             }
-            ts = true;
+            bit = type == WISP_IP4_OPT_RR ? 1u : 2u;
+            slot = 4u;
+            break;
+        case WISP_IP4_OPT_TS: {
+            unsigned flg;
+            if (olen < 4u || ptr < 5u) {
+                return false;
+            }
             flg = hdr[i + 3u] & 0x0fu;
             if (flg != 0u && flg != 1u && flg != 3u) {
                 return false; /* RFC 791 §3.1: flags 0, 1, 3 only */
             }
+            bit = 4u;
             slot = flg == 0u ? 4u : 8u;
-            if (ptr <= olen && ptr + slot - 1u > olen) {
-                return false;
-            }
             break;
         }
         case WISP_IP4_OPT_SID:
             if (olen != 4u) {
                 return false;
             }
-            break;
+            i += olen;
+            continue;
         default:
-            break; /* others are skipped */
+            i += olen;
+            continue; /* others are skipped */
         }
+        /* Each at most once (one source route, RFC 1122 §3.2.1.8 (c)); a
+         * pointer at or below the length leaves room for a whole slot. */
+        if ((seen & bit) != 0u || (ptr <= olen && ptr + slot - 1u > olen)) {
+            return false;
+        }
+        seen |= bit;
         i += olen;
     }
     return true;
@@ -484,15 +481,14 @@ static void ip4_build_hdr(uint8_t *h, uint16_t tot, uint16_t id, bool df, uint8_
     wisp_wr16(h + WISP_IP4_OFF_CSUM, (uint16_t)~wisp_chksum_sum(h, WISP_IP4_HLEN));
 }
 
-/* Put hdr in front of p: into p's headroom (*pushed = true) or into a new
- * header buffer chained in front of p (returned; p gains a reference). */
-static struct wisp_pbuf *ip4_attach_hdr(struct wisp_stack *s, struct wisp_pbuf *p, const uint8_t *hdr,
-                                        bool *pushed)
+/* Make room for the header in front of p: p's headroom (*pushed = true)
+ * or a new header buffer chained in front of p (returned; p gains a
+ * reference). The caller copies the header in. */
+static struct wisp_pbuf *ip4_attach_hdr(struct wisp_stack *s, struct wisp_pbuf *p, bool *pushed)
 {
     struct wisp_pbuf *q;
     *pushed = false;
     if (wisp_pbuf_push(p, WISP_IP4_HLEN) == WISP_OK) { /* only RAM/POOL with headroom */
-        memcpy(p->payload, hdr, WISP_IP4_HLEN);
         *pushed = true;
         return p;
     }
@@ -500,7 +496,6 @@ static struct wisp_pbuf *ip4_attach_hdr(struct wisp_stack *s, struct wisp_pbuf *
     if (q == NULL) {
         return NULL;
     }
-    memcpy(q->payload, hdr, WISP_IP4_HLEN);
     wisp_pbuf_chain(q, p);
     q->flags = 0;
     return q;
@@ -610,11 +605,12 @@ wisp_err_t wisp_ip4_output_if(struct wisp_netif *nif, struct wisp_pbuf *p, wisp_
     }
 
     ref_before = p->ref;
-    q = ip4_attach_hdr(s, p, hdr, &pushed);
+    q = ip4_attach_hdr(s, p, &pushed);
     if (q == NULL) {
         WISP_CTR_INC(s, IP4_DROP_NOMEM);
         return WISP_ERR_MEM;
     }
+    memcpy(q->payload, hdr, WISP_IP4_HLEN);
     /* Transmit queue class from the DSCP (RFC 2474 §3; lwIP-analysis paper §4.3, netif.h). */
     q->prio = wisp_dscp_prio((uint8_t)(tos >> 2));
 #if WISP_LOOPBACK

@@ -147,7 +147,7 @@ static uint32_t reass_deadline(const struct wisp_ip4_reass *r)
 /* Free a datagram's fragments and its slot. */
 static void reass_free(struct wisp_stack *s, struct wisp_ip4_reass *r)
 {
-    uint16_t i;
+    unsigned i;
     for (i = 0; i < r->nfrags; i++) {
         wisp_pbuf_free(r->frag[i].p);
         r->frag[i].p = NULL;
@@ -226,7 +226,7 @@ static struct wisp_pbuf *reass_abort(struct wisp_stack *s, struct wisp_ip4_reass
 static bool reass_complete(const struct wisp_ip4_reass *r)
 {
     uint32_t pos = 0;
-    uint16_t i;
+    unsigned i;
     if (!r->have_last || r->first_hlen == 0) {
         return false;
     }
@@ -245,7 +245,8 @@ static struct wisp_pbuf *reass_finish(struct wisp_stack *s, struct wisp_ip4_reas
     struct wisp_pbuf *head = r->frag[0].p;
     uint16_t hlen = r->first_hlen;
     uint32_t need;
-    uint16_t i, ffield;
+    unsigned i;
+    uint16_t ffield;
     uint8_t *h;
 
     /* RFC 791 §3.1: a datagram is at most 65535 octets, header included
@@ -296,7 +297,7 @@ static struct wisp_pbuf *reass_finish(struct wisp_stack *s, struct wisp_ip4_reas
 enum { REASS_FITS = 0, REASS_DUP, REASS_CLASH };
 static int reass_overlap(const struct wisp_ip4_reass *r, uint32_t off, uint32_t end, bool mf)
 {
-    uint16_t k;
+    unsigned k;
     for (k = 0; k < r->nfrags; k++) {
         const struct wisp_ip4_frag_ref *f = &r->frag[k];
         /* An exact duplicate: drop just the copy. */
@@ -361,7 +362,7 @@ struct wisp_pbuf *wisp_ip4_reass(struct wisp_stack *s, struct wisp_pbuf *p)
     unsigned nb = wisp_pbuf_clen(p);
     struct wisp_ip4_reass *r = NULL;
     unsigned i;
-    uint16_t at;
+    unsigned at;
     WISP_CORE_ASSERT_OWNER(s);
 
     /* Parse: find the datagram this fragment belongs to. */

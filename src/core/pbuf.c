@@ -22,19 +22,6 @@ static uint8_t *block_start(struct wisp_pbuf *p)
  * use for it. */
 #define stack_of(p) (((p) != NULL && (p)->pool != NULL) ? (p)->pool->stack : NULL)
 
-/* The pool an element came from (only the two transmit pools hand out RAM). */
-static struct wisp_pool *pool_of(struct wisp_stack *s, const struct wisp_pbuf *p)
-{
-#if WISP_PBUF_SMALL_COUNT > 0
-    if (wisp_pool_owns(&s->pool[WISP_POOL_PBUF_SMALL], p)) {
-        return &s->pool[WISP_POOL_PBUF_SMALL];
-    }
-#else
-    (void)p;
-#endif
-    return &s->pool[WISP_POOL_PBUF_TX];
-}
-
 static void pbuf_setup(struct wisp_pbuf *p, struct wisp_pool *pool, uint8_t kind, uint8_t *payload, uint16_t len)
 {
     p->next = NULL;
@@ -81,6 +68,7 @@ struct wisp_pbuf *wisp_pbuf_alloc(struct wisp_stack *s, enum wisp_pbuf_layer lay
                                   enum wisp_pbuf_kind kind)
 {
     struct wisp_pbuf *p;
+    struct wisp_pool *pool;
     uint16_t head = (uint16_t)layer;
     WISP_CORE_ASSERT_OWNER(s);
     switch (kind) {
@@ -92,15 +80,17 @@ struct wisp_pbuf *wisp_pbuf_alloc(struct wisp_stack *s, enum wisp_pbuf_layer lay
         p = NULL;
 #if WISP_PBUF_SMALL_COUNT > 0
         /* Short packets take a small block while there is one. */
-        if ((uint32_t)head + len <= WISP_PBUF_SMALL_SIZE && s->pool[WISP_POOL_PBUF_SMALL].free_list != NULL) {
-            p = (struct wisp_pbuf *)wisp_pool_alloc(&s->pool[WISP_POOL_PBUF_SMALL]);
+        pool = &s->pool[WISP_POOL_PBUF_SMALL];
+        if ((uint32_t)head + len <= WISP_PBUF_SMALL_SIZE && pool->free_list != NULL) {
+            p = (struct wisp_pbuf *)wisp_pool_alloc(pool);
         }
 #endif
         if (p == NULL) {
-            p = (struct wisp_pbuf *)wisp_pool_alloc(&s->pool[WISP_POOL_PBUF_TX]);
+            pool = &s->pool[WISP_POOL_PBUF_TX];
+            p = (struct wisp_pbuf *)wisp_pool_alloc(pool);
         }
         if (p != NULL) {
-            pbuf_setup(p, pool_of(s, p), WISP_PBUF_RAM, block_start(p) + head, len);
+            pbuf_setup(p, pool, WISP_PBUF_RAM, block_start(p) + head, len);
         }
         return p;
     case WISP_PBUF_POOL:

@@ -89,6 +89,23 @@ static uint64_t splitmix64(uint64_t *x)
     return z ^ (z >> 31);
 }
 
+/* The seed's stream of 32-bit words, in the shape of the rand callback:
+ * splitmix64 outputs, low half first (one copy of the generator, called
+ * through the same loop as cfg.rand). */
+struct seed_gen {
+    uint64_t x, a;
+    unsigned half;
+};
+static uint32_t seed_next(void *ctx)
+{
+    struct seed_gen *g = (struct seed_gen *)ctx;
+    if (g->half == 0u) {
+        g->a = splitmix64(&g->x);
+    }
+    g->half ^= 1u;
+    return g->half != 0u ? (uint32_t)g->a : (uint32_t)(g->a >> 32);
+}
+
 /* SipHash-2-4 (Aumasson & Bernstein, "SipHash: a fast short-input PRF",
  * 2012): the keyed PRF behind every secret-dependent value of the stack.
  * The rounds are a loop (one copy of the SipRound), not unrolled: about a
@@ -130,11 +147,21 @@ uint64_t wisp_siphash24(const uint32_t key[4], const void *msg, size_t len)
         /* 8-byte little-endian words; the last one holds the length
          * (mod 256) in its top byte and the 0..7 remaining bytes. */
         size_t n = len - i < 8u ? len - i : 8u;
-        uint64_t w = n < 8u ? (uint64_t)len << 56 : 0u;
+        uint8_t b[8] = { 0 };
+        uint32_t lo = 0, hi = 0;
+        uint64_t w;
         unsigned j;
-        for (j = 0; j < (unsigned)n; j++) {
-            w |= (uint64_t)m[i + j] << (8u * j);
+        memcpy(b, m + i, n);
+        if (n < 8u) {
+            b[7] = (uint8_t)len;
         }
+        /* little-endian, assembled in two 32-bit halves (a 64-bit shift by
+         * a variable count is a long sequence on 32-bit cores) */
+        for (j = 8u; j-- > 0u;) {
+            hi = (hi << 8) | (lo >> 24);
+            lo = (lo << 8) | b[j];
+        }
+        w = (uint64_t)hi << 32 | lo;
         v[3] ^= w;
         sip_rounds(v, 2); /* c = 2 compression rounds */
         v[0] ^= w;
@@ -396,16 +423,19 @@ wisp_err_t wisp_stack_init(struct wisp_stack *s, const struct wisp_config *cfg)
     s->cfg = *cfg;
     /* The master secret: 128 bits of the injected entropy source (the
      * only time it is called), or from the seed (deterministic runs). */
-    if (cfg->rand != NULL) {
-        for (i = 0; i < 4u; i++) {
-            master[i] = cfg->rand(cfg->rand_ctx);
+    {
+        uint32_t (*rnd)(void *) = cfg->rand;
+        void *ctx = cfg->rand_ctx;
+        struct seed_gen g;
+        if (rnd == NULL) {
+            g.x = cfg->seed;
+            g.a = 0;
+            g.half = 0;
+            rnd = seed_next;
+            ctx = &g;
         }
-    } else {
-        uint64_t x = cfg->seed;
-        for (i = 0; i < 4u; i += 2u) {
-            uint64_t a = splitmix64(&x);
-            master[i] = (uint32_t)a;
-            master[i + 1u] = (uint32_t)(a >> 32);
+        for (i = 0; i < 4u; i++) {
+            master[i] = rnd(ctx);
         }
     }
     for (i = 0; i < WISP_KEY_COUNT; i++) {
