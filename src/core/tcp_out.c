@@ -340,6 +340,12 @@ uint32_t tcp_rcv_right(struct wisp_tcp_pcb *pcb, bool *limited)
     return pcb->rcv_nxt + wnd;
 }
 
+uint16_t tcp_syn_wnd(struct wisp_stack *s, uint32_t want, uint32_t npcbs, uint32_t blk)
+{
+    uint32_t share, fresh = tcp_rx_blocks_avail(s, 0, npcbs, &share);
+    return (uint16_t)WISP_MIN(WISP_MIN(want, 65535u), WISP_MIN(fresh, share) * blk);
+}
+
 /* The window was (not) held back by the receive budget: while it is, the
  * output timer comes back to announce the space that frees up (nothing
  * else would: the blocks are freed by other connections' applications). */
@@ -1065,37 +1071,47 @@ wisp_err_t tcp_queue_fin(struct wisp_tcp_pcb *pcb)
     return WISP_OK;
 }
 
+struct wisp_tcp_seg *tcp_seg_copy(struct wisp_stack *s, const struct wisp_tcp_seg *g, uint32_t off, uint32_t n)
+{
+    struct wisp_tcp_seg *a = tcp_seg_alloc(s);
+    if (a != NULL) {
+        a->p = wisp_pbuf_alloc(s, WISP_LAYER_RAW, (uint16_t)n, WISP_PBUF_RAM);
+        if (a->p == NULL) {
+            wisp_pool_free(&s->pool[WISP_POOL_TCP_SEG], a);
+            return NULL;
+        }
+        (void)wisp_pbuf_copy_out(g->p, a->p->payload, (uint16_t)n, (uint16_t)off);
+        a->seq = g->seq + off;
+        a->len = (uint16_t)n;
+    }
+    return a;
+}
+
+struct wisp_tcp_seg **tcp_seg_pp(struct wisp_tcp_pcb *pcb, const struct wisp_tcp_seg *g)
+{
+    struct wisp_tcp_seg **pp;
+    for (pp = &pcb->sndq; *pp != NULL && *pp != g; pp = &(*pp)->next) {
+    }
+    return pp;
+}
+
 /* Split the first n bytes (0 < n < g->len) of the unsent segment g into
  * a new segment in front of it (a copy). False when out of memory. */
 bool tcp_seg_split(struct wisp_tcp_pcb *pcb, struct wisp_tcp_seg *g, uint32_t n)
 {
-    struct wisp_stack *s = pcb->c.stack;
-    struct wisp_tcp_seg *a, **pp;
-    struct wisp_pbuf *q;
+    struct wisp_tcp_seg *a = tcp_seg_copy(pcb->c.stack, g, 0, n), **pp;
 
-    a = tcp_seg_alloc(s);
     if (a == NULL) {
-        WISP_CTR_INC(s, TCP_DROP_NOMEM);
+        WISP_CTR_INC(pcb->c.stack, TCP_DROP_NOMEM);
         return false;
     }
-    q = wisp_pbuf_alloc(s, WISP_LAYER_RAW, (uint16_t)n, WISP_PBUF_RAM);
-    if (q == NULL) {
-        wisp_pool_free(&s->pool[WISP_POOL_TCP_SEG], a);
-        WISP_CTR_INC(s, TCP_DROP_NOMEM);
-        return false;
-    }
-    (void)wisp_pbuf_copy_out(g->p, q->payload, (uint16_t)n, 0);
-    a->p = q;
-    a->seq = g->seq;
-    a->len = (uint16_t)n;
     a->flags = TCP_SEGF_PSH;
     g->p = tcp_pbuf_skip(g->p, n); /* g is unsent: its buffers are ours alone */
     g->seq += n;
     g->len = (uint16_t)(g->len - n);
     tcp_seg_account(pcb, a);
     tcp_seg_account(pcb, g);
-    for (pp = &pcb->sndq; *pp != NULL && *pp != g; pp = &(*pp)->next) {
-    }
+    pp = tcp_seg_pp(pcb, g);
     a->next = g;
     *pp = a;
     if (pcb->sndq_next == g) {

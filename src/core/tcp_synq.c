@@ -508,15 +508,10 @@ static wisp_err_t tcp_send_synack(struct wisp_stack *s, const struct wisp_tcp_li
 
 /* The window a SYN-ACK offers (unscaled, RFC 7323 §2.2) when our MSS
  * towards the peer is ours: the buffer, within the receive budget (one
- * more connection's share); *blk: data bytes per receive block for that
- * peer. */
-static uint16_t tcp_synack_wnd(struct wisp_stack *s, uint16_t ours, uint16_t *blk)
+ * more connection's share). */
+static uint16_t tcp_synack_wnd(struct wisp_stack *s, uint16_t ours)
 {
-    uint32_t b = tcp_rx_blk(ours);
-    uint32_t share, fresh = tcp_rx_blocks_avail(s, 0, (uint32_t)s->tcp.npcbs + 1u, &share);
-    uint32_t cap = WISP_MIN(fresh, share) * b;
-    *blk = (uint16_t)b;
-    return (uint16_t)WISP_MIN(WISP_MIN((uint32_t)WISP_TCP_WND, 65535u), cap);
+    return tcp_syn_wnd(s, WISP_TCP_WND, (uint32_t)s->tcp.npcbs + 1u, tcp_rx_blk(ours));
 }
 
 /* An embryo's connection state (what a SYN-ACK and the PCB made from it
@@ -743,15 +738,7 @@ static const uint16_t tcp_cookie_mss[8] = { 216, 536, 1200, 1360, 1400, 1440, 14
  * recomputed from the cookie's ACK), so a flood SYN costs one hash. */
 static uint64_t tcp_cookie_hash(struct wisp_stack *s, const struct tcp_tuple *t, uint32_t cnt, uint32_t irs)
 {
-    uint8_t m[21];
-    wisp_ip4_wr(m, wisp_ipaddr_ip4(&t->lip)); /* IPv4 only: IPv6 extends */
-    wisp_ip4_wr(m + 4, wisp_ipaddr_ip4(&t->rip));
-    wisp_wr16(m + 8, t->lport);
-    wisp_wr16(m + 10, t->rport);
-    m[12] = 2;
-    wisp_wr32(m + 13, cnt);
-    wisp_wr32(m + 17, irs);
-    return tcp_siphash24(s->tcp.key, m, sizeof(m));
+    return tcp_hash(s, t, 2, cnt, irs);
 }
 
 static uint32_t tcp_cookie_make(struct wisp_stack *s, const struct tcp_tuple *t, uint32_t irs, uint16_t mss,
@@ -796,9 +783,10 @@ static bool tcp_cookie_check(struct wisp_stack *s, const struct tcp_tuple *t, ui
 
 /* ------------------------------------------------------ passive open */
 
-/* A connection PCB for a completed passive open (ESTABLISHED). */
+/* A connection PCB for a completed passive open (ESTABLISHED) of embryo
+ * e (4-tuple t). */
 static struct wisp_tcp_pcb *tcp_passive_pcb(struct wisp_stack *s, struct wisp_tcp_listen *l,
-                                            const struct wisp_tcp_syn *e, uint32_t ts_off)
+                                            const struct wisp_tcp_syn *e, const struct tcp_tuple *t, uint32_t ts_off)
 {
     struct wisp_tcp_pcb *pcb = tcp_pcb_alloc(s);
     uint32_t iss = e->iss, irs = e->irs;
@@ -811,17 +799,11 @@ static struct wisp_tcp_pcb *tcp_passive_pcb(struct wisp_stack *s, struct wisp_tc
     pcb->c.tos = l->c.tos;
     pcb->c.ttl = l->c.ttl;
     pcb->c.cc_algo = l->c.cc_algo;
-    pcb->c.local_ip = e->local_ip;
-    pcb->c.local_port = e->local_port;
-    pcb->remote_ip = e->remote_ip;
-    pcb->remote_port = e->remote_port;
     pcb->flags |= TF_PASSIVE;
-    pcb->iss = iss;
-    pcb->snd_una = iss + 1u;
+    /* (ts_off: the clock our SYN-ACK's TSval was read from) */
+    ours = tcp_pcb_open(pcb, t, iss, ts_off);
+    pcb->snd_una = iss + 1u; /* our SYN is acknowledged */
     pcb->snd_nxt = iss + 1u;
-    pcb->snd_lbb = iss + 1u;
-    pcb->snd_sml = iss;
-    pcb->recover = iss;
     pcb->snd_wl1 = irs;
     pcb->snd_wl2 = iss;
     pcb->irs = irs;
@@ -829,12 +811,9 @@ static struct wisp_tcp_pcb *tcp_passive_pcb(struct wisp_stack *s, struct wisp_tc
     pcb->rcv_adv = pcb->rcv_nxt + e->wnd; /* what the SYN-ACK offered */
 #if WISP_TCP_TIMESTAMPS
     pcb->last_ack_sent = pcb->rcv_nxt;
-    pcb->ts_off = ts_off; /* the clock our SYN-ACK's TSval was read from */
 #endif
     /* RFC 9293 §3.7.1 / RFC 6691: send MSS = min(peer's MSS option or
      * 536, our MTU - 40). */
-    ours = tcp_mss_for(s, &e->remote_ip);
-    pcb->rcv_blk = tcp_rx_blk(ours);
     pcb->mss = (uint16_t)WISP_MIN(e->peer_mss != 0 ? e->peer_mss : TCP_DEFAULT_MSS, ours);
 #if WISP_TCP_WND_SCALE
     if (e->peer_wscale != 0xffu) {
@@ -854,8 +833,6 @@ static struct wisp_tcp_pcb *tcp_passive_pcb(struct wisp_stack *s, struct wisp_tc
         pcb->ts_recent = e->ts_recent;
         pcb->ts_recent_ms = wisp_now(s);
     }
-#else
-    (void)ts_off;
 #endif
     pcb->c.state = WISP_TCP_SYN_RCVD;
     tcp_link(s, pcb);
@@ -991,7 +968,7 @@ bool tcp_synq_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_
         return true;
     }
     tcp_synq_tuple(e, &t);
-    pcb = tcp_passive_pcb(s, l, e, tcp_ts_offset(s, &t));
+    pcb = tcp_passive_pcb(s, l, e, &t, tcp_ts_offset(s, &t));
     if (pcb == NULL) {
         /* RFC 9293 §3.10.7.4 SYN-RECEIVED, fifth: the ACK would move
          * the connection to ESTABLISHED, but there is no PCB to hold it
@@ -1018,7 +995,7 @@ static bool tcp_cookie_accept(struct wisp_stack *s, struct wisp_tcp_listen *l, s
                               const struct tcp_tuple *t)
 {
     struct wisp_tcp_syn x;
-    uint16_t mss, blk;
+    uint16_t mss;
     uint32_t ts_off;
     uint8_t ws = 0xffu;
     struct wisp_tcp_pcb *pcb;
@@ -1054,8 +1031,8 @@ static bool tcp_cookie_accept(struct wisp_stack *s, struct wisp_tcp_listen *l, s
      * offered more) is dropped and resent. */
     tcp_syn_fill(&x, t, in->ack - 1u, in->seq - 1u, ws, sack, ts, in->opt.tsval);
     x.peer_mss = mss;
-    x.wnd = tcp_synack_wnd(s, tcp_mss_for(s, &t->rip), &blk);
-    pcb = tcp_passive_pcb(s, l, &x, ts_off);
+    x.wnd = tcp_synack_wnd(s, tcp_mss_for(s, &t->rip));
+    pcb = tcp_passive_pcb(s, l, &x, t, ts_off);
     if (pcb == NULL) {
         /* No PCB now: drop silently (counted), no RST. The peer
          * resends its data and the cookie stays valid for its two
@@ -1094,12 +1071,11 @@ static void tcp_listen_ack(struct wisp_stack *s, struct wisp_tcp_listen *l, stru
 static void tcp_synq_add(struct wisp_stack *s, struct wisp_tcp_listen *l, struct wisp_tcp_syn *e,
                          const struct tcp_in *in, const struct tcp_tuple *t, bool sack, bool ts)
 {
-    uint16_t blk;
     tcp_syn_fill(e, t, tcp_isn(s, t), in->seq, WISP_TCP_WND_SCALE ? in->opt.ws : 0xffu, sack, ts, in->opt.tsval);
     e->lpcb = l;
     l->synq_n++;
     e->peer_mss = in->opt.mss;
-    e->wnd = tcp_synack_wnd(s, tcp_mss_for(s, &t->rip), &blk); /* kept for its retransmissions */
+    e->wnd = tcp_synack_wnd(s, tcp_mss_for(s, &t->rip)); /* kept for its retransmissions */
     tcp_hlink(s->tcp.synq_head, s->tcp.synq_next, tcp_synq_bucket(s, e), (unsigned)(e - s->tcp.synq));
     tcp_synq_send(s, e);
     tcp_synq_arm(s);
@@ -1116,7 +1092,6 @@ static void tcp_synq_cookie(struct wisp_stack *s, const struct wisp_tcp_listen *
     uint16_t ours = tcp_mss_for(s, &t->rip); /* one route lookup */
     uint8_t ws = (ts && WISP_TCP_WND_SCALE) ? in->opt.ws : 0xffu;
     uint32_t cookie, ts_off;
-    uint16_t blk;
     struct wisp_tcp_syn x;
     int bits = -1;
     if (ts) {
@@ -1131,7 +1106,7 @@ static void tcp_synq_cookie(struct wisp_stack *s, const struct wisp_tcp_listen *
     mss = (uint16_t)WISP_MIN(mss, ours);
     cookie = tcp_cookie_make(s, t, in->seq, mss, &ts_off);
     tcp_syn_fill(&x, t, cookie, in->seq, ws, sack, ts, in->opt.tsval);
-    x.wnd = tcp_synack_wnd(s, ours, &blk);
+    x.wnd = tcp_synack_wnd(s, ours);
     (void)tcp_send_synack(s, l, &x, bits, ours, ts_off);
 }
 #endif /* WISP_TCP_SYNCOOKIES */
