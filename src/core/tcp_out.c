@@ -487,22 +487,23 @@ void tcp_send_challenge_ack(struct wisp_tcp_pcb *pcb)
 void tcp_rst_reply(struct wisp_stack *s, const struct tcp_in *in)
 {
     struct tcp_tuple t;
+    /* <SEQ=0><ACK=SEG.SEQ+SEG.LEN><CTL=RST,ACK>; SYN and FIN count */
+    uint32_t seq = 0, ack = in->seq + in->len + ((in->flags & WISP_TCP_FLAG_SYN) ? 1u : 0u) +
+                               ((in->flags & WISP_TCP_FLAG_FIN) ? 1u : 0u);
+    uint8_t flags = WISP_TCP_FLAG_RST | WISP_TCP_FLAG_ACK;
     if (in->flags & WISP_TCP_FLAG_RST) {
         return; /* RFC 9293 §3.10.7.1: never a RST in reply to a RST */
+    }
+    if (in->flags & WISP_TCP_FLAG_ACK) {
+        /* RFC 9293 §3.10.7.1: <SEQ=SEG.ACK><CTL=RST> (no ACK field) */
+        seq = in->ack;
+        flags = WISP_TCP_FLAG_RST;
     }
     t.lip = in->ip->dst;
     t.rip = in->ip->src;
     t.lport = in->dport;
     t.rport = in->sport;
-    if (in->flags & WISP_TCP_FLAG_ACK) {
-        /* RFC 9293 §3.10.7.1: <SEQ=SEG.ACK><CTL=RST> */
-        (void)tcp_xmit_raw(s, &t, in->ack, 0, WISP_TCP_FLAG_RST, 0, NULL, 0, NULL, 0, 0);
-    } else {
-        /* <SEQ=0><ACK=SEG.SEQ+SEG.LEN><CTL=RST,ACK>; SYN and FIN count */
-        uint32_t seglen =
-            in->len + ((in->flags & WISP_TCP_FLAG_SYN) ? 1u : 0u) + ((in->flags & WISP_TCP_FLAG_FIN) ? 1u : 0u);
-        (void)tcp_xmit_raw(s, &t, 0, in->seq + seglen, WISP_TCP_FLAG_RST | WISP_TCP_FLAG_ACK, 0, NULL, 0, NULL, 0, 0);
-    }
+    (void)tcp_xmit_raw(s, &t, seq, ack, flags, 0, NULL, 0, NULL, 0, 0);
 }
 
 void tcp_send_rst(struct wisp_tcp_pcb *pcb)
@@ -1204,6 +1205,23 @@ enum tcp_out_step {
     TCP_OUT_STOP       /* blocked (window, cwnd, Nagle, buffers): done */
 };
 
+/* A local failure (no buffer, full queue): try again shortly. */
+static enum tcp_out_step tcp_output_retry(struct wisp_tcp_pcb *pcb)
+{
+    tcp_timer_set(pcb, TCP_TMR_OUTPUT, TCP_OUTPUT_RETRY_MS);
+    return TCP_OUT_STOP;
+}
+
+/* Send g (a retransmission when rtx) and count it in the pipe. */
+static enum tcp_out_step tcp_output_seg(struct wisp_tcp_pcb *pcb, struct wisp_tcp_seg *g, bool rtx, uint32_t *pipe)
+{
+    if (tcp_send_seg(pcb, g, rtx) != WISP_OK) {
+        return tcp_output_retry(pcb);
+    }
+    *pipe += g->len + ((g->flags & TCP_SEGF_FIN) ? 1u : 0u);
+    return TCP_OUT_MORE;
+}
+
 /* Output of SYN-SENT / SYN-RECEIVED: a SYN or SYN-ACK that never left
  * (local failure), or the SYN-ACK again for a retransmitted SYN. */
 static void tcp_output_ctl(struct wisp_tcp_pcb *pcb)
@@ -1238,20 +1256,14 @@ static enum tcp_out_step tcp_output_rtx(struct wisp_tcp_pcb *pcb, struct wisp_tc
     if ((*lost)->len > smss && !tcp_pmtu_recut(pcb, lost)) {
         /* cut before the path MTU fell (tcp_icmp.c): no buffer
          * for the pieces now */
-        tcp_timer_set(pcb, TCP_TMR_OUTPUT, TCP_OUTPUT_RETRY_MS);
-        return TCP_OUT_STOP;
+        return tcp_output_retry(pcb);
     }
     g = *lost;
     if (!(pcb->flags & TF_FORCE_RTX) && *pipe + g->len > pcb->cwnd) {
         return TCP_OUT_STOP;
     }
     pcb->flags &= ~TF_FORCE_RTX;
-    if (tcp_send_seg(pcb, g, true) != WISP_OK) {
-        tcp_timer_set(pcb, TCP_TMR_OUTPUT, TCP_OUTPUT_RETRY_MS);
-        return TCP_OUT_STOP;
-    }
-    *pipe += g->len + ((g->flags & TCP_SEGF_FIN) ? 1u : 0u);
-    return TCP_OUT_MORE;
+    return tcp_output_seg(pcb, g, true, pipe);
 }
 
 /* RFC 896 / RFC 1122 §4.2.3.4 (Nagle), in Minshall's variant (as Linux):
@@ -1287,11 +1299,7 @@ static enum tcp_out_step tcp_output_new(struct wisp_tcp_pcb *pcb, uint32_t *pipe
     }
     if (g->len > smss) {
         /* written before the MSS was known */
-        if (!tcp_seg_split(pcb, g, smss)) {
-            tcp_timer_set(pcb, TCP_TMR_OUTPUT, TCP_OUTPUT_RETRY_MS);
-            return TCP_OUT_STOP;
-        }
-        return TCP_OUT_MORE;
+        return tcp_seg_split(pcb, g, smss) ? TCP_OUT_MORE : tcp_output_retry(pcb);
     }
     usable = TCP_SEQ_DIFF(pcb->snd_una + pcb->snd_wnd, g->seq);
     /* RFC 3042: limited transmit, one new segment per of the first two
@@ -1307,11 +1315,7 @@ static enum tcp_out_step tcp_output_new(struct wisp_tcp_pcb *pcb, uint32_t *pipe
          * the peer offered. */
         if (usable > 0 && (uint32_t)usable >= pcb->max_snd_wnd / 2u && (uint32_t)usable <= cw_room &&
             (uint32_t)usable < g->len) {
-            if (!tcp_seg_split(pcb, g, (uint32_t)usable)) {
-                tcp_timer_set(pcb, TCP_TMR_OUTPUT, TCP_OUTPUT_RETRY_MS);
-                return TCP_OUT_STOP;
-            }
-            return TCP_OUT_MORE;
+            return tcp_seg_split(pcb, g, (uint32_t)usable) ? TCP_OUT_MORE : tcp_output_retry(pcb);
         }
         *wnd_blocked = true;
         return TCP_OUT_STOP;
@@ -1322,12 +1326,7 @@ static enum tcp_out_step tcp_output_new(struct wisp_tcp_pcb *pcb, uint32_t *pipe
     if (tcp_nagle_holds(pcb, g, smss)) {
         return TCP_OUT_STOP;
     }
-    if (tcp_send_seg(pcb, g, false) != WISP_OK) {
-        tcp_timer_set(pcb, TCP_TMR_OUTPUT, TCP_OUTPUT_RETRY_MS);
-        return TCP_OUT_STOP;
-    }
-    *pipe += g->len + ((g->flags & TCP_SEGF_FIN) ? 1u : 0u);
-    return TCP_OUT_MORE;
+    return tcp_output_seg(pcb, g, false, pipe);
 }
 
 /* After the segments: an ACK nothing carried, persist mode for a window

@@ -474,15 +474,14 @@ static void tcp_synq_tuple(const struct wisp_tcp_syn *e, struct tcp_tuple *t)
 }
 
 /* The SYN-ACK of embryo e (a SYN-queue entry, or one built for a cookie
- * on the stack) from listener l, offering window e->wnd and our MSS
+ * on the stack; 4-tuple t) from listener l, offering window e->wnd and our MSS
  * ours, with timestamp clock offset ts_off. cookie_bits: the low TSval
  * bits of a SYN cookie (RFC 4987 §3.6 with timestamps), or -1. Returns
  * tcp_xmit_raw's result (a local failure is retried by the SYN queue; a
  * cookie's SYN-ACK is not: the peer resends its SYN). */
 static wisp_err_t tcp_send_synack(struct wisp_stack *s, const struct wisp_tcp_listen *l, const struct wisp_tcp_syn *e,
-                                  int cookie_bits, uint16_t ours, uint32_t ts_off)
+                                  const struct tcp_tuple *t, int cookie_bits, uint16_t ours, uint32_t ts_off)
 {
-    struct tcp_tuple t;
     uint8_t opt[WISP_TCP_MAX_OPTLEN];
     uint8_t n;
     uint32_t tsval = wisp_now(s) + ts_off;
@@ -501,8 +500,7 @@ static wisp_err_t tcp_send_synack(struct wisp_stack *s, const struct wisp_tcp_li
 #endif
     n = tcp_build_syn_opts(opt, ours, e->peer_wscale == 0xffu ? 0xffu : tcp_rcv_wscale_ours(),
                            (e->opts & TCP_SYNO_SACK) != 0, (e->opts & TCP_SYNO_TS) != 0, tsval, e->ts_recent);
-    tcp_synq_tuple(e, &t);
-    return tcp_xmit_raw(s, &t, e->iss, e->irs + 1u, WISP_TCP_FLAG_SYN | WISP_TCP_FLAG_ACK, e->wnd, opt, n, NULL,
+    return tcp_xmit_raw(s, t, e->iss, e->irs + 1u, WISP_TCP_FLAG_SYN | WISP_TCP_FLAG_ACK, e->wnd, opt, n, NULL,
                         l->c.tos, l->c.ttl);
 }
 
@@ -577,7 +575,7 @@ static void tcp_synq_send(struct wisp_stack *s, struct wisp_tcp_syn *e)
     struct tcp_tuple t;
     wisp_err_t err;
     tcp_synq_tuple(e, &t);
-    err = tcp_send_synack(s, e->lpcb, e, -1, tcp_mss_for(s, &t.rip), tcp_ts_offset(s, &t));
+    err = tcp_send_synack(s, e->lpcb, e, &t, -1, tcp_mss_for(s, &t.rip), tcp_ts_offset(s, &t));
     if (err == WISP_OK) {
         e->opts = (uint8_t)(e->opts & ~TCP_SYNO_UNSENT);
         e->due = wisp_now(s) + tcp_synq_rto(e->retries);
@@ -1066,48 +1064,28 @@ static void tcp_listen_ack(struct wisp_stack *s, struct wisp_tcp_listen *l, stru
     wisp_pbuf_free(p);
 }
 
-/* A SYN for l with room in its backlog and the SYN queue: entry e
- * remembers the embryo, its SYN-ACK goes out. */
-static void tcp_synq_add(struct wisp_stack *s, struct wisp_tcp_listen *l, struct wisp_tcp_syn *e,
-                         const struct tcp_in *in, const struct tcp_tuple *t, bool sack, bool ts)
-{
-    tcp_syn_fill(e, t, tcp_isn(s, t), in->seq, WISP_TCP_WND_SCALE ? in->opt.ws : 0xffu, sack, ts, in->opt.tsval);
-    e->lpcb = l;
-    l->synq_n++;
-    e->peer_mss = in->opt.mss;
-    e->wnd = tcp_synack_wnd(s, tcp_mss_for(s, &t->rip)); /* kept for its retransmissions */
-    tcp_hlink(s->tcp.synq_head, s->tcp.synq_next, tcp_synq_bucket(s, e), (unsigned)(e - s->tcp.synq));
-    tcp_synq_send(s, e);
-    tcp_synq_arm(s);
-}
-
 #if WISP_TCP_SYNCOOKIES
-/* RFC 4987 §3.6: no room -- answer the SYN statelessly with a cookie.
- * Without timestamps the cookie cannot carry window scaling or SACK, so
- * the SYN-ACK offers neither. */
-static void tcp_synq_cookie(struct wisp_stack *s, const struct wisp_tcp_listen *l, const struct tcp_in *in,
-                            const struct tcp_tuple *t, bool sack, bool ts)
+/* RFC 4987 §3.6: no room -- answer the SYN statelessly with a cookie
+ * (embryo x, our MSS ours). Without timestamps the cookie cannot carry
+ * window scaling or SACK, so the SYN-ACK offers neither. */
+static void tcp_synq_cookie(struct wisp_stack *s, const struct wisp_tcp_listen *l, struct wisp_tcp_syn *x,
+                            const struct tcp_tuple *t, uint16_t ours)
 {
-    uint16_t mss = in->opt.mss != 0 ? in->opt.mss : (uint16_t)TCP_DEFAULT_MSS;
-    uint16_t ours = tcp_mss_for(s, &t->rip); /* one route lookup */
-    uint8_t ws = (ts && WISP_TCP_WND_SCALE) ? in->opt.ws : 0xffu;
-    uint32_t cookie, ts_off;
-    struct wisp_tcp_syn x;
+    uint16_t mss = x->peer_mss != 0 ? x->peer_mss : (uint16_t)TCP_DEFAULT_MSS;
+    uint32_t ts_off;
     int bits = -1;
-    if (ts) {
-        bits = (int)((ws == 0xffu ? 0x0fu : (ws & 0x0fu)) | (sack ? 0x10u : 0u));
+    if (x->opts & TCP_SYNO_TS) {
+        bits = (int)((x->peer_wscale == 0xffu ? 0x0fu : (x->peer_wscale & 0x0fu)) |
+                     ((x->opts & TCP_SYNO_SACK) ? 0x10u : 0u));
     } else {
-        sack = false;
+        x->peer_wscale = 0xffu;
+        x->opts = 0;
     }
-    WISP_CTR_INC(s, TCP_SYNQ_FULL);
     WISP_CTR_INC(s, TCP_COOKIE_SENT);
     s->tcp.cookie_used = 1;
     s->tcp.cookie_last = wisp_now(s);
-    mss = (uint16_t)WISP_MIN(mss, ours);
-    cookie = tcp_cookie_make(s, t, in->seq, mss, &ts_off);
-    tcp_syn_fill(&x, t, cookie, in->seq, ws, sack, ts, in->opt.tsval);
-    x.wnd = tcp_synack_wnd(s, ours);
-    (void)tcp_send_synack(s, l, &x, bits, ours, ts_off);
+    x->iss = tcp_cookie_make(s, t, x->irs, (uint16_t)WISP_MIN(mss, ours), &ts_off);
+    (void)tcp_send_synack(s, l, x, t, bits, ours, ts_off);
 }
 #endif /* WISP_TCP_SYNCOOKIES */
 
@@ -1116,7 +1094,8 @@ bool tcp_listen_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tc
     struct wisp_tcp_listen *l = tcp_find_listener(s, cin);
     struct tcp_in in = *cin;
     struct tcp_tuple t;
-    struct wisp_tcp_syn *e = NULL;
+    struct wisp_tcp_syn *e = NULL, *y, x;
+    uint16_t ours;
     unsigned i;
 
     if (l == NULL) {
@@ -1158,13 +1137,27 @@ bool tcp_listen_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tc
             }
         }
     }
+    /* the embryo: in a free SYN-queue entry within l's backlog, else on
+     * the stack for a cookie (the SYN-ACK's window is kept for its
+     * retransmissions) */
+    y = e != NULL ? e : &x;
+    ours = tcp_mss_for(s, &t.rip); /* one route lookup */
+    tcp_syn_fill(y, &t, 0, in.seq, WISP_TCP_WND_SCALE ? in.opt.ws : 0xffu, in.opt.sack_ok && WISP_TCP_SACK,
+                 in.opt.ts && WISP_TCP_TIMESTAMPS, in.opt.tsval);
+    y->peer_mss = in.opt.mss;
+    y->wnd = tcp_synack_wnd(s, ours);
     if (e != NULL) {
-        tcp_synq_add(s, l, e, &in, &t, in.opt.sack_ok && WISP_TCP_SACK, in.opt.ts && WISP_TCP_TIMESTAMPS);
+        /* the entry remembers the embryo, its SYN-ACK goes out */
+        e->iss = tcp_isn(s, &t);
+        e->lpcb = l;
+        l->synq_n++;
+        tcp_hlink(s->tcp.synq_head, s->tcp.synq_next, tcp_synq_bucket(s, e), (unsigned)(e - s->tcp.synq));
+        tcp_synq_send(s, e);
+        tcp_synq_arm(s);
     } else {
-#if WISP_TCP_SYNCOOKIES
-        tcp_synq_cookie(s, l, &in, &t, in.opt.sack_ok && WISP_TCP_SACK, in.opt.ts && WISP_TCP_TIMESTAMPS);
-#else
         WISP_CTR_INC(s, TCP_SYNQ_FULL);
+#if WISP_TCP_SYNCOOKIES
+        tcp_synq_cookie(s, l, &x, &t, ours);
 #endif
     }
     wisp_pbuf_free(p); /* data on a SYN is not kept (the peer resends it) */
