@@ -385,8 +385,7 @@ bool tcp_tw_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_in
     if (in->flags & WISP_TCP_FLAG_RST) {
         /* RFC 1337 §3 (TIME-WAIT assassination): ignore RST in TIME-WAIT. */
         WISP_CTR_INC(s, TCP_RST_RX);
-        wisp_pbuf_free(p);
-        return true;
+        goto out;
     }
     if ((in->flags & (WISP_TCP_FLAG_SYN | WISP_TCP_FLAG_ACK)) == WISP_TCP_FLAG_SYN) {
         /* RFC 6191 §2 / RFC 1122 §4.2.2.13: a new incarnation may reuse
@@ -397,35 +396,34 @@ bool tcp_tw_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_in
             WISP_CTR_INC(s, TCP_TW_REOPEN);
             return false; /* the caller hands the SYN to the listener */
         }
-        tcp_tw_ack(s, w);
-        wisp_pbuf_free(p);
-        return true;
+        goto ack;
     }
     if (!(in->flags & (WISP_TCP_FLAG_SYN | WISP_TCP_FLAG_ACK))) {
         /* RFC 9293 §3.10.7.4 fifth: "if the ACK bit is off drop the
          * segment" -- applied before any reply (as for connections), so
          * an ACK-less FIN or data segment draws nothing. */
         WISP_CTR_INC(s, TCP_DROP_NOACK);
-        wisp_pbuf_free(p);
-        return true;
+        goto out;
     }
     /* RFC 7323 §5.3 PAWS */
     if (ts && TCP_SEQ_LT(in->opt.tsval, TW_TS_RECENT(w))) {
         WISP_CTR_INC(s, TCP_DROP_PAWS);
-        tcp_tw_ack(s, w);
-        wisp_pbuf_free(p);
-        return true;
+        goto ack;
     }
     if ((in->flags & WISP_TCP_FLAG_FIN) && in->seq + in->len + 1u == w->rcv_nxt) {
         /* RFC 9293 §3.10.7.4 TIME-WAIT, eighth step: the retransmitted
          * FIN (it ends at RCV.NXT): acknowledge it and restart the 2 MSL
          * timeout. Any other FIN is only acknowledged below. */
         tcp_tw_restart(s, w);
-        tcp_tw_ack(s, w);
-    } else if (in->len > 0 || (in->flags & WISP_TCP_FLAG_FIN) || in->seq != w->rcv_nxt) {
-        WISP_CTR_INC(s, TCP_DROP_OOW);
-        tcp_tw_ack(s, w); /* RFC 9293 §3.10.7.4 first step: unacceptable -> ACK */
+        goto ack;
     }
+    if (in->len == 0 && !(in->flags & WISP_TCP_FLAG_FIN) && in->seq == w->rcv_nxt) {
+        goto out;
+    }
+    WISP_CTR_INC(s, TCP_DROP_OOW); /* RFC 9293 §3.10.7.4 first step: unacceptable -> ACK */
+ack:
+    tcp_tw_ack(s, w);
+out:
     wisp_pbuf_free(p);
     return true;
 }
@@ -877,6 +875,7 @@ bool tcp_synq_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_
     struct wisp_tcp_listen *l;
     struct wisp_tcp_pcb *pcb;
     struct tcp_tuple t;
+    enum wisp_counter drop;
     unsigned i;
 
     for (i = s->tcp.synq_head[tcp_bucket(s, &in.ip->src, in.sport, in.dport, TCP_SYNQ_NB)]; i != TCP_HNONE;
@@ -900,55 +899,44 @@ bool tcp_synq_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_
         if (in.seq == e->irs + 1u) {
             tcp_synq_remove(s, e);
             tcp_synq_arm(s);
-        } else {
-            WISP_CTR_INC(s, TCP_DROP_RST);
-            if (tcp_synq_in_window(e, in.seq)) {
-                tcp_synq_challenge_ack(s, e);
-            }
+            goto out;
         }
-        wisp_pbuf_free(p);
-        return true;
+        if (tcp_synq_in_window(e, in.seq)) {
+            tcp_synq_challenge_ack(s, e);
+        }
+        drop = WISP_CTR_TCP_DROP_RST;
+        goto out_ctr;
     }
     if (in.flags & WISP_TCP_FLAG_SYN) {
-        if (!(in.flags & WISP_TCP_FLAG_ACK) && in.seq == e->irs) {
-            tcp_synq_send(s, e); /* the peer did not get our SYN-ACK */
-            tcp_synq_arm(s);
-            wisp_pbuf_free(p);
-            return true;
+        if (in.flags & WISP_TCP_FLAG_ACK) {
+            drop = WISP_CTR_TCP_DROP_SYN;
+            goto out_ctr;
         }
-        if (!(in.flags & WISP_TCP_FLAG_ACK)) {
+        if (in.seq != e->irs) {
             tcp_synq_remove(s, e); /* a new ISN: start over from LISTEN */
             return false;
         }
-        WISP_CTR_INC(s, TCP_DROP_SYN);
-        wisp_pbuf_free(p);
-        return true;
+        goto resend; /* the peer did not get our SYN-ACK */
     }
     if (!(in.flags & WISP_TCP_FLAG_ACK)) {
-        WISP_CTR_INC(s, TCP_DROP_NOACK);
-        wisp_pbuf_free(p);
-        return true;
+        drop = WISP_CTR_TCP_DROP_NOACK;
+        goto out_ctr;
     }
     /* RFC 9293 §3.10.7.4 SYN-RECEIVED: an unacceptable ACK gets a RST. */
     if (in.ack != e->iss + 1u) {
-        WISP_CTR_INC(s, TCP_DROP_BADACK);
         tcp_rst_reply(s, &in);
-        wisp_pbuf_free(p);
-        return true;
+        drop = WISP_CTR_TCP_DROP_BADACK;
+        goto out_ctr;
     }
     /* first step: the sequence number must be in the window the SYN-ACK
      * offered (a zero window takes just RCV.NXT) */
     if (!tcp_synq_in_window(e, in.seq)) {
         WISP_CTR_INC(s, TCP_DROP_OOW);
-        tcp_synq_send(s, e);
-        tcp_synq_arm(s);
-        wisp_pbuf_free(p);
-        return true;
+        goto resend;
     }
     if ((e->opts & TCP_SYNO_TS) && in.opt.ts && TCP_SEQ_LT(in.opt.tsval, e->ts_recent)) {
-        WISP_CTR_INC(s, TCP_DROP_PAWS); /* RFC 7323 §5.3 */
-        wisp_pbuf_free(p);
-        return true;
+        drop = WISP_CTR_TCP_DROP_PAWS; /* RFC 7323 §5.3 */
+        goto out_ctr;
     }
     if (!tcp_listen_room(l)) {
         /* RFC 9293 §3.10.7.4 SYN-RECEIVED, fifth: this ACK would move the
@@ -961,9 +949,8 @@ bool tcp_synq_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_
          * bounds the wait. Linux drops the ACK too (an overflowing accept
          * queue); a RST would fail a connection whose connect() had
          * already succeeded. */
-        WISP_CTR_INC(s, TCP_LISTEN_FULL);
-        wisp_pbuf_free(p);
-        return true;
+        drop = WISP_CTR_TCP_LISTEN_FULL;
+        goto out_ctr;
     }
     tcp_synq_tuple(e, &t);
     pcb = tcp_passive_pcb(s, l, e, &t, tcp_ts_offset(s, &t));
@@ -976,13 +963,21 @@ bool tcp_synq_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_
          * SYN-ACK) completes the handshake once a PCB is free, and the
          * entry's timeout bounds the wait. A RST would turn a passing
          * shortage into a failed connection (Linux drops too). */
-        WISP_CTR_INC(s, TCP_DROP_PCBMEM);
-        wisp_pbuf_free(p);
-        return true;
+        drop = WISP_CTR_TCP_DROP_PCBMEM;
+        goto out_ctr;
     }
     tcp_synq_remove(s, e);
     tcp_synq_arm(s);
     tcp_accept_and_process(s, l, pcb, p, &in);
+    return true;
+resend:
+    tcp_synq_send(s, e);
+    tcp_synq_arm(s);
+    goto out;
+out_ctr:
+    WISP_CTR_INC_ID(s, drop);
+out:
+    wisp_pbuf_free(p);
     return true;
 }
 
