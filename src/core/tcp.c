@@ -424,6 +424,7 @@ wisp_err_t wisp_tcp_connect(struct wisp_tcp_pcb *pcb, const wisp_ipaddr_t *ip, u
     struct wisp_netif *nif;
     struct tcp_tuple t;
     wisp_ip4_t dst;
+    unsigned tries;
 
     WISP_CORE_ASSERT_OWNER(tcp_stack_of(pcb));
     if (pcb == NULL || tcp_is_listen(pcb)) {
@@ -463,26 +464,17 @@ wisp_err_t wisp_tcp_connect(struct wisp_tcp_pcb *pcb, const wisp_ipaddr_t *ip, u
     }
     t.rip = *ip;
     t.rport = port;
-    if (pcb->c.local_port == 0) {
-        unsigned tries;
-        t.lport = 0;
-        for (tries = 0; tries < 16u; tries++) {
-            uint16_t lp = tcp_ephemeral_port(s, &t);
-            if (lp == 0) {
-                return WISP_ERR_USE;
-            }
-            t.lport = lp;
-            if (!tcp_tuple_used(s, pcb, &t)) {
-                break;
-            }
-            t.lport = 0;
+    /* the bound port, or an ephemeral one (at most 16 tries at a 4-tuple
+     * no connection or TIME-WAIT record uses) */
+    t.lport = pcb->c.local_port;
+    for (tries = 0;; tries++) {
+        if (pcb->c.local_port == 0) {
+            t.lport = tcp_ephemeral_port(s, &t);
         }
-        if (t.lport == 0) {
-            return WISP_ERR_USE;
+        if (t.lport != 0 && !tcp_tuple_used(s, pcb, &t)) {
+            break;
         }
-    } else {
-        t.lport = pcb->c.local_port;
-        if (tcp_tuple_used(s, pcb, &t)) {
+        if (t.lport == 0 || pcb->c.local_port != 0 || tries >= 15u) {
             return WISP_ERR_USE;
         }
     }

@@ -159,20 +159,22 @@ bool tcp_pmtu_recut(struct wisp_tcp_pcb *pcb, struct wisp_tcp_seg **gp)
 }
 
 /* Mark the sent segments longer than the send MSS (not SACKed) lost: a
- * router dropped them. Returns how many. */
+ * router dropped them. Returns 2 per segment marked, plus 1 when any sent
+ * segment is longer than the send MSS (SACKed ones included). */
 static unsigned tcp_pmtu_mark_lost(struct wisp_tcp_pcb *pcb)
 {
     struct wisp_tcp_seg *g;
     uint32_t smss = tcp_seg_max(pcb);
     unsigned n = 0;
     for (g = pcb->sndq; g != NULL && g != pcb->sndq_next; g = g->next) {
-        if (g->len > smss && !(g->flags & TCP_SEGF_SACKED)) {
-            g->flags = (uint8_t)((g->flags & ~TCP_SEGF_RTXD) | TCP_SEGF_LOST);
-            n++;
+        if (g->len > smss) {
+            n |= 1u;
+            if (!(g->flags & TCP_SEGF_SACKED)) {
+                g->flags = (uint8_t)((g->flags & ~TCP_SEGF_RTXD) | TCP_SEGF_LOST);
+                pcb->flags |= TF_SCOREBOARD;
+                n += 2u;
+            }
         }
-    }
-    if (n > 0) {
-        pcb->flags |= TF_SCOREBOARD;
     }
     return n;
 }
@@ -247,25 +249,13 @@ static struct wisp_tcp_pcb *tcp_icmp_find(struct wisp_stack *s, const struct wis
  * §5.2.7.1 code 13): a filter's standing decision, no transient condition */
 #define TCP_ICMPB_PROHIB (TCP_ICMP_BIT(9u) | TCP_ICMP_BIT(10u) | TCP_ICMP_BIT(13u))
 
-/* True when a sent, unacknowledged segment is longer than the send MSS. */
-static bool tcp_pmtu_oversize(const struct wisp_tcp_pcb *pcb)
-{
-    const struct wisp_tcp_seg *g;
-    uint32_t smss = tcp_seg_max(pcb);
-    for (g = pcb->sndq; g != NULL && g != pcb->sndq_next; g = g->next) {
-        if (g->len > smss) {
-            return true;
-        }
-    }
-    return false;
-}
-
 /* "Fragmentation needed" for pcb (RFC 1191 §6.4 TCP actions). */
 static void tcp_icmp_needfrag(struct wisp_stack *s, struct wisp_tcp_pcb *pcb, const struct wisp_icmp_err *e)
 {
     struct wisp_tcp_pcb *q;
     uint16_t lowered = wisp_pmtu_lower(s, e->dst, e->mtu, false);
     bool cut = false;
+    unsigned n;
 
     if (lowered != 0) {
         WISP_CTR_INC(s, ICMP_PMTU_LOWERED);
@@ -287,18 +277,17 @@ static void tcp_icmp_needfrag(struct wisp_stack *s, struct wisp_tcp_pcb *pcb, co
     if (pcb->mss_max == 0) {
         return; /* SYN-SENT: applied when the connection is synchronized */
     }
-    if (!cut && lowered == 0 && !tcp_pmtu_oversize(pcb)) {
-        /* it lowers nothing and no sent segment is too large for what we
-         * know: a value that would raise the estimate (RFC 1191 §3) */
-        WISP_CTR_INC(s, ICMP_PMTU_DROP_NORAISE);
-        return;
-    }
     /* RFC 1191 §6.4: re-send what the router dropped, now in pieces (the
      * output engine re-cuts each as it retransmits it, so the copies take
      * no more buffers than the congestion window lets out) */
-    if (tcp_pmtu_mark_lost(pcb) > 0) {
+    n = tcp_pmtu_mark_lost(pcb);
+    if (n > 1u) {
         pcb->flags |= TF_FORCE_RTX;
         tcp_output_run(pcb);
+    } else if (n == 0u && !cut && lowered == 0) {
+        /* it lowers nothing and no sent segment is too large for what we
+         * know: a value that would raise the estimate (RFC 1191 §3) */
+        WISP_CTR_INC(s, ICMP_PMTU_DROP_NORAISE);
     }
 }
 
