@@ -81,9 +81,9 @@ uint64_t tcp_siphash24(const uint32_t key[4], const uint8_t *m, size_t len)
     return wisp_siphash24(key, m, len);
 }
 
-/* Hash of a 4-tuple in a domain (0 ISN, 1 timestamp offset, 2 cookie)
- * with up to two extra words. */
-static uint32_t tcp_hash(struct wisp_stack *s, const struct tcp_tuple *t, uint8_t domain, uint32_t x, uint32_t y)
+/* Hash of a 4-tuple in a domain (0 ISN, 1 timestamp offset, 2 cookie:
+ * tcp_synq.c) with up to two extra words. */
+uint64_t tcp_hash(struct wisp_stack *s, const struct tcp_tuple *t, uint8_t domain, uint32_t x, uint32_t y)
 {
     uint8_t m[21];
     wisp_ip4_wr(m, wisp_ipaddr_ip4(&t->lip)); /* IPv4 only: IPv6 extends */
@@ -93,21 +93,21 @@ static uint32_t tcp_hash(struct wisp_stack *s, const struct tcp_tuple *t, uint8_
     m[12] = domain;
     wisp_wr32(m + 13, x);
     wisp_wr32(m + 17, y);
-    return (uint32_t)tcp_siphash24(s->tcp.key, m, sizeof(m));
+    return tcp_siphash24(s->tcp.key, m, sizeof(m));
 }
 
 /* RFC 6528 §3: ISN = M + F(localip, localport, remoteip, remoteport,
  * secretkey), M a timer ticking every 4 microseconds (ms * 250). */
 uint32_t tcp_isn(struct wisp_stack *s, const struct tcp_tuple *t)
 {
-    return wisp_now(s) * 250u + tcp_hash(s, t, 0, 0, 0);
+    return wisp_now(s) * 250u + (uint32_t)tcp_hash(s, t, 0, 0, 0);
 }
 
 /* RFC 7323 §5.4 / §7.1: a per-connection offset of the timestamp clock
  * (a keyed hash of the 4-tuple, so SYN cookies can recompute it). */
 uint32_t tcp_ts_offset(struct wisp_stack *s, const struct tcp_tuple *t)
 {
-    return tcp_hash(s, t, 1, 0, 0);
+    return (uint32_t)tcp_hash(s, t, 1, 0, 0);
 }
 
 struct wisp_tcp_pcb *tcp_enter(struct wisp_stack *s, struct wisp_tcp_pcb *pcb)
@@ -207,6 +207,30 @@ void tcp_link(struct wisp_stack *s, struct wisp_tcp_pcb *pcb)
     pcb->next = s->tcp.pcbs;
     s->tcp.pcbs = pcb;
     s->tcp.npcbs++;
+}
+
+uint16_t tcp_pcb_open(struct wisp_tcp_pcb *pcb, const struct tcp_tuple *t, uint32_t iss, uint32_t ts_off)
+{
+    uint16_t ours = tcp_mss_for(pcb->c.stack, &t->rip);
+    pcb->c.local_ip = t->lip;
+    pcb->c.local_port = t->lport;
+    pcb->remote_ip = t->rip;
+    pcb->remote_port = t->rport;
+    /* RFC 9293 §3.4 / §3.10.1: SND.UNA = ISS, SND.NXT = ISS (+ 1 once the
+     * SYN is out) */
+    pcb->iss = iss;
+    pcb->snd_una = iss;
+    pcb->snd_nxt = iss;
+    pcb->snd_lbb = iss + 1u;
+    pcb->snd_sml = iss;
+    pcb->recover = iss;
+#if WISP_TCP_TIMESTAMPS
+    pcb->ts_off = ts_off; /* RFC 7323 §5.4: the clock our SYN's TSval was read from */
+#else
+    (void)ts_off;
+#endif
+    pcb->rcv_blk = tcp_rx_blk(ours);
+    return ours;
 }
 
 struct wisp_tcp_pcb *wisp_tcp_new(struct wisp_stack *s)
@@ -400,6 +424,7 @@ wisp_err_t wisp_tcp_connect(struct wisp_tcp_pcb *pcb, const wisp_ipaddr_t *ip, u
     struct wisp_netif *nif;
     struct tcp_tuple t;
     wisp_ip4_t dst;
+    unsigned tries;
 
     WISP_CORE_ASSERT_OWNER(tcp_stack_of(pcb));
     if (pcb == NULL || tcp_is_listen(pcb)) {
@@ -439,57 +464,31 @@ wisp_err_t wisp_tcp_connect(struct wisp_tcp_pcb *pcb, const wisp_ipaddr_t *ip, u
     }
     t.rip = *ip;
     t.rport = port;
-    if (pcb->c.local_port == 0) {
-        unsigned tries;
-        t.lport = 0;
-        for (tries = 0; tries < 16u; tries++) {
-            uint16_t lp = tcp_ephemeral_port(s, &t);
-            if (lp == 0) {
-                return WISP_ERR_USE;
-            }
-            t.lport = lp;
-            if (!tcp_tuple_used(s, pcb, &t)) {
-                break;
-            }
-            t.lport = 0;
+    /* the bound port, or an ephemeral one (at most 16 tries at a 4-tuple
+     * no connection or TIME-WAIT record uses) */
+    t.lport = pcb->c.local_port;
+    for (tries = 0;; tries++) {
+        if (pcb->c.local_port == 0) {
+            t.lport = tcp_ephemeral_port(s, &t);
         }
-        if (t.lport == 0) {
-            return WISP_ERR_USE;
+        if (t.lport != 0 && !tcp_tuple_used(s, pcb, &t)) {
+            break;
         }
-    } else {
-        t.lport = pcb->c.local_port;
-        if (tcp_tuple_used(s, pcb, &t)) {
+        if (t.lport == 0 || pcb->c.local_port != 0 || tries >= 15u) {
             return WISP_ERR_USE;
         }
     }
 
-    pcb->c.local_ip = t.lip;
-    pcb->c.local_port = t.lport;
-    pcb->remote_ip = t.rip;
-    pcb->remote_port = t.rport;
     pcb->connected = fn;
-    pcb->iss = tcp_isn(s, &t);
-#if WISP_TCP_TIMESTAMPS
-    pcb->ts_off = tcp_ts_offset(s, &t);
-#endif
-    pcb->snd_una = pcb->iss;
-    pcb->snd_nxt = pcb->iss;
-    pcb->snd_lbb = pcb->iss + 1u;
-    pcb->snd_sml = pcb->iss;
-    pcb->recover = pcb->iss;
 #if WISP_TCP_WND_SCALE
     pcb->rcv_wscale = tcp_rcv_wscale_ours();
 #endif
     pcb->rcv_wnd = pcb->rcv_buf; /* SO_RCVBUF bounds the SYN's window too */
-    pcb->rcv_blk = tcp_rx_blk(tcp_mss_for(s, &t.rip));
+    (void)tcp_pcb_open(pcb, &t, tcp_isn(s, &t), tcp_ts_offset(s, &t));
     /* The window our SYN offers (RFC 7323 §2.2: unscaled), within the
      * receive budget; it is promised until the connection is synchronized
      * and never taken back. */
-    {
-        uint32_t share, fresh = tcp_rx_blocks_avail(s, 0, s->tcp.npcbs, &share);
-        pcb->syn_wnd = (uint16_t)WISP_MIN(WISP_MIN(pcb->rcv_wnd, 65535u),
-                                          WISP_MIN(fresh, share) * (uint32_t)pcb->rcv_blk);
-    }
+    pcb->syn_wnd = tcp_syn_wnd(s, pcb->rcv_wnd, s->tcp.npcbs, pcb->rcv_blk);
     pcb->c.state = WISP_TCP_SYN_SENT;
     pcb->c.syn_rtx = 0;
     WISP_CTR_INC(s, TCP_CONNECT);

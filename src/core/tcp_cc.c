@@ -53,24 +53,31 @@ const struct tcp_cc_ops tcp_cc_newreno = {
 
 /* ----------------------------------------------------------- dispatch */
 
-/* Indexed by enum wisp_tcp_cc; NULL = not compiled in. */
-static const struct tcp_cc_ops *const tcp_cc_table[] = {
-    &tcp_cc_newreno,
-#if WISP_TCP_CUBIC
-    &tcp_cc_cubic,
-#else
-    NULL,
-#endif
-};
-#define TCP_CC_N (sizeof(tcp_cc_table) / sizeof(tcp_cc_table[0]))
-
 /* Linux's TCP_CONGESTION names, by enum wisp_tcp_cc (compiled in or not). */
-static const char *const tcp_cc_names[TCP_CC_N] = { "reno", "cubic" };
+static const char *const tcp_cc_names[] = { "reno", "cubic" };
+#define TCP_CC_N (sizeof(tcp_cc_names) / sizeof(tcp_cc_names[0]))
+
+#if WISP_TCP_CUBIC
+/* Indexed by enum wisp_tcp_cc. */
+static const struct tcp_cc_ops *const tcp_cc_table[TCP_CC_N] = { &tcp_cc_newreno, &tcp_cc_cubic };
 
 const struct tcp_cc_ops *tcp_cc_ops_of(const struct wisp_tcp_pcb *pcb)
 {
     return tcp_cc_table[pcb->c.cc_algo]; /* wisp_tcp_set_cc admits compiled-in ones only */
 }
+#define TCP_CC_OP(pcb, op) (tcp_cc_ops_of(pcb)->op)
+#define TCP_CC_KNOWN(algo) ((algo) < TCP_CC_N)
+#else
+/* NewReno alone: direct calls (no table, no operations structure in the
+ * image; tcp_cc_newreno stays for the unit tests). */
+const struct tcp_cc_ops *tcp_cc_ops_of(const struct wisp_tcp_pcb *pcb)
+{
+    (void)pcb;
+    return &tcp_cc_newreno;
+}
+#define TCP_CC_OP(pcb, op) newreno_##op
+#define TCP_CC_KNOWN(algo) ((algo) == 0u)
+#endif
 
 /* RFC 6928 §2: IW = min(10*MSS, max(2*MSS, 14600)). */
 uint32_t tcp_initial_cwnd(uint32_t mss)
@@ -83,7 +90,7 @@ void tcp_cc_init(struct wisp_tcp_pcb *pcb, uint32_t now)
     pcb->cwnd = tcp_initial_cwnd(tcp_seg_max(pcb));
     pcb->ssthresh = 0x7fffffffu; /* RFC 5681 §3.1: arbitrarily high */
     pcb->ca_acked = 0;
-    tcp_cc_ops_of(pcb)->init(pcb, now);
+    TCP_CC_OP(pcb, init)(pcb, now);
 }
 
 void tcp_cc_ack(struct wisp_tcp_pcb *pcb, uint32_t acked, uint32_t flight, uint32_t now)
@@ -98,7 +105,7 @@ void tcp_cc_ack(struct wisp_tcp_pcb *pcb, uint32_t acked, uint32_t flight, uint3
             pcb->cwnd += WISP_MIN(acked, smss);
         }
     } else if (flight + smss >= pcb->cwnd) {
-        tcp_cc_ops_of(pcb)->cong_avoid(pcb, acked, now); /* congestion avoidance */
+        TCP_CC_OP(pcb, cong_avoid)(pcb, acked, now); /* congestion avoidance */
     }
     if (pcb->cwnd > TCP_CWND_MAX) {
         pcb->cwnd = TCP_CWND_MAX;
@@ -107,9 +114,10 @@ void tcp_cc_ack(struct wisp_tcp_pcb *pcb, uint32_t acked, uint32_t flight, uint3
 
 uint32_t tcp_cc_ssthresh(struct wisp_tcp_pcb *pcb, uint32_t flight, bool rto, uint32_t now)
 {
-    return tcp_cc_ops_of(pcb)->ssthresh(pcb, flight, rto, now);
+    return TCP_CC_OP(pcb, ssthresh)(pcb, flight, rto, now);
 }
 
+#if WISP_TCP_CUBIC
 void tcp_cc_recovered(struct wisp_tcp_pcb *pcb, uint32_t now)
 {
     const struct tcp_cc_ops *ops = tcp_cc_ops_of(pcb);
@@ -117,6 +125,7 @@ void tcp_cc_recovered(struct wisp_tcp_pcb *pcb, uint32_t now)
         ops->recovered(pcb, now);
     }
 }
+#endif
 
 /* --------------------------------------------------------- public API */
 
@@ -142,7 +151,7 @@ int wisp_tcp_cc_by_name(const char *name)
 wisp_err_t wisp_tcp_set_cc(struct wisp_tcp_pcb *pcb, unsigned algo)
 {
     WISP_CORE_ASSERT_OWNER(tcp_stack_of(pcb));
-    if (pcb == NULL || algo >= TCP_CC_N || tcp_cc_table[algo] == NULL) {
+    if (pcb == NULL || !TCP_CC_KNOWN(algo)) {
         return WISP_ERR_VAL;
     }
     if (tcp_common(pcb)->state == WISP_TCP_LISTEN) {
@@ -159,7 +168,7 @@ wisp_err_t wisp_tcp_set_cc(struct wisp_tcp_pcb *pcb, unsigned algo)
     if (tcp_state_synced(pcb->c.state)) {
         /* from the current cwnd and ssthresh (tcp.h) */
         pcb->ca_acked = 0;
-        tcp_cc_ops_of(pcb)->init(pcb, wisp_now(pcb->c.stack));
+        TCP_CC_OP(pcb, init)(pcb, wisp_now(pcb->c.stack));
     }
     return WISP_OK;
 }

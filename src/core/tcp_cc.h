@@ -59,6 +59,14 @@ void tcp_cc_ack(struct wisp_tcp_pcb *pcb, uint32_t acked, uint32_t flight, uint3
 /** The new ssthresh on a congestion event (see the ops). */
 uint32_t tcp_cc_ssthresh(struct wisp_tcp_pcb *pcb, uint32_t flight, bool rto, uint32_t now);
 /** Loss recovery ended with a full ACK. */
+#if WISP_TCP_CUBIC
 void tcp_cc_recovered(struct wisp_tcp_pcb *pcb, uint32_t now);
+#else
+static inline void tcp_cc_recovered(struct wisp_tcp_pcb *pcb, uint32_t now)
+{
+    (void)pcb; /* NewReno alone: nothing to do */
+    (void)now;
+}
+#endif
 
 #endif /* WISP_TCP_CC_H */

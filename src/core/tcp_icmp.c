@@ -109,11 +109,9 @@ bool tcp_pmtu_recut(struct wisp_tcp_pcb *pcb, struct wisp_tcp_seg **gp)
     struct wisp_stack *s = pcb->c.stack;
     const struct wisp_pool *tx = &s->pool[WISP_POOL_PBUF_TX];
     uint32_t smss = tcp_seg_max(pcb), off = 0;
-    struct wisp_tcp_seg **pp, *g = *gp, *head = NULL, *last = NULL, *n;
+    struct wisp_tcp_seg **pp = tcp_seg_pp(pcb, *gp), *g = *gp, *head = NULL, **tail = &head, *n = NULL;
     uint8_t keep;
 
-    for (pp = &pcb->sndq; *pp != NULL && *pp != g; pp = &(*pp)->next) {
-    }
     if (*pp == NULL || g->len <= smss) {
         return true;
     }
@@ -122,51 +120,35 @@ bool tcp_pmtu_recut(struct wisp_tcp_pcb *pcb, struct wisp_tcp_seg **gp)
         uint32_t k = WISP_MIN(smss, (uint32_t)g->len - off);
         n = NULL;
         if ((uint32_t)tx->count - tx->used > TCP_TX_RESERVE) { /* the last blocks stay for headers */
-            n = (struct wisp_tcp_seg *)wisp_pool_alloc(&s->pool[WISP_POOL_TCP_SEG]);
-        }
-        if (n != NULL) {
-            memset(n, 0, sizeof(*n));
-            n->p = wisp_pbuf_alloc(s, WISP_LAYER_RAW, (uint16_t)k, WISP_PBUF_RAM);
-            if (n->p == NULL) {
-                wisp_pool_free(&s->pool[WISP_POOL_TCP_SEG], n);
-                n = NULL;
-            }
+            n = tcp_seg_copy(s, g, off, k);
         }
         if (n == NULL) {
             while (head != NULL) {
                 n = head->next;
-                wisp_pbuf_free(head->p);
-                wisp_pool_free(&s->pool[WISP_POOL_TCP_SEG], head);
+                tcp_seg_drop(pcb, head); /* (not accounted yet: nblk 0) */
                 head = n;
             }
             WISP_CTR_INC(s, TCP_PMTU_RESEG_NOMEM);
             return false;
         }
-        (void)wisp_pbuf_copy_out(g->p, n->p->payload, (uint16_t)k, (uint16_t)off);
-        n->seq = g->seq + off;
-        n->len = (uint16_t)k;
         n->sent_ms = g->sent_ms;
         n->nrtx = g->nrtx;
         n->flags = (uint8_t)(keep | TCP_SEGF_COPY);
-        if (last == NULL) {
-            head = n;
-        } else {
-            last->next = n;
-        }
-        last = n;
+        *tail = n;
+        tail = &n->next;
         off += k;
     }
-    /* FIN and PSH stay with the end of the data */
-    last->flags = (uint8_t)(last->flags | (g->flags & (TCP_SEGF_FIN | TCP_SEGF_PSH | TCP_SEGF_MORE)));
-    last->next = g->next;
+    /* FIN and PSH stay with the end of the data (n: the last piece) */
+    n->flags = (uint8_t)(n->flags | (g->flags & (TCP_SEGF_FIN | TCP_SEGF_PSH | TCP_SEGF_MORE)));
+    n->next = g->next;
     *pp = head;
     if (pcb->sndq_tail == g) {
-        pcb->sndq_tail = last;
+        pcb->sndq_tail = n;
     }
     if (pcb->sndq_next == g) {
         pcb->sndq_next = head;
     }
-    for (n = head; n != last->next; n = n->next) {
+    for (n = head; n != g->next; n = n->next) {
         tcp_seg_account(pcb, n); /* the copies count against the transmit budget */
     }
     tcp_seg_drop(pcb, g); /* a queued frame may still hold the data: it stays till sent */
@@ -177,20 +159,22 @@ bool tcp_pmtu_recut(struct wisp_tcp_pcb *pcb, struct wisp_tcp_seg **gp)
 }
 
 /* Mark the sent segments longer than the send MSS (not SACKed) lost: a
- * router dropped them. Returns how many. */
+ * router dropped them. Returns 2 per segment marked, plus 1 when any sent
+ * segment is longer than the send MSS (SACKed ones included). */
 static unsigned tcp_pmtu_mark_lost(struct wisp_tcp_pcb *pcb)
 {
     struct wisp_tcp_seg *g;
     uint32_t smss = tcp_seg_max(pcb);
     unsigned n = 0;
     for (g = pcb->sndq; g != NULL && g != pcb->sndq_next; g = g->next) {
-        if (g->len > smss && !(g->flags & TCP_SEGF_SACKED)) {
-            g->flags = (uint8_t)((g->flags & ~TCP_SEGF_RTXD) | TCP_SEGF_LOST);
-            n++;
+        if (g->len > smss) {
+            n |= 1u;
+            if (!(g->flags & TCP_SEGF_SACKED)) {
+                g->flags = (uint8_t)((g->flags & ~TCP_SEGF_RTXD) | TCP_SEGF_LOST);
+                pcb->flags |= TF_SCOREBOARD;
+                n += 2u;
+            }
         }
-    }
-    if (n > 0) {
-        pcb->flags |= TF_SCOREBOARD;
     }
     return n;
 }
@@ -253,77 +237,64 @@ static struct wisp_tcp_pcb *tcp_icmp_find(struct wisp_stack *s, const struct wis
     return NULL;
 }
 
-/* The error code a soft error stands for (as Linux's icmp_err_convert). */
-static wisp_err_t tcp_icmp_soft_code(const struct wisp_icmp_err *e)
-{
-    if (e->type == WISP_ICMP_DEST_UNREACH) {
-        switch (e->code) {
-        case WISP_ICMP_UNREACH_NET:
-        case 6u:  /* destination network unknown (RFC 1122 §3.2.2.1) */
-        case 11u: /* network unreachable for TOS */
-            return WISP_ERR_NETUNREACH;
-        case WISP_ICMP_UNREACH_PROTO:
-        case WISP_ICMP_UNREACH_PORT:
-            return WISP_ERR_REFUSED;
-        default:
-            return WISP_ERR_HOSTUNREACH;
-        }
-    }
-    return WISP_ERR_HOSTUNREACH; /* time exceeded, parameter problem */
-}
-
-/* True when a sent, unacknowledged segment is longer than the send MSS. */
-static bool tcp_pmtu_oversize(const struct wisp_tcp_pcb *pcb)
-{
-    const struct wisp_tcp_seg *g;
-    uint32_t smss = tcp_seg_max(pcb);
-    for (g = pcb->sndq; g != NULL && g != pcb->sndq_next; g = g->next) {
-        if (g->len > smss) {
-            return true;
-        }
-    }
-    return false;
-}
+/* Destination-unreachable codes (RFC 792, RFC 1122 §3.2.2.1, RFC 1812
+ * §5.2.7.1) as bits of a mask: */
+#define TCP_ICMP_BIT(c) (1u << (c))
+/* network unreachable, destination network unknown (6), network
+ * unreachable for TOS (11): ENETUNREACH (as Linux's icmp_err_convert) */
+#define TCP_ICMPB_NET (TCP_ICMP_BIT(WISP_ICMP_UNREACH_NET) | TCP_ICMP_BIT(6u) | TCP_ICMP_BIT(11u))
+/* protocol and port unreachable: a refused connection */
+#define TCP_ICMPB_REFUSED (TCP_ICMP_BIT(WISP_ICMP_UNREACH_PROTO) | TCP_ICMP_BIT(WISP_ICMP_UNREACH_PORT))
+/* "administratively prohibited" (RFC 1122 §3.2.2.1 codes 9, 10; RFC 1812
+ * §5.2.7.1 code 13): a filter's standing decision, no transient condition */
+#define TCP_ICMPB_PROHIB (TCP_ICMP_BIT(9u) | TCP_ICMP_BIT(10u) | TCP_ICMP_BIT(13u))
 
 /* "Fragmentation needed" for pcb (RFC 1191 §6.4 TCP actions). */
 static void tcp_icmp_needfrag(struct wisp_stack *s, struct wisp_tcp_pcb *pcb, const struct wisp_icmp_err *e)
 {
     struct wisp_tcp_pcb *q;
     uint16_t lowered = wisp_pmtu_lower(s, e->dst, e->mtu, false);
+    bool cut = false;
+    unsigned n;
 
     if (lowered != 0) {
         WISP_CTR_INC(s, ICMP_PMTU_LOWERED);
-        /* every connection to that destination sends smaller segments from
-         * now on (its own oversize segments draw their own errors) */
-        for (q = s->tcp.pcbs; q != NULL; q = q->next) {
-            if (q != pcb && wisp_ipaddr_is4(&q->remote_ip) && wisp_ipaddr_ip4(&q->remote_ip) == e->dst && q->mss_max != 0 && tcp_pmtu_mss(q) < q->mss) {
-                tcp_pmtu_set(q, tcp_pmtu_mss(q));
+    }
+    /* every connection to that destination sends smaller segments from
+     * now on once the estimate fell (their own oversize segments draw
+     * their own errors); pcb itself whenever the estimate is below its
+     * MSS (a synchronized one: SYN-SENT takes it when synchronized) */
+    for (q = s->tcp.pcbs; q != NULL; q = q->next) {
+        if ((q == pcb || lowered != 0) && q->mss_max != 0 && wisp_ipaddr_is4(&q->remote_ip) &&
+            wisp_ipaddr_ip4(&q->remote_ip) == e->dst) {
+            uint16_t m = tcp_pmtu_mss(q);
+            if (m < q->mss) {
+                tcp_pmtu_set(q, m);
+                cut = cut || q == pcb;
             }
         }
     }
     if (pcb->mss_max == 0) {
         return; /* SYN-SENT: applied when the connection is synchronized */
     }
-    if (tcp_pmtu_mss(pcb) < pcb->mss) {
-        tcp_pmtu_set(pcb, tcp_pmtu_mss(pcb));
-    } else if (lowered == 0 && !tcp_pmtu_oversize(pcb)) {
-        /* it lowers nothing and no sent segment is too large for what we
-         * know: a value that would raise the estimate (RFC 1191 §3) */
-        WISP_CTR_INC(s, ICMP_PMTU_DROP_NORAISE);
-        return;
-    }
     /* RFC 1191 §6.4: re-send what the router dropped, now in pieces (the
      * output engine re-cuts each as it retransmits it, so the copies take
      * no more buffers than the congestion window lets out) */
-    if (tcp_pmtu_mark_lost(pcb) > 0) {
+    n = tcp_pmtu_mark_lost(pcb);
+    if (n > 1u) {
         pcb->flags |= TF_FORCE_RTX;
         tcp_output_run(pcb);
+    } else if (n == 0u && !cut && lowered == 0) {
+        /* it lowers nothing and no sent segment is too large for what we
+         * know: a value that would raise the estimate (RFC 1191 §3) */
+        WISP_CTR_INC(s, ICMP_PMTU_DROP_NORAISE);
     }
 }
 
 void wisp_tcp_icmp_err(struct wisp_stack *s, const struct wisp_icmp_err *e)
 {
     struct wisp_tcp_pcb *pcb = tcp_icmp_find(s, e), *prev;
+    uint32_t bit;
     WISP_CORE_ASSERT_OWNER(s);
 
     if (pcb == NULL) {
@@ -338,40 +309,33 @@ void wisp_tcp_icmp_err(struct wisp_stack *s, const struct wisp_icmp_err *e)
         WISP_CTR_INC(s, ICMP_ERR_DROP_SEQ);
         return;
     }
-
-    if (e->type == WISP_ICMP_DEST_UNREACH && e->code == WISP_ICMP_UNREACH_NEEDFRAG) {
-        if (!tcp_state_synced(pcb->c.state) && pcb->c.state != WISP_TCP_SYN_SENT &&
-            pcb->c.state != WISP_TCP_SYN_RCVD) {
-            return;
-        }
+    /* the code as a bit (0: time exceeded, parameter problem) */
+    bit = (e->type == WISP_ICMP_DEST_UNREACH && e->code < 32u) ? TCP_ICMP_BIT(e->code) : 0u;
+    if (bit == TCP_ICMP_BIT(WISP_ICMP_UNREACH_NEEDFRAG)) {
+        /* (tcp_icmp_find found a connection in SYN-SENT or later) */
         prev = tcp_enter(s, pcb);
         tcp_icmp_needfrag(s, pcb, e);
         tcp_finish(s, pcb, prev, TF_OUTPUT_PENDING);
         return;
     }
-
-    if (pcb->c.state == WISP_TCP_SYN_SENT && e->type == WISP_ICMP_DEST_UNREACH &&
-        (e->code == WISP_ICMP_UNREACH_PROTO || e->code == WISP_ICMP_UNREACH_PORT)) {
-        /* RFC 1122 §4.2.3.9: a hard error ends the connection attempt. */
+    if (pcb->c.state == WISP_TCP_SYN_SENT && (bit & (TCP_ICMPB_REFUSED | TCP_ICMPB_PROHIB))) {
+        /* RFC 1122 §4.2.3.9: a hard error ends the connection attempt;
+         * "administratively prohibited" is hard in SYN-SENT too, as on
+         * Linux. */
         WISP_CTR_INC(s, ICMP_ERR_HARD);
-        WISP_CTR_INC(s, TCP_ICMP_REFUSED);
-        tcp_pcb_kill(pcb, WISP_ERR_RST);
-        return;
-    }
-    if (pcb->c.state == WISP_TCP_SYN_SENT && e->type == WISP_ICMP_DEST_UNREACH &&
-        (e->code == 9u || e->code == 10u || e->code == 13u)) {
-        /* "administratively prohibited" (RFC 1122 §3.2.2.1 codes 9, 10;
-         * RFC 1812 §5.2.7.1 code 13): a filter's standing decision, no
-         * transient condition -- hard in SYN-SENT, as on Linux. */
-        WISP_CTR_INC(s, ICMP_ERR_HARD);
-        tcp_pcb_kill(pcb, WISP_ERR_HOSTUNREACH);
+        if (bit & TCP_ICMPB_REFUSED) {
+            WISP_CTR_INC(s, TCP_ICMP_REFUSED);
+        }
+        tcp_pcb_kill(pcb, (bit & TCP_ICMPB_REFUSED) ? WISP_ERR_RST : WISP_ERR_HOSTUNREACH);
         return;
     }
     /* RFC 1122 §4.2.3.9: soft; RFC 5461 §4 / RFC 5927 §4.1: also the hard
      * codes once synchronized. Remembered as the reason should the
-     * connection attempt time out. */
+     * connection attempt time out (as Linux's icmp_err_convert). */
     WISP_CTR_INC(s, ICMP_ERR_SOFT);
-    pcb->soft_err = tcp_icmp_soft_code(e);
+    pcb->soft_err = (bit & TCP_ICMPB_NET) ? WISP_ERR_NETUNREACH
+                    : (bit & TCP_ICMPB_REFUSED) ? WISP_ERR_REFUSED
+                                               : WISP_ERR_HOSTUNREACH;
 }
 
 #else

@@ -340,6 +340,12 @@ uint32_t tcp_rcv_right(struct wisp_tcp_pcb *pcb, bool *limited)
     return pcb->rcv_nxt + wnd;
 }
 
+uint16_t tcp_syn_wnd(struct wisp_stack *s, uint32_t want, uint32_t npcbs, uint32_t blk)
+{
+    uint32_t share, fresh = tcp_rx_blocks_avail(s, 0, npcbs, &share);
+    return (uint16_t)WISP_MIN(WISP_MIN(want, 65535u), WISP_MIN(fresh, share) * blk);
+}
+
 /* The window was (not) held back by the receive budget: while it is, the
  * output timer comes back to announce the space that frees up (nothing
  * else would: the blocks are freed by other connections' applications). */
@@ -481,22 +487,23 @@ void tcp_send_challenge_ack(struct wisp_tcp_pcb *pcb)
 void tcp_rst_reply(struct wisp_stack *s, const struct tcp_in *in)
 {
     struct tcp_tuple t;
+    /* <SEQ=0><ACK=SEG.SEQ+SEG.LEN><CTL=RST,ACK>; SYN and FIN count */
+    uint32_t seq = 0, ack = in->seq + in->len + ((in->flags & WISP_TCP_FLAG_SYN) ? 1u : 0u) +
+                               ((in->flags & WISP_TCP_FLAG_FIN) ? 1u : 0u);
+    uint8_t flags = WISP_TCP_FLAG_RST | WISP_TCP_FLAG_ACK;
     if (in->flags & WISP_TCP_FLAG_RST) {
         return; /* RFC 9293 §3.10.7.1: never a RST in reply to a RST */
+    }
+    if (in->flags & WISP_TCP_FLAG_ACK) {
+        /* RFC 9293 §3.10.7.1: <SEQ=SEG.ACK><CTL=RST> (no ACK field) */
+        seq = in->ack;
+        flags = WISP_TCP_FLAG_RST;
     }
     t.lip = in->ip->dst;
     t.rip = in->ip->src;
     t.lport = in->dport;
     t.rport = in->sport;
-    if (in->flags & WISP_TCP_FLAG_ACK) {
-        /* RFC 9293 §3.10.7.1: <SEQ=SEG.ACK><CTL=RST> */
-        (void)tcp_xmit_raw(s, &t, in->ack, 0, WISP_TCP_FLAG_RST, 0, NULL, 0, NULL, 0, 0);
-    } else {
-        /* <SEQ=0><ACK=SEG.SEQ+SEG.LEN><CTL=RST,ACK>; SYN and FIN count */
-        uint32_t seglen =
-            in->len + ((in->flags & WISP_TCP_FLAG_SYN) ? 1u : 0u) + ((in->flags & WISP_TCP_FLAG_FIN) ? 1u : 0u);
-        (void)tcp_xmit_raw(s, &t, 0, in->seq + seglen, WISP_TCP_FLAG_RST | WISP_TCP_FLAG_ACK, 0, NULL, 0, NULL, 0, 0);
-    }
+    (void)tcp_xmit_raw(s, &t, seq, ack, flags, 0, NULL, 0, NULL, 0, 0);
 }
 
 void tcp_send_rst(struct wisp_tcp_pcb *pcb)
@@ -1065,37 +1072,47 @@ wisp_err_t tcp_queue_fin(struct wisp_tcp_pcb *pcb)
     return WISP_OK;
 }
 
+struct wisp_tcp_seg *tcp_seg_copy(struct wisp_stack *s, const struct wisp_tcp_seg *g, uint32_t off, uint32_t n)
+{
+    struct wisp_tcp_seg *a = tcp_seg_alloc(s);
+    if (a != NULL) {
+        a->p = wisp_pbuf_alloc(s, WISP_LAYER_RAW, (uint16_t)n, WISP_PBUF_RAM);
+        if (a->p == NULL) {
+            wisp_pool_free(&s->pool[WISP_POOL_TCP_SEG], a);
+            return NULL;
+        }
+        (void)wisp_pbuf_copy_out(g->p, a->p->payload, (uint16_t)n, (uint16_t)off);
+        a->seq = g->seq + off;
+        a->len = (uint16_t)n;
+    }
+    return a;
+}
+
+struct wisp_tcp_seg **tcp_seg_pp(struct wisp_tcp_pcb *pcb, const struct wisp_tcp_seg *g)
+{
+    struct wisp_tcp_seg **pp;
+    for (pp = &pcb->sndq; *pp != NULL && *pp != g; pp = &(*pp)->next) {
+    }
+    return pp;
+}
+
 /* Split the first n bytes (0 < n < g->len) of the unsent segment g into
  * a new segment in front of it (a copy). False when out of memory. */
 bool tcp_seg_split(struct wisp_tcp_pcb *pcb, struct wisp_tcp_seg *g, uint32_t n)
 {
-    struct wisp_stack *s = pcb->c.stack;
-    struct wisp_tcp_seg *a, **pp;
-    struct wisp_pbuf *q;
+    struct wisp_tcp_seg *a = tcp_seg_copy(pcb->c.stack, g, 0, n), **pp;
 
-    a = tcp_seg_alloc(s);
     if (a == NULL) {
-        WISP_CTR_INC(s, TCP_DROP_NOMEM);
+        WISP_CTR_INC(pcb->c.stack, TCP_DROP_NOMEM);
         return false;
     }
-    q = wisp_pbuf_alloc(s, WISP_LAYER_RAW, (uint16_t)n, WISP_PBUF_RAM);
-    if (q == NULL) {
-        wisp_pool_free(&s->pool[WISP_POOL_TCP_SEG], a);
-        WISP_CTR_INC(s, TCP_DROP_NOMEM);
-        return false;
-    }
-    (void)wisp_pbuf_copy_out(g->p, q->payload, (uint16_t)n, 0);
-    a->p = q;
-    a->seq = g->seq;
-    a->len = (uint16_t)n;
     a->flags = TCP_SEGF_PSH;
     g->p = tcp_pbuf_skip(g->p, n); /* g is unsent: its buffers are ours alone */
     g->seq += n;
     g->len = (uint16_t)(g->len - n);
     tcp_seg_account(pcb, a);
     tcp_seg_account(pcb, g);
-    for (pp = &pcb->sndq; *pp != NULL && *pp != g; pp = &(*pp)->next) {
-    }
+    pp = tcp_seg_pp(pcb, g);
     a->next = g;
     *pp = a;
     if (pcb->sndq_next == g) {
@@ -1188,6 +1205,23 @@ enum tcp_out_step {
     TCP_OUT_STOP       /* blocked (window, cwnd, Nagle, buffers): done */
 };
 
+/* A local failure (no buffer, full queue): try again shortly. */
+static enum tcp_out_step tcp_output_retry(struct wisp_tcp_pcb *pcb)
+{
+    tcp_timer_set(pcb, TCP_TMR_OUTPUT, TCP_OUTPUT_RETRY_MS);
+    return TCP_OUT_STOP;
+}
+
+/* Send g (a retransmission when rtx) and count it in the pipe. */
+static enum tcp_out_step tcp_output_seg(struct wisp_tcp_pcb *pcb, struct wisp_tcp_seg *g, bool rtx, uint32_t *pipe)
+{
+    if (tcp_send_seg(pcb, g, rtx) != WISP_OK) {
+        return tcp_output_retry(pcb);
+    }
+    *pipe += g->len + ((g->flags & TCP_SEGF_FIN) ? 1u : 0u);
+    return TCP_OUT_MORE;
+}
+
 /* Output of SYN-SENT / SYN-RECEIVED: a SYN or SYN-ACK that never left
  * (local failure), or the SYN-ACK again for a retransmitted SYN. */
 static void tcp_output_ctl(struct wisp_tcp_pcb *pcb)
@@ -1222,20 +1256,14 @@ static enum tcp_out_step tcp_output_rtx(struct wisp_tcp_pcb *pcb, struct wisp_tc
     if ((*lost)->len > smss && !tcp_pmtu_recut(pcb, lost)) {
         /* cut before the path MTU fell (tcp_icmp.c): no buffer
          * for the pieces now */
-        tcp_timer_set(pcb, TCP_TMR_OUTPUT, TCP_OUTPUT_RETRY_MS);
-        return TCP_OUT_STOP;
+        return tcp_output_retry(pcb);
     }
     g = *lost;
     if (!(pcb->flags & TF_FORCE_RTX) && *pipe + g->len > pcb->cwnd) {
         return TCP_OUT_STOP;
     }
     pcb->flags &= ~TF_FORCE_RTX;
-    if (tcp_send_seg(pcb, g, true) != WISP_OK) {
-        tcp_timer_set(pcb, TCP_TMR_OUTPUT, TCP_OUTPUT_RETRY_MS);
-        return TCP_OUT_STOP;
-    }
-    *pipe += g->len + ((g->flags & TCP_SEGF_FIN) ? 1u : 0u);
-    return TCP_OUT_MORE;
+    return tcp_output_seg(pcb, g, true, pipe);
 }
 
 /* RFC 896 / RFC 1122 §4.2.3.4 (Nagle), in Minshall's variant (as Linux):
@@ -1271,11 +1299,7 @@ static enum tcp_out_step tcp_output_new(struct wisp_tcp_pcb *pcb, uint32_t *pipe
     }
     if (g->len > smss) {
         /* written before the MSS was known */
-        if (!tcp_seg_split(pcb, g, smss)) {
-            tcp_timer_set(pcb, TCP_TMR_OUTPUT, TCP_OUTPUT_RETRY_MS);
-            return TCP_OUT_STOP;
-        }
-        return TCP_OUT_MORE;
+        return tcp_seg_split(pcb, g, smss) ? TCP_OUT_MORE : tcp_output_retry(pcb);
     }
     usable = TCP_SEQ_DIFF(pcb->snd_una + pcb->snd_wnd, g->seq);
     /* RFC 3042: limited transmit, one new segment per of the first two
@@ -1291,11 +1315,7 @@ static enum tcp_out_step tcp_output_new(struct wisp_tcp_pcb *pcb, uint32_t *pipe
          * the peer offered. */
         if (usable > 0 && (uint32_t)usable >= pcb->max_snd_wnd / 2u && (uint32_t)usable <= cw_room &&
             (uint32_t)usable < g->len) {
-            if (!tcp_seg_split(pcb, g, (uint32_t)usable)) {
-                tcp_timer_set(pcb, TCP_TMR_OUTPUT, TCP_OUTPUT_RETRY_MS);
-                return TCP_OUT_STOP;
-            }
-            return TCP_OUT_MORE;
+            return tcp_seg_split(pcb, g, (uint32_t)usable) ? TCP_OUT_MORE : tcp_output_retry(pcb);
         }
         *wnd_blocked = true;
         return TCP_OUT_STOP;
@@ -1306,12 +1326,7 @@ static enum tcp_out_step tcp_output_new(struct wisp_tcp_pcb *pcb, uint32_t *pipe
     if (tcp_nagle_holds(pcb, g, smss)) {
         return TCP_OUT_STOP;
     }
-    if (tcp_send_seg(pcb, g, false) != WISP_OK) {
-        tcp_timer_set(pcb, TCP_TMR_OUTPUT, TCP_OUTPUT_RETRY_MS);
-        return TCP_OUT_STOP;
-    }
-    *pipe += g->len + ((g->flags & TCP_SEGF_FIN) ? 1u : 0u);
-    return TCP_OUT_MORE;
+    return tcp_output_seg(pcb, g, false, pipe);
 }
 
 /* After the segments: an ACK nothing carried, persist mode for a window

@@ -231,11 +231,18 @@ bool tcp_dead(const struct wisp_tcp_pcb *pcb);
 void tcp_new_defaults(struct wisp_stack *s, struct wisp_tcp_pcb *pcb);
 /* Put a new connection PCB on the stack's list. */
 void tcp_link(struct wisp_stack *s, struct wisp_tcp_pcb *pcb);
+/* Give pcb (active or passive open) its 4-tuple t, its ISS with
+ * SND.UNA = SND.NXT = ISS, its timestamp clock offset and the data bytes
+ * per receive block for our MSS towards the peer; returns that MSS. */
+uint16_t tcp_pcb_open(struct wisp_tcp_pcb *pcb, const struct tcp_tuple *t, uint32_t iss, uint32_t ts_off);
 uint8_t tcp_rcv_wscale_ours(void);
 uint16_t tcp_mss_for(struct wisp_stack *s, const wisp_ipaddr_t *dst);
 uint32_t tcp_isn(struct wisp_stack *s, const struct tcp_tuple *t);
 uint32_t tcp_ts_offset(struct wisp_stack *s, const struct tcp_tuple *t);
 uint64_t tcp_siphash24(const uint32_t key[4], const uint8_t *m, size_t len);
+/* SipHash of a 4-tuple in a domain (0 ISN, 1 timestamp offset, 2 SYN
+ * cookie) with two extra words. */
+uint64_t tcp_hash(struct wisp_stack *s, const struct tcp_tuple *t, uint8_t domain, uint32_t x, uint32_t y);
 
 /* The stack of a PCB of any kind (NULL for NULL). */
 static inline struct wisp_stack *tcp_stack_of(const struct wisp_tcp_pcb *pcb)
@@ -344,6 +351,13 @@ wisp_err_t tcp_send_seg(struct wisp_tcp_pcb *pcb, struct wisp_tcp_seg *g, bool r
 /* Split the first n bytes (0 < n < g->len) of the unsent segment g into
  * a new segment in front of it (a copy). False when out of memory. */
 bool tcp_seg_split(struct wisp_tcp_pcb *pcb, struct wisp_tcp_seg *g, uint32_t n);
+/* A new segment holding a copy of bytes [off, off + n) of g's data, its
+ * seq set (flags 0; not linked, not accounted). NULL when out of segments
+ * or buffers (not counted). */
+struct wisp_tcp_seg *tcp_seg_copy(struct wisp_stack *s, const struct wisp_tcp_seg *g, uint32_t off, uint32_t n);
+/* The link that points at g in pcb's send queue (at the NULL end when g
+ * is not queued). */
+struct wisp_tcp_seg **tcp_seg_pp(struct wisp_tcp_pcb *pcb, const struct wisp_tcp_seg *g);
 /* Receive budget: data bytes one receive block holds for a connection
  * announcing mss; the receive blocks new window space may take now
  * (returned) and, in *share, the blocks a connection whose application
@@ -357,6 +371,10 @@ uint32_t tcp_tailroom(const struct wisp_pbuf *p);
 void tcp_chain_grow(struct wisp_pbuf *h, uint16_t n);
 uint32_t tcp_rx_blocks_avail(struct wisp_stack *s, uint32_t held, uint32_t npcbs, uint32_t *share);
 uint32_t tcp_rcv_right(struct wisp_tcp_pcb *pcb, bool *limited);
+/* The window a SYN or SYN-ACK offers (unscaled, RFC 7323 §2.2): want,
+ * at most 65535, within the receive budget shared by npcbs connections
+ * with blk data bytes per receive block. */
+uint16_t tcp_syn_wnd(struct wisp_stack *s, uint32_t want, uint32_t npcbs, uint32_t blk);
 /* Options of a SYN or SYN-ACK (returns the length). mss = ours;
  * ws 0xff = none; tsval/tsecr used when ts. */
 uint8_t tcp_build_syn_opts(uint8_t *o, uint16_t mss, uint8_t ws, bool sack, bool ts, uint32_t tsval,

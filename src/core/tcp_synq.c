@@ -385,8 +385,7 @@ bool tcp_tw_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_in
     if (in->flags & WISP_TCP_FLAG_RST) {
         /* RFC 1337 §3 (TIME-WAIT assassination): ignore RST in TIME-WAIT. */
         WISP_CTR_INC(s, TCP_RST_RX);
-        wisp_pbuf_free(p);
-        return true;
+        goto out;
     }
     if ((in->flags & (WISP_TCP_FLAG_SYN | WISP_TCP_FLAG_ACK)) == WISP_TCP_FLAG_SYN) {
         /* RFC 6191 §2 / RFC 1122 §4.2.2.13: a new incarnation may reuse
@@ -397,35 +396,34 @@ bool tcp_tw_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_in
             WISP_CTR_INC(s, TCP_TW_REOPEN);
             return false; /* the caller hands the SYN to the listener */
         }
-        tcp_tw_ack(s, w);
-        wisp_pbuf_free(p);
-        return true;
+        goto ack;
     }
     if (!(in->flags & (WISP_TCP_FLAG_SYN | WISP_TCP_FLAG_ACK))) {
         /* RFC 9293 §3.10.7.4 fifth: "if the ACK bit is off drop the
          * segment" -- applied before any reply (as for connections), so
          * an ACK-less FIN or data segment draws nothing. */
         WISP_CTR_INC(s, TCP_DROP_NOACK);
-        wisp_pbuf_free(p);
-        return true;
+        goto out;
     }
     /* RFC 7323 §5.3 PAWS */
     if (ts && TCP_SEQ_LT(in->opt.tsval, TW_TS_RECENT(w))) {
         WISP_CTR_INC(s, TCP_DROP_PAWS);
-        tcp_tw_ack(s, w);
-        wisp_pbuf_free(p);
-        return true;
+        goto ack;
     }
     if ((in->flags & WISP_TCP_FLAG_FIN) && in->seq + in->len + 1u == w->rcv_nxt) {
         /* RFC 9293 §3.10.7.4 TIME-WAIT, eighth step: the retransmitted
          * FIN (it ends at RCV.NXT): acknowledge it and restart the 2 MSL
          * timeout. Any other FIN is only acknowledged below. */
         tcp_tw_restart(s, w);
-        tcp_tw_ack(s, w);
-    } else if (in->len > 0 || (in->flags & WISP_TCP_FLAG_FIN) || in->seq != w->rcv_nxt) {
-        WISP_CTR_INC(s, TCP_DROP_OOW);
-        tcp_tw_ack(s, w); /* RFC 9293 §3.10.7.4 first step: unacceptable -> ACK */
+        goto ack;
     }
+    if (in->len == 0 && !(in->flags & WISP_TCP_FLAG_FIN) && in->seq == w->rcv_nxt) {
+        goto out;
+    }
+    WISP_CTR_INC(s, TCP_DROP_OOW); /* RFC 9293 §3.10.7.4 first step: unacceptable -> ACK */
+ack:
+    tcp_tw_ack(s, w);
+out:
     wisp_pbuf_free(p);
     return true;
 }
@@ -474,15 +472,14 @@ static void tcp_synq_tuple(const struct wisp_tcp_syn *e, struct tcp_tuple *t)
 }
 
 /* The SYN-ACK of embryo e (a SYN-queue entry, or one built for a cookie
- * on the stack) from listener l, offering window e->wnd and our MSS
+ * on the stack; 4-tuple t) from listener l, offering window e->wnd and our MSS
  * ours, with timestamp clock offset ts_off. cookie_bits: the low TSval
  * bits of a SYN cookie (RFC 4987 §3.6 with timestamps), or -1. Returns
  * tcp_xmit_raw's result (a local failure is retried by the SYN queue; a
  * cookie's SYN-ACK is not: the peer resends its SYN). */
 static wisp_err_t tcp_send_synack(struct wisp_stack *s, const struct wisp_tcp_listen *l, const struct wisp_tcp_syn *e,
-                                  int cookie_bits, uint16_t ours, uint32_t ts_off)
+                                  const struct tcp_tuple *t, int cookie_bits, uint16_t ours, uint32_t ts_off)
 {
-    struct tcp_tuple t;
     uint8_t opt[WISP_TCP_MAX_OPTLEN];
     uint8_t n;
     uint32_t tsval = wisp_now(s) + ts_off;
@@ -501,22 +498,16 @@ static wisp_err_t tcp_send_synack(struct wisp_stack *s, const struct wisp_tcp_li
 #endif
     n = tcp_build_syn_opts(opt, ours, e->peer_wscale == 0xffu ? 0xffu : tcp_rcv_wscale_ours(),
                            (e->opts & TCP_SYNO_SACK) != 0, (e->opts & TCP_SYNO_TS) != 0, tsval, e->ts_recent);
-    tcp_synq_tuple(e, &t);
-    return tcp_xmit_raw(s, &t, e->iss, e->irs + 1u, WISP_TCP_FLAG_SYN | WISP_TCP_FLAG_ACK, e->wnd, opt, n, NULL,
+    return tcp_xmit_raw(s, t, e->iss, e->irs + 1u, WISP_TCP_FLAG_SYN | WISP_TCP_FLAG_ACK, e->wnd, opt, n, NULL,
                         l->c.tos, l->c.ttl);
 }
 
 /* The window a SYN-ACK offers (unscaled, RFC 7323 §2.2) when our MSS
  * towards the peer is ours: the buffer, within the receive budget (one
- * more connection's share); *blk: data bytes per receive block for that
- * peer. */
-static uint16_t tcp_synack_wnd(struct wisp_stack *s, uint16_t ours, uint16_t *blk)
+ * more connection's share). */
+static uint16_t tcp_synack_wnd(struct wisp_stack *s, uint16_t ours)
 {
-    uint32_t b = tcp_rx_blk(ours);
-    uint32_t share, fresh = tcp_rx_blocks_avail(s, 0, (uint32_t)s->tcp.npcbs + 1u, &share);
-    uint32_t cap = WISP_MIN(fresh, share) * b;
-    *blk = (uint16_t)b;
-    return (uint16_t)WISP_MIN(WISP_MIN((uint32_t)WISP_TCP_WND, 65535u), cap);
+    return tcp_syn_wnd(s, WISP_TCP_WND, (uint32_t)s->tcp.npcbs + 1u, tcp_rx_blk(ours));
 }
 
 /* An embryo's connection state (what a SYN-ACK and the PCB made from it
@@ -582,7 +573,7 @@ static void tcp_synq_send(struct wisp_stack *s, struct wisp_tcp_syn *e)
     struct tcp_tuple t;
     wisp_err_t err;
     tcp_synq_tuple(e, &t);
-    err = tcp_send_synack(s, e->lpcb, e, -1, tcp_mss_for(s, &t.rip), tcp_ts_offset(s, &t));
+    err = tcp_send_synack(s, e->lpcb, e, &t, -1, tcp_mss_for(s, &t.rip), tcp_ts_offset(s, &t));
     if (err == WISP_OK) {
         e->opts = (uint8_t)(e->opts & ~TCP_SYNO_UNSENT);
         e->due = wisp_now(s) + tcp_synq_rto(e->retries);
@@ -743,15 +734,7 @@ static const uint16_t tcp_cookie_mss[8] = { 216, 536, 1200, 1360, 1400, 1440, 14
  * recomputed from the cookie's ACK), so a flood SYN costs one hash. */
 static uint64_t tcp_cookie_hash(struct wisp_stack *s, const struct tcp_tuple *t, uint32_t cnt, uint32_t irs)
 {
-    uint8_t m[21];
-    wisp_ip4_wr(m, wisp_ipaddr_ip4(&t->lip)); /* IPv4 only: IPv6 extends */
-    wisp_ip4_wr(m + 4, wisp_ipaddr_ip4(&t->rip));
-    wisp_wr16(m + 8, t->lport);
-    wisp_wr16(m + 10, t->rport);
-    m[12] = 2;
-    wisp_wr32(m + 13, cnt);
-    wisp_wr32(m + 17, irs);
-    return tcp_siphash24(s->tcp.key, m, sizeof(m));
+    return tcp_hash(s, t, 2, cnt, irs);
 }
 
 static uint32_t tcp_cookie_make(struct wisp_stack *s, const struct tcp_tuple *t, uint32_t irs, uint16_t mss,
@@ -796,9 +779,10 @@ static bool tcp_cookie_check(struct wisp_stack *s, const struct tcp_tuple *t, ui
 
 /* ------------------------------------------------------ passive open */
 
-/* A connection PCB for a completed passive open (ESTABLISHED). */
+/* A connection PCB for a completed passive open (ESTABLISHED) of embryo
+ * e (4-tuple t). */
 static struct wisp_tcp_pcb *tcp_passive_pcb(struct wisp_stack *s, struct wisp_tcp_listen *l,
-                                            const struct wisp_tcp_syn *e, uint32_t ts_off)
+                                            const struct wisp_tcp_syn *e, const struct tcp_tuple *t, uint32_t ts_off)
 {
     struct wisp_tcp_pcb *pcb = tcp_pcb_alloc(s);
     uint32_t iss = e->iss, irs = e->irs;
@@ -811,17 +795,11 @@ static struct wisp_tcp_pcb *tcp_passive_pcb(struct wisp_stack *s, struct wisp_tc
     pcb->c.tos = l->c.tos;
     pcb->c.ttl = l->c.ttl;
     pcb->c.cc_algo = l->c.cc_algo;
-    pcb->c.local_ip = e->local_ip;
-    pcb->c.local_port = e->local_port;
-    pcb->remote_ip = e->remote_ip;
-    pcb->remote_port = e->remote_port;
     pcb->flags |= TF_PASSIVE;
-    pcb->iss = iss;
-    pcb->snd_una = iss + 1u;
+    /* (ts_off: the clock our SYN-ACK's TSval was read from) */
+    ours = tcp_pcb_open(pcb, t, iss, ts_off);
+    pcb->snd_una = iss + 1u; /* our SYN is acknowledged */
     pcb->snd_nxt = iss + 1u;
-    pcb->snd_lbb = iss + 1u;
-    pcb->snd_sml = iss;
-    pcb->recover = iss;
     pcb->snd_wl1 = irs;
     pcb->snd_wl2 = iss;
     pcb->irs = irs;
@@ -829,12 +807,9 @@ static struct wisp_tcp_pcb *tcp_passive_pcb(struct wisp_stack *s, struct wisp_tc
     pcb->rcv_adv = pcb->rcv_nxt + e->wnd; /* what the SYN-ACK offered */
 #if WISP_TCP_TIMESTAMPS
     pcb->last_ack_sent = pcb->rcv_nxt;
-    pcb->ts_off = ts_off; /* the clock our SYN-ACK's TSval was read from */
 #endif
     /* RFC 9293 §3.7.1 / RFC 6691: send MSS = min(peer's MSS option or
      * 536, our MTU - 40). */
-    ours = tcp_mss_for(s, &e->remote_ip);
-    pcb->rcv_blk = tcp_rx_blk(ours);
     pcb->mss = (uint16_t)WISP_MIN(e->peer_mss != 0 ? e->peer_mss : TCP_DEFAULT_MSS, ours);
 #if WISP_TCP_WND_SCALE
     if (e->peer_wscale != 0xffu) {
@@ -854,8 +829,6 @@ static struct wisp_tcp_pcb *tcp_passive_pcb(struct wisp_stack *s, struct wisp_tc
         pcb->ts_recent = e->ts_recent;
         pcb->ts_recent_ms = wisp_now(s);
     }
-#else
-    (void)ts_off;
 #endif
     pcb->c.state = WISP_TCP_SYN_RCVD;
     tcp_link(s, pcb);
@@ -902,6 +875,7 @@ bool tcp_synq_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_
     struct wisp_tcp_listen *l;
     struct wisp_tcp_pcb *pcb;
     struct tcp_tuple t;
+    enum wisp_counter drop;
     unsigned i;
 
     for (i = s->tcp.synq_head[tcp_bucket(s, &in.ip->src, in.sport, in.dport, TCP_SYNQ_NB)]; i != TCP_HNONE;
@@ -925,55 +899,44 @@ bool tcp_synq_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_
         if (in.seq == e->irs + 1u) {
             tcp_synq_remove(s, e);
             tcp_synq_arm(s);
-        } else {
-            WISP_CTR_INC(s, TCP_DROP_RST);
-            if (tcp_synq_in_window(e, in.seq)) {
-                tcp_synq_challenge_ack(s, e);
-            }
+            goto out;
         }
-        wisp_pbuf_free(p);
-        return true;
+        if (tcp_synq_in_window(e, in.seq)) {
+            tcp_synq_challenge_ack(s, e);
+        }
+        drop = WISP_CTR_TCP_DROP_RST;
+        goto out_ctr;
     }
     if (in.flags & WISP_TCP_FLAG_SYN) {
-        if (!(in.flags & WISP_TCP_FLAG_ACK) && in.seq == e->irs) {
-            tcp_synq_send(s, e); /* the peer did not get our SYN-ACK */
-            tcp_synq_arm(s);
-            wisp_pbuf_free(p);
-            return true;
+        if (in.flags & WISP_TCP_FLAG_ACK) {
+            drop = WISP_CTR_TCP_DROP_SYN;
+            goto out_ctr;
         }
-        if (!(in.flags & WISP_TCP_FLAG_ACK)) {
+        if (in.seq != e->irs) {
             tcp_synq_remove(s, e); /* a new ISN: start over from LISTEN */
             return false;
         }
-        WISP_CTR_INC(s, TCP_DROP_SYN);
-        wisp_pbuf_free(p);
-        return true;
+        goto resend; /* the peer did not get our SYN-ACK */
     }
     if (!(in.flags & WISP_TCP_FLAG_ACK)) {
-        WISP_CTR_INC(s, TCP_DROP_NOACK);
-        wisp_pbuf_free(p);
-        return true;
+        drop = WISP_CTR_TCP_DROP_NOACK;
+        goto out_ctr;
     }
     /* RFC 9293 §3.10.7.4 SYN-RECEIVED: an unacceptable ACK gets a RST. */
     if (in.ack != e->iss + 1u) {
-        WISP_CTR_INC(s, TCP_DROP_BADACK);
         tcp_rst_reply(s, &in);
-        wisp_pbuf_free(p);
-        return true;
+        drop = WISP_CTR_TCP_DROP_BADACK;
+        goto out_ctr;
     }
     /* first step: the sequence number must be in the window the SYN-ACK
      * offered (a zero window takes just RCV.NXT) */
     if (!tcp_synq_in_window(e, in.seq)) {
         WISP_CTR_INC(s, TCP_DROP_OOW);
-        tcp_synq_send(s, e);
-        tcp_synq_arm(s);
-        wisp_pbuf_free(p);
-        return true;
+        goto resend;
     }
     if ((e->opts & TCP_SYNO_TS) && in.opt.ts && TCP_SEQ_LT(in.opt.tsval, e->ts_recent)) {
-        WISP_CTR_INC(s, TCP_DROP_PAWS); /* RFC 7323 §5.3 */
-        wisp_pbuf_free(p);
-        return true;
+        drop = WISP_CTR_TCP_DROP_PAWS; /* RFC 7323 §5.3 */
+        goto out_ctr;
     }
     if (!tcp_listen_room(l)) {
         /* RFC 9293 §3.10.7.4 SYN-RECEIVED, fifth: this ACK would move the
@@ -986,12 +949,11 @@ bool tcp_synq_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_
          * bounds the wait. Linux drops the ACK too (an overflowing accept
          * queue); a RST would fail a connection whose connect() had
          * already succeeded. */
-        WISP_CTR_INC(s, TCP_LISTEN_FULL);
-        wisp_pbuf_free(p);
-        return true;
+        drop = WISP_CTR_TCP_LISTEN_FULL;
+        goto out_ctr;
     }
     tcp_synq_tuple(e, &t);
-    pcb = tcp_passive_pcb(s, l, e, tcp_ts_offset(s, &t));
+    pcb = tcp_passive_pcb(s, l, e, &t, tcp_ts_offset(s, &t));
     if (pcb == NULL) {
         /* RFC 9293 §3.10.7.4 SYN-RECEIVED, fifth: the ACK would move
          * the connection to ESTABLISHED, but there is no PCB to hold it
@@ -1001,13 +963,21 @@ bool tcp_synq_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_
          * SYN-ACK) completes the handshake once a PCB is free, and the
          * entry's timeout bounds the wait. A RST would turn a passing
          * shortage into a failed connection (Linux drops too). */
-        WISP_CTR_INC(s, TCP_DROP_PCBMEM);
-        wisp_pbuf_free(p);
-        return true;
+        drop = WISP_CTR_TCP_DROP_PCBMEM;
+        goto out_ctr;
     }
     tcp_synq_remove(s, e);
     tcp_synq_arm(s);
     tcp_accept_and_process(s, l, pcb, p, &in);
+    return true;
+resend:
+    tcp_synq_send(s, e);
+    tcp_synq_arm(s);
+    goto out;
+out_ctr:
+    WISP_CTR_INC_ID(s, drop);
+out:
+    wisp_pbuf_free(p);
     return true;
 }
 
@@ -1018,7 +988,7 @@ static bool tcp_cookie_accept(struct wisp_stack *s, struct wisp_tcp_listen *l, s
                               const struct tcp_tuple *t)
 {
     struct wisp_tcp_syn x;
-    uint16_t mss, blk;
+    uint16_t mss;
     uint32_t ts_off;
     uint8_t ws = 0xffu;
     struct wisp_tcp_pcb *pcb;
@@ -1054,8 +1024,8 @@ static bool tcp_cookie_accept(struct wisp_stack *s, struct wisp_tcp_listen *l, s
      * offered more) is dropped and resent. */
     tcp_syn_fill(&x, t, in->ack - 1u, in->seq - 1u, ws, sack, ts, in->opt.tsval);
     x.peer_mss = mss;
-    x.wnd = tcp_synack_wnd(s, tcp_mss_for(s, &t->rip), &blk);
-    pcb = tcp_passive_pcb(s, l, &x, ts_off);
+    x.wnd = tcp_synack_wnd(s, tcp_mss_for(s, &t->rip));
+    pcb = tcp_passive_pcb(s, l, &x, t, ts_off);
     if (pcb == NULL) {
         /* No PCB now: drop silently (counted), no RST. The peer
          * resends its data and the cookie stays valid for its two
@@ -1089,50 +1059,28 @@ static void tcp_listen_ack(struct wisp_stack *s, struct wisp_tcp_listen *l, stru
     wisp_pbuf_free(p);
 }
 
-/* A SYN for l with room in its backlog and the SYN queue: entry e
- * remembers the embryo, its SYN-ACK goes out. */
-static void tcp_synq_add(struct wisp_stack *s, struct wisp_tcp_listen *l, struct wisp_tcp_syn *e,
-                         const struct tcp_in *in, const struct tcp_tuple *t, bool sack, bool ts)
-{
-    uint16_t blk;
-    tcp_syn_fill(e, t, tcp_isn(s, t), in->seq, WISP_TCP_WND_SCALE ? in->opt.ws : 0xffu, sack, ts, in->opt.tsval);
-    e->lpcb = l;
-    l->synq_n++;
-    e->peer_mss = in->opt.mss;
-    e->wnd = tcp_synack_wnd(s, tcp_mss_for(s, &t->rip), &blk); /* kept for its retransmissions */
-    tcp_hlink(s->tcp.synq_head, s->tcp.synq_next, tcp_synq_bucket(s, e), (unsigned)(e - s->tcp.synq));
-    tcp_synq_send(s, e);
-    tcp_synq_arm(s);
-}
-
 #if WISP_TCP_SYNCOOKIES
-/* RFC 4987 §3.6: no room -- answer the SYN statelessly with a cookie.
- * Without timestamps the cookie cannot carry window scaling or SACK, so
- * the SYN-ACK offers neither. */
-static void tcp_synq_cookie(struct wisp_stack *s, const struct wisp_tcp_listen *l, const struct tcp_in *in,
-                            const struct tcp_tuple *t, bool sack, bool ts)
+/* RFC 4987 §3.6: no room -- answer the SYN statelessly with a cookie
+ * (embryo x, our MSS ours). Without timestamps the cookie cannot carry
+ * window scaling or SACK, so the SYN-ACK offers neither. */
+static void tcp_synq_cookie(struct wisp_stack *s, const struct wisp_tcp_listen *l, struct wisp_tcp_syn *x,
+                            const struct tcp_tuple *t, uint16_t ours)
 {
-    uint16_t mss = in->opt.mss != 0 ? in->opt.mss : (uint16_t)TCP_DEFAULT_MSS;
-    uint16_t ours = tcp_mss_for(s, &t->rip); /* one route lookup */
-    uint8_t ws = (ts && WISP_TCP_WND_SCALE) ? in->opt.ws : 0xffu;
-    uint32_t cookie, ts_off;
-    uint16_t blk;
-    struct wisp_tcp_syn x;
+    uint16_t mss = x->peer_mss != 0 ? x->peer_mss : (uint16_t)TCP_DEFAULT_MSS;
+    uint32_t ts_off;
     int bits = -1;
-    if (ts) {
-        bits = (int)((ws == 0xffu ? 0x0fu : (ws & 0x0fu)) | (sack ? 0x10u : 0u));
+    if (x->opts & TCP_SYNO_TS) {
+        bits = (int)((x->peer_wscale == 0xffu ? 0x0fu : (x->peer_wscale & 0x0fu)) |
+                     ((x->opts & TCP_SYNO_SACK) ? 0x10u : 0u));
     } else {
-        sack = false;
+        x->peer_wscale = 0xffu;
+        x->opts = 0;
     }
-    WISP_CTR_INC(s, TCP_SYNQ_FULL);
     WISP_CTR_INC(s, TCP_COOKIE_SENT);
     s->tcp.cookie_used = 1;
     s->tcp.cookie_last = wisp_now(s);
-    mss = (uint16_t)WISP_MIN(mss, ours);
-    cookie = tcp_cookie_make(s, t, in->seq, mss, &ts_off);
-    tcp_syn_fill(&x, t, cookie, in->seq, ws, sack, ts, in->opt.tsval);
-    x.wnd = tcp_synack_wnd(s, ours, &blk);
-    (void)tcp_send_synack(s, l, &x, bits, ours, ts_off);
+    x->iss = tcp_cookie_make(s, t, x->irs, (uint16_t)WISP_MIN(mss, ours), &ts_off);
+    (void)tcp_send_synack(s, l, x, t, bits, ours, ts_off);
 }
 #endif /* WISP_TCP_SYNCOOKIES */
 
@@ -1141,7 +1089,8 @@ bool tcp_listen_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tc
     struct wisp_tcp_listen *l = tcp_find_listener(s, cin);
     struct tcp_in in = *cin;
     struct tcp_tuple t;
-    struct wisp_tcp_syn *e = NULL;
+    struct wisp_tcp_syn *e = NULL, *y, x;
+    uint16_t ours;
     unsigned i;
 
     if (l == NULL) {
@@ -1183,13 +1132,27 @@ bool tcp_listen_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tc
             }
         }
     }
+    /* the embryo: in a free SYN-queue entry within l's backlog, else on
+     * the stack for a cookie (the SYN-ACK's window is kept for its
+     * retransmissions) */
+    y = e != NULL ? e : &x;
+    ours = tcp_mss_for(s, &t.rip); /* one route lookup */
+    tcp_syn_fill(y, &t, 0, in.seq, WISP_TCP_WND_SCALE ? in.opt.ws : 0xffu, in.opt.sack_ok && WISP_TCP_SACK,
+                 in.opt.ts && WISP_TCP_TIMESTAMPS, in.opt.tsval);
+    y->peer_mss = in.opt.mss;
+    y->wnd = tcp_synack_wnd(s, ours);
     if (e != NULL) {
-        tcp_synq_add(s, l, e, &in, &t, in.opt.sack_ok && WISP_TCP_SACK, in.opt.ts && WISP_TCP_TIMESTAMPS);
+        /* the entry remembers the embryo, its SYN-ACK goes out */
+        e->iss = tcp_isn(s, &t);
+        e->lpcb = l;
+        l->synq_n++;
+        tcp_hlink(s->tcp.synq_head, s->tcp.synq_next, tcp_synq_bucket(s, e), (unsigned)(e - s->tcp.synq));
+        tcp_synq_send(s, e);
+        tcp_synq_arm(s);
     } else {
-#if WISP_TCP_SYNCOOKIES
-        tcp_synq_cookie(s, l, &in, &t, in.opt.sack_ok && WISP_TCP_SACK, in.opt.ts && WISP_TCP_TIMESTAMPS);
-#else
         WISP_CTR_INC(s, TCP_SYNQ_FULL);
+#if WISP_TCP_SYNCOOKIES
+        tcp_synq_cookie(s, l, &x, &t, ours);
 #endif
     }
     wisp_pbuf_free(p); /* data on a SYN is not kept (the peer resends it) */
