@@ -1233,7 +1233,7 @@ static void dir_set_busy(struct wisp_sock *sk, bool rx, bool on)
 
 /* The wait loop of select and poll (below), also the wait for a turn. */
 typedef int (*sel_scan_fn)(struct wisp_sockets *t, void *ctx);
-static int sel_run(struct wisp_sockets *t, struct wisp_select_wait *w, bool forever, uint32_t deadline, bool no_wait,
+static int sel_run(struct wisp_sockets *t, struct wisp_select_wait *w, bool forever, uint32_t ms, bool no_wait,
                    sel_scan_fn scan, void *ctx);
 
 struct turn_ctx {
@@ -1280,9 +1280,8 @@ static struct wisp_sock *sock_enter_dir_slow(int fd, bool rx, bool dontwait, str
     f = sk_flags(c.sk);
     memset(&w, 0, sizeof w);
     w.watch_idx = sock_idx(g_socks, c.sk);
-    /* SO_RCVTIMEO / SO_SNDTIMEO bound the wait (beyond 24 days: none,
-     * as sel_run counts the time left in 31 bits) */
-    n = sel_run(g_socks, &w, timeo == 0 || timeo > 0x7fffffffu, wisp_sys_now_ms() + timeo, dontwait || f.nonblock,
+    /* SO_RCVTIMEO / SO_SNDTIMEO bound the wait */
+    n = sel_run(g_socks, &w, timeo == 0, timeo, dontwait || f.nonblock,
                 turn_scan, &c);
     if (n > 0) {
         return c.sk;
@@ -2633,10 +2632,13 @@ static bool sel_wait(struct wisp_sockets *t, struct wisp_select_wait *w, bool fo
  * fails), the time is up or no_wait (one scan only). w is set up but for
  * its semaphore. Returns the scan's result or -ENOMEM. */
 
-static int sel_run(struct wisp_sockets *t, struct wisp_select_wait *w, bool forever, uint32_t deadline, bool no_wait,
+static int sel_run(struct wisp_sockets *t, struct wisp_select_wait *w, bool forever, uint32_t ms, bool no_wait,
                    sel_scan_fn scan, void *ctx)
 {
     bool sem_ok = false, last = false;
+    /* the time left is counted in 31 bits: a longer wait (24.8 days) is
+     * cut to that much, never turned into none or into forever */
+    uint32_t deadline = wisp_sys_now_ms() + WISP_MIN(ms, 0x7fffffffu);
     int n;
     tbl_lock();
     for (;;) {
@@ -2729,7 +2731,7 @@ int wisp_select(int maxfdp1, wisp_fd_set *readset, wisp_fd_set *writeset, wisp_f
     w.maxfdp1 = maxfdp1;
     w.watch_idx = -1;
     c.w = &w;
-    n = sel_run(t, &w, timeout == NULL, wisp_sys_now_ms() + ms, timeout != NULL && ms == 0, select_scan_fn, &c);
+    n = sel_run(t, &w, timeout == NULL, ms, timeout != NULL && ms == 0, select_scan_fn, &c);
     if (n < 0) {
         return set_errno(-n);
     }
@@ -2797,7 +2799,6 @@ int wisp_poll(struct wisp_pollfd *fds, wisp_nfds_t nfds, int timeout)
     struct wisp_sockets *t = g_socks;
     struct wisp_select_wait w;
     struct poll_ctx c;
-    uint32_t deadline = 0;
     int n;
 
     if (fds == NULL && nfds > 0) {
@@ -2806,16 +2807,13 @@ int wisp_poll(struct wisp_pollfd *fds, wisp_nfds_t nfds, int timeout)
     if (t == NULL) {
         return set_errno(WISP_EINVAL);
     }
-    if (timeout >= 0) {
-        deadline = wisp_sys_now_ms() + (uint32_t)timeout;
-    }
     memset(&w, 0, sizeof w);
     w.fds = fds;
     w.nfds = nfds;
     w.watch_idx = -1;
     c.fds = fds;
     c.nfds = nfds;
-    n = sel_run(t, &w, timeout < 0, deadline, timeout == 0, poll_scan_fn, &c);
+    n = sel_run(t, &w, timeout < 0, (uint32_t)timeout, timeout == 0, poll_scan_fn, &c);
     return n < 0 ? set_errno(-n) : n;
 }
 
