@@ -409,14 +409,21 @@ static void tcp_dsack_set(struct wisp_tcp_pcb *pcb, uint32_t l, uint32_t r)
 #endif
 }
 
-static void tcp_sack_note(struct wisp_tcp_pcb *pcb, uint32_t seq)
+/* An arrival into ooseq[i]: it becomes the most recent (age 0), the
+ * others age by one arrival (up to TCP_SACK_RECENT). */
+static void tcp_sack_note(struct wisp_tcp_pcb *pcb, unsigned i)
 {
 #if WISP_TCP_SACK
     /* RFC 2018 §4: remember the most recent arrivals (first block first) */
-    memmove(&pcb->sack_recent[1], &pcb->sack_recent[0], 3u * sizeof(pcb->sack_recent[0]));
-    pcb->sack_recent[0] = seq;
+    unsigned k;
+    for (k = 0; k < pcb->ooseq_n; k++) {
+        if (pcb->ooseq[k].age < TCP_SACK_RECENT) {
+            pcb->ooseq[k].age++;
+        }
+    }
+    pcb->ooseq[i].age = 0;
 #else
-    (void)pcb, (void)seq;
+    (void)pcb, (void)i;
 #endif
 }
 
@@ -442,7 +449,7 @@ static void tcp_ooseq_insert(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, uint
             wisp_pbuf_free(p); /* nothing new */
             /* RFC 2883 §4 rule 4: the D-SACK block, then the block holding it */
             tcp_dsack_set(pcb, seq, seq + len);
-            tcp_sack_note(pcb, e->seq);
+            tcp_sack_note(pcb, pos);
             return;
         }
         if (TCP_SEQ_GT(eend, seq)) {
@@ -501,7 +508,7 @@ static void tcp_ooseq_insert(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, uint
         pcb->ooseq_bufs = (uint16_t)(pcb->ooseq_bufs + tcp_rx_append(pcb, prev->p, p));
         prev->len = (uint16_t)(prev->len + len);
         prev->fin = fin ? 1u : 0u;
-        tcp_sack_note(pcb, prev->seq);
+        tcp_sack_note(pcb, pos - 1u);
         WISP_CTR_INC(s, TCP_OOSEQ);
         return;
     }
@@ -514,7 +521,7 @@ static void tcp_ooseq_insert(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, uint
     pcb->ooseq[pos].fin = fin ? 1u : 0u;
     pcb->ooseq_n++;
     pcb->ooseq_bufs = (uint16_t)(pcb->ooseq_bufs + nb);
-    tcp_sack_note(pcb, seq);
+    tcp_sack_note(pcb, pos);
     WISP_CTR_INC(s, TCP_OOSEQ);
 }
 

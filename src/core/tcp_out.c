@@ -197,35 +197,41 @@ uint32_t tcp_tsval(const struct wisp_tcp_pcb *pcb)
 static unsigned tcp_sack_blocks(const struct wisp_tcp_pcb *pcb, uint32_t (*b)[2], unsigned max)
 {
     uint32_t r[WISP_TCP_OOSEQ_SLOTS][2];
-    uint8_t used[WISP_TCP_OOSEQ_SLOTS];
-    unsigned nr = 0, i, k, nb = 0;
+    uint8_t age[WISP_TCP_OOSEQ_SLOTS]; /* of its most recent entry; 0xff: listed */
+    unsigned nr = 0, i, best, nb = 0;
 
     for (i = 0; i < pcb->ooseq_n; i++) {
         const struct wisp_tcp_ooseq *e = &pcb->ooseq[i];
         uint32_t end = e->seq + e->len + e->fin;
         if (nr > 0 && r[nr - 1][1] == e->seq) {
             r[nr - 1][1] = end; /* contiguous with the previous entry */
+            age[nr - 1] = WISP_MIN(age[nr - 1], e->age);
         } else {
             r[nr][0] = e->seq;
             r[nr][1] = end;
+            age[nr] = e->age;
             nr++;
         }
     }
-    memset(used, 0, sizeof(used));
-    for (k = 0; k < 4u && nb < max; k++) {
-        uint32_t x = pcb->sack_recent[k];
+    /* the blocks of the recent arrivals, newest first, then the rest in
+     * sequence order */
+    for (;;) {
+        best = nr;
         for (i = 0; i < nr; i++) {
-            if (!used[i] && TCP_SEQ_GEQ(x, r[i][0]) && TCP_SEQ_LT(x, r[i][1])) {
-                used[i] = 1;
-                b[nb][0] = r[i][0];
-                b[nb][1] = r[i][1];
-                nb++;
-                break;
+            if (age[i] < TCP_SACK_RECENT && (best == nr || age[i] < age[best])) {
+                best = i;
             }
         }
+        if (best == nr || nb >= max) {
+            break;
+        }
+        age[best] = 0xff;
+        b[nb][0] = r[best][0];
+        b[nb][1] = r[best][1];
+        nb++;
     }
     for (i = 0; i < nr && nb < max; i++) {
-        if (!used[i]) {
+        if (age[i] != 0xff) {
             b[nb][0] = r[i][0];
             b[nb][1] = r[i][1];
             nb++;

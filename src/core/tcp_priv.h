@@ -173,6 +173,16 @@ enum {
     TCP_TMR_OUTPUT,    /* deferred output after write / retry after local failure */
     TCP_TMR_REFUSED    /* refused data retry */
 };
+/* The deadlines of timers that are never needed at once share a slot of
+ * pcb->due (tcp_timer.c): RTO and PERSIST (persist mode holds no
+ * retransmission timer: tcp_out.c), KEEP and FW2 (keepalive probes only
+ * in ESTABLISHED / CLOSE-WAIT, FW2 only in FIN-WAIT-2 / TIME-WAIT).
+ * Setting one stops its mate; tmr_on keeps one bit per timer. */
+#define TCP_TMR_SLOT(w) ((w) - ((w) >= 1u) - ((w) >= 4u))
+
+/* Out-of-order arrivals whose blocks a SACK option lists first, most
+ * recent first (RFC 2018 §4; pcb->ooseq[].age). */
+#define TCP_SACK_RECENT 4u
 
 /* SYN queue option bits. */
 #define TCP_SYNO_SACK 0x01u

@@ -58,6 +58,9 @@ struct wisp_tcp_ooseq {
     uint32_t WISP_PRIV(seq);
     uint16_t WISP_PRIV(len);
     uint8_t WISP_PRIV(fin);
+#if WISP_TCP_SACK
+    uint8_t WISP_PRIV(age);                  /**< arrivals noted since its last one, up to 4 (SACK block order, RFC 2018 §4) */
+#endif
 };
 
 /** Per-connection state of the congestion control algorithm (tcp_cc.h). */
@@ -96,9 +99,10 @@ struct wisp_tcp_pcb {
     wisp_tcp_err_fn WISP_PRIV(errf);
     wisp_tcp_poll_fn WISP_PRIV(poll);
 
-    /* one event timer, armed for the earliest of the deadlines due[] */
+    /* one event timer, armed for the earliest of the deadlines due[]
+     * (one slot per pair of mutually exclusive timers, TCP_TMR_SLOT) */
     struct wisp_timer WISP_PRIV(tmr);
-    uint32_t WISP_PRIV(due)[WISP_TCP_NTMR];
+    uint32_t WISP_PRIV(due)[WISP_TCP_NTMR_SLOTS];
 
     /* send sequence space (RFC 9293 §3.3.1) */
     uint32_t WISP_PRIV(iss), WISP_PRIV(snd_una);
@@ -115,7 +119,9 @@ struct wisp_tcp_pcb {
 
     /* congestion control and loss recovery (RFC 5681, 6582, 6675) */
     uint32_t WISP_PRIV(cwnd), WISP_PRIV(ssthresh), WISP_PRIV(ca_acked), WISP_PRIV(recover);
-    union wisp_tcp_cc_state WISP_PRIV(cc);   /**< the algorithm's own state (tcp_cc.h) */
+#if WISP_TCP_CUBIC
+    union wisp_tcp_cc_state WISP_PRIV(cc);   /**< the algorithm's own state (tcp_cc.h; NewReno has none) */
+#endif
 
     /* RTT and RTO (RFC 6298), ms; srtt scaled by 8, rttvar by 4 */
     uint32_t WISP_PRIV(srtt8), WISP_PRIV(rttvar4), WISP_PRIV(rto);
@@ -135,7 +141,6 @@ struct wisp_tcp_pcb {
     uint32_t WISP_PRIV(last_ack_sent);       /**< RCV.NXT of our last ACK (RFC 7323 §4.3 TS.Recent rule) */
 #endif
 #if WISP_TCP_SACK
-    uint32_t WISP_PRIV(sack_recent)[4];      /**< seq of the latest out-of-order arrivals (RFC 2018 §4) */
 #if WISP_TCP_DSACK
     /* RFC 2883 D-SACK: duplicate data of the latest segment, reported
      * once as the first SACK block of the next ACK (when TF_DSACK) */
