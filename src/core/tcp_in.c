@@ -530,7 +530,6 @@ static bool tcp_take(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, uint32_t len
 {
     pcb->rcv_nxt += len;
     pcb->rcv_wnd = pcb->rcv_wnd > len ? pcb->rcv_wnd - len : 0u;
-    pcb->rcv_unacked += len;
     return tcp_deliver(pcb, p);
 }
 
@@ -661,7 +660,7 @@ static bool tcp_receive(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, const str
         }
         /* RFC 5681 §4.2 / RFC 1122 §4.2.3.2: ACK at least every second
          * full-size segment, else within the delayed-ACK time. */
-        if (pcb->rcv_unacked >= 2u * (uint32_t)pcb->mss - 2u * WISP_TCP_MAX_OPTLEN) {
+        if (pcb->rcv_nxt - pcb->last_ack_sent >= 2u * (uint32_t)pcb->mss - 2u * WISP_TCP_MAX_OPTLEN) {
             pcb->flags |= TF_ACK_NOW;
         } else if (!(pcb->flags & TF_ACK_NOW)) {
             pcb->flags |= TF_ACK_DELAY;
@@ -752,9 +751,7 @@ static bool tcp_syn_sent(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, struct t
     }
     pcb->irs = in->seq;
     pcb->rcv_nxt = in->seq + 1u;
-#if WISP_TCP_TIMESTAMPS
     pcb->last_ack_sent = pcb->rcv_nxt;
-#endif
     pcb->rcv_adv = pcb->rcv_nxt + pcb->syn_wnd; /* what our SYN offered */
     tcp_syn_options(pcb, in);
     /* RFC 7323 §2.2: the window of a SYN is never scaled */

@@ -333,7 +333,7 @@ uint32_t tcp_rcv_right(struct wisp_tcp_pcb *pcb, bool *limited)
     uint32_t blk = pcb->rcv_blk;
     uint32_t want = WISP_MIN(pcb->rcv_wnd, tcp_wnd_max(pcb));
     /* delivered (or refused) and not yet given back with wisp_tcp_recved */
-    uint32_t held = pcb->rcv_wnd < pcb->rcv_buf ? pcb->rcv_buf - pcb->rcv_wnd : 0u;
+    uint32_t held = pcb->rcv_wnd < pcb->rcv_buf ? (uint32_t)pcb->rcv_buf - pcb->rcv_wnd : 0u;
     uint32_t share, fresh = tcp_rx_blocks_avail(s, (held + blk - 1u) / blk, s->tcp.npcbs, &share);
     uint32_t by_share = share * blk;
     /* the whole window within the free blocks (what it already promised
@@ -441,10 +441,7 @@ static uint32_t tcp_acceptable_seq(const struct wisp_tcp_pcb *pcb)
 static void tcp_acked_out(struct wisp_tcp_pcb *pcb)
 {
     pcb->flags &= ~(TF_ACK_NOW | TF_ACK_DELAY);
-    pcb->rcv_unacked = 0;
-#if WISP_TCP_TIMESTAMPS
-    pcb->last_ack_sent = pcb->rcv_nxt;
-#endif
+    pcb->last_ack_sent = pcb->rcv_nxt; /* (in-order data not ACKed: rcv_nxt - last_ack_sent) */
     tcp_timer_clear(pcb, TCP_TMR_DELACK);
 }
 
@@ -803,7 +800,7 @@ static wisp_err_t tcp_write_fits(const struct wisp_tcp_pcb *pcb, struct tcp_writ
     if (w->len > pcb->snd_buf) {
         return WISP_ERR_VAL; /* never fits the connection's send buffer (SO_SNDBUF) */
     }
-    if (pcb->snd_queued >= pcb->snd_buf || w->len > pcb->snd_buf - pcb->snd_queued) {
+    if (pcb->snd_queued >= pcb->snd_buf || w->len > (uint32_t)pcb->snd_buf - pcb->snd_queued) {
         return WISP_ERR_MEM;
     }
     return WISP_OK;
@@ -1037,7 +1034,7 @@ uint32_t wisp_tcp_sndbuf(const struct wisp_tcp_pcb *pcb)
     if (c->state == WISP_TCP_LISTEN) {
         return 0;
     }
-    return pcb->snd_queued < pcb->snd_buf ? pcb->snd_buf - pcb->snd_queued : 0u;
+    return pcb->snd_queued < pcb->snd_buf ? (uint32_t)pcb->snd_buf - pcb->snd_queued : 0u;
 }
 
 wisp_err_t tcp_queue_fin(struct wisp_tcp_pcb *pcb)

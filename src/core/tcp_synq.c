@@ -827,8 +827,8 @@ static struct wisp_tcp_pcb *tcp_passive_pcb(struct wisp_stack *s, struct wisp_tc
     pcb->irs = irs;
     pcb->rcv_nxt = irs + 1u;
     pcb->rcv_adv = pcb->rcv_nxt + e->wnd; /* what the SYN-ACK offered */
-#if WISP_TCP_TIMESTAMPS
     pcb->last_ack_sent = pcb->rcv_nxt;
+#if WISP_TCP_TIMESTAMPS
     pcb->ts_off = ts_off; /* the clock our SYN-ACK's TSval was read from */
 #endif
     /* RFC 9293 §3.7.1 / RFC 6691: send MSS = min(peer's MSS option or

@@ -80,6 +80,19 @@ union wisp_tcp_cc_state {
 #endif
 };
 
+/* Types of the receive / send buffer sizes of a PCB: 16-bit when their
+ * compile-time bounds fit. */
+#if WISP_TCP_WND <= 0xffff
+typedef uint16_t wisp_tcp_rsize_t;
+#else
+typedef uint32_t wisp_tcp_rsize_t;
+#endif
+#if WISP_TCP_SND_BUF <= 0xffff
+typedef uint16_t wisp_tcp_ssize_t;
+#else
+typedef uint32_t wisp_tcp_ssize_t;
+#endif
+
 /** A connection PCB (SYN-SENT .. LAST-ACK, or CLOSED before connect).
  *  Laid out by size (32-bit words, then 16-bit, then bytes) so that a
  *  32-bit target pads nothing; the fields of an option compiled out
@@ -109,7 +122,6 @@ struct wisp_tcp_pcb {
     uint32_t WISP_PRIV(snd_nxt);             /**< highest sequence sent + 1 (SND.MAX) */
     uint32_t WISP_PRIV(snd_lbb);             /**< next sequence to give queued data */
     uint32_t WISP_PRIV(snd_wl1), WISP_PRIV(snd_wl2), WISP_PRIV(snd_wnd), WISP_PRIV(max_snd_wnd);
-    uint32_t WISP_PRIV(snd_queued);          /**< bytes written and not yet acknowledged */
     uint32_t WISP_PRIV(snd_sml);             /**< end of the last short segment sent (Minshall's Nagle) */
     struct wisp_tcp_seg *WISP_PRIV(sndq);    /**< every queued segment, in sequence order */
     struct wisp_tcp_seg *WISP_PRIV(sndq_tail);
@@ -129,16 +141,14 @@ struct wisp_tcp_pcb {
 
     /* receive sequence space */
     uint32_t WISP_PRIV(irs), WISP_PRIV(rcv_nxt);
-    uint32_t WISP_PRIV(rcv_wnd);             /**< buffer space the application left us */
     uint32_t WISP_PRIV(rcv_adv);             /**< right edge advertised (never moves left) */
-    uint32_t WISP_PRIV(rcv_unacked);         /**< in-order bytes not acknowledged yet */
+    uint32_t WISP_PRIV(last_ack_sent);       /**< RCV.NXT of our last ACK (RFC 7323 §4.3 Last.ACK.sent); rcv_nxt - last_ack_sent: in-order data not acknowledged yet */
     struct wisp_pbuf *WISP_PRIV(refused)[WISP_TCP_REFUSED_SLOTS]; /**< data the recv callback refused, in order */
     struct wisp_tcp_ooseq WISP_PRIV(ooseq)[WISP_TCP_OOSEQ_SLOTS];
 
 #if WISP_TCP_TIMESTAMPS
     /* timestamps (RFC 7323) */
     uint32_t WISP_PRIV(ts_off), WISP_PRIV(ts_recent), WISP_PRIV(ts_recent_ms);
-    uint32_t WISP_PRIV(last_ack_sent);       /**< RCV.NXT of our last ACK (RFC 7323 §4.3 TS.Recent rule) */
 #endif
 #if WISP_TCP_SACK
 #if WISP_TCP_DSACK
@@ -151,10 +161,6 @@ struct wisp_tcp_pcb {
     /* keepalive (RFC 9293 §3.8.4) */
     uint32_t WISP_PRIV(last_rx_ms), WISP_PRIV(keep_idle), WISP_PRIV(keep_intvl);
 
-    /* per-connection bounds (wisp_tcp_set_bufs, wisp_tcp_set_user_mss) */
-    uint32_t WISP_PRIV(snd_buf);             /**< send buffer, bytes (default WISP_TCP_SND_BUF) */
-    uint32_t WISP_PRIV(rcv_buf);             /**< receive buffer = largest window, bytes (default WISP_TCP_WND) */
-
 #if WISP_TCP_PCB_STATS
     /* statistics (wisp_tcp_get_info; bytes acked and received are read
      * off the sequence space) */
@@ -163,6 +169,15 @@ struct wisp_tcp_pcb {
 
     /* ICMP errors and path MTU (tcp_icmp.c) */
     uint32_t WISP_PRIV(pmtu_raise_at);       /**< ms: try mss_max again (RFC 1191 §6.3, RFC 4821 §7.7) */
+
+    /* buffer sizes (wisp_tcp_set_bufs clamps them to WISP_TCP_WND and
+     * WISP_TCP_SND_BUF: 16-bit when those fit; two of a kind keep the
+     * 16-bit fields below aligned either way) */
+    wisp_tcp_rsize_t WISP_PRIV(rcv_wnd);     /**< buffer space the application left us */
+    wisp_tcp_rsize_t WISP_PRIV(rcv_buf);     /**< receive buffer = largest window, bytes (default WISP_TCP_WND) */
+    wisp_tcp_ssize_t WISP_PRIV(snd_queued);  /**< bytes written and not yet acknowledged (<= snd_buf) */
+    wisp_tcp_ssize_t WISP_PRIV(snd_buf);     /**< send buffer, bytes (default WISP_TCP_SND_BUF) */
+
     uint16_t WISP_PRIV(mss_max);             /**< send MSS without a path MTU limit (set when synchronized) */
 
     /* 16-bit fields */
