@@ -400,8 +400,8 @@ static void tcp_dsack_set(struct wisp_tcp_pcb *pcb, uint32_t l, uint32_t r)
 #if WISP_TCP_SACK && WISP_TCP_DSACK
     if ((pcb->flags & TF_SACK) && TCP_SEQ_LT(l, r)) {
         pcb->flags |= TF_DSACK;
-        pcb->dsack[0] = l;
-        pcb->dsack[1] = r;
+        pcb->dsack = l;
+        pcb->dsack_len = (uint16_t)WISP_MIN(r - l, 0xffffu); /* (a segment's at most) */
         WISP_CTR_INC(pcb->c.stack, TCP_DSACK); /* duplicate data reported */
     }
 #else
@@ -711,7 +711,7 @@ static void tcp_syn_options(struct wisp_tcp_pcb *pcb, const struct tcp_in *in)
     if (in->opt.ts) {
         pcb->flags |= TF_TS;
         pcb->ts_recent = in->opt.tsval;
-        pcb->ts_recent_ms = wisp_now(s);
+        pcb->last_rx_ms = wisp_now(s); /* TS.Recent's age (RFC 7323 §5.5) */
     }
 #endif
 }
@@ -889,9 +889,10 @@ static bool tcp_precheck(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, struct t
 #if WISP_TCP_TIMESTAMPS
     if (pcb->flags & TF_TS) {
         if (in->opt.ts) {
-            if (wisp_time_before(pcb->ts_recent_ms + TCP_PAWS_IDLE_MS, now)) {
-                pcb->ts_recent = in->opt.tsval; /* RFC 7323 §5.5: TS.Recent expired */
-                pcb->ts_recent_ms = now;
+            /* RFC 7323 §5.5: TS.Recent expired after the connection was
+             * idle (no acceptable segment, which refreshes it) that long */
+            if (wisp_time_before(pcb->last_rx_ms + TCP_PAWS_IDLE_MS, now)) {
+                pcb->ts_recent = in->opt.tsval;
             } else if (!(in->flags & WISP_TCP_FLAG_RST) && TCP_SEQ_LT(in->opt.tsval, pcb->ts_recent)) {
                 WISP_CTR_INC(s, TCP_DROP_PAWS);
                 pcb->flags |= TF_ACK_NOW;
@@ -941,8 +942,7 @@ static bool tcp_first_step(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, const 
 #if WISP_TCP_TIMESTAMPS
     if ((pcb->flags & TF_TS) && in->opt.ts && TCP_SEQ_GEQ(in->opt.tsval, pcb->ts_recent) &&
         TCP_SEQ_LEQ(in->seq, pcb->last_ack_sent)) {
-        pcb->ts_recent = in->opt.tsval;
-        pcb->ts_recent_ms = now;
+        pcb->ts_recent = in->opt.tsval; /* (its time: last_rx_ms, above) */
     }
 #endif
     return true;

@@ -269,8 +269,8 @@ static uint8_t tcp_build_opts(struct wisp_tcp_pcb *pcb, uint8_t *o, unsigned roo
         if (pcb->flags & TF_DSACK) {
             /* RFC 2883 §4: the D-SACK block first (rule 3: the duplicate
              * range), reported in one ACK only (rule 2) */
-            b[0][0] = pcb->dsack[0];
-            b[0][1] = pcb->dsack[1];
+            b[0][0] = pcb->dsack;
+            b[0][1] = pcb->dsack + pcb->dsack_len;
             nb = 1;
             pcb->flags &= ~TF_DSACK;
         }

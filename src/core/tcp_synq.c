@@ -851,8 +851,7 @@ static struct wisp_tcp_pcb *tcp_passive_pcb(struct wisp_stack *s, struct wisp_tc
 #if WISP_TCP_TIMESTAMPS
     if ((e->opts & TCP_SYNO_TS) && WISP_TCP_TIMESTAMPS) {
         pcb->flags |= TF_TS;
-        pcb->ts_recent = e->ts_recent;
-        pcb->ts_recent_ms = wisp_now(s);
+        pcb->ts_recent = e->ts_recent; /* (its time: last_rx_ms, tcp_new_defaults) */
     }
 #else
     (void)ts_off;

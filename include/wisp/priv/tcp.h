@@ -136,7 +136,10 @@ struct wisp_tcp_pcb {
 #endif
 
     /* RTT and RTO (RFC 6298), ms; srtt scaled by 8, rttvar by 4 */
-    uint32_t WISP_PRIV(srtt8), WISP_PRIV(rttvar4), WISP_PRIV(rto);
+    uint32_t WISP_PRIV(srtt8), WISP_PRIV(rttvar4);
+#if WISP_TCP_RTO_MAX_MS > 0xffff
+    uint32_t WISP_PRIV(rto);
+#endif
     uint32_t WISP_PRIV(rtt_seq), WISP_PRIV(rtt_start);
 
     /* receive sequence space */
@@ -148,13 +151,14 @@ struct wisp_tcp_pcb {
 
 #if WISP_TCP_TIMESTAMPS
     /* timestamps (RFC 7323) */
-    uint32_t WISP_PRIV(ts_off), WISP_PRIV(ts_recent), WISP_PRIV(ts_recent_ms);
+    uint32_t WISP_PRIV(ts_off), WISP_PRIV(ts_recent); /* (TS.Recent's age, RFC 7323 §5.5: last_rx_ms) */
 #endif
 #if WISP_TCP_SACK
 #if WISP_TCP_DSACK
     /* RFC 2883 D-SACK: duplicate data of the latest segment, reported
-     * once as the first SACK block of the next ACK (when TF_DSACK) */
-    uint32_t WISP_PRIV(dsack)[2];
+     * once as the first SACK block of the next ACK (when TF_DSACK):
+     * [dsack, dsack + dsack_len) */
+    uint32_t WISP_PRIV(dsack);
 #endif
 #endif
 
@@ -186,6 +190,12 @@ struct wisp_tcp_pcb {
     uint16_t WISP_PRIV(syn_wnd);             /**< window offered by our SYN (SYN-SENT) */
     uint16_t WISP_PRIV(ooseq_bufs);          /**< receive buffers the out-of-order queue holds */
     uint16_t WISP_PRIV(user_mss);            /**< TCP_MAXSEG cap of the MSS, 0 = none */
+#if WISP_TCP_RTO_MAX_MS <= 0xffff
+    uint16_t WISP_PRIV(rto);                 /**< ms (RTT and RTO above) */
+#endif
+#if WISP_TCP_SACK && WISP_TCP_DSACK
+    uint16_t WISP_PRIV(dsack_len);
+#endif
 
     /* byte fields */
     uint8_t WISP_PRIV(poll_interval);
