@@ -417,14 +417,23 @@ static void tcp_sack_note(struct wisp_tcp_pcb *pcb, unsigned i)
     /* RFC 2018 §4: remember the most recent arrivals (first block first) */
     unsigned k;
     for (k = 0; k < pcb->ooseq_n; k++) {
-        if (pcb->ooseq[k].age < TCP_SACK_RECENT) {
-            pcb->ooseq[k].age++;
+        if ((pcb->ooseq_fa[k] & TCP_OO_AGE) < TCP_SACK_RECENT) {
+            pcb->ooseq_fa[k]++;
         }
     }
-    pcb->ooseq[i].age = 0;
+    pcb->ooseq_fa[i] &= TCP_OO_FIN;
 #else
     (void)pcb, (void)i;
 #endif
+}
+
+/* Remove out-of-order entry pos (its pbuf is the caller's). */
+static void tcp_ooseq_del(struct wisp_tcp_pcb *pcb, unsigned pos)
+{
+    unsigned n = pcb->ooseq_n - pos - 1u;
+    memmove(&pcb->ooseq[pos], &pcb->ooseq[pos + 1u], n * sizeof(pcb->ooseq[0]));
+    memmove(&pcb->ooseq_fa[pos], &pcb->ooseq_fa[pos + 1u], n);
+    pcb->ooseq_n--;
 }
 
 /* Queue an out-of-order segment [seq, seq + len) (+ FIN). Takes p. */
@@ -435,6 +444,7 @@ static void tcp_ooseq_insert(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, uint
     unsigned i, pos, nb;
     uint32_t end;
 
+    WISP_ASSERT(p == NULL || p->tot_len == len); /* an entry's length is its data's (tcp_oo_len) */
     if (WISP_TCP_OOSEQ_MAX_PBUFS == 0) {
         WISP_CTR_INC(s, TCP_OOSEQ_DROP);
         wisp_pbuf_free(p);
@@ -444,8 +454,8 @@ static void tcp_ooseq_insert(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, uint
      * data is the same data; keep one copy) */
     for (pos = 0; pos < pcb->ooseq_n && TCP_SEQ_LEQ(pcb->ooseq[pos].seq, seq); pos++) {
         const struct wisp_tcp_ooseq *e = &pcb->ooseq[pos];
-        uint32_t eend = e->seq + e->len;
-        if (TCP_SEQ_GEQ(eend, seq + len) && (!fin || e->fin || TCP_SEQ_GT(eend, seq + len))) {
+        uint32_t eend = e->seq + tcp_oo_len(e);
+        if (TCP_SEQ_GEQ(eend, seq + len) && (!fin || (pcb->ooseq_fa[pos] & TCP_OO_FIN) || TCP_SEQ_GT(eend, seq + len))) {
             wisp_pbuf_free(p); /* nothing new */
             /* RFC 2883 §4 rule 4: the D-SACK block, then the block holding it */
             tcp_dsack_set(pcb, seq, seq + len);
@@ -468,12 +478,11 @@ static void tcp_ooseq_insert(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, uint
     }
     end = seq + len;
     /* drop later entries the new one covers completely */
-    while (pos < pcb->ooseq_n && TCP_SEQ_LEQ(pcb->ooseq[pos].seq + pcb->ooseq[pos].len, end) &&
-           !(pcb->ooseq[pos].fin && !fin && pcb->ooseq[pos].seq + pcb->ooseq[pos].len == end)) {
+    while (pos < pcb->ooseq_n && TCP_SEQ_LEQ(pcb->ooseq[pos].seq + tcp_oo_len(&pcb->ooseq[pos]), end) &&
+           !((pcb->ooseq_fa[pos] & TCP_OO_FIN) && !fin && pcb->ooseq[pos].seq + tcp_oo_len(&pcb->ooseq[pos]) == end)) {
         pcb->ooseq_bufs = (uint16_t)(pcb->ooseq_bufs - wisp_pbuf_clen(pcb->ooseq[pos].p));
         wisp_pbuf_free(pcb->ooseq[pos].p);
-        memmove(&pcb->ooseq[pos], &pcb->ooseq[pos + 1u], (pcb->ooseq_n - pos - 1u) * sizeof(pcb->ooseq[0]));
-        pcb->ooseq_n--;
+        tcp_ooseq_del(pcb, pos);
     }
     /* trim the tail against the next entry */
     if (pos < pcb->ooseq_n && TCP_SEQ_LT(pcb->ooseq[pos].seq, end)) {
@@ -491,7 +500,8 @@ static void tcp_ooseq_insert(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, uint
      * copied into its last block (tcp_rx_append), so runs of small
      * segments behind a hole take blocks by their bytes. */
     prev = pos > 0 ? &pcb->ooseq[pos - 1u] : NULL;
-    if (prev != NULL && (p == NULL || prev->fin || prev->seq + prev->len != seq || prev->len + len > 0xffffu)) {
+    if (prev != NULL && (p == NULL || (pcb->ooseq_fa[pos - 1u] & TCP_OO_FIN) || prev->seq + tcp_oo_len(prev) != seq ||
+                         tcp_oo_len(prev) + len > 0xffffu)) {
         prev = NULL;
     }
     if ((prev == NULL && pcb->ooseq_n >= WISP_TCP_OOSEQ_SLOTS) ||
@@ -505,20 +515,19 @@ static void tcp_ooseq_insert(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, uint
         return;
     }
     if (prev != NULL) {
-        pcb->ooseq_bufs = (uint16_t)(pcb->ooseq_bufs + tcp_rx_append(pcb, prev->p, p));
-        prev->len = (uint16_t)(prev->len + len);
-        prev->fin = fin ? 1u : 0u;
+        pcb->ooseq_bufs = (uint16_t)(pcb->ooseq_bufs + tcp_rx_append(pcb, prev->p, p)); /* its length grows by len */
+        pcb->ooseq_fa[pos - 1u] = (uint8_t)(pcb->ooseq_fa[pos - 1u] | (fin ? TCP_OO_FIN : 0u));
         tcp_sack_note(pcb, pos - 1u);
         WISP_CTR_INC(s, TCP_OOSEQ);
         return;
     }
     for (i = pcb->ooseq_n; i > pos; i--) {
         pcb->ooseq[i] = pcb->ooseq[i - 1u];
+        pcb->ooseq_fa[i] = pcb->ooseq_fa[i - 1u];
     }
-    pcb->ooseq[pos].p = p;
+    pcb->ooseq[pos].p = p; /* p holds len bytes (tcp_oo_len) */
     pcb->ooseq[pos].seq = seq;
-    pcb->ooseq[pos].len = (uint16_t)len;
-    pcb->ooseq[pos].fin = fin ? 1u : 0u;
+    pcb->ooseq_fa[pos] = fin ? TCP_OO_FIN : 0u;
     pcb->ooseq_n++;
     pcb->ooseq_bufs = (uint16_t)(pcb->ooseq_bufs + nb);
     tcp_sack_note(pcb, pos);
@@ -539,10 +548,10 @@ static bool tcp_ooseq_merge(struct wisp_tcp_pcb *pcb, bool *fin)
 {
     while (pcb->ooseq_n > 0 && TCP_SEQ_LEQ(pcb->ooseq[0].seq, pcb->rcv_nxt) && !*fin) {
         struct wisp_tcp_ooseq e = pcb->ooseq[0];
-        uint32_t end = e.seq + e.len;
+        uint32_t end = e.seq + tcp_oo_len(&e);
+        bool e_fin = (pcb->ooseq_fa[0] & TCP_OO_FIN) != 0;
         pcb->ooseq_bufs = (uint16_t)(pcb->ooseq_bufs - (e.p != NULL ? wisp_pbuf_clen(e.p) : 0u));
-        memmove(&pcb->ooseq[0], &pcb->ooseq[1], (pcb->ooseq_n - 1u) * sizeof(pcb->ooseq[0]));
-        pcb->ooseq_n--;
+        tcp_ooseq_del(pcb, 0);
         if (TCP_SEQ_GT(end, pcb->rcv_nxt)) {
             uint32_t len = end - pcb->rcv_nxt;
             struct wisp_pbuf *p = tcp_pbuf_skip(e.p, pcb->rcv_nxt - e.seq);
@@ -557,7 +566,7 @@ static bool tcp_ooseq_merge(struct wisp_tcp_pcb *pcb, bool *fin)
         } else {
             wisp_pbuf_free(e.p);
         }
-        if (e.fin && end == pcb->rcv_nxt) {
+        if (e_fin && end == pcb->rcv_nxt) {
             *fin = true;
         }
     }

@@ -202,14 +202,15 @@ static unsigned tcp_sack_blocks(const struct wisp_tcp_pcb *pcb, uint32_t (*b)[2]
 
     for (i = 0; i < pcb->ooseq_n; i++) {
         const struct wisp_tcp_ooseq *e = &pcb->ooseq[i];
-        uint32_t end = e->seq + e->len + e->fin;
+        uint8_t fa = pcb->ooseq_fa[i];
+        uint32_t end = e->seq + tcp_oo_len(e) + ((fa & TCP_OO_FIN) ? 1u : 0u);
         if (nr > 0 && r[nr - 1][1] == e->seq) {
             r[nr - 1][1] = end; /* contiguous with the previous entry */
-            age[nr - 1] = WISP_MIN(age[nr - 1], e->age);
+            age[nr - 1] = (uint8_t)WISP_MIN(age[nr - 1], fa & TCP_OO_AGE);
         } else {
             r[nr][0] = e->seq;
             r[nr][1] = end;
-            age[nr] = e->age;
+            age[nr] = (uint8_t)(fa & TCP_OO_AGE);
             nr++;
         }
     }

@@ -181,8 +181,12 @@ enum {
 #define TCP_TMR_SLOT(w) ((w) - ((w) >= 1u) - ((w) >= 4u))
 
 /* Out-of-order arrivals whose blocks a SACK option lists first, most
- * recent first (RFC 2018 §4; pcb->ooseq[].age). */
+ * recent first (RFC 2018 §4; the age bits of pcb->ooseq_fa[]). */
 #define TCP_SACK_RECENT 4u
+/* pcb->ooseq_fa[i]: entry i ends with a FIN; the arrivals noted since
+ * its last one, up to TCP_SACK_RECENT (SACK block order). */
+#define TCP_OO_FIN 0x80u
+#define TCP_OO_AGE 0x7fu
 
 /* SYN queue option bits. */
 #define TCP_SYNO_SACK 0x01u
@@ -248,6 +252,12 @@ uint32_t tcp_ts_offset(struct wisp_stack *s, const struct tcp_tuple *t);
 uint64_t tcp_siphash24(const uint32_t key[4], const uint8_t *m, size_t len);
 
 /* The stack of a PCB of any kind (NULL for NULL). */
+/* Data bytes of out-of-order entry e (its pbuf's; a bare FIN: 0). */
+static inline uint32_t tcp_oo_len(const struct wisp_tcp_ooseq *e)
+{
+    return e->p != NULL ? e->p->tot_len : 0u;
+}
+
 static inline struct wisp_stack *tcp_stack_of(const struct wisp_tcp_pcb *pcb)
 {
     return pcb != NULL ? ((const struct wisp_tcp_common *)(const void *)pcb)->stack : NULL;

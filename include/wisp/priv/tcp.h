@@ -52,15 +52,12 @@ struct wisp_tcp_listen {
     uint8_t WISP_PRIV(synq_n);               /**< entries it holds now */
 };
 
-/** An out-of-order received segment (data only, header hidden). */
+/** An out-of-order received segment (data only, header hidden): the
+ *  data [seq, seq + p->tot_len); its FIN and SACK age are the PCB's
+ *  ooseq_fa[] byte of the same index (tcp_priv.h TCP_OO_*). */
 struct wisp_tcp_ooseq {
     struct wisp_pbuf *WISP_PRIV(p);          /**< NULL for a FIN without data */
     uint32_t WISP_PRIV(seq);
-    uint16_t WISP_PRIV(len);
-    uint8_t WISP_PRIV(fin);
-#if WISP_TCP_SACK
-    uint8_t WISP_PRIV(age);                  /**< arrivals noted since its last one, up to 4 (SACK block order, RFC 2018 §4) */
-#endif
 };
 
 /** Per-connection state of the congestion control algorithm (tcp_cc.h). */
@@ -204,6 +201,7 @@ struct wisp_tcp_pcb {
     uint8_t WISP_PRIV(refused_n);            /**< chains in refused[] */
     uint8_t WISP_PRIV(starve);               /**< window limited by the receive budget: retry backoff step + 1 */
     uint8_t WISP_PRIV(ooseq_n);              /**< entries in ooseq[] */
+    uint8_t WISP_PRIV(ooseq_fa)[WISP_TCP_OOSEQ_SLOTS]; /**< of ooseq[i]: TCP_OO_FIN | SACK age (tcp_priv.h) */
     uint8_t WISP_PRIV(keep_cnt);
     wisp_err_t WISP_PRIV(soft_err);          /**< last soft ICMP error (RFC 1122 §4.2.3.9), WISP_OK = none */
 #if WISP_TCP_WND_SCALE
