@@ -401,7 +401,7 @@ static void tcp_dsack_set(struct wisp_tcp_pcb *pcb, uint32_t l, uint32_t r)
     if ((pcb->flags & TF_SACK) && TCP_SEQ_LT(l, r)) {
         pcb->flags |= TF_DSACK;
         pcb->dsack = l;
-        pcb->dsack_len = (uint16_t)WISP_MIN(r - l, 0xffffu); /* (a segment's at most) */
+        pcb->dsack_len = (uint16_t)(r - l); /* (part of one segment) */
         WISP_CTR_INC(pcb->c.stack, TCP_DSACK); /* duplicate data reported */
     }
 #else

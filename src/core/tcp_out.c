@@ -214,29 +214,19 @@ static unsigned tcp_sack_blocks(const struct wisp_tcp_pcb *pcb, uint32_t (*b)[2]
             nr++;
         }
     }
-    /* the blocks of the recent arrivals, newest first, then the rest in
-     * sequence order */
-    for (;;) {
-        best = nr;
-        for (i = 0; i < nr; i++) {
-            if (age[i] < TCP_SACK_RECENT && (best == nr || age[i] < age[best])) {
+    /* the blocks of the recent arrivals, newest first (their ages differ:
+     * one arrival each), then the rest (age TCP_SACK_RECENT) in sequence
+     * order */
+    for (; nb < max && nb < nr; nb++) {
+        best = 0;
+        for (i = 1; i < nr; i++) {
+            if (age[i] < age[best]) {
                 best = i;
             }
         }
-        if (best == nr || nb >= max) {
-            break;
-        }
-        age[best] = 0xff;
+        age[best] = 0xff; /* listed */
         b[nb][0] = r[best][0];
         b[nb][1] = r[best][1];
-        nb++;
-    }
-    for (i = 0; i < nr && nb < max; i++) {
-        if (age[i] != 0xff) {
-            b[nb][0] = r[i][0];
-            b[nb][1] = r[i][1];
-            nb++;
-        }
     }
     return nb;
 }

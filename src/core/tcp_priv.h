@@ -178,7 +178,8 @@ enum {
  * retransmission timer: tcp_out.c), KEEP and FW2 (keepalive probes only
  * in ESTABLISHED / CLOSE-WAIT, FW2 only in FIN-WAIT-2 / TIME-WAIT).
  * Setting one stops its mate; tmr_on keeps one bit per timer. */
-#define TCP_TMR_SLOT(w) ((w) - ((w) >= 1u) - ((w) >= 4u))
+#define TCP_TMR_SLOT(w) (tcp_tmr_slot[(w)])
+extern const uint8_t tcp_tmr_slot[WISP_TCP_NTMR];
 
 /* Out-of-order arrivals whose blocks a SACK option lists first, most
  * recent first (RFC 2018 §4; the age bits of pcb->ooseq_fa[]). */

@@ -19,17 +19,10 @@
 
 static void tcp_pcb_timer_fn(struct wisp_stack *s, struct wisp_timer *t);
 
-/* The timers that share which's slot of due[] (TCP_TMR_SLOT), as tmr_on bits. */
-static unsigned tcp_timer_mates(unsigned which)
-{
-    if (which <= TCP_TMR_PERSIST) {
-        return (1u << TCP_TMR_RTO) | (1u << TCP_TMR_PERSIST);
-    }
-    if (which == TCP_TMR_KEEP || which == TCP_TMR_FW2) {
-        return (1u << TCP_TMR_KEEP) | (1u << TCP_TMR_FW2);
-    }
-    return 1u << which;
-}
+/* Slot of due[] of each timer (TCP_TMR_SLOT), and the timers that share
+ * it (tmr_on bits). */
+const uint8_t tcp_tmr_slot[WISP_TCP_NTMR] = {0, 0, 1, 2, 2, 3, 4, 5};
+static const uint8_t tcp_tmr_mates[WISP_TCP_NTMR] = {0x03, 0x03, 0x04, 0x18, 0x18, 0x20, 0x40, 0x80};
 
 void tcp_timer_set(struct wisp_tcp_pcb *pcb, unsigned which, uint32_t delay_ms)
 {
@@ -37,7 +30,7 @@ void tcp_timer_set(struct wisp_tcp_pcb *pcb, unsigned which, uint32_t delay_ms)
         return; /* FIN-WAIT-2 / TIME-WAIT: no keepalive (tcp_keep_fire); the slot is FW2's */
     }
     pcb->due[TCP_TMR_SLOT(which)] = wisp_now(pcb->c.stack) + delay_ms;
-    pcb->tmr_on = (uint8_t)((pcb->tmr_on & ~tcp_timer_mates(which)) | (1u << which));
+    pcb->tmr_on = (uint8_t)((pcb->tmr_on & ~tcp_tmr_mates[which]) | (1u << which));
     tcp_timer_update(pcb);
 }
 
