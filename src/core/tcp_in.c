@@ -478,8 +478,11 @@ static void tcp_ooseq_insert(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, uint
     }
     end = seq + len;
     /* drop later entries the new one covers completely */
-    while (pos < pcb->ooseq_n && TCP_SEQ_LEQ(pcb->ooseq[pos].seq + tcp_oo_len(&pcb->ooseq[pos]), end) &&
-           !((pcb->ooseq_fa[pos] & TCP_OO_FIN) && !fin && pcb->ooseq[pos].seq + tcp_oo_len(&pcb->ooseq[pos]) == end)) {
+    while (pos < pcb->ooseq_n) {
+        uint32_t eend = pcb->ooseq[pos].seq + tcp_oo_len(&pcb->ooseq[pos]);
+        if (!TCP_SEQ_LEQ(eend, end) || ((pcb->ooseq_fa[pos] & TCP_OO_FIN) && !fin && eend == end)) {
+            break;
+        }
         pcb->ooseq_bufs = (uint16_t)(pcb->ooseq_bufs - wisp_pbuf_clen(pcb->ooseq[pos].p));
         wisp_pbuf_free(pcb->ooseq[pos].p);
         tcp_ooseq_del(pcb, pos);
@@ -500,9 +503,11 @@ static void tcp_ooseq_insert(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, uint
      * copied into its last block (tcp_rx_append), so runs of small
      * segments behind a hole take blocks by their bytes. */
     prev = pos > 0 ? &pcb->ooseq[pos - 1u] : NULL;
-    if (prev != NULL && (p == NULL || (pcb->ooseq_fa[pos - 1u] & TCP_OO_FIN) || prev->seq + tcp_oo_len(prev) != seq ||
-                         tcp_oo_len(prev) + len > 0xffffu)) {
-        prev = NULL;
+    if (prev != NULL) {
+        uint32_t plen = tcp_oo_len(prev);
+        if (p == NULL || (pcb->ooseq_fa[pos - 1u] & TCP_OO_FIN) || prev->seq + plen != seq || plen + len > 0xffffu) {
+            prev = NULL;
+        }
     }
     if ((prev == NULL && pcb->ooseq_n >= WISP_TCP_OOSEQ_SLOTS) ||
         (unsigned)pcb->ooseq_bufs + nb > WISP_TCP_OOSEQ_MAX_PBUFS ||
