@@ -330,11 +330,14 @@ struct wisp_tcp_listen;
 struct wisp_tcp_ooseq;
 
 #define WISP_TCP_NTMR 8           /**< per-connection deadlines (tcp_priv.h TCP_TMR_*) */
+#define WISP_TCP_NTMR_SLOTS 6     /**< their storage: mates share a slot (tcp_priv.h TCP_TMR_SLOT) */
 #define WISP_TCP_OOSEQ_SLOTS (WISP_TCP_OOSEQ_MAX_PBUFS > 0 ? WISP_TCP_OOSEQ_MAX_PBUFS : 1)
 /** Chains of refused data (each at most 65535 bytes, pbuf tot_len): at
- *  most a window of data is refused, and every chain but the last holds
- *  more than 32 KB (received segments are far smaller). */
-#define WISP_TCP_REFUSED_SLOTS ((WISP_TCP_WND) / 32768 + 2)
+ *  most a window of data is refused (the receive buffer is at most
+ *  WISP_TCP_WND), so one chain holds it when WISP_TCP_WND fits a chain;
+ *  else every chain but the last holds more than 32 KB (received
+ *  segments are far smaller). */
+#define WISP_TCP_REFUSED_SLOTS ((WISP_TCP_WND) <= 65535 ? 1 : (WISP_TCP_WND) / 32768 + 2)
 
 union wisp_tcp_cc_state;
 

@@ -550,7 +550,7 @@ void wisp_tcp_recved(struct wisp_tcp_pcb *pcb, uint32_t len)
     if (pcb == NULL || tcp_is_listen(pcb) || pcb->c.state == WISP_TCP_CLOSED) {
         return;
     }
-    pcb->rcv_wnd = (pcb->rcv_wnd >= pcb->rcv_buf || len > pcb->rcv_buf - pcb->rcv_wnd) ? pcb->rcv_buf
+    pcb->rcv_wnd = (pcb->rcv_wnd >= pcb->rcv_buf || len > (uint32_t)pcb->rcv_buf - pcb->rcv_wnd) ? pcb->rcv_buf
                                                                                        : pcb->rcv_wnd + len;
     if (pcb->c.state != WISP_TCP_ESTABLISHED && pcb->c.state != WISP_TCP_FIN_WAIT_1 &&
         pcb->c.state != WISP_TCP_FIN_WAIT_2) {
@@ -874,7 +874,7 @@ void wisp_tcp_set_bufs(struct wisp_tcp_pcb *pcb, uint32_t sndbuf, uint32_t rcvbu
     if (rcvbuf != 0) {
         /* keep what is held (received, not consumed); the window is what
          * the new buffer leaves */
-        uint32_t held = pcb->rcv_buf > pcb->rcv_wnd ? pcb->rcv_buf - pcb->rcv_wnd : 0u;
+        uint32_t held = pcb->rcv_buf > pcb->rcv_wnd ? (uint32_t)pcb->rcv_buf - pcb->rcv_wnd : 0u;
         pcb->rcv_buf = tcp_clamp_buf(rcvbuf, (uint32_t)WISP_TCP_WND);
         pcb->rcv_wnd = pcb->rcv_buf > held ? pcb->rcv_buf - held : 0u;
     }

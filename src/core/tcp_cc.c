@@ -163,7 +163,9 @@ wisp_err_t wisp_tcp_set_cc(struct wisp_tcp_pcb *pcb, unsigned algo)
         return WISP_OK;
     }
     pcb->c.cc_algo = (uint8_t)algo;
+#if WISP_TCP_CUBIC
     memset(&pcb->cc, 0, sizeof(pcb->cc));
+#endif
     pcb->flags &= ~TF_CC_MASK;
     if (tcp_state_synced(pcb->c.state)) {
         /* from the current cwnd and ssthresh (tcp.h) */

@@ -400,8 +400,8 @@ static void tcp_dsack_set(struct wisp_tcp_pcb *pcb, uint32_t l, uint32_t r)
 #if WISP_TCP_SACK && WISP_TCP_DSACK
     if ((pcb->flags & TF_SACK) && TCP_SEQ_LT(l, r)) {
         pcb->flags |= TF_DSACK;
-        pcb->dsack[0] = l;
-        pcb->dsack[1] = r;
+        pcb->dsack = l;
+        pcb->dsack_len = (uint16_t)(r - l); /* (part of one segment) */
         WISP_CTR_INC(pcb->c.stack, TCP_DSACK); /* duplicate data reported */
     }
 #else
@@ -409,15 +409,31 @@ static void tcp_dsack_set(struct wisp_tcp_pcb *pcb, uint32_t l, uint32_t r)
 #endif
 }
 
-static void tcp_sack_note(struct wisp_tcp_pcb *pcb, uint32_t seq)
+/* An arrival into ooseq[i]: it becomes the most recent (age 0), the
+ * others age by one arrival (up to TCP_SACK_RECENT). */
+static void tcp_sack_note(struct wisp_tcp_pcb *pcb, unsigned i)
 {
 #if WISP_TCP_SACK
     /* RFC 2018 §4: remember the most recent arrivals (first block first) */
-    memmove(&pcb->sack_recent[1], &pcb->sack_recent[0], 3u * sizeof(pcb->sack_recent[0]));
-    pcb->sack_recent[0] = seq;
+    unsigned k;
+    for (k = 0; k < pcb->ooseq_n; k++) {
+        if ((pcb->ooseq_fa[k] & TCP_OO_AGE) < TCP_SACK_RECENT) {
+            pcb->ooseq_fa[k]++;
+        }
+    }
+    pcb->ooseq_fa[i] &= TCP_OO_FIN;
 #else
-    (void)pcb, (void)seq;
+    (void)pcb, (void)i;
 #endif
+}
+
+/* Remove out-of-order entry pos (its pbuf is the caller's). */
+static void tcp_ooseq_del(struct wisp_tcp_pcb *pcb, unsigned pos)
+{
+    unsigned n = pcb->ooseq_n - pos - 1u;
+    memmove(&pcb->ooseq[pos], &pcb->ooseq[pos + 1u], n * sizeof(pcb->ooseq[0]));
+    memmove(&pcb->ooseq_fa[pos], &pcb->ooseq_fa[pos + 1u], n);
+    pcb->ooseq_n--;
 }
 
 /* Queue an out-of-order segment [seq, seq + len) (+ FIN). Takes p. */
@@ -428,6 +444,7 @@ static void tcp_ooseq_insert(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, uint
     unsigned i, pos, nb;
     uint32_t end;
 
+    WISP_ASSERT(p == NULL || p->tot_len == len); /* an entry's length is its data's (tcp_oo_len) */
     if (WISP_TCP_OOSEQ_MAX_PBUFS == 0) {
         WISP_CTR_INC(s, TCP_OOSEQ_DROP);
         wisp_pbuf_free(p);
@@ -437,12 +454,12 @@ static void tcp_ooseq_insert(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, uint
      * data is the same data; keep one copy) */
     for (pos = 0; pos < pcb->ooseq_n && TCP_SEQ_LEQ(pcb->ooseq[pos].seq, seq); pos++) {
         const struct wisp_tcp_ooseq *e = &pcb->ooseq[pos];
-        uint32_t eend = e->seq + e->len;
-        if (TCP_SEQ_GEQ(eend, seq + len) && (!fin || e->fin || TCP_SEQ_GT(eend, seq + len))) {
+        uint32_t eend = e->seq + tcp_oo_len(e);
+        if (TCP_SEQ_GEQ(eend, seq + len) && (!fin || (pcb->ooseq_fa[pos] & TCP_OO_FIN) || TCP_SEQ_GT(eend, seq + len))) {
             wisp_pbuf_free(p); /* nothing new */
             /* RFC 2883 §4 rule 4: the D-SACK block, then the block holding it */
             tcp_dsack_set(pcb, seq, seq + len);
-            tcp_sack_note(pcb, e->seq);
+            tcp_sack_note(pcb, pos);
             return;
         }
         if (TCP_SEQ_GT(eend, seq)) {
@@ -461,12 +478,14 @@ static void tcp_ooseq_insert(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, uint
     }
     end = seq + len;
     /* drop later entries the new one covers completely */
-    while (pos < pcb->ooseq_n && TCP_SEQ_LEQ(pcb->ooseq[pos].seq + pcb->ooseq[pos].len, end) &&
-           !(pcb->ooseq[pos].fin && !fin && pcb->ooseq[pos].seq + pcb->ooseq[pos].len == end)) {
+    while (pos < pcb->ooseq_n) {
+        uint32_t eend = pcb->ooseq[pos].seq + tcp_oo_len(&pcb->ooseq[pos]);
+        if (!TCP_SEQ_LEQ(eend, end) || ((pcb->ooseq_fa[pos] & TCP_OO_FIN) && !fin && eend == end)) {
+            break;
+        }
         pcb->ooseq_bufs = (uint16_t)(pcb->ooseq_bufs - wisp_pbuf_clen(pcb->ooseq[pos].p));
         wisp_pbuf_free(pcb->ooseq[pos].p);
-        memmove(&pcb->ooseq[pos], &pcb->ooseq[pos + 1u], (pcb->ooseq_n - pos - 1u) * sizeof(pcb->ooseq[0]));
-        pcb->ooseq_n--;
+        tcp_ooseq_del(pcb, pos);
     }
     /* trim the tail against the next entry */
     if (pos < pcb->ooseq_n && TCP_SEQ_LT(pcb->ooseq[pos].seq, end)) {
@@ -484,8 +503,11 @@ static void tcp_ooseq_insert(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, uint
      * copied into its last block (tcp_rx_append), so runs of small
      * segments behind a hole take blocks by their bytes. */
     prev = pos > 0 ? &pcb->ooseq[pos - 1u] : NULL;
-    if (prev != NULL && (p == NULL || prev->fin || prev->seq + prev->len != seq || prev->len + len > 0xffffu)) {
-        prev = NULL;
+    if (prev != NULL) {
+        uint32_t plen = tcp_oo_len(prev);
+        if (p == NULL || (pcb->ooseq_fa[pos - 1u] & TCP_OO_FIN) || prev->seq + plen != seq || plen + len > 0xffffu) {
+            prev = NULL;
+        }
     }
     if ((prev == NULL && pcb->ooseq_n >= WISP_TCP_OOSEQ_SLOTS) ||
         (unsigned)pcb->ooseq_bufs + nb > WISP_TCP_OOSEQ_MAX_PBUFS ||
@@ -498,23 +520,22 @@ static void tcp_ooseq_insert(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, uint
         return;
     }
     if (prev != NULL) {
-        pcb->ooseq_bufs = (uint16_t)(pcb->ooseq_bufs + tcp_rx_append(pcb, prev->p, p));
-        prev->len = (uint16_t)(prev->len + len);
-        prev->fin = fin ? 1u : 0u;
-        tcp_sack_note(pcb, prev->seq);
+        pcb->ooseq_bufs = (uint16_t)(pcb->ooseq_bufs + tcp_rx_append(pcb, prev->p, p)); /* its length grows by len */
+        pcb->ooseq_fa[pos - 1u] = (uint8_t)(pcb->ooseq_fa[pos - 1u] | (fin ? TCP_OO_FIN : 0u));
+        tcp_sack_note(pcb, pos - 1u);
         WISP_CTR_INC(s, TCP_OOSEQ);
         return;
     }
     for (i = pcb->ooseq_n; i > pos; i--) {
         pcb->ooseq[i] = pcb->ooseq[i - 1u];
+        pcb->ooseq_fa[i] = pcb->ooseq_fa[i - 1u];
     }
-    pcb->ooseq[pos].p = p;
+    pcb->ooseq[pos].p = p; /* p holds len bytes (tcp_oo_len) */
     pcb->ooseq[pos].seq = seq;
-    pcb->ooseq[pos].len = (uint16_t)len;
-    pcb->ooseq[pos].fin = fin ? 1u : 0u;
+    pcb->ooseq_fa[pos] = fin ? TCP_OO_FIN : 0u;
     pcb->ooseq_n++;
     pcb->ooseq_bufs = (uint16_t)(pcb->ooseq_bufs + nb);
-    tcp_sack_note(pcb, seq);
+    tcp_sack_note(pcb, pos);
     WISP_CTR_INC(s, TCP_OOSEQ);
 }
 
@@ -523,7 +544,6 @@ static bool tcp_take(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, uint32_t len
 {
     pcb->rcv_nxt += len;
     pcb->rcv_wnd = pcb->rcv_wnd > len ? pcb->rcv_wnd - len : 0u;
-    pcb->rcv_unacked += len;
     return tcp_deliver(pcb, p);
 }
 
@@ -533,10 +553,10 @@ static bool tcp_ooseq_merge(struct wisp_tcp_pcb *pcb, bool *fin)
 {
     while (pcb->ooseq_n > 0 && TCP_SEQ_LEQ(pcb->ooseq[0].seq, pcb->rcv_nxt) && !*fin) {
         struct wisp_tcp_ooseq e = pcb->ooseq[0];
-        uint32_t end = e.seq + e.len;
+        uint32_t end = e.seq + tcp_oo_len(&e);
+        bool e_fin = (pcb->ooseq_fa[0] & TCP_OO_FIN) != 0;
         pcb->ooseq_bufs = (uint16_t)(pcb->ooseq_bufs - (e.p != NULL ? wisp_pbuf_clen(e.p) : 0u));
-        memmove(&pcb->ooseq[0], &pcb->ooseq[1], (pcb->ooseq_n - 1u) * sizeof(pcb->ooseq[0]));
-        pcb->ooseq_n--;
+        tcp_ooseq_del(pcb, 0);
         if (TCP_SEQ_GT(end, pcb->rcv_nxt)) {
             uint32_t len = end - pcb->rcv_nxt;
             struct wisp_pbuf *p = tcp_pbuf_skip(e.p, pcb->rcv_nxt - e.seq);
@@ -551,7 +571,7 @@ static bool tcp_ooseq_merge(struct wisp_tcp_pcb *pcb, bool *fin)
         } else {
             wisp_pbuf_free(e.p);
         }
-        if (e.fin && end == pcb->rcv_nxt) {
+        if (e_fin && end == pcb->rcv_nxt) {
             *fin = true;
         }
     }
@@ -654,7 +674,7 @@ static bool tcp_receive(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, const str
         }
         /* RFC 5681 §4.2 / RFC 1122 §4.2.3.2: ACK at least every second
          * full-size segment, else within the delayed-ACK time. */
-        if (pcb->rcv_unacked >= 2u * (uint32_t)pcb->mss - 2u * WISP_TCP_MAX_OPTLEN) {
+        if (pcb->rcv_nxt - pcb->last_ack_sent >= 2u * (uint32_t)pcb->mss - 2u * WISP_TCP_MAX_OPTLEN) {
             pcb->flags |= TF_ACK_NOW;
         } else if (!(pcb->flags & TF_ACK_NOW)) {
             pcb->flags |= TF_ACK_DELAY;
@@ -705,7 +725,7 @@ static void tcp_syn_options(struct wisp_tcp_pcb *pcb, const struct tcp_in *in)
     if (in->opt.ts) {
         pcb->flags |= TF_TS;
         pcb->ts_recent = in->opt.tsval;
-        pcb->ts_recent_ms = wisp_now(s);
+        pcb->last_rx_ms = wisp_now(s); /* TS.Recent's age (RFC 7323 §5.5) */
     }
 #endif
 }
@@ -745,9 +765,7 @@ static bool tcp_syn_sent(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, struct t
     }
     pcb->irs = in->seq;
     pcb->rcv_nxt = in->seq + 1u;
-#if WISP_TCP_TIMESTAMPS
     pcb->last_ack_sent = pcb->rcv_nxt;
-#endif
     pcb->rcv_adv = pcb->rcv_nxt + pcb->syn_wnd; /* what our SYN offered */
     tcp_syn_options(pcb, in);
     /* RFC 7323 §2.2: the window of a SYN is never scaled */
@@ -885,9 +903,10 @@ static bool tcp_precheck(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, struct t
 #if WISP_TCP_TIMESTAMPS
     if (pcb->flags & TF_TS) {
         if (in->opt.ts) {
-            if (wisp_time_before(pcb->ts_recent_ms + TCP_PAWS_IDLE_MS, now)) {
-                pcb->ts_recent = in->opt.tsval; /* RFC 7323 §5.5: TS.Recent expired */
-                pcb->ts_recent_ms = now;
+            /* RFC 7323 §5.5: TS.Recent expired after the connection was
+             * idle (no acceptable segment, which refreshes it) that long */
+            if (wisp_time_before(pcb->last_rx_ms + TCP_PAWS_IDLE_MS, now)) {
+                pcb->ts_recent = in->opt.tsval;
             } else if (!(in->flags & WISP_TCP_FLAG_RST) && TCP_SEQ_LT(in->opt.tsval, pcb->ts_recent)) {
                 WISP_CTR_INC(s, TCP_DROP_PAWS);
                 pcb->flags |= TF_ACK_NOW;
@@ -937,8 +956,7 @@ static bool tcp_first_step(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, const 
 #if WISP_TCP_TIMESTAMPS
     if ((pcb->flags & TF_TS) && in->opt.ts && TCP_SEQ_GEQ(in->opt.tsval, pcb->ts_recent) &&
         TCP_SEQ_LEQ(in->seq, pcb->last_ack_sent)) {
-        pcb->ts_recent = in->opt.tsval;
-        pcb->ts_recent_ms = now;
+        pcb->ts_recent = in->opt.tsval; /* (its time: last_rx_ms, above) */
     }
 #endif
     return true;

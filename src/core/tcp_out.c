@@ -197,39 +197,36 @@ uint32_t tcp_tsval(const struct wisp_tcp_pcb *pcb)
 static unsigned tcp_sack_blocks(const struct wisp_tcp_pcb *pcb, uint32_t (*b)[2], unsigned max)
 {
     uint32_t r[WISP_TCP_OOSEQ_SLOTS][2];
-    uint8_t used[WISP_TCP_OOSEQ_SLOTS];
-    unsigned nr = 0, i, k, nb = 0;
+    uint8_t age[WISP_TCP_OOSEQ_SLOTS]; /* of its most recent entry; 0xff: listed */
+    unsigned nr = 0, i, best, nb = 0;
 
     for (i = 0; i < pcb->ooseq_n; i++) {
         const struct wisp_tcp_ooseq *e = &pcb->ooseq[i];
-        uint32_t end = e->seq + e->len + e->fin;
+        uint8_t fa = pcb->ooseq_fa[i];
+        uint32_t end = e->seq + tcp_oo_len(e) + ((fa & TCP_OO_FIN) ? 1u : 0u);
         if (nr > 0 && r[nr - 1][1] == e->seq) {
             r[nr - 1][1] = end; /* contiguous with the previous entry */
+            age[nr - 1] = (uint8_t)WISP_MIN(age[nr - 1], fa & TCP_OO_AGE);
         } else {
             r[nr][0] = e->seq;
             r[nr][1] = end;
+            age[nr] = (uint8_t)(fa & TCP_OO_AGE);
             nr++;
         }
     }
-    memset(used, 0, sizeof(used));
-    for (k = 0; k < 4u && nb < max; k++) {
-        uint32_t x = pcb->sack_recent[k];
-        for (i = 0; i < nr; i++) {
-            if (!used[i] && TCP_SEQ_GEQ(x, r[i][0]) && TCP_SEQ_LT(x, r[i][1])) {
-                used[i] = 1;
-                b[nb][0] = r[i][0];
-                b[nb][1] = r[i][1];
-                nb++;
-                break;
+    /* the blocks of the recent arrivals, newest first (their ages differ:
+     * one arrival each), then the rest (age TCP_SACK_RECENT) in sequence
+     * order */
+    for (; nb < max && nb < nr; nb++) {
+        best = 0;
+        for (i = 1; i < nr; i++) {
+            if (age[i] < age[best]) {
+                best = i;
             }
         }
-    }
-    for (i = 0; i < nr && nb < max; i++) {
-        if (!used[i]) {
-            b[nb][0] = r[i][0];
-            b[nb][1] = r[i][1];
-            nb++;
-        }
+        age[best] = 0xff; /* listed */
+        b[nb][0] = r[best][0];
+        b[nb][1] = r[best][1];
     }
     return nb;
 }
@@ -263,8 +260,8 @@ static uint8_t tcp_build_opts(struct wisp_tcp_pcb *pcb, uint8_t *o, unsigned roo
         if (pcb->flags & TF_DSACK) {
             /* RFC 2883 §4: the D-SACK block first (rule 3: the duplicate
              * range), reported in one ACK only (rule 2) */
-            b[0][0] = pcb->dsack[0];
-            b[0][1] = pcb->dsack[1];
+            b[0][0] = pcb->dsack;
+            b[0][1] = pcb->dsack + pcb->dsack_len;
             nb = 1;
             pcb->flags &= ~TF_DSACK;
         }
@@ -327,7 +324,7 @@ uint32_t tcp_rcv_right(struct wisp_tcp_pcb *pcb, bool *limited)
     uint32_t blk = pcb->rcv_blk;
     uint32_t want = WISP_MIN(pcb->rcv_wnd, tcp_wnd_max(pcb));
     /* delivered (or refused) and not yet given back with wisp_tcp_recved */
-    uint32_t held = pcb->rcv_wnd < pcb->rcv_buf ? pcb->rcv_buf - pcb->rcv_wnd : 0u;
+    uint32_t held = pcb->rcv_wnd < pcb->rcv_buf ? (uint32_t)pcb->rcv_buf - pcb->rcv_wnd : 0u;
     uint32_t share, fresh = tcp_rx_blocks_avail(s, (held + blk - 1u) / blk, s->tcp.npcbs, &share);
     uint32_t by_share = share * blk;
     /* the whole window within the free blocks (what it already promised
@@ -441,10 +438,7 @@ static uint32_t tcp_acceptable_seq(const struct wisp_tcp_pcb *pcb)
 static void tcp_acked_out(struct wisp_tcp_pcb *pcb)
 {
     pcb->flags &= ~(TF_ACK_NOW | TF_ACK_DELAY);
-    pcb->rcv_unacked = 0;
-#if WISP_TCP_TIMESTAMPS
-    pcb->last_ack_sent = pcb->rcv_nxt;
-#endif
+    pcb->last_ack_sent = pcb->rcv_nxt; /* (in-order data not ACKed: rcv_nxt - last_ack_sent) */
     tcp_timer_clear(pcb, TCP_TMR_DELACK);
 }
 
@@ -804,7 +798,7 @@ static wisp_err_t tcp_write_fits(const struct wisp_tcp_pcb *pcb, struct tcp_writ
     if (w->len > pcb->snd_buf) {
         return WISP_ERR_VAL; /* never fits the connection's send buffer (SO_SNDBUF) */
     }
-    if (pcb->snd_queued >= pcb->snd_buf || w->len > pcb->snd_buf - pcb->snd_queued) {
+    if (pcb->snd_queued >= pcb->snd_buf || w->len > (uint32_t)pcb->snd_buf - pcb->snd_queued) {
         return WISP_ERR_MEM;
     }
     return WISP_OK;
@@ -1038,7 +1032,7 @@ uint32_t wisp_tcp_sndbuf(const struct wisp_tcp_pcb *pcb)
     if (c->state == WISP_TCP_LISTEN) {
         return 0;
     }
-    return pcb->snd_queued < pcb->snd_buf ? pcb->snd_buf - pcb->snd_queued : 0u;
+    return pcb->snd_queued < pcb->snd_buf ? (uint32_t)pcb->snd_buf - pcb->snd_queued : 0u;
 }
 
 wisp_err_t tcp_queue_fin(struct wisp_tcp_pcb *pcb)

@@ -173,6 +173,21 @@ enum {
     TCP_TMR_OUTPUT,    /* deferred output after write / retry after local failure */
     TCP_TMR_REFUSED    /* refused data retry */
 };
+/* The deadlines of timers that are never needed at once share a slot of
+ * pcb->due (tcp_timer.c): RTO and PERSIST (persist mode holds no
+ * retransmission timer: tcp_out.c), KEEP and FW2 (keepalive probes only
+ * in ESTABLISHED / CLOSE-WAIT, FW2 only in FIN-WAIT-2 / TIME-WAIT).
+ * Setting one stops its mate; tmr_on keeps one bit per timer. */
+#define TCP_TMR_SLOT(w) (tcp_tmr_slot[(w)])
+extern const uint8_t tcp_tmr_slot[WISP_TCP_NTMR];
+
+/* Out-of-order arrivals whose blocks a SACK option lists first, most
+ * recent first (RFC 2018 §4; the age bits of pcb->ooseq_fa[]). */
+#define TCP_SACK_RECENT 4u
+/* pcb->ooseq_fa[i]: entry i ends with a FIN; the arrivals noted since
+ * its last one, up to TCP_SACK_RECENT (SACK block order). */
+#define TCP_OO_FIN 0x80u
+#define TCP_OO_AGE 0x7fu
 
 /* SYN queue option bits. */
 #define TCP_SYNO_SACK 0x01u
@@ -245,6 +260,12 @@ uint64_t tcp_siphash24(const uint32_t key[4], const uint8_t *m, size_t len);
 uint64_t tcp_hash(struct wisp_stack *s, const struct tcp_tuple *t, uint8_t domain, uint32_t x, uint32_t y);
 
 /* The stack of a PCB of any kind (NULL for NULL). */
+/* Data bytes of out-of-order entry e (its pbuf's; a bare FIN: 0). */
+static inline uint32_t tcp_oo_len(const struct wisp_tcp_ooseq *e)
+{
+    return e->p != NULL ? e->p->tot_len : 0u;
+}
+
 static inline struct wisp_stack *tcp_stack_of(const struct wisp_tcp_pcb *pcb)
 {
     return pcb != NULL ? ((const struct wisp_tcp_common *)(const void *)pcb)->stack : NULL;

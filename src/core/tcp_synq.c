@@ -354,7 +354,7 @@ struct wisp_tcp_pcb *tcp_pcb_alloc(struct wisp_stack *s)
     if (pcb == NULL && s->tcp.tw_pcbs != NULL) {
         struct wisp_tcp_pcb *w, *old = s->tcp.tw_pcbs;
         for (w = old->next; w != NULL; w = w->next) { /* newest first: ties go to the older */
-            if (!wisp_time_before(old->due[TCP_TMR_FW2], w->due[TCP_TMR_FW2])) {
+            if (!wisp_time_before(old->due[TCP_TMR_SLOT(TCP_TMR_FW2)], w->due[TCP_TMR_SLOT(TCP_TMR_FW2)])) {
                 old = w;
             }
         }
@@ -805,9 +805,7 @@ static struct wisp_tcp_pcb *tcp_passive_pcb(struct wisp_stack *s, struct wisp_tc
     pcb->irs = irs;
     pcb->rcv_nxt = irs + 1u;
     pcb->rcv_adv = pcb->rcv_nxt + e->wnd; /* what the SYN-ACK offered */
-#if WISP_TCP_TIMESTAMPS
     pcb->last_ack_sent = pcb->rcv_nxt;
-#endif
     /* RFC 9293 §3.7.1 / RFC 6691: send MSS = min(peer's MSS option or
      * 536, our MTU - 40). */
     pcb->mss = (uint16_t)WISP_MIN(e->peer_mss != 0 ? e->peer_mss : TCP_DEFAULT_MSS, ours);
@@ -826,8 +824,7 @@ static struct wisp_tcp_pcb *tcp_passive_pcb(struct wisp_stack *s, struct wisp_tc
 #if WISP_TCP_TIMESTAMPS
     if ((e->opts & TCP_SYNO_TS) && WISP_TCP_TIMESTAMPS) {
         pcb->flags |= TF_TS;
-        pcb->ts_recent = e->ts_recent;
-        pcb->ts_recent_ms = wisp_now(s);
+        pcb->ts_recent = e->ts_recent; /* (its time: last_rx_ms, tcp_new_defaults) */
     }
 #endif
     pcb->c.state = WISP_TCP_SYN_RCVD;

@@ -19,10 +19,18 @@
 
 static void tcp_pcb_timer_fn(struct wisp_stack *s, struct wisp_timer *t);
 
+/* Slot of due[] of each timer (TCP_TMR_SLOT), and the timers that share
+ * it (tmr_on bits). */
+const uint8_t tcp_tmr_slot[WISP_TCP_NTMR] = {0, 0, 1, 2, 2, 3, 4, 5};
+static const uint8_t tcp_tmr_mates[WISP_TCP_NTMR] = {0x03, 0x03, 0x04, 0x18, 0x18, 0x20, 0x40, 0x80};
+
 void tcp_timer_set(struct wisp_tcp_pcb *pcb, unsigned which, uint32_t delay_ms)
 {
-    pcb->due[which] = wisp_now(pcb->c.stack) + delay_ms;
-    pcb->tmr_on = (uint8_t)(pcb->tmr_on | (1u << which));
+    if (which == TCP_TMR_KEEP && (pcb->tmr_on & (1u << TCP_TMR_FW2))) {
+        return; /* FIN-WAIT-2 / TIME-WAIT: no keepalive (tcp_keep_fire); the slot is FW2's */
+    }
+    pcb->due[TCP_TMR_SLOT(which)] = wisp_now(pcb->c.stack) + delay_ms;
+    pcb->tmr_on = (uint8_t)((pcb->tmr_on & ~tcp_tmr_mates[which]) | (1u << which));
     tcp_timer_update(pcb);
 }
 
@@ -37,7 +45,7 @@ void tcp_timer_clear(struct wisp_tcp_pcb *pcb, unsigned which)
      * writer's own output run clears it. Re-arm for the next deadline.
      * Otherwise the event timer may stay armed early: it re-arms itself
      * when it fires. */
-    if (was_on && wisp_timer_armed(&pcb->tmr) && pcb->tmr.due == pcb->due[which] && !(pcb->flags & TF_DEAD)) {
+    if (was_on && wisp_timer_armed(&pcb->tmr) && pcb->tmr.due == pcb->due[TCP_TMR_SLOT(which)] && !(pcb->flags & TF_DEAD)) {
         wisp_timer_cancel(pcb->c.stack, &pcb->tmr);
         tcp_timer_update(pcb);
     }
@@ -61,8 +69,8 @@ void tcp_timer_update(struct wisp_tcp_pcb *pcb)
         return;
     }
     for (i = 0; i < WISP_TCP_NTMR; i++) {
-        if ((pcb->tmr_on & (1u << i)) && (!any || wisp_time_before(pcb->due[i], earliest))) {
-            earliest = pcb->due[i];
+        if ((pcb->tmr_on & (1u << i)) && (!any || wisp_time_before(pcb->due[TCP_TMR_SLOT(i)], earliest))) {
+            earliest = pcb->due[TCP_TMR_SLOT(i)];
             any = true;
         }
     }
@@ -167,7 +175,7 @@ static void tcp_pcb_timer_fn(struct wisp_stack *s, struct wisp_timer *t)
     unsigned i;
 
     for (i = 0; i < WISP_TCP_NTMR && !tcp_dead(pcb); i++) {
-        if ((pcb->tmr_on & (1u << i)) && !wisp_time_before(now, pcb->due[i])) {
+        if ((pcb->tmr_on & (1u << i)) && !wisp_time_before(now, pcb->due[TCP_TMR_SLOT(i)])) {
             pcb->tmr_on = (uint8_t)(pcb->tmr_on & ~(1u << i));
             tcp_timer_handle(pcb, i);
         }

@@ -52,12 +52,12 @@ struct wisp_tcp_listen {
     uint8_t WISP_PRIV(synq_n);               /**< entries it holds now */
 };
 
-/** An out-of-order received segment (data only, header hidden). */
+/** An out-of-order received segment (data only, header hidden): the
+ *  data [seq, seq + p->tot_len); its FIN and SACK age are the PCB's
+ *  ooseq_fa[] byte of the same index (tcp_priv.h TCP_OO_*). */
 struct wisp_tcp_ooseq {
     struct wisp_pbuf *WISP_PRIV(p);          /**< NULL for a FIN without data */
     uint32_t WISP_PRIV(seq);
-    uint16_t WISP_PRIV(len);
-    uint8_t WISP_PRIV(fin);
 };
 
 /** Per-connection state of the congestion control algorithm (tcp_cc.h). */
@@ -76,6 +76,19 @@ union wisp_tcp_cc_state {
     } WISP_PRIV(cubic);                      /* (its flags: TF_CC_* of the PCB's flags, tcp_cubic.c) */
 #endif
 };
+
+/* Types of the receive / send buffer sizes of a PCB: 16-bit when their
+ * compile-time bounds fit. */
+#if WISP_TCP_WND <= 0xffff
+typedef uint16_t wisp_tcp_rsize_t;
+#else
+typedef uint32_t wisp_tcp_rsize_t;
+#endif
+#if WISP_TCP_SND_BUF <= 0xffff
+typedef uint16_t wisp_tcp_ssize_t;
+#else
+typedef uint32_t wisp_tcp_ssize_t;
+#endif
 
 /** A connection PCB (SYN-SENT .. LAST-ACK, or CLOSED before connect).
  *  Laid out by size (32-bit words, then 16-bit, then bytes) so that a
@@ -96,16 +109,16 @@ struct wisp_tcp_pcb {
     wisp_tcp_err_fn WISP_PRIV(errf);
     wisp_tcp_poll_fn WISP_PRIV(poll);
 
-    /* one event timer, armed for the earliest of the deadlines due[] */
+    /* one event timer, armed for the earliest of the deadlines due[]
+     * (one slot per pair of mutually exclusive timers, TCP_TMR_SLOT) */
     struct wisp_timer WISP_PRIV(tmr);
-    uint32_t WISP_PRIV(due)[WISP_TCP_NTMR];
+    uint32_t WISP_PRIV(due)[WISP_TCP_NTMR_SLOTS];
 
     /* send sequence space (RFC 9293 §3.3.1) */
     uint32_t WISP_PRIV(iss), WISP_PRIV(snd_una);
     uint32_t WISP_PRIV(snd_nxt);             /**< highest sequence sent + 1 (SND.MAX) */
     uint32_t WISP_PRIV(snd_lbb);             /**< next sequence to give queued data */
     uint32_t WISP_PRIV(snd_wl1), WISP_PRIV(snd_wl2), WISP_PRIV(snd_wnd), WISP_PRIV(max_snd_wnd);
-    uint32_t WISP_PRIV(snd_queued);          /**< bytes written and not yet acknowledged */
     uint32_t WISP_PRIV(snd_sml);             /**< end of the last short segment sent (Minshall's Nagle) */
     struct wisp_tcp_seg *WISP_PRIV(sndq);    /**< every queued segment, in sequence order */
     struct wisp_tcp_seg *WISP_PRIV(sndq_tail);
@@ -115,40 +128,39 @@ struct wisp_tcp_pcb {
 
     /* congestion control and loss recovery (RFC 5681, 6582, 6675) */
     uint32_t WISP_PRIV(cwnd), WISP_PRIV(ssthresh), WISP_PRIV(ca_acked), WISP_PRIV(recover);
-    union wisp_tcp_cc_state WISP_PRIV(cc);   /**< the algorithm's own state (tcp_cc.h) */
+#if WISP_TCP_CUBIC
+    union wisp_tcp_cc_state WISP_PRIV(cc);   /**< the algorithm's own state (tcp_cc.h; NewReno has none) */
+#endif
 
     /* RTT and RTO (RFC 6298), ms; srtt scaled by 8, rttvar by 4 */
-    uint32_t WISP_PRIV(srtt8), WISP_PRIV(rttvar4), WISP_PRIV(rto);
+    uint32_t WISP_PRIV(srtt8), WISP_PRIV(rttvar4);
+#if WISP_TCP_RTO_MAX_MS > 0xffff
+    uint32_t WISP_PRIV(rto);
+#endif
     uint32_t WISP_PRIV(rtt_seq), WISP_PRIV(rtt_start);
 
     /* receive sequence space */
     uint32_t WISP_PRIV(irs), WISP_PRIV(rcv_nxt);
-    uint32_t WISP_PRIV(rcv_wnd);             /**< buffer space the application left us */
     uint32_t WISP_PRIV(rcv_adv);             /**< right edge advertised (never moves left) */
-    uint32_t WISP_PRIV(rcv_unacked);         /**< in-order bytes not acknowledged yet */
+    uint32_t WISP_PRIV(last_ack_sent);       /**< RCV.NXT of our last ACK (RFC 7323 §4.3 Last.ACK.sent); rcv_nxt - last_ack_sent: in-order data not acknowledged yet */
     struct wisp_pbuf *WISP_PRIV(refused)[WISP_TCP_REFUSED_SLOTS]; /**< data the recv callback refused, in order */
     struct wisp_tcp_ooseq WISP_PRIV(ooseq)[WISP_TCP_OOSEQ_SLOTS];
 
 #if WISP_TCP_TIMESTAMPS
     /* timestamps (RFC 7323) */
-    uint32_t WISP_PRIV(ts_off), WISP_PRIV(ts_recent), WISP_PRIV(ts_recent_ms);
-    uint32_t WISP_PRIV(last_ack_sent);       /**< RCV.NXT of our last ACK (RFC 7323 §4.3 TS.Recent rule) */
+    uint32_t WISP_PRIV(ts_off), WISP_PRIV(ts_recent); /* (TS.Recent's age, RFC 7323 §5.5: last_rx_ms) */
 #endif
 #if WISP_TCP_SACK
-    uint32_t WISP_PRIV(sack_recent)[4];      /**< seq of the latest out-of-order arrivals (RFC 2018 §4) */
 #if WISP_TCP_DSACK
     /* RFC 2883 D-SACK: duplicate data of the latest segment, reported
-     * once as the first SACK block of the next ACK (when TF_DSACK) */
-    uint32_t WISP_PRIV(dsack)[2];
+     * once as the first SACK block of the next ACK (when TF_DSACK):
+     * [dsack, dsack + dsack_len) */
+    uint32_t WISP_PRIV(dsack);
 #endif
 #endif
 
     /* keepalive (RFC 9293 §3.8.4) */
     uint32_t WISP_PRIV(last_rx_ms), WISP_PRIV(keep_idle), WISP_PRIV(keep_intvl);
-
-    /* per-connection bounds (wisp_tcp_set_bufs, wisp_tcp_set_user_mss) */
-    uint32_t WISP_PRIV(snd_buf);             /**< send buffer, bytes (default WISP_TCP_SND_BUF) */
-    uint32_t WISP_PRIV(rcv_buf);             /**< receive buffer = largest window, bytes (default WISP_TCP_WND) */
 
 #if WISP_TCP_PCB_STATS
     /* statistics (wisp_tcp_get_info; bytes acked and received are read
@@ -158,6 +170,15 @@ struct wisp_tcp_pcb {
 
     /* ICMP errors and path MTU (tcp_icmp.c) */
     uint32_t WISP_PRIV(pmtu_raise_at);       /**< ms: try mss_max again (RFC 1191 §6.3, RFC 4821 §7.7) */
+
+    /* buffer sizes (wisp_tcp_set_bufs clamps them to WISP_TCP_WND and
+     * WISP_TCP_SND_BUF: 16-bit when those fit; two of a kind keep the
+     * 16-bit fields below aligned either way) */
+    wisp_tcp_rsize_t WISP_PRIV(rcv_wnd);     /**< buffer space the application left us */
+    wisp_tcp_rsize_t WISP_PRIV(rcv_buf);     /**< receive buffer = largest window, bytes (default WISP_TCP_WND) */
+    wisp_tcp_ssize_t WISP_PRIV(snd_queued);  /**< bytes written and not yet acknowledged (<= snd_buf) */
+    wisp_tcp_ssize_t WISP_PRIV(snd_buf);     /**< send buffer, bytes (default WISP_TCP_SND_BUF) */
+
     uint16_t WISP_PRIV(mss_max);             /**< send MSS without a path MTU limit (set when synchronized) */
 
     /* 16-bit fields */
@@ -166,6 +187,12 @@ struct wisp_tcp_pcb {
     uint16_t WISP_PRIV(syn_wnd);             /**< window offered by our SYN (SYN-SENT) */
     uint16_t WISP_PRIV(ooseq_bufs);          /**< receive buffers the out-of-order queue holds */
     uint16_t WISP_PRIV(user_mss);            /**< TCP_MAXSEG cap of the MSS, 0 = none */
+#if WISP_TCP_RTO_MAX_MS <= 0xffff
+    uint16_t WISP_PRIV(rto);                 /**< ms (RTT and RTO above) */
+#endif
+#if WISP_TCP_SACK && WISP_TCP_DSACK
+    uint16_t WISP_PRIV(dsack_len);
+#endif
 
     /* byte fields */
     uint8_t WISP_PRIV(poll_interval);
@@ -174,6 +201,7 @@ struct wisp_tcp_pcb {
     uint8_t WISP_PRIV(refused_n);            /**< chains in refused[] */
     uint8_t WISP_PRIV(starve);               /**< window limited by the receive budget: retry backoff step + 1 */
     uint8_t WISP_PRIV(ooseq_n);              /**< entries in ooseq[] */
+    uint8_t WISP_PRIV(ooseq_fa)[WISP_TCP_OOSEQ_SLOTS]; /**< of ooseq[i]: TCP_OO_FIN | SACK age (tcp_priv.h) */
     uint8_t WISP_PRIV(keep_cnt);
     wisp_err_t WISP_PRIV(soft_err);          /**< last soft ICMP error (RFC 1122 §4.2.3.9), WISP_OK = none */
 #if WISP_TCP_WND_SCALE
