@@ -39,6 +39,14 @@
 /** Compile-time assertion usable at file scope (C99 has no _Static_assert). */
 #define WISP_STATIC_ASSERT(name, cond) typedef char wisp_static_assert_##name[(cond) ? 1 : -1]
 
+/** Keep a function out of line: a helper called from several places stays
+ *  one copy (flash; -Os would inline a copy into each caller). */
+#if defined(__GNUC__)
+#define WISP_NOINLINE __attribute__((noinline))
+#else
+#define WISP_NOINLINE
+#endif
+
 static inline uint16_t wisp_rd16(const uint8_t *p) { return (uint16_t)((p[0] << 8) | p[1]); }
 static inline uint32_t wisp_rd32(const uint8_t *p)
 {

@@ -87,13 +87,6 @@ enum { NC_S_NONE = 0, NC_S_LISTEN, NC_S_CONNECTING, NC_S_CONNECTED, NC_S_CLOSED 
  * counted in rx_items (nc_rx_take). */
 #define NC_PBUF_SHORT 0x80u
 
-/* Out of line: a helper called from several places stays one copy (flash;
- * -Os would inline it into each caller). */
-#if defined(__GNUC__)
-#define NC_OUTLINE __attribute__((noinline))
-#else
-#define NC_OUTLINE
-#endif
 
 /* "Writable" for the events: half the send buffer free (lwIP's TCP_SNDLOWAT
  * idea); the connection's buffer, which SO_SNDBUF may have made smaller. */
@@ -149,12 +142,12 @@ static void nc_msg_zero(struct nc_msg *m)
     memset(m, 0, sizeof(*m));
 }
 
-NC_OUTLINE static void api_lock(struct wisp_netconn_api *api)
+WISP_NOINLINE static void api_lock(struct wisp_netconn_api *api)
 {
     wisp_sys_mutex_lock(&api->lock);
 }
 
-NC_OUTLINE static void api_unlock(struct wisp_netconn_api *api)
+WISP_NOINLINE static void api_unlock(struct wisp_netconn_api *api)
 {
     wisp_sys_mutex_unlock(&api->lock);
 }
@@ -188,7 +181,7 @@ static void nc_event(struct wisp_netconn *conn, enum wisp_netconn_evt evt, uint3
 }
 
 /* Wake the readers of conn (see the file comment). */
-NC_OUTLINE static void wake_mbox(struct wisp_netconn *conn)
+WISP_NOINLINE static void wake_mbox(struct wisp_netconn *conn)
 {
     (void)wisp_sys_mbox_trypost(&conn->mbox, conn);
 }
@@ -337,7 +330,7 @@ static void set_flags(struct wisp_netconn *conn, uint8_t f)
 }
 
 /* Count one event in counter c of api's counters (under the api lock). */
-NC_OUTLINE static void nc_count(struct wisp_netconn_api *api, uint32_t *c)
+WISP_NOINLINE static void nc_count(struct wisp_netconn_api *api, uint32_t *c)
 {
     api_lock(api);
     (*c)++;
@@ -355,7 +348,7 @@ static wisp_err_t app_closed_err(uint8_t flags)
  * that arrived during the call (the netconn was not dead yet) is returned
  * even when another thread's call took the pending error first -- both a
  * blocked reader and a blocked writer learn of the reset (netconn.h). */
-NC_OUTLINE static wisp_err_t peer_state_err(struct wisp_netconn *conn, uint8_t entry_flags)
+WISP_NOINLINE static wisp_err_t peer_state_err(struct wisp_netconn *conn, uint8_t entry_flags)
 {
     wisp_err_t r = conn->pending_err;
     if (r != WISP_OK) {
@@ -372,7 +365,7 @@ NC_OUTLINE static wisp_err_t peer_state_err(struct wisp_netconn *conn, uint8_t e
 /* Core context: why a TCP netconn without PCB cannot be used. during: the
  * call saw the connection alive before (a write that waited): a connection
  * error is returned even when another call took the pending error. */
-NC_OUTLINE static wisp_err_t dead_err(struct wisp_netconn *conn, bool during)
+WISP_NOINLINE static wisp_err_t dead_err(struct wisp_netconn *conn, bool during)
 {
     wisp_err_t r;
     api_lock(conn->api);
@@ -561,7 +554,7 @@ uint8_t wisp_netconn_pbuf_free(struct wisp_netconn_api *api, struct wisp_pbuf *p
 #if WISP_TCP
 
 /* Core context: forget the PCB after the stack freed it or we gave it back. */
-NC_OUTLINE static void tcp_forget(struct wisp_netconn *conn)
+WISP_NOINLINE static void tcp_forget(struct wisp_netconn *conn)
 {
     conn->pcb.tcp = NULL;
     conn->state = NC_S_CLOSED;
@@ -677,7 +670,7 @@ static wisp_err_t tcp_recv_cb(void *arg, struct wisp_tcp_pcb *pcb, struct wisp_p
 
 /* Core: no longer writable (NC_SNDLOWAT): SENDMINUS once, SENDPLUS when
  * room returns (tcp_sent_cb). */
-NC_OUTLINE static void nc_wspace(struct wisp_netconn *conn, struct wisp_tcp_pcb *pcb)
+WISP_NOINLINE static void nc_wspace(struct wisp_netconn *conn, struct wisp_tcp_pcb *pcb)
 {
     if (!(conn->cflags & NC_C_WSPACE) && wisp_tcp_sndbuf(pcb) < NC_SNDLOWAT(pcb)) {
         conn->cflags |= NC_C_WSPACE;
@@ -686,7 +679,7 @@ NC_OUTLINE static void nc_wspace(struct wisp_netconn *conn, struct wisp_tcp_pcb 
 }
 
 /* Core: wake the writer that waits for room (NC_C_WRITE_WAIT). */
-NC_OUTLINE static void wake_writer(struct wisp_netconn *conn)
+WISP_NOINLINE static void wake_writer(struct wisp_netconn *conn)
 {
     if (conn->cflags & NC_C_WRITE_WAIT) {
         conn->cflags &= (uint8_t)~NC_C_WRITE_WAIT;
@@ -2202,7 +2195,7 @@ static wisp_err_t do_option(struct wisp_stack *s, void *arg)
 }
 
 /* Set option opt to value v through the core. */
-NC_OUTLINE static wisp_err_t set_option(struct wisp_netconn *conn, uint8_t opt, uint32_t v, struct nc_msg *m)
+WISP_NOINLINE static wisp_err_t set_option(struct wisp_netconn *conn, uint8_t opt, uint32_t v, struct nc_msg *m)
 {
     if (conn == NULL) {
         return WISP_ERR_ARG;

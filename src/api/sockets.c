@@ -93,13 +93,7 @@ struct wisp_select_wait {
 
 /* Out of line: the errno store (a call into the C library's per-thread
  * errno on most ports) is on the error paths of every call; one copy. */
-#if defined(__GNUC__)
-#define SOCK_NOINLINE __attribute__((noinline))
-#else
-#define SOCK_NOINLINE
-#endif
-
-static SOCK_NOINLINE int set_errno(int e)
+static WISP_NOINLINE int set_errno(int e)
 {
     WISP_SOCKET_ERRNO_SET(e);
     return -1;
@@ -156,12 +150,12 @@ static void unlock_tbl(struct wisp_sockets *t)
 
 /* The same, out of line, for the calls off the send / recv fast path (one
  * call instead of loading the table at each of its many uses). */
-static SOCK_NOINLINE void tbl_lock(void)
+static WISP_NOINLINE void tbl_lock(void)
 {
     lock_tbl(g_socks);
 }
 
-static SOCK_NOINLINE void tbl_unlock(void)
+static WISP_NOINLINE void tbl_unlock(void)
 {
     unlock_tbl(g_socks);
 }
@@ -1409,7 +1403,7 @@ static void mark_eof(struct wisp_sock *sk)
 /* recv_tcp got no data from netconn (err): the errno the call reports, or
  * 0 -- end of stream, or (have_data) the call returns the data it copied
  * and a connection error stays pending for the next call. */
-static SOCK_NOINLINE int recv_tcp_fail(struct wisp_sock *sk, wisp_err_t err, bool have_data, const struct sock_snap *snap)
+static WISP_NOINLINE int recv_tcp_fail(struct wisp_sock *sk, wisp_err_t err, bool have_data, const struct sock_snap *snap)
 {
     int e = 0, pe;
     bool conn = false;
@@ -2110,7 +2104,7 @@ static int setopt_tcp_congestion(struct wisp_sock *sk, const void *optval, wisp_
 
 /* Store val as option kind of sk and pass it on to the netconn where it
  * acts there: 0 or the errno to fail with. */
-static SOCK_NOINLINE int opt_store(struct wisp_sock *sk, unsigned kind, uint32_t val)
+static WISP_NOINLINE int opt_store(struct wisp_sock *sk, unsigned kind, uint32_t val)
 {
     (void)opt_access(sk, kind, true, val);
     if (kind == OK_REUSEADDR || kind == OK_SNDTIMEO || kind == OK_LINGER ||

@@ -21,14 +21,6 @@
 
 enum { MSG_CALL = 1, MSG_CALLBACK, MSG_INPUT, MSG_WAKE, MSG_STOP };
 
-/* Out of line: handle() is shared by the thread and the stop (flash;
- * -Os would inline a copy into each). */
-#if defined(__GNUC__)
-#define TCPIP_OUTLINE __attribute__((noinline))
-#else
-#define TCPIP_OUTLINE
-#endif
-
 /* Messages run per hold of the core lock before other threads get a turn. */
 #define TCPIP_BATCH 32u
 
@@ -149,8 +141,9 @@ static bool stop_requested(struct wisp_tcpip *ctx)
 
 /* Run one message in the core context (core lock held). drop: the thread
  * ended and wisp_tcpip_stop drains the mailbox -- a call fails with
- * WISP_ERR_CLSD, a callback is not run, a frame is freed (counted). */
-TCPIP_OUTLINE static void handle(struct wisp_tcpip *ctx, struct wisp_tcpip_msg *m, bool drop)
+ * WISP_ERR_CLSD, a callback is not run, a frame is freed (counted). Out of
+ * line: the thread and the stop share one copy. */
+WISP_NOINLINE static void handle(struct wisp_tcpip *ctx, struct wisp_tcpip_msg *m, bool drop)
 {
     struct wisp_stack *s = ctx->stack;
     uint8_t type = m->type;
