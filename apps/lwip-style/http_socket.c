@@ -129,7 +129,7 @@ void http_server(void *arg)
   }
   lfd = lwip_socket(AF_INET, SOCK_STREAM, 0);
   if (lfd < 0) {
-    lwip_style_thread_done();
+    lwip_style_thread_done("http");
     return;
   }
   (void)lwip_setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
@@ -139,7 +139,7 @@ void http_server(void *arg)
   sa.sin_addr.s_addr = lwip_htonl(INADDR_ANY);
   if (lwip_bind(lfd, (struct sockaddr *)&sa, sizeof sa) != 0 || lwip_listen(lfd, 4) != 0) {
     lwip_close(lfd);
-    lwip_style_thread_done();
+    lwip_style_thread_done("http");
     return;
   }
   while (!lwip_style_stopping()) {
@@ -210,5 +210,5 @@ void http_server(void *arg)
     }
   }
   lwip_close(lfd);
-  lwip_style_thread_done();
+  lwip_style_thread_done("http");
 }

@@ -72,7 +72,9 @@ void lwip_style_netconn_server(u16_t port, lwip_style_netbuf_fn on_data);
 
 /* main.c */
 int lwip_style_stopping(void);
-void lwip_style_thread_done(void);
+/** A service thread ends: name (a string literal) goes to main, which waits
+ * for all of them after SIGTERM. */
+void lwip_style_thread_done(const char *name);
 
 /* the glue of each stack (test/lwip-style/glue_*.c) */
 /** Driver init function for netif_add: a TAP interface named by

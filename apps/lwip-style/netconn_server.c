@@ -47,12 +47,12 @@ void lwip_style_netconn_server(u16_t port, lwip_style_netbuf_fn on_data)
 
   conn = netconn_new(NETCONN_TCP);
   if (conn == NULL) {
-    lwip_style_thread_done();
+    lwip_style_thread_done(port == LWIP_STYLE_ECHO_PORT ? "netconn echo" : "netconn discard");
     return;
   }
   if (netconn_bind(conn, IP_ADDR_ANY, port) != ERR_OK || netconn_listen(conn) != ERR_OK) {
     netconn_delete(conn);
-    lwip_style_thread_done();
+    lwip_style_thread_done(port == LWIP_STYLE_ECHO_PORT ? "netconn echo" : "netconn discard");
     return;
   }
   netconn_set_recvtimeout(conn, LWIP_STYLE_POLL_MS);
@@ -66,5 +66,5 @@ void lwip_style_netconn_server(u16_t port, lwip_style_netbuf_fn on_data)
   }
   netconn_close(conn);
   netconn_delete(conn);
-  lwip_style_thread_done();
+  lwip_style_thread_done(port == LWIP_STYLE_ECHO_PORT ? "netconn echo" : "netconn discard");
 }
