@@ -71,6 +71,11 @@
 #define NC_F_CONN_DONE 0x40u /* a blocking connect's outcome is in connect_result */
 #define NC_F_LISTEN 0x80u    /* a listener (its mailbox holds netconns) */
 
+/* nc_msg.sel of the close operations */
+#define NC_SHUT_RX 0x01u
+#define NC_SHUT_TX 0x02u
+#define NC_SHUT_ABORT 0x04u
+
 /* conn->state (core) */
 #define NC_USERS_MAX 2047u /* the users bitfield (priv/netconn.h) */
 
@@ -104,34 +109,24 @@ struct nc_snap {
     uint32_t recv_timeout, send_timeout;
 };
 
-/* Arguments of the core operations (the bytes first: short loads on Thumb). */
+/* Arguments of the core operations: a few generic fields every operation
+ * reads in its own way (one message shape, built in one place for the
+ * simple calls: nc_op). The bytes first: short loads on Thumb. */
 struct nc_msg {
     struct wisp_netconn *conn;
-    uint8_t local;            /* getaddr: local; drain: a listener; bind (not connect) */
-    uint8_t shut_rx, shut_tx;
-    uint8_t abort;
-    bool blocking, started;
+    uint8_t sel;              /* bind / getaddr / drain: local (listener); options: NC_OPT_*;
+                                 close: NC_SHUT_* bits */
     uint8_t apiflags;         /* write */
-    bool copy, done;
+    bool blocking, started;   /* connect, write */
+    bool copy, done;          /* write */
     bool alive;               /* write: a do_write found the connection established */
-    uint8_t opt;              /* options */
-    uint16_t port;
-    const wisp_ipaddr_t *addr;
-    wisp_ipaddr_t *out_addr;
-    uint16_t *out_port;
-    uint32_t len;
-    /* write */
-    const uint8_t *data;
+    uint32_t len;             /* port, backlog, option value, bytes consumed, pbuf size */
+    void *ptr;                /* address, netbuf, option values, tcp_info, chains (read-only
+                                 for the calls that pass const data) */
+    void *out;                /* getaddr: the port; pbuf_replace: the netbuf */
+    /* write (data: ptr) */
     size_t size, off;
     uint32_t chunk;
-    /* UDP send */
-    struct wisp_netbuf *buf;
-    /* consumed receive chains */
-    struct wisp_pbuf *const *chains;
-    unsigned nchains;
-    /* options */
-    uint32_t v[3];
-    struct wisp_tcp_info *info;
 };
 
 /* ---------------------------------------------------------- small helpers */
@@ -161,14 +156,27 @@ static wisp_err_t nc_run(struct wisp_netconn *conn, wisp_tcpip_fn fn, struct nc_
 static bool conn_enter(struct wisp_netconn *conn, struct nc_snap *snap);
 static void conn_leave(struct wisp_netconn *conn);
 
-/* A whole call that is one core operation: enter, run fn, leave. */
-static wisp_err_t nc_call(struct wisp_netconn *conn, wisp_tcpip_fn fn, struct nc_msg *m)
+/* The generic call path: a whole call that is one core operation fn with
+ * the arguments sel, len, ptr and out (struct nc_msg says how each
+ * operation reads them): conn checked, enter, run fn, leave. Every simple
+ * call of the API is this one function and a line. */
+WISP_NOINLINE static wisp_err_t nc_op(struct wisp_netconn *conn, wisp_tcpip_fn fn, uint8_t sel, uint32_t len,
+                                      const void *ptr, void *out)
 {
+    struct nc_msg m;
     wisp_err_t r;
+    if (conn == NULL) {
+        return WISP_ERR_ARG;
+    }
     if (!conn_enter(conn, NULL)) {
         return WISP_ERR_CLSD;
     }
-    r = nc_run(conn, fn, m);
+    nc_msg_zero(&m);
+    m.sel = sel;
+    m.len = len;
+    m.ptr = (void *)(uintptr_t)ptr; /* const for the calls that only read it */
+    m.out = out;
+    r = nc_run(conn, fn, &m);
     conn_leave(conn);
     return r;
 }
@@ -1038,22 +1046,22 @@ static wisp_err_t do_drain(struct wisp_stack *s, void *arg)
 {
     struct nc_msg *m = (struct nc_msg *)arg;
     WISP_UNUSED(s);
-    drain_mbox(m->conn, m->local != 0);
+    drain_mbox(m->conn, m->sel != 0);
     return WISP_OK;
 }
 
 /* Run a close-like operation, retrying while the FIN cannot be queued and
  * aborting after WISP_NETCONN_CLOSE_TIMEOUT_MS. */
-static wisp_err_t run_close(struct wisp_netconn *conn, wisp_tcpip_fn fn, struct nc_msg *m)
+static wisp_err_t run_close(struct wisp_netconn *conn, struct nc_msg *m)
 {
     uint32_t start = wisp_sys_now_ms();
     for (;;) {
-        wisp_err_t r = nc_run(conn, fn, m);
-        if (r != WISP_ERR_MEM || m->abort) {
+        wisp_err_t r = nc_run(conn, do_close, m);
+        if (r != WISP_ERR_MEM || (m->sel & NC_SHUT_ABORT)) {
             return r;
         }
         if (wisp_sys_now_ms() - start >= WISP_NETCONN_CLOSE_TIMEOUT_MS) {
-            m->abort = 1;
+            m->sel |= NC_SHUT_ABORT;
         } else {
             wisp_sys_sleep_ms(10);
         }
@@ -1081,9 +1089,8 @@ wisp_err_t wisp_netconn_delete(struct wisp_netconn *conn)
     /* close in the core (do_close: a listener at once; abort when asked,
      * or when the stack references a writer's memory) */
     nc_msg_zero(&m);
-    m.shut_rx = 1;
-    m.shut_tx = 1;
-    (void)run_close(conn, do_close, &m);
+    m.sel = NC_SHUT_RX | NC_SHUT_TX;
+    (void)run_close(conn, &m);
 
     /* Wake everybody blocked on conn and wait until they left. */
     wake_all(conn);
@@ -1093,7 +1100,7 @@ wisp_err_t wisp_netconn_delete(struct wisp_netconn *conn)
     }
     api_unlock(api);
 
-    m.local = listener ? 1 : 0; /* do_drain reads nothing else */
+    m.sel = listener ? 1 : 0; /* do_drain reads nothing else */
     (void)nc_run(conn, do_drain, &m);
     conn_release(conn);
     return WISP_OK;
@@ -1101,12 +1108,14 @@ wisp_err_t wisp_netconn_delete(struct wisp_netconn *conn)
 
 /* ------------------------------------------------------------- addresses */
 
-/* Core: bind (m->local) or connect. */
+/* Core: bind (m->sel) or connect, to address m->ptr, port m->len. */
 static wisp_err_t do_bind_connect(struct wisp_stack *s, void *arg)
 {
     struct nc_msg *m = (struct nc_msg *)arg;
     struct wisp_netconn *conn = m->conn;
-    bool bind = m->local != 0;
+    bool bind = m->sel != 0;
+    const wisp_ipaddr_t *addr = (const wisp_ipaddr_t *)m->ptr;
+    uint16_t port = (uint16_t)m->len;
     WISP_UNUSED(s);
 #if WISP_TCP
     if (conn->type == WISP_NETCONN_TCP) {
@@ -1121,9 +1130,9 @@ static wisp_err_t do_bind_connect(struct wisp_stack *s, void *arg)
             return dead_err(conn, false);
         }
         if (bind) {
-            return conn->state != NC_S_NONE ? WISP_ERR_VAL : wisp_tcp_bind(conn->pcb.tcp, m->addr, m->port);
+            return conn->state != NC_S_NONE ? WISP_ERR_VAL : wisp_tcp_bind(conn->pcb.tcp, addr, port);
         }
-        r = wisp_tcp_connect(conn->pcb.tcp, m->addr, m->port, tcp_connected_cb);
+        r = wisp_tcp_connect(conn->pcb.tcp, addr, port, tcp_connected_cb);
         if (r != WISP_OK) {
             return r;
         }
@@ -1142,7 +1151,7 @@ static wisp_err_t do_bind_connect(struct wisp_stack *s, void *arg)
     if (conn->pcb.udp == NULL) {
         return WISP_ERR_CLSD;
     }
-    return bind ? wisp_udp_bind(conn->pcb.udp, m->addr, m->port) : wisp_udp_connect(conn->pcb.udp, m->addr, m->port);
+    return bind ? wisp_udp_bind(conn->pcb.udp, addr, port) : wisp_udp_connect(conn->pcb.udp, addr, port);
 #else
     return WISP_ERR_VAL;
 #endif
@@ -1150,15 +1159,7 @@ static wisp_err_t do_bind_connect(struct wisp_stack *s, void *arg)
 
 wisp_err_t wisp_netconn_bind(struct wisp_netconn *conn, const wisp_ipaddr_t *addr, uint16_t port)
 {
-    struct nc_msg m;
-    if (conn == NULL) {
-        return WISP_ERR_ARG;
-    }
-    nc_msg_zero(&m);
-    m.addr = addr;
-    m.port = port;
-    m.local = 1;
-    return nc_call(conn, do_bind_connect, &m);
+    return nc_op(conn, do_bind_connect, 1, port, addr, NULL);
 }
 
 wisp_err_t wisp_netconn_connect(struct wisp_netconn *conn, const wisp_ipaddr_t *addr, uint16_t port)
@@ -1175,8 +1176,8 @@ wisp_err_t wisp_netconn_connect(struct wisp_netconn *conn, const wisp_ipaddr_t *
     }
     nonblock = (snap.flags & NC_F_NONBLOCK) != 0;
     nc_msg_zero(&m);
-    m.addr = addr;
-    m.port = port;
+    m.ptr = (void *)(uintptr_t)addr;
+    m.len = port;
     m.blocking = !nonblock;
     r = nc_run(conn, do_bind_connect, &m);
     if (r == WISP_OK && m.started) {
@@ -1222,32 +1223,30 @@ static wisp_err_t do_disconnect(struct wisp_stack *s, void *arg)
 
 wisp_err_t wisp_netconn_disconnect(struct wisp_netconn *conn)
 {
-    struct nc_msg m;
-    if (conn == NULL) {
-        return WISP_ERR_ARG;
-    }
-    nc_msg_zero(&m);
-    return nc_call(conn, do_disconnect, &m);
+    return nc_op(conn, do_disconnect, 0, 0, NULL, NULL);
 }
 
+/* Core: the local (m->sel) or remote address into m->ptr, port m->out. */
 static wisp_err_t do_getaddr(struct wisp_stack *s, void *arg)
 {
     struct nc_msg *m = (struct nc_msg *)arg;
     struct wisp_netconn *conn = m->conn;
+    wisp_ipaddr_t *addr = (wisp_ipaddr_t *)m->ptr;
+    uint16_t *port = (uint16_t *)m->out;
     WISP_UNUSED(s);
 #if WISP_TCP
     if (conn->type == WISP_NETCONN_TCP) {
         if (conn->pcb.tcp == NULL) {
             return WISP_ERR_CONN;
         }
-        if (m->local) {
-            wisp_tcp_local(conn->pcb.tcp, m->out_addr, m->out_port);
+        if (m->sel) {
+            wisp_tcp_local(conn->pcb.tcp, addr, port);
             return WISP_OK;
         }
         if (conn->state != NC_S_CONNECTED && conn->state != NC_S_CONNECTING) {
             return WISP_ERR_CONN;
         }
-        wisp_tcp_remote(conn->pcb.tcp, m->out_addr, m->out_port);
+        wisp_tcp_remote(conn->pcb.tcp, addr, port);
         return WISP_OK;
     }
 #endif
@@ -1255,19 +1254,19 @@ static wisp_err_t do_getaddr(struct wisp_stack *s, void *arg)
     if (conn->pcb.udp == NULL) {
         return WISP_ERR_CONN;
     }
-    if (m->local) {
-        *m->out_addr = conn->pcb.udp->local_ip;
-        if (wisp_ipaddr_is_any(m->out_addr)) {
-            *m->out_addr = wisp_netconn_addr_any;
+    if (m->sel) {
+        *addr = conn->pcb.udp->local_ip;
+        if (wisp_ipaddr_is_any(addr)) {
+            *addr = wisp_netconn_addr_any;
         }
-        *m->out_port = conn->pcb.udp->local_port;
+        *port = conn->pcb.udp->local_port;
         return WISP_OK;
     }
     if (!(conn->pcb.udp->flags & WISP_UDP_F_CONNECTED)) {
         return WISP_ERR_CONN;
     }
-    *m->out_addr = conn->pcb.udp->remote_ip;
-    *m->out_port = conn->pcb.udp->remote_port;
+    *addr = conn->pcb.udp->remote_ip;
+    *port = conn->pcb.udp->remote_port;
     return WISP_OK;
 #else
     return WISP_ERR_CONN;
@@ -1276,15 +1275,10 @@ static wisp_err_t do_getaddr(struct wisp_stack *s, void *arg)
 
 wisp_err_t wisp_netconn_getaddr(struct wisp_netconn *conn, wisp_ipaddr_t *addr, uint16_t *port, uint8_t local)
 {
-    struct nc_msg m;
-    if (conn == NULL || addr == NULL || port == NULL) {
+    if (addr == NULL || port == NULL) {
         return WISP_ERR_ARG;
     }
-    nc_msg_zero(&m);
-    m.out_addr = addr;
-    m.out_port = port;
-    m.local = local;
-    return nc_call(conn, do_getaddr, &m);
+    return nc_op(conn, do_getaddr, local, 0, addr, port);
 }
 
 /* ---------------------------------------------------------------- listen */
@@ -1330,13 +1324,10 @@ static wisp_err_t do_listen(struct wisp_stack *s, void *arg)
 wisp_err_t wisp_netconn_listen_with_backlog(struct wisp_netconn *conn, uint8_t backlog)
 {
 #if WISP_TCP
-    struct nc_msg m;
     if (conn == NULL || conn->type != WISP_NETCONN_TCP) {
         return WISP_ERR_ARG;
     }
-    nc_msg_zero(&m);
-    m.len = backlog;
-    return nc_call(conn, do_listen, &m);
+    return nc_op(conn, do_listen, 0, backlog, NULL, NULL);
 #else
     WISP_UNUSED(conn);
     WISP_UNUSED(backlog);
@@ -1360,8 +1351,8 @@ static wisp_err_t do_recved(struct wisp_stack *s, void *arg)
     struct wisp_netconn *conn = m->conn;
     unsigned i;
     WISP_UNUSED(s);
-    for (i = 0; i < m->nchains; i++) {
-        (void)wisp_pbuf_free(m->chains[i]);
+    for (i = 0; i < m->size; i++) {
+        (void)wisp_pbuf_free(((struct wisp_pbuf *const *)m->ptr)[i]);
     }
 #if WISP_TCP
     if (conn != NULL && conn->pcb.tcp != NULL && conn->state != NC_S_LISTEN) {
@@ -1534,8 +1525,8 @@ wisp_err_t wisp_netconn_tcp_consumed(struct wisp_netconn *conn, struct wisp_pbuf
         return WISP_ERR_ARG;
     }
     nc_msg_zero(&m);
-    m.chains = chains;
-    m.nchains = n;
+    m.ptr = (void *)(uintptr_t)chains;
+    m.size = n;
     m.len = (uint32_t)WISP_MIN(len, (size_t)0xffffffffu);
     entered = conn_enter(conn, NULL);
     /* being deleted: just free the chains (m.conn NULL) */
@@ -1597,7 +1588,7 @@ static wisp_err_t do_send(struct wisp_stack *s, void *arg)
 {
     struct nc_msg *m = (struct nc_msg *)arg;
     struct wisp_udp_pcb *pcb = m->conn->pcb.udp;
-    struct wisp_netbuf *buf = m->buf;
+    struct wisp_netbuf *buf = (struct wisp_netbuf *)m->ptr;
     WISP_UNUSED(s);
     if (pcb == NULL) {
         return WISP_ERR_CLSD;
@@ -1623,7 +1614,6 @@ static wisp_err_t do_send(struct wisp_stack *s, void *arg)
 wisp_err_t wisp_netconn_send(struct wisp_netconn *conn, struct wisp_netbuf *buf)
 {
 #if WISP_UDP
-    struct nc_msg m;
     if (conn == NULL || buf == NULL) {
         return WISP_ERR_ARG;
     }
@@ -1633,9 +1623,7 @@ wisp_err_t wisp_netconn_send(struct wisp_netconn *conn, struct wisp_netbuf *buf)
     if (buf->p == NULL) {
         return WISP_ERR_BUF;
     }
-    nc_msg_zero(&m);
-    m.buf = buf;
-    return nc_call(conn, do_send, &m);
+    return nc_op(conn, do_send, 0, 0, buf, NULL);
 #else
     WISP_UNUSED(buf);
     return conn == NULL ? WISP_ERR_ARG : WISP_ERR_CONN;
@@ -1696,7 +1684,7 @@ static wisp_err_t do_write(struct wisp_stack *s, void *arg)
         if (n < left || ((m->apiflags & WISP_NETCONN_MORE) && m->copy)) {
             fl |= WISP_TCP_WRITE_MORE;
         }
-        r = wisp_tcp_write(pcb, m->data + m->off, n, fl);
+        r = wisp_tcp_write(pcb, (const uint8_t *)m->ptr + m->off, n, fl);
         if (r == WISP_ERR_MEM) {
             if (m->chunk > NC_WRITE_MIN_CHUNK) {
                 m->chunk = WISP_MAX(m->chunk / 2u, NC_WRITE_MIN_CHUNK);
@@ -1799,7 +1787,7 @@ static wisp_err_t write_run(struct wisp_netconn *conn, const void *dataptr, size
         return WISP_ERR_VAL; /* lwIP: no way to report a partial write */
     }
     nc_msg_zero(&m);
-    m.data = (const uint8_t *)dataptr;
+    m.ptr = (void *)(uintptr_t)dataptr;
     m.size = size;
     m.apiflags = apiflags;
     m.chunk = (uint32_t)WISP_TCP_SND_BUF;
@@ -1941,10 +1929,10 @@ static wisp_err_t do_close(struct wisp_stack *s, void *arg)
     }
 #if WISP_UDP
     if (conn->type == WISP_NETCONN_UDP) {
-        if (!m->shut_rx) {
+        if (!(m->sel & NC_SHUT_RX)) {
             return WISP_ERR_CONN; /* no send direction to shut: a datagram has no FIN */
         }
-        if (m->shut_tx) {
+        if (m->sel & NC_SHUT_TX) {
             wisp_udp_remove(conn->pcb.udp);
             conn->pcb.udp = NULL;
             set = NC_F_CLOSED;
@@ -1957,12 +1945,12 @@ static wisp_err_t do_close(struct wisp_stack *s, void *arg)
     if (conn->type == WISP_NETCONN_TCP) {
         struct wisp_tcp_pcb *pcb = conn->pcb.tcp;
         bool listener = conn->state == NC_S_LISTEN;
-        if (listener && !m->shut_rx) {
+        if (listener && !(m->sel & NC_SHUT_RX)) {
             return WISP_OK;
         }
-        if (listener || (m->shut_rx && m->shut_tx)) {
+        if (listener || (m->sel & NC_SHUT_RX && m->sel & NC_SHUT_TX)) {
             /* a listener is freed at once, closed or aborted alike */
-            if (listener || m->abort || (conn->cflags & NC_C_NOCOPY)) {
+            if (listener || (m->sel & NC_SHUT_ABORT) || (conn->cflags & NC_C_NOCOPY)) {
                 tcp_abort_conn(conn);
             } else {
                 wisp_err_t r = wisp_tcp_close(pcb);
@@ -1973,11 +1961,11 @@ static wisp_err_t do_close(struct wisp_stack *s, void *arg)
             }
             set = NC_F_CLOSED;
         } else {
-            wisp_err_t r = wisp_tcp_shutdown(pcb, m->shut_rx != 0, m->shut_tx != 0);
+            wisp_err_t r = wisp_tcp_shutdown(pcb, (m->sel & NC_SHUT_RX) != 0, (m->sel & NC_SHUT_TX) != 0);
             if (r != WISP_OK) {
                 return r;
             }
-            set = m->shut_rx ? NC_F_RX_SHUT : 0;
+            set = (m->sel & NC_SHUT_RX) ? NC_F_RX_SHUT : 0;
         }
     }
 #endif
@@ -1986,30 +1974,28 @@ static wisp_err_t do_close(struct wisp_stack *s, void *arg)
 }
 
 /* shutdown, close and abort. */
-static wisp_err_t close_call(struct wisp_netconn *conn, uint8_t shut_rx, uint8_t shut_tx, uint8_t abort)
+static wisp_err_t close_call(struct wisp_netconn *conn, uint8_t how)
 {
     struct nc_msg m;
     wisp_err_t r;
     if (conn == NULL) {
         return WISP_ERR_ARG;
     }
-    if (!shut_rx && !shut_tx) {
+    if (!(how & (NC_SHUT_RX | NC_SHUT_TX))) {
         return WISP_OK;
     }
     if (!conn_enter(conn, NULL)) {
         return WISP_ERR_CLSD;
     }
     nc_msg_zero(&m);
-    m.shut_rx = shut_rx ? 1 : 0;
-    m.shut_tx = shut_tx ? 1 : 0;
-    m.abort = abort;
-    r = run_close(conn, do_close, &m);
+    m.sel = how;
+    r = run_close(conn, &m);
     if (r == WISP_OK) {
         /* Wake the writer and a blocking connect; the readers only when
          * receiving stopped: after shutting the send side alone they keep
          * receiving until the peer's FIN (RFC 9293 §3.6: a half-closed
          * connection still delivers in the other direction). */
-        if (shut_rx) {
+        if (how & NC_SHUT_RX) {
             wake_mbox(conn);
         }
         sem_broadcast(conn);
@@ -2020,17 +2006,17 @@ static wisp_err_t close_call(struct wisp_netconn *conn, uint8_t shut_rx, uint8_t
 
 wisp_err_t wisp_netconn_shutdown(struct wisp_netconn *conn, uint8_t shut_rx, uint8_t shut_tx)
 {
-    return close_call(conn, shut_rx, shut_tx, 0);
+    return close_call(conn, (uint8_t)((shut_rx ? NC_SHUT_RX : 0u) | (shut_tx ? NC_SHUT_TX : 0u)));
 }
 
 wisp_err_t wisp_netconn_close(struct wisp_netconn *conn)
 {
-    return close_call(conn, 1, 1, 0);
+    return close_call(conn, NC_SHUT_RX | NC_SHUT_TX);
 }
 
 wisp_err_t wisp_netconn_abort(struct wisp_netconn *conn)
 {
-    return close_call(conn, 1, 1, 1);
+    return close_call(conn, NC_SHUT_RX | NC_SHUT_TX | NC_SHUT_ABORT);
 }
 
 /* --------------------------------------------------------------- options */
@@ -2120,12 +2106,14 @@ void wisp_netconn_set_layered(struct wisp_netconn *conn)
 enum { NC_OPT_DSCP, NC_OPT_TTL, NC_OPT_NODELAY, NC_OPT_KEEPALIVE, NC_OPT_INFO, NC_OPT_BROADCAST, NC_OPT_BUFS,
        NC_OPT_MAXSEG, NC_OPT_CC };
 
-/* Core: apply option m->opt (value m->len; keepalive: m->v[]). */
+/* Core: apply option m->sel (value m->len; keepalive and buffers: the
+ * values at m->ptr; info: the struct at m->ptr). */
 static wisp_err_t do_option(struct wisp_stack *s, void *arg)
 {
     struct nc_msg *m = (struct nc_msg *)arg;
     struct wisp_netconn *conn = m->conn;
     uint8_t v = (uint8_t)m->len;
+    const uint32_t *vals = (const uint32_t *)m->ptr;
     WISP_UNUSED(s);
     if (conn->pcb.ip == NULL) {
         return WISP_ERR_CLSD;
@@ -2133,7 +2121,7 @@ static wisp_err_t do_option(struct wisp_stack *s, void *arg)
 #if WISP_TCP
     if (conn->type == WISP_NETCONN_TCP) {
         struct wisp_tcp_pcb *pcb = conn->pcb.tcp;
-        switch (m->opt) {
+        switch (m->sel) {
         case NC_OPT_DSCP: /* listeners too (common head); the core passes it on to accepted ones */
             wisp_tcp_set_dscp(pcb, v);
             return WISP_OK;
@@ -2150,28 +2138,28 @@ static wisp_err_t do_option(struct wisp_stack *s, void *arg)
         if (conn->state == NC_S_LISTEN) {
             return WISP_ERR_CONN; /* connection options: set them on the accepted ones */
         }
-        switch (m->opt) {
+        switch (m->sel) {
         case NC_OPT_NODELAY:
             wisp_tcp_nodelay(pcb, v != 0);
             return WISP_OK;
         case NC_OPT_KEEPALIVE:
-            wisp_tcp_keepalive(pcb, v != 0, m->v[0], m->v[1], m->v[2]);
+            wisp_tcp_keepalive(pcb, v != 0, vals[0], vals[1], vals[2]);
             return WISP_OK;
         case NC_OPT_BUFS:
-            wisp_tcp_set_bufs(pcb, m->v[0], m->v[1]);
+            wisp_tcp_set_bufs(pcb, vals[0], vals[1]);
             nc_wspace(conn, pcb); /* a smaller buffer may not be writable any more */
             return WISP_OK;
         case NC_OPT_MAXSEG:
             wisp_tcp_set_user_mss(pcb, (uint16_t)m->len);
             return WISP_OK;
         default: /* NC_OPT_INFO */
-            wisp_tcp_get_info(pcb, m->info);
+            wisp_tcp_get_info(pcb, (struct wisp_tcp_info *)m->ptr);
             return WISP_OK;
         }
     }
 #endif
 #if WISP_UDP
-    switch (m->opt) {
+    switch (m->sel) {
     case NC_OPT_DSCP:
         /* RFC 2474 §3: DSCP in the upper six bits of the TOS octet, ECN kept. */
         conn->pcb.udp->tos = (uint8_t)((v << 2) | (conn->pcb.udp->tos & 0x03u));
@@ -2194,24 +2182,10 @@ static wisp_err_t do_option(struct wisp_stack *s, void *arg)
 #endif
 }
 
-/* Set option opt to value v through the core. */
-WISP_NOINLINE static wisp_err_t set_option(struct wisp_netconn *conn, uint8_t opt, uint32_t v, struct nc_msg *m)
+/* Set option opt to value v (more values at ptr) through the core. */
+static wisp_err_t set_option(struct wisp_netconn *conn, uint8_t opt, uint32_t v, const void *ptr)
 {
-    if (conn == NULL) {
-        return WISP_ERR_ARG;
-    }
-    m->opt = opt;
-    m->len = v;
-    return nc_call(conn, do_option, m);
-}
-
-/* An option with one value: the message built here (one copy of the
- * zeroing for the setters below). */
-static wisp_err_t set_option1(struct wisp_netconn *conn, uint8_t opt, uint32_t v)
-{
-    struct nc_msg m;
-    nc_msg_zero(&m);
-    return set_option(conn, opt, v, &m);
+    return nc_op(conn, do_option, opt, v, ptr, NULL);
 }
 
 wisp_err_t wisp_netconn_set_dscp(struct wisp_netconn *conn, uint8_t dscp)
@@ -2219,63 +2193,53 @@ wisp_err_t wisp_netconn_set_dscp(struct wisp_netconn *conn, uint8_t dscp)
     if (dscp > 63u) {
         return conn == NULL ? WISP_ERR_ARG : WISP_ERR_VAL;
     }
-    return set_option1(conn, NC_OPT_DSCP, dscp);
+    return set_option(conn, NC_OPT_DSCP, dscp, NULL);
 }
 
 wisp_err_t wisp_netconn_set_ttl(struct wisp_netconn *conn, uint8_t ttl)
 {
-    return set_option1(conn, NC_OPT_TTL, ttl);
+    return set_option(conn, NC_OPT_TTL, ttl, NULL);
 }
 
 wisp_err_t wisp_netconn_set_nodelay(struct wisp_netconn *conn, bool on)
 {
-    return set_option1(conn, NC_OPT_NODELAY, on ? 1u : 0u);
+    return set_option(conn, NC_OPT_NODELAY, on ? 1u : 0u, NULL);
 }
 
 wisp_err_t wisp_netconn_set_keepalive(struct wisp_netconn *conn, bool on, uint32_t idle_ms, uint32_t intvl_ms,
                                       uint32_t cnt)
 {
-    struct nc_msg m;
-    nc_msg_zero(&m);
-    m.v[0] = idle_ms;
-    m.v[1] = intvl_ms;
-    m.v[2] = cnt;
-    return set_option(conn, NC_OPT_KEEPALIVE, on ? 1u : 0u, &m);
+    const uint32_t v[3] = { idle_ms, intvl_ms, cnt };
+    return set_option(conn, NC_OPT_KEEPALIVE, on ? 1u : 0u, v);
 }
 
 wisp_err_t wisp_netconn_set_broadcast(struct wisp_netconn *conn, bool on)
 {
-    return set_option1(conn, NC_OPT_BROADCAST, on ? 1u : 0u);
+    return set_option(conn, NC_OPT_BROADCAST, on ? 1u : 0u, NULL);
 }
 
 wisp_err_t wisp_netconn_set_bufs(struct wisp_netconn *conn, uint32_t sndbuf, uint32_t rcvbuf)
 {
-    struct nc_msg m;
-    nc_msg_zero(&m);
-    m.v[0] = sndbuf;
-    m.v[1] = rcvbuf;
-    return set_option(conn, NC_OPT_BUFS, 0, &m);
+    const uint32_t v[2] = { sndbuf, rcvbuf };
+    return set_option(conn, NC_OPT_BUFS, 0, v);
 }
 
 wisp_err_t wisp_netconn_set_maxseg(struct wisp_netconn *conn, uint16_t mss)
 {
-    return set_option1(conn, NC_OPT_MAXSEG, mss);
+    return set_option(conn, NC_OPT_MAXSEG, mss, NULL);
 }
 
 wisp_err_t wisp_netconn_set_cc(struct wisp_netconn *conn, unsigned algo)
 {
-    return set_option1(conn, NC_OPT_CC, algo);
+    return set_option(conn, NC_OPT_CC, algo, NULL);
 }
 
 wisp_err_t wisp_netconn_get_tcp_info(struct wisp_netconn *conn, struct wisp_tcp_info *info)
 {
-    struct nc_msg m;
     if (info == NULL) {
         return WISP_ERR_ARG;
     }
-    nc_msg_zero(&m);
-    m.info = info;
-    return set_option(conn, NC_OPT_INFO, 0, &m);
+    return set_option(conn, NC_OPT_INFO, 0, info);
 }
 
 /* --------------------------------------------------------------- netbufs */
@@ -2306,15 +2270,15 @@ void wisp_netbuf_delete(struct wisp_netbuf *buf)
 static wisp_err_t do_pbuf_replace(struct wisp_stack *s, void *arg)
 {
     struct nc_msg *m = (struct nc_msg *)arg;
-    struct wisp_netbuf *buf = m->buf;
+    struct wisp_netbuf *buf = (struct wisp_netbuf *)m->out;
     struct wisp_pbuf *p;
     wisp_pbuf_free(buf->p);
     buf->p = NULL;
     buf->ptr = NULL;
-    if (m->data != NULL) {
-        p = wisp_pbuf_alloc_ref(s, m->data, (uint16_t)m->size, WISP_PBUF_REF);
+    if (m->ptr != NULL) {
+        p = wisp_pbuf_alloc_ref(s, m->ptr, (uint16_t)m->len, WISP_PBUF_REF);
     } else {
-        p = wisp_pbuf_alloc(s, WISP_LAYER_TRANSPORT, (uint16_t)m->size, WISP_PBUF_RAM);
+        p = wisp_pbuf_alloc(s, WISP_LAYER_TRANSPORT, (uint16_t)m->len, WISP_PBUF_RAM);
     }
     if (p == NULL) {
         return WISP_ERR_MEM;
@@ -2324,20 +2288,27 @@ static wisp_err_t do_pbuf_replace(struct wisp_stack *s, void *arg)
     return WISP_OK;
 }
 
-void *wisp_netbuf_alloc(struct wisp_netbuf *buf, uint16_t size)
+/* Replace buf's data through the core (do_pbuf_replace). */
+static wisp_err_t netbuf_replace(struct wisp_netbuf *buf, const void *data, uint16_t size)
 {
     struct nc_msg m;
+    nc_msg_zero(&m);
+    m.out = buf;
+    m.len = size;
+    m.ptr = (void *)(uintptr_t)data;
+    return wisp_tcpip_run(buf->api->tcpip, do_pbuf_replace, &m);
+}
+
+void *wisp_netbuf_alloc(struct wisp_netbuf *buf, uint16_t size)
+{
     if (buf == NULL) {
         return NULL;
     }
-    nc_msg_zero(&m);
-    m.buf = buf;
-    m.size = size;
     if ((uint32_t)size + WISP_LAYER_TRANSPORT > (uint32_t)WISP_PBUF_BLOCK_SIZE) {
         wisp_netbuf_free(buf);
         return NULL;
     }
-    if (wisp_tcpip_run(buf->api->tcpip, do_pbuf_replace, &m) != WISP_OK) {
+    if (netbuf_replace(buf, NULL, size) != WISP_OK) {
         return NULL;
     }
     return buf->p->payload;
@@ -2355,18 +2326,11 @@ void wisp_netbuf_free(struct wisp_netbuf *buf)
 
 wisp_err_t wisp_netbuf_ref(struct wisp_netbuf *buf, const void *dataptr, uint16_t size)
 {
-    struct nc_msg m;
     if (buf == NULL || (dataptr == NULL && size != 0)) {
         return WISP_ERR_ARG;
     }
-    nc_msg_zero(&m);
-    m.buf = buf;
-    m.size = size;
-    m.data = (const uint8_t *)dataptr;
-    if (m.data == NULL) {
-        m.data = (const uint8_t *)&buf->port; /* size 0: any valid address */
-    }
-    return wisp_tcpip_run(buf->api->tcpip, do_pbuf_replace, &m);
+    return netbuf_replace(buf, dataptr != NULL ? dataptr : (const void *)&buf->port, /* size 0: any valid address */
+                          size);
 }
 
 void wisp_netbuf_chain(struct wisp_netbuf *head, struct wisp_netbuf *tail)
