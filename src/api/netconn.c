@@ -701,7 +701,6 @@ static wisp_err_t tcp_sent_cb(void *arg, struct wisp_tcp_pcb *pcb, uint32_t len)
     if (conn == NULL) {
         return WISP_OK;
     }
-    conn->tx_unacked -= WISP_MIN(len, conn->tx_unacked);
     conn->nocopy_left -= WISP_MIN(len, conn->nocopy_left);
     if ((conn->cflags & NC_C_NOCOPY) && conn->nocopy_left == 0) {
         conn->cflags &= (uint8_t)~NC_C_NOCOPY;
@@ -1705,10 +1704,12 @@ static wisp_err_t do_write(struct wisp_stack *s, void *arg)
             return r;
         }
         m->off += n;
-        conn->tx_unacked += n;
         wrote = true;
         if (!m->copy) {
-            conn->nocopy_left = conn->tx_unacked;
+            /* everything written and not acknowledged yet, up to the end
+             * of this piece: the core's count (the sent callback's len
+             * comes off both alike) */
+            conn->nocopy_left = pcb->snd_queued;
             conn->cflags |= NC_C_NOCOPY;
         }
     }
