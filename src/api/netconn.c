@@ -10,8 +10,10 @@
  *    stack thread with message passing, the raw callbacks): a netconn's
  *    PCB pointer, state, cflags, dscp and byte counters. Application
  *    threads reach them only through core operations (do_*).
- *  - the api lock (a leaf: taken inside the core lock, never the other way
- *    round, never held while calling a callback or entering the core): the
+ *  - the api lock (taken inside the core lock, never the other way round,
+ *    never held while calling a callback or entering the core; only a
+ *    mailbox's non-blocking post, whose lock is the port's leaf, happens
+ *    under it: tcp_accept_cb): the
  *    pools, every netconn's flags, pending error, connect result, users,
  *    backlog counters and timeouts, and the counters.
  *  - the OS objects of a slot (a mailbox and a semaphore: lwIP's count)
@@ -327,14 +329,21 @@ static void conn_leave(struct wisp_netconn *conn)
     api_unlock(conn->api);
 }
 
-/* Set flags of conn (under the api lock). */
+/* Set and clear flags of conn (under the api lock); returns the flags
+ * before. */
+WISP_NOINLINE static uint8_t nc_flags(struct wisp_netconn *conn, uint8_t set, uint8_t clear)
+{
+    uint8_t old;
+    api_lock(conn->api);
+    old = conn->flags;
+    conn->flags = (uint8_t)((old & ~clear) | set);
+    api_unlock(conn->api);
+    return old;
+}
+
 static void set_flags(struct wisp_netconn *conn, uint8_t f)
 {
-    if (f != 0) {
-        api_lock(conn->api);
-        conn->flags |= f;
-        api_unlock(conn->api);
-    }
+    (void)nc_flags(conn, f, 0);
 }
 
 /* Count one event in counter c of api's counters (under the api lock). */
@@ -603,6 +612,17 @@ static void tcp_abort_conn(struct wisp_netconn *conn)
  * NC_PBUF_SHORT so the reader knows to uncount it. */
 #define NC_RX_SHORT_MAX 4u
 
+/* A short item leaves the mailbox's count (taken, or its post failed). */
+WISP_NOINLINE static void rx_uncount(struct wisp_netconn *conn, struct wisp_pbuf *p)
+{
+    if (p->flags & NC_PBUF_SHORT) {
+        p->flags &= (uint8_t)~NC_PBUF_SHORT;
+        api_lock(conn->api);
+        conn->rx_items--;
+        api_unlock(conn->api);
+    }
+}
+
 /* Core: post TCP data p to conn's mailbox; false when it is refused. */
 static bool nc_rx_take(struct wisp_netconn *conn, struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p)
 {
@@ -621,12 +641,7 @@ static bool nc_rx_take(struct wisp_netconn *conn, struct wisp_tcp_pcb *pcb, stru
         p->flags |= NC_PBUF_SHORT;
     }
     if (wisp_sys_mbox_trypost(&conn->mbox, p) != WISP_OK) {
-        if (short_) {
-            p->flags &= (uint8_t)~NC_PBUF_SHORT;
-            api_lock(conn->api);
-            conn->rx_items--;
-            api_unlock(conn->api);
-        }
+        rx_uncount(conn, p);
         return false;
     }
     return true;
@@ -645,12 +660,7 @@ static wisp_err_t tcp_recv_cb(void *arg, struct wisp_tcp_pcb *pcb, struct wisp_p
         }
         return WISP_OK;
     }
-    api_lock(conn->api);
-    fl = conn->flags;
-    if (p == NULL) {
-        conn->flags |= NC_F_RX_FIN;
-    }
-    api_unlock(conn->api);
+    fl = nc_flags(conn, p == NULL ? NC_F_RX_FIN : 0u, 0);
     if (p == NULL) {
         /* The peer closed its direction: after the data (RFC 9293 §3.10.7.4
          * eighth step, FIN processing), recv returns ERR_CLSD. */
@@ -837,14 +847,26 @@ static wisp_err_t tcp_accept_cb(void *arg, struct wisp_tcp_pcb *newpcb, wisp_err
         return WISP_ERR_VAL;
     }
     api = conn->api;
+    /* Take a slot and queue it in one api-locked section (the mailbox's
+     * own lock is a leaf below it): an accepting thread may fetch nc at
+     * once, but everything it does with nc in the core waits for this
+     * callback (core context) to finish attaching it. */
     api_lock(api);
     if (!(conn->flags & (NC_F_CLOSED | NC_F_DELETING)) && conn->role.l.accept_pending < conn->role.l.backlog) {
         nc = conn_alloc_locked(api, WISP_NETCONN_TCP, conn->callback);
     }
     if (nc != NULL) {
-        conn->role.l.accept_pending++;
-        nc->unaccepted = 1; /* nobody sees nc before the post below */
-    } else {
+        nc->unaccepted = 1;
+        nc->layered = conn->layered;
+        if (wisp_sys_mbox_trypost(&conn->mbox, nc) == WISP_OK) {
+            conn->role.l.accept_pending++;
+        } else {
+            nc->in_use = 0; /* the slot back (conn_release) */
+            api->st.conns_used--;
+            nc = NULL;
+        }
+    }
+    if (nc == NULL) {
         api->st.accept_drops++;
     }
     api_unlock(api);
@@ -854,17 +876,7 @@ static wisp_err_t tcp_accept_cb(void *arg, struct wisp_tcp_pcb *newpcb, wisp_err
     /* accept_polls 0 (conn_alloc_locked); DSCP and TTL: newpcb has the
      * listener's (the core passes them on) */
     nc->state = NC_S_CONNECTED;
-    nc->layered = conn->layered;
     tcp_attach(nc, newpcb);
-    if (wisp_sys_mbox_trypost(&conn->mbox, nc) != WISP_OK) {
-        tcp_detach(newpcb); /* nc's slot is reset when it is taken again */
-        api_lock(api);
-        conn->role.l.accept_pending--;
-        api->st.accept_drops++;
-        api_unlock(api);
-        conn_release(nc);
-        return WISP_ERR_MEM;
-    }
     /* the wait for accept is bounded (WISP_NETCONN_ACCEPT_MAX_MS) */
     wisp_tcp_poll(newpcb, tcp_poll_cb, NC_ACCEPT_POLL);
     nc_event(conn, WISP_NETCONN_EVT_RCVPLUS, 0);
@@ -1138,9 +1150,7 @@ static wisp_err_t do_bind_connect(struct wisp_stack *s, void *arg)
         conn->state = NC_S_CONNECTING;
         if (m->blocking) {
             conn->cflags |= NC_C_CONNECT_WAIT;
-            api_lock(conn->api);
-            conn->flags &= (uint8_t)~NC_F_CONN_DONE;
-            api_unlock(conn->api);
+            (void)nc_flags(conn, 0, NC_F_CONN_DONE);
         }
         m->started = true;
         return WISP_OK;
@@ -1476,12 +1486,7 @@ static wisp_err_t recv_item(struct wisp_netconn *conn, void *out, uint8_t kind, 
         } else if (kind == WISP_NETCONN_TCP) {
             struct wisp_pbuf *p = (struct wisp_pbuf *)item;
             len = p->tot_len;
-            if (p->flags & NC_PBUF_SHORT) {
-                p->flags &= (uint8_t)~NC_PBUF_SHORT;
-                api_lock(conn->api);
-                conn->rx_items--; /* nc_rx_take */
-                api_unlock(conn->api);
-            }
+            rx_uncount(conn, p); /* nc_rx_take */
             if (!(flags & WISP_NETCONN_NOAUTORCVD)) {
                 /* The application took the data: reopen the window now, as
                  * lwIP's netconn_recv does (and take refused data, if any). */
@@ -2078,22 +2083,12 @@ uint32_t wisp_netconn_get_sendtimeout(struct wisp_netconn *conn)
 
 void wisp_netconn_set_nonblocking(struct wisp_netconn *conn, bool on)
 {
-    api_lock(conn->api);
-    if (on) {
-        conn->flags |= NC_F_NONBLOCK;
-    } else {
-        conn->flags &= (uint8_t)~NC_F_NONBLOCK;
-    }
-    api_unlock(conn->api);
+    (void)nc_flags(conn, on ? NC_F_NONBLOCK : 0u, on ? 0u : NC_F_NONBLOCK);
 }
 
 bool wisp_netconn_is_nonblocking(struct wisp_netconn *conn)
 {
-    bool r;
-    api_lock(conn->api);
-    r = (conn->flags & NC_F_NONBLOCK) != 0;
-    api_unlock(conn->api);
-    return r;
+    return (nc_flags(conn, 0, 0) & NC_F_NONBLOCK) != 0;
 }
 
 void wisp_netconn_set_layered(struct wisp_netconn *conn)
