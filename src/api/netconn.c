@@ -462,13 +462,13 @@ static void conn_release(struct wisp_netconn *c)
 /* Api lock held. */
 static struct wisp_netbuf *netbuf_alloc_locked(struct wisp_netconn_api *api)
 {
-    struct wisp_netbuf *nb = api->free_bufs;
-    if (nb == NULL) {
-        api->st.bufs_failed++;
-        return NULL;
+    struct wisp_netbuf *nb = api->bufs;
+    while (nb->in_use) { /* the first free one, in pool order */
+        if (++nb == api->bufs + WISP_NETBUF_COUNT) {
+            api->st.bufs_failed++;
+            return NULL;
+        }
     }
-    api->free_bufs = nb->next_free;
-    nb->next_free = NULL;
     nb->in_use = 1;
     nb->p = NULL;
     nb->ptr = NULL;
@@ -490,8 +490,6 @@ static void netbuf_release(struct wisp_netbuf *nb)
     nb->in_use = 0;
     nb->p = NULL;
     nb->ptr = NULL;
-    nb->next_free = api->free_bufs;
-    api->free_bufs = nb;
     api->st.bufs_used--;
     api_unlock(api);
 }
@@ -524,10 +522,8 @@ wisp_err_t wisp_netconn_api_init(struct wisp_netconn_api *api, struct wisp_tcpip
         api->conns[i].socket = -1;
         api->n_ready++;
     }
-    for (i = WISP_NETBUF_COUNT; i-- > 0;) { /* the free list in pool order */
+    for (i = 0; i < WISP_NETBUF_COUNT; i++) {
         api->bufs[i].api = api;
-        api->bufs[i].next_free = api->free_bufs;
-        api->free_bufs = &api->bufs[i];
     }
     return WISP_OK;
 }

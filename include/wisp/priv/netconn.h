@@ -19,10 +19,9 @@ struct wisp_netbuf {
     struct wisp_pbuf *ptr;            /**< current buffer for netbuf_data / netbuf_next */
     wisp_ipaddr_t addr;               /**< UDP: source (received) or destination (send) */
     uint16_t port;                    /**< UDP: source / destination port */
-    /* private */
+    /* private (in_use in port's padding: RAM) */
+    uint8_t WISP_PRIV(in_use);                   /**< taken (the pool is scanned for a free one) */
     struct wisp_netconn_api *WISP_PRIV(api);     /**< owner, for the frees */
-    struct wisp_netbuf *WISP_PRIV(next_free);
-    uint8_t WISP_PRIV(in_use);
 };
 
 /** One netconn. type, socket, callback and pcb are lwIP's field names (for
@@ -89,7 +88,6 @@ struct wisp_netconn {
 struct wisp_netconn_api {
     struct wisp_tcpip *WISP_PRIV(tcpip);
     wisp_sys_mutex_t WISP_PRIV(lock);            /**< pools, flags of every netconn (a leaf lock) */
-    struct wisp_netbuf *WISP_PRIV(free_bufs);
     struct wisp_netconn_stats WISP_PRIV(st);
     uint16_t WISP_PRIV(n_ready);                 /**< slots whose OS objects exist */
     struct wisp_netconn WISP_PRIV(conns)[WISP_NETCONN_COUNT];
