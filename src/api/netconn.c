@@ -116,6 +116,7 @@ struct nc_snap {
  * simple calls: nc_op). The bytes first: short loads on Thumb. */
 struct nc_msg {
     struct wisp_netconn *conn;
+    uint8_t op;               /* NC_OP_*: what do_op runs */
     uint8_t sel;              /* bind / getaddr / drain: local (listener); options: NC_OPT_*;
                                  close: NC_SHUT_* bits */
     uint8_t apiflags;         /* write */
@@ -130,6 +131,14 @@ struct nc_msg {
     size_t size, off;
     uint32_t chunk;
 };
+
+/* The core operations (nc_msg.op): one entry point, do_op, runs them all
+ * in the core context (a switch instead of a function pointer per call
+ * site and a function per operation). */
+enum { NC_OP_NEW, NC_OP_DRAIN, NC_OP_CLOSE, NC_OP_BIND_CONNECT, NC_OP_DISCONNECT, NC_OP_GETADDR, NC_OP_LISTEN,
+       NC_OP_RECVED, NC_OP_SEND, NC_OP_WRITE, NC_OP_NOCOPY_RELEASE, NC_OP_OPTION, NC_OP_PBUF_REPLACE };
+
+static wisp_err_t do_op(struct wisp_stack *s, void *arg);
 
 /* ---------------------------------------------------------- small helpers */
 
@@ -149,20 +158,22 @@ WISP_NOINLINE static void api_unlock(struct wisp_netconn_api *api)
     wisp_sys_mutex_unlock(&api->lock);
 }
 
-static wisp_err_t nc_run(struct wisp_netconn *conn, wisp_tcpip_fn fn, struct nc_msg *m)
+/* Run core operation op (NC_OP_*) on conn with message m. */
+static wisp_err_t nc_run(struct wisp_netconn *conn, uint8_t op, struct nc_msg *m)
 {
     m->conn = conn;
-    return wisp_tcpip_run(conn->api->tcpip, fn, m);
+    m->op = op;
+    return wisp_tcpip_run(conn->api->tcpip, do_op, m);
 }
 
 static bool conn_enter(struct wisp_netconn *conn, struct nc_snap *snap);
 static void conn_leave(struct wisp_netconn *conn);
 
-/* The generic call path: a whole call that is one core operation fn with
+/* The generic call path: a whole call that is one core operation op with
  * the arguments sel, len, ptr and out (struct nc_msg says how each
  * operation reads them): conn checked, enter, run fn, leave. Every simple
  * call of the API is this one function and a line. */
-WISP_NOINLINE static wisp_err_t nc_op(struct wisp_netconn *conn, wisp_tcpip_fn fn, uint8_t sel, uint32_t len,
+WISP_NOINLINE static wisp_err_t nc_op(struct wisp_netconn *conn, uint8_t op, uint8_t sel, uint32_t len,
                                       const void *ptr, void *out)
 {
     struct nc_msg m;
@@ -178,7 +189,7 @@ WISP_NOINLINE static wisp_err_t nc_op(struct wisp_netconn *conn, wisp_tcpip_fn f
     m.len = len;
     m.ptr = (void *)(uintptr_t)ptr; /* const for the calls that only read it */
     m.out = out;
-    r = nc_run(conn, fn, &m);
+    r = nc_run(conn, op, &m);
     conn_leave(conn);
     return r;
 }
@@ -998,7 +1009,7 @@ struct wisp_netconn *wisp_netconn_new_with_proto_and_callback(struct wisp_netcon
         return NULL;
     }
     nc_msg_zero(&m);
-    if (nc_run(conn, do_new, &m) != WISP_OK) {
+    if (nc_run(conn, NC_OP_NEW, &m) != WISP_OK) {
         conn_release(conn);
         return NULL;
     }
@@ -1063,7 +1074,7 @@ static wisp_err_t run_close(struct wisp_netconn *conn, struct nc_msg *m)
 {
     uint32_t start = wisp_sys_now_ms();
     for (;;) {
-        wisp_err_t r = nc_run(conn, do_close, m);
+        wisp_err_t r = nc_run(conn, NC_OP_CLOSE, m);
         if (r != WISP_ERR_MEM || (m->sel & NC_SHUT_ABORT)) {
             return r;
         }
@@ -1108,7 +1119,7 @@ wisp_err_t wisp_netconn_delete(struct wisp_netconn *conn)
     api_unlock(api);
 
     m.sel = listener ? 1 : 0; /* do_drain reads nothing else */
-    (void)nc_run(conn, do_drain, &m);
+    (void)nc_run(conn, NC_OP_DRAIN, &m);
     conn_release(conn);
     return WISP_OK;
 }
@@ -1164,7 +1175,7 @@ static wisp_err_t do_bind_connect(struct wisp_stack *s, void *arg)
 
 wisp_err_t wisp_netconn_bind(struct wisp_netconn *conn, const wisp_ipaddr_t *addr, uint16_t port)
 {
-    return nc_op(conn, do_bind_connect, 1, port, addr, NULL);
+    return nc_op(conn, NC_OP_BIND_CONNECT, 1, port, addr, NULL);
 }
 
 wisp_err_t wisp_netconn_connect(struct wisp_netconn *conn, const wisp_ipaddr_t *addr, uint16_t port)
@@ -1184,7 +1195,7 @@ wisp_err_t wisp_netconn_connect(struct wisp_netconn *conn, const wisp_ipaddr_t *
     m.ptr = (void *)(uintptr_t)addr;
     m.len = port;
     m.blocking = !nonblock;
-    r = nc_run(conn, do_bind_connect, &m);
+    r = nc_run(conn, NC_OP_BIND_CONNECT, &m);
     if (r == WISP_OK && m.started) {
         if (nonblock) {
             r = WISP_ERR_INPROGRESS;
@@ -1228,7 +1239,7 @@ static wisp_err_t do_disconnect(struct wisp_stack *s, void *arg)
 
 wisp_err_t wisp_netconn_disconnect(struct wisp_netconn *conn)
 {
-    return nc_op(conn, do_disconnect, 0, 0, NULL, NULL);
+    return nc_op(conn, NC_OP_DISCONNECT, 0, 0, NULL, NULL);
 }
 
 /* Core: the local (m->sel) or remote address into m->ptr, port m->out. */
@@ -1283,7 +1294,7 @@ wisp_err_t wisp_netconn_getaddr(struct wisp_netconn *conn, wisp_ipaddr_t *addr, 
     if (addr == NULL || port == NULL) {
         return WISP_ERR_ARG;
     }
-    return nc_op(conn, do_getaddr, local, 0, addr, port);
+    return nc_op(conn, NC_OP_GETADDR, local, 0, addr, port);
 }
 
 /* ---------------------------------------------------------------- listen */
@@ -1332,7 +1343,7 @@ wisp_err_t wisp_netconn_listen_with_backlog(struct wisp_netconn *conn, uint8_t b
     if (conn == NULL || conn->type != WISP_NETCONN_TCP) {
         return WISP_ERR_ARG;
     }
-    return nc_op(conn, do_listen, 0, backlog, NULL, NULL);
+    return nc_op(conn, NC_OP_LISTEN, 0, backlog, NULL, NULL);
 #else
     WISP_UNUSED(conn);
     WISP_UNUSED(backlog);
@@ -1404,7 +1415,7 @@ again:
         if (offer) {
             struct nc_msg om;
             nc_msg_zero(&om);
-            (void)nc_run(conn, do_recved, &om);
+            (void)nc_run(conn, NC_OP_RECVED, &om);
         }
         if (wisp_sys_mbox_fetch(&conn->mbox, &m, timeout != 0 ? timeout : WISP_SYS_FOREVER) != WISP_OK) {
             return WISP_ERR_TIMEOUT;
@@ -1489,7 +1500,7 @@ static wisp_err_t recv_item(struct wisp_netconn *conn, void *out, uint8_t kind, 
                 struct nc_msg m;
                 nc_msg_zero(&m);
                 m.len = len;
-                (void)nc_run(conn, do_recved, &m);
+                (void)nc_run(conn, NC_OP_RECVED, &m);
             }
         } else {
             len = wisp_netbuf_len((struct wisp_netbuf *)item);
@@ -1531,7 +1542,8 @@ wisp_err_t wisp_netconn_tcp_consumed(struct wisp_netconn *conn, struct wisp_pbuf
     entered = conn_enter(conn, NULL);
     /* being deleted: just free the chains (m.conn NULL) */
     m.conn = entered ? conn : NULL;
-    (void)wisp_tcpip_run(conn->api->tcpip, do_recved, &m);
+    m.op = NC_OP_RECVED;
+    (void)wisp_tcpip_run(conn->api->tcpip, do_op, &m);
     if (!entered) {
         return WISP_ERR_CLSD;
     }
@@ -1623,7 +1635,7 @@ wisp_err_t wisp_netconn_send(struct wisp_netconn *conn, struct wisp_netbuf *buf)
     if (buf->p == NULL) {
         return WISP_ERR_BUF;
     }
-    return nc_op(conn, do_send, 0, 0, buf, NULL);
+    return nc_op(conn, NC_OP_SEND, 0, 0, buf, NULL);
 #else
     WISP_UNUSED(buf);
     return conn == NULL ? WISP_ERR_ARG : WISP_ERR_CONN;
@@ -1806,7 +1818,7 @@ static wisp_err_t write_run(struct wisp_netconn *conn, const void *dataptr, size
     for (;;) {
         uint32_t wait = WISP_SYS_FOREVER;
         bool closed;
-        r = nc_run(conn, do_write, &m);
+        r = nc_run(conn, NC_OP_WRITE, &m);
         if (r != WISP_OK || m.done) {
             break;
         }
@@ -1834,7 +1846,7 @@ static wisp_err_t write_run(struct wisp_netconn *conn, const void *dataptr, size
         }
     }
     if (!m.done) {
-        (void)nc_run(conn, do_nocopy_release, &m);
+        (void)nc_run(conn, NC_OP_NOCOPY_RELEASE, &m);
     }
     if (!conn->layered) {
         write_turn_end(conn);
@@ -2177,7 +2189,7 @@ static wisp_err_t do_option(struct wisp_stack *s, void *arg)
 /* Set option opt to value v (more values at ptr) through the core. */
 static wisp_err_t set_option(struct wisp_netconn *conn, uint8_t opt, uint32_t v, const void *ptr)
 {
-    return nc_op(conn, do_option, opt, v, ptr, NULL);
+    return nc_op(conn, NC_OP_OPTION, opt, v, ptr, NULL);
 }
 
 wisp_err_t wisp_netconn_set_dscp(struct wisp_netconn *conn, uint8_t dscp)
@@ -2234,6 +2246,49 @@ wisp_err_t wisp_netconn_get_tcp_info(struct wisp_netconn *conn, struct wisp_tcp_
     return set_option(conn, NC_OPT_INFO, 0, info);
 }
 
+/* ------------------------------------------------------ the core entry */
+
+static wisp_err_t do_pbuf_replace(struct wisp_stack *s, void *arg);
+
+/* Core: run the operation m->op names (each do_* has this one caller). */
+static wisp_err_t do_op(struct wisp_stack *s, void *arg)
+{
+    switch (((struct nc_msg *)arg)->op) {
+    case NC_OP_NEW:
+        return do_new(s, arg);
+    case NC_OP_DRAIN:
+        return do_drain(s, arg);
+    case NC_OP_CLOSE:
+        return do_close(s, arg);
+    case NC_OP_BIND_CONNECT:
+        return do_bind_connect(s, arg);
+    case NC_OP_DISCONNECT:
+        return do_disconnect(s, arg);
+    case NC_OP_GETADDR:
+        return do_getaddr(s, arg);
+    case NC_OP_RECVED:
+        return do_recved(s, arg);
+    case NC_OP_OPTION:
+        return do_option(s, arg);
+    case NC_OP_PBUF_REPLACE:
+        return do_pbuf_replace(s, arg);
+#if WISP_TCP
+    case NC_OP_LISTEN:
+        return do_listen(s, arg);
+    case NC_OP_WRITE:
+        return do_write(s, arg);
+    case NC_OP_NOCOPY_RELEASE:
+        return do_nocopy_release(s, arg);
+#endif
+#if WISP_UDP
+    case NC_OP_SEND:
+        return do_send(s, arg);
+#endif
+    default:
+        return WISP_ERR_VAL;
+    }
+}
+
 /* --------------------------------------------------------------- netbufs */
 
 struct wisp_netbuf *wisp_netbuf_new(struct wisp_netconn_api *api)
@@ -2288,7 +2343,8 @@ static wisp_err_t netbuf_replace(struct wisp_netbuf *buf, const void *data, uint
     m.out = buf;
     m.len = size;
     m.ptr = (void *)(uintptr_t)data;
-    return wisp_tcpip_run(buf->api->tcpip, do_pbuf_replace, &m);
+    m.op = NC_OP_PBUF_REPLACE;
+    return wisp_tcpip_run(buf->api->tcpip, do_op, &m);
 }
 
 void *wisp_netbuf_alloc(struct wisp_netbuf *buf, uint16_t size)
