@@ -365,6 +365,17 @@ WISP_NOINLINE static void nc_count(struct wisp_netconn_api *api, uint32_t *c)
     api_unlock(api);
 }
 
+/* A short item leaves the mailbox's count (taken, or its post failed: nc_rx_take). */
+WISP_NOINLINE static void rx_uncount(struct wisp_netconn *conn, struct wisp_pbuf *p)
+{
+    if (p->flags & NC_PBUF_SHORT) {
+        p->flags &= (uint8_t)~NC_PBUF_SHORT;
+        api_lock(conn->api);
+        conn->rx_items--;
+        api_unlock(conn->api);
+    }
+}
+
 /* The error of a netconn the application closed (for reading), or OK. */
 static wisp_err_t app_closed_err(uint8_t flags)
 {
@@ -618,17 +629,6 @@ static void tcp_abort_conn(struct wisp_netconn *conn)
  * API lock: only short items are counted (rx_items), each marked with
  * NC_PBUF_SHORT so the reader knows to uncount it. */
 #define NC_RX_SHORT_MAX 4u
-
-/* A short item leaves the mailbox's count (taken, or its post failed). */
-WISP_NOINLINE static void rx_uncount(struct wisp_netconn *conn, struct wisp_pbuf *p)
-{
-    if (p->flags & NC_PBUF_SHORT) {
-        p->flags &= (uint8_t)~NC_PBUF_SHORT;
-        api_lock(conn->api);
-        conn->rx_items--;
-        api_unlock(conn->api);
-    }
-}
 
 /* Core: post TCP data p to conn's mailbox; false when it is refused. */
 static bool nc_rx_take(struct wisp_netconn *conn, struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p)
@@ -2117,7 +2117,6 @@ static wisp_err_t do_option(struct wisp_stack *s, void *arg)
     struct nc_msg *m = (struct nc_msg *)arg;
     struct wisp_netconn *conn = m->conn;
     uint8_t v = (uint8_t)m->len;
-    const uint32_t *vals = (const uint32_t *)m->ptr;
     WISP_UNUSED(s);
     if (conn->pcb.ip == NULL) {
         return WISP_ERR_CLSD;
@@ -2125,6 +2124,7 @@ static wisp_err_t do_option(struct wisp_stack *s, void *arg)
 #if WISP_TCP
     if (conn->type == WISP_NETCONN_TCP) {
         struct wisp_tcp_pcb *pcb = conn->pcb.tcp;
+        const uint32_t *vals = (const uint32_t *)m->ptr;
         switch (m->sel) {
         case NC_OPT_DSCP: /* listeners too (common head); the core passes it on to accepted ones */
             wisp_tcp_set_dscp(pcb, v);
