@@ -92,7 +92,7 @@ static void msg_free(struct wisp_tcpip *ctx, struct wisp_tcpip_msg *m)
 
 /* Post a message record from the pool without waiting. */
 static wisp_err_t post_pooled(struct wisp_tcpip *ctx, uint8_t type, wisp_tcpip_fn fn, void *arg,
-                              struct wisp_dev *dev, struct wisp_pbuf *frame)
+                              struct wisp_dev *dev)
 {
     struct wisp_tcpip_msg *m;
     wisp_err_t r = WISP_OK;
@@ -107,9 +107,7 @@ static wisp_err_t post_pooled(struct wisp_tcpip *ctx, uint8_t type, wisp_tcpip_f
         m->type = type;
         m->fn = fn;
         m->arg = arg;
-        m->dev = dev;
-        m->frame = frame;
-        m->done = NULL;
+        m->to.dev = dev;
         if (wisp_sys_mbox_trypost(&ctx->mbox, m) == WISP_OK) {
             ctx->free_msgs = m->next_free;
             m->next_free = NULL;
@@ -149,7 +147,7 @@ WISP_NOINLINE static void handle(struct wisp_tcpip *ctx, struct wisp_tcpip_msg *
     uint8_t type = m->type;
     wisp_event_begin(s); /* one message, one time (stack.h) */
     if (type == MSG_CALL) {
-        wisp_sys_sem_t *done = m->done;
+        wisp_sys_sem_t *done = m->to.done;
         if (drop) {
             ctx->st.dropped_at_stop++;
             m->result = WISP_ERR_CLSD;
@@ -161,8 +159,8 @@ WISP_NOINLINE static void handle(struct wisp_tcpip *ctx, struct wisp_tcpip_msg *
     } else if (type == MSG_CALLBACK || type == MSG_INPUT) {
         wisp_tcpip_fn fn = m->fn;
         void *arg = m->arg;
-        struct wisp_dev *dev = m->dev;
-        struct wisp_pbuf *frame = m->frame;
+        struct wisp_dev *dev = m->to.dev;
+        struct wisp_pbuf *frame = (struct wisp_pbuf *)arg; /* MSG_INPUT */
         msg_free(ctx, m); /* first, so that fn can post again */
         if (drop) {
             ctx->st.dropped_at_stop++;
@@ -380,7 +378,7 @@ wisp_err_t wisp_tcpip_call_sem(struct wisp_tcpip *ctx, wisp_tcpip_fn fn, void *a
     m.type = MSG_CALL;
     m.fn = fn;
     m.arg = arg;
-    m.done = done;
+    m.to.done = done;
     m.result = WISP_ERR_CLSD;
 
     wisp_sys_mutex_lock(&ctx->post_lock);
@@ -420,7 +418,7 @@ wisp_err_t wisp_tcpip_call(struct wisp_tcpip *ctx, wisp_tcpip_fn fn, void *arg)
 
 wisp_err_t wisp_tcpip_callback(struct wisp_tcpip *ctx, wisp_tcpip_fn fn, void *arg)
 {
-    return post_pooled(ctx, MSG_CALLBACK, fn, arg, NULL, NULL);
+    return post_pooled(ctx, MSG_CALLBACK, fn, arg, NULL);
 }
 
 wisp_err_t wisp_tcpip_run(struct wisp_tcpip *ctx, wisp_tcpip_fn fn, void *arg)
@@ -459,7 +457,7 @@ void wisp_tcpip_pbuf_free(struct wisp_tcpip *ctx, struct wisp_pbuf *p)
 
 wisp_err_t wisp_tcpip_input(struct wisp_tcpip *ctx, struct wisp_dev *dev, struct wisp_pbuf *frame)
 {
-    wisp_err_t r = post_pooled(ctx, MSG_INPUT, NULL, NULL, dev, frame);
+    wisp_err_t r = post_pooled(ctx, MSG_INPUT, NULL, frame, dev);
     if (r != WISP_OK) {
         bool entered = core_enter(ctx);
         WISP_CTR_INC(ctx->stack, TCPIP_INPUT_DROP);

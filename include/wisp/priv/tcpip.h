@@ -18,10 +18,11 @@ struct wisp_tcpip_msg {
     uint8_t WISP_PRIV(type);
     wisp_err_t WISP_PRIV(result);
     wisp_tcpip_fn WISP_PRIV(fn);
-    void *WISP_PRIV(arg);
-    struct wisp_dev *WISP_PRIV(dev);
-    struct wisp_pbuf *WISP_PRIV(frame);
-    wisp_sys_sem_t *WISP_PRIV(done);
+    void *WISP_PRIV(arg);                     /**< MSG_INPUT: the frame */
+    union {
+        wisp_sys_sem_t *WISP_PRIV(done);      /**< MSG_CALL: signalled when it ran */
+        struct wisp_dev *WISP_PRIV(dev);      /**< MSG_INPUT: the receiving device */
+    } WISP_PRIV(to);
 };
 
 /** One stack thread. Large (message records inside): allocate it
