@@ -904,9 +904,22 @@ static void udp_recv_cb(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf *p
     uint16_t len = p->tot_len;
     WISP_UNUSED(pcb);
     WISP_UNUSED(ip);
+    /* take a netbuf and queue it in one api-locked section (the mailbox's
+     * non-blocking post is a leaf below it, as in tcp_accept_cb) */
     api_lock(api);
     if (!(conn->flags & (NC_F_CLOSED | NC_F_RX_SHUT | NC_F_DELETING))) {
         nb = netbuf_alloc_locked(api);
+    }
+    if (nb != NULL) {
+        nb->p = p;
+        nb->ptr = p;
+        nb->addr = *src;
+        nb->port = port;
+        if (wisp_sys_mbox_trypost(&conn->mbox, nb) != WISP_OK) {
+            nb->in_use = 0; /* back to the pool (netbuf_release) */
+            api->st.bufs_used--;
+            nb = NULL;
+        }
     }
     if (nb == NULL) {
         api->st.udp_drops++;
@@ -914,16 +927,6 @@ static void udp_recv_cb(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf *p
     api_unlock(api);
     if (nb == NULL) {
         wisp_pbuf_free(p);
-        return;
-    }
-    nb->p = p;
-    nb->ptr = p;
-    nb->addr = *src;
-    nb->port = port;
-    if (wisp_sys_mbox_trypost(&conn->mbox, nb) != WISP_OK) {
-        wisp_pbuf_free(p);
-        netbuf_release(nb);
-        nc_count(api, &api->st.udp_drops);
         return;
     }
     nc_event(conn, WISP_NETCONN_EVT_RCVPLUS, len);
