@@ -311,24 +311,32 @@ static struct wisp_sock *lookup(struct wisp_sockets *t, int fd, int *e)
     return &t->sock[idx];
 }
 
-/* Enter socket fd: NULL with errno set, or the entry with users + 1. */
-static struct wisp_sock *sock_enter(int fd)
+/* Enter socket fd: NULL with errno set, or the entry with users + 1 and
+ * the table lock held. */
+static struct wisp_sock *sock_enter_lock(int fd)
 {
     struct wisp_sockets *t = g_socks;
     struct wisp_sock *sk;
     int e = WISP_EBADF;
-    if (t == NULL) {
-        set_errno(WISP_EBADF);
-        return NULL;
+    if (t != NULL) {
+        tbl_lock();
+        sk = lookup(t, fd, &e);
+        if (sk != NULL) {
+            sk->users++;
+            return sk;
+        }
+        tbl_unlock();
     }
-    tbl_lock();
-    sk = lookup(t, fd, &e);
+    set_errno(e);
+    return NULL;
+}
+
+/* Enter socket fd: NULL with errno set, or the entry with users + 1. */
+static struct wisp_sock *sock_enter(int fd)
+{
+    struct wisp_sock *sk = sock_enter_lock(fd);
     if (sk != NULL) {
-        sk->users++;
-    }
-    tbl_unlock();
-    if (sk == NULL) {
-        set_errno(e);
+        tbl_unlock();
     }
     return sk;
 }
@@ -469,6 +477,38 @@ static int take_pending_err(struct wisp_sock *sk)
         }
     }
     return e;
+}
+
+/* A UDP call returned the socket's pending ICMP error (netconn took it):
+ * select/poll no longer report it. */
+static void udp_err_taken(struct wisp_sock *sk)
+{
+    tbl_lock();
+    sk->f.errevent = 0;
+    tbl_unlock();
+}
+
+/* The errno a call on sk reports for netconn error err. map: the call's
+ * own pairs EM(err, errno), ended by EM_END(the default errno; 0:
+ * wisp_err_to_errno). ERR_CLSD once close() ran is EBADF whatever the
+ * map says (the descriptor is gone, sockets.h); ERR_REFUSED, a UDP
+ * socket's pending ICMP error, was taken by the call. */
+#define EM(err, e) (uint8_t)-(err), (uint8_t)(e)
+#define EM_END(e) 0u, (uint8_t)(e)
+static WISP_NOINLINE int err_errno(struct wisp_sock *sk, wisp_err_t err, const uint8_t *map)
+{
+    if (err == WISP_ERR_CLSD && sock_is_closing(sk)) {
+        return WISP_EBADF;
+    }
+    if (err == WISP_ERR_REFUSED && !SK_STREAM(sk)) {
+        udp_err_taken(sk);
+    }
+    for (; map[0] != 0u; map += 2) {
+        if (map[0] == (uint8_t)-err) {
+            return map[1];
+        }
+    }
+    return map[1] != 0u ? map[1] : wisp_err_to_errno(err);
 }
 
 /* ------------------------------------------------------ netconn helpers */
@@ -957,6 +997,8 @@ static void fill_sin(struct wisp_sockaddr *name, wisp_socklen_t *namelen, const 
     *namelen = (wisp_socklen_t)sizeof sin;
 }
 
+static const uint8_t bind_errs[] = {EM(WISP_ERR_CLSD, WISP_EINVAL), EM_END(0)};
+
 int wisp_bind(int s, const struct wisp_sockaddr *name, wisp_socklen_t namelen)
 {
     struct wisp_sock *sk = sock_enter(s);
@@ -978,18 +1020,19 @@ int wisp_bind(int s, const struct wisp_sockaddr *name, wisp_socklen_t namelen)
         return sock_fail_leave(sk, e);
     }
     err = wisp_netconn_bind(sk->conn, &ip, port);
-    switch (err) {
-    case WISP_OK:
+    if (err == WISP_OK) {
         tbl_lock();
         sk->f.bound = 1;
         sock_leave_locked(t, sk);
         return 0;
-    case WISP_ERR_USE: return sock_fail_leave(sk, WISP_EADDRINUSE);
-    case WISP_ERR_VAL: return sock_fail_leave(sk, wisp_ipaddr_is_any(&ip) ? WISP_EINVAL : WISP_EADDRNOTAVAIL);
-    case WISP_ERR_CLSD: return sock_fail_leave(sk, sock_is_closing(sk) ? WISP_EBADF : WISP_EINVAL);
-    default: return sock_fail_leave(sk, wisp_err_to_errno(err));
     }
+    /* ERR_USE: EADDRINUSE; ERR_VAL: EINVAL for the any address */
+    return sock_fail_leave(sk, err == WISP_ERR_VAL && !wisp_ipaddr_is_any(&ip) ? WISP_EADDRNOTAVAIL
+                                                                                 : err_errno(sk, err, bind_errs));
 }
+
+static const uint8_t listen_errs[] = {EM(WISP_ERR_MEM, WISP_ENOBUFS), EM(WISP_ERR_USE, WISP_EADDRINUSE),
+                                       EM(WISP_ERR_CLSD, WISP_EINVAL), EM_END(WISP_EINVAL)};
 
 int wisp_listen(int s, int backlog)
 {
@@ -1011,22 +1054,23 @@ int wisp_listen(int s, int backlog)
     }
     backlog = backlog < 1 ? 1 : (backlog > 255 ? 255 : backlog);
     err = wisp_netconn_listen_with_backlog(sk->conn, (uint8_t)backlog);
-    switch (err) {
-    case WISP_OK:
+    if (err == WISP_OK) {
         tbl_lock();
         sk->f.listening = 1;
         sk->f.bound = 1;
         sock_leave_locked(t, sk);
         return 0;
-    case WISP_ERR_MEM: return sock_fail_leave(sk, WISP_ENOBUFS);
-    case WISP_ERR_USE: return sock_fail_leave(sk, WISP_EADDRINUSE);
-    case WISP_ERR_CLSD: return sock_fail_leave(sk, sock_is_closing(sk) ? WISP_EBADF : WISP_EINVAL);
-    default: return sock_fail_leave(sk, WISP_EINVAL);
     }
+    return sock_fail_leave(sk, err_errno(sk, err, listen_errs));
 }
 
 /* The options accept() passes on to the new connection's netconn. */
 static const uint8_t opt_inherit[] = {OK_RCVTIMEO, OK_NODELAY, OK_KEEPALIVE, OK_SNDBUF, OK_RCVBUF, OK_MAXSEG};
+
+static const uint8_t accept_errs[] = {EM(WISP_ERR_WOULDBLOCK, WISP_EAGAIN), EM(WISP_ERR_TIMEOUT, WISP_EAGAIN),
+                                       EM(WISP_ERR_CLSD, WISP_EINVAL),       EM(WISP_ERR_MEM, WISP_ENOBUFS),
+                                       EM(WISP_ERR_ABRT, WISP_ECONNABORTED), EM(WISP_ERR_RST, WISP_ECONNABORTED),
+                                       EM_END(0)};
 
 int wisp_accept(int s, struct wisp_sockaddr *addr, wisp_socklen_t *addrlen)
 {
@@ -1052,17 +1096,7 @@ int wisp_accept(int s, struct wisp_sockaddr *addr, wisp_socklen_t *addrlen)
     }
     err = wisp_netconn_accept(sk->conn, &nc);
     if (err != WISP_OK) {
-        int e;
-        switch (err) {
-        case WISP_ERR_WOULDBLOCK:
-        case WISP_ERR_TIMEOUT: e = WISP_EAGAIN; break;
-        case WISP_ERR_CLSD: e = sock_is_closing(sk) ? WISP_EBADF : WISP_EINVAL; break;
-        case WISP_ERR_MEM: e = WISP_ENOBUFS; break;
-        case WISP_ERR_ABRT:
-        case WISP_ERR_RST: e = WISP_ECONNABORTED; break;
-        default: e = wisp_err_to_errno(err); break;
-        }
-        return sock_fail_leave(sk, e);
+        return sock_fail_leave(sk, err_errno(sk, err, accept_errs));
     }
     tbl_lock();
     nsk = reserve_entry(t);
@@ -1105,6 +1139,12 @@ int wisp_accept(int s, struct wisp_sockaddr *addr, wisp_socklen_t *addrlen)
     return fd;
 }
 
+/* A TCP connect's errors; a UDP one's are the tail of them. */
+static const uint8_t connect_errs[] = {EM(WISP_ERR_RST, WISP_ECONNREFUSED), EM(WISP_ERR_USE, WISP_EADDRNOTAVAIL),
+                                       EM(WISP_ERR_CLSD, WISP_ECONNABORTED), EM(WISP_ERR_MEM, WISP_ENOBUFS),
+                                       EM(WISP_ERR_RTE, WISP_ENETUNREACH), EM_END(0)};
+#define connect_udp_errs (connect_errs + 8)
+
 int wisp_connect(int s, const struct wisp_sockaddr *name, wisp_socklen_t namelen)
 {
     struct wisp_sockets *t = g_socks;
@@ -1131,7 +1171,7 @@ int wisp_connect(int s, const struct wisp_sockaddr *name, wisp_socklen_t namelen
         }
         err = wisp_netconn_connect(sk->conn, &ip, port);
         if (err != WISP_OK) {
-            return sock_fail_leave(sk, err == WISP_ERR_RTE ? WISP_ENETUNREACH : wisp_err_to_errno(err));
+            return sock_fail_leave(sk, err_errno(sk, err, connect_udp_errs));
         }
         tbl_lock();
         sk->f.established = 1;
@@ -1153,6 +1193,7 @@ int wisp_connect(int s, const struct wisp_sockaddr *name, wisp_socklen_t namelen
         return sock_fail_leave(sk, e);
     }
     err = wisp_netconn_connect(sk->conn, &ip, port);
+    e = err_errno(sk, err, connect_errs); /* ALREADY, ISCONN, TIMEOUT, ABRT, VAL, *UNREACH: as mapped */
     tbl_lock();
     switch (err) {
     case WISP_OK:
@@ -1170,14 +1211,6 @@ int wisp_connect(int s, const struct wisp_sockaddr *name, wisp_socklen_t namelen
         break;
     }
     sk->f.connecting = 0;
-    switch (err) {
-    case WISP_ERR_RST: e = WISP_ECONNREFUSED; break;
-    case WISP_ERR_RTE: e = WISP_ENETUNREACH; break;
-    case WISP_ERR_USE: e = WISP_EADDRNOTAVAIL; break;
-    case WISP_ERR_CLSD: e = WISP_ECONNABORTED; break;
-    case WISP_ERR_MEM: e = WISP_ENOBUFS; break;
-    default: e = wisp_err_to_errno(err); break; /* ALREADY, ISCONN, TIMEOUT, ABRT, VAL, *UNREACH */
-    }
     if (sk->f.closing) {
         e = WISP_EBADF;
     } else if (is_conn_err(err)) {
@@ -1253,56 +1286,40 @@ static int turn_scan(struct wisp_sockets *t, void *arg)
     return 1;
 }
 
-/* sock_enter_dir's slow path: errors, and a second reader (writer) that
- * waits for its turn within its timeout (one thread at a time per
- * direction; woken through the waiter list when the turn is free). */
-static struct wisp_sock *sock_enter_dir_slow(int fd, bool rx, bool dontwait, struct sock_snap *snap)
+/* Enter fd for reading (rx) or writing (tx): one thread at a time per
+ * direction. The common case -- the socket is open and nobody else reads
+ * (writes) it -- takes the table lock once; a second reader (writer)
+ * waits for its turn within its timeout (SO_RCVTIMEO / SO_SNDTIMEO),
+ * woken through the waiter list when the turn is free. NULL with errno
+ * set. */
+static struct wisp_sock *sock_enter_dir(int fd, bool rx, bool dontwait, struct sock_snap *snap)
 {
     struct wisp_select_wait w;
     struct turn_ctx c;
-    struct wisp_sock_flags f;
     uint32_t timeo;
     int n;
 
-    c.sk = sock_enter(fd);
+    c.sk = sock_enter_lock(fd);
     if (c.sk == NULL) {
         return NULL;
     }
     c.rx = rx;
     c.snap = snap;
-    timeo = opt_get(c.sk, rx ? OK_RCVTIMEO : OK_SNDTIMEO);
-    f = sk_flags(c.sk);
+    n = turn_scan(g_socks, &c);
+    timeo = rx ? c.sk->rcvtimeo : c.sk->sndtimeo;
+    dontwait = dontwait || c.sk->f.nonblock;
+    tbl_unlock();
+    if (n > 0) {
+        return c.sk;
+    }
     memset(&w, 0, sizeof w);
     w.watch_idx = sock_idx(g_socks, c.sk);
-    /* SO_RCVTIMEO / SO_SNDTIMEO bound the wait */
-    n = sel_run(g_socks, &w, timeo == 0, timeo, dontwait || f.nonblock,
-                turn_scan, &c);
+    n = sel_run(g_socks, &w, timeo == 0, timeo, dontwait, turn_scan, &c);
     if (n > 0) {
         return c.sk;
     }
     (void)sock_fail_leave(c.sk, n < 0 ? -n : WISP_EAGAIN);
     return NULL;
-}
-
-/* Enter fd for reading (rx) or writing (tx). The fast path -- the socket
- * is open and nobody else reads (writes) it -- takes the table lock once. */
-static struct wisp_sock *sock_enter_dir(int fd, bool rx, bool dontwait, struct sock_snap *snap)
-{
-    struct wisp_sockets *t = g_socks;
-    unsigned idx = (unsigned)fd - (unsigned)WISP_SOCKET_OFFSET;
-    if (t != NULL && fd >= WISP_SOCKET_OFFSET && idx < (unsigned)WISP_SOCKET_COUNT) {
-        struct wisp_sock *sk = &t->sock[idx];
-        lock_tbl(t);
-        if (sk->conn != NULL && !sk->f.closing && !dir_busy(sk, rx)) {
-            dir_set_busy(sk, rx, true);
-            sk->users++;
-            take_snap(sk, snap, rx);
-            unlock_tbl(t);
-            return sk;
-        }
-        unlock_tbl(t);
-    }
-    return sock_enter_dir_slow(fd, rx, dontwait, snap);
 }
 
 /* Enter s for a vectored read (rx) / write: the iovec is checked first
@@ -1537,14 +1554,7 @@ static wisp_ssize_t recv_tcp(struct wisp_sock *sk, const struct wisp_iovec *iov,
     return (wisp_ssize_t)copied;
 }
 
-/* A UDP call returned the socket's pending ICMP error (netconn took it):
- * select/poll no longer report it. */
-static void udp_err_taken(struct wisp_sock *sk)
-{
-    tbl_lock();
-    sk->f.errevent = 0;
-    tbl_unlock();
-}
+static const uint8_t recv_udp_errs[] = {EM(WISP_ERR_TIMEOUT, WISP_EAGAIN), EM(WISP_ERR_CLSD, 0), EM_END(0)};
 
 /* UDP receive into iov. Returns bytes (>= 0) or -errno. Blocking waits
  * happen inside netconn (its receive timeout is SO_RCVTIMEO); close and
@@ -1564,13 +1574,9 @@ static wisp_ssize_t recv_udp(struct wisp_sock *sk, const struct wisp_iovec *iov,
         }
         err = wisp_netconn_recv_udp_raw_netbuf_flags(
             sk->conn, &buf, (flags & WISP_MSG_DONTWAIT) ? WISP_NETCONN_DONTBLOCK : WISP_NETCONN_NOFLAG);
-        switch (err) {
-        case WISP_OK: break;
-        case WISP_ERR_WOULDBLOCK:
-        case WISP_ERR_TIMEOUT: return -(wisp_ssize_t)WISP_EAGAIN;
-        case WISP_ERR_CLSD: return sock_is_closing(sk) ? -(wisp_ssize_t)WISP_EBADF : 0; /* SHUT_RD */
-        case WISP_ERR_REFUSED: udp_err_taken(sk); return -(wisp_ssize_t)WISP_ECONNREFUSED;
-        default: return -(wisp_ssize_t)wisp_err_to_errno(err);
+        if (err != WISP_OK) {
+            /* ERR_WOULDBLOCK: EAGAIN; ERR_CLSD: SHUT_RD, end of stream */
+            return -(wisp_ssize_t)err_errno(sk, err, recv_udp_errs);
         }
     }
     sk->last.buf = NULL;
@@ -1769,6 +1775,11 @@ static wisp_ssize_t send_tcp(struct wisp_sock *sk, const struct wisp_iovec *iov,
     return (wisp_ssize_t)sent;
 }
 
+static const uint8_t send_udp_errs[] = {EM(WISP_ERR_MEM, WISP_ENOBUFS), EM(WISP_ERR_CONN, WISP_EDESTADDRREQ),
+                                        EM(WISP_ERR_RTE, WISP_ENETUNREACH),
+                                        EM(WISP_ERR_VAL, WISP_EACCES), /* broadcast without SO_BROADCAST */
+                                        EM(WISP_ERR_CLSD, WISP_EPIPE), EM_END(0)};
+
 /* UDP send of the iovec as one datagram. Returns bytes or -errno. */
 static wisp_ssize_t send_udp(struct wisp_sock *sk, const struct wisp_iovec *iov, int iovcnt, const wisp_ipaddr_t *ip,
                              uint16_t port)
@@ -1815,17 +1826,8 @@ static wisp_ssize_t send_udp(struct wisp_sock *sk, const struct wisp_iovec *iov,
         err = (ip != NULL) ? wisp_netconn_sendto(sk->conn, buf, ip, port) : wisp_netconn_send(sk->conn, buf);
     }
     wisp_netbuf_delete(buf);
-    switch (err) {
-    case WISP_OK: return (wisp_ssize_t)total;
-    case WISP_ERR_MEM:
-    case WISP_ERR_BUF: return -(wisp_ssize_t)WISP_ENOBUFS;
-    case WISP_ERR_CONN: return -(wisp_ssize_t)WISP_EDESTADDRREQ;
-    case WISP_ERR_RTE: return -(wisp_ssize_t)WISP_ENETUNREACH;
-    case WISP_ERR_REFUSED: udp_err_taken(sk); return -(wisp_ssize_t)WISP_ECONNREFUSED; /* ICMP, earlier datagram */
-    case WISP_ERR_VAL: return -(wisp_ssize_t)WISP_EACCES; /* broadcast without SO_BROADCAST */
-    case WISP_ERR_CLSD: return -(wisp_ssize_t)(sock_is_closing(sk) ? WISP_EBADF : WISP_EPIPE);
-    default: return -(wisp_ssize_t)wisp_err_to_errno(err);
-    }
+    /* ERR_BUF: ENOBUFS; ERR_REFUSED: ECONNREFUSED (ICMP, earlier datagram) */
+    return err == WISP_OK ? (wisp_ssize_t)total : -(wisp_ssize_t)err_errno(sk, err, send_udp_errs);
 }
 
 static wisp_ssize_t do_send(int s, const struct wisp_iovec *iov, int iovcnt, int flags, const struct wisp_sockaddr *to,
@@ -1860,30 +1862,9 @@ static wisp_ssize_t do_send(int s, const struct wisp_iovec *iov, int iovcnt, int
 
 wisp_ssize_t wisp_send(int s, const void *data, size_t size, int flags)
 {
-    struct sock_snap snap;
-    struct wisp_sock *sk;
-    size_t written = 0;
-    wisp_err_t err;
-
-    if (data == NULL || size == 0 || (flags & ~(WISP_MSG_DONTWAIT | WISP_MSG_MORE | WISP_MSG_NOSIGNAL)) != 0) {
-        return wisp_sendto(s, data, size, flags, NULL, 0);
-    }
-    /* The common case, a TCP write, straight to netconn_write_layered
-     * (NETCONN_COPY: the copy into the send buffer netconn makes anyway). */
-    sk = sock_enter_dir(s, false, (flags & WISP_MSG_DONTWAIT) != 0, &snap);
-    if (sk == NULL) {
-        return -1;
-    }
-    if (!SK_STREAM(sk) || snap.f.wr_shut || snap.f.listening) {
-        sock_leave_dir(sk, false, 0);
-        return wisp_sendto(s, data, size, flags, NULL, 0);
-    }
-    err = wisp_netconn_write_layered(sk->conn, data, size, tcp_write_flags(flags, &snap), snap.timeo, &written);
-    if (err == WISP_OK && written == size) {
-        sock_leave_dir(sk, false, 0);
-        return (wisp_ssize_t)written;
-    }
-    return sock_leave_dir_r(sk, false, tcp_sent(sk, err, written));
+    /* one path for every send: a TCP write of one part goes through
+     * send_tcp straight to netconn_write_layered as well */
+    return wisp_sendto(s, data, size, flags, NULL, 0);
 }
 
 wisp_ssize_t wisp_sendto(int s, const void *data, size_t size, int flags, const struct wisp_sockaddr *to,
