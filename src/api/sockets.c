@@ -769,27 +769,33 @@ static void attach_entry(struct wisp_sockets *t, struct wisp_sock *sk, struct wi
     conn->socket = sock_idx(t, sk);
 }
 
+/* Does closing sk reset its connection (SO_LINGER {1, 0} on a stream
+ * socket that does not listen)? Table lock held. */
+static bool sk_linger0(const struct wisp_sock *sk)
+{
+    return SK_STREAM(sk) && (sk->opts & WISP_SOCK_O_LINGER) && sk->linger_s == 0 && !sk->f.listening;
+}
+
 /* Last user gone: delete the netconn and release the entry. */
 static void sock_free_entry(struct wisp_sock *sk)
 {
     struct wisp_netconn *conn = sk->conn;
-    struct wisp_pbuf *lastp = SK_STREAM(sk) ? sk->last.p : NULL;
-    struct wisp_netbuf *lastbuf = SK_STREAM(sk) ? NULL : sk->last.buf;
-    bool abort_it = false;
+    bool abort_it;
 
     tbl_lock();
-    abort_it = SK_STREAM(sk) && (sk->opts & WISP_SOCK_O_LINGER) && sk->linger_s == 0 && !sk->f.listening;
+    abort_it = sk_linger0(sk);
     conn->socket = -1; /* events from now on find no socket */
     tbl_unlock();
-    sk->last.p = NULL;
     if (abort_it) {
         (void)wisp_netconn_abort(conn); /* SO_LINGER {1, 0}: reset instead of the orderly close */
     }
-    if (lastp != NULL) {
-        (void)wisp_netconn_pbuf_free(conn->api, lastp);
-    }
-    if (lastbuf != NULL) {
-        wisp_netbuf_delete(lastbuf);
+    if (sk->last.p != NULL) {
+        if (SK_STREAM(sk)) {
+            (void)wisp_netconn_pbuf_free(conn->api, sk->last.p);
+        } else {
+            wisp_netbuf_delete(sk->last.buf);
+        }
+        sk->last.p = NULL;
     }
     (void)wisp_netconn_delete(conn);
     tbl_lock();
@@ -1949,25 +1955,14 @@ int wisp_shutdown(int s, int how)
 int wisp_close(int s)
 {
     struct wisp_sockets *t = g_socks;
-    struct wisp_sock *sk;
-    struct wisp_netconn *conn;
-    int e = WISP_EBADF;
-    bool others, stream, linger0;
-    if (t == NULL) {
-        return set_errno(WISP_EBADF);
-    }
-    tbl_lock();
-    sk = lookup(t, s, &e);
+    struct wisp_sock *sk = sock_enter_lock(s);
+    bool others, linger0;
     if (sk == NULL) {
-        tbl_unlock();
-        return set_errno(e);
+        return -1;
     }
     sk->f.closing = 1;
-    others = sk->users > 0;
-    sk->users++;
-    conn = sk->conn;
-    stream = SK_STREAM(sk);
-    linger0 = (sk->opts & WISP_SOCK_O_LINGER) && sk->linger_s == 0 && !sk->f.listening;
+    others = sk->users > 1;
+    linger0 = sk_linger0(sk);
     if (sk->select_waiting > 0) {
         wake_waiters(t, sock_idx(t, sk));
     }
@@ -1977,7 +1972,7 @@ int wisp_close(int s)
          * connect): closing the netconn wakes them (ERR_CLSD) and makes
          * later calls fail at once; the last one to leave deletes it.
          * With SO_LINGER {1, 0} the connection is reset instead. */
-        (void)((linger0 && stream) ? wisp_netconn_abort(conn) : wisp_netconn_close(conn));
+        (void)(linger0 ? wisp_netconn_abort(sk->conn) : wisp_netconn_close(sk->conn));
     }
     sock_leave(sk);
     return 0;
