@@ -23,8 +23,10 @@
  * layered (wisp_netconn_set_layered): netconn does not count the callers
  * again, does not lock writers again (tx_busy serialises them) and takes
  * the writer's settings from the call (wisp_netconn_write_layered). A
- * send is one table-lock round trip in, the core lock, one out: no more
- * locking than netconn_write by itself.
+ * send is one table-lock round trip in, the read of SO_SNDTIMEO (kept in
+ * the netconn: RAM per socket), the core lock, one table-lock round trip
+ * out: no more locking than netconn_write by itself (which enters and
+ * leaves through the netconn lock).
  *
  * Receive. TCP data comes as pbuf chains (netconn_recv_tcp_pbuf_flags);
  * recv copies straight from the chain into the caller's buffer and keeps
@@ -626,8 +628,6 @@ static const uint8_t opt_at[OK_LINGER_ON + 1][2] = {
     [OK_KEEPCNT] = OPT_AT(keepcnt, 0),
     [OK_MAXSEG] = OPT_AT(maxseg, 0),
     [OK_CONGESTION] = OPT_AT(opts, WISP_SOCK_O_CUBIC),
-    [OK_RCVTIMEO] = OPT_AT(rcvtimeo, 0),
-    [OK_SNDTIMEO] = OPT_AT(sndtimeo, 0),
     [OK_LINGER] = OPT_AT(linger_s, 0),
     [OK_LINGER_ON] = OPT_AT(opts, WISP_SOCK_O_LINGER),
 };
@@ -642,6 +642,15 @@ static uint32_t opt_access(struct wisp_sock *sk, unsigned kind, bool store, uint
 {
     unsigned at = opt_at[kind][0], flag = opt_at[kind][1];
     uint8_t *p = (uint8_t *)sk + (at & 0x3fu);
+    if (kind == OK_RCVTIMEO || kind == OK_SNDTIMEO) {
+        /* the netconn's own timeouts, not copied here (RAM per socket):
+         * netconn waits with the receive timeout; the send timeout of a
+         * layered netconn is only kept there, send_tcp passes it on */
+        if (store) {
+            (kind == OK_RCVTIMEO ? wisp_netconn_set_recvtimeout : wisp_netconn_set_sendtimeout)(sk->conn, val);
+        }
+        return (kind == OK_RCVTIMEO ? wisp_netconn_get_recvtimeout : wisp_netconn_get_sendtimeout)(sk->conn);
+    }
     tbl_lock();
     switch (at >> 6) {
     case 1:
@@ -698,9 +707,6 @@ static int opt_apply(struct wisp_sock *sk, struct wisp_netconn *conn, unsigned k
     uint32_t val = opt_get(sk, kind);
     wisp_err_t err = WISP_OK;
     switch (kind) {
-    case OK_RCVTIMEO:
-        wisp_netconn_set_recvtimeout(conn, val); /* SO_SNDTIMEO: passed with each write */
-        return 0;
     case OK_KEEPALIVE:
     case OK_KEEPIDLE:
     case OK_KEEPINTVL:
@@ -1070,8 +1076,11 @@ int wisp_listen(int s, int backlog)
     return sock_fail_leave(sk, err_errno(sk, err, listen_errs));
 }
 
-/* The options accept() passes on to the new connection's netconn. */
-static const uint8_t opt_inherit[] = {OK_RCVTIMEO, OK_NODELAY, OK_KEEPALIVE, OK_SNDBUF, OK_RCVBUF, OK_MAXSEG};
+static int opt_store(struct wisp_sock *sk, unsigned kind, uint32_t val);
+
+/* The options accept() passes on to the new connection's netconn (the
+ * timeouts: stored there). */
+static const uint8_t opt_inherit[] = {OK_RCVTIMEO, OK_SNDTIMEO, OK_NODELAY, OK_KEEPALIVE, OK_SNDBUF, OK_RCVBUF, OK_MAXSEG};
 
 static const uint8_t accept_errs[] = {EM(WISP_ERR_WOULDBLOCK, WISP_EAGAIN), EM(WISP_ERR_TIMEOUT, WISP_EAGAIN),
                                        EM(WISP_ERR_CLSD, WISP_EINVAL),       EM(WISP_ERR_MEM, WISP_ENOBUFS),
@@ -1121,9 +1130,9 @@ int wisp_accept(int s, struct wisp_sockaddr *addr, wisp_socklen_t *addrlen)
     nsk->f.sendevent = 1;
     nsk->f.established = 1;
     nsk->f.bound = 1;
-    /* options inherited from the listener (as BSD does), rcvtimeo ..
-     * opts at once */
-    memcpy(&nsk->rcvtimeo, &sk->rcvtimeo, offsetof(struct wisp_sock, lastoff) - offsetof(struct wisp_sock, rcvtimeo));
+    /* options inherited from the listener (as BSD does), sndbuf .. opts
+     * at once */
+    memcpy(&nsk->sndbuf, &sk->sndbuf, offsetof(struct wisp_sock, lastoff) - offsetof(struct wisp_sock, sndbuf));
     apply_ka = (sk->opts & WISP_SOCK_O_KEEPALIVE) || sk->keepidle_s != WISP_TCP_KEEPIDLE_MS / 1000u ||
                sk->keepintvl_s != WISP_TCP_KEEPINTVL_MS / 1000u || sk->keepcnt != WISP_TCP_KEEPCNT;
     fd = sock_idx(t, nsk) + WISP_SOCKET_OFFSET;
@@ -1132,8 +1141,9 @@ int wisp_accept(int s, struct wisp_sockaddr *addr, wisp_socklen_t *addrlen)
      * and congestion control it does), where not the default */
     for (i = 0; i < sizeof opt_inherit; i++) {
         unsigned k = opt_inherit[i];
-        if (k == OK_KEEPALIVE ? apply_ka : opt_get(nsk, k) != 0) {
-            (void)opt_apply(nsk, nc, k);
+        uint32_t v = opt_get(sk, k);
+        if (k == OK_KEEPALIVE ? apply_ka : v != 0) {
+            (void)opt_store(nsk, k, v);
         }
     }
     if (addr != NULL && addrlen != NULL) {
@@ -1237,16 +1247,8 @@ int wisp_connect(int s, const struct wisp_sockaddr *name, wisp_socklen_t namelen
  *  when it enters (so the fast path takes the lock once on entry and once
  *  on leaving). */
 struct sock_snap {
-    uint32_t timeo;               /**< SO_RCVTIMEO (reading) / SO_SNDTIMEO (writing) */
     struct wisp_sock_flags f;
 };
-
-/* The state a reading (rx) or writing call looks at. */
-static void take_snap(const struct wisp_sock *sk, struct sock_snap *snap, bool rx)
-{
-    snap->f = sk->f;
-    snap->timeo = rx ? sk->rcvtimeo : sk->sndtimeo;
-}
 
 /* Does a thread read (rx) / write this socket now? Set / clear that (table
  * lock held). One thread at a time per direction. */
@@ -1288,7 +1290,7 @@ static int turn_scan(struct wisp_sockets *t, void *arg)
         return 0;
     }
     dir_set_busy(c->sk, c->rx, true);
-    take_snap(c->sk, c->snap, c->rx);
+    c->snap->f = c->sk->f; /* the state a reading / writing call looks at */
     return 1;
 }
 
@@ -1312,12 +1314,12 @@ static struct wisp_sock *sock_enter_dir(int fd, bool rx, bool dontwait, struct s
     c.rx = rx;
     c.snap = snap;
     n = turn_scan(g_socks, &c);
-    timeo = rx ? c.sk->rcvtimeo : c.sk->sndtimeo;
     dontwait = dontwait || c.sk->f.nonblock;
     tbl_unlock();
     if (n > 0) {
         return c.sk;
     }
+    timeo = opt_get(c.sk, rx ? OK_RCVTIMEO : OK_SNDTIMEO);
     memset(&w, 0, sizeof w);
     w.watch_idx = sock_idx(g_socks, c.sk);
     n = sel_run(g_socks, &w, timeo == 0, timeo, dontwait, turn_scan, &c);
@@ -1441,7 +1443,7 @@ static WISP_NOINLINE int recv_tcp_fail(struct wisp_sock *sk, wisp_err_t err, boo
         tbl_lock();
         dead = sk->f.dead != 0;
         tbl_unlock();
-        if (snap->timeo != 0 && !snap->f.nonblock && !dead) {
+        if (!snap->f.nonblock && !dead && wisp_netconn_get_recvtimeout(sk->conn) != 0) {
             e = WISP_EAGAIN;
         } else {
             conn = true;
@@ -1762,6 +1764,7 @@ static wisp_ssize_t send_tcp(struct wisp_sock *sk, const struct wisp_iovec *iov,
     size_t sent = 0;
     int i;
     uint8_t base = tcp_write_flags(flags & ~WISP_MSG_MORE, snap);
+    uint32_t timeo = wisp_netconn_get_sendtimeout(sk->conn); /* SO_SNDTIMEO, kept there */
     for (i = 0; i < iovcnt; i++) {
         size_t written = 0;
         uint8_t f = base;
@@ -1772,7 +1775,7 @@ static wisp_ssize_t send_tcp(struct wisp_sock *sk, const struct wisp_iovec *iov,
         if ((flags & WISP_MSG_MORE) || i + 1 < iovcnt) {
             f |= WISP_NETCONN_MORE;
         }
-        err = wisp_netconn_write_layered(sk->conn, iov[i].iov_base, iov[i].iov_len, f, snap->timeo, &written);
+        err = wisp_netconn_write_layered(sk->conn, iov[i].iov_base, iov[i].iov_len, f, timeo, &written);
         sent += written;
         if (err != WISP_OK || written < iov[i].iov_len) {
             return tcp_sent(sk, err, sent); /* non-blocking or SO_SNDTIMEO: partial */
@@ -2080,12 +2083,12 @@ static int setopt_tcp_congestion(struct wisp_sock *sk, const void *optval, wisp_
 
 /* Store val as option kind of sk and pass it on to the netconn where it
  * acts there: 0 or the errno to fail with. */
-static WISP_NOINLINE int opt_store(struct wisp_sock *sk, unsigned kind, uint32_t val)
+static int opt_store(struct wisp_sock *sk, unsigned kind, uint32_t val)
 {
     (void)opt_access(sk, kind, true, val);
-    if (kind == OK_REUSEADDR || kind == OK_SNDTIMEO || kind == OK_LINGER ||
+    if (kind == OK_REUSEADDR || kind == OK_RCVTIMEO || kind == OK_SNDTIMEO || kind == OK_LINGER ||
         (SK_STREAM(sk) ? kind == OK_BROADCAST : kind == OK_KEEPALIVE)) {
-        return 0; /* kept here (SO_SNDTIMEO: passed with each write) */
+        return 0; /* kept here (the timeouts: in the netconn) */
     }
     return opt_apply(sk, sk->conn, kind);
 }
