@@ -199,7 +199,9 @@ static bool waiter_watches(const struct wisp_select_wait *w, int idx)
     return sel_watches(w, idx + WISP_SOCKET_OFFSET);
 }
 
-/* Wake every waiter that watches entry idx (table lock held). */
+/* Wake every waiter that watches entry idx (table lock held): every
+ * change of an entry's state calls it; with nobody in select / poll or
+ * waiting for a turn the list is empty. */
 static void wake_waiters(struct wisp_sockets *t, int idx)
 {
     struct wisp_select_wait *w;
@@ -291,9 +293,7 @@ static void sock_event(struct wisp_netconn *conn, enum wisp_netconn_evt evt, uin
     default:
         break;
     }
-    if (sk->select_waiting > 0) {
-        wake_waiters(t, idx);
-    }
+    wake_waiters(t, idx);
     unlock_tbl(t);
 }
 
@@ -1354,9 +1354,7 @@ static void sock_leave_dir(struct wisp_sock *sk, bool rx, int e)
     if (e != 0) {
         sk->f.last_err = (unsigned)e;
     }
-    if (sk->select_waiting > 0) {
-        wake_waiters(t, sock_idx(t, sk));
-    }
+    wake_waiters(t, sock_idx(t, sk));
     sock_leave_locked(t, sk);
 }
 
@@ -1944,9 +1942,7 @@ int wisp_shutdown(int s, int how)
     if (tx) {
         sk->f.wr_shut = 1;
     }
-    if (sk->select_waiting > 0) {
-        wake_waiters(t, sock_idx(t, sk));
-    }
+    wake_waiters(t, sock_idx(t, sk));
     tbl_unlock();
     if (err != WISP_OK && err != WISP_ERR_CONN && err != WISP_ERR_CLSD) {
         return sock_fail_leave(sk, wisp_err_to_errno(err));
@@ -1966,9 +1962,7 @@ int wisp_close(int s)
     sk->f.closing = 1;
     others = sk->users > 1;
     linger0 = sk_linger0(sk);
-    if (sk->select_waiting > 0) {
-        wake_waiters(t, sock_idx(t, sk));
-    }
+    wake_waiters(t, sock_idx(t, sk));
     tbl_unlock();
     if (others) {
         /* Threads blocked inside netconn calls on it (recv, accept, send,
@@ -2553,24 +2547,6 @@ static struct wisp_sock *sel_entry(struct wisp_sockets *t, int fd)
     return lookup(t, fd, &e);
 }
 
-/* Add (+1) or remove (-1) the watch counts of a waiter (lock held). */
-static void watch_count(struct wisp_sockets *t, const struct wisp_select_wait *w, int delta)
-{
-    int i;
-    if (w->watch_idx >= 0) {
-        /* waits for its turn: it holds the entry (users), which stays */
-        struct wisp_sock *sk = &t->sock[w->watch_idx];
-        sk->select_waiting = (uint16_t)(sk->select_waiting + delta);
-        return;
-    }
-    for (i = 0; i < WISP_SOCKET_COUNT; i++) {
-        struct wisp_sock *sk = &t->sock[i];
-        if (sk->conn != NULL && sel_watches(w, i + WISP_SOCKET_OFFSET)) {
-            sk->select_waiting = (uint16_t)(sk->select_waiting + delta);
-        }
-    }
-}
-
 /* Wait on w's semaphore up to the deadline; returns false on timeout.
  * forever: no deadline. Lock held on entry and return. */
 static bool sel_wait(struct wisp_sockets *t, struct wisp_select_wait *w, bool forever, uint32_t deadline)
@@ -2586,11 +2562,9 @@ static bool sel_wait(struct wisp_sockets *t, struct wisp_select_wait *w, bool fo
         tmo = (uint32_t)left;
     }
     waiter_add(t, w);
-    watch_count(t, w, +1);
     tbl_unlock();
     r = wisp_sys_sem_wait(&w->sem, tmo);
     tbl_lock();
-    watch_count(t, w, -1);
     waiter_remove(t, w);
     if (r != WISP_OK) {
         /* a signal may have raced with the timeout: nobody signals w any

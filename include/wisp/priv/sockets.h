@@ -68,7 +68,6 @@ struct wisp_sock {
     uint16_t WISP_PRIV(lastoff);                /**< bytes of last.p already read (< its tot_len; reader-owned) */
     int16_t WISP_PRIV(rcvevent);                /**< items waiting in the netconn (data, connections) */
     uint16_t WISP_PRIV(users);                  /**< threads inside a call on this socket */
-    uint16_t WISP_PRIV(select_waiting);         /**< select/poll/serialised waiters watching it */
     struct wisp_sock_flags WISP_PRIV(f);
 };
 
