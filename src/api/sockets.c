@@ -385,25 +385,29 @@ static int sock_fail(int s, int e)
     return sk == NULL ? -1 : sock_fail_leave(sk, e);
 }
 
-static bool sock_is_closing(struct wisp_sock *sk)
+/* The state flags of sk, read under the table lock. */
+static struct wisp_sock_flags sk_flags(const struct wisp_sock *sk)
 {
-    bool c;
+    struct wisp_sock_flags f;
     tbl_lock();
-    c = sk->f.closing != 0;
+    f = sk->f;
     tbl_unlock();
-    return c;
+    return f;
 }
 
-/* errno for a connection error the stack reported (pending error). */
-static int conn_err_errno(const struct wisp_sock *sk, wisp_err_t err, bool connecting)
+static bool sock_is_closing(const struct wisp_sock *sk)
 {
-    (void)sk;
-    switch (err) {
-    case WISP_ERR_RST: return connecting ? WISP_ECONNREFUSED : WISP_ECONNRESET;
-    case WISP_ERR_TIMEOUT: return WISP_ETIMEDOUT;
-    case WISP_ERR_ABRT: return WISP_ECONNABORTED;
-    default: return wisp_err_to_errno(err);
-    }
+    return sk_flags(sk).closing != 0;
+}
+
+/* errno for connection error err the stack reported (table lock held):
+ * a reset of a stream socket whose connect failed or that was never
+ * established means "refused". */
+static int conn_errno(const struct wisp_sock *sk, wisp_err_t err)
+{
+    return err == WISP_ERR_RST && SK_STREAM(sk) && (sk->f.connect_failed || !sk->f.established)
+               ? WISP_ECONNREFUSED
+               : wisp_err_to_errno(err); /* RST: ECONNRESET, TIMEOUT: ETIMEDOUT, ABRT: ECONNABORTED */
 }
 
 /* Is err a connection error (the stack ended the connection)? */
@@ -411,12 +415,6 @@ static bool is_conn_err(wisp_err_t err)
 {
     return err == WISP_ERR_RST || err == WISP_ERR_ABRT || err == WISP_ERR_TIMEOUT || err == WISP_ERR_HOSTUNREACH ||
            err == WISP_ERR_NETUNREACH;
-}
-
-/* Table lock held: does a reset of sk mean "refused" (its connect failed)? */
-static bool err_is_connect(const struct wisp_sock *sk)
-{
-    return SK_STREAM(sk) && (sk->f.connect_failed || !sk->f.established);
 }
 
 /*
@@ -433,29 +431,19 @@ static bool err_is_connect(const struct wisp_sock *sk)
  * interrupts.
  */
 
-/* A call reports connection error err that netconn returned: the pending
- * error is consumed, wherever it was. Returns its errno. */
-static int take_conn_err(struct wisp_sock *sk, wisp_err_t err)
+/* A call got connection error err from netconn. It reports it (keep
+ * false): the pending error is consumed, wherever it was; or it returns
+ * data / bytes written (keep true): the error stays pending in the
+ * socket for the next call. Returns its errno. */
+static int conn_err(struct wisp_sock *sk, wisp_err_t err, bool keep)
 {
-    bool connecting;
+    int e;
     tbl_lock();
-    connecting = err_is_connect(sk);
+    e = conn_errno(sk, err);
     sk->f.errevent = 0;
-    sk->f.rx_err = 0;
+    sk->f.rx_err = keep ? (sk->f.rx_err != 0 ? sk->f.rx_err : (unsigned)e) : 0u;
     tbl_unlock();
-    return conn_err_errno(sk, err, connecting);
-}
-
-/* A call got connection error err from netconn but returns data / bytes
- * written: the error stays pending in the socket for the next call. */
-static void keep_conn_err(struct wisp_sock *sk, wisp_err_t err)
-{
-    tbl_lock();
-    sk->f.errevent = 0;
-    if (sk->f.rx_err == 0) {
-        sk->f.rx_err = (unsigned)conn_err_errno(sk, err, err_is_connect(sk));
-    }
-    tbl_unlock();
+    return e;
 }
 
 /* Take the pending error (0: none): the socket's, else the netconn's. */
@@ -474,7 +462,7 @@ static int take_pending_err(struct wisp_sock *sk)
         wisp_err_t err = wisp_netconn_err(sk->conn);
         if (err != WISP_OK) {
             tbl_lock();
-            e = conn_err_errno(sk, err, err_is_connect(sk));
+            e = conn_errno(sk, err);
             tbl_unlock();
         }
     }
@@ -688,16 +676,6 @@ static uint32_t opt_access(struct wisp_sock *sk, unsigned kind, bool store, uint
 static uint32_t opt_get(struct wisp_sock *sk, unsigned kind)
 {
     return opt_access(sk, kind, false, 0);
-}
-
-/* The state flags of sk, read under the table lock. */
-static struct wisp_sock_flags sk_flags(const struct wisp_sock *sk)
-{
-    struct wisp_sock_flags f;
-    tbl_lock();
-    f = sk->f;
-    tbl_unlock();
-    return f;
 }
 
 /* Pass option kind of sk, as stored, on to conn (setsockopt; accept, for
@@ -1423,70 +1401,61 @@ static void mark_eof(struct wisp_sock *sk)
     tbl_unlock();
 }
 
+static const uint8_t recv_tcp_errs[] = {EM(WISP_ERR_MEM, WISP_ENOBUFS), EM_END(0)};
+
 /* recv_tcp got no data from netconn (err): the errno the call reports, or
  * 0 -- end of stream, or (have_data) the call returns the data it copied
  * and a connection error stays pending for the next call. */
 static WISP_NOINLINE int recv_tcp_fail(struct wisp_sock *sk, wisp_err_t err, bool have_data, const struct sock_snap *snap)
 {
-    int e = 0, pe;
+    int e = 0;
     bool conn = false;
     switch (err) {
     case WISP_ERR_WOULDBLOCK:
         e = WISP_EAGAIN;
         break;
-    case WISP_ERR_TIMEOUT: {
+    case WISP_ERR_TIMEOUT:
         /* our SO_RCVTIMEO, or the connection timed out (retransmissions
          * exhausted: a connection error, and the connection is dead) */
-        bool dead;
-        tbl_lock();
-        dead = sk->f.dead != 0;
-        tbl_unlock();
-        if (!snap->f.nonblock && !dead && wisp_netconn_get_recvtimeout(sk->conn) != 0) {
+        if (!snap->f.nonblock && !sk_flags(sk).dead && wisp_netconn_get_recvtimeout(sk->conn) != 0) {
             e = WISP_EAGAIN;
-        } else {
-            conn = true;
+            break;
         }
+        conn = true;
         break;
-    }
     case WISP_ERR_RST:
     case WISP_ERR_ABRT:
         conn = true;
         break;
     case WISP_ERR_CLSD:
-        if (sock_is_closing(sk)) {
-            return WISP_EBADF;
-        }
         break; /* end of stream, SHUT_RD, or dead after an error */
     default: /* ERR_MEM: ENOBUFS; ERR_CONN: ENOTCONN */
-        return have_data ? 0 : (err == WISP_ERR_MEM ? WISP_ENOBUFS : wisp_err_to_errno(err));
+        return have_data ? 0 : err_errno(sk, err, recv_tcp_errs);
+    }
+    if ((conn || err == WISP_ERR_CLSD) && sock_is_closing(sk)) {
+        return WISP_EBADF;
+    }
+    if (have_data) {
+        if (conn) {
+            (void)conn_err(sk, err, true); /* after the data, as Linux: next call */
+        }
+        return 0;
     }
     if (conn) {
         /* netconn handed the connection error to this call */
-        if (sock_is_closing(sk)) {
-            return WISP_EBADF;
+        e = conn_err(sk, err, false);
+    } else {
+        /* No data now (EAGAIN) or no more (0): a pending connection error
+         * comes first -- the one a send took from netconn but could not
+         * report, or the one still in netconn (recv after the data). */
+        int pe = take_pending_err(sk);
+        if (pe != 0) {
+            e = pe;
+        } else if (e != 0) {
+            return e;
         }
-        if (have_data) {
-            keep_conn_err(sk, err); /* after the data, as Linux: next call */
-            return 0;
-        }
-        e = take_conn_err(sk, err);
-        mark_eof(sk); /* reported once; then end of stream (Linux) */
-        return e;
     }
-    if (have_data) {
-        return 0;
-    }
-    /* No data now (EAGAIN) or no more (0): a pending connection error
-     * comes first -- the one a send took from netconn but could not
-     * report, or the one still in netconn (recv after the data). */
-    pe = take_pending_err(sk);
-    if (pe != 0) {
-        mark_eof(sk);
-        return pe;
-    }
-    if (e == 0) {
-        mark_eof(sk); /* end of stream (or SHUT_RD) */
-    }
+    mark_eof(sk); /* reported once, or the end of stream (or SHUT_RD): from now on end of stream (Linux) */
     return e;
 }
 
@@ -1694,14 +1663,8 @@ wisp_ssize_t wisp_readv(int s, const struct wisp_iovec *iov, int iovcnt)
 /* errno for a failed TCP write. */
 static int tcp_write_errno(struct wisp_sock *sk, wisp_err_t err)
 {
-    bool closing, wr_shut, established, connecting;
-    tbl_lock();
-    closing = sk->f.closing != 0;
-    wr_shut = sk->f.wr_shut != 0;
-    established = sk->f.established != 0;
-    connecting = sk->f.connecting != 0;
-    tbl_unlock();
-    if (closing) {
+    struct wisp_sock_flags f = sk_flags(sk);
+    if (f.closing) {
         return WISP_EBADF;
     }
     switch (err) {
@@ -1714,12 +1677,11 @@ static int tcp_write_errno(struct wisp_sock *sk, wisp_err_t err)
         int pe = take_pending_err(sk);
         return pe != 0 ? pe : WISP_EPIPE;
     }
-    case WISP_ERR_CONN: return (wr_shut || established) ? WISP_EPIPE : (connecting ? WISP_EAGAIN : WISP_ENOTCONN);
+    case WISP_ERR_CONN: return (f.wr_shut || f.established) ? WISP_EPIPE : (f.connecting ? WISP_EAGAIN : WISP_ENOTCONN);
     case WISP_ERR_RST:
     case WISP_ERR_ABRT:
-    case WISP_ERR_TIMEOUT: return take_conn_err(sk, err);
-    case WISP_ERR_MEM: return WISP_ENOBUFS;
-    default: return wisp_err_to_errno(err);
+    case WISP_ERR_TIMEOUT: return conn_err(sk, err, false);
+    default: return err_errno(sk, err, recv_tcp_errs); /* ERR_MEM: ENOBUFS */
     }
 }
 
@@ -1748,7 +1710,7 @@ static wisp_ssize_t tcp_sent(struct wisp_sock *sk, wisp_err_t err, size_t sent)
         /* partial: non-blocking, SO_SNDTIMEO, or the connection failed
          * after some bytes */
         if (is_conn_err(err)) {
-            keep_conn_err(sk, err);
+            (void)conn_err(sk, err, true);
         }
         return (wisp_ssize_t)sent;
     }
