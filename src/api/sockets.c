@@ -411,10 +411,13 @@ static int conn_errno(const struct wisp_sock *sk, wisp_err_t err)
 }
 
 /* Is err a connection error (the stack ended the connection)? */
+#define ERR_BIT(err) (1ul << -(err))
+WISP_STATIC_ASSERT(sock_err_bits, WISP_ERR_NETUNREACH == -19); /* the last of enum wisp_err (err.h) */
 static bool is_conn_err(wisp_err_t err)
 {
-    return err == WISP_ERR_RST || err == WISP_ERR_ABRT || err == WISP_ERR_TIMEOUT || err == WISP_ERR_HOSTUNREACH ||
-           err == WISP_ERR_NETUNREACH;
+    return err < 0 && err >= WISP_ERR_NETUNREACH &&
+           (ERR_BIT(err) & (ERR_BIT(WISP_ERR_RST) | ERR_BIT(WISP_ERR_ABRT) | ERR_BIT(WISP_ERR_TIMEOUT) |
+                            ERR_BIT(WISP_ERR_HOSTUNREACH) | ERR_BIT(WISP_ERR_NETUNREACH))) != 0;
 }
 
 /*
@@ -435,7 +438,7 @@ static bool is_conn_err(wisp_err_t err)
  * false): the pending error is consumed, wherever it was; or it returns
  * data / bytes written (keep true): the error stays pending in the
  * socket for the next call. Returns its errno. */
-static int conn_err(struct wisp_sock *sk, wisp_err_t err, bool keep)
+static WISP_NOINLINE int conn_err(struct wisp_sock *sk, wisp_err_t err, bool keep)
 {
     int e;
     tbl_lock();
@@ -740,7 +743,7 @@ static struct wisp_sock *reserve_entry(struct wisp_sockets *t)
 }
 
 /* Bind a reserved entry to conn (table lock held). */
-static void attach_entry(struct wisp_sockets *t, struct wisp_sock *sk, struct wisp_netconn *conn)
+static WISP_NOINLINE void attach_entry(struct wisp_sockets *t, struct wisp_sock *sk, struct wisp_netconn *conn)
 {
     /* the entry was zeroed by reserve_entry: ttl, sndbuf, rcvbuf, maxseg 0 */
     sk->conn = conn;
@@ -1156,20 +1159,17 @@ int wisp_connect(int s, const struct wisp_sockaddr *name, wisp_socklen_t namelen
         return sock_fail_leave(sk, e);
     }
     if (!SK_STREAM(sk)) {
-        if (name->sa_family == WISP_AF_UNSPEC) {
-            err = wisp_netconn_disconnect(sk->conn);
-            tbl_lock();
-            sk->f.established = 0;
-            sock_leave_locked(t, sk);
-            return err == WISP_OK ? 0 : set_errno(wisp_err_to_errno(err));
-        }
-        err = wisp_netconn_connect(sk->conn, &ip, port);
+        /* AF_UNSPEC: dissolve the association (POSIX) */
+        bool unspec = name->sa_family == WISP_AF_UNSPEC;
+        err = unspec ? wisp_netconn_disconnect(sk->conn) : wisp_netconn_connect(sk->conn, &ip, port);
         if (err != WISP_OK) {
             return sock_fail_leave(sk, err_errno(sk, err, connect_udp_errs));
         }
         tbl_lock();
-        sk->f.established = 1;
-        sk->f.bound = 1;
+        sk->f.established = !unspec;
+        if (!unspec) {
+            sk->f.bound = 1;
+        }
         sock_leave_locked(t, sk);
         return 0;
     }
