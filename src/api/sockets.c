@@ -403,7 +403,7 @@ static bool sock_is_closing(const struct wisp_sock *sk)
 /* errno for connection error err the stack reported (table lock held):
  * a reset of a stream socket whose connect failed or that was never
  * established means "refused". */
-static int conn_errno(const struct wisp_sock *sk, wisp_err_t err)
+static WISP_NOINLINE int conn_errno(const struct wisp_sock *sk, wisp_err_t err)
 {
     return err == WISP_ERR_RST && SK_STREAM(sk) && (sk->f.connect_failed || !sk->f.established)
                ? WISP_ECONNREFUSED
@@ -633,14 +633,15 @@ static uint32_t opt_access(struct wisp_sock *sk, unsigned kind, bool store, uint
 {
     unsigned at = opt_at[kind][0], flag = opt_at[kind][1];
     uint8_t *p = (uint8_t *)sk + (at & 0x3fu);
-    if (kind == OK_RCVTIMEO || kind == OK_SNDTIMEO) {
-        /* the netconn's own timeouts, not copied here (RAM per socket):
-         * netconn waits with the receive timeout; the send timeout of a
-         * layered netconn is only kept there, send_tcp passes it on */
-        if (store) {
-            (kind == OK_RCVTIMEO ? wisp_netconn_set_recvtimeout : wisp_netconn_set_sendtimeout)(sk->conn, val);
-        }
-        return (kind == OK_RCVTIMEO ? wisp_netconn_get_recvtimeout : wisp_netconn_get_sendtimeout)(sk->conn);
+    /* the timeouts: the netconn's own, not copied here (RAM per socket;
+     * netconn waits with the receive timeout; the send timeout of a
+     * layered netconn is only kept there, send_tcp passes it on): read
+     * here, written by opt_store */
+    if (kind == OK_RCVTIMEO) {
+        return wisp_netconn_get_recvtimeout(sk->conn);
+    }
+    if (kind == OK_SNDTIMEO) {
+        return wisp_netconn_get_sendtimeout(sk->conn);
     }
     tbl_lock();
     switch (at >> 6) {
@@ -679,50 +680,6 @@ static uint32_t opt_access(struct wisp_sock *sk, unsigned kind, bool store, uint
 static uint32_t opt_get(struct wisp_sock *sk, unsigned kind)
 {
     return opt_access(sk, kind, false, 0);
-}
-
-/* Pass option kind of sk, as stored, on to conn (setsockopt; accept, for
- * what the listener had). The netconn's answer, mapped: 0 or an errno. */
-static int opt_apply(struct wisp_sock *sk, struct wisp_netconn *conn, unsigned kind)
-{
-    uint32_t val = opt_get(sk, kind);
-    wisp_err_t err = WISP_OK;
-    switch (kind) {
-    case OK_KEEPALIVE:
-    case OK_KEEPIDLE:
-    case OK_KEEPINTVL:
-    case OK_KEEPCNT:
-        /* a listener keeps them for the connections it accepts: netconn
-         * answers ERR_CONN, ignored */
-        (void)wisp_netconn_set_keepalive(conn, opt_get(sk, OK_KEEPALIVE) != 0, opt_get(sk, OK_KEEPIDLE) * 1000u,
-                                         opt_get(sk, OK_KEEPINTVL) * 1000u, opt_get(sk, OK_KEEPCNT));
-        return 0;
-    case OK_BROADCAST:
-        (void)wisp_netconn_set_broadcast(conn, val != 0);
-        return 0;
-    case OK_TTL:
-        (void)wisp_netconn_set_ttl(conn, (uint8_t)val); /* a listener passes it on */
-        return 0;
-    case OK_TOS:
-        /* the DSCP picks the transmit queue (netif.h): the priority write
-         * of the socket API */
-        err = wisp_netconn_set_dscp(conn, (uint8_t)(val >> 2));
-        break;
-    case OK_NODELAY:
-        err = wisp_netconn_set_nodelay(conn, val != 0);
-        goto remembered;
-    case OK_MAXSEG:
-        err = wisp_netconn_set_maxseg(conn, (uint16_t)val);
-        goto remembered;
-    default: /* OK_SNDBUF, OK_RCVBUF */
-        err = wisp_netconn_set_bufs(conn, kind == OK_SNDBUF ? val : 0u, kind == OK_RCVBUF ? val : 0u);
-    remembered:
-        if (err == WISP_ERR_CONN || err == WISP_ERR_CLSD) {
-            err = WISP_OK; /* a listener: for what it accepts; closed: remembered */
-        }
-        break;
-    }
-    return err == WISP_OK ? 0 : (err == WISP_ERR_CLSD ? WISP_EINVAL : wisp_err_to_errno(err));
 }
 
 /* -------------------------------------------------- allocation and free */
@@ -2038,15 +1995,69 @@ static int setopt_tcp_congestion(struct wisp_sock *sk, const void *optval, wisp_
 }
 
 /* Store val as option kind of sk and pass it on to the netconn where it
- * acts there: 0 or the errno to fail with. */
+ * acts there (setsockopt; accept, for what the listener had): 0 or the
+ * errno to fail with (the netconn's answer, mapped). */
 static int opt_store(struct wisp_sock *sk, unsigned kind, uint32_t val)
 {
+    struct wisp_netconn *conn = sk->conn;
+    wisp_err_t err;
     (void)opt_access(sk, kind, true, val);
-    if (kind == OK_REUSEADDR || kind == OK_RCVTIMEO || kind == OK_SNDTIMEO || kind == OK_LINGER ||
-        (SK_STREAM(sk) ? kind == OK_BROADCAST : kind == OK_KEEPALIVE)) {
-        return 0; /* kept here (the timeouts: in the netconn) */
+    switch (kind) {
+    case OK_RCVTIMEO:
+        wisp_netconn_set_recvtimeout(conn, val);
+        return 0;
+    case OK_SNDTIMEO:
+        wisp_netconn_set_sendtimeout(conn, val);
+        return 0;
+    case OK_KEEPALIVE:
+    case OK_KEEPIDLE:
+    case OK_KEEPINTVL:
+    case OK_KEEPCNT:
+        if (SK_STREAM(sk)) {
+            /* a listener keeps them for the connections it accepts:
+             * netconn answers ERR_CONN, ignored */
+            bool on;
+            uint32_t idle, intvl, cnt;
+            tbl_lock();
+            on = (sk->opts & WISP_SOCK_O_KEEPALIVE) != 0;
+            idle = sk->keepidle_s * 1000u;
+            intvl = sk->keepintvl_s * 1000u;
+            cnt = sk->keepcnt;
+            tbl_unlock();
+            (void)wisp_netconn_set_keepalive(conn, on, idle, intvl, cnt);
+        }
+        return 0; /* UDP: SO_KEEPALIVE kept here */
+    case OK_BROADCAST:
+        if (!SK_STREAM(sk)) {
+            (void)wisp_netconn_set_broadcast(conn, val != 0);
+        }
+        return 0; /* TCP: kept here */
+    case OK_TTL:
+        (void)wisp_netconn_set_ttl(conn, (uint8_t)val); /* a listener passes it on */
+        return 0;
+    case OK_TOS:
+        /* the DSCP picks the transmit queue (netif.h): the priority write
+         * of the socket API */
+        err = wisp_netconn_set_dscp(conn, (uint8_t)(val >> 2));
+        break;
+    case OK_NODELAY:
+        err = wisp_netconn_set_nodelay(conn, val != 0);
+        goto remembered;
+    case OK_MAXSEG:
+        err = wisp_netconn_set_maxseg(conn, (uint16_t)val);
+        goto remembered;
+    case OK_SNDBUF:
+    case OK_RCVBUF:
+        err = wisp_netconn_set_bufs(conn, kind == OK_SNDBUF ? val : 0u, kind == OK_RCVBUF ? val : 0u);
+    remembered:
+        if (err == WISP_ERR_CONN || err == WISP_ERR_CLSD) {
+            err = WISP_OK; /* a listener: for what it accepts; closed: remembered */
+        }
+        break;
+    default: /* SO_REUSEADDR, SO_LINGER: kept here */
+        return 0;
     }
-    return opt_apply(sk, sk->conn, kind);
+    return err == WISP_OK ? 0 : (err == WISP_ERR_CLSD ? WISP_EINVAL : wisp_err_to_errno(err));
 }
 
 /* Set option kind of sk to v (an int option) or to what optval holds: 0,
