@@ -664,12 +664,14 @@ static uint32_t opt_access(struct wisp_sock *sk, unsigned kind, bool store, uint
         }
         val = *(uint16_t *)(void *)p;
         break;
-    case 3:
+#if WISP_TCP_SND_BUF > 0xffff || WISP_TCP_WND > 0xffff
+    case 3: /* a wisp_sock_buf_t of 32 bits (priv/sockets.h) */
         if (store) {
             *(uint32_t *)(void *)p = val;
         }
         val = *(uint32_t *)(void *)p;
         break;
+#endif
     default:
         break;
     }
@@ -2628,7 +2630,6 @@ int wisp_select(int maxfdp1, wisp_fd_set *readset, wisp_fd_set *writeset, wisp_f
     struct wisp_sockets *t = g_socks;
     struct wisp_select_wait w;
     struct select_ctx c;
-    wisp_fd_set *io[3];
     uint32_t ms = 0;
     int n, k;
 
@@ -2641,13 +2642,10 @@ int wisp_select(int maxfdp1, wisp_fd_set *readset, wisp_fd_set *writeset, wisp_f
     if (maxfdp1 > WISP_FD_SETSIZE) {
         maxfdp1 = WISP_FD_SETSIZE;
     }
-    io[0] = readset;
-    io[1] = writeset;
-    io[2] = exceptset;
     memset(&w, 0, sizeof w);
-    for (k = 0; k < 3; k++) {
-        w.set[k] = io[k];
-    }
+    w.set[0] = readset;
+    w.set[1] = writeset;
+    w.set[2] = exceptset;
     w.maxfdp1 = maxfdp1;
     w.watch_idx = -1;
     c.w = &w;
@@ -2656,8 +2654,8 @@ int wisp_select(int maxfdp1, wisp_fd_set *readset, wisp_fd_set *writeset, wisp_f
         return set_errno(-n);
     }
     for (k = 0; k < 3; k++) {
-        if (io[k] != NULL) {
-            *io[k] = c.out[k];
+        if (w.set[k] != NULL) {
+            memcpy((void *)(uintptr_t)w.set[k], &c.out[k], sizeof c.out[k]); /* the caller's set */
         }
     }
     return n;
