@@ -1322,32 +1322,23 @@ static size_t iov_total(const struct wisp_iovec *iov, int n)
 static size_t copy_to_iov(const struct wisp_pbuf *p, uint32_t off, size_t len, struct iov_pos *ip)
 {
     size_t done = 0;
-    /* skip to the buffer holding off */
-    while (p != NULL && off >= p->len) {
-        off -= p->len;
-        p = p->next;
-    }
     while (p != NULL && done < len && ip->i < ip->n) {
-        size_t room = ip->iov[ip->i].iov_len - ip->off;
-        size_t avail = (size_t)p->len - off;
-        size_t n = WISP_MIN(WISP_MIN(room, avail), len - done);
+        size_t room = ip->iov[ip->i].iov_len - ip->off, n;
+        if (off >= p->len) {
+            off -= p->len; /* on to the buffer holding off */
+            p = p->next;
+            continue;
+        }
         if (room == 0) {
-            ip->i++;
+            ip->i++; /* on to the next part with room */
             ip->off = 0;
             continue;
         }
+        n = WISP_MIN(WISP_MIN(room, (size_t)p->len - off), len - done);
         memcpy((uint8_t *)ip->iov[ip->i].iov_base + ip->off, p->payload + off, n);
         done += n;
         ip->off += n;
         off += (uint32_t)n;
-        if (off == p->len) {
-            p = p->next;
-            off = 0;
-        }
-        if (ip->off == ip->iov[ip->i].iov_len) {
-            ip->i++;
-            ip->off = 0;
-        }
     }
     return done;
 }
@@ -1570,13 +1561,10 @@ static wisp_ssize_t do_recv(int s, const struct wisp_iovec *iov, int iovcnt, int
 
 wisp_ssize_t wisp_recv(int s, void *mem, size_t len, int flags)
 {
-    struct wisp_iovec v;
-    v.iov_base = mem;
-    v.iov_len = len;
     if (mem == NULL && len > 0) {
         return wisp_recvfrom(s, NULL, 0, flags, NULL, NULL) < 0 ? -1 : set_errno(WISP_EFAULT);
     }
-    return do_recv(s, &v, 1, flags, NULL, NULL, NULL);
+    return wisp_recvfrom(s, mem, len, flags, NULL, NULL);
 }
 
 wisp_ssize_t wisp_recvfrom(int s, void *mem, size_t len, int flags, struct wisp_sockaddr *from,
@@ -2522,33 +2510,6 @@ static struct wisp_sock *sel_entry(struct wisp_sockets *t, int fd)
     return lookup(t, fd, &e);
 }
 
-/* Wait on w's semaphore up to the deadline; returns false on timeout.
- * forever: no deadline. Lock held on entry and return. */
-static bool sel_wait(struct wisp_sockets *t, struct wisp_select_wait *w, bool forever, uint32_t deadline)
-{
-    uint32_t tmo = WISP_SYS_FOREVER;
-    wisp_err_t r;
-    if (!forever) {
-        uint32_t now = wisp_sys_now_ms();
-        int32_t left = (int32_t)(deadline - now);
-        if (left <= 0) {
-            return false;
-        }
-        tmo = (uint32_t)left;
-    }
-    waiter_add(t, w);
-    tbl_unlock();
-    r = wisp_sys_sem_wait(&w->sem, tmo);
-    tbl_lock();
-    waiter_remove(t, w);
-    if (r != WISP_OK) {
-        /* a signal may have raced with the timeout: nobody signals w any
-         * more (it left the list), so just rescan once more */
-        return true;
-    }
-    return true;
-}
-
 /* The wait loop of select and poll (and of a thread waiting for its turn
  * to read / write): scan (table lock held) until it finds something (or
  * fails), the time is up or no_wait (one scan only). w is set up but for
@@ -2557,17 +2518,14 @@ static bool sel_wait(struct wisp_sockets *t, struct wisp_select_wait *w, bool fo
 static int sel_run(struct wisp_sockets *t, struct wisp_select_wait *w, bool forever, uint32_t ms, bool no_wait,
                    sel_scan_fn scan, void *ctx)
 {
-    bool sem_ok = false, last = false;
+    bool sem_ok = false;
     /* the time left is counted in 31 bits: a longer wait (24.8 days) is
      * cut to that much, never turned into none or into forever */
     uint32_t deadline = wisp_sys_now_ms() + WISP_MIN(ms, 0x7fffffffu);
     int n;
     tbl_lock();
-    for (;;) {
-        n = scan(t, ctx);
-        if (n != 0 || last || no_wait) {
-            break;
-        }
+    while ((n = scan(t, ctx)) == 0 && !no_wait) {
+        uint32_t tmo = WISP_SYS_FOREVER;
         if (!sem_ok) {
             tbl_unlock();
             if (wisp_sys_sem_new(&w->sem, 0) != WISP_OK) {
@@ -2577,9 +2535,21 @@ static int sel_run(struct wisp_sockets *t, struct wisp_select_wait *w, bool fore
             tbl_lock();
             continue;
         }
-        if (!sel_wait(t, w, forever, deadline) || (!forever && (int32_t)(deadline - wisp_sys_now_ms()) <= 0)) {
-            last = true; /* timed out: one final scan */
+        if (!forever) {
+            int32_t left = (int32_t)(deadline - wisp_sys_now_ms());
+            if (left <= 0) {
+                break; /* timed out: the scan above was the final one */
+            }
+            tmo = (uint32_t)left;
         }
+        /* wait on w's semaphore, in the list while it waits; a signal
+         * that raced with the timeout is harmless: w left the list,
+         * nobody signals it any more, the loop rescans */
+        waiter_add(t, w);
+        tbl_unlock();
+        (void)wisp_sys_sem_wait(&w->sem, tmo);
+        tbl_lock();
+        waiter_remove(t, w);
     }
     tbl_unlock();
     if (sem_ok) {
