@@ -1146,36 +1146,33 @@ int wisp_connect(int s, const struct wisp_sockaddr *name, wisp_socklen_t namelen
         return sock_fail_leave(sk, e);
     }
     err = wisp_netconn_connect(sk->conn, &ip, port);
-    e = err_errno(sk, err, connect_errs); /* ALREADY, ISCONN, TIMEOUT, ABRT, VAL, *UNREACH: as mapped */
+    /* OK: 0; INPROGRESS: EINPROGRESS; ALREADY, ISCONN, TIMEOUT, ABRT, VAL,
+     * *UNREACH: as mapped */
+    e = err_errno(sk, err, connect_errs);
     tbl_lock();
-    switch (err) {
-    case WISP_OK:
+    if (err == WISP_OK || err == WISP_ERR_INPROGRESS) {
+        sk->f.bound = 1;
+        if (err == WISP_OK) {
+            sk->f.connecting = 0;
+            sk->f.established = 1;
+        }
+    } else {
         sk->f.connecting = 0;
-        sk->f.established = 1;
-        sk->f.bound = 1;
-        sock_leave_locked(t, sk);
-        return 0;
-    case WISP_ERR_INPROGRESS:
-        sk->f.bound = 1;
-        sk->f.last_err = WISP_EINPROGRESS;
-        sock_leave_locked(t, sk);
-        return set_errno(WISP_EINPROGRESS);
-    default:
-        break;
+        if (sk->f.closing) {
+            e = WISP_EBADF;
+        } else if (is_conn_err(err)) {
+            /* the connection failed (reset, timeout, abort; SYN retries ran
+             * out after ICMP unreachable, RFC 1122 §4.2.3.9): the socket
+             * cannot be reused (BSD), the error is reported here */
+            sk->f.errevent = 0;
+            sk->f.dead = 1;
+        }
     }
-    sk->f.connecting = 0;
-    if (sk->f.closing) {
-        e = WISP_EBADF;
-    } else if (is_conn_err(err)) {
-        /* the connection failed (reset, timeout, abort; SYN retries ran
-         * out after ICMP unreachable, RFC 1122 §4.2.3.9): the socket
-         * cannot be reused (BSD), the error is reported here */
-        sk->f.errevent = 0;
-        sk->f.dead = 1;
+    if (e != 0) {
+        sk->f.last_err = (unsigned)e;
     }
-    sk->f.last_err = (unsigned)e;
     sock_leave_locked(t, sk);
-    return set_errno(e);
+    return e != 0 ? set_errno(e) : 0;
 }
 
 /* ---------------------------------------------------- rx / tx ownership */
