@@ -953,7 +953,7 @@ static const uint8_t bind_errs[] = {EM(WISP_ERR_CLSD, WISP_EINVAL), EM_END(0)};
 
 int wisp_bind(int s, const struct wisp_sockaddr *name, wisp_socklen_t namelen)
 {
-    struct wisp_sock *sk = sock_enter(s);
+    struct wisp_sock *sk = sock_enter_lock(s);
     struct wisp_sockets *t = g_socks;
     wisp_ipaddr_t ip;
     uint16_t port;
@@ -962,13 +962,10 @@ int wisp_bind(int s, const struct wisp_sockaddr *name, wisp_socklen_t namelen)
     if (sk == NULL) {
         return -1;
     }
-    if (!parse_sin(name, namelen, &ip, &port, &e, false)) {
-        return sock_fail_leave(sk, e);
-    }
-    tbl_lock();
     e = (sk->f.bound || sk->f.listening || sk->f.established || sk->f.connecting) ? WISP_EINVAL : 0;
     tbl_unlock();
-    if (e != 0) {
+    /* the address errors first, then EINVAL for a bound socket */
+    if (!parse_sin(name, namelen, &ip, &port, &e, false) || e != 0) {
         return sock_fail_leave(sk, e);
     }
     err = wisp_netconn_bind(sk->conn, &ip, port);
@@ -988,18 +985,14 @@ static const uint8_t listen_errs[] = {EM(WISP_ERR_MEM, WISP_ENOBUFS), EM(WISP_ER
 
 int wisp_listen(int s, int backlog)
 {
-    struct wisp_sock *sk = sock_enter(s);
+    struct wisp_sock *sk = sock_enter_lock(s);
     struct wisp_sockets *t = g_socks;
     wisp_err_t err;
     int e;
     if (sk == NULL) {
         return -1;
     }
-    if (!SK_STREAM(sk)) {
-        return sock_fail_leave(sk, WISP_EOPNOTSUPP);
-    }
-    tbl_lock();
-    e = (sk->f.established || sk->f.connecting) ? WISP_EINVAL : 0;
+    e = !SK_STREAM(sk) ? WISP_EOPNOTSUPP : ((sk->f.established || sk->f.connecting) ? WISP_EINVAL : 0);
     tbl_unlock();
     if (e != 0) {
         return sock_fail_leave(sk, e);
@@ -1030,7 +1023,7 @@ static const uint8_t accept_errs[] = {EM(WISP_ERR_WOULDBLOCK, WISP_EAGAIN), EM(W
 int wisp_accept(int s, struct wisp_sockaddr *addr, wisp_socklen_t *addrlen)
 {
     struct wisp_sockets *t = g_socks;
-    struct wisp_sock *sk = sock_enter(s);
+    struct wisp_sock *sk = sock_enter_lock(s);
     struct wisp_sock *nsk;
     struct wisp_netconn *nc = NULL;
     wisp_ipaddr_t ip;
@@ -1043,7 +1036,6 @@ int wisp_accept(int s, struct wisp_sockaddr *addr, wisp_socklen_t *addrlen)
     if (sk == NULL) {
         return -1;
     }
-    tbl_lock();
     listening = sk->f.listening != 0;
     tbl_unlock();
     if (!listening) {
