@@ -23,8 +23,10 @@
  * layered (wisp_netconn_set_layered): netconn does not count the callers
  * again, does not lock writers again (tx_busy serialises them) and takes
  * the writer's settings from the call (wisp_netconn_write_layered). A
- * send is one table-lock round trip in, the core lock, one out: no more
- * locking than netconn_write by itself.
+ * send is one table-lock round trip in, the read of SO_SNDTIMEO (kept in
+ * the netconn: RAM per socket), the core lock, one table-lock round trip
+ * out: no more locking than netconn_write by itself (which enters and
+ * leaves through the netconn lock).
  *
  * Receive. TCP data comes as pbuf chains (netconn_recv_tcp_pbuf_flags);
  * recv copies straight from the chain into the caller's buffer and keeps
@@ -197,7 +199,9 @@ static bool waiter_watches(const struct wisp_select_wait *w, int idx)
     return sel_watches(w, idx + WISP_SOCKET_OFFSET);
 }
 
-/* Wake every waiter that watches entry idx (table lock held). */
+/* Wake every waiter that watches entry idx (table lock held): every
+ * change of an entry's state calls it; with nobody in select / poll or
+ * waiting for a turn the list is empty. */
 static void wake_waiters(struct wisp_sockets *t, int idx)
 {
     struct wisp_select_wait *w;
@@ -289,9 +293,7 @@ static void sock_event(struct wisp_netconn *conn, enum wisp_netconn_evt evt, uin
     default:
         break;
     }
-    if (sk->select_waiting > 0) {
-        wake_waiters(t, idx);
-    }
+    wake_waiters(t, idx);
     unlock_tbl(t);
 }
 
@@ -311,24 +313,32 @@ static struct wisp_sock *lookup(struct wisp_sockets *t, int fd, int *e)
     return &t->sock[idx];
 }
 
-/* Enter socket fd: NULL with errno set, or the entry with users + 1. */
-static struct wisp_sock *sock_enter(int fd)
+/* Enter socket fd: NULL with errno set, or the entry with users + 1 and
+ * the table lock held. */
+static struct wisp_sock *sock_enter_lock(int fd)
 {
     struct wisp_sockets *t = g_socks;
     struct wisp_sock *sk;
     int e = WISP_EBADF;
-    if (t == NULL) {
-        set_errno(WISP_EBADF);
-        return NULL;
+    if (t != NULL) {
+        tbl_lock();
+        sk = lookup(t, fd, &e);
+        if (sk != NULL) {
+            sk->users++;
+            return sk;
+        }
+        tbl_unlock();
     }
-    tbl_lock();
-    sk = lookup(t, fd, &e);
+    set_errno(e);
+    return NULL;
+}
+
+/* Enter socket fd: NULL with errno set, or the entry with users + 1. */
+static struct wisp_sock *sock_enter(int fd)
+{
+    struct wisp_sock *sk = sock_enter_lock(fd);
     if (sk != NULL) {
-        sk->users++;
-    }
-    tbl_unlock();
-    if (sk == NULL) {
-        set_errno(e);
+        tbl_unlock();
     }
     return sk;
 }
@@ -375,38 +385,39 @@ static int sock_fail(int s, int e)
     return sk == NULL ? -1 : sock_fail_leave(sk, e);
 }
 
-static bool sock_is_closing(struct wisp_sock *sk)
+/* The state flags of sk, read under the table lock. */
+static struct wisp_sock_flags sk_flags(const struct wisp_sock *sk)
 {
-    bool c;
+    struct wisp_sock_flags f;
     tbl_lock();
-    c = sk->f.closing != 0;
+    f = sk->f;
     tbl_unlock();
-    return c;
+    return f;
 }
 
-/* errno for a connection error the stack reported (pending error). */
-static int conn_err_errno(const struct wisp_sock *sk, wisp_err_t err, bool connecting)
+static bool sock_is_closing(const struct wisp_sock *sk)
 {
-    (void)sk;
-    switch (err) {
-    case WISP_ERR_RST: return connecting ? WISP_ECONNREFUSED : WISP_ECONNRESET;
-    case WISP_ERR_TIMEOUT: return WISP_ETIMEDOUT;
-    case WISP_ERR_ABRT: return WISP_ECONNABORTED;
-    default: return wisp_err_to_errno(err);
-    }
+    return sk_flags(sk).closing != 0;
+}
+
+/* errno for connection error err the stack reported (table lock held):
+ * a reset of a stream socket whose connect failed or that was never
+ * established means "refused". */
+static WISP_NOINLINE int conn_errno(const struct wisp_sock *sk, wisp_err_t err)
+{
+    return err == WISP_ERR_RST && SK_STREAM(sk) && (sk->f.connect_failed || !sk->f.established)
+               ? WISP_ECONNREFUSED
+               : wisp_err_to_errno(err); /* RST: ECONNRESET, TIMEOUT: ETIMEDOUT, ABRT: ECONNABORTED */
 }
 
 /* Is err a connection error (the stack ended the connection)? */
+#define ERR_BIT(err) (1ul << -(err))
+WISP_STATIC_ASSERT(sock_err_bits, WISP_ERR_NETUNREACH == -19); /* the last of enum wisp_err (err.h) */
 static bool is_conn_err(wisp_err_t err)
 {
-    return err == WISP_ERR_RST || err == WISP_ERR_ABRT || err == WISP_ERR_TIMEOUT || err == WISP_ERR_HOSTUNREACH ||
-           err == WISP_ERR_NETUNREACH;
-}
-
-/* Table lock held: does a reset of sk mean "refused" (its connect failed)? */
-static bool err_is_connect(const struct wisp_sock *sk)
-{
-    return SK_STREAM(sk) && (sk->f.connect_failed || !sk->f.established);
+    return err < 0 && err >= WISP_ERR_NETUNREACH &&
+           (ERR_BIT(err) & (ERR_BIT(WISP_ERR_RST) | ERR_BIT(WISP_ERR_ABRT) | ERR_BIT(WISP_ERR_TIMEOUT) |
+                            ERR_BIT(WISP_ERR_HOSTUNREACH) | ERR_BIT(WISP_ERR_NETUNREACH))) != 0;
 }
 
 /*
@@ -423,29 +434,19 @@ static bool err_is_connect(const struct wisp_sock *sk)
  * interrupts.
  */
 
-/* A call reports connection error err that netconn returned: the pending
- * error is consumed, wherever it was. Returns its errno. */
-static int take_conn_err(struct wisp_sock *sk, wisp_err_t err)
+/* A call got connection error err from netconn. It reports it (keep
+ * false): the pending error is consumed, wherever it was; or it returns
+ * data / bytes written (keep true): the error stays pending in the
+ * socket for the next call. Returns its errno. */
+static WISP_NOINLINE int conn_err(struct wisp_sock *sk, wisp_err_t err, bool keep)
 {
-    bool connecting;
+    int e;
     tbl_lock();
-    connecting = err_is_connect(sk);
+    e = conn_errno(sk, err);
     sk->f.errevent = 0;
-    sk->f.rx_err = 0;
+    sk->f.rx_err = keep ? (sk->f.rx_err != 0 ? sk->f.rx_err : (unsigned)e) : 0u;
     tbl_unlock();
-    return conn_err_errno(sk, err, connecting);
-}
-
-/* A call got connection error err from netconn but returns data / bytes
- * written: the error stays pending in the socket for the next call. */
-static void keep_conn_err(struct wisp_sock *sk, wisp_err_t err)
-{
-    tbl_lock();
-    sk->f.errevent = 0;
-    if (sk->f.rx_err == 0) {
-        sk->f.rx_err = (unsigned)conn_err_errno(sk, err, err_is_connect(sk));
-    }
-    tbl_unlock();
+    return e;
 }
 
 /* Take the pending error (0: none): the socket's, else the netconn's. */
@@ -464,11 +465,43 @@ static int take_pending_err(struct wisp_sock *sk)
         wisp_err_t err = wisp_netconn_err(sk->conn);
         if (err != WISP_OK) {
             tbl_lock();
-            e = conn_err_errno(sk, err, err_is_connect(sk));
+            e = conn_errno(sk, err);
             tbl_unlock();
         }
     }
     return e;
+}
+
+/* A UDP call returned the socket's pending ICMP error (netconn took it):
+ * select/poll no longer report it. */
+static void udp_err_taken(struct wisp_sock *sk)
+{
+    tbl_lock();
+    sk->f.errevent = 0;
+    tbl_unlock();
+}
+
+/* The errno a call on sk reports for netconn error err. map: the call's
+ * own pairs EM(err, errno), ended by EM_END(the default errno; 0:
+ * wisp_err_to_errno). ERR_CLSD once close() ran is EBADF whatever the
+ * map says (the descriptor is gone, sockets.h); ERR_REFUSED, a UDP
+ * socket's pending ICMP error, was taken by the call. */
+#define EM(err, e) (uint8_t)-(err), (uint8_t)(e)
+#define EM_END(e) 0u, (uint8_t)(e)
+static WISP_NOINLINE int err_errno(struct wisp_sock *sk, wisp_err_t err, const uint8_t *map)
+{
+    if (err == WISP_ERR_CLSD && sock_is_closing(sk)) {
+        return WISP_EBADF;
+    }
+    if (err == WISP_ERR_REFUSED && !SK_STREAM(sk)) {
+        udp_err_taken(sk);
+    }
+    for (; map[0] != 0u; map += 2) {
+        if (map[0] == (uint8_t)-err) {
+            return map[1];
+        }
+    }
+    return map[1] != 0u ? map[1] : wisp_err_to_errno(err);
 }
 
 /* ------------------------------------------------------ netconn helpers */
@@ -586,8 +619,6 @@ static const uint8_t opt_at[OK_LINGER_ON + 1][2] = {
     [OK_KEEPCNT] = OPT_AT(keepcnt, 0),
     [OK_MAXSEG] = OPT_AT(maxseg, 0),
     [OK_CONGESTION] = OPT_AT(opts, WISP_SOCK_O_CUBIC),
-    [OK_RCVTIMEO] = OPT_AT(rcvtimeo, 0),
-    [OK_SNDTIMEO] = OPT_AT(sndtimeo, 0),
     [OK_LINGER] = OPT_AT(linger_s, 0),
     [OK_LINGER_ON] = OPT_AT(opts, WISP_SOCK_O_LINGER),
 };
@@ -602,6 +633,16 @@ static uint32_t opt_access(struct wisp_sock *sk, unsigned kind, bool store, uint
 {
     unsigned at = opt_at[kind][0], flag = opt_at[kind][1];
     uint8_t *p = (uint8_t *)sk + (at & 0x3fu);
+    /* the timeouts: the netconn's own, not copied here (RAM per socket;
+     * netconn waits with the receive timeout; the send timeout of a
+     * layered netconn is only kept there, send_tcp passes it on): read
+     * here, written by opt_store */
+    if (kind == OK_RCVTIMEO) {
+        return wisp_netconn_get_recvtimeout(sk->conn);
+    }
+    if (kind == OK_SNDTIMEO) {
+        return wisp_netconn_get_sendtimeout(sk->conn);
+    }
     tbl_lock();
     switch (at >> 6) {
     case 1:
@@ -623,12 +664,14 @@ static uint32_t opt_access(struct wisp_sock *sk, unsigned kind, bool store, uint
         }
         val = *(uint16_t *)(void *)p;
         break;
-    case 3:
+#if WISP_TCP_SND_BUF > 0xffff || WISP_TCP_WND > 0xffff
+    case 3: /* a wisp_sock_buf_t of 32 bits (priv/sockets.h) */
         if (store) {
             *(uint32_t *)(void *)p = val;
         }
         val = *(uint32_t *)(void *)p;
         break;
+#endif
     default:
         break;
     }
@@ -639,63 +682,6 @@ static uint32_t opt_access(struct wisp_sock *sk, unsigned kind, bool store, uint
 static uint32_t opt_get(struct wisp_sock *sk, unsigned kind)
 {
     return opt_access(sk, kind, false, 0);
-}
-
-/* The state flags of sk, read under the table lock. */
-static struct wisp_sock_flags sk_flags(const struct wisp_sock *sk)
-{
-    struct wisp_sock_flags f;
-    tbl_lock();
-    f = sk->f;
-    tbl_unlock();
-    return f;
-}
-
-/* Pass option kind of sk, as stored, on to conn (setsockopt; accept, for
- * what the listener had). The netconn's answer, mapped: 0 or an errno. */
-static int opt_apply(struct wisp_sock *sk, struct wisp_netconn *conn, unsigned kind)
-{
-    uint32_t val = opt_get(sk, kind);
-    wisp_err_t err = WISP_OK;
-    switch (kind) {
-    case OK_RCVTIMEO:
-        wisp_netconn_set_recvtimeout(conn, val); /* SO_SNDTIMEO: passed with each write */
-        return 0;
-    case OK_KEEPALIVE:
-    case OK_KEEPIDLE:
-    case OK_KEEPINTVL:
-    case OK_KEEPCNT:
-        /* a listener keeps them for the connections it accepts: netconn
-         * answers ERR_CONN, ignored */
-        (void)wisp_netconn_set_keepalive(conn, opt_get(sk, OK_KEEPALIVE) != 0, opt_get(sk, OK_KEEPIDLE) * 1000u,
-                                         opt_get(sk, OK_KEEPINTVL) * 1000u, opt_get(sk, OK_KEEPCNT));
-        return 0;
-    case OK_BROADCAST:
-        (void)wisp_netconn_set_broadcast(conn, val != 0);
-        return 0;
-    case OK_TTL:
-        (void)wisp_netconn_set_ttl(conn, (uint8_t)val); /* a listener passes it on */
-        return 0;
-    case OK_TOS:
-        /* the DSCP picks the transmit queue (netif.h): the priority write
-         * of the socket API */
-        err = wisp_netconn_set_dscp(conn, (uint8_t)(val >> 2));
-        break;
-    case OK_NODELAY:
-        err = wisp_netconn_set_nodelay(conn, val != 0);
-        goto remembered;
-    case OK_MAXSEG:
-        err = wisp_netconn_set_maxseg(conn, (uint16_t)val);
-        goto remembered;
-    default: /* OK_SNDBUF, OK_RCVBUF */
-        err = wisp_netconn_set_bufs(conn, kind == OK_SNDBUF ? val : 0u, kind == OK_RCVBUF ? val : 0u);
-    remembered:
-        if (err == WISP_ERR_CONN || err == WISP_ERR_CLSD) {
-            err = WISP_OK; /* a listener: for what it accepts; closed: remembered */
-        }
-        break;
-    }
-    return err == WISP_OK ? 0 : (err == WISP_ERR_CLSD ? WISP_EINVAL : wisp_err_to_errno(err));
 }
 
 /* -------------------------------------------------- allocation and free */
@@ -716,7 +702,7 @@ static struct wisp_sock *reserve_entry(struct wisp_sockets *t)
 }
 
 /* Bind a reserved entry to conn (table lock held). */
-static void attach_entry(struct wisp_sockets *t, struct wisp_sock *sk, struct wisp_netconn *conn)
+static WISP_NOINLINE void attach_entry(struct wisp_sockets *t, struct wisp_sock *sk, struct wisp_netconn *conn)
 {
     /* the entry was zeroed by reserve_entry: ttl, sndbuf, rcvbuf, maxseg 0 */
     sk->conn = conn;
@@ -729,27 +715,33 @@ static void attach_entry(struct wisp_sockets *t, struct wisp_sock *sk, struct wi
     conn->socket = sock_idx(t, sk);
 }
 
+/* Does closing sk reset its connection (SO_LINGER {1, 0} on a stream
+ * socket that does not listen)? Table lock held. */
+static bool sk_linger0(const struct wisp_sock *sk)
+{
+    return SK_STREAM(sk) && (sk->opts & WISP_SOCK_O_LINGER) && sk->linger_s == 0 && !sk->f.listening;
+}
+
 /* Last user gone: delete the netconn and release the entry. */
 static void sock_free_entry(struct wisp_sock *sk)
 {
     struct wisp_netconn *conn = sk->conn;
-    struct wisp_pbuf *lastp = SK_STREAM(sk) ? sk->last.p : NULL;
-    struct wisp_netbuf *lastbuf = SK_STREAM(sk) ? NULL : sk->last.buf;
-    bool abort_it = false;
+    bool abort_it;
 
     tbl_lock();
-    abort_it = SK_STREAM(sk) && (sk->opts & WISP_SOCK_O_LINGER) && sk->linger_s == 0 && !sk->f.listening;
+    abort_it = sk_linger0(sk);
     conn->socket = -1; /* events from now on find no socket */
     tbl_unlock();
-    sk->last.p = NULL;
     if (abort_it) {
         (void)wisp_netconn_abort(conn); /* SO_LINGER {1, 0}: reset instead of the orderly close */
     }
-    if (lastp != NULL) {
-        (void)wisp_netconn_pbuf_free(conn->api, lastp);
-    }
-    if (lastbuf != NULL) {
-        wisp_netbuf_delete(lastbuf);
+    if (sk->last.p != NULL) {
+        if (SK_STREAM(sk)) {
+            (void)wisp_netconn_pbuf_free(conn->api, sk->last.p);
+        } else {
+            wisp_netbuf_delete(sk->last.buf);
+        }
+        sk->last.p = NULL;
     }
     (void)wisp_netconn_delete(conn);
     tbl_lock();
@@ -957,9 +949,11 @@ static void fill_sin(struct wisp_sockaddr *name, wisp_socklen_t *namelen, const 
     *namelen = (wisp_socklen_t)sizeof sin;
 }
 
+static const uint8_t bind_errs[] = {EM(WISP_ERR_CLSD, WISP_EINVAL), EM_END(0)};
+
 int wisp_bind(int s, const struct wisp_sockaddr *name, wisp_socklen_t namelen)
 {
-    struct wisp_sock *sk = sock_enter(s);
+    struct wisp_sock *sk = sock_enter_lock(s);
     struct wisp_sockets *t = g_socks;
     wisp_ipaddr_t ip;
     uint16_t port;
@@ -968,70 +962,68 @@ int wisp_bind(int s, const struct wisp_sockaddr *name, wisp_socklen_t namelen)
     if (sk == NULL) {
         return -1;
     }
-    if (!parse_sin(name, namelen, &ip, &port, &e, false)) {
-        return sock_fail_leave(sk, e);
-    }
-    tbl_lock();
     e = (sk->f.bound || sk->f.listening || sk->f.established || sk->f.connecting) ? WISP_EINVAL : 0;
     tbl_unlock();
-    if (e != 0) {
+    /* the address errors first, then EINVAL for a bound socket */
+    if (!parse_sin(name, namelen, &ip, &port, &e, false) || e != 0) {
         return sock_fail_leave(sk, e);
     }
     err = wisp_netconn_bind(sk->conn, &ip, port);
-    switch (err) {
-    case WISP_OK:
+    if (err == WISP_OK) {
         tbl_lock();
         sk->f.bound = 1;
         sock_leave_locked(t, sk);
         return 0;
-    case WISP_ERR_USE: return sock_fail_leave(sk, WISP_EADDRINUSE);
-    case WISP_ERR_VAL: return sock_fail_leave(sk, wisp_ipaddr_is_any(&ip) ? WISP_EINVAL : WISP_EADDRNOTAVAIL);
-    case WISP_ERR_CLSD: return sock_fail_leave(sk, sock_is_closing(sk) ? WISP_EBADF : WISP_EINVAL);
-    default: return sock_fail_leave(sk, wisp_err_to_errno(err));
     }
+    /* ERR_USE: EADDRINUSE; ERR_VAL: EINVAL for the any address */
+    return sock_fail_leave(sk, err == WISP_ERR_VAL && !wisp_ipaddr_is_any(&ip) ? WISP_EADDRNOTAVAIL
+                                                                                 : err_errno(sk, err, bind_errs));
 }
+
+static const uint8_t listen_errs[] = {EM(WISP_ERR_MEM, WISP_ENOBUFS), EM(WISP_ERR_USE, WISP_EADDRINUSE),
+                                       EM(WISP_ERR_CLSD, WISP_EINVAL), EM_END(WISP_EINVAL)};
 
 int wisp_listen(int s, int backlog)
 {
-    struct wisp_sock *sk = sock_enter(s);
+    struct wisp_sock *sk = sock_enter_lock(s);
     struct wisp_sockets *t = g_socks;
     wisp_err_t err;
     int e;
     if (sk == NULL) {
         return -1;
     }
-    if (!SK_STREAM(sk)) {
-        return sock_fail_leave(sk, WISP_EOPNOTSUPP);
-    }
-    tbl_lock();
-    e = (sk->f.established || sk->f.connecting) ? WISP_EINVAL : 0;
+    e = !SK_STREAM(sk) ? WISP_EOPNOTSUPP : ((sk->f.established || sk->f.connecting) ? WISP_EINVAL : 0);
     tbl_unlock();
     if (e != 0) {
         return sock_fail_leave(sk, e);
     }
     backlog = backlog < 1 ? 1 : (backlog > 255 ? 255 : backlog);
     err = wisp_netconn_listen_with_backlog(sk->conn, (uint8_t)backlog);
-    switch (err) {
-    case WISP_OK:
+    if (err == WISP_OK) {
         tbl_lock();
         sk->f.listening = 1;
         sk->f.bound = 1;
         sock_leave_locked(t, sk);
         return 0;
-    case WISP_ERR_MEM: return sock_fail_leave(sk, WISP_ENOBUFS);
-    case WISP_ERR_USE: return sock_fail_leave(sk, WISP_EADDRINUSE);
-    case WISP_ERR_CLSD: return sock_fail_leave(sk, sock_is_closing(sk) ? WISP_EBADF : WISP_EINVAL);
-    default: return sock_fail_leave(sk, WISP_EINVAL);
     }
+    return sock_fail_leave(sk, err_errno(sk, err, listen_errs));
 }
 
-/* The options accept() passes on to the new connection's netconn. */
-static const uint8_t opt_inherit[] = {OK_RCVTIMEO, OK_NODELAY, OK_KEEPALIVE, OK_SNDBUF, OK_RCVBUF, OK_MAXSEG};
+static int opt_store(struct wisp_sock *sk, unsigned kind, uint32_t val);
+
+/* The options accept() passes on to the new connection's netconn (the
+ * timeouts: stored there). */
+static const uint8_t opt_inherit[] = {OK_RCVTIMEO, OK_SNDTIMEO, OK_NODELAY, OK_KEEPALIVE, OK_SNDBUF, OK_RCVBUF, OK_MAXSEG};
+
+static const uint8_t accept_errs[] = {EM(WISP_ERR_WOULDBLOCK, WISP_EAGAIN), EM(WISP_ERR_TIMEOUT, WISP_EAGAIN),
+                                       EM(WISP_ERR_CLSD, WISP_EINVAL),       EM(WISP_ERR_MEM, WISP_ENOBUFS),
+                                       EM(WISP_ERR_ABRT, WISP_ECONNABORTED), EM(WISP_ERR_RST, WISP_ECONNABORTED),
+                                       EM_END(0)};
 
 int wisp_accept(int s, struct wisp_sockaddr *addr, wisp_socklen_t *addrlen)
 {
     struct wisp_sockets *t = g_socks;
-    struct wisp_sock *sk = sock_enter(s);
+    struct wisp_sock *sk = sock_enter_lock(s);
     struct wisp_sock *nsk;
     struct wisp_netconn *nc = NULL;
     wisp_ipaddr_t ip;
@@ -1044,7 +1036,6 @@ int wisp_accept(int s, struct wisp_sockaddr *addr, wisp_socklen_t *addrlen)
     if (sk == NULL) {
         return -1;
     }
-    tbl_lock();
     listening = sk->f.listening != 0;
     tbl_unlock();
     if (!listening) {
@@ -1052,17 +1043,7 @@ int wisp_accept(int s, struct wisp_sockaddr *addr, wisp_socklen_t *addrlen)
     }
     err = wisp_netconn_accept(sk->conn, &nc);
     if (err != WISP_OK) {
-        int e;
-        switch (err) {
-        case WISP_ERR_WOULDBLOCK:
-        case WISP_ERR_TIMEOUT: e = WISP_EAGAIN; break;
-        case WISP_ERR_CLSD: e = sock_is_closing(sk) ? WISP_EBADF : WISP_EINVAL; break;
-        case WISP_ERR_MEM: e = WISP_ENOBUFS; break;
-        case WISP_ERR_ABRT:
-        case WISP_ERR_RST: e = WISP_ECONNABORTED; break;
-        default: e = wisp_err_to_errno(err); break;
-        }
-        return sock_fail_leave(sk, e);
+        return sock_fail_leave(sk, err_errno(sk, err, accept_errs));
     }
     tbl_lock();
     nsk = reserve_entry(t);
@@ -1081,9 +1062,9 @@ int wisp_accept(int s, struct wisp_sockaddr *addr, wisp_socklen_t *addrlen)
     nsk->f.sendevent = 1;
     nsk->f.established = 1;
     nsk->f.bound = 1;
-    /* options inherited from the listener (as BSD does), rcvtimeo ..
-     * opts at once */
-    memcpy(&nsk->rcvtimeo, &sk->rcvtimeo, offsetof(struct wisp_sock, lastoff) - offsetof(struct wisp_sock, rcvtimeo));
+    /* options inherited from the listener (as BSD does), sndbuf .. opts
+     * at once */
+    memcpy(&nsk->sndbuf, &sk->sndbuf, offsetof(struct wisp_sock, lastoff) - offsetof(struct wisp_sock, sndbuf));
     apply_ka = (sk->opts & WISP_SOCK_O_KEEPALIVE) || sk->keepidle_s != WISP_TCP_KEEPIDLE_MS / 1000u ||
                sk->keepintvl_s != WISP_TCP_KEEPINTVL_MS / 1000u || sk->keepcnt != WISP_TCP_KEEPCNT;
     fd = sock_idx(t, nsk) + WISP_SOCKET_OFFSET;
@@ -1092,8 +1073,9 @@ int wisp_accept(int s, struct wisp_sockaddr *addr, wisp_socklen_t *addrlen)
      * and congestion control it does), where not the default */
     for (i = 0; i < sizeof opt_inherit; i++) {
         unsigned k = opt_inherit[i];
-        if (k == OK_KEEPALIVE ? apply_ka : opt_get(nsk, k) != 0) {
-            (void)opt_apply(nsk, nc, k);
+        uint32_t v = opt_get(sk, k);
+        if (k == OK_KEEPALIVE ? apply_ka : v != 0) {
+            (void)opt_store(nsk, k, v);
         }
     }
     if (addr != NULL && addrlen != NULL) {
@@ -1104,6 +1086,12 @@ int wisp_accept(int s, struct wisp_sockaddr *addr, wisp_socklen_t *addrlen)
     sock_leave(sk);
     return fd;
 }
+
+/* A TCP connect's errors; a UDP one's are the tail of them. */
+static const uint8_t connect_errs[] = {EM(WISP_ERR_RST, WISP_ECONNREFUSED), EM(WISP_ERR_USE, WISP_EADDRNOTAVAIL),
+                                       EM(WISP_ERR_CLSD, WISP_ECONNABORTED), EM(WISP_ERR_MEM, WISP_ENOBUFS),
+                                       EM(WISP_ERR_RTE, WISP_ENETUNREACH), EM_END(0)};
+#define connect_udp_errs (connect_errs + 8)
 
 int wisp_connect(int s, const struct wisp_sockaddr *name, wisp_socklen_t namelen)
 {
@@ -1122,20 +1110,17 @@ int wisp_connect(int s, const struct wisp_sockaddr *name, wisp_socklen_t namelen
         return sock_fail_leave(sk, e);
     }
     if (!SK_STREAM(sk)) {
-        if (name->sa_family == WISP_AF_UNSPEC) {
-            err = wisp_netconn_disconnect(sk->conn);
-            tbl_lock();
-            sk->f.established = 0;
-            sock_leave_locked(t, sk);
-            return err == WISP_OK ? 0 : set_errno(wisp_err_to_errno(err));
-        }
-        err = wisp_netconn_connect(sk->conn, &ip, port);
+        /* AF_UNSPEC: dissolve the association (POSIX) */
+        bool unspec = name->sa_family == WISP_AF_UNSPEC;
+        err = unspec ? wisp_netconn_disconnect(sk->conn) : wisp_netconn_connect(sk->conn, &ip, port);
         if (err != WISP_OK) {
-            return sock_fail_leave(sk, err == WISP_ERR_RTE ? WISP_ENETUNREACH : wisp_err_to_errno(err));
+            return sock_fail_leave(sk, err_errno(sk, err, connect_udp_errs));
         }
         tbl_lock();
-        sk->f.established = 1;
-        sk->f.bound = 1;
+        sk->f.established = !unspec;
+        if (!unspec) {
+            sk->f.bound = 1;
+        }
         sock_leave_locked(t, sk);
         return 0;
     }
@@ -1153,43 +1138,33 @@ int wisp_connect(int s, const struct wisp_sockaddr *name, wisp_socklen_t namelen
         return sock_fail_leave(sk, e);
     }
     err = wisp_netconn_connect(sk->conn, &ip, port);
+    /* OK: 0; INPROGRESS: EINPROGRESS; ALREADY, ISCONN, TIMEOUT, ABRT, VAL,
+     * *UNREACH: as mapped */
+    e = err_errno(sk, err, connect_errs);
     tbl_lock();
-    switch (err) {
-    case WISP_OK:
+    if (err == WISP_OK || err == WISP_ERR_INPROGRESS) {
+        sk->f.bound = 1;
+        if (err == WISP_OK) {
+            sk->f.connecting = 0;
+            sk->f.established = 1;
+        }
+    } else {
         sk->f.connecting = 0;
-        sk->f.established = 1;
-        sk->f.bound = 1;
-        sock_leave_locked(t, sk);
-        return 0;
-    case WISP_ERR_INPROGRESS:
-        sk->f.bound = 1;
-        sk->f.last_err = WISP_EINPROGRESS;
-        sock_leave_locked(t, sk);
-        return set_errno(WISP_EINPROGRESS);
-    default:
-        break;
+        if (sk->f.closing) {
+            e = WISP_EBADF;
+        } else if (is_conn_err(err)) {
+            /* the connection failed (reset, timeout, abort; SYN retries ran
+             * out after ICMP unreachable, RFC 1122 §4.2.3.9): the socket
+             * cannot be reused (BSD), the error is reported here */
+            sk->f.errevent = 0;
+            sk->f.dead = 1;
+        }
     }
-    sk->f.connecting = 0;
-    switch (err) {
-    case WISP_ERR_RST: e = WISP_ECONNREFUSED; break;
-    case WISP_ERR_RTE: e = WISP_ENETUNREACH; break;
-    case WISP_ERR_USE: e = WISP_EADDRNOTAVAIL; break;
-    case WISP_ERR_CLSD: e = WISP_ECONNABORTED; break;
-    case WISP_ERR_MEM: e = WISP_ENOBUFS; break;
-    default: e = wisp_err_to_errno(err); break; /* ALREADY, ISCONN, TIMEOUT, ABRT, VAL, *UNREACH */
+    if (e != 0) {
+        sk->f.last_err = (unsigned)e;
     }
-    if (sk->f.closing) {
-        e = WISP_EBADF;
-    } else if (is_conn_err(err)) {
-        /* the connection failed (reset, timeout, abort; SYN retries ran
-         * out after ICMP unreachable, RFC 1122 §4.2.3.9): the socket
-         * cannot be reused (BSD), the error is reported here */
-        sk->f.errevent = 0;
-        sk->f.dead = 1;
-    }
-    sk->f.last_err = (unsigned)e;
     sock_leave_locked(t, sk);
-    return set_errno(e);
+    return e != 0 ? set_errno(e) : 0;
 }
 
 /* ---------------------------------------------------- rx / tx ownership */
@@ -1198,16 +1173,8 @@ int wisp_connect(int s, const struct wisp_sockaddr *name, wisp_socklen_t namelen
  *  when it enters (so the fast path takes the lock once on entry and once
  *  on leaving). */
 struct sock_snap {
-    uint32_t timeo;               /**< SO_RCVTIMEO (reading) / SO_SNDTIMEO (writing) */
     struct wisp_sock_flags f;
 };
-
-/* The state a reading (rx) or writing call looks at. */
-static void take_snap(const struct wisp_sock *sk, struct sock_snap *snap, bool rx)
-{
-    snap->f = sk->f;
-    snap->timeo = rx ? sk->rcvtimeo : sk->sndtimeo;
-}
 
 /* Does a thread read (rx) / write this socket now? Set / clear that (table
  * lock held). One thread at a time per direction. */
@@ -1249,60 +1216,44 @@ static int turn_scan(struct wisp_sockets *t, void *arg)
         return 0;
     }
     dir_set_busy(c->sk, c->rx, true);
-    take_snap(c->sk, c->snap, c->rx);
+    c->snap->f = c->sk->f; /* the state a reading / writing call looks at */
     return 1;
 }
 
-/* sock_enter_dir's slow path: errors, and a second reader (writer) that
- * waits for its turn within its timeout (one thread at a time per
- * direction; woken through the waiter list when the turn is free). */
-static struct wisp_sock *sock_enter_dir_slow(int fd, bool rx, bool dontwait, struct sock_snap *snap)
+/* Enter fd for reading (rx) or writing (tx): one thread at a time per
+ * direction. The common case -- the socket is open and nobody else reads
+ * (writes) it -- takes the table lock once; a second reader (writer)
+ * waits for its turn within its timeout (SO_RCVTIMEO / SO_SNDTIMEO),
+ * woken through the waiter list when the turn is free. NULL with errno
+ * set. */
+static struct wisp_sock *sock_enter_dir(int fd, bool rx, bool dontwait, struct sock_snap *snap)
 {
     struct wisp_select_wait w;
     struct turn_ctx c;
-    struct wisp_sock_flags f;
     uint32_t timeo;
     int n;
 
-    c.sk = sock_enter(fd);
+    c.sk = sock_enter_lock(fd);
     if (c.sk == NULL) {
         return NULL;
     }
     c.rx = rx;
     c.snap = snap;
+    n = turn_scan(g_socks, &c);
+    dontwait = dontwait || c.sk->f.nonblock;
+    tbl_unlock();
+    if (n > 0) {
+        return c.sk;
+    }
     timeo = opt_get(c.sk, rx ? OK_RCVTIMEO : OK_SNDTIMEO);
-    f = sk_flags(c.sk);
     memset(&w, 0, sizeof w);
     w.watch_idx = sock_idx(g_socks, c.sk);
-    /* SO_RCVTIMEO / SO_SNDTIMEO bound the wait */
-    n = sel_run(g_socks, &w, timeo == 0, timeo, dontwait || f.nonblock,
-                turn_scan, &c);
+    n = sel_run(g_socks, &w, timeo == 0, timeo, dontwait, turn_scan, &c);
     if (n > 0) {
         return c.sk;
     }
     (void)sock_fail_leave(c.sk, n < 0 ? -n : WISP_EAGAIN);
     return NULL;
-}
-
-/* Enter fd for reading (rx) or writing (tx). The fast path -- the socket
- * is open and nobody else reads (writes) it -- takes the table lock once. */
-static struct wisp_sock *sock_enter_dir(int fd, bool rx, bool dontwait, struct sock_snap *snap)
-{
-    struct wisp_sockets *t = g_socks;
-    unsigned idx = (unsigned)fd - (unsigned)WISP_SOCKET_OFFSET;
-    if (t != NULL && fd >= WISP_SOCKET_OFFSET && idx < (unsigned)WISP_SOCKET_COUNT) {
-        struct wisp_sock *sk = &t->sock[idx];
-        lock_tbl(t);
-        if (sk->conn != NULL && !sk->f.closing && !dir_busy(sk, rx)) {
-            dir_set_busy(sk, rx, true);
-            sk->users++;
-            take_snap(sk, snap, rx);
-            unlock_tbl(t);
-            return sk;
-        }
-        unlock_tbl(t);
-    }
-    return sock_enter_dir_slow(fd, rx, dontwait, snap);
 }
 
 /* Enter s for a vectored read (rx) / write: the iovec is checked first
@@ -1329,9 +1280,7 @@ static void sock_leave_dir(struct wisp_sock *sk, bool rx, int e)
     if (e != 0) {
         sk->f.last_err = (unsigned)e;
     }
-    if (sk->select_waiting > 0) {
-        wake_waiters(t, sock_idx(t, sk));
-    }
+    wake_waiters(t, sock_idx(t, sk));
     sock_leave_locked(t, sk);
 }
 
@@ -1362,32 +1311,23 @@ static size_t iov_total(const struct wisp_iovec *iov, int n)
 static size_t copy_to_iov(const struct wisp_pbuf *p, uint32_t off, size_t len, struct iov_pos *ip)
 {
     size_t done = 0;
-    /* skip to the buffer holding off */
-    while (p != NULL && off >= p->len) {
-        off -= p->len;
-        p = p->next;
-    }
     while (p != NULL && done < len && ip->i < ip->n) {
-        size_t room = ip->iov[ip->i].iov_len - ip->off;
-        size_t avail = (size_t)p->len - off;
-        size_t n = WISP_MIN(WISP_MIN(room, avail), len - done);
+        size_t room = ip->iov[ip->i].iov_len - ip->off, n;
+        if (off >= p->len) {
+            off -= p->len; /* on to the buffer holding off */
+            p = p->next;
+            continue;
+        }
         if (room == 0) {
-            ip->i++;
+            ip->i++; /* on to the next part with room */
             ip->off = 0;
             continue;
         }
+        n = WISP_MIN(WISP_MIN(room, (size_t)p->len - off), len - done);
         memcpy((uint8_t *)ip->iov[ip->i].iov_base + ip->off, p->payload + off, n);
         done += n;
         ip->off += n;
         off += (uint32_t)n;
-        if (off == p->len) {
-            p = p->next;
-            off = 0;
-        }
-        if (ip->off == ip->iov[ip->i].iov_len) {
-            ip->i++;
-            ip->off = 0;
-        }
     }
     return done;
 }
@@ -1400,70 +1340,61 @@ static void mark_eof(struct wisp_sock *sk)
     tbl_unlock();
 }
 
+static const uint8_t recv_tcp_errs[] = {EM(WISP_ERR_MEM, WISP_ENOBUFS), EM_END(0)};
+
 /* recv_tcp got no data from netconn (err): the errno the call reports, or
  * 0 -- end of stream, or (have_data) the call returns the data it copied
  * and a connection error stays pending for the next call. */
 static WISP_NOINLINE int recv_tcp_fail(struct wisp_sock *sk, wisp_err_t err, bool have_data, const struct sock_snap *snap)
 {
-    int e = 0, pe;
+    int e = 0;
     bool conn = false;
     switch (err) {
     case WISP_ERR_WOULDBLOCK:
         e = WISP_EAGAIN;
         break;
-    case WISP_ERR_TIMEOUT: {
+    case WISP_ERR_TIMEOUT:
         /* our SO_RCVTIMEO, or the connection timed out (retransmissions
          * exhausted: a connection error, and the connection is dead) */
-        bool dead;
-        tbl_lock();
-        dead = sk->f.dead != 0;
-        tbl_unlock();
-        if (snap->timeo != 0 && !snap->f.nonblock && !dead) {
+        if (!snap->f.nonblock && !sk_flags(sk).dead && wisp_netconn_get_recvtimeout(sk->conn) != 0) {
             e = WISP_EAGAIN;
-        } else {
-            conn = true;
+            break;
         }
+        conn = true;
         break;
-    }
     case WISP_ERR_RST:
     case WISP_ERR_ABRT:
         conn = true;
         break;
     case WISP_ERR_CLSD:
-        if (sock_is_closing(sk)) {
-            return WISP_EBADF;
-        }
         break; /* end of stream, SHUT_RD, or dead after an error */
     default: /* ERR_MEM: ENOBUFS; ERR_CONN: ENOTCONN */
-        return have_data ? 0 : (err == WISP_ERR_MEM ? WISP_ENOBUFS : wisp_err_to_errno(err));
+        return have_data ? 0 : err_errno(sk, err, recv_tcp_errs);
+    }
+    if ((conn || err == WISP_ERR_CLSD) && sock_is_closing(sk)) {
+        return WISP_EBADF;
+    }
+    if (have_data) {
+        if (conn) {
+            (void)conn_err(sk, err, true); /* after the data, as Linux: next call */
+        }
+        return 0;
     }
     if (conn) {
         /* netconn handed the connection error to this call */
-        if (sock_is_closing(sk)) {
-            return WISP_EBADF;
+        e = conn_err(sk, err, false);
+    } else {
+        /* No data now (EAGAIN) or no more (0): a pending connection error
+         * comes first -- the one a send took from netconn but could not
+         * report, or the one still in netconn (recv after the data). */
+        int pe = take_pending_err(sk);
+        if (pe != 0) {
+            e = pe;
+        } else if (e != 0) {
+            return e;
         }
-        if (have_data) {
-            keep_conn_err(sk, err); /* after the data, as Linux: next call */
-            return 0;
-        }
-        e = take_conn_err(sk, err);
-        mark_eof(sk); /* reported once; then end of stream (Linux) */
-        return e;
     }
-    if (have_data) {
-        return 0;
-    }
-    /* No data now (EAGAIN) or no more (0): a pending connection error
-     * comes first -- the one a send took from netconn but could not
-     * report, or the one still in netconn (recv after the data). */
-    pe = take_pending_err(sk);
-    if (pe != 0) {
-        mark_eof(sk);
-        return pe;
-    }
-    if (e == 0) {
-        mark_eof(sk); /* end of stream (or SHUT_RD) */
-    }
+    mark_eof(sk); /* reported once, or the end of stream (or SHUT_RD): from now on end of stream (Linux) */
     return e;
 }
 
@@ -1537,14 +1468,7 @@ static wisp_ssize_t recv_tcp(struct wisp_sock *sk, const struct wisp_iovec *iov,
     return (wisp_ssize_t)copied;
 }
 
-/* A UDP call returned the socket's pending ICMP error (netconn took it):
- * select/poll no longer report it. */
-static void udp_err_taken(struct wisp_sock *sk)
-{
-    tbl_lock();
-    sk->f.errevent = 0;
-    tbl_unlock();
-}
+static const uint8_t recv_udp_errs[] = {EM(WISP_ERR_TIMEOUT, WISP_EAGAIN), EM(WISP_ERR_CLSD, 0), EM_END(0)};
 
 /* UDP receive into iov. Returns bytes (>= 0) or -errno. Blocking waits
  * happen inside netconn (its receive timeout is SO_RCVTIMEO); close and
@@ -1564,13 +1488,9 @@ static wisp_ssize_t recv_udp(struct wisp_sock *sk, const struct wisp_iovec *iov,
         }
         err = wisp_netconn_recv_udp_raw_netbuf_flags(
             sk->conn, &buf, (flags & WISP_MSG_DONTWAIT) ? WISP_NETCONN_DONTBLOCK : WISP_NETCONN_NOFLAG);
-        switch (err) {
-        case WISP_OK: break;
-        case WISP_ERR_WOULDBLOCK:
-        case WISP_ERR_TIMEOUT: return -(wisp_ssize_t)WISP_EAGAIN;
-        case WISP_ERR_CLSD: return sock_is_closing(sk) ? -(wisp_ssize_t)WISP_EBADF : 0; /* SHUT_RD */
-        case WISP_ERR_REFUSED: udp_err_taken(sk); return -(wisp_ssize_t)WISP_ECONNREFUSED;
-        default: return -(wisp_ssize_t)wisp_err_to_errno(err);
+        if (err != WISP_OK) {
+            /* ERR_WOULDBLOCK: EAGAIN; ERR_CLSD: SHUT_RD, end of stream */
+            return -(wisp_ssize_t)err_errno(sk, err, recv_udp_errs);
         }
     }
     sk->last.buf = NULL;
@@ -1630,13 +1550,10 @@ static wisp_ssize_t do_recv(int s, const struct wisp_iovec *iov, int iovcnt, int
 
 wisp_ssize_t wisp_recv(int s, void *mem, size_t len, int flags)
 {
-    struct wisp_iovec v;
-    v.iov_base = mem;
-    v.iov_len = len;
     if (mem == NULL && len > 0) {
         return wisp_recvfrom(s, NULL, 0, flags, NULL, NULL) < 0 ? -1 : set_errno(WISP_EFAULT);
     }
-    return do_recv(s, &v, 1, flags, NULL, NULL, NULL);
+    return wisp_recvfrom(s, mem, len, flags, NULL, NULL);
 }
 
 wisp_ssize_t wisp_recvfrom(int s, void *mem, size_t len, int flags, struct wisp_sockaddr *from,
@@ -1682,14 +1599,8 @@ wisp_ssize_t wisp_readv(int s, const struct wisp_iovec *iov, int iovcnt)
 /* errno for a failed TCP write. */
 static int tcp_write_errno(struct wisp_sock *sk, wisp_err_t err)
 {
-    bool closing, wr_shut, established, connecting;
-    tbl_lock();
-    closing = sk->f.closing != 0;
-    wr_shut = sk->f.wr_shut != 0;
-    established = sk->f.established != 0;
-    connecting = sk->f.connecting != 0;
-    tbl_unlock();
-    if (closing) {
+    struct wisp_sock_flags f = sk_flags(sk);
+    if (f.closing) {
         return WISP_EBADF;
     }
     switch (err) {
@@ -1702,12 +1613,11 @@ static int tcp_write_errno(struct wisp_sock *sk, wisp_err_t err)
         int pe = take_pending_err(sk);
         return pe != 0 ? pe : WISP_EPIPE;
     }
-    case WISP_ERR_CONN: return (wr_shut || established) ? WISP_EPIPE : (connecting ? WISP_EAGAIN : WISP_ENOTCONN);
+    case WISP_ERR_CONN: return (f.wr_shut || f.established) ? WISP_EPIPE : (f.connecting ? WISP_EAGAIN : WISP_ENOTCONN);
     case WISP_ERR_RST:
     case WISP_ERR_ABRT:
-    case WISP_ERR_TIMEOUT: return take_conn_err(sk, err);
-    case WISP_ERR_MEM: return WISP_ENOBUFS;
-    default: return wisp_err_to_errno(err);
+    case WISP_ERR_TIMEOUT: return conn_err(sk, err, false);
+    default: return err_errno(sk, err, recv_tcp_errs); /* ERR_MEM: ENOBUFS */
     }
 }
 
@@ -1736,7 +1646,7 @@ static wisp_ssize_t tcp_sent(struct wisp_sock *sk, wisp_err_t err, size_t sent)
         /* partial: non-blocking, SO_SNDTIMEO, or the connection failed
          * after some bytes */
         if (is_conn_err(err)) {
-            keep_conn_err(sk, err);
+            (void)conn_err(sk, err, true);
         }
         return (wisp_ssize_t)sent;
     }
@@ -1750,6 +1660,7 @@ static wisp_ssize_t send_tcp(struct wisp_sock *sk, const struct wisp_iovec *iov,
     size_t sent = 0;
     int i;
     uint8_t base = tcp_write_flags(flags & ~WISP_MSG_MORE, snap);
+    uint32_t timeo = wisp_netconn_get_sendtimeout(sk->conn); /* SO_SNDTIMEO, kept there */
     for (i = 0; i < iovcnt; i++) {
         size_t written = 0;
         uint8_t f = base;
@@ -1760,7 +1671,7 @@ static wisp_ssize_t send_tcp(struct wisp_sock *sk, const struct wisp_iovec *iov,
         if ((flags & WISP_MSG_MORE) || i + 1 < iovcnt) {
             f |= WISP_NETCONN_MORE;
         }
-        err = wisp_netconn_write_layered(sk->conn, iov[i].iov_base, iov[i].iov_len, f, snap->timeo, &written);
+        err = wisp_netconn_write_layered(sk->conn, iov[i].iov_base, iov[i].iov_len, f, timeo, &written);
         sent += written;
         if (err != WISP_OK || written < iov[i].iov_len) {
             return tcp_sent(sk, err, sent); /* non-blocking or SO_SNDTIMEO: partial */
@@ -1768,6 +1679,11 @@ static wisp_ssize_t send_tcp(struct wisp_sock *sk, const struct wisp_iovec *iov,
     }
     return (wisp_ssize_t)sent;
 }
+
+static const uint8_t send_udp_errs[] = {EM(WISP_ERR_MEM, WISP_ENOBUFS), EM(WISP_ERR_CONN, WISP_EDESTADDRREQ),
+                                        EM(WISP_ERR_RTE, WISP_ENETUNREACH),
+                                        EM(WISP_ERR_VAL, WISP_EACCES), /* broadcast without SO_BROADCAST */
+                                        EM(WISP_ERR_CLSD, WISP_EPIPE), EM_END(0)};
 
 /* UDP send of the iovec as one datagram. Returns bytes or -errno. */
 static wisp_ssize_t send_udp(struct wisp_sock *sk, const struct wisp_iovec *iov, int iovcnt, const wisp_ipaddr_t *ip,
@@ -1815,17 +1731,8 @@ static wisp_ssize_t send_udp(struct wisp_sock *sk, const struct wisp_iovec *iov,
         err = (ip != NULL) ? wisp_netconn_sendto(sk->conn, buf, ip, port) : wisp_netconn_send(sk->conn, buf);
     }
     wisp_netbuf_delete(buf);
-    switch (err) {
-    case WISP_OK: return (wisp_ssize_t)total;
-    case WISP_ERR_MEM:
-    case WISP_ERR_BUF: return -(wisp_ssize_t)WISP_ENOBUFS;
-    case WISP_ERR_CONN: return -(wisp_ssize_t)WISP_EDESTADDRREQ;
-    case WISP_ERR_RTE: return -(wisp_ssize_t)WISP_ENETUNREACH;
-    case WISP_ERR_REFUSED: udp_err_taken(sk); return -(wisp_ssize_t)WISP_ECONNREFUSED; /* ICMP, earlier datagram */
-    case WISP_ERR_VAL: return -(wisp_ssize_t)WISP_EACCES; /* broadcast without SO_BROADCAST */
-    case WISP_ERR_CLSD: return -(wisp_ssize_t)(sock_is_closing(sk) ? WISP_EBADF : WISP_EPIPE);
-    default: return -(wisp_ssize_t)wisp_err_to_errno(err);
-    }
+    /* ERR_BUF: ENOBUFS; ERR_REFUSED: ECONNREFUSED (ICMP, earlier datagram) */
+    return err == WISP_OK ? (wisp_ssize_t)total : -(wisp_ssize_t)err_errno(sk, err, send_udp_errs);
 }
 
 static wisp_ssize_t do_send(int s, const struct wisp_iovec *iov, int iovcnt, int flags, const struct wisp_sockaddr *to,
@@ -1860,30 +1767,9 @@ static wisp_ssize_t do_send(int s, const struct wisp_iovec *iov, int iovcnt, int
 
 wisp_ssize_t wisp_send(int s, const void *data, size_t size, int flags)
 {
-    struct sock_snap snap;
-    struct wisp_sock *sk;
-    size_t written = 0;
-    wisp_err_t err;
-
-    if (data == NULL || size == 0 || (flags & ~(WISP_MSG_DONTWAIT | WISP_MSG_MORE | WISP_MSG_NOSIGNAL)) != 0) {
-        return wisp_sendto(s, data, size, flags, NULL, 0);
-    }
-    /* The common case, a TCP write, straight to netconn_write_layered
-     * (NETCONN_COPY: the copy into the send buffer netconn makes anyway). */
-    sk = sock_enter_dir(s, false, (flags & WISP_MSG_DONTWAIT) != 0, &snap);
-    if (sk == NULL) {
-        return -1;
-    }
-    if (!SK_STREAM(sk) || snap.f.wr_shut || snap.f.listening) {
-        sock_leave_dir(sk, false, 0);
-        return wisp_sendto(s, data, size, flags, NULL, 0);
-    }
-    err = wisp_netconn_write_layered(sk->conn, data, size, tcp_write_flags(flags, &snap), snap.timeo, &written);
-    if (err == WISP_OK && written == size) {
-        sock_leave_dir(sk, false, 0);
-        return (wisp_ssize_t)written;
-    }
-    return sock_leave_dir_r(sk, false, tcp_sent(sk, err, written));
+    /* one path for every send: a TCP write of one part goes through
+     * send_tcp straight to netconn_write_layered as well */
+    return wisp_sendto(s, data, size, flags, NULL, 0);
 }
 
 wisp_ssize_t wisp_sendto(int s, const void *data, size_t size, int flags, const struct wisp_sockaddr *to,
@@ -1954,9 +1840,7 @@ int wisp_shutdown(int s, int how)
     if (tx) {
         sk->f.wr_shut = 1;
     }
-    if (sk->select_waiting > 0) {
-        wake_waiters(t, sock_idx(t, sk));
-    }
+    wake_waiters(t, sock_idx(t, sk));
     tbl_unlock();
     if (err != WISP_OK && err != WISP_ERR_CONN && err != WISP_ERR_CLSD) {
         return sock_fail_leave(sk, wisp_err_to_errno(err));
@@ -1968,35 +1852,22 @@ int wisp_shutdown(int s, int how)
 int wisp_close(int s)
 {
     struct wisp_sockets *t = g_socks;
-    struct wisp_sock *sk;
-    struct wisp_netconn *conn;
-    int e = WISP_EBADF;
-    bool others, stream, linger0;
-    if (t == NULL) {
-        return set_errno(WISP_EBADF);
-    }
-    tbl_lock();
-    sk = lookup(t, s, &e);
+    struct wisp_sock *sk = sock_enter_lock(s);
+    bool others, linger0;
     if (sk == NULL) {
-        tbl_unlock();
-        return set_errno(e);
+        return -1;
     }
     sk->f.closing = 1;
-    others = sk->users > 0;
-    sk->users++;
-    conn = sk->conn;
-    stream = SK_STREAM(sk);
-    linger0 = (sk->opts & WISP_SOCK_O_LINGER) && sk->linger_s == 0 && !sk->f.listening;
-    if (sk->select_waiting > 0) {
-        wake_waiters(t, sock_idx(t, sk));
-    }
+    others = sk->users > 1;
+    linger0 = sk_linger0(sk);
+    wake_waiters(t, sock_idx(t, sk));
     tbl_unlock();
     if (others) {
         /* Threads blocked inside netconn calls on it (recv, accept, send,
          * connect): closing the netconn wakes them (ERR_CLSD) and makes
          * later calls fail at once; the last one to leave deletes it.
          * With SO_LINGER {1, 0} the connection is reset instead. */
-        (void)((linger0 && stream) ? wisp_netconn_abort(conn) : wisp_netconn_close(conn));
+        (void)(linger0 ? wisp_netconn_abort(sk->conn) : wisp_netconn_close(sk->conn));
     }
     sock_leave(sk);
     return 0;
@@ -2103,15 +1974,69 @@ static int setopt_tcp_congestion(struct wisp_sock *sk, const void *optval, wisp_
 }
 
 /* Store val as option kind of sk and pass it on to the netconn where it
- * acts there: 0 or the errno to fail with. */
-static WISP_NOINLINE int opt_store(struct wisp_sock *sk, unsigned kind, uint32_t val)
+ * acts there (setsockopt; accept, for what the listener had): 0 or the
+ * errno to fail with (the netconn's answer, mapped). */
+static int opt_store(struct wisp_sock *sk, unsigned kind, uint32_t val)
 {
+    struct wisp_netconn *conn = sk->conn;
+    wisp_err_t err;
     (void)opt_access(sk, kind, true, val);
-    if (kind == OK_REUSEADDR || kind == OK_SNDTIMEO || kind == OK_LINGER ||
-        (SK_STREAM(sk) ? kind == OK_BROADCAST : kind == OK_KEEPALIVE)) {
-        return 0; /* kept here (SO_SNDTIMEO: passed with each write) */
+    switch (kind) {
+    case OK_RCVTIMEO:
+        wisp_netconn_set_recvtimeout(conn, val);
+        return 0;
+    case OK_SNDTIMEO:
+        wisp_netconn_set_sendtimeout(conn, val);
+        return 0;
+    case OK_KEEPALIVE:
+    case OK_KEEPIDLE:
+    case OK_KEEPINTVL:
+    case OK_KEEPCNT:
+        if (SK_STREAM(sk)) {
+            /* a listener keeps them for the connections it accepts:
+             * netconn answers ERR_CONN, ignored */
+            bool on;
+            uint32_t idle, intvl, cnt;
+            tbl_lock();
+            on = (sk->opts & WISP_SOCK_O_KEEPALIVE) != 0;
+            idle = sk->keepidle_s * 1000u;
+            intvl = sk->keepintvl_s * 1000u;
+            cnt = sk->keepcnt;
+            tbl_unlock();
+            (void)wisp_netconn_set_keepalive(conn, on, idle, intvl, cnt);
+        }
+        return 0; /* UDP: SO_KEEPALIVE kept here */
+    case OK_BROADCAST:
+        if (!SK_STREAM(sk)) {
+            (void)wisp_netconn_set_broadcast(conn, val != 0);
+        }
+        return 0; /* TCP: kept here */
+    case OK_TTL:
+        (void)wisp_netconn_set_ttl(conn, (uint8_t)val); /* a listener passes it on */
+        return 0;
+    case OK_TOS:
+        /* the DSCP picks the transmit queue (netif.h): the priority write
+         * of the socket API */
+        err = wisp_netconn_set_dscp(conn, (uint8_t)(val >> 2));
+        break;
+    case OK_NODELAY:
+        err = wisp_netconn_set_nodelay(conn, val != 0);
+        goto remembered;
+    case OK_MAXSEG:
+        err = wisp_netconn_set_maxseg(conn, (uint16_t)val);
+        goto remembered;
+    case OK_SNDBUF:
+    case OK_RCVBUF:
+        err = wisp_netconn_set_bufs(conn, kind == OK_SNDBUF ? val : 0u, kind == OK_RCVBUF ? val : 0u);
+    remembered:
+        if (err == WISP_ERR_CONN || err == WISP_ERR_CLSD) {
+            err = WISP_OK; /* a listener: for what it accepts; closed: remembered */
+        }
+        break;
+    default: /* SO_REUSEADDR, SO_LINGER: kept here */
+        return 0;
     }
-    return opt_apply(sk, sk->conn, kind);
+    return err == WISP_OK ? 0 : (err == WISP_ERR_CLSD ? WISP_EINVAL : wisp_err_to_errno(err));
 }
 
 /* Set option kind of sk to v (an int option) or to what optval holds: 0,
@@ -2574,53 +2499,6 @@ static struct wisp_sock *sel_entry(struct wisp_sockets *t, int fd)
     return lookup(t, fd, &e);
 }
 
-/* Add (+1) or remove (-1) the watch counts of a waiter (lock held). */
-static void watch_count(struct wisp_sockets *t, const struct wisp_select_wait *w, int delta)
-{
-    int i;
-    if (w->watch_idx >= 0) {
-        /* waits for its turn: it holds the entry (users), which stays */
-        struct wisp_sock *sk = &t->sock[w->watch_idx];
-        sk->select_waiting = (uint16_t)(sk->select_waiting + delta);
-        return;
-    }
-    for (i = 0; i < WISP_SOCKET_COUNT; i++) {
-        struct wisp_sock *sk = &t->sock[i];
-        if (sk->conn != NULL && sel_watches(w, i + WISP_SOCKET_OFFSET)) {
-            sk->select_waiting = (uint16_t)(sk->select_waiting + delta);
-        }
-    }
-}
-
-/* Wait on w's semaphore up to the deadline; returns false on timeout.
- * forever: no deadline. Lock held on entry and return. */
-static bool sel_wait(struct wisp_sockets *t, struct wisp_select_wait *w, bool forever, uint32_t deadline)
-{
-    uint32_t tmo = WISP_SYS_FOREVER;
-    wisp_err_t r;
-    if (!forever) {
-        uint32_t now = wisp_sys_now_ms();
-        int32_t left = (int32_t)(deadline - now);
-        if (left <= 0) {
-            return false;
-        }
-        tmo = (uint32_t)left;
-    }
-    waiter_add(t, w);
-    watch_count(t, w, +1);
-    tbl_unlock();
-    r = wisp_sys_sem_wait(&w->sem, tmo);
-    tbl_lock();
-    watch_count(t, w, -1);
-    waiter_remove(t, w);
-    if (r != WISP_OK) {
-        /* a signal may have raced with the timeout: nobody signals w any
-         * more (it left the list), so just rescan once more */
-        return true;
-    }
-    return true;
-}
-
 /* The wait loop of select and poll (and of a thread waiting for its turn
  * to read / write): scan (table lock held) until it finds something (or
  * fails), the time is up or no_wait (one scan only). w is set up but for
@@ -2629,17 +2507,14 @@ static bool sel_wait(struct wisp_sockets *t, struct wisp_select_wait *w, bool fo
 static int sel_run(struct wisp_sockets *t, struct wisp_select_wait *w, bool forever, uint32_t ms, bool no_wait,
                    sel_scan_fn scan, void *ctx)
 {
-    bool sem_ok = false, last = false;
+    bool sem_ok = false;
     /* the time left is counted in 31 bits: a longer wait (24.8 days) is
      * cut to that much, never turned into none or into forever */
     uint32_t deadline = wisp_sys_now_ms() + WISP_MIN(ms, 0x7fffffffu);
     int n;
     tbl_lock();
-    for (;;) {
-        n = scan(t, ctx);
-        if (n != 0 || last || no_wait) {
-            break;
-        }
+    while ((n = scan(t, ctx)) == 0 && !no_wait) {
+        uint32_t tmo = WISP_SYS_FOREVER;
         if (!sem_ok) {
             tbl_unlock();
             if (wisp_sys_sem_new(&w->sem, 0) != WISP_OK) {
@@ -2649,9 +2524,21 @@ static int sel_run(struct wisp_sockets *t, struct wisp_select_wait *w, bool fore
             tbl_lock();
             continue;
         }
-        if (!sel_wait(t, w, forever, deadline) || (!forever && (int32_t)(deadline - wisp_sys_now_ms()) <= 0)) {
-            last = true; /* timed out: one final scan */
+        if (!forever) {
+            int32_t left = (int32_t)(deadline - wisp_sys_now_ms());
+            if (left <= 0) {
+                break; /* timed out: the scan above was the final one */
+            }
+            tmo = (uint32_t)left;
         }
+        /* wait on w's semaphore, in the list while it waits; a signal
+         * that raced with the timeout is harmless: w left the list,
+         * nobody signals it any more, the loop rescans */
+        waiter_add(t, w);
+        tbl_unlock();
+        (void)wisp_sys_sem_wait(&w->sem, tmo);
+        tbl_lock();
+        waiter_remove(t, w);
     }
     tbl_unlock();
     if (sem_ok) {
@@ -2702,7 +2589,6 @@ int wisp_select(int maxfdp1, wisp_fd_set *readset, wisp_fd_set *writeset, wisp_f
     struct wisp_sockets *t = g_socks;
     struct wisp_select_wait w;
     struct select_ctx c;
-    wisp_fd_set *io[3];
     uint32_t ms = 0;
     int n, k;
 
@@ -2715,13 +2601,10 @@ int wisp_select(int maxfdp1, wisp_fd_set *readset, wisp_fd_set *writeset, wisp_f
     if (maxfdp1 > WISP_FD_SETSIZE) {
         maxfdp1 = WISP_FD_SETSIZE;
     }
-    io[0] = readset;
-    io[1] = writeset;
-    io[2] = exceptset;
     memset(&w, 0, sizeof w);
-    for (k = 0; k < 3; k++) {
-        w.set[k] = io[k];
-    }
+    w.set[0] = readset;
+    w.set[1] = writeset;
+    w.set[2] = exceptset;
     w.maxfdp1 = maxfdp1;
     w.watch_idx = -1;
     c.w = &w;
@@ -2730,8 +2613,8 @@ int wisp_select(int maxfdp1, wisp_fd_set *readset, wisp_fd_set *writeset, wisp_f
         return set_errno(-n);
     }
     for (k = 0; k < 3; k++) {
-        if (io[k] != NULL) {
-            *io[k] = c.out[k];
+        if (w.set[k] != NULL) {
+            memcpy((void *)(uintptr_t)w.set[k], &c.out[k], sizeof c.out[k]); /* the caller's set */
         }
     }
     return n;

@@ -53,8 +53,9 @@ struct wisp_sock {
     } WISP_PRIV(last);                          /**< by type: NULL / NULL = nothing kept */
     /* everything below: under the table lock */
     uint32_t WISP_PRIV(rcv_bytes);              /**< bytes announced by RCVPLUS, not yet taken */
-    /* the options accept() copies from the listener, rcvtimeo .. opts */
-    uint32_t WISP_PRIV(rcvtimeo), WISP_PRIV(sndtimeo);     /**< ms, 0 = none */
+    /* the options accept() copies from the listener, sndbuf .. opts
+     * (SO_RCVTIMEO / SO_SNDTIMEO: the netconn's recv_timeout /
+     * send_timeout, not copied here) */
     wisp_sock_buf_t WISP_PRIV(sndbuf), WISP_PRIV(rcvbuf);  /**< TCP: SO_SNDBUF / SO_RCVBUF bound in bytes, 0 = the stack's default */
     uint16_t WISP_PRIV(keepidle_s);             /**< 1..32767 (Linux's bounds) */
     uint16_t WISP_PRIV(keepintvl_s);            /**< 1..32767 (Linux's bounds) */
@@ -67,7 +68,6 @@ struct wisp_sock {
     uint16_t WISP_PRIV(lastoff);                /**< bytes of last.p already read (< its tot_len; reader-owned) */
     int16_t WISP_PRIV(rcvevent);                /**< items waiting in the netconn (data, connections) */
     uint16_t WISP_PRIV(users);                  /**< threads inside a call on this socket */
-    uint16_t WISP_PRIV(select_waiting);         /**< select/poll/serialised waiters watching it */
     struct wisp_sock_flags WISP_PRIV(f);
 };
 
