@@ -698,41 +698,73 @@ static bool tcp_receive(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, const str
 
 /* ---------------------------------------------------- SYN-SENT */
 
-/* Take the peer's SYN options (RFC 7323 §2.2/§3.2, RFC 2018 §2: each
- * feature only when both SYNs carried it). */
-static void tcp_syn_options(struct wisp_tcp_pcb *pcb, const struct tcp_in *in)
+/* The peer's SYN taken, for an active open (its SYN-ACK, tcp_syn_sent)
+ * and a passive one (the SYN-queue entry, tcp_passive_pcb) alike: IRS,
+ * RCV.NXT = IRS + 1 (RFC 9293 §3.10.7.3), the window our SYN or SYN-ACK
+ * offered (promised: rcv_adv), SND.WL1, and the options -- each feature
+ * only when both SYNs carried it (RFC 7323 §2.2/§3.2, RFC 2018 §2).
+ * ws: the peer's shift (0xff: no option); synopts: TCP_SYNO_SACK |
+ * TCP_SYNO_TS; tsval: its TSval (TS.Recent). */
+void tcp_syn_take(struct wisp_tcp_pcb *pcb, uint32_t irs, uint32_t offered, uint16_t peer_mss, uint8_t ws,
+                  unsigned synopts, uint32_t tsval)
 {
     struct wisp_stack *s = pcb->c.stack;
     uint16_t ours = tcp_mss_for(s, &pcb->remote_ip);
     if (pcb->user_mss != 0u && pcb->user_mss < ours) {
         ours = pcb->user_mss; /* TCP_MAXSEG */
     }
+    pcb->irs = irs;
+    pcb->rcv_nxt = irs + 1u;
+    pcb->last_ack_sent = pcb->rcv_nxt;
+    pcb->rcv_adv = pcb->rcv_nxt + offered;
+    pcb->snd_wl1 = irs;
     /* RFC 9293 §3.7.1 / RFC 6691: min(peer MSS or 536, MTU - 40) */
-    pcb->mss = (uint16_t)WISP_MIN(in->opt.mss != 0 ? in->opt.mss : TCP_DEFAULT_MSS, ours);
+    pcb->mss = (uint16_t)WISP_MIN(peer_mss != 0 ? peer_mss : TCP_DEFAULT_MSS, ours);
 #if WISP_TCP_WND_SCALE
-    if (in->opt.ws != 0xffu) {
+    if (ws != 0xffu) {
+        /* RFC 7323 §2.2/§2.3: both SYNs carried the option; shifts > 14
+         * are taken as 14 */
         pcb->flags |= TF_WS;
-        pcb->snd_wscale = (uint8_t)WISP_MIN(in->opt.ws, TCP_MAX_WSCALE); /* RFC 7323 §2.3 */
+        pcb->snd_wscale = (uint8_t)WISP_MIN(ws, TCP_MAX_WSCALE);
+        pcb->rcv_wscale = tcp_rcv_wscale_ours();
     } else {
         pcb->snd_wscale = 0;
         pcb->rcv_wscale = 0;
     }
+#else
+    (void)ws;
 #endif
-    if (in->opt.sack_ok) {
+    if (synopts & TCP_SYNO_SACK) {
         pcb->flags |= TF_SACK; /* 0 when compiled out */
     }
 #if WISP_TCP_TIMESTAMPS
-    if (in->opt.ts) {
+    if (synopts & TCP_SYNO_TS) {
         pcb->flags |= TF_TS;
-        pcb->ts_recent = in->opt.tsval;
+        pcb->ts_recent = tsval;
         pcb->last_rx_ms = wisp_now(s); /* TS.Recent's age (RFC 7323 §5.5) */
     }
+#else
+    (void)tsval;
 #endif
 }
 
-static void tcp_fin_state(struct wisp_tcp_pcb *pcb);
+/* The connected callback of an active open (or a simultaneous one, from
+ * SYN-RECEIVED). False when the application aborted the connection. */
+static WISP_NOINLINE bool tcp_notify_connected(struct wisp_tcp_pcb *pcb)
+{
+    if (pcb->connected != NULL) {
+        wisp_err_t err = pcb->connected(pcb->c.arg, pcb, WISP_OK);
+        if (err == WISP_ERR_ABRT || tcp_dead(pcb)) {
+            return false;
+        }
+    }
+    return true;
+}
 
-/* RFC 9293 §3.10.7.3 SYN-SENT. False when the PCB died. Takes p. */
+/* RFC 9293 §3.10.7.3 SYN-SENT. True when the connection is established
+ * and the segment goes on to the sixth step (its data, its FIN: in->seq
+ * then is the first data octet); false when the segment was consumed
+ * (also when the PCB died). */
 static bool tcp_syn_sent(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, struct tcp_in *in)
 {
     struct wisp_stack *s = pcb->c.stack;
@@ -742,36 +774,29 @@ static bool tcp_syn_sent(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, struct t
     if ((in->flags & WISP_TCP_FLAG_ACK) && (TCP_SEQ_LEQ(in->ack, pcb->iss) || TCP_SEQ_GT(in->ack, pcb->snd_nxt))) {
         WISP_CTR_INC(s, TCP_DROP_BADACK);
         tcp_rst_reply(s, in); /* <SEQ=SEG.ACK><CTL=RST> unless RST */
-        wisp_pbuf_free(p);
-        return true;
+        goto drop;
     }
     /* second: RST (RFC 5961 §3.2 for SYN-SENT: only with an acceptable
      * ACK) */
     if (in->flags & WISP_TCP_FLAG_RST) {
         WISP_CTR_INC(s, TCP_RST_RX);
-        wisp_pbuf_free(p);
         if (in->flags & WISP_TCP_FLAG_ACK) {
             tcp_pcb_kill(pcb, WISP_ERR_RST); /* "connection reset" / refused */
-            return false;
+        } else {
+            WISP_CTR_INC(s, TCP_DROP_RST);
         }
-        WISP_CTR_INC(s, TCP_DROP_RST);
-        return true;
+        goto drop;
     }
     /* fourth: SYN */
     if (!(in->flags & WISP_TCP_FLAG_SYN)) {
         WISP_CTR_INC(s, TCP_DROP_STATE);
-        wisp_pbuf_free(p);
-        return true;
+        goto drop;
     }
-    pcb->irs = in->seq;
-    pcb->rcv_nxt = in->seq + 1u;
-    pcb->last_ack_sent = pcb->rcv_nxt;
-    pcb->rcv_adv = pcb->rcv_nxt + pcb->syn_wnd; /* what our SYN offered */
-    tcp_syn_options(pcb, in);
+    tcp_syn_take(pcb, in->seq, pcb->syn_wnd, in->opt.mss, in->opt.ws,
+                 (in->opt.sack_ok ? TCP_SYNO_SACK : 0u) | (in->opt.ts ? TCP_SYNO_TS : 0u), in->opt.tsval);
     /* RFC 7323 §2.2: the window of a SYN is never scaled */
     pcb->snd_wnd = in->wnd;
     pcb->max_snd_wnd = in->wnd;
-    pcb->snd_wl1 = in->seq;
     pcb->snd_wl2 = in->ack;
     if (!(in->flags & WISP_TCP_FLAG_ACK)) {
         /* RFC 9293 §3.5 simultaneous open: SYN-SENT -> SYN-RECEIVED, send
@@ -779,8 +804,7 @@ static bool tcp_syn_sent(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, struct t
          * kept). */
         pcb->c.state = WISP_TCP_SYN_RCVD;
         pcb->flags |= TF_ACK_NOW;
-        wisp_pbuf_free(p);
-        return true;
+        goto drop;
     }
     pcb->snd_una = in->ack;
     if ((pcb->flags & TF_TS) && in->opt.tsecr != 0) {
@@ -792,32 +816,15 @@ static bool tcp_syn_sent(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, struct t
     tcp_set_established(pcb);
     tcp_timer_clear(pcb, TCP_TMR_RTO);
     pcb->flags |= TF_ACK_NOW;
-    if (pcb->connected != NULL) {
-        wisp_err_t err = pcb->connected(pcb->c.arg, pcb, WISP_OK);
-        if (err == WISP_ERR_ABRT || tcp_dead(pcb)) {
-            wisp_pbuf_free(p);
-            return false;
-        }
+    if (!tcp_notify_connected(pcb)) {
+        goto drop;
     }
     /* data or FIN on the SYN-ACK: continue at the sixth step */
-    if (in->len > 0 || (in->flags & WISP_TCP_FLAG_FIN)) {
-        bool fin_in;
-        in->seq += 1u;
-        if (!tcp_receive(pcb, p, in, &fin_in)) {
-            return false;
-        }
-        if (fin_in) {
-            pcb->rcv_nxt += 1u;
-            pcb->flags |= TF_ACK_NOW;
-            tcp_fin_state(pcb);
-            if (tcp_dead(pcb) || !tcp_deliver_eof(pcb)) {
-                return false;
-            }
-        }
-    } else {
-        wisp_pbuf_free(p);
-    }
+    in->seq += 1u;
     return true;
+drop:
+    wisp_pbuf_free(p);
+    return false;
 }
 
 /* RFC 9293 §3.10.7.4 eighth step: the state change for an in-order FIN. */
@@ -1017,12 +1024,9 @@ static bool tcp_synrcvd_ack(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, const
         pcb->max_snd_wnd = WISP_MAX(pcb->max_snd_wnd, pcb->snd_wnd);
         pcb->snd_wl1 = in->seq;
         pcb->snd_wl2 = in->ack;
-        if (pcb->connected != NULL) {
-            wisp_err_t err = pcb->connected(pcb->c.arg, pcb, WISP_OK);
-            if (err == WISP_ERR_ABRT || tcp_dead(pcb)) {
-                wisp_pbuf_free(p);
-                return false;
-            }
+        if (!tcp_notify_connected(pcb)) {
+            wisp_pbuf_free(p);
+            return false;
         }
         return true;
     }
@@ -1140,13 +1144,15 @@ void tcp_process(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, struct tcp_in *i
     uint32_t now = wisp_now(pcb->c.stack);
 
     if (pcb->c.state == WISP_TCP_SYN_SENT) {
-        (void)tcp_syn_sent(pcb, p, in);
-        return;
-    }
-    pcb->flags &= ~TF_DSACK; /* RFC 2883 §4 rule 1: D-SACK reports the latest segment only */
-    if (!tcp_precheck(pcb, p, in, now) || !tcp_first_step(pcb, p, in, now) || !tcp_rst_syn_steps(pcb, p, in) ||
-        !tcp_ack_step(pcb, p, in)) {
-        return;
+        if (!tcp_syn_sent(pcb, p, in)) {
+            return;
+        }
+    } else {
+        pcb->flags &= ~TF_DSACK; /* RFC 2883 §4 rule 1: D-SACK reports the latest segment only */
+        if (!tcp_precheck(pcb, p, in, now) || !tcp_first_step(pcb, p, in, now) || !tcp_rst_syn_steps(pcb, p, in) ||
+            !tcp_ack_step(pcb, p, in)) {
+            return;
+        }
     }
     tcp_text_fin_steps(pcb, p, in);
 }

@@ -345,6 +345,10 @@ uint32_t tcp_refused_free(struct wisp_tcp_pcb *pcb);
 struct wisp_pbuf *tcp_pbuf_skip(struct wisp_pbuf *p, uint32_t n);
 bool tcp_challenge_allowed(struct wisp_stack *s);
 void tcp_set_established(struct wisp_tcp_pcb *pcb);
+/* The peer's SYN taken by a PCB (IRS, RCV.NXT, the offered window, MSS,
+ * window scale, SACK and timestamps; tcp_in.c). */
+void tcp_syn_take(struct wisp_tcp_pcb *pcb, uint32_t irs, uint32_t offered, uint16_t peer_mss, uint8_t ws,
+                  unsigned synopts, uint32_t tsval);
 /* Process an acceptable ACK (RFC 9293 §3.10.7.4 fifth step, ESTABLISHED
  * rules), RTT sampling, loss detection and recovery, congestion control
  * (through tcp_cc.h). False when pcb died (sent callback aborted it). */

@@ -785,8 +785,7 @@ static struct wisp_tcp_pcb *tcp_passive_pcb(struct wisp_stack *s, struct wisp_tc
                                             const struct wisp_tcp_syn *e, const struct tcp_tuple *t, uint32_t ts_off)
 {
     struct wisp_tcp_pcb *pcb = tcp_pcb_alloc(s);
-    uint32_t iss = e->iss, irs = e->irs;
-    uint16_t ours;
+    uint32_t iss = e->iss;
     if (pcb == NULL) {
         return NULL;
     }
@@ -797,36 +796,13 @@ static struct wisp_tcp_pcb *tcp_passive_pcb(struct wisp_stack *s, struct wisp_tc
     pcb->c.cc_algo = l->c.cc_algo;
     pcb->flags |= TF_PASSIVE;
     /* (ts_off: the clock our SYN-ACK's TSval was read from) */
-    ours = tcp_pcb_open(pcb, t, iss, ts_off);
+    (void)tcp_pcb_open(pcb, t, iss, ts_off);
     pcb->snd_una = iss + 1u; /* our SYN is acknowledged */
     pcb->snd_nxt = iss + 1u;
-    pcb->snd_wl1 = irs;
     pcb->snd_wl2 = iss;
-    pcb->irs = irs;
-    pcb->rcv_nxt = irs + 1u;
-    pcb->rcv_adv = pcb->rcv_nxt + e->wnd; /* what the SYN-ACK offered */
-    pcb->last_ack_sent = pcb->rcv_nxt;
-    /* RFC 9293 §3.7.1 / RFC 6691: send MSS = min(peer's MSS option or
-     * 536, our MTU - 40). */
-    pcb->mss = (uint16_t)WISP_MIN(e->peer_mss != 0 ? e->peer_mss : TCP_DEFAULT_MSS, ours);
-#if WISP_TCP_WND_SCALE
-    if (e->peer_wscale != 0xffu) {
-        /* RFC 7323 §2.2/§2.3: both SYNs carried the option; shifts > 14
-         * are taken as 14. */
-        pcb->flags |= TF_WS;
-        pcb->snd_wscale = (uint8_t)WISP_MIN(e->peer_wscale, TCP_MAX_WSCALE);
-        pcb->rcv_wscale = tcp_rcv_wscale_ours();
-    }
-#endif
-    if ((e->opts & TCP_SYNO_SACK) && WISP_TCP_SACK) {
-        pcb->flags |= TF_SACK;
-    }
-#if WISP_TCP_TIMESTAMPS
-    if ((e->opts & TCP_SYNO_TS) && WISP_TCP_TIMESTAMPS) {
-        pcb->flags |= TF_TS;
-        pcb->ts_recent = e->ts_recent; /* (its time: last_rx_ms, tcp_new_defaults) */
-    }
-#endif
+    /* IRS, RCV.NXT, the window the SYN-ACK offered, the options */
+    tcp_syn_take(pcb, e->irs, e->wnd, e->peer_mss, e->peer_wscale, e->opts & (TCP_SYNO_SACK | TCP_SYNO_TS),
+                 e->ts_recent);
     pcb->c.state = WISP_TCP_SYN_RCVD;
     tcp_link(s, pcb);
     tcp_set_established(pcb); /* (takes over the promise of the SYN-ACK's window) */
