@@ -761,36 +761,38 @@ static WISP_NOINLINE bool tcp_notify_connected(struct wisp_tcp_pcb *pcb)
     return true;
 }
 
-/* RFC 9293 §3.10.7.3 SYN-SENT. True when the connection is established
+/* The result of a step of segment processing (tcp_process): TCP_GO, go
+ * on with the next step; else the segment is dropped (freed), counted by
+ * that counter id unless TCP_FREE (its counters, if any, already done). */
+#define TCP_GO ((unsigned)WISP_CTR_COUNT)
+#define TCP_FREE ((unsigned)WISP_CTR_COUNT + 1u)
+
+/* RFC 9293 §3.10.7.3 SYN-SENT. TCP_GO when the connection is established
  * and the segment goes on to the sixth step (its data, its FIN: in->seq
- * then is the first data octet); false when the segment was consumed
- * (also when the PCB died). */
-static bool tcp_syn_sent(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, struct tcp_in *in)
+ * then is the first data octet). */
+static unsigned tcp_syn_sent(struct wisp_tcp_pcb *pcb, struct tcp_in *in)
 {
     struct wisp_stack *s = pcb->c.stack;
     uint32_t now = wisp_now(s);
 
     /* first: check the ACK */
     if ((in->flags & WISP_TCP_FLAG_ACK) && (TCP_SEQ_LEQ(in->ack, pcb->iss) || TCP_SEQ_GT(in->ack, pcb->snd_nxt))) {
-        WISP_CTR_INC(s, TCP_DROP_BADACK);
         tcp_rst_reply(s, in); /* <SEQ=SEG.ACK><CTL=RST> unless RST */
-        goto drop;
+        return WISP_CTR_TCP_DROP_BADACK;
     }
     /* second: RST (RFC 5961 §3.2 for SYN-SENT: only with an acceptable
      * ACK) */
     if (in->flags & WISP_TCP_FLAG_RST) {
         WISP_CTR_INC(s, TCP_RST_RX);
-        if (in->flags & WISP_TCP_FLAG_ACK) {
-            tcp_pcb_kill(pcb, WISP_ERR_RST); /* "connection reset" / refused */
-        } else {
-            WISP_CTR_INC(s, TCP_DROP_RST);
+        if (!(in->flags & WISP_TCP_FLAG_ACK)) {
+            return WISP_CTR_TCP_DROP_RST;
         }
-        goto drop;
+        tcp_pcb_kill(pcb, WISP_ERR_RST); /* "connection reset" / refused */
+        return TCP_FREE;
     }
     /* fourth: SYN */
     if (!(in->flags & WISP_TCP_FLAG_SYN)) {
-        WISP_CTR_INC(s, TCP_DROP_STATE);
-        goto drop;
+        return WISP_CTR_TCP_DROP_STATE;
     }
     tcp_syn_take(pcb, in->seq, pcb->syn_wnd, in->opt.mss, in->opt.ws,
                  (in->opt.sack_ok ? TCP_SYNO_SACK : 0u) | (in->opt.ts ? TCP_SYNO_TS : 0u), in->opt.tsval);
@@ -798,13 +800,13 @@ static bool tcp_syn_sent(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, struct t
     pcb->snd_wnd = in->wnd;
     pcb->max_snd_wnd = in->wnd;
     pcb->snd_wl2 = in->ack;
+    pcb->flags |= TF_ACK_NOW;
     if (!(in->flags & WISP_TCP_FLAG_ACK)) {
         /* RFC 9293 §3.5 simultaneous open: SYN-SENT -> SYN-RECEIVED, send
          * <SEQ=ISS><ACK=RCV.NXT><CTL=SYN,ACK> (data on the SYN is not
          * kept). */
         pcb->c.state = WISP_TCP_SYN_RCVD;
-        pcb->flags |= TF_ACK_NOW;
-        goto drop;
+        return TCP_FREE;
     }
     pcb->snd_una = in->ack;
     if ((pcb->flags & TF_TS) && in->opt.tsecr != 0) {
@@ -815,16 +817,12 @@ static bool tcp_syn_sent(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, struct t
     pcb->flags &= ~TF_RTT;
     tcp_set_established(pcb);
     tcp_timer_clear(pcb, TCP_TMR_RTO);
-    pcb->flags |= TF_ACK_NOW;
     if (!tcp_notify_connected(pcb)) {
-        goto drop;
+        return TCP_FREE;
     }
     /* data or FIN on the SYN-ACK: continue at the sixth step */
     in->seq += 1u;
-    return true;
-drop:
-    wisp_pbuf_free(p);
-    return false;
+    return TCP_GO;
 }
 
 /* RFC 9293 §3.10.7.4 eighth step: the state change for an in-order FIN. */
@@ -877,10 +875,9 @@ static bool tcp_seq_acceptable(const struct wisp_tcp_pcb *pcb, const struct tcp_
 
 /* The checks before RFC 9293 §3.10.7.4's first step: a repeated SYN of a
  * simultaneous open, a segment without ACK, SYN or RST, PAWS. False when
- * the segment was consumed (dropped). */
-static bool tcp_precheck(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, struct tcp_in *in, uint32_t now)
+ * the segment is dropped (a step result). */
+static unsigned tcp_precheck(struct wisp_tcp_pcb *pcb, struct tcp_in *in, uint32_t now)
 {
-    struct wisp_stack *s = pcb->c.stack;
 
     /* Simultaneous open: the peer's SYN-ACK repeats its SYN (RFC 9293 §3.5
      * figure 8, line 6); its SYN was already taken. */
@@ -889,8 +886,7 @@ static bool tcp_precheck(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, struct t
         in->seq += 1u;
         if (!(in->flags & WISP_TCP_FLAG_ACK)) {
             pcb->flags |= TF_ACK_NOW; /* a retransmitted SYN: resend SYN-ACK */
-            wisp_pbuf_free(p);
-            return false;
+            return TCP_FREE;
         }
     }
 
@@ -900,9 +896,7 @@ static bool tcp_precheck(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, struct t
      * the first step could answer it (a PAWS or out-of-window ACK), so a
      * bare FIN or data without ACK draws no reply (as on Linux). */
     if (!(in->flags & (WISP_TCP_FLAG_ACK | WISP_TCP_FLAG_SYN | WISP_TCP_FLAG_RST))) {
-        WISP_CTR_INC(s, TCP_DROP_NOACK);
-        wisp_pbuf_free(p);
-        return false;
+        return WISP_CTR_TCP_DROP_NOACK;
     }
 
     /* RFC 7323 §5.3 PAWS (R1): a TSval older than TS.Recent is a
@@ -915,32 +909,27 @@ static bool tcp_precheck(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, struct t
             if (wisp_time_before(pcb->last_rx_ms + TCP_PAWS_IDLE_MS, now)) {
                 pcb->ts_recent = in->opt.tsval;
             } else if (!(in->flags & WISP_TCP_FLAG_RST) && TCP_SEQ_LT(in->opt.tsval, pcb->ts_recent)) {
-                WISP_CTR_INC(s, TCP_DROP_PAWS);
                 pcb->flags |= TF_ACK_NOW;
-                wisp_pbuf_free(p);
-                return false;
+                return WISP_CTR_TCP_DROP_PAWS;
             }
         } else if (!(in->flags & WISP_TCP_FLAG_RST)) {
             /* RFC 7323 §3.2: once negotiated, a non-RST segment without
              * the option is dropped */
-            WISP_CTR_INC(s, TCP_DROP_NOTS);
-            wisp_pbuf_free(p);
-            return false;
+            return WISP_CTR_TCP_DROP_NOTS;
         }
     }
 #else
     (void)now;
 #endif
-    return true;
+    return TCP_GO;
 }
 
 /* RFC 9293 §3.10.7.4 first step (sequence number) and what an acceptable
  * segment refreshes: the keepalive idle time, TS.Recent. False when the
- * segment was consumed (dropped). */
-static bool tcp_first_step(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, const struct tcp_in *in, uint32_t now)
+ * segment is dropped (a step result). */
+static unsigned tcp_first_step(struct wisp_tcp_pcb *pcb, const struct tcp_in *in, uint32_t now)
 {
     if (!tcp_seq_acceptable(pcb, in)) {
-        WISP_CTR_INC(pcb->c.stack, TCP_DROP_OOW);
         if (!(in->flags & WISP_TCP_FLAG_RST)) {
             pcb->flags |= TF_ACK_NOW; /* <SEQ=SND.NXT><ACK=RCV.NXT><CTL=ACK> */
             if (in->len > 0 && TCP_SEQ_LT(in->seq, pcb->rcv_nxt)) {
@@ -950,8 +939,7 @@ static bool tcp_first_step(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, const 
                 tcp_dsack_set(pcb, in->seq, TCP_SEQ_GT(end, pcb->rcv_nxt) ? pcb->rcv_nxt : end);
             }
         }
-        wisp_pbuf_free(p);
-        return false;
+        return WISP_CTR_TCP_DROP_OOW;
     }
     pcb->last_rx_ms = now;
     pcb->c.keep_probes = 0;
@@ -966,51 +954,43 @@ static bool tcp_first_step(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, const 
         pcb->ts_recent = in->opt.tsval; /* (its time: last_rx_ms, above) */
     }
 #endif
-    return true;
+    return TCP_GO;
 }
 
 /* RFC 9293 §3.10.7.4 second (RST) and fourth (SYN) steps, and the fifth
- * step's "ACK bit off". False when the segment was consumed. */
-static bool tcp_rst_syn_steps(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, const struct tcp_in *in)
+ * step's "ACK bit off" (a step result). */
+static unsigned tcp_rst_syn_steps(struct wisp_tcp_pcb *pcb, const struct tcp_in *in)
 {
-    struct wisp_stack *s = pcb->c.stack;
-
     /* second: RST (RFC 5961 §3.2) */
     if (in->flags & WISP_TCP_FLAG_RST) {
-        WISP_CTR_INC(s, TCP_RST_RX);
-        wisp_pbuf_free(p);
+        WISP_CTR_INC(pcb->c.stack, TCP_RST_RX);
         if (in->seq == pcb->rcv_nxt) {
             /* exactly RCV.NXT: reset (SYN-RECEIVED from an active open:
              * refused; the others: reset; CLOSING/LAST-ACK: just closed) */
             tcp_pcb_kill(pcb, WISP_ERR_RST);
-            return false;
+            return TCP_FREE;
         }
-        WISP_CTR_INC(s, TCP_DROP_RST);
         tcp_send_challenge_ack(pcb); /* in the window but not exact */
-        return false;
+        return WISP_CTR_TCP_DROP_RST;
     }
 
     /* fourth: SYN in a synchronized state (RFC 5961 §4.2: challenge ACK) */
     if (in->flags & WISP_TCP_FLAG_SYN) {
-        WISP_CTR_INC(s, TCP_DROP_SYN);
         tcp_send_challenge_ack(pcb);
-        wisp_pbuf_free(p);
-        return false;
+        return WISP_CTR_TCP_DROP_SYN;
     }
 
     /* fifth: ACK */
     if (!(in->flags & WISP_TCP_FLAG_ACK)) {
-        WISP_CTR_INC(s, TCP_DROP_NOACK);
-        wisp_pbuf_free(p);
-        return false;
+        return WISP_CTR_TCP_DROP_NOACK;
     }
-    return true;
+    return TCP_GO;
 }
 
 /* RFC 9293 §3.10.7.4 fifth step in SYN-RECEIVED: an ACK of our SYN
  * establishes the connection (the connected callback of a simultaneous
- * open), any other ACK gets a RST. False when the segment was consumed. */
-static bool tcp_synrcvd_ack(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, const struct tcp_in *in)
+ * open), any other ACK gets a RST (a step result). */
+static unsigned tcp_synrcvd_ack(struct wisp_tcp_pcb *pcb, const struct tcp_in *in)
 {
     if (TCP_SEQ_GT(in->ack, pcb->snd_una) && TCP_SEQ_LEQ(in->ack, pcb->snd_nxt)) {
         pcb->snd_una = in->ack;
@@ -1024,22 +1004,16 @@ static bool tcp_synrcvd_ack(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, const
         pcb->max_snd_wnd = WISP_MAX(pcb->max_snd_wnd, pcb->snd_wnd);
         pcb->snd_wl1 = in->seq;
         pcb->snd_wl2 = in->ack;
-        if (!tcp_notify_connected(pcb)) {
-            wisp_pbuf_free(p);
-            return false;
-        }
-        return true;
+        return tcp_notify_connected(pcb) ? TCP_GO : TCP_FREE;
     }
-    WISP_CTR_INC(pcb->c.stack, TCP_DROP_BADACK);
     tcp_rst_reply(pcb->c.stack, in); /* RFC 9293 §3.10.7.4 SYN-RECEIVED */
-    wisp_pbuf_free(p);
-    return false;
+    return WISP_CTR_TCP_DROP_BADACK;
 }
 
 /* RFC 9293 §3.10.7.4 fifth step, the closing states: our FIN acknowledged
  * moves FIN-WAIT-1 to FIN-WAIT-2, CLOSING to TIME-WAIT, LAST-ACK to
- * CLOSED. False when the segment was consumed (the PCB is gone). */
-static bool tcp_fin_acked_state(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p)
+ * CLOSED (a step result: TCP_FREE when the PCB is gone). */
+static unsigned tcp_fin_acked_state(struct wisp_tcp_pcb *pcb)
 {
     bool fin_acked = (pcb->flags & TF_FIN_QUEUED) && pcb->snd_una == pcb->snd_lbb;
     switch (pcb->c.state) {
@@ -1053,45 +1027,42 @@ static bool tcp_fin_acked_state(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p)
         break;
     case WISP_TCP_CLOSING:
         if (fin_acked) {
-            wisp_pbuf_free(p);
             tcp_enter_time_wait(pcb); /* RFC 9293 §3.6 simultaneous close */
-            return false;
+            return TCP_FREE;
         }
         break;
     case WISP_TCP_LAST_ACK:
         if (fin_acked) {
-            wisp_pbuf_free(p);
             tcp_pcb_kill(pcb, WISP_ERR_CLSD); /* -> CLOSED */
-            return false;
+            return TCP_FREE;
         }
         break;
     default:
         break;
     }
-    return true;
+    return TCP_GO;
 }
 
-/* RFC 9293 §3.10.7.4 fifth step (ACK). False when the segment was
- * consumed. */
-static bool tcp_ack_step(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, const struct tcp_in *in)
+/* RFC 9293 §3.10.7.4 fifth step (ACK) (a step result). */
+static unsigned tcp_ack_step(struct wisp_tcp_pcb *pcb, const struct tcp_in *in)
 {
-    if (pcb->c.state == WISP_TCP_SYN_RCVD && !tcp_synrcvd_ack(pcb, p, in)) {
-        return false;
+    if (pcb->c.state == WISP_TCP_SYN_RCVD) {
+        unsigned r = tcp_synrcvd_ack(pcb, in);
+        if (r != TCP_GO) {
+            return r;
+        }
     }
     /* RFC 5961 §5.2: SND.UNA - MAX.SND.WND =< SEG.ACK =< SND.NXT, else
      * discard and send an ACK (throttled, §7); RFC 9293: an ACK of
      * something not yet sent gets an ACK too. */
     if (TCP_SEQ_GT(in->ack, pcb->snd_nxt) || TCP_SEQ_LT(in->ack, pcb->snd_una - pcb->max_snd_wnd)) {
-        WISP_CTR_INC(pcb->c.stack, TCP_DROP_BADACK);
         tcp_send_challenge_ack(pcb);
-        wisp_pbuf_free(p);
-        return false;
+        return WISP_CTR_TCP_DROP_BADACK;
     }
     if (!tcp_ack_received(pcb, in)) {
-        wisp_pbuf_free(p);
-        return false;
+        return TCP_FREE;
     }
-    return tcp_fin_acked_state(pcb, p);
+    return tcp_fin_acked_state(pcb);
 }
 
 /* RFC 9293 §3.10.7.4 sixth (URG) is not supported: the urgent pointer is
@@ -1141,20 +1112,33 @@ static void tcp_text_fin_steps(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, st
  * when it ends the processing. */
 void tcp_process(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, struct tcp_in *in)
 {
-    uint32_t now = wisp_now(pcb->c.stack);
+    struct wisp_stack *s = pcb->c.stack;
+    uint32_t now = wisp_now(s);
+    unsigned r;
 
     if (pcb->c.state == WISP_TCP_SYN_SENT) {
-        if (!tcp_syn_sent(pcb, p, in)) {
-            return;
-        }
+        r = tcp_syn_sent(pcb, in);
     } else {
         pcb->flags &= ~TF_DSACK; /* RFC 2883 §4 rule 1: D-SACK reports the latest segment only */
-        if (!tcp_precheck(pcb, p, in, now) || !tcp_first_step(pcb, p, in, now) || !tcp_rst_syn_steps(pcb, p, in) ||
-            !tcp_ack_step(pcb, p, in)) {
-            return;
+        r = tcp_precheck(pcb, in, now);
+        if (r == TCP_GO) {
+            r = tcp_first_step(pcb, in, now);
+        }
+        if (r == TCP_GO) {
+            r = tcp_rst_syn_steps(pcb, in);
+        }
+        if (r == TCP_GO) {
+            r = tcp_ack_step(pcb, in);
         }
     }
-    tcp_text_fin_steps(pcb, p, in);
+    if (r == TCP_GO) {
+        tcp_text_fin_steps(pcb, p, in);
+        return;
+    }
+    if (r != TCP_FREE) {
+        WISP_CTR_INC_ID(s, r);
+    }
+    wisp_pbuf_free(p);
 }
 
 /* ---------------------------------------------------------- input */
@@ -1165,36 +1149,33 @@ void wisp_tcp_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp
     struct tcp_in in;
     struct wisp_tcp_pcb *pcb, **pp;
     uint16_t hlen, tot = p->tot_len;
+    unsigned drop;
     WISP_CORE_ASSERT_OWNER(s);
 
     WISP_CTR_INC(s, TCP_RX);
     /* RFC 1122 §4.2.3.10 / RFC 9293 §3.9.2: nothing for broadcast or
      * multicast destinations. */
     if (ip->bcast || ip->mcast) {
-        WISP_CTR_INC(s, TCP_DROP_BCAST);
-        wisp_pbuf_free(p);
-        return;
+        drop = WISP_CTR_TCP_DROP_BCAST;
+        goto drop;
     }
     if (tot < WISP_TCP_HLEN) {
-        WISP_CTR_INC(s, TCP_DROP_SHORT);
-        wisp_pbuf_free(p);
-        return;
+        drop = WISP_CTR_TCP_DROP_SHORT;
+        goto drop;
     }
     (void)wisp_pbuf_copy_out(p, hdr, WISP_TCP_HLEN, 0);
     /* RFC 9293 §3.1 Data Offset: 5..15 words, within the segment. */
     hlen = (uint16_t)((hdr[WISP_TCP_OFF_HLEN] >> 4) * 4u);
     if (hlen < WISP_TCP_HLEN || hlen > tot) {
-        WISP_CTR_INC(s, TCP_DROP_BADOFF);
-        wisp_pbuf_free(p);
-        return;
+        drop = WISP_CTR_TCP_DROP_BADOFF;
+        goto drop;
     }
     /* RFC 9293 §3.1 Checksum (pseudo header + segment); RFC 1122 §4.2.2.7:
      * a bad checksum is discarded. */
     if (wisp_chksum_add(wisp_ip_chksum_pseudo(&ip->src, &ip->dst, WISP_IP4_PROTO_TCP, tot), wisp_pbuf_chksum(p, 0, tot)) !=
         0xFFFFu) {
-        WISP_CTR_INC(s, TCP_DROP_CHKSUM);
-        wisp_pbuf_free(p);
-        return;
+        drop = WISP_CTR_TCP_DROP_CHKSUM;
+        goto drop;
     }
     if (hlen > WISP_TCP_HLEN) {
         (void)wisp_pbuf_copy_out(p, hdr + WISP_TCP_HLEN, (uint16_t)(hlen - WISP_TCP_HLEN), WISP_TCP_HLEN);
@@ -1232,8 +1213,10 @@ void wisp_tcp_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp
         return;
     }
     /* RFC 9293 §3.10.7.1 CLOSED: a RST for anything but a RST. */
-    WISP_CTR_INC(s, TCP_NOPORT);
     tcp_rst_reply(s, &in);
+    drop = WISP_CTR_TCP_NOPORT;
+drop:
+    WISP_CTR_INC_ID(s, drop);
     wisp_pbuf_free(p);
 }
 
