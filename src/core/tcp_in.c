@@ -171,10 +171,20 @@ bool wisp_tcp_rx_short(const struct wisp_tcp_pcb *pcb, const struct wisp_pbuf *p
     return (uint32_t)p->tot_len < wisp_pbuf_clen(p) * (uint32_t)pcb->rcv_blk;
 }
 
+/* The length each known option must have (0: none fixed -- SACK, unknown
+ * options, options compiled out, which are ignored like unknown ones). */
+static const uint8_t tcp_opt_len[WISP_TCP_OPT_TS + 1u] = {
+    [WISP_TCP_OPT_MSS] = WISP_TCP_OPTLEN_MSS,
+    [WISP_TCP_OPT_WS] = WISP_TCP_WND_SCALE ? WISP_TCP_OPTLEN_WS : 0u,
+    [WISP_TCP_OPT_SACK_PERM] = WISP_TCP_SACK ? WISP_TCP_OPTLEN_SACK_PERM : 0u,
+    [WISP_TCP_OPT_TS] = WISP_TCP_TIMESTAMPS ? WISP_TCP_OPTLEN_TS : 0u,
+};
+
 /* RFC 9293 §3.2: options. Every option but EOL and NOP has a length octet
  * counting kind and length; the length octet must be present and >= 2
  * (a length of 0 or 1 would loop forever), and the option must fit.
- * Malformed lists end parsing (counted); unknown options are skipped. */
+ * Malformed lists end parsing (counted); an option of a known kind with
+ * the wrong length is skipped (counted); unknown options are skipped. */
 static void tcp_parse_opts(struct wisp_stack *s, const uint8_t *o, unsigned n, bool syn, struct tcp_opts *opt)
 {
     unsigned i = 0;
@@ -182,6 +192,7 @@ static void tcp_parse_opts(struct wisp_stack *s, const uint8_t *o, unsigned n, b
     opt->ws = 0xffu;
     while (i < n) {
         unsigned kind = o[i], len;
+        const uint8_t *v;
         if (kind == WISP_TCP_OPT_EOL) {
             break;
         }
@@ -198,44 +209,33 @@ static void tcp_parse_opts(struct wisp_stack *s, const uint8_t *o, unsigned n, b
             WISP_CTR_INC(s, TCP_BADOPT);
             break;
         }
+        v = o + i + WISP_TCP_OPT_HDRLEN; /* the option's value */
+        i += len;
+        if (kind <= WISP_TCP_OPT_TS && tcp_opt_len[kind] != 0u && len != tcp_opt_len[kind]) {
+            WISP_CTR_INC(s, TCP_BADOPT);
+            continue;
+        }
         switch (kind) {
         case WISP_TCP_OPT_MSS:
-            if (len != WISP_TCP_OPTLEN_MSS) {
-                WISP_CTR_INC(s, TCP_BADOPT);
-            } else if (syn) { /* RFC 9293 §3.7.1: only in SYN segments */
-                opt->mss = wisp_rd16(o + i + WISP_TCP_OPT_HDRLEN);
+            if (syn) { /* RFC 9293 §3.7.1: only in SYN segments */
+                opt->mss = wisp_rd16(v);
             }
             break;
         case WISP_TCP_OPT_WS:
-            if (!WISP_TCP_WND_SCALE) {
-                break;
-            }
-            if (len != WISP_TCP_OPTLEN_WS) {
-                WISP_CTR_INC(s, TCP_BADOPT);
-            } else if (syn) { /* RFC 7323 §2.2: ignored when not on a SYN */
-                opt->ws = o[i + WISP_TCP_OPT_HDRLEN];
+            if (WISP_TCP_WND_SCALE && syn) { /* RFC 7323 §2.2: ignored when not on a SYN */
+                opt->ws = v[0];
             }
             break;
         case WISP_TCP_OPT_SACK_PERM:
-            if (!WISP_TCP_SACK) {
-                break;
-            }
-            if (len != WISP_TCP_OPTLEN_SACK_PERM) {
-                WISP_CTR_INC(s, TCP_BADOPT);
-            } else if (syn) { /* RFC 2018 §2 */
+            if (WISP_TCP_SACK && syn) { /* RFC 2018 §2 */
                 opt->sack_ok = 1;
             }
             break;
         case WISP_TCP_OPT_TS:
-            if (!WISP_TCP_TIMESTAMPS) {
-                break; /* compiled out: ignored like an unknown option */
-            }
-            if (len != WISP_TCP_OPTLEN_TS) {
-                WISP_CTR_INC(s, TCP_BADOPT);
-            } else {
+            if (WISP_TCP_TIMESTAMPS) { /* compiled out: ignored like an unknown option */
                 opt->ts = 1; /* RFC 7323 §3.2 */
-                opt->tsval = wisp_rd32(o + i + WISP_TCP_OPT_HDRLEN);
-                opt->tsecr = wisp_rd32(o + i + WISP_TCP_OPT_HDRLEN + 4u);
+                opt->tsval = wisp_rd32(v);
+                opt->tsecr = wisp_rd32(v + 4u);
             }
             break;
         case WISP_TCP_OPT_SACK:
@@ -248,9 +248,8 @@ static void tcp_parse_opts(struct wisp_stack *s, const uint8_t *o, unsigned n, b
             } else if (!syn) {
                 unsigned k, nb = (len - WISP_TCP_OPT_HDRLEN) / WISP_TCP_SACK_BLOCK_LEN;
                 for (k = 0; k < nb && opt->nsack < 4u; k++) {
-                    opt->sack[opt->nsack][0] = wisp_rd32(o + i + WISP_TCP_OPT_HDRLEN + WISP_TCP_SACK_BLOCK_LEN * k);
-                    opt->sack[opt->nsack][1] =
-                        wisp_rd32(o + i + WISP_TCP_OPT_HDRLEN + 4u + WISP_TCP_SACK_BLOCK_LEN * k);
+                    opt->sack[opt->nsack][0] = wisp_rd32(v + WISP_TCP_SACK_BLOCK_LEN * k);
+                    opt->sack[opt->nsack][1] = wisp_rd32(v + 4u + WISP_TCP_SACK_BLOCK_LEN * k);
                     opt->nsack++;
                 }
             }
@@ -258,7 +257,6 @@ static void tcp_parse_opts(struct wisp_stack *s, const uint8_t *o, unsigned n, b
         default:
             break; /* RFC 9293 §3.2: unknown options are ignored */
         }
-        i += len;
     }
 }
 
@@ -851,26 +849,20 @@ static void tcp_fin_state(struct wisp_tcp_pcb *pcb)
 
 /* ------------------------------------------------- the state machine */
 
-/* RFC 9293 §3.10.7.4 first step: is the segment acceptable? */
+/* RFC 9293 §3.10.7.4 first step: is the segment acceptable? Its table:
+ * a segment without data (SYN/FIN count) is when RCV.NXT =< SEG.SEQ <
+ * RCV.NXT + RCV.WND (a zero window: SEG.SEQ = RCV.NXT); one with data
+ * when its first or its last octet is (a zero window: none is -- the
+ * "special allowance ... to accept valid ACKs, URGs, and RSTs" takes one
+ * at RCV.NXT, processed with its data trimmed off: tcp_seq_in_wnd). */
 static bool tcp_seq_acceptable(const struct wisp_tcp_pcb *pcb, const struct tcp_in *in)
 {
     uint32_t wnd = TCP_SEQ_GT(pcb->rcv_adv, pcb->rcv_nxt) ? pcb->rcv_adv - pcb->rcv_nxt : 0u;
     uint32_t seglen =
         in->len + ((in->flags & WISP_TCP_FLAG_SYN) ? 1u : 0u) + ((in->flags & WISP_TCP_FLAG_FIN) ? 1u : 0u);
-    uint32_t seq = in->seq;
-    if (seglen == 0) {
-        if (wnd == 0) {
-            return seq == pcb->rcv_nxt;
-        }
-        return TCP_SEQ_GEQ(seq, pcb->rcv_nxt) && TCP_SEQ_LT(seq, pcb->rcv_nxt + wnd);
-    }
-    if (wnd == 0) {
-        /* "special allowance ... to accept valid ACKs, URGs, and RSTs":
-         * a segment at RCV.NXT is processed with its data trimmed off. */
-        return seq == pcb->rcv_nxt;
-    }
-    return (TCP_SEQ_GEQ(seq, pcb->rcv_nxt) && TCP_SEQ_LT(seq, pcb->rcv_nxt + wnd)) ||
-           (TCP_SEQ_GEQ(seq + seglen - 1u, pcb->rcv_nxt) && TCP_SEQ_LT(seq + seglen - 1u, pcb->rcv_nxt + wnd));
+    /* (the last octet's test is false for a zero window: x < 0) */
+    return tcp_seq_in_wnd(in->seq, pcb->rcv_nxt, wnd) ||
+           (seglen > 0u && in->seq + seglen - 1u - pcb->rcv_nxt < wnd);
 }
 
 /* The checks before RFC 9293 §3.10.7.4's first step: a repeated SYN of a

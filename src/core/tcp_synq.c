@@ -531,7 +531,7 @@ static void tcp_syn_fill(struct wisp_tcp_syn *e, const struct tcp_tuple *t, uint
  * its SYN-ACK offered, [IRS+1, IRS+1+wnd) (a zero window: just IRS+1). */
 static bool tcp_synq_in_window(const struct wisp_tcp_syn *e, uint32_t seq)
 {
-    return seq == e->irs + 1u || (TCP_SEQ_GT(seq, e->irs + 1u) && TCP_SEQ_LT(seq, e->irs + 1u + e->wnd));
+    return tcp_seq_in_wnd(seq, e->irs + 1u, e->wnd);
 }
 
 /* RFC 5961 §3.2 / §7 for an embryo: a throttled challenge ACK
