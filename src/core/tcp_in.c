@@ -299,37 +299,49 @@ uint32_t tcp_refused_free(struct wisp_tcp_pcb *pcb)
     return n;
 }
 
-/* Give p to the application (or to the refused queue). False when the
- * PCB died in the callback. */
-static bool tcp_deliver(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p)
+/* Offer in-order data p to the application: TCP_OFFER_TAKEN when it
+ * took it, or when it was consumed here (shut down for receiving, closed,
+ * nobody listens: discarded, the window kept open); TCP_OFFER_REFUSED
+ * when the application refused it (the caller keeps p, offered again
+ * when the retry timer runs out); TCP_OFFER_DEAD when the PCB died in the
+ * callback. */
+#define TCP_OFFER_TAKEN 0u
+#define TCP_OFFER_REFUSED 1u
+#define TCP_OFFER_DEAD 2u
+static WISP_NOINLINE unsigned tcp_offer(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p)
 {
-    uint32_t n = p->tot_len;
     wisp_err_t err;
-    if (pcb->flags & TF_SHUT_RX) {
-        wisp_pbuf_free(p); /* shut down for receiving: discard, keep the window open */
+    if (pcb->recv == NULL || (pcb->flags & (TF_SHUT_RX | TF_CLOSED))) {
+        uint32_t n = p->tot_len;
+        wisp_pbuf_free(p);
         wisp_tcp_recved(pcb, n);
-        return true;
-    }
-    if (pcb->refused_n > 0u) {
-        tcp_refused_add(pcb, p); /* behind what is held back, in order */
-        return true;
-    }
-    if (pcb->recv == NULL) {
-        wisp_pbuf_free(p); /* nobody listens: consume */
-        wisp_tcp_recved(pcb, n);
-        return true;
+        return TCP_OFFER_TAKEN;
     }
     err = pcb->recv(pcb->c.arg, pcb, p, WISP_OK);
     if (tcp_dead(pcb)) {
-        return false;
+        return TCP_OFFER_DEAD;
     }
     if (err != WISP_OK) {
-        /* refused: keep it and offer it again later; the window stays
+        /* refused: kept and offered again later; the window stays
          * closed by these bytes meanwhile */
-        tcp_refused_add(pcb, p);
         tcp_timer_set(pcb, TCP_TMR_REFUSED, TCP_REFUSED_RETRY_MS);
+        return TCP_OFFER_REFUSED;
     }
-    return true;
+    return TCP_OFFER_TAKEN;
+}
+
+/* Give p to the application (or to the refused queue, behind what is
+ * held back, in order). False when the PCB died in the callback. */
+static bool tcp_deliver(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p)
+{
+    unsigned r = TCP_OFFER_REFUSED;
+    if (pcb->refused_n == 0u || (pcb->flags & TF_SHUT_RX)) {
+        r = tcp_offer(pcb, p);
+    }
+    if (r == TCP_OFFER_REFUSED) {
+        tcp_refused_add(pcb, p);
+    }
+    return r != TCP_OFFER_DEAD;
 }
 
 /* The peer closed its direction: tell the application (recv with NULL)
@@ -359,26 +371,19 @@ void tcp_deliver_refused(struct wisp_tcp_pcb *pcb)
     /* the chains in order, as long as the application takes them */
     while (pcb->refused_n > 0u) {
         struct wisp_pbuf *p = pcb->refused[0];
-        wisp_err_t err;
+        unsigned r;
         memmove(&pcb->refused[0], &pcb->refused[1], (pcb->refused_n - 1u) * sizeof(pcb->refused[0]));
         pcb->refused_n--;
         pcb->refused[pcb->refused_n] = NULL;
-        if (pcb->recv == NULL || (pcb->flags & (TF_SHUT_RX | TF_CLOSED))) {
-            uint32_t n = p->tot_len;
-            wisp_pbuf_free(p);
-            wisp_tcp_recved(pcb, n);
-            continue;
-        }
-        err = pcb->recv(pcb->c.arg, pcb, p, WISP_OK);
-        if (tcp_dead(pcb)) {
+        r = tcp_offer(pcb, p);
+        if (r == TCP_OFFER_DEAD) {
             return;
         }
-        if (err != WISP_OK) {
+        if (r == TCP_OFFER_REFUSED) {
             /* still refused: back to the front (its slot is free) */
             memmove(&pcb->refused[1], &pcb->refused[0], pcb->refused_n * sizeof(pcb->refused[0]));
             pcb->refused[0] = p;
             pcb->refused_n++;
-            tcp_timer_set(pcb, TCP_TMR_REFUSED, TCP_REFUSED_RETRY_MS);
             return;
         }
     }
@@ -1331,6 +1336,16 @@ static void tcp_sack_update(struct wisp_tcp_pcb *pcb, const struct tcp_in *in)
     }
 }
 
+/* Mark sent segment g lost (to be retransmitted next, RFC 6675 §4 /
+ * RFC 6582 §3.2) and make the output send it (NULL or unsent: nothing). */
+static WISP_NOINLINE void tcp_mark_lost(struct wisp_tcp_pcb *pcb, struct wisp_tcp_seg *g)
+{
+    if (g != NULL && (g->flags & TCP_SEGF_SENT)) {
+        g->flags = (uint8_t)((g->flags | TCP_SEGF_LOST) & ~TCP_SEGF_RTXD);
+        pcb->flags |= TF_FORCE_RTX | TF_SCOREBOARD;
+    }
+}
+
 /* The first outstanding segment not SACKed. */
 static struct wisp_tcp_seg *tcp_first_hole(struct wisp_tcp_pcb *pcb)
 {
@@ -1395,7 +1410,6 @@ static uint32_t tcp_ack_free_segs(struct wisp_tcp_pcb *pcb, uint32_t ack)
 static void tcp_ack_cc(struct wisp_tcp_pcb *pcb, uint32_t ack, uint32_t acked, uint32_t flight, uint32_t now)
 {
     uint32_t smss = tcp_seg_max(pcb);
-    struct wisp_tcp_seg *g;
     if (pcb->flags & TF_RECOVERY) {
         if (TCP_SEQ_GEQ(ack, pcb->recover)) {
             /* full ACK: leave recovery (RFC 6675 §5 / RFC 6582 §3.2
@@ -1413,11 +1427,7 @@ static void tcp_ack_cc(struct wisp_tcp_pcb *pcb, uint32_t ack, uint32_t acked, u
             /* RFC 6582 §3.2 step 5: partial ACK -- retransmit the next
              * hole, deflate by the data acknowledged, add back one
              * SMSS when at least one SMSS was acknowledged. */
-            g = pcb->sndq;
-            if (g != NULL && (g->flags & TCP_SEGF_SENT)) {
-                g->flags = (uint8_t)((g->flags | TCP_SEGF_LOST) & ~TCP_SEGF_RTXD);
-                pcb->flags |= TF_FORCE_RTX | TF_SCOREBOARD;
-            }
+            tcp_mark_lost(pcb, pcb->sndq);
             pcb->cwnd = pcb->cwnd > acked ? pcb->cwnd - acked : smss;
             if (acked >= smss) {
                 pcb->cwnd += smss;
@@ -1478,10 +1488,7 @@ static void tcp_ack_wnd_update(struct wisp_tcp_pcb *pcb, const struct tcp_in *in
         pcb->nrtx = 0;
         tcp_timer_clear(pcb, TCP_TMR_PERSIST);
         if (pcb->snd_una != pcb->snd_nxt) {
-            if (pcb->sndq != NULL && (pcb->sndq->flags & TCP_SEGF_SENT)) {
-                pcb->sndq->flags = (uint8_t)((pcb->sndq->flags | TCP_SEGF_LOST) & ~TCP_SEGF_RTXD);
-                pcb->flags |= TF_FORCE_RTX | TF_SCOREBOARD;
-            }
+            tcp_mark_lost(pcb, pcb->sndq);
             tcp_timer_set(pcb, TCP_TMR_RTO, pcb->rto);
         }
     } else if ((pcb->flags & TF_PERSIST) && pcb->sndq_next == NULL && pcb->snd_una == pcb->snd_nxt) {
@@ -1505,9 +1512,8 @@ static void tcp_ack_loss_detect(struct wisp_tcp_pcb *pcb, bool dupack, uint32_t 
             uint32_t flight = pcb->snd_nxt - pcb->snd_una;
             pcb->ssthresh = tcp_cc_ssthresh(pcb, flight, false, now); /* RFC 5681 eq. (4), tcp_cc.c */
             pcb->recover = pcb->snd_nxt;
-            pcb->flags |= TF_RECOVERY | TF_FORCE_RTX | TF_SCOREBOARD;
-            pcb->flags &= ~TF_RTT;
-            hole->flags = (uint8_t)((hole->flags | TCP_SEGF_LOST) & ~TCP_SEGF_RTXD);
+            pcb->flags = (pcb->flags | TF_RECOVERY) & ~TF_RTT;
+            tcp_mark_lost(pcb, hole); /* (outstanding: sent) */
             /* RFC 6675 §5 step 4.2: cwnd = ssthresh; RFC 6582 §3.2 step 2
              * (NewReno): ssthresh + 3 * SMSS */
             pcb->cwnd = (pcb->flags & TF_SACK) ? pcb->ssthresh : pcb->ssthresh + TCP_DUPTHRESH * smss;
