@@ -728,28 +728,29 @@ static void tcp_in_tuple(const struct tcp_in *in, struct tcp_tuple *t)
  * counter and the peer's ISN. */
 static const uint16_t tcp_cookie_mss[8] = { 216, 536, 1200, 1360, 1400, 1440, 1452, 1460 };
 
-/* The one SipHash of a cookie: the 4-tuple, domain 2, the counter and
- * the peer's ISN. Its low 24 bits go into the cookie, its high 32 bits are
- * the connection's timestamp clock offset (RFC 7323 §5.4: per connection,
+/* The cookie of counter cnt without its MSS bits: the one SipHash of a
+ * cookie (the 4-tuple, domain 2, the counter and the peer's ISN). Its low
+ * 24 bits go into the cookie, its high 32 bits are the connection's
+ * timestamp clock offset (*ts_off; RFC 7323 §5.4: per connection,
  * recomputed from the cookie's ACK), so a flood SYN costs one hash. */
-static uint64_t tcp_cookie_hash(struct wisp_stack *s, const struct tcp_tuple *t, uint32_t cnt, uint32_t irs)
+static uint32_t tcp_cookie_at(struct wisp_stack *s, const struct tcp_tuple *t, uint32_t cnt,
+                             uint32_t irs, uint32_t *ts_off)
 {
-    return tcp_hash(s, t, 2, cnt, irs);
+    uint64_t h = tcp_hash(s, t, 2, cnt, irs);
+    *ts_off = (uint32_t)(h >> 32);
+    return ((cnt & 31u) << 27) | ((uint32_t)h & 0xffffffu);
 }
 
 static uint32_t tcp_cookie_make(struct wisp_stack *s, const struct tcp_tuple *t, uint32_t irs, uint16_t mss,
                                 uint32_t *ts_off)
 {
-    uint32_t cnt = wisp_now(s) / TCP_COOKIE_PERIOD_MS;
     uint32_t idx = 0, i;
-    uint64_t h = tcp_cookie_hash(s, t, cnt, irs);
     for (i = 0; i < 8u; i++) {
         if (tcp_cookie_mss[i] <= mss) {
             idx = i;
         }
     }
-    *ts_off = (uint32_t)(h >> 32);
-    return ((cnt & 31u) << 27) | (idx << 24) | ((uint32_t)h & 0xffffffu);
+    return tcp_cookie_at(s, t, wisp_now(s) / TCP_COOKIE_PERIOD_MS, irs, ts_off) | (idx << 24);
 }
 
 /* Valid cookie: *mss gets the encoded MSS, *ts_off the connection's
@@ -762,14 +763,8 @@ static bool tcp_cookie_check(struct wisp_stack *s, const struct tcp_tuple *t, ui
     unsigned d;
     for (d = 0; d < 2u; d++) {
         uint32_t c = cnt - d;
-        uint64_t h;
-        if ((c & 31u) != (cookie >> 27)) {
-            continue;
-        }
-        h = tcp_cookie_hash(s, t, c, irs);
-        if (((uint32_t)h & 0xffffffu) == (cookie & 0xffffffu)) {
+        if ((c & 31u) == (cookie >> 27) && tcp_cookie_at(s, t, c, irs, ts_off) == (cookie & ~(7u << 24))) {
             *mss = tcp_cookie_mss[(cookie >> 24) & 7u];
-            *ts_off = (uint32_t)(h >> 32);
             return true;
         }
     }
@@ -841,15 +836,59 @@ static void tcp_accept_and_process(struct wisp_stack *s, struct wisp_tcp_listen 
     tcp_finish(s, pcb, prev, 0u);
 }
 
+/* RFC 9293 §3.10.7.4 SYN-RECEIVED, fifth step: an acceptable ACK of
+ * embryo e (4-tuple t; a SYN-queue entry, or one built from a SYN cookie,
+ * e->lpcb NULL) moves the connection to ESTABLISHED: a PCB made from e,
+ * handed to listener l, processes the rest of the segment. Returns
+ * WISP_CTR_COUNT when it did (p consumed), else the counter of the drop
+ * (p is the caller's; the embryo stays). */
+static unsigned tcp_embryo_open(struct wisp_stack *s, struct wisp_tcp_listen *l, struct wisp_tcp_syn *e,
+                                const struct tcp_tuple *t, uint32_t ts_off, struct wisp_pbuf *p, struct tcp_in *in)
+{
+    struct wisp_tcp_pcb *pcb;
+    if (!tcp_listen_room(l)) {
+        /* The application's accept queue is full. Drop the ACK (counted)
+         * and keep the embryo in SYN-RECEIVED, as for a lost ACK (§3.5:
+         * the handshake recovers from loss by retransmission): the
+         * retransmitted SYN-ACK draws a new ACK, and the peer's data
+         * carries one, and the first of them to arrive once there is room
+         * completes the handshake; the entry's timeout bounds the wait (a
+         * cookie's ACK comes back with the peer's retransmitted data
+         * within the cookie's two periods, RFC 4987 §3.6). Linux drops
+         * the ACK too (an overflowing accept queue); a RST would fail a
+         * connection whose connect() had already succeeded. */
+        return WISP_CTR_TCP_LISTEN_FULL;
+    }
+    if (WISP_TCP_SYNCOOKIES && e->lpcb == NULL) {
+        WISP_CTR_INC(s, TCP_COOKIE_OK);
+    }
+    pcb = tcp_passive_pcb(s, l, e, t, ts_off);
+    if (pcb == NULL) {
+        /* No PCB to hold the connection now (memory pressure). Drop the
+         * ACK (counted) and keep the embryo, its SYN-ACK retransmission
+         * timer running: the peer's next segment (data, or the ACK
+         * answering a retransmitted SYN-ACK) completes the handshake once
+         * a PCB is free, and the entry's timeout bounds the wait (a
+         * cookie stays valid for its two periods, RFC 4987 §3.6: the ACK
+         * carries all the state). A RST would turn a passing shortage
+         * into a failed connection (Linux drops too). */
+        return WISP_CTR_TCP_DROP_PCBMEM;
+    }
+    if (!WISP_TCP_SYNCOOKIES || e->lpcb != NULL) {
+        tcp_synq_remove(s, e);
+        tcp_synq_arm(s);
+    }
+    tcp_accept_and_process(s, l, pcb, p, in);
+    return WISP_CTR_COUNT;
+}
+
 bool tcp_synq_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_in *cin)
 {
     struct wisp_tcp_syn *e = NULL;
     struct tcp_in in = *cin;
     struct wisp_tcp_listen *l;
-    struct wisp_tcp_pcb *pcb;
     struct tcp_tuple t;
-    enum wisp_counter drop;
-    unsigned i;
+    unsigned drop, i;
 
     for (i = s->tcp.synq_head[tcp_bucket(s, &in.ip->src, in.sport, in.dport, TCP_SYNQ_NB)]; i != TCP_HNONE;
          i = s->tcp.synq_next[i]) {
@@ -911,38 +950,12 @@ bool tcp_synq_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_
         drop = WISP_CTR_TCP_DROP_PAWS; /* RFC 7323 §5.3 */
         goto out_ctr;
     }
-    if (!tcp_listen_room(l)) {
-        /* RFC 9293 §3.10.7.4 SYN-RECEIVED, fifth: this ACK would move the
-         * connection to ESTABLISHED, but the application's accept queue
-         * is full. Drop it (counted) and keep the embryo in SYN-RECEIVED,
-         * as for a lost ACK (§3.5: the handshake recovers from loss by
-         * retransmission): the retransmitted SYN-ACK draws a new ACK, and
-         * the peer's data carries one, and the first of them to arrive
-         * once there is room completes the handshake; the entry's timeout
-         * bounds the wait. Linux drops the ACK too (an overflowing accept
-         * queue); a RST would fail a connection whose connect() had
-         * already succeeded. */
-        drop = WISP_CTR_TCP_LISTEN_FULL;
-        goto out_ctr;
-    }
     tcp_synq_tuple(e, &t);
-    pcb = tcp_passive_pcb(s, l, e, &t, tcp_ts_offset(s, &t));
-    if (pcb == NULL) {
-        /* RFC 9293 §3.10.7.4 SYN-RECEIVED, fifth: the ACK would move
-         * the connection to ESTABLISHED, but there is no PCB to hold it
-         * now (memory pressure). Drop the ACK (counted) and keep the
-         * embryo, its SYN-ACK retransmission timer running: the peer's
-         * next segment (data, or the ACK answering a retransmitted
-         * SYN-ACK) completes the handshake once a PCB is free, and the
-         * entry's timeout bounds the wait. A RST would turn a passing
-         * shortage into a failed connection (Linux drops too). */
-        drop = WISP_CTR_TCP_DROP_PCBMEM;
-        goto out_ctr;
+    drop = tcp_embryo_open(s, l, e, &t, tcp_ts_offset(s, &t), p, &in);
+    if (drop == WISP_CTR_COUNT) {
+        return true;
     }
-    tcp_synq_remove(s, e);
-    tcp_synq_arm(s);
-    tcp_accept_and_process(s, l, pcb, p, &in);
-    return true;
+    goto out_ctr;
 resend:
     tcp_synq_send(s, e);
     tcp_synq_arm(s);
@@ -964,7 +977,7 @@ static bool tcp_cookie_accept(struct wisp_stack *s, struct wisp_tcp_listen *l, s
     uint16_t mss;
     uint32_t ts_off;
     uint8_t ws = 0xffu;
-    struct wisp_tcp_pcb *pcb;
+    unsigned drop;
     bool sack = false, ts = false;
 
     if ((in->flags & WISP_TCP_FLAG_SYN) || !tcp_cookie_check(s, t, in->ack - 1u, in->seq - 1u, &mss, &ts_off)) {
@@ -983,33 +996,17 @@ static bool tcp_cookie_accept(struct wisp_stack *s, struct wisp_tcp_listen *l, s
         }
         sack = (in->opt.tsecr & 0x10u) != 0;
     }
-    if (!tcp_listen_room(l)) {
-        /* a full accept queue: drop the ACK (counted), no RST; the peer's
-         * retransmitted data brings the cookie back within its two
-         * periods (RFC 4987 §3.6), as after a lost cookie ACK */
-        WISP_CTR_INC(s, TCP_LISTEN_FULL);
-        wisp_pbuf_free(p);
-        return true;
-    }
-    WISP_CTR_INC(s, TCP_COOKIE_OK);
     /* The cookie's SYN-ACK window was not kept (no state): what
      * the budget allows now is promised; data beyond it (when it
      * offered more) is dropped and resent. */
     tcp_syn_fill(&x, t, in->ack - 1u, in->seq - 1u, ws, sack, ts, in->opt.tsval);
     x.peer_mss = mss;
     x.wnd = tcp_synack_wnd(s, tcp_mss_for(s, &t->rip));
-    pcb = tcp_passive_pcb(s, l, &x, t, ts_off);
-    if (pcb == NULL) {
-        /* No PCB now: drop silently (counted), no RST. The peer
-         * resends its data and the cookie stays valid for its two
-         * periods (RFC 4987 §3.6: the ACK carries all the state); a
-         * peer with nothing to send waits, as after any lost
-         * cookie ACK. */
-        WISP_CTR_INC(s, TCP_DROP_PCBMEM);
+    drop = tcp_embryo_open(s, l, &x, t, ts_off, p, in);
+    if (drop != WISP_CTR_COUNT) {
+        WISP_CTR_INC_ID(s, drop);
         wisp_pbuf_free(p);
-        return true;
     }
-    tcp_accept_and_process(s, l, pcb, p, in);
     return true;
 }
 #endif /* WISP_TCP_SYNCOOKIES */
