@@ -828,26 +828,41 @@ static unsigned tcp_syn_sent(struct wisp_tcp_pcb *pcb, struct tcp_in *in)
     return TCP_GO;
 }
 
-/* RFC 9293 §3.10.7.4 eighth step: the state change for an in-order FIN. */
+/* RFC 9293 §3.3.2 (figure 5), the closing transitions as a per-state
+ * table: the low nibble is where the peer's in-order FIN moves a state
+ * (eighth step), the high nibble where the acknowledgment of our FIN
+ * moves it (fifth step); a state that does not move maps to itself. */
+#define TCP_FIN_NEXT(rx, tx) ((uint8_t)((unsigned)WISP_TCP_##rx | ((unsigned)WISP_TCP_##tx << 4)))
+static const uint8_t tcp_fin_next[WISP_TCP_TIME_WAIT + 1] = {
+    [WISP_TCP_CLOSED] = TCP_FIN_NEXT(CLOSED, CLOSED),
+    [WISP_TCP_LISTEN] = TCP_FIN_NEXT(LISTEN, LISTEN),
+    [WISP_TCP_SYN_SENT] = TCP_FIN_NEXT(SYN_SENT, SYN_SENT),
+    [WISP_TCP_SYN_RCVD] = TCP_FIN_NEXT(CLOSE_WAIT, SYN_RCVD),
+    [WISP_TCP_ESTABLISHED] = TCP_FIN_NEXT(CLOSE_WAIT, ESTABLISHED),
+    [WISP_TCP_FIN_WAIT_1] = TCP_FIN_NEXT(CLOSING, FIN_WAIT_2), /* rx: simultaneous close (§3.6) */
+    [WISP_TCP_FIN_WAIT_2] = TCP_FIN_NEXT(TIME_WAIT, FIN_WAIT_2),
+    [WISP_TCP_CLOSE_WAIT] = TCP_FIN_NEXT(CLOSE_WAIT, CLOSE_WAIT),
+    [WISP_TCP_CLOSING] = TCP_FIN_NEXT(CLOSING, TIME_WAIT),
+    [WISP_TCP_LAST_ACK] = TCP_FIN_NEXT(LAST_ACK, CLOSED),
+    [WISP_TCP_TIME_WAIT] = TCP_FIN_NEXT(TIME_WAIT, TIME_WAIT),
+};
+
+/* Our FIN is sent and acknowledged. */
+static bool tcp_fin_acked(const struct wisp_tcp_pcb *pcb)
+{
+    return (pcb->flags & TF_FIN_QUEUED) && pcb->snd_una == pcb->snd_lbb;
+}
+
+/* RFC 9293 §3.10.7.4 eighth step: the state change for an in-order FIN
+ * (FIN-WAIT-1 with our FIN acknowledged: CLOSING, then TIME-WAIT). */
 static void tcp_fin_state(struct wisp_tcp_pcb *pcb)
 {
-    bool fin_acked = (pcb->flags & TF_FIN_QUEUED) && pcb->snd_una == pcb->snd_lbb;
-    switch (pcb->c.state) {
-    case WISP_TCP_SYN_RCVD:
-    case WISP_TCP_ESTABLISHED:
-        pcb->c.state = WISP_TCP_CLOSE_WAIT;
-        break;
-    case WISP_TCP_FIN_WAIT_1:
-        /* our FIN acknowledged -> TIME-WAIT, else simultaneous close */
-        pcb->c.state = fin_acked ? (uint8_t)WISP_TCP_TIME_WAIT : (uint8_t)WISP_TCP_CLOSING;
-        break;
-    case WISP_TCP_FIN_WAIT_2:
-        pcb->c.state = WISP_TCP_TIME_WAIT;
-        break;
-    default:
-        break;
+    unsigned st = tcp_fin_next[pcb->c.state] & 0x0fu;
+    if (tcp_fin_acked(pcb)) {
+        st = tcp_fin_next[st] >> 4;
     }
-    if (pcb->c.state != WISP_TCP_FIN_WAIT_2) {
+    pcb->c.state = (uint8_t)st;
+    if (st != WISP_TCP_FIN_WAIT_2) {
         tcp_timer_clear(pcb, TCP_TMR_FW2);
     }
 }
@@ -1009,35 +1024,26 @@ static unsigned tcp_synrcvd_ack(struct wisp_tcp_pcb *pcb, const struct tcp_in *i
 
 /* RFC 9293 §3.10.7.4 fifth step, the closing states: our FIN acknowledged
  * moves FIN-WAIT-1 to FIN-WAIT-2, CLOSING to TIME-WAIT, LAST-ACK to
- * CLOSED (a step result: TCP_FREE when the PCB is gone). */
+ * CLOSED (tcp_fin_next; a step result: TCP_FREE when the PCB is gone). */
 static unsigned tcp_fin_acked_state(struct wisp_tcp_pcb *pcb)
 {
-    bool fin_acked = (pcb->flags & TF_FIN_QUEUED) && pcb->snd_una == pcb->snd_lbb;
-    switch (pcb->c.state) {
-    case WISP_TCP_FIN_WAIT_1:
-        if (fin_acked) {
-            pcb->c.state = WISP_TCP_FIN_WAIT_2;
-            if (pcb->flags & TF_CLOSED) {
-                tcp_timer_set(pcb, TCP_TMR_FW2, TCP_FIN_WAIT2_MS);
-            }
-        }
-        break;
-    case WISP_TCP_CLOSING:
-        if (fin_acked) {
-            tcp_enter_time_wait(pcb); /* RFC 9293 §3.6 simultaneous close */
-            return TCP_FREE;
-        }
-        break;
-    case WISP_TCP_LAST_ACK:
-        if (fin_acked) {
-            tcp_pcb_kill(pcb, WISP_ERR_CLSD); /* -> CLOSED */
-            return TCP_FREE;
-        }
-        break;
-    default:
-        break;
+    unsigned st = tcp_fin_next[pcb->c.state] >> 4;
+    if (st == pcb->c.state || !tcp_fin_acked(pcb)) {
+        return TCP_GO;
     }
-    return TCP_GO;
+    if (st == WISP_TCP_FIN_WAIT_2) {
+        pcb->c.state = WISP_TCP_FIN_WAIT_2;
+        if (pcb->flags & TF_CLOSED) {
+            tcp_timer_set(pcb, TCP_TMR_FW2, TCP_FIN_WAIT2_MS);
+        }
+        return TCP_GO;
+    }
+    if (st == WISP_TCP_TIME_WAIT) {
+        tcp_enter_time_wait(pcb); /* RFC 9293 §3.6 simultaneous close */
+    } else {
+        tcp_pcb_kill(pcb, WISP_ERR_CLSD); /* LAST-ACK -> CLOSED */
+    }
+    return TCP_FREE;
 }
 
 /* RFC 9293 §3.10.7.4 fifth step (ACK) (a step result). */
