@@ -412,6 +412,24 @@ static void tcp_dsack_set(struct wisp_tcp_pcb *pcb, uint32_t l, uint32_t r)
 #endif
 }
 
+/* Segment data [*seq, *seq + *len) in p (taken): cut off what lies
+ * below upto (above *seq), reported as duplicate data (RFC 2883 §4).
+ * Returns what is left of p (NULL: nothing). */
+static WISP_NOINLINE struct wisp_pbuf *tcp_trim_front(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, uint32_t *seq, uint32_t *len,
+                                        uint32_t upto)
+{
+    uint32_t d = upto - *seq;
+    tcp_dsack_set(pcb, *seq, *seq + WISP_MIN(d, *len));
+    *seq = upto;
+    if (d >= *len) {
+        *len = 0;
+        wisp_pbuf_free(p);
+        return NULL;
+    }
+    *len -= d;
+    return tcp_pbuf_skip(p, d);
+}
+
 /* An arrival into ooseq[i]: it becomes the most recent (age 0), the
  * others age by one arrival (up to TCP_SACK_RECENT). */
 static void tcp_sack_note(struct wisp_tcp_pcb *pcb, unsigned i)
@@ -466,17 +484,7 @@ static void tcp_ooseq_insert(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, uint
             return;
         }
         if (TCP_SEQ_GT(eend, seq)) {
-            uint32_t d = eend - seq;
-            tcp_dsack_set(pcb, seq, seq + WISP_MIN(d, len)); /* RFC 2883 §4: the duplicate part */
-            if (d >= len) {
-                wisp_pbuf_free(p);
-                p = NULL;
-                len = 0;
-            } else {
-                p = tcp_pbuf_skip(p, d);
-                len -= d;
-            }
-            seq = eend;
+            p = tcp_trim_front(pcb, p, &seq, &len, eend); /* RFC 2883 §4: the duplicate part */
         }
     }
     end = seq + len;
@@ -602,20 +610,10 @@ static bool tcp_receive(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, const str
     *fin_in = false;
     /* Only the new part of a segment straddling RCV.NXT is processed. */
     if (TCP_SEQ_LT(seq, pcb->rcv_nxt)) {
-        uint32_t d = pcb->rcv_nxt - seq;
-        tcp_dsack_set(pcb, seq, seq + WISP_MIN(d, len)); /* RFC 2883 §4: the part below RCV.NXT */
-        if (d >= len) {
-            if (d > len) {
-                fin = false; /* an old FIN */
-            }
-            wisp_pbuf_free(p);
-            p = NULL;
-            len = 0;
-        } else {
-            p = tcp_pbuf_skip(p, d);
-            len -= d;
+        if (pcb->rcv_nxt - seq > len) {
+            fin = false; /* an old FIN */
         }
-        seq = pcb->rcv_nxt;
+        p = tcp_trim_front(pcb, p, &seq, &len, pcb->rcv_nxt); /* RFC 2883 §4: the part below RCV.NXT */
         pcb->flags |= TF_ACK_NOW; /* a duplicate: tell the peer at once */
     }
     /* Data beyond the window is cut off (and a FIN after it with it). */

@@ -63,6 +63,9 @@ static void tcp_hunlink(uint16_t *head, uint16_t *next, unsigned b, unsigned i)
 }
 
 #define TCP_SYNQ_NB WISP_TCP_HBUCKETS(WISP_TCP_SYNQ_COUNT)
+/* An embryo's timestamp clock offset (RFC 7323 §5.4): none without
+ * timestamps (no hash computed). */
+#define TCP_SYN_TS_OFF(s, t) (WISP_TCP_TIMESTAMPS ? tcp_ts_offset((s), (t)) : 0u)
 #define TCP_TW_NB WISP_TCP_HBUCKETS(WISP_TCP_TW_COUNT)
 
 void tcp_hindex_reset(struct wisp_stack *s)
@@ -550,7 +553,7 @@ static void tcp_synq_challenge_ack(struct wisp_stack *s, const struct wisp_tcp_s
      * when both SYNs carry the option */
     tcp_bare_ack(s, &t, e->iss + 1u, e->irs + 1u,
                  (uint16_t)((e->peer_wscale != 0xffu && WISP_TCP_WND_SCALE) ? e->wnd >> tcp_rcv_wscale_ours() : e->wnd),
-                 ts, ts ? tcp_ts_offset(s, &t) : 0u, e->ts_recent, e->lpcb->c.tos, e->lpcb->c.ttl);
+                 ts, ts ? TCP_SYN_TS_OFF(s, &t) : 0u, e->ts_recent, e->lpcb->c.tos, e->lpcb->c.ttl);
 }
 
 /* The RTO of an embryo after n retransmissions (RFC 6298 §5.5: the
@@ -573,7 +576,7 @@ static void tcp_synq_send(struct wisp_stack *s, struct wisp_tcp_syn *e)
     struct tcp_tuple t;
     wisp_err_t err;
     tcp_synq_tuple(e, &t);
-    err = tcp_send_synack(s, e->lpcb, e, &t, -1, tcp_mss_for(s, &t.rip), tcp_ts_offset(s, &t));
+    err = tcp_send_synack(s, e->lpcb, e, &t, -1, tcp_mss_for(s, &t.rip), TCP_SYN_TS_OFF(s, &t));
     if (err == WISP_OK) {
         e->opts = (uint8_t)(e->opts & ~TCP_SYNO_UNSENT);
         e->due = wisp_now(s) + tcp_synq_rto(e->retries);
@@ -951,7 +954,7 @@ bool tcp_synq_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_
         goto out_ctr;
     }
     tcp_synq_tuple(e, &t);
-    drop = tcp_embryo_open(s, l, e, &t, tcp_ts_offset(s, &t), p, &in);
+    drop = tcp_embryo_open(s, l, e, &t, TCP_SYN_TS_OFF(s, &t), p, &in);
     if (drop == WISP_CTR_COUNT) {
         return true;
     }
