@@ -171,10 +171,20 @@ bool wisp_tcp_rx_short(const struct wisp_tcp_pcb *pcb, const struct wisp_pbuf *p
     return (uint32_t)p->tot_len < wisp_pbuf_clen(p) * (uint32_t)pcb->rcv_blk;
 }
 
+/* The length each known option must have (0: none fixed -- SACK, unknown
+ * options, options compiled out, which are ignored like unknown ones). */
+static const uint8_t tcp_opt_len[WISP_TCP_OPT_TS + 1u] = {
+    [WISP_TCP_OPT_MSS] = WISP_TCP_OPTLEN_MSS,
+    [WISP_TCP_OPT_WS] = WISP_TCP_WND_SCALE ? WISP_TCP_OPTLEN_WS : 0u,
+    [WISP_TCP_OPT_SACK_PERM] = WISP_TCP_SACK ? WISP_TCP_OPTLEN_SACK_PERM : 0u,
+    [WISP_TCP_OPT_TS] = WISP_TCP_TIMESTAMPS ? WISP_TCP_OPTLEN_TS : 0u,
+};
+
 /* RFC 9293 §3.2: options. Every option but EOL and NOP has a length octet
  * counting kind and length; the length octet must be present and >= 2
  * (a length of 0 or 1 would loop forever), and the option must fit.
- * Malformed lists end parsing (counted); unknown options are skipped. */
+ * Malformed lists end parsing (counted); an option of a known kind with
+ * the wrong length is skipped (counted); unknown options are skipped. */
 static void tcp_parse_opts(struct wisp_stack *s, const uint8_t *o, unsigned n, bool syn, struct tcp_opts *opt)
 {
     unsigned i = 0;
@@ -182,6 +192,7 @@ static void tcp_parse_opts(struct wisp_stack *s, const uint8_t *o, unsigned n, b
     opt->ws = 0xffu;
     while (i < n) {
         unsigned kind = o[i], len;
+        const uint8_t *v;
         if (kind == WISP_TCP_OPT_EOL) {
             break;
         }
@@ -198,44 +209,33 @@ static void tcp_parse_opts(struct wisp_stack *s, const uint8_t *o, unsigned n, b
             WISP_CTR_INC(s, TCP_BADOPT);
             break;
         }
+        v = o + i + WISP_TCP_OPT_HDRLEN; /* the option's value */
+        i += len;
+        if (kind <= WISP_TCP_OPT_TS && tcp_opt_len[kind] != 0u && len != tcp_opt_len[kind]) {
+            WISP_CTR_INC(s, TCP_BADOPT);
+            continue;
+        }
         switch (kind) {
         case WISP_TCP_OPT_MSS:
-            if (len != WISP_TCP_OPTLEN_MSS) {
-                WISP_CTR_INC(s, TCP_BADOPT);
-            } else if (syn) { /* RFC 9293 §3.7.1: only in SYN segments */
-                opt->mss = wisp_rd16(o + i + WISP_TCP_OPT_HDRLEN);
+            if (syn) { /* RFC 9293 §3.7.1: only in SYN segments */
+                opt->mss = wisp_rd16(v);
             }
             break;
         case WISP_TCP_OPT_WS:
-            if (!WISP_TCP_WND_SCALE) {
-                break;
-            }
-            if (len != WISP_TCP_OPTLEN_WS) {
-                WISP_CTR_INC(s, TCP_BADOPT);
-            } else if (syn) { /* RFC 7323 §2.2: ignored when not on a SYN */
-                opt->ws = o[i + WISP_TCP_OPT_HDRLEN];
+            if (WISP_TCP_WND_SCALE && syn) { /* RFC 7323 §2.2: ignored when not on a SYN */
+                opt->ws = v[0];
             }
             break;
         case WISP_TCP_OPT_SACK_PERM:
-            if (!WISP_TCP_SACK) {
-                break;
-            }
-            if (len != WISP_TCP_OPTLEN_SACK_PERM) {
-                WISP_CTR_INC(s, TCP_BADOPT);
-            } else if (syn) { /* RFC 2018 §2 */
+            if (WISP_TCP_SACK && syn) { /* RFC 2018 §2 */
                 opt->sack_ok = 1;
             }
             break;
         case WISP_TCP_OPT_TS:
-            if (!WISP_TCP_TIMESTAMPS) {
-                break; /* compiled out: ignored like an unknown option */
-            }
-            if (len != WISP_TCP_OPTLEN_TS) {
-                WISP_CTR_INC(s, TCP_BADOPT);
-            } else {
+            if (WISP_TCP_TIMESTAMPS) { /* compiled out: ignored like an unknown option */
                 opt->ts = 1; /* RFC 7323 §3.2 */
-                opt->tsval = wisp_rd32(o + i + WISP_TCP_OPT_HDRLEN);
-                opt->tsecr = wisp_rd32(o + i + WISP_TCP_OPT_HDRLEN + 4u);
+                opt->tsval = wisp_rd32(v);
+                opt->tsecr = wisp_rd32(v + 4u);
             }
             break;
         case WISP_TCP_OPT_SACK:
@@ -248,9 +248,8 @@ static void tcp_parse_opts(struct wisp_stack *s, const uint8_t *o, unsigned n, b
             } else if (!syn) {
                 unsigned k, nb = (len - WISP_TCP_OPT_HDRLEN) / WISP_TCP_SACK_BLOCK_LEN;
                 for (k = 0; k < nb && opt->nsack < 4u; k++) {
-                    opt->sack[opt->nsack][0] = wisp_rd32(o + i + WISP_TCP_OPT_HDRLEN + WISP_TCP_SACK_BLOCK_LEN * k);
-                    opt->sack[opt->nsack][1] =
-                        wisp_rd32(o + i + WISP_TCP_OPT_HDRLEN + 4u + WISP_TCP_SACK_BLOCK_LEN * k);
+                    opt->sack[opt->nsack][0] = wisp_rd32(v + WISP_TCP_SACK_BLOCK_LEN * k);
+                    opt->sack[opt->nsack][1] = wisp_rd32(v + 4u + WISP_TCP_SACK_BLOCK_LEN * k);
                     opt->nsack++;
                 }
             }
@@ -258,7 +257,6 @@ static void tcp_parse_opts(struct wisp_stack *s, const uint8_t *o, unsigned n, b
         default:
             break; /* RFC 9293 §3.2: unknown options are ignored */
         }
-        i += len;
     }
 }
 
@@ -301,37 +299,49 @@ uint32_t tcp_refused_free(struct wisp_tcp_pcb *pcb)
     return n;
 }
 
-/* Give p to the application (or to the refused queue). False when the
- * PCB died in the callback. */
-static bool tcp_deliver(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p)
+/* Offer in-order data p to the application: TCP_OFFER_TAKEN when it
+ * took it, or when it was consumed here (shut down for receiving, closed,
+ * nobody listens: discarded, the window kept open); TCP_OFFER_REFUSED
+ * when the application refused it (the caller keeps p, offered again
+ * when the retry timer runs out); TCP_OFFER_DEAD when the PCB died in the
+ * callback. */
+#define TCP_OFFER_TAKEN 0u
+#define TCP_OFFER_REFUSED 1u
+#define TCP_OFFER_DEAD 2u
+static WISP_NOINLINE unsigned tcp_offer(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p)
 {
-    uint32_t n = p->tot_len;
     wisp_err_t err;
-    if (pcb->flags & TF_SHUT_RX) {
-        wisp_pbuf_free(p); /* shut down for receiving: discard, keep the window open */
+    if (pcb->recv == NULL || (pcb->flags & (TF_SHUT_RX | TF_CLOSED))) {
+        uint32_t n = p->tot_len;
+        wisp_pbuf_free(p);
         wisp_tcp_recved(pcb, n);
-        return true;
-    }
-    if (pcb->refused_n > 0u) {
-        tcp_refused_add(pcb, p); /* behind what is held back, in order */
-        return true;
-    }
-    if (pcb->recv == NULL) {
-        wisp_pbuf_free(p); /* nobody listens: consume */
-        wisp_tcp_recved(pcb, n);
-        return true;
+        return TCP_OFFER_TAKEN;
     }
     err = pcb->recv(pcb->c.arg, pcb, p, WISP_OK);
     if (tcp_dead(pcb)) {
-        return false;
+        return TCP_OFFER_DEAD;
     }
     if (err != WISP_OK) {
-        /* refused: keep it and offer it again later; the window stays
+        /* refused: kept and offered again later; the window stays
          * closed by these bytes meanwhile */
-        tcp_refused_add(pcb, p);
         tcp_timer_set(pcb, TCP_TMR_REFUSED, TCP_REFUSED_RETRY_MS);
+        return TCP_OFFER_REFUSED;
     }
-    return true;
+    return TCP_OFFER_TAKEN;
+}
+
+/* Give p to the application (or to the refused queue, behind what is
+ * held back, in order). False when the PCB died in the callback. */
+static bool tcp_deliver(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p)
+{
+    unsigned r = TCP_OFFER_REFUSED;
+    if (pcb->refused_n == 0u || (pcb->flags & TF_SHUT_RX)) {
+        r = tcp_offer(pcb, p);
+    }
+    if (r == TCP_OFFER_REFUSED) {
+        tcp_refused_add(pcb, p);
+    }
+    return r != TCP_OFFER_DEAD;
 }
 
 /* The peer closed its direction: tell the application (recv with NULL)
@@ -361,26 +371,19 @@ void tcp_deliver_refused(struct wisp_tcp_pcb *pcb)
     /* the chains in order, as long as the application takes them */
     while (pcb->refused_n > 0u) {
         struct wisp_pbuf *p = pcb->refused[0];
-        wisp_err_t err;
+        unsigned r;
         memmove(&pcb->refused[0], &pcb->refused[1], (pcb->refused_n - 1u) * sizeof(pcb->refused[0]));
         pcb->refused_n--;
         pcb->refused[pcb->refused_n] = NULL;
-        if (pcb->recv == NULL || (pcb->flags & (TF_SHUT_RX | TF_CLOSED))) {
-            uint32_t n = p->tot_len;
-            wisp_pbuf_free(p);
-            wisp_tcp_recved(pcb, n);
-            continue;
-        }
-        err = pcb->recv(pcb->c.arg, pcb, p, WISP_OK);
-        if (tcp_dead(pcb)) {
+        r = tcp_offer(pcb, p);
+        if (r == TCP_OFFER_DEAD) {
             return;
         }
-        if (err != WISP_OK) {
+        if (r == TCP_OFFER_REFUSED) {
             /* still refused: back to the front (its slot is free) */
             memmove(&pcb->refused[1], &pcb->refused[0], pcb->refused_n * sizeof(pcb->refused[0]));
             pcb->refused[0] = p;
             pcb->refused_n++;
-            tcp_timer_set(pcb, TCP_TMR_REFUSED, TCP_REFUSED_RETRY_MS);
             return;
         }
     }
@@ -407,6 +410,24 @@ static void tcp_dsack_set(struct wisp_tcp_pcb *pcb, uint32_t l, uint32_t r)
 #else
     (void)pcb, (void)l, (void)r;
 #endif
+}
+
+/* Segment data [*seq, *seq + *len) in p (taken): cut off what lies
+ * below upto (above *seq), reported as duplicate data (RFC 2883 §4).
+ * Returns what is left of p (NULL: nothing). */
+static WISP_NOINLINE struct wisp_pbuf *tcp_trim_front(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, uint32_t *seq, uint32_t *len,
+                                        uint32_t upto)
+{
+    uint32_t d = upto - *seq;
+    tcp_dsack_set(pcb, *seq, *seq + WISP_MIN(d, *len));
+    *seq = upto;
+    if (d >= *len) {
+        *len = 0;
+        wisp_pbuf_free(p);
+        return NULL;
+    }
+    *len -= d;
+    return tcp_pbuf_skip(p, d);
 }
 
 /* An arrival into ooseq[i]: it becomes the most recent (age 0), the
@@ -463,17 +484,7 @@ static void tcp_ooseq_insert(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, uint
             return;
         }
         if (TCP_SEQ_GT(eend, seq)) {
-            uint32_t d = eend - seq;
-            tcp_dsack_set(pcb, seq, seq + WISP_MIN(d, len)); /* RFC 2883 §4: the duplicate part */
-            if (d >= len) {
-                wisp_pbuf_free(p);
-                p = NULL;
-                len = 0;
-            } else {
-                p = tcp_pbuf_skip(p, d);
-                len -= d;
-            }
-            seq = eend;
+            p = tcp_trim_front(pcb, p, &seq, &len, eend); /* RFC 2883 §4: the duplicate part */
         }
     }
     end = seq + len;
@@ -599,20 +610,10 @@ static bool tcp_receive(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, const str
     *fin_in = false;
     /* Only the new part of a segment straddling RCV.NXT is processed. */
     if (TCP_SEQ_LT(seq, pcb->rcv_nxt)) {
-        uint32_t d = pcb->rcv_nxt - seq;
-        tcp_dsack_set(pcb, seq, seq + WISP_MIN(d, len)); /* RFC 2883 §4: the part below RCV.NXT */
-        if (d >= len) {
-            if (d > len) {
-                fin = false; /* an old FIN */
-            }
-            wisp_pbuf_free(p);
-            p = NULL;
-            len = 0;
-        } else {
-            p = tcp_pbuf_skip(p, d);
-            len -= d;
+        if (pcb->rcv_nxt - seq > len) {
+            fin = false; /* an old FIN */
         }
-        seq = pcb->rcv_nxt;
+        p = tcp_trim_front(pcb, p, &seq, &len, pcb->rcv_nxt); /* RFC 2883 §4: the part below RCV.NXT */
         pcb->flags |= TF_ACK_NOW; /* a duplicate: tell the peer at once */
     }
     /* Data beyond the window is cut off (and a FIN after it with it). */
@@ -698,89 +699,115 @@ static bool tcp_receive(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, const str
 
 /* ---------------------------------------------------- SYN-SENT */
 
-/* Take the peer's SYN options (RFC 7323 §2.2/§3.2, RFC 2018 §2: each
- * feature only when both SYNs carried it). */
-static void tcp_syn_options(struct wisp_tcp_pcb *pcb, const struct tcp_in *in)
+/* The peer's SYN taken, for an active open (its SYN-ACK, tcp_syn_sent)
+ * and a passive one (the SYN-queue entry, tcp_passive_pcb) alike: IRS,
+ * RCV.NXT = IRS + 1 (RFC 9293 §3.10.7.3), the window our SYN or SYN-ACK
+ * offered (promised: rcv_adv), SND.WL1, and the options -- each feature
+ * only when both SYNs carried it (RFC 7323 §2.2/§3.2, RFC 2018 §2).
+ * ws: the peer's shift (0xff: no option); synopts: TCP_SYNO_SACK |
+ * TCP_SYNO_TS; tsval: its TSval (TS.Recent). */
+void tcp_syn_take(struct wisp_tcp_pcb *pcb, uint32_t irs, uint32_t offered, uint16_t peer_mss, uint8_t ws,
+                  unsigned synopts, uint32_t tsval)
 {
     struct wisp_stack *s = pcb->c.stack;
     uint16_t ours = tcp_mss_for(s, &pcb->remote_ip);
     if (pcb->user_mss != 0u && pcb->user_mss < ours) {
         ours = pcb->user_mss; /* TCP_MAXSEG */
     }
+    pcb->irs = irs;
+    pcb->rcv_nxt = irs + 1u;
+    pcb->last_ack_sent = pcb->rcv_nxt;
+    pcb->rcv_adv = pcb->rcv_nxt + offered;
+    pcb->snd_wl1 = irs;
     /* RFC 9293 §3.7.1 / RFC 6691: min(peer MSS or 536, MTU - 40) */
-    pcb->mss = (uint16_t)WISP_MIN(in->opt.mss != 0 ? in->opt.mss : TCP_DEFAULT_MSS, ours);
+    pcb->mss = (uint16_t)WISP_MIN(peer_mss != 0 ? peer_mss : TCP_DEFAULT_MSS, ours);
 #if WISP_TCP_WND_SCALE
-    if (in->opt.ws != 0xffu) {
+    if (ws != 0xffu) {
+        /* RFC 7323 §2.2/§2.3: both SYNs carried the option; shifts > 14
+         * are taken as 14 */
         pcb->flags |= TF_WS;
-        pcb->snd_wscale = (uint8_t)WISP_MIN(in->opt.ws, TCP_MAX_WSCALE); /* RFC 7323 §2.3 */
+        pcb->snd_wscale = (uint8_t)WISP_MIN(ws, TCP_MAX_WSCALE);
+        pcb->rcv_wscale = tcp_rcv_wscale_ours();
     } else {
         pcb->snd_wscale = 0;
         pcb->rcv_wscale = 0;
     }
+#else
+    (void)ws;
 #endif
-    if (in->opt.sack_ok) {
+    if (synopts & TCP_SYNO_SACK) {
         pcb->flags |= TF_SACK; /* 0 when compiled out */
     }
 #if WISP_TCP_TIMESTAMPS
-    if (in->opt.ts) {
+    if (synopts & TCP_SYNO_TS) {
         pcb->flags |= TF_TS;
-        pcb->ts_recent = in->opt.tsval;
+        pcb->ts_recent = tsval;
         pcb->last_rx_ms = wisp_now(s); /* TS.Recent's age (RFC 7323 §5.5) */
     }
+#else
+    (void)tsval;
 #endif
 }
 
-static void tcp_fin_state(struct wisp_tcp_pcb *pcb);
+/* The connected callback of an active open (or a simultaneous one, from
+ * SYN-RECEIVED). False when the application aborted the connection. */
+static WISP_NOINLINE bool tcp_notify_connected(struct wisp_tcp_pcb *pcb)
+{
+    if (pcb->connected != NULL) {
+        wisp_err_t err = pcb->connected(pcb->c.arg, pcb, WISP_OK);
+        if (err == WISP_ERR_ABRT || tcp_dead(pcb)) {
+            return false;
+        }
+    }
+    return true;
+}
 
-/* RFC 9293 §3.10.7.3 SYN-SENT. False when the PCB died. Takes p. */
-static bool tcp_syn_sent(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, struct tcp_in *in)
+/* The result of a step of segment processing (tcp_process): TCP_GO, go
+ * on with the next step; else the segment is dropped (freed), counted by
+ * that counter id unless TCP_FREE (its counters, if any, already done). */
+#define TCP_GO ((unsigned)WISP_CTR_COUNT)
+#define TCP_FREE ((unsigned)WISP_CTR_COUNT + 1u)
+
+/* RFC 9293 §3.10.7.3 SYN-SENT. TCP_GO when the connection is established
+ * and the segment goes on to the sixth step (its data, its FIN: in->seq
+ * then is the first data octet). */
+static unsigned tcp_syn_sent(struct wisp_tcp_pcb *pcb, struct tcp_in *in)
 {
     struct wisp_stack *s = pcb->c.stack;
     uint32_t now = wisp_now(s);
 
     /* first: check the ACK */
     if ((in->flags & WISP_TCP_FLAG_ACK) && (TCP_SEQ_LEQ(in->ack, pcb->iss) || TCP_SEQ_GT(in->ack, pcb->snd_nxt))) {
-        WISP_CTR_INC(s, TCP_DROP_BADACK);
         tcp_rst_reply(s, in); /* <SEQ=SEG.ACK><CTL=RST> unless RST */
-        wisp_pbuf_free(p);
-        return true;
+        return WISP_CTR_TCP_DROP_BADACK;
     }
     /* second: RST (RFC 5961 §3.2 for SYN-SENT: only with an acceptable
      * ACK) */
     if (in->flags & WISP_TCP_FLAG_RST) {
         WISP_CTR_INC(s, TCP_RST_RX);
-        wisp_pbuf_free(p);
-        if (in->flags & WISP_TCP_FLAG_ACK) {
-            tcp_pcb_kill(pcb, WISP_ERR_RST); /* "connection reset" / refused */
-            return false;
+        if (!(in->flags & WISP_TCP_FLAG_ACK)) {
+            return WISP_CTR_TCP_DROP_RST;
         }
-        WISP_CTR_INC(s, TCP_DROP_RST);
-        return true;
+        tcp_pcb_kill(pcb, WISP_ERR_RST); /* "connection reset" / refused */
+        return TCP_FREE;
     }
     /* fourth: SYN */
     if (!(in->flags & WISP_TCP_FLAG_SYN)) {
-        WISP_CTR_INC(s, TCP_DROP_STATE);
-        wisp_pbuf_free(p);
-        return true;
+        return WISP_CTR_TCP_DROP_STATE;
     }
-    pcb->irs = in->seq;
-    pcb->rcv_nxt = in->seq + 1u;
-    pcb->last_ack_sent = pcb->rcv_nxt;
-    pcb->rcv_adv = pcb->rcv_nxt + pcb->syn_wnd; /* what our SYN offered */
-    tcp_syn_options(pcb, in);
+    tcp_syn_take(pcb, in->seq, pcb->syn_wnd, in->opt.mss, in->opt.ws,
+                 (in->opt.sack_ok ? TCP_SYNO_SACK : 0u) | (in->opt.ts ? TCP_SYNO_TS : 0u), in->opt.tsval);
     /* RFC 7323 §2.2: the window of a SYN is never scaled */
     pcb->snd_wnd = in->wnd;
     pcb->max_snd_wnd = in->wnd;
-    pcb->snd_wl1 = in->seq;
     pcb->snd_wl2 = in->ack;
+    pcb->flags |= TF_ACK_NOW;
     if (!(in->flags & WISP_TCP_FLAG_ACK)) {
         /* RFC 9293 §3.5 simultaneous open: SYN-SENT -> SYN-RECEIVED, send
          * <SEQ=ISS><ACK=RCV.NXT><CTL=SYN,ACK> (data on the SYN is not
          * kept). */
         pcb->c.state = WISP_TCP_SYN_RCVD;
-        pcb->flags |= TF_ACK_NOW;
-        wisp_pbuf_free(p);
-        return true;
+        return TCP_FREE;
     }
     pcb->snd_una = in->ack;
     if ((pcb->flags & TF_TS) && in->opt.tsecr != 0) {
@@ -791,89 +818,76 @@ static bool tcp_syn_sent(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, struct t
     pcb->flags &= ~TF_RTT;
     tcp_set_established(pcb);
     tcp_timer_clear(pcb, TCP_TMR_RTO);
-    pcb->flags |= TF_ACK_NOW;
-    if (pcb->connected != NULL) {
-        wisp_err_t err = pcb->connected(pcb->c.arg, pcb, WISP_OK);
-        if (err == WISP_ERR_ABRT || tcp_dead(pcb)) {
-            wisp_pbuf_free(p);
-            return false;
-        }
+    if (!tcp_notify_connected(pcb)) {
+        return TCP_FREE;
     }
     /* data or FIN on the SYN-ACK: continue at the sixth step */
-    if (in->len > 0 || (in->flags & WISP_TCP_FLAG_FIN)) {
-        bool fin_in;
-        in->seq += 1u;
-        if (!tcp_receive(pcb, p, in, &fin_in)) {
-            return false;
-        }
-        if (fin_in) {
-            pcb->rcv_nxt += 1u;
-            pcb->flags |= TF_ACK_NOW;
-            tcp_fin_state(pcb);
-            if (tcp_dead(pcb) || !tcp_deliver_eof(pcb)) {
-                return false;
-            }
-        }
-    } else {
-        wisp_pbuf_free(p);
-    }
-    return true;
+    in->seq += 1u;
+    return TCP_GO;
 }
 
-/* RFC 9293 §3.10.7.4 eighth step: the state change for an in-order FIN. */
+/* RFC 9293 §3.3.2 (figure 5), the closing transitions as a per-state
+ * table: the low nibble is where the peer's in-order FIN moves a state
+ * (eighth step), the high nibble where the acknowledgment of our FIN
+ * moves it (fifth step); a state that does not move maps to itself. */
+#define TCP_FIN_NEXT(rx, tx) ((uint8_t)((unsigned)WISP_TCP_##rx | ((unsigned)WISP_TCP_##tx << 4)))
+static const uint8_t tcp_fin_next[WISP_TCP_TIME_WAIT + 1] = {
+    [WISP_TCP_CLOSED] = TCP_FIN_NEXT(CLOSED, CLOSED),
+    [WISP_TCP_LISTEN] = TCP_FIN_NEXT(LISTEN, LISTEN),
+    [WISP_TCP_SYN_SENT] = TCP_FIN_NEXT(SYN_SENT, SYN_SENT),
+    [WISP_TCP_SYN_RCVD] = TCP_FIN_NEXT(CLOSE_WAIT, SYN_RCVD),
+    [WISP_TCP_ESTABLISHED] = TCP_FIN_NEXT(CLOSE_WAIT, ESTABLISHED),
+    [WISP_TCP_FIN_WAIT_1] = TCP_FIN_NEXT(CLOSING, FIN_WAIT_2), /* rx: simultaneous close (§3.6) */
+    [WISP_TCP_FIN_WAIT_2] = TCP_FIN_NEXT(TIME_WAIT, FIN_WAIT_2),
+    [WISP_TCP_CLOSE_WAIT] = TCP_FIN_NEXT(CLOSE_WAIT, CLOSE_WAIT),
+    [WISP_TCP_CLOSING] = TCP_FIN_NEXT(CLOSING, TIME_WAIT),
+    [WISP_TCP_LAST_ACK] = TCP_FIN_NEXT(LAST_ACK, CLOSED),
+    [WISP_TCP_TIME_WAIT] = TCP_FIN_NEXT(TIME_WAIT, TIME_WAIT),
+};
+
+/* Our FIN is sent and acknowledged. */
+static bool tcp_fin_acked(const struct wisp_tcp_pcb *pcb)
+{
+    return (pcb->flags & TF_FIN_QUEUED) && pcb->snd_una == pcb->snd_lbb;
+}
+
+/* RFC 9293 §3.10.7.4 eighth step: the state change for an in-order FIN
+ * (FIN-WAIT-1 with our FIN acknowledged: CLOSING, then TIME-WAIT). */
 static void tcp_fin_state(struct wisp_tcp_pcb *pcb)
 {
-    bool fin_acked = (pcb->flags & TF_FIN_QUEUED) && pcb->snd_una == pcb->snd_lbb;
-    switch (pcb->c.state) {
-    case WISP_TCP_SYN_RCVD:
-    case WISP_TCP_ESTABLISHED:
-        pcb->c.state = WISP_TCP_CLOSE_WAIT;
-        break;
-    case WISP_TCP_FIN_WAIT_1:
-        /* our FIN acknowledged -> TIME-WAIT, else simultaneous close */
-        pcb->c.state = fin_acked ? (uint8_t)WISP_TCP_TIME_WAIT : (uint8_t)WISP_TCP_CLOSING;
-        break;
-    case WISP_TCP_FIN_WAIT_2:
-        pcb->c.state = WISP_TCP_TIME_WAIT;
-        break;
-    default:
-        break;
+    unsigned st = tcp_fin_next[pcb->c.state] & 0x0fu;
+    if (tcp_fin_acked(pcb)) {
+        st = tcp_fin_next[st] >> 4;
     }
-    if (pcb->c.state != WISP_TCP_FIN_WAIT_2) {
+    pcb->c.state = (uint8_t)st;
+    if (st != WISP_TCP_FIN_WAIT_2) {
         tcp_timer_clear(pcb, TCP_TMR_FW2);
     }
 }
 
 /* ------------------------------------------------- the state machine */
 
-/* RFC 9293 §3.10.7.4 first step: is the segment acceptable? */
+/* RFC 9293 §3.10.7.4 first step: is the segment acceptable? Its table:
+ * a segment without data (SYN/FIN count) is when RCV.NXT =< SEG.SEQ <
+ * RCV.NXT + RCV.WND (a zero window: SEG.SEQ = RCV.NXT); one with data
+ * when its first or its last octet is (a zero window: none is -- the
+ * "special allowance ... to accept valid ACKs, URGs, and RSTs" takes one
+ * at RCV.NXT, processed with its data trimmed off: tcp_seq_in_wnd). */
 static bool tcp_seq_acceptable(const struct wisp_tcp_pcb *pcb, const struct tcp_in *in)
 {
     uint32_t wnd = TCP_SEQ_GT(pcb->rcv_adv, pcb->rcv_nxt) ? pcb->rcv_adv - pcb->rcv_nxt : 0u;
     uint32_t seglen =
         in->len + ((in->flags & WISP_TCP_FLAG_SYN) ? 1u : 0u) + ((in->flags & WISP_TCP_FLAG_FIN) ? 1u : 0u);
-    uint32_t seq = in->seq;
-    if (seglen == 0) {
-        if (wnd == 0) {
-            return seq == pcb->rcv_nxt;
-        }
-        return TCP_SEQ_GEQ(seq, pcb->rcv_nxt) && TCP_SEQ_LT(seq, pcb->rcv_nxt + wnd);
-    }
-    if (wnd == 0) {
-        /* "special allowance ... to accept valid ACKs, URGs, and RSTs":
-         * a segment at RCV.NXT is processed with its data trimmed off. */
-        return seq == pcb->rcv_nxt;
-    }
-    return (TCP_SEQ_GEQ(seq, pcb->rcv_nxt) && TCP_SEQ_LT(seq, pcb->rcv_nxt + wnd)) ||
-           (TCP_SEQ_GEQ(seq + seglen - 1u, pcb->rcv_nxt) && TCP_SEQ_LT(seq + seglen - 1u, pcb->rcv_nxt + wnd));
+    /* (the last octet's test is false for a zero window: x < 0) */
+    return tcp_seq_in_wnd(in->seq, pcb->rcv_nxt, wnd) ||
+           (seglen > 0u && in->seq + seglen - 1u - pcb->rcv_nxt < wnd);
 }
 
 /* The checks before RFC 9293 §3.10.7.4's first step: a repeated SYN of a
  * simultaneous open, a segment without ACK, SYN or RST, PAWS. False when
- * the segment was consumed (dropped). */
-static bool tcp_precheck(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, struct tcp_in *in, uint32_t now)
+ * the segment is dropped (a step result). */
+static unsigned tcp_precheck(struct wisp_tcp_pcb *pcb, struct tcp_in *in, uint32_t now)
 {
-    struct wisp_stack *s = pcb->c.stack;
 
     /* Simultaneous open: the peer's SYN-ACK repeats its SYN (RFC 9293 §3.5
      * figure 8, line 6); its SYN was already taken. */
@@ -882,8 +896,7 @@ static bool tcp_precheck(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, struct t
         in->seq += 1u;
         if (!(in->flags & WISP_TCP_FLAG_ACK)) {
             pcb->flags |= TF_ACK_NOW; /* a retransmitted SYN: resend SYN-ACK */
-            wisp_pbuf_free(p);
-            return false;
+            return TCP_FREE;
         }
     }
 
@@ -893,9 +906,7 @@ static bool tcp_precheck(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, struct t
      * the first step could answer it (a PAWS or out-of-window ACK), so a
      * bare FIN or data without ACK draws no reply (as on Linux). */
     if (!(in->flags & (WISP_TCP_FLAG_ACK | WISP_TCP_FLAG_SYN | WISP_TCP_FLAG_RST))) {
-        WISP_CTR_INC(s, TCP_DROP_NOACK);
-        wisp_pbuf_free(p);
-        return false;
+        return WISP_CTR_TCP_DROP_NOACK;
     }
 
     /* RFC 7323 §5.3 PAWS (R1): a TSval older than TS.Recent is a
@@ -908,32 +919,27 @@ static bool tcp_precheck(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, struct t
             if (wisp_time_before(pcb->last_rx_ms + TCP_PAWS_IDLE_MS, now)) {
                 pcb->ts_recent = in->opt.tsval;
             } else if (!(in->flags & WISP_TCP_FLAG_RST) && TCP_SEQ_LT(in->opt.tsval, pcb->ts_recent)) {
-                WISP_CTR_INC(s, TCP_DROP_PAWS);
                 pcb->flags |= TF_ACK_NOW;
-                wisp_pbuf_free(p);
-                return false;
+                return WISP_CTR_TCP_DROP_PAWS;
             }
         } else if (!(in->flags & WISP_TCP_FLAG_RST)) {
             /* RFC 7323 §3.2: once negotiated, a non-RST segment without
              * the option is dropped */
-            WISP_CTR_INC(s, TCP_DROP_NOTS);
-            wisp_pbuf_free(p);
-            return false;
+            return WISP_CTR_TCP_DROP_NOTS;
         }
     }
 #else
     (void)now;
 #endif
-    return true;
+    return TCP_GO;
 }
 
 /* RFC 9293 §3.10.7.4 first step (sequence number) and what an acceptable
  * segment refreshes: the keepalive idle time, TS.Recent. False when the
- * segment was consumed (dropped). */
-static bool tcp_first_step(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, const struct tcp_in *in, uint32_t now)
+ * segment is dropped (a step result). */
+static unsigned tcp_first_step(struct wisp_tcp_pcb *pcb, const struct tcp_in *in, uint32_t now)
 {
     if (!tcp_seq_acceptable(pcb, in)) {
-        WISP_CTR_INC(pcb->c.stack, TCP_DROP_OOW);
         if (!(in->flags & WISP_TCP_FLAG_RST)) {
             pcb->flags |= TF_ACK_NOW; /* <SEQ=SND.NXT><ACK=RCV.NXT><CTL=ACK> */
             if (in->len > 0 && TCP_SEQ_LT(in->seq, pcb->rcv_nxt)) {
@@ -943,8 +949,7 @@ static bool tcp_first_step(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, const 
                 tcp_dsack_set(pcb, in->seq, TCP_SEQ_GT(end, pcb->rcv_nxt) ? pcb->rcv_nxt : end);
             }
         }
-        wisp_pbuf_free(p);
-        return false;
+        return WISP_CTR_TCP_DROP_OOW;
     }
     pcb->last_rx_ms = now;
     pcb->c.keep_probes = 0;
@@ -959,51 +964,43 @@ static bool tcp_first_step(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, const 
         pcb->ts_recent = in->opt.tsval; /* (its time: last_rx_ms, above) */
     }
 #endif
-    return true;
+    return TCP_GO;
 }
 
 /* RFC 9293 §3.10.7.4 second (RST) and fourth (SYN) steps, and the fifth
- * step's "ACK bit off". False when the segment was consumed. */
-static bool tcp_rst_syn_steps(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, const struct tcp_in *in)
+ * step's "ACK bit off" (a step result). */
+static unsigned tcp_rst_syn_steps(struct wisp_tcp_pcb *pcb, const struct tcp_in *in)
 {
-    struct wisp_stack *s = pcb->c.stack;
-
     /* second: RST (RFC 5961 §3.2) */
     if (in->flags & WISP_TCP_FLAG_RST) {
-        WISP_CTR_INC(s, TCP_RST_RX);
-        wisp_pbuf_free(p);
+        WISP_CTR_INC(pcb->c.stack, TCP_RST_RX);
         if (in->seq == pcb->rcv_nxt) {
             /* exactly RCV.NXT: reset (SYN-RECEIVED from an active open:
              * refused; the others: reset; CLOSING/LAST-ACK: just closed) */
             tcp_pcb_kill(pcb, WISP_ERR_RST);
-            return false;
+            return TCP_FREE;
         }
-        WISP_CTR_INC(s, TCP_DROP_RST);
         tcp_send_challenge_ack(pcb); /* in the window but not exact */
-        return false;
+        return WISP_CTR_TCP_DROP_RST;
     }
 
     /* fourth: SYN in a synchronized state (RFC 5961 §4.2: challenge ACK) */
     if (in->flags & WISP_TCP_FLAG_SYN) {
-        WISP_CTR_INC(s, TCP_DROP_SYN);
         tcp_send_challenge_ack(pcb);
-        wisp_pbuf_free(p);
-        return false;
+        return WISP_CTR_TCP_DROP_SYN;
     }
 
     /* fifth: ACK */
     if (!(in->flags & WISP_TCP_FLAG_ACK)) {
-        WISP_CTR_INC(s, TCP_DROP_NOACK);
-        wisp_pbuf_free(p);
-        return false;
+        return WISP_CTR_TCP_DROP_NOACK;
     }
-    return true;
+    return TCP_GO;
 }
 
 /* RFC 9293 §3.10.7.4 fifth step in SYN-RECEIVED: an ACK of our SYN
  * establishes the connection (the connected callback of a simultaneous
- * open), any other ACK gets a RST. False when the segment was consumed. */
-static bool tcp_synrcvd_ack(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, const struct tcp_in *in)
+ * open), any other ACK gets a RST (a step result). */
+static unsigned tcp_synrcvd_ack(struct wisp_tcp_pcb *pcb, const struct tcp_in *in)
 {
     if (TCP_SEQ_GT(in->ack, pcb->snd_una) && TCP_SEQ_LEQ(in->ack, pcb->snd_nxt)) {
         pcb->snd_una = in->ack;
@@ -1017,77 +1014,56 @@ static bool tcp_synrcvd_ack(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, const
         pcb->max_snd_wnd = WISP_MAX(pcb->max_snd_wnd, pcb->snd_wnd);
         pcb->snd_wl1 = in->seq;
         pcb->snd_wl2 = in->ack;
-        if (pcb->connected != NULL) {
-            wisp_err_t err = pcb->connected(pcb->c.arg, pcb, WISP_OK);
-            if (err == WISP_ERR_ABRT || tcp_dead(pcb)) {
-                wisp_pbuf_free(p);
-                return false;
-            }
-        }
-        return true;
+        return tcp_notify_connected(pcb) ? TCP_GO : TCP_FREE;
     }
-    WISP_CTR_INC(pcb->c.stack, TCP_DROP_BADACK);
     tcp_rst_reply(pcb->c.stack, in); /* RFC 9293 §3.10.7.4 SYN-RECEIVED */
-    wisp_pbuf_free(p);
-    return false;
+    return WISP_CTR_TCP_DROP_BADACK;
 }
 
 /* RFC 9293 §3.10.7.4 fifth step, the closing states: our FIN acknowledged
  * moves FIN-WAIT-1 to FIN-WAIT-2, CLOSING to TIME-WAIT, LAST-ACK to
- * CLOSED. False when the segment was consumed (the PCB is gone). */
-static bool tcp_fin_acked_state(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p)
+ * CLOSED (tcp_fin_next; a step result: TCP_FREE when the PCB is gone). */
+static unsigned tcp_fin_acked_state(struct wisp_tcp_pcb *pcb)
 {
-    bool fin_acked = (pcb->flags & TF_FIN_QUEUED) && pcb->snd_una == pcb->snd_lbb;
-    switch (pcb->c.state) {
-    case WISP_TCP_FIN_WAIT_1:
-        if (fin_acked) {
-            pcb->c.state = WISP_TCP_FIN_WAIT_2;
-            if (pcb->flags & TF_CLOSED) {
-                tcp_timer_set(pcb, TCP_TMR_FW2, TCP_FIN_WAIT2_MS);
-            }
-        }
-        break;
-    case WISP_TCP_CLOSING:
-        if (fin_acked) {
-            wisp_pbuf_free(p);
-            tcp_enter_time_wait(pcb); /* RFC 9293 §3.6 simultaneous close */
-            return false;
-        }
-        break;
-    case WISP_TCP_LAST_ACK:
-        if (fin_acked) {
-            wisp_pbuf_free(p);
-            tcp_pcb_kill(pcb, WISP_ERR_CLSD); /* -> CLOSED */
-            return false;
-        }
-        break;
-    default:
-        break;
+    unsigned st = tcp_fin_next[pcb->c.state] >> 4;
+    if (st == pcb->c.state || !tcp_fin_acked(pcb)) {
+        return TCP_GO;
     }
-    return true;
+    if (st == WISP_TCP_FIN_WAIT_2) {
+        pcb->c.state = WISP_TCP_FIN_WAIT_2;
+        if (pcb->flags & TF_CLOSED) {
+            tcp_timer_set(pcb, TCP_TMR_FW2, TCP_FIN_WAIT2_MS);
+        }
+        return TCP_GO;
+    }
+    if (st == WISP_TCP_TIME_WAIT) {
+        tcp_enter_time_wait(pcb); /* RFC 9293 §3.6 simultaneous close */
+    } else {
+        tcp_pcb_kill(pcb, WISP_ERR_CLSD); /* LAST-ACK -> CLOSED */
+    }
+    return TCP_FREE;
 }
 
-/* RFC 9293 §3.10.7.4 fifth step (ACK). False when the segment was
- * consumed. */
-static bool tcp_ack_step(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, const struct tcp_in *in)
+/* RFC 9293 §3.10.7.4 fifth step (ACK) (a step result). */
+static unsigned tcp_ack_step(struct wisp_tcp_pcb *pcb, const struct tcp_in *in)
 {
-    if (pcb->c.state == WISP_TCP_SYN_RCVD && !tcp_synrcvd_ack(pcb, p, in)) {
-        return false;
+    if (pcb->c.state == WISP_TCP_SYN_RCVD) {
+        unsigned r = tcp_synrcvd_ack(pcb, in);
+        if (r != TCP_GO) {
+            return r;
+        }
     }
     /* RFC 5961 §5.2: SND.UNA - MAX.SND.WND =< SEG.ACK =< SND.NXT, else
      * discard and send an ACK (throttled, §7); RFC 9293: an ACK of
      * something not yet sent gets an ACK too. */
     if (TCP_SEQ_GT(in->ack, pcb->snd_nxt) || TCP_SEQ_LT(in->ack, pcb->snd_una - pcb->max_snd_wnd)) {
-        WISP_CTR_INC(pcb->c.stack, TCP_DROP_BADACK);
         tcp_send_challenge_ack(pcb);
-        wisp_pbuf_free(p);
-        return false;
+        return WISP_CTR_TCP_DROP_BADACK;
     }
     if (!tcp_ack_received(pcb, in)) {
-        wisp_pbuf_free(p);
-        return false;
+        return TCP_FREE;
     }
-    return tcp_fin_acked_state(pcb, p);
+    return tcp_fin_acked_state(pcb);
 }
 
 /* RFC 9293 §3.10.7.4 sixth (URG) is not supported: the urgent pointer is
@@ -1137,18 +1113,33 @@ static void tcp_text_fin_steps(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, st
  * when it ends the processing. */
 void tcp_process(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, struct tcp_in *in)
 {
-    uint32_t now = wisp_now(pcb->c.stack);
+    struct wisp_stack *s = pcb->c.stack;
+    uint32_t now = wisp_now(s);
+    unsigned r;
 
     if (pcb->c.state == WISP_TCP_SYN_SENT) {
-        (void)tcp_syn_sent(pcb, p, in);
+        r = tcp_syn_sent(pcb, in);
+    } else {
+        pcb->flags &= ~TF_DSACK; /* RFC 2883 §4 rule 1: D-SACK reports the latest segment only */
+        r = tcp_precheck(pcb, in, now);
+        if (r == TCP_GO) {
+            r = tcp_first_step(pcb, in, now);
+        }
+        if (r == TCP_GO) {
+            r = tcp_rst_syn_steps(pcb, in);
+        }
+        if (r == TCP_GO) {
+            r = tcp_ack_step(pcb, in);
+        }
+    }
+    if (r == TCP_GO) {
+        tcp_text_fin_steps(pcb, p, in);
         return;
     }
-    pcb->flags &= ~TF_DSACK; /* RFC 2883 §4 rule 1: D-SACK reports the latest segment only */
-    if (!tcp_precheck(pcb, p, in, now) || !tcp_first_step(pcb, p, in, now) || !tcp_rst_syn_steps(pcb, p, in) ||
-        !tcp_ack_step(pcb, p, in)) {
-        return;
+    if (r != TCP_FREE) {
+        WISP_CTR_INC_ID(s, r);
     }
-    tcp_text_fin_steps(pcb, p, in);
+    wisp_pbuf_free(p);
 }
 
 /* ---------------------------------------------------------- input */
@@ -1159,36 +1150,33 @@ void wisp_tcp_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp
     struct tcp_in in;
     struct wisp_tcp_pcb *pcb, **pp;
     uint16_t hlen, tot = p->tot_len;
+    unsigned drop;
     WISP_CORE_ASSERT_OWNER(s);
 
     WISP_CTR_INC(s, TCP_RX);
     /* RFC 1122 §4.2.3.10 / RFC 9293 §3.9.2: nothing for broadcast or
      * multicast destinations. */
     if (ip->bcast || ip->mcast) {
-        WISP_CTR_INC(s, TCP_DROP_BCAST);
-        wisp_pbuf_free(p);
-        return;
+        drop = WISP_CTR_TCP_DROP_BCAST;
+        goto drop;
     }
     if (tot < WISP_TCP_HLEN) {
-        WISP_CTR_INC(s, TCP_DROP_SHORT);
-        wisp_pbuf_free(p);
-        return;
+        drop = WISP_CTR_TCP_DROP_SHORT;
+        goto drop;
     }
     (void)wisp_pbuf_copy_out(p, hdr, WISP_TCP_HLEN, 0);
     /* RFC 9293 §3.1 Data Offset: 5..15 words, within the segment. */
     hlen = (uint16_t)((hdr[WISP_TCP_OFF_HLEN] >> 4) * 4u);
     if (hlen < WISP_TCP_HLEN || hlen > tot) {
-        WISP_CTR_INC(s, TCP_DROP_BADOFF);
-        wisp_pbuf_free(p);
-        return;
+        drop = WISP_CTR_TCP_DROP_BADOFF;
+        goto drop;
     }
     /* RFC 9293 §3.1 Checksum (pseudo header + segment); RFC 1122 §4.2.2.7:
      * a bad checksum is discarded. */
     if (wisp_chksum_add(wisp_ip_chksum_pseudo(&ip->src, &ip->dst, WISP_IP4_PROTO_TCP, tot), wisp_pbuf_chksum(p, 0, tot)) !=
         0xFFFFu) {
-        WISP_CTR_INC(s, TCP_DROP_CHKSUM);
-        wisp_pbuf_free(p);
-        return;
+        drop = WISP_CTR_TCP_DROP_CHKSUM;
+        goto drop;
     }
     if (hlen > WISP_TCP_HLEN) {
         (void)wisp_pbuf_copy_out(p, hdr + WISP_TCP_HLEN, (uint16_t)(hlen - WISP_TCP_HLEN), WISP_TCP_HLEN);
@@ -1226,8 +1214,10 @@ void wisp_tcp_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp
         return;
     }
     /* RFC 9293 §3.10.7.1 CLOSED: a RST for anything but a RST. */
-    WISP_CTR_INC(s, TCP_NOPORT);
     tcp_rst_reply(s, &in);
+    drop = WISP_CTR_TCP_NOPORT;
+drop:
+    WISP_CTR_INC_ID(s, drop);
     wisp_pbuf_free(p);
 }
 
@@ -1350,6 +1340,16 @@ static void tcp_sack_update(struct wisp_tcp_pcb *pcb, const struct tcp_in *in)
     }
 }
 
+/* Mark sent segment g lost (to be retransmitted next, RFC 6675 §4 /
+ * RFC 6582 §3.2) and make the output send it (NULL or unsent: nothing). */
+static WISP_NOINLINE void tcp_mark_lost(struct wisp_tcp_pcb *pcb, struct wisp_tcp_seg *g)
+{
+    if (g != NULL && (g->flags & TCP_SEGF_SENT)) {
+        g->flags = (uint8_t)((g->flags | TCP_SEGF_LOST) & ~TCP_SEGF_RTXD);
+        pcb->flags |= TF_FORCE_RTX | TF_SCOREBOARD;
+    }
+}
+
 /* The first outstanding segment not SACKed. */
 static struct wisp_tcp_seg *tcp_first_hole(struct wisp_tcp_pcb *pcb)
 {
@@ -1414,7 +1414,6 @@ static uint32_t tcp_ack_free_segs(struct wisp_tcp_pcb *pcb, uint32_t ack)
 static void tcp_ack_cc(struct wisp_tcp_pcb *pcb, uint32_t ack, uint32_t acked, uint32_t flight, uint32_t now)
 {
     uint32_t smss = tcp_seg_max(pcb);
-    struct wisp_tcp_seg *g;
     if (pcb->flags & TF_RECOVERY) {
         if (TCP_SEQ_GEQ(ack, pcb->recover)) {
             /* full ACK: leave recovery (RFC 6675 §5 / RFC 6582 §3.2
@@ -1432,11 +1431,7 @@ static void tcp_ack_cc(struct wisp_tcp_pcb *pcb, uint32_t ack, uint32_t acked, u
             /* RFC 6582 §3.2 step 5: partial ACK -- retransmit the next
              * hole, deflate by the data acknowledged, add back one
              * SMSS when at least one SMSS was acknowledged. */
-            g = pcb->sndq;
-            if (g != NULL && (g->flags & TCP_SEGF_SENT)) {
-                g->flags = (uint8_t)((g->flags | TCP_SEGF_LOST) & ~TCP_SEGF_RTXD);
-                pcb->flags |= TF_FORCE_RTX | TF_SCOREBOARD;
-            }
+            tcp_mark_lost(pcb, pcb->sndq);
             pcb->cwnd = pcb->cwnd > acked ? pcb->cwnd - acked : smss;
             if (acked >= smss) {
                 pcb->cwnd += smss;
@@ -1497,10 +1492,7 @@ static void tcp_ack_wnd_update(struct wisp_tcp_pcb *pcb, const struct tcp_in *in
         pcb->nrtx = 0;
         tcp_timer_clear(pcb, TCP_TMR_PERSIST);
         if (pcb->snd_una != pcb->snd_nxt) {
-            if (pcb->sndq != NULL && (pcb->sndq->flags & TCP_SEGF_SENT)) {
-                pcb->sndq->flags = (uint8_t)((pcb->sndq->flags | TCP_SEGF_LOST) & ~TCP_SEGF_RTXD);
-                pcb->flags |= TF_FORCE_RTX | TF_SCOREBOARD;
-            }
+            tcp_mark_lost(pcb, pcb->sndq);
             tcp_timer_set(pcb, TCP_TMR_RTO, pcb->rto);
         }
     } else if ((pcb->flags & TF_PERSIST) && pcb->sndq_next == NULL && pcb->snd_una == pcb->snd_nxt) {
@@ -1524,9 +1516,8 @@ static void tcp_ack_loss_detect(struct wisp_tcp_pcb *pcb, bool dupack, uint32_t 
             uint32_t flight = pcb->snd_nxt - pcb->snd_una;
             pcb->ssthresh = tcp_cc_ssthresh(pcb, flight, false, now); /* RFC 5681 eq. (4), tcp_cc.c */
             pcb->recover = pcb->snd_nxt;
-            pcb->flags |= TF_RECOVERY | TF_FORCE_RTX | TF_SCOREBOARD;
-            pcb->flags &= ~TF_RTT;
-            hole->flags = (uint8_t)((hole->flags | TCP_SEGF_LOST) & ~TCP_SEGF_RTXD);
+            pcb->flags = (pcb->flags | TF_RECOVERY) & ~TF_RTT;
+            tcp_mark_lost(pcb, hole); /* (outstanding: sent) */
             /* RFC 6675 §5 step 4.2: cwnd = ssthresh; RFC 6582 §3.2 step 2
              * (NewReno): ssthresh + 3 * SMSS */
             pcb->cwnd = (pcb->flags & TF_SACK) ? pcb->ssthresh : pcb->ssthresh + TCP_DUPTHRESH * smss;

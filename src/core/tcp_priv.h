@@ -260,6 +260,15 @@ uint64_t tcp_siphash24(const uint32_t key[4], const uint8_t *m, size_t len);
 uint64_t tcp_hash(struct wisp_stack *s, const struct tcp_tuple *t, uint8_t domain, uint32_t x, uint32_t y);
 
 /* The stack of a PCB of any kind (NULL for NULL). */
+/* RFC 9293 §3.10.7.4 first step: seq lies in the receive window [nxt,
+ * nxt + wnd); a zero window takes just nxt. (Windows stay below 2^30,
+ * RFC 7323 §2.3, so the unsigned distance decides.) Shared by
+ * connections (tcp_in.c) and SYN-queue embryos (tcp_synq.c). */
+static inline bool tcp_seq_in_wnd(uint32_t seq, uint32_t nxt, uint32_t wnd)
+{
+    return seq - nxt < (wnd != 0u ? wnd : 1u);
+}
+
 /* Data bytes of out-of-order entry e (its pbuf's; a bare FIN: 0). */
 static inline uint32_t tcp_oo_len(const struct wisp_tcp_ooseq *e)
 {
@@ -345,6 +354,10 @@ uint32_t tcp_refused_free(struct wisp_tcp_pcb *pcb);
 struct wisp_pbuf *tcp_pbuf_skip(struct wisp_pbuf *p, uint32_t n);
 bool tcp_challenge_allowed(struct wisp_stack *s);
 void tcp_set_established(struct wisp_tcp_pcb *pcb);
+/* The peer's SYN taken by a PCB (IRS, RCV.NXT, the offered window, MSS,
+ * window scale, SACK and timestamps; tcp_in.c). */
+void tcp_syn_take(struct wisp_tcp_pcb *pcb, uint32_t irs, uint32_t offered, uint16_t peer_mss, uint8_t ws,
+                  unsigned synopts, uint32_t tsval);
 /* Process an acceptable ACK (RFC 9293 §3.10.7.4 fifth step, ESTABLISHED
  * rules), RTT sampling, loss detection and recovery, congestion control
  * (through tcp_cc.h). False when pcb died (sent callback aborted it). */

@@ -63,6 +63,9 @@ static void tcp_hunlink(uint16_t *head, uint16_t *next, unsigned b, unsigned i)
 }
 
 #define TCP_SYNQ_NB WISP_TCP_HBUCKETS(WISP_TCP_SYNQ_COUNT)
+/* An embryo's timestamp clock offset (RFC 7323 §5.4): none without
+ * timestamps (no hash computed). */
+#define TCP_SYN_TS_OFF(s, t) (WISP_TCP_TIMESTAMPS ? tcp_ts_offset((s), (t)) : 0u)
 #define TCP_TW_NB WISP_TCP_HBUCKETS(WISP_TCP_TW_COUNT)
 
 void tcp_hindex_reset(struct wisp_stack *s)
@@ -531,7 +534,7 @@ static void tcp_syn_fill(struct wisp_tcp_syn *e, const struct tcp_tuple *t, uint
  * its SYN-ACK offered, [IRS+1, IRS+1+wnd) (a zero window: just IRS+1). */
 static bool tcp_synq_in_window(const struct wisp_tcp_syn *e, uint32_t seq)
 {
-    return seq == e->irs + 1u || (TCP_SEQ_GT(seq, e->irs + 1u) && TCP_SEQ_LT(seq, e->irs + 1u + e->wnd));
+    return tcp_seq_in_wnd(seq, e->irs + 1u, e->wnd);
 }
 
 /* RFC 5961 §3.2 / §7 for an embryo: a throttled challenge ACK
@@ -550,7 +553,7 @@ static void tcp_synq_challenge_ack(struct wisp_stack *s, const struct wisp_tcp_s
      * when both SYNs carry the option */
     tcp_bare_ack(s, &t, e->iss + 1u, e->irs + 1u,
                  (uint16_t)((e->peer_wscale != 0xffu && WISP_TCP_WND_SCALE) ? e->wnd >> tcp_rcv_wscale_ours() : e->wnd),
-                 ts, ts ? tcp_ts_offset(s, &t) : 0u, e->ts_recent, e->lpcb->c.tos, e->lpcb->c.ttl);
+                 ts, ts ? TCP_SYN_TS_OFF(s, &t) : 0u, e->ts_recent, e->lpcb->c.tos, e->lpcb->c.ttl);
 }
 
 /* The RTO of an embryo after n retransmissions (RFC 6298 §5.5: the
@@ -573,7 +576,7 @@ static void tcp_synq_send(struct wisp_stack *s, struct wisp_tcp_syn *e)
     struct tcp_tuple t;
     wisp_err_t err;
     tcp_synq_tuple(e, &t);
-    err = tcp_send_synack(s, e->lpcb, e, &t, -1, tcp_mss_for(s, &t.rip), tcp_ts_offset(s, &t));
+    err = tcp_send_synack(s, e->lpcb, e, &t, -1, tcp_mss_for(s, &t.rip), TCP_SYN_TS_OFF(s, &t));
     if (err == WISP_OK) {
         e->opts = (uint8_t)(e->opts & ~TCP_SYNO_UNSENT);
         e->due = wisp_now(s) + tcp_synq_rto(e->retries);
@@ -728,28 +731,29 @@ static void tcp_in_tuple(const struct tcp_in *in, struct tcp_tuple *t)
  * counter and the peer's ISN. */
 static const uint16_t tcp_cookie_mss[8] = { 216, 536, 1200, 1360, 1400, 1440, 1452, 1460 };
 
-/* The one SipHash of a cookie: the 4-tuple, domain 2, the counter and
- * the peer's ISN. Its low 24 bits go into the cookie, its high 32 bits are
- * the connection's timestamp clock offset (RFC 7323 §5.4: per connection,
+/* The cookie of counter cnt without its MSS bits: the one SipHash of a
+ * cookie (the 4-tuple, domain 2, the counter and the peer's ISN). Its low
+ * 24 bits go into the cookie, its high 32 bits are the connection's
+ * timestamp clock offset (*ts_off; RFC 7323 §5.4: per connection,
  * recomputed from the cookie's ACK), so a flood SYN costs one hash. */
-static uint64_t tcp_cookie_hash(struct wisp_stack *s, const struct tcp_tuple *t, uint32_t cnt, uint32_t irs)
+static uint32_t tcp_cookie_at(struct wisp_stack *s, const struct tcp_tuple *t, uint32_t cnt,
+                             uint32_t irs, uint32_t *ts_off)
 {
-    return tcp_hash(s, t, 2, cnt, irs);
+    uint64_t h = tcp_hash(s, t, 2, cnt, irs);
+    *ts_off = (uint32_t)(h >> 32);
+    return ((cnt & 31u) << 27) | ((uint32_t)h & 0xffffffu);
 }
 
 static uint32_t tcp_cookie_make(struct wisp_stack *s, const struct tcp_tuple *t, uint32_t irs, uint16_t mss,
                                 uint32_t *ts_off)
 {
-    uint32_t cnt = wisp_now(s) / TCP_COOKIE_PERIOD_MS;
     uint32_t idx = 0, i;
-    uint64_t h = tcp_cookie_hash(s, t, cnt, irs);
     for (i = 0; i < 8u; i++) {
         if (tcp_cookie_mss[i] <= mss) {
             idx = i;
         }
     }
-    *ts_off = (uint32_t)(h >> 32);
-    return ((cnt & 31u) << 27) | (idx << 24) | ((uint32_t)h & 0xffffffu);
+    return tcp_cookie_at(s, t, wisp_now(s) / TCP_COOKIE_PERIOD_MS, irs, ts_off) | (idx << 24);
 }
 
 /* Valid cookie: *mss gets the encoded MSS, *ts_off the connection's
@@ -762,14 +766,8 @@ static bool tcp_cookie_check(struct wisp_stack *s, const struct tcp_tuple *t, ui
     unsigned d;
     for (d = 0; d < 2u; d++) {
         uint32_t c = cnt - d;
-        uint64_t h;
-        if ((c & 31u) != (cookie >> 27)) {
-            continue;
-        }
-        h = tcp_cookie_hash(s, t, c, irs);
-        if (((uint32_t)h & 0xffffffu) == (cookie & 0xffffffu)) {
+        if ((c & 31u) == (cookie >> 27) && tcp_cookie_at(s, t, c, irs, ts_off) == (cookie & ~(7u << 24))) {
             *mss = tcp_cookie_mss[(cookie >> 24) & 7u];
-            *ts_off = (uint32_t)(h >> 32);
             return true;
         }
     }
@@ -785,8 +783,7 @@ static struct wisp_tcp_pcb *tcp_passive_pcb(struct wisp_stack *s, struct wisp_tc
                                             const struct wisp_tcp_syn *e, const struct tcp_tuple *t, uint32_t ts_off)
 {
     struct wisp_tcp_pcb *pcb = tcp_pcb_alloc(s);
-    uint32_t iss = e->iss, irs = e->irs;
-    uint16_t ours;
+    uint32_t iss = e->iss;
     if (pcb == NULL) {
         return NULL;
     }
@@ -797,36 +794,13 @@ static struct wisp_tcp_pcb *tcp_passive_pcb(struct wisp_stack *s, struct wisp_tc
     pcb->c.cc_algo = l->c.cc_algo;
     pcb->flags |= TF_PASSIVE;
     /* (ts_off: the clock our SYN-ACK's TSval was read from) */
-    ours = tcp_pcb_open(pcb, t, iss, ts_off);
+    (void)tcp_pcb_open(pcb, t, iss, ts_off);
     pcb->snd_una = iss + 1u; /* our SYN is acknowledged */
     pcb->snd_nxt = iss + 1u;
-    pcb->snd_wl1 = irs;
     pcb->snd_wl2 = iss;
-    pcb->irs = irs;
-    pcb->rcv_nxt = irs + 1u;
-    pcb->rcv_adv = pcb->rcv_nxt + e->wnd; /* what the SYN-ACK offered */
-    pcb->last_ack_sent = pcb->rcv_nxt;
-    /* RFC 9293 §3.7.1 / RFC 6691: send MSS = min(peer's MSS option or
-     * 536, our MTU - 40). */
-    pcb->mss = (uint16_t)WISP_MIN(e->peer_mss != 0 ? e->peer_mss : TCP_DEFAULT_MSS, ours);
-#if WISP_TCP_WND_SCALE
-    if (e->peer_wscale != 0xffu) {
-        /* RFC 7323 §2.2/§2.3: both SYNs carried the option; shifts > 14
-         * are taken as 14. */
-        pcb->flags |= TF_WS;
-        pcb->snd_wscale = (uint8_t)WISP_MIN(e->peer_wscale, TCP_MAX_WSCALE);
-        pcb->rcv_wscale = tcp_rcv_wscale_ours();
-    }
-#endif
-    if ((e->opts & TCP_SYNO_SACK) && WISP_TCP_SACK) {
-        pcb->flags |= TF_SACK;
-    }
-#if WISP_TCP_TIMESTAMPS
-    if ((e->opts & TCP_SYNO_TS) && WISP_TCP_TIMESTAMPS) {
-        pcb->flags |= TF_TS;
-        pcb->ts_recent = e->ts_recent; /* (its time: last_rx_ms, tcp_new_defaults) */
-    }
-#endif
+    /* IRS, RCV.NXT, the window the SYN-ACK offered, the options */
+    tcp_syn_take(pcb, e->irs, e->wnd, e->peer_mss, e->peer_wscale, e->opts & (TCP_SYNO_SACK | TCP_SYNO_TS),
+                 e->ts_recent);
     pcb->c.state = WISP_TCP_SYN_RCVD;
     tcp_link(s, pcb);
     tcp_set_established(pcb); /* (takes over the promise of the SYN-ACK's window) */
@@ -865,15 +839,59 @@ static void tcp_accept_and_process(struct wisp_stack *s, struct wisp_tcp_listen 
     tcp_finish(s, pcb, prev, 0u);
 }
 
+/* RFC 9293 §3.10.7.4 SYN-RECEIVED, fifth step: an acceptable ACK of
+ * embryo e (4-tuple t; a SYN-queue entry, or one built from a SYN cookie,
+ * e->lpcb NULL) moves the connection to ESTABLISHED: a PCB made from e,
+ * handed to listener l, processes the rest of the segment. Returns
+ * WISP_CTR_COUNT when it did (p consumed), else the counter of the drop
+ * (p is the caller's; the embryo stays). */
+static unsigned tcp_embryo_open(struct wisp_stack *s, struct wisp_tcp_listen *l, struct wisp_tcp_syn *e,
+                                const struct tcp_tuple *t, uint32_t ts_off, struct wisp_pbuf *p, struct tcp_in *in)
+{
+    struct wisp_tcp_pcb *pcb;
+    if (!tcp_listen_room(l)) {
+        /* The application's accept queue is full. Drop the ACK (counted)
+         * and keep the embryo in SYN-RECEIVED, as for a lost ACK (§3.5:
+         * the handshake recovers from loss by retransmission): the
+         * retransmitted SYN-ACK draws a new ACK, and the peer's data
+         * carries one, and the first of them to arrive once there is room
+         * completes the handshake; the entry's timeout bounds the wait (a
+         * cookie's ACK comes back with the peer's retransmitted data
+         * within the cookie's two periods, RFC 4987 §3.6). Linux drops
+         * the ACK too (an overflowing accept queue); a RST would fail a
+         * connection whose connect() had already succeeded. */
+        return WISP_CTR_TCP_LISTEN_FULL;
+    }
+    if (WISP_TCP_SYNCOOKIES && e->lpcb == NULL) {
+        WISP_CTR_INC(s, TCP_COOKIE_OK);
+    }
+    pcb = tcp_passive_pcb(s, l, e, t, ts_off);
+    if (pcb == NULL) {
+        /* No PCB to hold the connection now (memory pressure). Drop the
+         * ACK (counted) and keep the embryo, its SYN-ACK retransmission
+         * timer running: the peer's next segment (data, or the ACK
+         * answering a retransmitted SYN-ACK) completes the handshake once
+         * a PCB is free, and the entry's timeout bounds the wait (a
+         * cookie stays valid for its two periods, RFC 4987 §3.6: the ACK
+         * carries all the state). A RST would turn a passing shortage
+         * into a failed connection (Linux drops too). */
+        return WISP_CTR_TCP_DROP_PCBMEM;
+    }
+    if (!WISP_TCP_SYNCOOKIES || e->lpcb != NULL) {
+        tcp_synq_remove(s, e);
+        tcp_synq_arm(s);
+    }
+    tcp_accept_and_process(s, l, pcb, p, in);
+    return WISP_CTR_COUNT;
+}
+
 bool tcp_synq_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_in *cin)
 {
     struct wisp_tcp_syn *e = NULL;
     struct tcp_in in = *cin;
     struct wisp_tcp_listen *l;
-    struct wisp_tcp_pcb *pcb;
     struct tcp_tuple t;
-    enum wisp_counter drop;
-    unsigned i;
+    unsigned drop, i;
 
     for (i = s->tcp.synq_head[tcp_bucket(s, &in.ip->src, in.sport, in.dport, TCP_SYNQ_NB)]; i != TCP_HNONE;
          i = s->tcp.synq_next[i]) {
@@ -935,38 +953,12 @@ bool tcp_synq_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_
         drop = WISP_CTR_TCP_DROP_PAWS; /* RFC 7323 §5.3 */
         goto out_ctr;
     }
-    if (!tcp_listen_room(l)) {
-        /* RFC 9293 §3.10.7.4 SYN-RECEIVED, fifth: this ACK would move the
-         * connection to ESTABLISHED, but the application's accept queue
-         * is full. Drop it (counted) and keep the embryo in SYN-RECEIVED,
-         * as for a lost ACK (§3.5: the handshake recovers from loss by
-         * retransmission): the retransmitted SYN-ACK draws a new ACK, and
-         * the peer's data carries one, and the first of them to arrive
-         * once there is room completes the handshake; the entry's timeout
-         * bounds the wait. Linux drops the ACK too (an overflowing accept
-         * queue); a RST would fail a connection whose connect() had
-         * already succeeded. */
-        drop = WISP_CTR_TCP_LISTEN_FULL;
-        goto out_ctr;
-    }
     tcp_synq_tuple(e, &t);
-    pcb = tcp_passive_pcb(s, l, e, &t, tcp_ts_offset(s, &t));
-    if (pcb == NULL) {
-        /* RFC 9293 §3.10.7.4 SYN-RECEIVED, fifth: the ACK would move
-         * the connection to ESTABLISHED, but there is no PCB to hold it
-         * now (memory pressure). Drop the ACK (counted) and keep the
-         * embryo, its SYN-ACK retransmission timer running: the peer's
-         * next segment (data, or the ACK answering a retransmitted
-         * SYN-ACK) completes the handshake once a PCB is free, and the
-         * entry's timeout bounds the wait. A RST would turn a passing
-         * shortage into a failed connection (Linux drops too). */
-        drop = WISP_CTR_TCP_DROP_PCBMEM;
-        goto out_ctr;
+    drop = tcp_embryo_open(s, l, e, &t, TCP_SYN_TS_OFF(s, &t), p, &in);
+    if (drop == WISP_CTR_COUNT) {
+        return true;
     }
-    tcp_synq_remove(s, e);
-    tcp_synq_arm(s);
-    tcp_accept_and_process(s, l, pcb, p, &in);
-    return true;
+    goto out_ctr;
 resend:
     tcp_synq_send(s, e);
     tcp_synq_arm(s);
@@ -988,7 +980,7 @@ static bool tcp_cookie_accept(struct wisp_stack *s, struct wisp_tcp_listen *l, s
     uint16_t mss;
     uint32_t ts_off;
     uint8_t ws = 0xffu;
-    struct wisp_tcp_pcb *pcb;
+    unsigned drop;
     bool sack = false, ts = false;
 
     if ((in->flags & WISP_TCP_FLAG_SYN) || !tcp_cookie_check(s, t, in->ack - 1u, in->seq - 1u, &mss, &ts_off)) {
@@ -1007,33 +999,17 @@ static bool tcp_cookie_accept(struct wisp_stack *s, struct wisp_tcp_listen *l, s
         }
         sack = (in->opt.tsecr & 0x10u) != 0;
     }
-    if (!tcp_listen_room(l)) {
-        /* a full accept queue: drop the ACK (counted), no RST; the peer's
-         * retransmitted data brings the cookie back within its two
-         * periods (RFC 4987 §3.6), as after a lost cookie ACK */
-        WISP_CTR_INC(s, TCP_LISTEN_FULL);
-        wisp_pbuf_free(p);
-        return true;
-    }
-    WISP_CTR_INC(s, TCP_COOKIE_OK);
     /* The cookie's SYN-ACK window was not kept (no state): what
      * the budget allows now is promised; data beyond it (when it
      * offered more) is dropped and resent. */
     tcp_syn_fill(&x, t, in->ack - 1u, in->seq - 1u, ws, sack, ts, in->opt.tsval);
     x.peer_mss = mss;
     x.wnd = tcp_synack_wnd(s, tcp_mss_for(s, &t->rip));
-    pcb = tcp_passive_pcb(s, l, &x, t, ts_off);
-    if (pcb == NULL) {
-        /* No PCB now: drop silently (counted), no RST. The peer
-         * resends its data and the cookie stays valid for its two
-         * periods (RFC 4987 §3.6: the ACK carries all the state); a
-         * peer with nothing to send waits, as after any lost
-         * cookie ACK. */
-        WISP_CTR_INC(s, TCP_DROP_PCBMEM);
+    drop = tcp_embryo_open(s, l, &x, t, ts_off, p, in);
+    if (drop != WISP_CTR_COUNT) {
+        WISP_CTR_INC_ID(s, drop);
         wisp_pbuf_free(p);
-        return true;
     }
-    tcp_accept_and_process(s, l, pcb, p, in);
     return true;
 }
 #endif /* WISP_TCP_SYNCOOKIES */
