@@ -474,11 +474,16 @@ static void ip4_build_hdr(uint8_t *h, uint16_t tot, uint16_t id, bool df, uint8_
     wisp_wr16(h + WISP_IP4_OFF_FRAG, df ? (uint16_t)WISP_IP4_FLAG_DF : 0u);
     h[WISP_IP4_OFF_TTL] = ttl;
     h[WISP_IP4_OFF_PROTO] = proto;
-    wisp_wr16(h + WISP_IP4_OFF_CSUM, 0);
     wisp_ip4_wr(h + WISP_IP4_OFF_SRC, src);
     wisp_ip4_wr(h + WISP_IP4_OFF_DST, dst);
-    /* RFC 791 §3.1 Header Checksum; RFC 1071. */
-    wisp_wr16(h + WISP_IP4_OFF_CSUM, (uint16_t)~wisp_chksum_sum(h, WISP_IP4_HLEN));
+    wisp_ip4_hdr_csum(h, WISP_IP4_HLEN);
+}
+
+void wisp_ip4_hdr_csum(uint8_t *h, uint16_t hlen)
+{
+    /* RFC 791 §3.1 Header Checksum (over the header, the field as 0); RFC 1071. */
+    wisp_wr16(h + WISP_IP4_OFF_CSUM, 0);
+    wisp_wr16(h + WISP_IP4_OFF_CSUM, (uint16_t)~wisp_chksum_sum(h, hlen));
 }
 
 struct wisp_pbuf *wisp_ip_hdr_attach(struct wisp_stack *s, struct wisp_pbuf *p, uint16_t len, bool excl)

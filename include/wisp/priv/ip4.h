@@ -65,6 +65,9 @@ wisp_err_t wisp_ip4_frag(struct wisp_netif *nif, struct wisp_pbuf *p, const uint
 /** Internal: hand a complete IP datagram (header visible) to the link layer
  *  of nif (ARP/Ethernet, or the device directly). Does not consume p. */
 wisp_err_t wisp_ip4_link_output(struct wisp_netif *nif, struct wisp_pbuf *p, wisp_ip4_t next_hop);
+/** Internal: (re)compute the header checksum of the IPv4 header h of hlen
+ *  bytes (ip4.c; output, fragments, reassembled datagrams). */
+void wisp_ip4_hdr_csum(uint8_t *h, uint16_t hlen);
 /** Internal: header room of an output path (IP, UDP; ip4.c). Room for len
  *  bytes in front of p: p's own headroom when it is RAM/POOL with room
  *  (and, with excl, not shared) -- returns p -- else a new RAM buffer of
