@@ -255,16 +255,12 @@ static struct wisp_pbuf *reass_finish(struct wisp_stack *s, struct wisp_ip4_reas
         WISP_CTR_INC(s, IP4_REASS_TOOBIG);
         return reass_abort(s, r, NULL);
     }
-    /* The offset-0 fragment's header is still in front of its payload. */
-    if (wisp_pbuf_push(head, hlen) != WISP_OK) {
-        WISP_CTR_INC(s, IP4_REASS_BADFRAG);
-        return reass_abort(s, r, NULL);
-    }
-    /* RFC 1858 §3 (tiny fragments) and our contiguity contract: the first
-     * buffer must hold the transport header. */
+    /* The offset-0 fragment's header is still in front of its payload
+     * (defensive: the push cannot fail). RFC 1858 §3 (tiny fragments) and
+     * our contiguity contract: the first buffer must hold the transport
+     * header. (On a drop the buffers are freed, pushed or not.) */
     need = (uint32_t)hlen + WISP_MIN(r->total, (uint32_t)REASS_CONTIG_MIN);
-    if (head->len < need) {
-        (void)wisp_pbuf_pop(head, hlen);
+    if (wisp_pbuf_push(head, hlen) != WISP_OK || head->len < need) {
         WISP_CTR_INC(s, IP4_REASS_BADFRAG);
         return reass_abort(s, r, NULL);
     }
