@@ -54,11 +54,13 @@ static void arp_clear(struct wisp_stack *s, struct wisp_arp_entry *e)
     memset(e, 0, sizeof(*e));
 }
 
-/* A free entry (cleared), recycling when the table is full: the oldest
+/* A new entry for ip on interface if_idx in state st, stamped now, the
+ * rest cleared: a free entry, recycling when the table is full: the oldest
  * stable entry first, then the oldest pending entry without queued packets,
  * and -- only when evict_queued -- the oldest pending entry with packets.
  * Static entries are never recycled. NULL (counted) when nothing can go. */
-static struct wisp_arp_entry *arp_alloc(struct wisp_stack *s, bool evict_queued)
+static struct wisp_arp_entry *arp_alloc(struct wisp_stack *s, bool evict_queued, uint8_t if_idx, wisp_ip4_t ip,
+                                        uint8_t st)
 {
     struct wisp_arp_entry *stable = NULL, *pend = NULL, *pendq = NULL;
     uint32_t now = wisp_now(s);
@@ -71,8 +73,8 @@ static struct wisp_arp_entry *arp_alloc(struct wisp_stack *s, bool evict_queued)
         uint32_t age = now - e->stamp;
         switch (e->state) {
         case WISP_ARP_EMPTY:
-            memset(e, 0, sizeof(*e));
-            return e;
+            victim = e;
+            goto found;
         case WISP_ARP_STABLE:
             if (stable == NULL || age > age_stable) {
                 stable = e;
@@ -99,7 +101,12 @@ static struct wisp_arp_entry *arp_alloc(struct wisp_stack *s, bool evict_queued)
         WISP_CTR_INC(s, ARP_TABLE_FULL);
         return NULL;
     }
+found:
     arp_clear(s, victim);
+    victim->ip = ip;
+    victim->if_idx = if_idx;
+    victim->state = st;
+    victim->stamp = now;
     return victim;
 }
 
@@ -135,10 +142,13 @@ static void arp_rearm(struct wisp_stack *s)
 
 /* ------------------------------------------------------------ transmit */
 
-/* Build and send one ARP packet (RFC 826 "Packet format") to eth_dst.
- * Sender fields are ours; spa is given (our address, or 0 in a probe). */
+/* Build and send one ARP packet (RFC 826 "Packet format") to eth_dst;
+ * counted as arp.tx and as ctr. Sender fields are ours; spa is given (our
+ * address, or 0 in a probe). The target hardware address is the
+ * requester's in a reply (eth_dst, RFC 826 "Packet Reception": the fields
+ * swapped); in a request it is unknown, sent as 0 (RFC 826, RFC 5227). */
 static wisp_err_t arp_send(struct wisp_netif *nif, uint16_t op, const uint8_t eth_dst[WISP_ETH_ADDR_LEN],
-                           const uint8_t tha[WISP_ETH_ADDR_LEN], wisp_ip4_t spa, wisp_ip4_t tpa)
+                           wisp_ip4_t spa, wisp_ip4_t tpa, unsigned ctr)
 {
     struct wisp_stack *s = nif->stack;
     struct wisp_pbuf *p;
@@ -158,26 +168,24 @@ static wisp_err_t arp_send(struct wisp_netif *nif, uint16_t op, const uint8_t et
     wisp_wr16(b + WISP_ARP_OFF_OP, op);
     memcpy(b + WISP_ARP_OFF_SHA, nif->hwaddr, WISP_ETH_ADDR_LEN);
     wisp_ip4_wr(b + WISP_ARP_OFF_SPA, spa);
-    memcpy(b + WISP_ARP_OFF_THA, tha, WISP_ETH_ADDR_LEN);
+    memcpy(b + WISP_ARP_OFF_THA, op == WISP_ARP_OP_REPLY ? eth_dst : arp_zero_mac, WISP_ETH_ADDR_LEN);
     wisp_ip4_wr(b + WISP_ARP_OFF_TPA, tpa);
     /* Resolution gates urgent traffic: ARP uses the emergency queue. */
     p->prio = WISP_PRIO_EMERG;
     p->if_idx = nif->index;
     err = wisp_eth_output(nif, p, eth_dst, WISP_ETHTYPE_ARP);
     wisp_pbuf_free(p);
-    if (err == WISP_OK)
+    if (err == WISP_OK) {
         WISP_CTR_INC(s, ARP_TX);
+        WISP_CTR_INC_ID(s, ctr);
+    }
     return err;
 }
 
-/* Request for ip, broadcast or (refresh of a known entry) unicast to dst.
- * RFC 826: the target hardware address of a request is unknown, sent as 0. */
+/* Request for ip, broadcast or (refresh of a known entry) unicast to dst. */
 static wisp_err_t arp_send_request(struct wisp_netif *nif, const uint8_t dst[WISP_ETH_ADDR_LEN], wisp_ip4_t ip)
 {
-    wisp_err_t err = arp_send(nif, WISP_ARP_OP_REQUEST, dst, arp_zero_mac, nif->ip4.addr, ip);
-    if (err == WISP_OK)
-        WISP_CTR_INC(nif->stack, ARP_REQ_TX);
-    return err;
+    return arp_send(nif, WISP_ARP_OP_REQUEST, dst, nif->ip4.addr, ip, WISP_CTR_ARP_REQ_TX);
 }
 
 /* Send the packets that waited for e (now resolved), oldest first, then
@@ -386,20 +394,15 @@ void wisp_arp_input(struct wisp_netif *nif, struct wisp_pbuf *p, const uint8_t s
      * the requester is about to talk to us. Probes (spa 0) add nothing, and
      * a pending entry with queued packets is never evicted for this. */
     if (!merged && spa != 0) {
-        e = arp_alloc(s, false);
+        e = arp_alloc(s, false, nif->index, spa, WISP_ARP_STABLE);
         if (e != NULL) {
-            e->ip = spa;
             memcpy(e->mac, sha, WISP_ETH_ADDR_LEN);
-            e->state = WISP_ARP_STABLE;
-            e->if_idx = nif->index;
-            e->stamp = wisp_now(s);
             changed = true;
         }
     }
     /* RFC 826: swap the fields, put ours in the sender fields, opcode reply,
      * and send it to the requester's hardware address (unicast). */
-    if (arp_send(nif, WISP_ARP_OP_REPLY, sha, sha, nif->ip4.addr, spa) == WISP_OK)
-        WISP_CTR_INC(s, ARP_REPLY_TX);
+    (void)arp_send(nif, WISP_ARP_OP_REPLY, sha, nif->ip4.addr, spa, WISP_CTR_ARP_REPLY_TX);
 
 done:
     if (changed)
@@ -451,13 +454,9 @@ wisp_err_t wisp_arp_output(struct wisp_netif *nif, struct wisp_pbuf *p, wisp_ip4
     if (!wisp_netif_is_usable(nif))
         return WISP_ERR_IF;
     /* Unknown: a pending entry, the packet queued, one request now. */
-    e = arp_alloc(s, true);
+    e = arp_alloc(s, true, nif->index, next_hop, WISP_ARP_PENDING);
     if (e == NULL)
         return WISP_ERR_MEM;
-    e->ip = next_hop;
-    e->if_idx = nif->index;
-    e->state = WISP_ARP_PENDING;
-    e->stamp = wisp_now(s);
     e->tries = 1;
     err = arp_enqueue(s, e, p);
     (void)arp_send_request(nif, wisp_eth_bcast, next_hop);   /* the timer retries on failure */
@@ -474,12 +473,8 @@ wisp_err_t wisp_arp_request(struct wisp_netif *nif, wisp_ip4_t ip)
         return WISP_ERR_VAL;
     /* Remember that we asked, so that the reply is not unsolicited. */
     if (arp_find(s, nif->index, ip) == NULL && ip != nif->ip4.addr) {
-        struct wisp_arp_entry *e = arp_alloc(s, false);
+        struct wisp_arp_entry *e = arp_alloc(s, false, nif->index, ip, WISP_ARP_PENDING);
         if (e != NULL) {
-            e->ip = ip;
-            e->if_idx = nif->index;
-            e->state = WISP_ARP_PENDING;
-            e->stamp = wisp_now(s);
             e->tries = 1;
             arp_rearm(s);
         }
@@ -489,22 +484,18 @@ wisp_err_t wisp_arp_request(struct wisp_netif *nif, wisp_ip4_t ip)
 
 wisp_err_t wisp_arp_announce(struct wisp_netif *nif)
 {
-    wisp_err_t err;
     WISP_CORE_ASSERT_OWNER(nif->stack);
 
     if (nif->ip4.addr == 0)
         return WISP_ERR_VAL;
     /* RFC 5227 §3: an ARP request with sender and target IP both ours and
      * target hardware address zero, broadcast. */
-    err = arp_send(nif, WISP_ARP_OP_REQUEST, wisp_eth_bcast, arp_zero_mac, nif->ip4.addr, nif->ip4.addr);
-    if (err == WISP_OK)
-        WISP_CTR_INC(nif->stack, ARP_GRATUITOUS_TX);
-    return err;
+    return arp_send(nif, WISP_ARP_OP_REQUEST, wisp_eth_bcast, nif->ip4.addr, nif->ip4.addr,
+                    WISP_CTR_ARP_GRATUITOUS_TX);
 }
 
 wisp_err_t wisp_arp_probe(struct wisp_netif *nif, wisp_ip4_t ip)
 {
-    wisp_err_t err;
     WISP_CORE_ASSERT_OWNER(nif->stack);
 
     if (ip == WISP_IP4_ANY || ip == WISP_IP4_BCAST || wisp_ip4_is_multicast(ip))
@@ -512,10 +503,7 @@ wisp_err_t wisp_arp_probe(struct wisp_netif *nif, wisp_ip4_t ip)
     /* RFC 5227 §2.1.1: an ARP request, sender hardware address ours, sender
      * IP all zeroes, target hardware address all zeroes, target IP the
      * address being probed, broadcast. */
-    err = arp_send(nif, WISP_ARP_OP_REQUEST, wisp_eth_bcast, arp_zero_mac, WISP_IP4_ANY, ip);
-    if (err == WISP_OK)
-        WISP_CTR_INC(nif->stack, ARP_REQ_TX);
-    return err;
+    return arp_send(nif, WISP_ARP_OP_REQUEST, wisp_eth_bcast, WISP_IP4_ANY, ip, WISP_CTR_ARP_REQ_TX);
 }
 
 void wisp_arp_watch_add(struct wisp_stack *s, struct wisp_arp_watch *w)
@@ -570,11 +558,9 @@ wisp_err_t wisp_arp_add_static(struct wisp_netif *nif, wisp_ip4_t ip, const uint
         return WISP_ERR_VAL;
     e = arp_find(s, nif->index, ip);
     if (e == NULL) {
-        e = arp_alloc(s, false);
+        e = arp_alloc(s, false, nif->index, ip, WISP_ARP_EMPTY);
         if (e == NULL)
             return WISP_ERR_MEM;
-        e->ip = ip;
-        e->if_idx = nif->index;
     }
     memcpy(e->mac, mac, WISP_ETH_ADDR_LEN);
     e->stamp = wisp_now(s);

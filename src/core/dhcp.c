@@ -188,18 +188,94 @@ static void dhcp_arm(struct wisp_dhcp *d, uint32_t ms)
 
 /* ------------------------------------------------------------------ output */
 
-/* Build and send one message (RFC 2131 §4.4, Table 5). ciaddr, requested
- * IP and server identifier as given (0 = field zero / option absent). */
-static wisp_err_t dhcp_send(struct wisp_dhcp *d, uint8_t type, wisp_ip4_t ciaddr, wisp_ip4_t req_ip,
-                            wisp_ip4_t server_id, wisp_ip4_t dst, uint16_t secs)
+/* The fields of a message that vary with its type and the state (RFC 2131
+ * §4.4, Table 5): ciaddr, requested IP and server identifier (0 = field
+ * zero / option absent), destination, 'secs'. */
+struct dhcp_tx {
+    wisp_ip4_t ci, req, sid, dst;
+    uint16_t secs;
+};
+
+/* Fill t for a message of type in the current state; false when the state
+ * sends no such message. DISCOVER and REQUEST are (re)transmissions of
+ * the exchange: counted in d->tries (RFC 2131 §4.1). */
+static bool dhcp_tx_fields(struct wisp_dhcp *d, uint8_t type, struct dhcp_tx *t)
+{
+    memset(t, 0, sizeof(*t));
+    t->dst = WISP_IP4_BCAST;
+    if (type == WISP_DHCP_MSG_DISCOVER || type == WISP_DHCP_MSG_REQUEST) {
+        if (d->tries > 0) {
+            WISP_CTR_INC(dhcp_stack(d), DHCP_RETRANSMIT);
+        }
+        d->tries++;
+        t->secs = dhcp_secs(d);
+    }
+    switch (type) {
+    case WISP_DHCP_MSG_DISCOVER:
+        /* RFC 2131 §4.4.1: the client MAY suggest the address it had. */
+        d->secs = t->secs;
+        t->req = d->reboot_addr;
+        return true;
+    case WISP_DHCP_MSG_DECLINE:
+        /* RFC 2131 Table 5: DECLINE: ciaddr 0, requested IP and server
+         * identifier MUST, 'secs' 0. */
+        t->req = d->pend.addr;
+        t->sid = d->pend.server;
+        return true;
+    case WISP_DHCP_MSG_RELEASE:
+        /* RFC 2131 §4.4.6: DHCPRELEASE to the server (destination chosen
+         * by wisp_dhcp_stop): ciaddr ours, server identifier, 'secs' 0. */
+        t->ci = d->lease.addr;
+        t->sid = d->lease.server;
+        return true;
+    default: /* REQUEST: the one of the current state (RFC 2131 §4.3.2, Table 4/5) */
+        break;
+    }
+    switch (d->state) {
+    case WISP_DHCP_REQUESTING:
+        /* RFC 2131 §4.4.1: broadcast, server identifier and requested IP
+         * of the offer, ciaddr 0, 'secs' of the DISCOVER. */
+        t->req = d->pend.addr;
+        t->sid = d->pend.server;
+        t->secs = d->secs;
+        return true;
+    case WISP_DHCP_REBOOTING:
+        /* RFC 2131 §4.4.2: requested IP, no server identifier, ciaddr 0. */
+        t->req = d->reboot_addr;
+        return true;
+    case WISP_DHCP_RENEWING:
+        /* RFC 2131 §4.4.5: unicast to the leasing server, ciaddr ours, no
+         * server identifier, no requested IP. */
+        t->dst = d->lease.server;
+        /* fall through */
+    case WISP_DHCP_REBINDING:
+        /* RFC 2131 §4.4.5: the same, broadcast. */
+        t->ci = d->lease.addr;
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* Build and send one message of type in the current state (RFC 2131 §4.4,
+ * Table 5; the varying fields from dhcp_tx_fields), to dst when it is not
+ * 0 (a RELEASE's). */
+static wisp_err_t dhcp_send_to(struct wisp_dhcp *d, uint8_t type, wisp_ip4_t dst)
 {
     struct wisp_stack *s = dhcp_stack(d);
+    struct dhcp_tx t;
     struct wisp_pbuf *p;
     uint8_t *m, *o;
     uint16_t len;
     wisp_ipaddr_t to;
     wisp_err_t err;
 
+    if (!dhcp_tx_fields(d, type, &t)) {
+        return WISP_ERR_VAL;
+    }
+    if (dst != WISP_IP4_ANY) {
+        t.dst = dst;
+    }
     p = wisp_pbuf_alloc(s, WISP_LAYER_TRANSPORT, (uint16_t)DHCP_MSG_MAX, WISP_PBUF_RAM);
     if (p == NULL) {
         WISP_CTR_INC(s, DHCP_DROP_NOMEM);
@@ -211,13 +287,13 @@ static wisp_err_t dhcp_send(struct wisp_dhcp *d, uint8_t type, wisp_ip4_t ciaddr
     m[WISP_DHCP_OFF_HTYPE] = WISP_DHCP_HTYPE_ETH;
     m[WISP_DHCP_OFF_HLEN] = WISP_ETH_ADDR_LEN;
     wisp_wr32(m + WISP_DHCP_OFF_XID, d->xid);
-    wisp_wr16(m + WISP_DHCP_OFF_SECS, secs);
+    wisp_wr16(m + WISP_DHCP_OFF_SECS, t.secs);
     /* RFC 2131 §4.1: a client that cannot receive unicast datagrams before
      * its address is configured sets the BROADCAST bit. */
     if ((type == WISP_DHCP_MSG_DISCOVER || type == WISP_DHCP_MSG_REQUEST) && d->nif->ip4.addr == WISP_IP4_ANY) {
         wisp_wr16(m + WISP_DHCP_OFF_FLAGS, WISP_DHCP_FLAG_BROADCAST);
     }
-    wisp_ip4_wr(m + WISP_DHCP_OFF_CIADDR, ciaddr);
+    wisp_ip4_wr(m + WISP_DHCP_OFF_CIADDR, t.ci);
     memcpy(m + WISP_DHCP_OFF_CHADDR, d->nif->hwaddr, WISP_ETH_ADDR_LEN);
     /* RFC 2131 §3: the magic cookie 99.130.83.99 starts the options. */
     wisp_wr32(m + WISP_DHCP_OFF_COOKIE, WISP_DHCP_MAGIC_COOKIE);
@@ -225,16 +301,16 @@ static wisp_err_t dhcp_send(struct wisp_dhcp *d, uint8_t type, wisp_ip4_t ciaddr
     *o++ = WISP_DHCP_OPT_MSGTYPE; /* RFC 2132 §9.6 */
     *o++ = 1;
     *o++ = type;
-    if (req_ip != WISP_IP4_ANY) {
+    if (t.req != WISP_IP4_ANY) {
         *o++ = WISP_DHCP_OPT_REQ_IP; /* RFC 2132 §9.1 */
         *o++ = 4;
-        wisp_ip4_wr(o, req_ip);
+        wisp_ip4_wr(o, t.req);
         o += 4;
     }
-    if (server_id != WISP_IP4_ANY) {
+    if (t.sid != WISP_IP4_ANY) {
         *o++ = WISP_DHCP_OPT_SERVER_ID; /* RFC 2132 §9.7 */
         *o++ = 4;
-        wisp_ip4_wr(o, server_id);
+        wisp_ip4_wr(o, t.sid);
         o += 4;
     }
     /* RFC 2131 Table 5: PRL and maximum size only in DISCOVER / REQUEST. */
@@ -262,7 +338,7 @@ static wisp_err_t dhcp_send(struct wisp_dhcp *d, uint8_t type, wisp_ip4_t ciaddr
         len = WISP_DHCP_MIN_LEN; /* zero padding after End */
     }
     wisp_pbuf_trim(p, len);
-    to = wisp_ipaddr4(dst);
+    to = wisp_ipaddr4(t.dst);
     err = wisp_udp_sendto(d->pcb, p, &to, WISP_DHCP_SERVER_PORT);
     wisp_pbuf_free(p);
     if (err == WISP_OK) {
@@ -271,61 +347,22 @@ static wisp_err_t dhcp_send(struct wisp_dhcp *d, uint8_t type, wisp_ip4_t ciaddr
     return err;
 }
 
-static void dhcp_send_discover(struct wisp_dhcp *d)
+static wisp_err_t dhcp_send(struct wisp_dhcp *d, uint8_t type)
 {
-    if (d->tries > 0) {
-        WISP_CTR_INC(dhcp_stack(d), DHCP_RETRANSMIT);
-    }
-    d->tries++;
-    d->secs = dhcp_secs(d);
-    /* RFC 2131 §4.4.1: the client MAY suggest the address it had. */
-    (void)dhcp_send(d, WISP_DHCP_MSG_DISCOVER, WISP_IP4_ANY, d->reboot_addr, WISP_IP4_ANY, WISP_IP4_BCAST, d->secs);
-    dhcp_arm(d, dhcp_backoff(d));
+    return dhcp_send_to(d, type, WISP_IP4_ANY);
 }
 
-/* The REQUEST of the current state (RFC 2131 §4.3.2, Table 4/5). */
-static void dhcp_send_request(struct wisp_dhcp *d)
+static void dhcp_send_discover(struct wisp_dhcp *d)
 {
-    wisp_ip4_t ci = d->lease.addr, req = WISP_IP4_ANY, sid = WISP_IP4_ANY, dst = WISP_IP4_BCAST;
-    uint16_t secs = dhcp_secs(d);
-
-    if (d->tries > 0) {
-        WISP_CTR_INC(dhcp_stack(d), DHCP_RETRANSMIT);
-    }
-    d->tries++;
-    switch (d->state) {
-    case WISP_DHCP_REQUESTING:
-        /* RFC 2131 §4.4.1: broadcast, server identifier and requested IP
-         * of the offer, ciaddr 0, 'secs' of the DISCOVER. */
-        ci = WISP_IP4_ANY;
-        req = d->pend.addr;
-        sid = d->pend.server;
-        secs = d->secs;
-        break;
-    case WISP_DHCP_REBOOTING:
-        /* RFC 2131 §4.4.2: requested IP, no server identifier, ciaddr 0. */
-        ci = WISP_IP4_ANY;
-        req = d->reboot_addr;
-        break;
-    case WISP_DHCP_RENEWING:
-        /* RFC 2131 §4.4.5: unicast to the leasing server, ciaddr ours, no
-         * server identifier, no requested IP. */
-        dst = d->lease.server;
-        break;
-    case WISP_DHCP_REBINDING:
-        /* RFC 2131 §4.4.5: the same, broadcast. */
-        break;
-    default:
-        return;
-    }
-    (void)dhcp_send(d, WISP_DHCP_MSG_REQUEST, ci, req, sid, dst, secs);
+    (void)dhcp_send(d, WISP_DHCP_MSG_DISCOVER);
+    dhcp_arm(d, dhcp_backoff(d));
 }
 
 /* (Re)send the REQUEST of a requesting / rebooting state and wait the
  * backoff (RFC 2131 §4.1). */
 static void dhcp_request_again(struct wisp_dhcp *d)
 {
-    dhcp_send_request(d);
+    (void)dhcp_send(d, WISP_DHCP_MSG_REQUEST);
     dhcp_arm(d, dhcp_backoff(d));
 }
 
@@ -355,7 +392,7 @@ static uint32_t dhcp_renew_wait(struct wisp_dhcp *d)
 /* (Re)send the REQUEST of RENEWING / REBINDING and wait (RFC 2131 §4.4.5). */
 static void dhcp_renew_again(struct wisp_dhcp *d)
 {
-    dhcp_send_request(d);
+    (void)dhcp_send(d, WISP_DHCP_MSG_REQUEST);
     dhcp_arm(d, dhcp_renew_wait(d));
 }
 
@@ -472,9 +509,7 @@ static void dhcp_decline(struct wisp_dhcp *d)
     struct wisp_stack *s = dhcp_stack(d);
 
     WISP_CTR_INC(s, DHCP_CONFLICT);
-    /* RFC 2131 Table 5: DECLINE: ciaddr 0, requested IP and server
-     * identifier MUST, 'secs' 0. */
-    if (dhcp_send(d, WISP_DHCP_MSG_DECLINE, WISP_IP4_ANY, d->pend.addr, d->pend.server, WISP_IP4_BCAST, 0) == WISP_OK) {
+    if (dhcp_send(d, WISP_DHCP_MSG_DECLINE) == WISP_OK) {
         WISP_CTR_INC(s, DHCP_DECLINE_TX);
     }
     d->reboot_addr = WISP_IP4_ANY; /* never suggest the address again */
@@ -1044,14 +1079,14 @@ void wisp_dhcp_stop(struct wisp_dhcp *d, bool release)
     wisp_arp_watch_remove(s, &d->arp_watch);
     wisp_netif_watch_remove(d->nif, &d->nif_watch);
     if (release && d->have_lease && wisp_netif_is_usable(d->nif)) {
-        /* RFC 2131 §4.4.6: DHCPRELEASE to the server: ciaddr ours, server
-         * identifier, new xid, 'secs' 0. Unicast when the next hop is
-         * resolved (see the file comment). */
+        /* RFC 2131 §4.4.6: DHCPRELEASE with a new xid (the fields:
+         * dhcp_tx_fields), unicast when the next hop is resolved (see the
+         * file comment). */
         wisp_ip4_t nh = ((d->lease.server ^ d->lease.addr) & d->lease.mask) == 0 ? d->lease.server : d->lease.router;
         wisp_ip4_t dst = (nh != WISP_IP4_ANY && wisp_arp_lookup(s, d->nif->index, nh, NULL)) ? d->lease.server
                                                                                              : WISP_IP4_BCAST;
         dhcp_new_xid(d);
-        if (dhcp_send(d, WISP_DHCP_MSG_RELEASE, d->lease.addr, WISP_IP4_ANY, d->lease.server, dst, 0) == WISP_OK) {
+        if (dhcp_send_to(d, WISP_DHCP_MSG_RELEASE, dst) == WISP_OK) {
             WISP_CTR_INC(s, DHCP_RELEASE_TX);
         }
     }

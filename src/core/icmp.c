@@ -365,14 +365,34 @@ static void icmp_error_input(struct wisp_stack *s, struct wisp_pbuf *p, const st
 
 /* ------------------------------------------------------------------- input */
 
+/* Send the ICMP message q, whose first 8 bytes are the header h (type,
+ * code, the type's 32-bit word; the checksum is filled in here), from src
+ * (NULL: the outgoing interface's address) to dst; frees q. One path for
+ * echo replies, errors and echo requests. */
+static wisp_err_t icmp_send(struct wisp_stack *s, struct wisp_pbuf *q, uint8_t *h, const wisp_ipaddr_t *src,
+                            const wisp_ipaddr_t *dst, uint8_t ttl, uint8_t tos)
+{
+    wisp_err_t err;
+
+    /* RFC 792: the checksum is the one's complement of the one's complement
+     * sum of the whole ICMP message, computed with the checksum field 0. */
+    wisp_wr16(&h[WISP_ICMP_OFF_CSUM], 0);
+    (void)wisp_pbuf_copy_in(q, h, WISP_ICMP_HLEN, 0);
+    wisp_wr16(&h[WISP_ICMP_OFF_CSUM], (uint16_t)~wisp_pbuf_chksum(q, 0, q->tot_len));
+    (void)wisp_pbuf_copy_in(q, &h[WISP_ICMP_OFF_CSUM], 2, WISP_ICMP_OFF_CSUM);
+    err = wisp_ip_output(s, q, src, dst, ttl, tos, WISP_IP4_PROTO_ICMP, false);
+    if (err == WISP_OK) {
+        WISP_CTR_INC(s, ICMP_TX);
+    }
+    wisp_pbuf_free(q);
+    return err;
+}
+
 /* Answer an echo request (RFC 792 "Echo or Echo Reply Message",
- * RFC 1122 §3.2.2.6). Does not consume p. */
-static void icmp_echo_reply(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp_ip_info *ip)
+ * RFC 1122 §3.2.2.6); hdr is its header. Does not consume p. */
+static void icmp_echo_reply(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp_ip_info *ip, uint8_t *hdr)
 {
     struct wisp_pbuf *r;
-    uint8_t hdr[WISP_ICMP_OFF_ID]; /* type, code, checksum */
-    uint16_t old_word, new_word, ck;
-    wisp_err_t err;
 
     WISP_CTR_INC(s, ICMP_ECHO_RX);
 
@@ -398,33 +418,15 @@ static void icmp_echo_reply(struct wisp_stack *s, struct wisp_pbuf *p, const str
 
     /* RFC 792: the reply is the request with the type changed to 0; the
      * identifier, sequence number and data are returned unchanged (the code
-     * is kept as received, as Linux does). */
-    (void)wisp_pbuf_copy_out(r, hdr, sizeof(hdr), 0);
-    old_word = wisp_rd16(&hdr[WISP_ICMP_OFF_TYPE]); /* type and code */
-    hdr[WISP_ICMP_OFF_TYPE] = (uint8_t)WISP_ICMP_ECHO_REPLY;
-    new_word = wisp_rd16(&hdr[WISP_ICMP_OFF_TYPE]);
-    /* RFC 1624 eqn. 3: incremental update for the changed type/code word. */
-    ck = wisp_chksum_adjust(wisp_rd16(&hdr[WISP_ICMP_OFF_CSUM]), old_word, new_word);
-    if (ck == 0x0000u) {
-        /* RFC 1624 §3-5: the incremental form may give 0x0000 where a full
-         * computation gives 0xFFFF (all-zero reply). Rare (1 in 65536):
-         * recompute from scratch so the result is always exact. */
-        wisp_wr16(&hdr[WISP_ICMP_OFF_CSUM], 0);
-        (void)wisp_pbuf_copy_in(r, hdr, sizeof(hdr), 0);
-        ck = (uint16_t)~wisp_pbuf_chksum(r, 0, r->tot_len);
-    }
-    wisp_wr16(&hdr[WISP_ICMP_OFF_CSUM], ck);
-    (void)wisp_pbuf_copy_in(r, hdr, sizeof(hdr), 0);
-
-    /* RFC 1122 §3.2.2.6: the reply's source is the specific destination of
+     * is kept as received, as Linux does). The checksum is computed afresh
+     * (always exact: no RFC 1624 §3 0x0000 / 0xFFFF ambiguity).
+     * RFC 1122 §3.2.2.6: the reply's source is the specific destination of
      * the request; the TOS is returned unchanged (data and options other
      * than those are not echoed: IP builds a fresh option-less header). */
-    err = wisp_ip_output(s, r, &ip->dst, &ip->src, 0, ip->tos, WISP_IP4_PROTO_ICMP, false);
-    if (err == WISP_OK) {
+    hdr[WISP_ICMP_OFF_TYPE] = (uint8_t)WISP_ICMP_ECHO_REPLY;
+    if (icmp_send(s, r, hdr, &ip->dst, &ip->src, 0, ip->tos) == WISP_OK) {
         WISP_CTR_INC(s, ICMP_ECHO_REPLY_TX);
-        WISP_CTR_INC(s, ICMP_TX);
     }
-    wisp_pbuf_free(r);
 }
 
 void wisp_icmp_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp_ip_info *ip)
@@ -451,7 +453,7 @@ void wisp_icmp_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct wis
 
     switch (hdr[WISP_ICMP_OFF_TYPE]) {
     case WISP_ICMP_ECHO:
-        icmp_echo_reply(s, p, ip);
+        icmp_echo_reply(s, p, ip, hdr);
         wisp_pbuf_free(p);
         return;
 
@@ -486,49 +488,26 @@ void wisp_icmp_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct wis
 
 /* ------------------------------------------------------ destination unreach */
 
-void wisp_icmp_dest_unreach(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp_ip_info *ip,
-                            uint8_t code)
+/* The body of wisp_icmp_dest_unreach, with p's IP header (hlen bytes,
+ * contiguous: IP input checked it) visible in front of the transport part. */
+static void icmp_error_send(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp_ip_info *ip, uint8_t code)
 {
-    uint8_t iph[WISP_IP4_MAX_HLEN];
+    const uint8_t *iph = p->payload;
     uint16_t hlen = ip->hlen;
-    uint16_t qdata, qlen, mtu = 0;
-    uint16_t frag;
+    uint16_t qlen;
     struct wisp_pbuf *q;
-    uint8_t *m;
-    int t;
-    WISP_CORE_ASSERT_OWNER(s);
-
-    /* The IP header sits hidden in front of the transport part. */
-    if (hlen < WISP_IP4_HLEN || hlen > sizeof(iph) || wisp_pbuf_push(p, hlen) != WISP_OK) {
-        WISP_CTR_INC(s, ICMP_ERR_SUPPRESSED); /* nothing to quote */
-        return;
-    }
-    (void)wisp_pbuf_copy_out(p, iph, hlen, 0);
-    (void)wisp_pbuf_pop(p, hlen);
+    uint8_t h[WISP_ICMP_HLEN];
+    int t = wisp_pbuf_get_u8(p, hlen);
 
     /* RFC 1122 §3.2.2: an ICMP error MUST NOT be sent about
-     *  - an ICMP error message (or one too short to tell its type), */
-    if (ip->proto == WISP_IP4_PROTO_ICMP) {
-        t = wisp_pbuf_get_u8(p, 0);
-        if (t < 0 || !icmp_type_is_query((uint8_t)t)) {
-            WISP_CTR_INC(s, ICMP_ERR_SUPPRESSED);
-            return;
-        }
-    }
-    /*  - a datagram destined to an IP broadcast or multicast address,
-     *  - a datagram sent as a link-layer broadcast or multicast, */
-    if (ip->bcast || ip->mcast || (p->flags & (WISP_PBUF_F_BCAST | WISP_PBUF_F_MCAST)) != 0) {
-        WISP_CTR_INC(s, ICMP_ERR_SUPPRESSED);
-        return;
-    }
-    /*  - a non-initial fragment, */
-    frag = wisp_rd16(&iph[WISP_IP4_OFF_FRAG]);
-    if ((frag & WISP_IP4_OFFMASK) != 0) {
-        WISP_CTR_INC(s, ICMP_ERR_SUPPRESSED);
-        return;
-    }
-    /*  - a datagram whose source does not define a single host. */
-    if (!icmp_src_is_unicast(ip)) {
+     *  - an ICMP error message (or one too short to tell its type),
+     *  - a datagram destined to an IP broadcast or multicast address,
+     *  - a datagram sent as a link-layer broadcast or multicast,
+     *  - a non-initial fragment,
+     *  - a datagram whose source does not define a single host. */
+    if ((ip->proto == WISP_IP4_PROTO_ICMP && (t < 0 || !icmp_type_is_query((uint8_t)t))) || ip->bcast ||
+        ip->mcast || (p->flags & (WISP_PBUF_F_BCAST | WISP_PBUF_F_MCAST)) != 0 ||
+        (wisp_rd16(&iph[WISP_IP4_OFF_FRAG]) & WISP_IP4_OFFMASK) != 0 || !icmp_src_is_unicast(ip)) {
         WISP_CTR_INC(s, ICMP_ERR_SUPPRESSED);
         return;
     }
@@ -540,34 +519,40 @@ void wisp_icmp_dest_unreach(struct wisp_stack *s, struct wisp_pbuf *p, const str
 
     /* RFC 792: IP header + first 64 bits of the original data (less when the
      * datagram carried less). */
-    qdata = (uint16_t)WISP_MIN(p->tot_len, WISP_ICMP_QUOTE_DATA);
-    qlen = (uint16_t)(hlen + qdata);
+    qlen = (uint16_t)WISP_MIN(p->tot_len, hlen + WISP_ICMP_QUOTE_DATA);
     q = wisp_pbuf_alloc(s, WISP_LAYER_IP, (uint16_t)(WISP_ICMP_HLEN + qlen), WISP_PBUF_RAM);
     if (q == NULL) {
         WISP_CTR_INC(s, ICMP_DROP_NOMEM);
         return;
     }
-    m = q->payload;
-    m[WISP_ICMP_OFF_TYPE] = (uint8_t)WISP_ICMP_DEST_UNREACH;
-    m[WISP_ICMP_OFF_CODE] = code;
-    wisp_wr16(&m[WISP_ICMP_OFF_CSUM], 0);
-    if (code == WISP_ICMP_UNREACH_NEEDFRAG && ip->nif != NULL) {
-        mtu = ip->nif->mtu; /* RFC 1191 §4: next-hop MTU in the low 16 bits */
-    }
-    wisp_wr16(&m[WISP_ICMP_OFF_ID], 0); /* RFC 792: unused, zero */
-    wisp_wr16(&m[WISP_ICMP_OFF_MTU], mtu);
-    memcpy(&m[WISP_ICMP_HLEN], iph, hlen);
-    (void)wisp_pbuf_copy_out(p, &m[WISP_ICMP_HLEN + hlen], qdata, 0);
-    wisp_wr16(&m[WISP_ICMP_OFF_CSUM], (uint16_t)~wisp_chksum_sum(m, (size_t)WISP_ICMP_HLEN + qlen));
+    (void)wisp_pbuf_copy_out(p, q->payload + WISP_ICMP_HLEN, qlen, 0);
+    h[WISP_ICMP_OFF_TYPE] = (uint8_t)WISP_ICMP_DEST_UNREACH;
+    h[WISP_ICMP_OFF_CODE] = code;
+    wisp_wr16(&h[WISP_ICMP_OFF_ID], 0); /* RFC 792: unused, zero */
+    /* RFC 1191 §4: next-hop MTU in the low 16 bits */
+    wisp_wr16(&h[WISP_ICMP_OFF_MTU], (code == WISP_ICMP_UNREACH_NEEDFRAG && ip->nif != NULL) ? ip->nif->mtu : 0u);
 
     /* Sent from the address the datagram was sent to (a unicast address of
      * ours, broadcasts were excluded above), with the default TOS
      * (RFC 1349 §5.1: ICMP errors use TOS 0) and TTL. */
-    if (wisp_ip_output(s, q, &ip->dst, &ip->src, 0, 0, WISP_IP4_PROTO_ICMP, false) == WISP_OK) {
+    if (icmp_send(s, q, h, &ip->dst, &ip->src, 0, 0) == WISP_OK) {
         WISP_CTR_INC(s, ICMP_ERR_TX);
-        WISP_CTR_INC(s, ICMP_TX);
     }
-    wisp_pbuf_free(q);
+}
+
+void wisp_icmp_dest_unreach(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp_ip_info *ip,
+                            uint8_t code)
+{
+    uint16_t hlen = ip->hlen;
+    WISP_CORE_ASSERT_OWNER(s);
+
+    /* The IP header sits hidden in front of the transport part. */
+    if (hlen < WISP_IP4_HLEN || hlen > WISP_IP4_MAX_HLEN || wisp_pbuf_push(p, hlen) != WISP_OK) {
+        WISP_CTR_INC(s, ICMP_ERR_SUPPRESSED); /* nothing to quote */
+        return;
+    }
+    icmp_error_send(s, p, ip, code);
+    (void)wisp_pbuf_pop(p, hlen);
 }
 
 /* ------------------------------------------------------------ echo request */
@@ -579,7 +564,6 @@ wisp_err_t wisp_icmp_echo_request(struct wisp_stack *s, wisp_ip4_t dst, uint16_t
     uint16_t mlen, i = 0, k;
     uint8_t hdr[WISP_ICMP_HLEN];
     wisp_ipaddr_t to;
-    wisp_err_t err;
     WISP_CORE_ASSERT_OWNER(s);
 
     /* An IP datagram is at most 65535 bytes (RFC 791): 20 of header. */
@@ -596,14 +580,6 @@ wisp_err_t wisp_icmp_echo_request(struct wisp_stack *s, wisp_ip4_t dst, uint16_t
         return WISP_ERR_MEM;
     }
 
-    /* RFC 792 "Echo or Echo Reply Message": type 8, code 0, id, seq. */
-    hdr[WISP_ICMP_OFF_TYPE] = (uint8_t)WISP_ICMP_ECHO;
-    hdr[WISP_ICMP_OFF_CODE] = 0;
-    wisp_wr16(&hdr[WISP_ICMP_OFF_CSUM], 0);
-    wisp_wr16(&hdr[WISP_ICMP_OFF_ID], id);
-    wisp_wr16(&hdr[WISP_ICMP_OFF_SEQ], seq);
-    (void)wisp_pbuf_copy_in(q, hdr, WISP_ICMP_HLEN, 0);
-
     /* Data: byte i of the payload is (uint8_t)i, easy to recognise and to
      * verify at any offset (a reply's data must match it). */
     k = WISP_ICMP_HLEN;
@@ -614,16 +590,13 @@ wisp_err_t wisp_icmp_echo_request(struct wisp_stack *s, wisp_ip4_t dst, uint16_t
         k = 0;
     }
 
-    wisp_wr16(&hdr[WISP_ICMP_OFF_CSUM], (uint16_t)~wisp_pbuf_chksum(q, 0, mlen));
-    (void)wisp_pbuf_copy_in(q, &hdr[WISP_ICMP_OFF_CSUM], 2, WISP_ICMP_OFF_CSUM);
-
+    /* RFC 792 "Echo or Echo Reply Message": type 8, code 0, id, seq. */
+    hdr[WISP_ICMP_OFF_TYPE] = (uint8_t)WISP_ICMP_ECHO;
+    hdr[WISP_ICMP_OFF_CODE] = 0;
+    wisp_wr16(&hdr[WISP_ICMP_OFF_ID], id);
+    wisp_wr16(&hdr[WISP_ICMP_OFF_SEQ], seq);
     to = wisp_ipaddr4(dst);
-    err = wisp_ip_output(s, q, NULL, &to, ttl, 0, WISP_IP4_PROTO_ICMP, false);
-    if (err == WISP_OK) {
-        WISP_CTR_INC(s, ICMP_TX);
-    }
-    wisp_pbuf_free(q);
-    return err;
+    return icmp_send(s, q, hdr, NULL, &to, ttl, 0);
 }
 
 void wisp_icmp_set_echo_cb(struct wisp_stack *s, wisp_icmp_echo_fn fn, void *arg)

@@ -474,41 +474,37 @@ static void ip4_build_hdr(uint8_t *h, uint16_t tot, uint16_t id, bool df, uint8_
     wisp_wr16(h + WISP_IP4_OFF_FRAG, df ? (uint16_t)WISP_IP4_FLAG_DF : 0u);
     h[WISP_IP4_OFF_TTL] = ttl;
     h[WISP_IP4_OFF_PROTO] = proto;
-    wisp_wr16(h + WISP_IP4_OFF_CSUM, 0);
     wisp_ip4_wr(h + WISP_IP4_OFF_SRC, src);
     wisp_ip4_wr(h + WISP_IP4_OFF_DST, dst);
-    /* RFC 791 §3.1 Header Checksum; RFC 1071. */
-    wisp_wr16(h + WISP_IP4_OFF_CSUM, (uint16_t)~wisp_chksum_sum(h, WISP_IP4_HLEN));
+    wisp_ip4_hdr_csum(h, WISP_IP4_HLEN);
 }
 
-/* Make room for the header in front of p: p's headroom (*pushed = true)
- * or a new header buffer chained in front of p (returned; p gains a
- * reference). The caller copies the header in. */
-static struct wisp_pbuf *ip4_attach_hdr(struct wisp_stack *s, struct wisp_pbuf *p, bool *pushed)
+void wisp_ip4_hdr_csum(uint8_t *h, uint16_t hlen)
+{
+    /* RFC 791 §3.1 Header Checksum (over the header, the field as 0); RFC 1071. */
+    wisp_wr16(h + WISP_IP4_OFF_CSUM, 0);
+    wisp_wr16(h + WISP_IP4_OFF_CSUM, (uint16_t)~wisp_chksum_sum(h, hlen));
+}
+
+struct wisp_pbuf *wisp_ip_hdr_attach(struct wisp_stack *s, struct wisp_pbuf *p, uint16_t len, bool excl)
 {
     struct wisp_pbuf *q;
-    *pushed = false;
-    if (wisp_pbuf_push(p, WISP_IP4_HLEN) == WISP_OK) { /* only RAM/POOL with headroom */
-        *pushed = true;
+    if ((!excl || p->ref == 1u) && wisp_pbuf_push(p, len) == WISP_OK) { /* only RAM/POOL with headroom */
         return p;
     }
-    q = wisp_pbuf_alloc(s, WISP_LAYER_IP, WISP_IP4_HLEN, WISP_PBUF_RAM);
-    if (q == NULL) {
-        return NULL;
+    q = wisp_pbuf_alloc(s, WISP_LAYER_IP, len, WISP_PBUF_RAM);
+    if (q != NULL) {
+        wisp_pbuf_chain(q, p);
     }
-    wisp_pbuf_chain(q, p);
-    q->flags = 0;
     return q;
 }
 
-/* Undo ip4_attach_hdr. A pushed header is popped only when nobody below
- * kept a reference to p (see the file comment). */
-static void ip4_detach_hdr(struct wisp_pbuf *p, struct wisp_pbuf *q, bool pushed, uint16_t ref_before)
+void wisp_ip_hdr_detach(struct wisp_pbuf *p, struct wisp_pbuf *q, uint16_t len, uint16_t ref_before)
 {
-    if (!pushed) {
+    if (q != p) {
         wisp_pbuf_free(q); /* drops the reference q held on p */
     } else if (p->ref == ref_before) {
-        (void)wisp_pbuf_pop(p, WISP_IP4_HLEN);
+        (void)wisp_pbuf_pop(p, len);
     }
 }
 
@@ -545,7 +541,7 @@ wisp_err_t wisp_ip4_output_if(struct wisp_netif *nif, struct wisp_pbuf *p, wisp_
     struct wisp_pbuf *q;
     wisp_ip4_t next_hop;
     uint16_t tot, ref_before;
-    bool pushed, local;
+    bool local;
     wisp_err_t err;
     WISP_CORE_ASSERT_OWNER(nif->stack);
 
@@ -605,7 +601,9 @@ wisp_err_t wisp_ip4_output_if(struct wisp_netif *nif, struct wisp_pbuf *p, wisp_
     }
 
     ref_before = p->ref;
-    q = ip4_attach_hdr(s, p, &pushed);
+    /* The header goes in p's headroom, else in a buffer chained in front
+     * (see the file comment). */
+    q = wisp_ip_hdr_attach(s, p, WISP_IP4_HLEN, false);
     if (q == NULL) {
         WISP_CTR_INC(s, IP4_DROP_NOMEM);
         return WISP_ERR_MEM;
@@ -621,7 +619,7 @@ wisp_err_t wisp_ip4_output_if(struct wisp_netif *nif, struct wisp_pbuf *p, wisp_
     if (err == WISP_OK) {
         WISP_CTR_INC(s, IP4_TX);
     }
-    ip4_detach_hdr(p, q, pushed, ref_before);
+    wisp_ip_hdr_detach(p, q, WISP_IP4_HLEN, ref_before);
     return err;
 }
 

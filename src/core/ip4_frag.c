@@ -110,8 +110,7 @@ wisp_err_t wisp_ip4_frag(struct wisp_netif *nif, struct wisp_pbuf *p, const uint
         fo = (uint16_t)((base + pos / 8u) & WISP_IP4_OFFMASK);
         fo |= last ? (uint16_t)(ffield & WISP_IP4_FLAG_MF) : (uint16_t)WISP_IP4_FLAG_MF;
         wisp_wr16(h + WISP_IP4_OFF_FRAG, fo);
-        wisp_wr16(h + WISP_IP4_OFF_CSUM, 0);
-        wisp_wr16(h + WISP_IP4_OFF_CSUM, (uint16_t)~wisp_chksum_sum(h, hlen));
+        wisp_ip4_hdr_csum(h, hlen);
         q->prio = prio;
 
         err = wisp_ip4_link_output(nif, q, next_hop);
@@ -144,7 +143,7 @@ static uint32_t reass_deadline(const struct wisp_ip4_reass *r)
     return r->created + (uint32_t)WISP_IP_REASS_TIMEOUT_MS;
 }
 
-/* Free a datagram's fragments and its slot. */
+/* Free a datagram's fragments (those still held) and its slot. */
 static void reass_free(struct wisp_stack *s, struct wisp_ip4_reass *r)
 {
     unsigned i;
@@ -211,7 +210,7 @@ static struct wisp_ip4_reass *reass_oldest(struct wisp_stack *s, const struct wi
     return old;
 }
 
-/* Drop datagram r and the fragment p with counter id, re-arm the timer. */
+/* Drop datagram r (when in use) and the fragment p, re-arm the timer. */
 static struct wisp_pbuf *reass_abort(struct wisp_stack *s, struct wisp_ip4_reass *r, struct wisp_pbuf *p)
 {
     if (r != NULL && r->in_use) {
@@ -256,16 +255,12 @@ static struct wisp_pbuf *reass_finish(struct wisp_stack *s, struct wisp_ip4_reas
         WISP_CTR_INC(s, IP4_REASS_TOOBIG);
         return reass_abort(s, r, NULL);
     }
-    /* The offset-0 fragment's header is still in front of its payload. */
-    if (wisp_pbuf_push(head, hlen) != WISP_OK) {
-        WISP_CTR_INC(s, IP4_REASS_BADFRAG);
-        return reass_abort(s, r, NULL);
-    }
-    /* RFC 1858 §3 (tiny fragments) and our contiguity contract: the first
-     * buffer must hold the transport header. */
+    /* The offset-0 fragment's header is still in front of its payload
+     * (defensive: the push cannot fail). RFC 1858 §3 (tiny fragments) and
+     * our contiguity contract: the first buffer must hold the transport
+     * header. (On a drop the buffers are freed, pushed or not.) */
     need = (uint32_t)hlen + WISP_MIN(r->total, (uint32_t)REASS_CONTIG_MIN);
-    if (head->len < need) {
-        (void)wisp_pbuf_pop(head, hlen);
+    if (wisp_pbuf_push(head, hlen) != WISP_OK || head->len < need) {
         WISP_CTR_INC(s, IP4_REASS_BADFRAG);
         return reass_abort(s, r, NULL);
     }
@@ -274,11 +269,7 @@ static struct wisp_pbuf *reass_finish(struct wisp_stack *s, struct wisp_ip4_reas
         r->frag[i].p = NULL;
     }
     r->frag[0].p = NULL;
-    r->nfrags = 0;
-    s->ip4.reass_nbufs = (uint16_t)(s->ip4.reass_nbufs - r->nbufs);
-    r->nbufs = 0;
-    r->in_use = 0;
-    reass_arm(s);
+    (void)reass_abort(s, r, NULL); /* the slot, its buffers now in head */
 
     /* RFC 791 §3.2 reassembly: the first fragment's header becomes the
      * datagram's, with the total length of the whole, MF and offset clear
@@ -287,8 +278,7 @@ static struct wisp_pbuf *reass_finish(struct wisp_stack *s, struct wisp_ip4_reas
     wisp_wr16(h + WISP_IP4_OFF_LEN, (uint16_t)(hlen + r->total));
     ffield = wisp_rd16(h + WISP_IP4_OFF_FRAG);
     wisp_wr16(h + WISP_IP4_OFF_FRAG, (uint16_t)(ffield & (uint16_t)~(WISP_IP4_FLAG_MF | WISP_IP4_OFFMASK)));
-    wisp_wr16(h + WISP_IP4_OFF_CSUM, 0);
-    wisp_wr16(h + WISP_IP4_OFF_CSUM, (uint16_t)~wisp_chksum_sum(h, hlen));
+    wisp_ip4_hdr_csum(h, hlen);
     WISP_CTR_INC(s, IP4_REASS_OK);
     return head;
 }
@@ -300,13 +290,12 @@ static int reass_overlap(const struct wisp_ip4_reass *r, uint32_t off, uint32_t 
     unsigned k;
     for (k = 0; k < r->nfrags; k++) {
         const struct wisp_ip4_frag_ref *f = &r->frag[k];
-        /* An exact duplicate: drop just the copy. */
+        /* An exact duplicate: drop just the copy. (The held fragments never
+         * overlap one another, so a copy of one clashes with no other: one
+         * pass finds either.) */
         if (f->off == off && f->end == end && f->last == (mf ? 0u : 1u)) {
             return REASS_DUP;
         }
-    }
-    for (k = 0; k < r->nfrags; k++) {
-        const struct wisp_ip4_frag_ref *f = &r->frag[k];
         /* Any other overlap, a second different last fragment, data
          * beyond the known end: drop the whole datagram (RFC 5722's
          * reasoning, RFC 1858 §4; see the file comment). */

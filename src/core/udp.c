@@ -176,9 +176,9 @@ static wisp_err_t udp_send(struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, const 
 {
     struct wisp_stack *s = pcb->stack;
     struct wisp_netif *nif = NULL;
-    struct wisp_pbuf *q, *h = NULL;
+    struct wisp_pbuf *q;
     wisp_ipaddr_t src;
-    uint16_t ulen, sum, ck, ref_before = 0;
+    uint16_t ulen, sum, ck, ref_before;
     uint8_t *u;
     wisp_err_t err;
 
@@ -218,18 +218,11 @@ static wisp_err_t udp_send(struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, const 
     /* The header goes into the caller's headroom when the buffer is ours
      * to write (RAM/POOL, not shared); otherwise into a header buffer
      * chained in front of the caller's data. */
-    if ((p->kind == WISP_PBUF_RAM || p->kind == WISP_PBUF_POOL) && p->ref == 1u &&
-        wisp_pbuf_headroom(p) >= WISP_UDP_HLEN && wisp_pbuf_push(p, WISP_UDP_HLEN) == WISP_OK) {
-        q = p;
-        ref_before = p->ref;
-    } else {
-        h = wisp_pbuf_alloc(s, WISP_LAYER_IP, WISP_UDP_HLEN, WISP_PBUF_RAM);
-        if (h == NULL) {
-            WISP_CTR_INC(s, UDP_DROP_NOMEM);
-            return WISP_ERR_MEM;
-        }
-        wisp_pbuf_chain(h, p);
-        q = h;
+    ref_before = p->ref;
+    q = wisp_ip_hdr_attach(s, p, WISP_UDP_HLEN, true);
+    if (q == NULL) {
+        WISP_CTR_INC(s, UDP_DROP_NOMEM);
+        return WISP_ERR_MEM;
     }
 
     /* RFC 768 header: source port, destination port, length, checksum. */
@@ -257,16 +250,11 @@ static wisp_err_t udp_send(struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, const 
         WISP_CTR_INC(s, UDP_TX);
     }
 
-    /* Give the caller its buffer back as it was. */
-    if (h != NULL) {
-        wisp_pbuf_free(h); /* also drops the reference h held on p */
-    } else if (p->ref == ref_before) {
-        /* Nobody below kept p: pop our header. When a transmit or ARP queue
-         * holds a reference to p itself, the headers must stay visible for
-         * that holder and the caller has to treat p as shared (the rule of
-         * wisp_ip4_output and wisp_eth_output). */
-        (void)wisp_pbuf_pop(p, WISP_UDP_HLEN);
-    }
+    /* Give the caller its buffer back as it was. When a transmit or ARP
+     * queue holds a reference to p itself, the headers stay visible for
+     * that holder and the caller has to treat p as shared (the rule of
+     * wisp_ip4_output and wisp_eth_output). */
+    wisp_ip_hdr_detach(p, q, WISP_UDP_HLEN, ref_before);
     return err;
 }
 

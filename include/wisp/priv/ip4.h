@@ -65,6 +65,20 @@ wisp_err_t wisp_ip4_frag(struct wisp_netif *nif, struct wisp_pbuf *p, const uint
 /** Internal: hand a complete IP datagram (header visible) to the link layer
  *  of nif (ARP/Ethernet, or the device directly). Does not consume p. */
 wisp_err_t wisp_ip4_link_output(struct wisp_netif *nif, struct wisp_pbuf *p, wisp_ip4_t next_hop);
+/** Internal: (re)compute the header checksum of the IPv4 header h of hlen
+ *  bytes (ip4.c; output, fragments, reassembled datagrams). */
+void wisp_ip4_hdr_csum(uint8_t *h, uint16_t hlen);
+/** Internal: header room of an output path (IP, UDP; ip4.c). Room for len
+ *  bytes in front of p: p's own headroom when it is RAM/POOL with room
+ *  (and, with excl, not shared) -- returns p -- else a new RAM buffer of
+ *  len bytes chained in front of p (p gains a reference) -- returns it;
+ *  NULL when out of memory. The caller writes the header at its payload. */
+struct wisp_pbuf *wisp_ip_hdr_attach(struct wisp_stack *s, struct wisp_pbuf *p, uint16_t len, bool excl);
+/** Internal: undo wisp_ip_hdr_attach (q its result, ref_before p's
+ *  reference count before the hand-off): a chained header buffer is freed;
+ *  a header in p's headroom is popped only when nobody below kept a
+ *  reference to p (a transmit or ARP queue holding p needs its headers). */
+void wisp_ip_hdr_detach(struct wisp_pbuf *p, struct wisp_pbuf *q, uint16_t len, uint16_t ref_before);
 #endif /* WISP_PRIVATE_ACCESS */
 
 #endif /* WISP_PRIV_IP4_H */
