@@ -357,6 +357,7 @@ static void set_flags(struct wisp_netconn *conn, uint8_t f)
     (void)nc_flags(conn, f, 0);
 }
 
+#if WISP_TCP
 /* Count one event in counter c of api's counters (under the api lock). */
 WISP_NOINLINE static void nc_count(struct wisp_netconn_api *api, uint32_t *c)
 {
@@ -364,6 +365,7 @@ WISP_NOINLINE static void nc_count(struct wisp_netconn_api *api, uint32_t *c)
     (*c)++;
     api_unlock(api);
 }
+#endif
 
 /* A short item leaves the mailbox's count (taken, or its post failed: nc_rx_take). */
 WISP_NOINLINE static void rx_uncount(struct wisp_netconn *conn, struct wisp_pbuf *p)
