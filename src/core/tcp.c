@@ -272,8 +272,7 @@ void tcp_pcb_release(struct wisp_tcp_pcb *pcb)
             break;
         }
     }
-    wisp_timer_cancel(s, &pcb->tmr);
-    pcb->tmr_on = 0;
+    pcb->tmr_on = 0; /* (the tick may still fire for it: it finds nothing) */
     if (pcb->flags & TF_WRITE_MEM) {
         pcb->flags &= ~TF_WRITE_MEM;
         s->tcp.mem_waiters--;
@@ -935,6 +934,7 @@ void wisp_tcp_deinit(struct wisp_stack *s)
     tcp_hindex_reset(s);
     wisp_timer_cancel(s, &s->tcp.synq_tmr);
     wisp_timer_cancel(s, &s->tcp.wake_tmr);
+    wisp_timer_cancel(s, &s->tcp.tick_tmr);
 }
 
 #else

@@ -354,7 +354,7 @@ struct wisp_tcp_pcb *tcp_pcb_alloc(struct wisp_stack *s)
     if (pcb == NULL && s->tcp.tw_pcbs != NULL) {
         struct wisp_tcp_pcb *w, *old = s->tcp.tw_pcbs;
         for (w = old->next; w != NULL; w = w->next) { /* newest first: ties go to the older */
-            if (!wisp_time_before(old->due[TCP_TMR_SLOT(TCP_TMR_FW2)], w->due[TCP_TMR_SLOT(TCP_TMR_FW2)])) {
+            if (!wisp_time_before(tcp_timer_due(old, TCP_TMR_FW2), tcp_timer_due(w, TCP_TMR_FW2))) {
                 old = w;
             }
         }

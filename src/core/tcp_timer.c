@@ -1,7 +1,7 @@
 /**
  * @file tcp_timer.c
- * TCP timers: the per-PCB event timer (one wisp_timer armed for the
- * earliest of the connection's deadlines, tcp_priv.h TCP_TMR_*) and what
+ * TCP timers: the stack-wide tick (one wisp_timer armed for the earliest
+ * deadline of all connections, tcp_priv.h TCP_TMR_*) and what
  * its deadlines do -- retransmission timeout (RFC 6298 §5, the loss
  * window of RFC 5681 §3.1), zero-window probes and the SWS override
  * (persist, RFC 9293 §3.8.6.1), keepalive (RFC 9293 §3.8.4), the delayed
@@ -15,39 +15,148 @@
 
 #if WISP_TCP
 
-/* ------------------------------------------- the per-PCB event timer */
+/* ------------------------------------------------ the stack-wide tick */
 
-static void tcp_pcb_timer_fn(struct wisp_stack *s, struct wisp_timer *t);
+/* One timer of the stack (s->tcp.tick_tmr) serves every connection: it is
+ * armed for the earliest deadline of all PCBs (of s->tcp.pcbs and, without
+ * compact TIME-WAIT, s->tcp.tw_pcbs), and each time it fires it runs the
+ * due timers of the PCB that is due first, then re-arms for the next one
+ * (another PCB due at the same time: at once). No periodic tick: the
+ * deadlines keep their 1 ms precision (RTO, RFC 6298 §2.4 "finer clock
+ * granularity (<= 100 msec) perform somewhat better"; delayed ACK 40 ms,
+ * RFC 9293 §3.8.6.3), and a stack without deadlines never wakes up.
+ *
+ * A PCB keeps its deadlines as 16-bit counts from its own base time tbase
+ * (ms): near (tcnt = ms after tbase, up to 65.5 s: RTO, persist, delayed
+ * ACK, 2 MSL, poll, output) or far (bit of tfar: tcnt = 1024 ms units
+ * after tbase rounded down to 1024 ms, up to 18.6 h: keepalive; such a
+ * deadline is rounded up to the next multiple of 1024 ms, so it fires up
+ * to 1 s late). The base moves to now when a new deadline does not fit;
+ * the others are re-expressed exactly (a far deadline lies on the 1024 ms
+ * grid), so nothing drifts. */
 
-/* Slot of due[] of each timer (TCP_TMR_SLOT), and the timers that share
- * it (tmr_on bits). */
+static void tcp_tick_fn(struct wisp_stack *s, struct wisp_timer *t);
+
+#define TCP_TFAR_SHIFT 10u
+#define TCP_TFAR_GRID (~((1u << TCP_TFAR_SHIFT) - 1u))
+
+/* Slot of the deadlines of each timer (TCP_TMR_SLOT), and the timers that
+ * share it (tmr_on bits). */
 const uint8_t tcp_tmr_slot[WISP_TCP_NTMR] = {0, 0, 1, 2, 2, 3, 4, 5};
 static const uint8_t tcp_tmr_mates[WISP_TCP_NTMR] = {0x03, 0x03, 0x04, 0x18, 0x18, 0x20, 0x40, 0x80};
 
+/* The origin of slot k's count and its unit (a shift). */
+static uint32_t tcp_torigin(const struct wisp_tcp_pcb *pcb, unsigned k, unsigned *sh)
+{
+    bool far = (pcb->tfar & (1u << k)) != 0;
+    *sh = far ? TCP_TFAR_SHIFT : 0u;
+    return far ? (pcb->tbase & TCP_TFAR_GRID) : pcb->tbase;
+}
+
+uint32_t tcp_timer_due(const struct wisp_tcp_pcb *pcb, unsigned which)
+{
+    unsigned k = TCP_TMR_SLOT(which), sh;
+    uint32_t o = tcp_torigin(pcb, k, &sh);
+    return o + ((uint32_t)pcb->tcnt[k] << sh);
+}
+
 void tcp_timer_set(struct wisp_tcp_pcb *pcb, unsigned which, uint32_t delay_ms)
 {
+    uint32_t now = wisp_now(pcb->c.stack), off, o, c;
+    unsigned k = TCP_TMR_SLOT(which), i, sh;
+
     if (which == TCP_TMR_KEEP && (pcb->tmr_on & (1u << TCP_TMR_FW2))) {
         return; /* FIN-WAIT-2 / TIME-WAIT: no keepalive (tcp_keep_fire); the slot is FW2's */
     }
-    pcb->due[TCP_TMR_SLOT(which)] = wisp_now(pcb->c.stack) + delay_ms;
-    pcb->tmr_on = (uint8_t)((pcb->tmr_on & ~tcp_tmr_mates[which]) | (1u << which));
+    pcb->tmr_on = (uint8_t)(pcb->tmr_on & ~tcp_tmr_mates[which]);
+    off = now - pcb->tbase;
+    if (off > 0xffffu || delay_ms > 0xffffu - off || pcb->tmr_on == 0u) {
+        /* the base moves to now; the other deadlines stay (one overdue:
+         * due now) */
+        for (i = 0; i < WISP_TCP_NTMR; i++) {
+            if (pcb->tmr_on & (1u << i)) {
+                uint32_t d = tcp_timer_due(pcb, i);
+                unsigned j = TCP_TMR_SLOT(i);
+                o = (pcb->tfar & (1u << j)) ? (now & TCP_TFAR_GRID) : now;
+                (void)tcp_torigin(pcb, j, &sh);
+                pcb->tcnt[j] = (uint16_t)(wisp_time_before(o, d) ? (d - o) >> sh : 0u);
+            }
+        }
+        pcb->tbase = now;
+    }
+    /* near when it fits, else far: on the 1024 ms grid, rounded up (at
+     * most ~18.6 h ahead) */
+    pcb->tfar = (uint8_t)(pcb->tfar & ~(1u << k));
+    if (delay_ms > 0xffffu - (now - pcb->tbase)) {
+        pcb->tfar = (uint8_t)(pcb->tfar | (1u << k));
+    }
+    o = tcp_torigin(pcb, k, &sh);
+    c = (now - o + WISP_MIN(delay_ms, 0x3fff0000u) + (1u << sh) - 1u) >> sh;
+    pcb->tcnt[k] = (uint16_t)WISP_MIN(c, 0xffffu);
+    pcb->tmr_on = (uint8_t)(pcb->tmr_on | (1u << which));
     tcp_timer_update(pcb);
+}
+
+/* The earliest active deadline of pcb; false when it has none. */
+static bool tcp_pcb_earliest(const struct wisp_tcp_pcb *pcb, uint32_t *due)
+{
+    bool any = false;
+    unsigned i;
+    for (i = 0; i < WISP_TCP_NTMR; i++) {
+        if (pcb->tmr_on & (1u << i)) {
+            uint32_t d = tcp_timer_due(pcb, i);
+            if (!any || wisp_time_before(d, *due)) {
+                *due = d;
+                any = true;
+            }
+        }
+    }
+    return any;
+}
+
+/* The PCB due first (ties: list order) and its deadline; NULL: none. */
+static struct wisp_tcp_pcb *tcp_tick_first(struct wisp_stack *s, uint32_t *due)
+{
+    struct wisp_tcp_pcb *pcb, *best = NULL;
+    uint32_t d = 0;
+    unsigned l;
+    for (l = 0; l < 2u; l++) {
+#if WISP_TCP_TW_COMPACT
+        pcb = l == 0u ? s->tcp.pcbs : NULL;
+#else
+        pcb = l == 0u ? s->tcp.pcbs : s->tcp.tw_pcbs;
+#endif
+        for (; pcb != NULL; pcb = pcb->next) {
+            if (tcp_pcb_earliest(pcb, &d) && (best == NULL || wisp_time_before(d, *due))) {
+                best = pcb;
+                *due = d;
+            }
+        }
+    }
+    return best;
+}
+
+static void tcp_tick_arm(struct wisp_stack *s)
+{
+    uint32_t due = 0;
+    bool any = tcp_tick_first(s, &due) != NULL;
+    tcp_timer_arm_at(s, &s->tcp.tick_tmr, any, due, tcp_tick_fn);
 }
 
 void tcp_timer_clear(struct wisp_tcp_pcb *pcb, unsigned which)
 {
+    struct wisp_stack *s = pcb->c.stack;
     bool was_on = (pcb->tmr_on & (1u << which)) != 0;
 
     pcb->tmr_on = (uint8_t)(pcb->tmr_on & ~(1u << which));
-    /* An event timer armed for exactly this deadline would fire for
-     * nothing -- and wake a stack thread that sleeps until the next
-     * deadline (tcpip.c): every write arms the output timer "now" and the
-     * writer's own output run clears it. Re-arm for the next deadline.
-     * Otherwise the event timer may stay armed early: it re-arms itself
-     * when it fires. */
-    if (was_on && wisp_timer_armed(&pcb->tmr) && pcb->tmr.due == pcb->due[TCP_TMR_SLOT(which)] && !(pcb->flags & TF_DEAD)) {
-        wisp_timer_cancel(pcb->c.stack, &pcb->tmr);
-        tcp_timer_update(pcb);
+    /* A tick armed for exactly this deadline would fire for nothing --
+     * and wake a stack thread that sleeps until the next deadline
+     * (tcpip.c): every write arms the output timer "now" and the writer's
+     * own output run clears it. Re-arm for the next deadline. Otherwise
+     * the tick may stay armed early: it re-arms itself when it fires. */
+    if (was_on && wisp_timer_armed(&s->tcp.tick_tmr) && s->tcp.tick_tmr.due == tcp_timer_due(pcb, which) &&
+        !(pcb->flags & TF_DEAD)) {
+        tcp_tick_arm(s);
     }
 }
 
@@ -56,32 +165,21 @@ bool tcp_timer_on(const struct wisp_tcp_pcb *pcb, unsigned which)
     return (pcb->tmr_on & (1u << which)) != 0;
 }
 
-/* Arm the PCB's event timer for the earliest active deadline. Lazy: an
- * armed timer that is due no later stays (it recomputes when it fires). */
+/* Arm the tick for the PCB's earliest active deadline when that is
+ * earlier than the tick's. Lazy: a tick armed no later stays (it
+ * recomputes when it fires). */
 void tcp_timer_update(struct wisp_tcp_pcb *pcb)
 {
     struct wisp_stack *s = pcb->c.stack;
     uint32_t earliest = 0;
-    bool any = false;
-    unsigned i;
 
-    if (pcb->flags & TF_DEAD) {
+    if ((pcb->flags & TF_DEAD) || !tcp_pcb_earliest(pcb, &earliest)) {
         return;
     }
-    for (i = 0; i < WISP_TCP_NTMR; i++) {
-        if ((pcb->tmr_on & (1u << i)) && (!any || wisp_time_before(pcb->due[TCP_TMR_SLOT(i)], earliest))) {
-            earliest = pcb->due[TCP_TMR_SLOT(i)];
-            any = true;
-        }
-    }
-    if (!any) {
-        wisp_timer_cancel(s, &pcb->tmr);
+    if (wisp_timer_armed(&s->tcp.tick_tmr) && !wisp_time_before(earliest, s->tcp.tick_tmr.due)) {
         return;
     }
-    if (wisp_timer_armed(&pcb->tmr) && !wisp_time_before(earliest, pcb->tmr.due)) {
-        return;
-    }
-    tcp_timer_arm_at(s, &pcb->tmr, true, earliest, tcp_pcb_timer_fn);
+    tcp_timer_arm_at(s, &s->tcp.tick_tmr, true, earliest, tcp_tick_fn);
 }
 
 void tcp_timer_arm_at(struct wisp_stack *s, struct wisp_timer *t, bool any, uint32_t due, wisp_timer_fn fn)
@@ -167,20 +265,25 @@ static void tcp_timer_handle(struct wisp_tcp_pcb *pcb, unsigned which)
     }
 }
 
-static void tcp_pcb_timer_fn(struct wisp_stack *s, struct wisp_timer *t)
+/* Run the due timers of the PCB due first, then re-arm for the next. */
+static void tcp_tick_fn(struct wisp_stack *s, struct wisp_timer *t)
 {
-    struct wisp_tcp_pcb *pcb = (struct wisp_tcp_pcb *)(void *)((uint8_t *)t - offsetof(struct wisp_tcp_pcb, tmr));
-    struct wisp_tcp_pcb *prev = tcp_enter(s, pcb);
-    uint32_t now = wisp_now(s);
-    unsigned i;
+    uint32_t now = wisp_now(s), due = 0;
+    struct wisp_tcp_pcb *pcb = tcp_tick_first(s, &due);
+    WISP_UNUSED(t);
 
-    for (i = 0; i < WISP_TCP_NTMR && !tcp_dead(pcb); i++) {
-        if ((pcb->tmr_on & (1u << i)) && !wisp_time_before(now, pcb->due[TCP_TMR_SLOT(i)])) {
-            pcb->tmr_on = (uint8_t)(pcb->tmr_on & ~(1u << i));
-            tcp_timer_handle(pcb, i);
+    if (pcb != NULL && !wisp_time_before(now, due)) {
+        struct wisp_tcp_pcb *prev = tcp_enter(s, pcb);
+        unsigned i;
+        for (i = 0; i < WISP_TCP_NTMR && !tcp_dead(pcb); i++) {
+            if ((pcb->tmr_on & (1u << i)) && !wisp_time_before(now, tcp_timer_due(pcb, i))) {
+                pcb->tmr_on = (uint8_t)(pcb->tmr_on & ~(1u << i));
+                tcp_timer_handle(pcb, i);
+            }
         }
+        tcp_finish(s, pcb, prev, TF_OUTPUT_PENDING); /* output asked for by a callback meanwhile */
     }
-    tcp_finish(s, pcb, prev, TF_OUTPUT_PENDING); /* output asked for by a callback meanwhile */
+    tcp_tick_arm(s);
 }
 
 /* -------------------------------------------- retransmission timeout */

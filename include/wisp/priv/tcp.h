@@ -109,10 +109,10 @@ struct wisp_tcp_pcb {
     wisp_tcp_err_fn WISP_PRIV(errf);
     wisp_tcp_poll_fn WISP_PRIV(poll);
 
-    /* one event timer, armed for the earliest of the deadlines due[]
+    /* the deadlines of its timers (served by the stack's tick,
+     * tcp_timer.c): tbase + tcnt[slot] ms, or in 1024 ms units when far
      * (one slot per pair of mutually exclusive timers, TCP_TMR_SLOT) */
-    struct wisp_timer WISP_PRIV(tmr);
-    uint32_t WISP_PRIV(due)[WISP_TCP_NTMR_SLOTS];
+    uint32_t WISP_PRIV(tbase);
 
     /* send sequence space (RFC 9293 §3.3.1) */
     uint32_t WISP_PRIV(iss), WISP_PRIV(snd_una);
@@ -187,6 +187,7 @@ struct wisp_tcp_pcb {
     uint16_t WISP_PRIV(syn_wnd);             /**< window offered by our SYN (SYN-SENT) */
     uint16_t WISP_PRIV(ooseq_bufs);          /**< receive buffers the out-of-order queue holds */
     uint16_t WISP_PRIV(user_mss);            /**< TCP_MAXSEG cap of the MSS, 0 = none */
+    uint16_t WISP_PRIV(tcnt)[WISP_TCP_NTMR_SLOTS]; /**< deadlines from tbase (tcp_timer.c) */
 #if WISP_TCP_RTO_MAX_MS <= 0xffff
     uint16_t WISP_PRIV(rto);                 /**< ms (RTT and RTO above) */
 #endif
@@ -196,7 +197,8 @@ struct wisp_tcp_pcb {
 
     /* byte fields */
     uint8_t WISP_PRIV(poll_interval);
-    uint8_t WISP_PRIV(tmr_on);               /**< bit i: due[i] is active */
+    uint8_t WISP_PRIV(tmr_on);               /**< bit i: timer i (TCP_TMR_*) is active */
+    uint8_t WISP_PRIV(tfar);                 /**< bit k: tcnt[k] counts 1024 ms units (tcp_timer.c) */
     uint8_t WISP_PRIV(dupacks), WISP_PRIV(nrtx);
     uint8_t WISP_PRIV(refused_n);            /**< chains in refused[] */
     uint8_t WISP_PRIV(starve);               /**< window limited by the receive budget: retry backoff step + 1 */
@@ -248,6 +250,7 @@ struct wisp_tcp {
     uint8_t WISP_PRIV(tx_short);                 /**< a write was refused for want of transmit blocks ... */
     uint32_t WISP_PRIV(tx_short_ms);             /**< ... last at this time (ms): persist give-up under pressure */
     struct wisp_timer WISP_PRIV(wake_tmr);       /**< polls them soon after buffers were given back */
+    struct wisp_timer WISP_PRIV(tick_tmr);       /**< the connections' timers (tcp_timer.c) */
     uint32_t WISP_PRIV(key)[4];                  /**< secret of the keyed hash (RFC 6528, cookies) */
     uint32_t WISP_PRIV(chal_tokens), WISP_PRIV(chal_last);  /**< challenge ACK bucket (RFC 5961 §7) */
 #if WISP_TCP_SYNCOOKIES
