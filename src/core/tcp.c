@@ -132,9 +132,7 @@ void tcp_finish(struct wisp_stack *s, struct wisp_tcp_pcb *pcb, struct wisp_tcp_
     if (!tcp_dead(pcb) && (pcb->flags & need) == need) {
         tcp_output_run(pcb);
     }
-    if (tcp_leave(s, pcb, prev)) {
-        tcp_timer_update(pcb);
-    }
+    (void)tcp_leave(s, pcb, prev);
 }
 
 bool tcp_dead(const struct wisp_tcp_pcb *pcb)
@@ -593,9 +591,7 @@ void wisp_tcp_recv_retry(struct wisp_tcp_pcb *pcb)
     if (!tcp_dead(pcb)) {
         tcp_output_run(pcb); /* a window update the application asked for meanwhile */
     }
-    if (tcp_leave(s, pcb, prev)) {
-        tcp_timer_update(pcb);
-    }
+    (void)tcp_leave(s, pcb, prev);
 }
 
 wisp_err_t wisp_tcp_close(struct wisp_tcp_pcb *pcb)

@@ -1345,7 +1345,6 @@ static void tcp_output_finish(struct wisp_tcp_pcb *pcb, bool wnd_blocked)
     if (pcb->starve && !tcp_timer_on(pcb, TCP_TMR_OUTPUT)) {
         tcp_timer_set(pcb, TCP_TMR_OUTPUT, TCP_STARVE_RETRY_MS << (pcb->starve - 1u));
     }
-    tcp_timer_update(pcb);
 }
 
 void tcp_output_run(struct wisp_tcp_pcb *pcb)

@@ -294,7 +294,6 @@ void tcp_timer_set(struct wisp_tcp_pcb *pcb, unsigned which, uint32_t delay_ms);
 void tcp_timer_clear(struct wisp_tcp_pcb *pcb, unsigned which);
 bool tcp_timer_on(const struct wisp_tcp_pcb *pcb, unsigned which);
 uint32_t tcp_timer_due(const struct wisp_tcp_pcb *pcb, unsigned which); /* its deadline (ms; when on) */
-void tcp_timer_update(struct wisp_tcp_pcb *pcb);
 void tcp_rto_expired(struct wisp_tcp_pcb *pcb);
 void tcp_persist_expired(struct wisp_tcp_pcb *pcb);
 /* Arm t for deadline due (any) or cancel it (!any). */

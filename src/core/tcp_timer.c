@@ -22,35 +22,42 @@
  * compact TIME-WAIT, s->tcp.tw_pcbs), and each time it fires it runs the
  * due timers of the PCB that is due first, then re-arms for the next one
  * (another PCB due at the same time: at once). No periodic tick: the
- * deadlines keep their 1 ms precision (RTO, RFC 6298 §2.4 "finer clock
- * granularity (<= 100 msec) perform somewhat better"; delayed ACK 40 ms,
- * RFC 9293 §3.8.6.3), and a stack without deadlines never wakes up.
+ * deadlines keep their 1 ms precision (RTO, RFC 6298 §2.4: "finer clock
+ * granularity (<= 100 msec) perform somewhat better"; the 40 ms delayed
+ * ACK, RFC 9293 §3.8.6.3), and a stack without deadlines never wakes up.
  *
- * A PCB keeps its deadlines as 16-bit counts from its own base time tbase
- * (ms): near (tcnt = ms after tbase, up to 65.5 s: RTO, persist, delayed
- * ACK, 2 MSL, poll, output) or far (bit of tfar: tcnt = 1024 ms units
- * after tbase rounded down to 1024 ms, up to 18.6 h: keepalive; such a
- * deadline is rounded up to the next multiple of 1024 ms, so it fires up
- * to 1 s late). The base moves to now when a new deadline does not fit;
- * the others are re-expressed exactly (a far deadline lies on the 1024 ms
- * grid), so nothing drifts. */
+ * A PCB keeps its deadlines as 16-bit counts from the stack's base time
+ * s->tcp.tbase: near (tcnt = ms after tbase, up to 65.5 s: RTO, persist,
+ * delayed ACK, 2 MSL, poll, output) or far (bit of tfar: tcnt = 1024 ms
+ * units after tbase rounded down to 1024 ms, up to 18.6 h: keepalive; it
+ * is rounded up to the next multiple of 1024 ms, so it fires up to 1 s
+ * late). The base moves to now at every tick and when a new deadline
+ * does not fit (tcp_tick_walk); the counts are re-expressed exactly (a
+ * far deadline lies on the 1024 ms grid), so nothing drifts. While the
+ * tick is not armed no PCB has a deadline (tcp_timer_set arms it for
+ * every one), so the base moves freely. */
 
 static void tcp_tick_fn(struct wisp_stack *s, struct wisp_timer *t);
 
 #define TCP_TFAR_SHIFT 10u
-#define TCP_TFAR_GRID (~((1u << TCP_TFAR_SHIFT) - 1u))
+#define TCP_TFAR_UNIT (1u << TCP_TFAR_SHIFT)
 
 /* Slot of the deadlines of each timer (TCP_TMR_SLOT), and the timers that
  * share it (tmr_on bits). */
 const uint8_t tcp_tmr_slot[WISP_TCP_NTMR] = {0, 0, 1, 2, 2, 3, 4, 5};
 static const uint8_t tcp_tmr_mates[WISP_TCP_NTMR] = {0x03, 0x03, 0x04, 0x18, 0x18, 0x20, 0x40, 0x80};
 
-/* The origin of slot k's count and its unit (a shift). */
+/* The origin of slot k's count (the base, or for a far count the base
+ * rounded down to the grid) and its unit (a shift). */
 static uint32_t tcp_torigin(const struct wisp_tcp_pcb *pcb, unsigned k, unsigned *sh)
 {
-    bool far = (pcb->tfar & (1u << k)) != 0;
-    *sh = far ? TCP_TFAR_SHIFT : 0u;
-    return far ? (pcb->tbase & TCP_TFAR_GRID) : pcb->tbase;
+    uint32_t b = pcb->c.stack->tcp.tbase;
+    *sh = 0;
+    if (pcb->tfar & (1u << k)) {
+        *sh = TCP_TFAR_SHIFT;
+        b &= ~(TCP_TFAR_UNIT - 1u);
+    }
+    return b;
 }
 
 uint32_t tcp_timer_due(const struct wisp_tcp_pcb *pcb, unsigned which)
@@ -60,66 +67,14 @@ uint32_t tcp_timer_due(const struct wisp_tcp_pcb *pcb, unsigned which)
     return o + ((uint32_t)pcb->tcnt[k] << sh);
 }
 
-void tcp_timer_set(struct wisp_tcp_pcb *pcb, unsigned which, uint32_t delay_ms)
-{
-    uint32_t now = wisp_now(pcb->c.stack), off, o, c;
-    unsigned k = TCP_TMR_SLOT(which), i, sh;
-
-    if (which == TCP_TMR_KEEP && (pcb->tmr_on & (1u << TCP_TMR_FW2))) {
-        return; /* FIN-WAIT-2 / TIME-WAIT: no keepalive (tcp_keep_fire); the slot is FW2's */
-    }
-    pcb->tmr_on = (uint8_t)(pcb->tmr_on & ~tcp_tmr_mates[which]);
-    off = now - pcb->tbase;
-    if (off > 0xffffu || delay_ms > 0xffffu - off || pcb->tmr_on == 0u) {
-        /* the base moves to now; the other deadlines stay (one overdue:
-         * due now) */
-        for (i = 0; i < WISP_TCP_NTMR; i++) {
-            if (pcb->tmr_on & (1u << i)) {
-                uint32_t d = tcp_timer_due(pcb, i);
-                unsigned j = TCP_TMR_SLOT(i);
-                o = (pcb->tfar & (1u << j)) ? (now & TCP_TFAR_GRID) : now;
-                (void)tcp_torigin(pcb, j, &sh);
-                pcb->tcnt[j] = (uint16_t)(wisp_time_before(o, d) ? (d - o) >> sh : 0u);
-            }
-        }
-        pcb->tbase = now;
-    }
-    /* near when it fits, else far: on the 1024 ms grid, rounded up (at
-     * most ~18.6 h ahead) */
-    pcb->tfar = (uint8_t)(pcb->tfar & ~(1u << k));
-    if (delay_ms > 0xffffu - (now - pcb->tbase)) {
-        pcb->tfar = (uint8_t)(pcb->tfar | (1u << k));
-    }
-    o = tcp_torigin(pcb, k, &sh);
-    c = (now - o + WISP_MIN(delay_ms, 0x3fff0000u) + (1u << sh) - 1u) >> sh;
-    pcb->tcnt[k] = (uint16_t)WISP_MIN(c, 0xffffu);
-    pcb->tmr_on = (uint8_t)(pcb->tmr_on | (1u << which));
-    tcp_timer_update(pcb);
-}
-
-/* The earliest active deadline of pcb; false when it has none. */
-static bool tcp_pcb_earliest(const struct wisp_tcp_pcb *pcb, uint32_t *due)
-{
-    bool any = false;
-    unsigned i;
-    for (i = 0; i < WISP_TCP_NTMR; i++) {
-        if (pcb->tmr_on & (1u << i)) {
-            uint32_t d = tcp_timer_due(pcb, i);
-            if (!any || wisp_time_before(d, *due)) {
-                *due = d;
-                any = true;
-            }
-        }
-    }
-    return any;
-}
-
-/* The PCB due first (ties: list order) and its deadline; NULL: none. */
-static struct wisp_tcp_pcb *tcp_tick_first(struct wisp_stack *s, uint32_t *due)
+/* Walk every PCB's deadlines: the PCB due first (ties: list order) and
+ * its deadline (NULL: none); with move, the base moves to now (an overdue
+ * deadline becomes due now). */
+static struct wisp_tcp_pcb *tcp_tick_walk(struct wisp_stack *s, bool move, uint32_t *due)
 {
     struct wisp_tcp_pcb *pcb, *best = NULL;
-    uint32_t d = 0;
-    unsigned l;
+    uint32_t now = wisp_now(s);
+    unsigned l, i, sh;
     for (l = 0; l < 2u; l++) {
 #if WISP_TCP_TW_COMPACT
         pcb = l == 0u ? s->tcp.pcbs : NULL;
@@ -127,19 +82,70 @@ static struct wisp_tcp_pcb *tcp_tick_first(struct wisp_stack *s, uint32_t *due)
         pcb = l == 0u ? s->tcp.pcbs : s->tcp.tw_pcbs;
 #endif
         for (; pcb != NULL; pcb = pcb->next) {
-            if (tcp_pcb_earliest(pcb, &d) && (best == NULL || wisp_time_before(d, *due))) {
-                best = pcb;
-                *due = d;
+            for (i = 0; i < WISP_TCP_NTMR; i++) {
+                if (pcb->tmr_on & (1u << i)) {
+                    uint32_t d = tcp_timer_due(pcb, i), o;
+                    unsigned k = TCP_TMR_SLOT(i);
+                    if (best == NULL || wisp_time_before(d, *due)) {
+                        best = pcb;
+                        *due = d;
+                    }
+                    if (move) {
+                        (void)tcp_torigin(pcb, k, &sh);
+                        o = sh != 0u ? (now & ~(TCP_TFAR_UNIT - 1u)) : now;
+                        pcb->tcnt[k] = (uint16_t)(wisp_time_before(o, d) ? (d - o) >> sh : 0u);
+                    }
+                }
             }
         }
     }
+    if (move) {
+        s->tcp.tbase = now;
+    }
     return best;
+}
+
+void tcp_timer_set(struct wisp_tcp_pcb *pcb, unsigned which, uint32_t delay_ms)
+{
+    struct wisp_stack *s = pcb->c.stack;
+    uint32_t now = wisp_now(s), off, d;
+    unsigned k = TCP_TMR_SLOT(which), sh = 0;
+
+    if (which == TCP_TMR_KEEP && (pcb->tmr_on & (1u << TCP_TMR_FW2))) {
+        return; /* FIN-WAIT-2 / TIME-WAIT: no keepalive (tcp_keep_fire); the slot is FW2's */
+    }
+    pcb->tmr_on = (uint8_t)(pcb->tmr_on & ~tcp_tmr_mates[which]);
+    if (!wisp_timer_armed(&s->tcp.tick_tmr)) {
+        s->tcp.tbase = now; /* no deadline anywhere */
+    }
+    off = now - s->tcp.tbase;
+    if (off > 0xffffu || delay_ms > 0xffffu - off) {
+        (void)tcp_tick_walk(s, true, &d);
+        off = 0;
+    }
+    pcb->tfar = (uint8_t)(pcb->tfar & ~(1u << k));
+    if (delay_ms > 0xffffu) {
+        /* far: on the grid, rounded up (at most ~18.6 h ahead) */
+        pcb->tfar = (uint8_t)(pcb->tfar | (1u << k));
+        sh = TCP_TFAR_SHIFT;
+        off += (s->tcp.tbase & (TCP_TFAR_UNIT - 1u)) + TCP_TFAR_UNIT - 1u;
+        delay_ms = WISP_MIN(delay_ms, 0x3fff0000u);
+    }
+    d = (off + delay_ms) >> sh;
+    pcb->tcnt[k] = (uint16_t)WISP_MIN(d, 0xffffu);
+    pcb->tmr_on = (uint8_t)(pcb->tmr_on | (1u << which));
+    /* the tick runs no later than every deadline (lazy: armed earlier, it
+     * stays; it recomputes when it fires) */
+    d = tcp_timer_due(pcb, which);
+    if (!(pcb->flags & TF_DEAD) && (!wisp_timer_armed(&s->tcp.tick_tmr) || wisp_time_before(d, s->tcp.tick_tmr.due))) {
+        tcp_timer_arm_at(s, &s->tcp.tick_tmr, true, d, tcp_tick_fn);
+    }
 }
 
 static void tcp_tick_arm(struct wisp_stack *s)
 {
     uint32_t due = 0;
-    bool any = tcp_tick_first(s, &due) != NULL;
+    bool any = tcp_tick_walk(s, false, &due) != NULL;
     tcp_timer_arm_at(s, &s->tcp.tick_tmr, any, due, tcp_tick_fn);
 }
 
@@ -163,23 +169,6 @@ void tcp_timer_clear(struct wisp_tcp_pcb *pcb, unsigned which)
 bool tcp_timer_on(const struct wisp_tcp_pcb *pcb, unsigned which)
 {
     return (pcb->tmr_on & (1u << which)) != 0;
-}
-
-/* Arm the tick for the PCB's earliest active deadline when that is
- * earlier than the tick's. Lazy: a tick armed no later stays (it
- * recomputes when it fires). */
-void tcp_timer_update(struct wisp_tcp_pcb *pcb)
-{
-    struct wisp_stack *s = pcb->c.stack;
-    uint32_t earliest = 0;
-
-    if ((pcb->flags & TF_DEAD) || !tcp_pcb_earliest(pcb, &earliest)) {
-        return;
-    }
-    if (wisp_timer_armed(&s->tcp.tick_tmr) && !wisp_time_before(earliest, s->tcp.tick_tmr.due)) {
-        return;
-    }
-    tcp_timer_arm_at(s, &s->tcp.tick_tmr, true, earliest, tcp_tick_fn);
 }
 
 void tcp_timer_arm_at(struct wisp_stack *s, struct wisp_timer *t, bool any, uint32_t due, wisp_timer_fn fn)
@@ -265,11 +254,12 @@ static void tcp_timer_handle(struct wisp_tcp_pcb *pcb, unsigned which)
     }
 }
 
-/* Run the due timers of the PCB due first, then re-arm for the next. */
+/* Run the due timers of the PCB due first (the base moved to now), then
+ * re-arm for the next. */
 static void tcp_tick_fn(struct wisp_stack *s, struct wisp_timer *t)
 {
     uint32_t now = wisp_now(s), due = 0;
-    struct wisp_tcp_pcb *pcb = tcp_tick_first(s, &due);
+    struct wisp_tcp_pcb *pcb = tcp_tick_walk(s, true, &due);
     WISP_UNUSED(t);
 
     if (pcb != NULL && !wisp_time_before(now, due)) {

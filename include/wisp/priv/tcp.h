@@ -109,10 +109,6 @@ struct wisp_tcp_pcb {
     wisp_tcp_err_fn WISP_PRIV(errf);
     wisp_tcp_poll_fn WISP_PRIV(poll);
 
-    /* the deadlines of its timers (served by the stack's tick,
-     * tcp_timer.c): tbase + tcnt[slot] ms, or in 1024 ms units when far
-     * (one slot per pair of mutually exclusive timers, TCP_TMR_SLOT) */
-    uint32_t WISP_PRIV(tbase);
 
     /* send sequence space (RFC 9293 §3.3.1) */
     uint32_t WISP_PRIV(iss), WISP_PRIV(snd_una);
@@ -187,7 +183,7 @@ struct wisp_tcp_pcb {
     uint16_t WISP_PRIV(syn_wnd);             /**< window offered by our SYN (SYN-SENT) */
     uint16_t WISP_PRIV(ooseq_bufs);          /**< receive buffers the out-of-order queue holds */
     uint16_t WISP_PRIV(user_mss);            /**< TCP_MAXSEG cap of the MSS, 0 = none */
-    uint16_t WISP_PRIV(tcnt)[WISP_TCP_NTMR_SLOTS]; /**< deadlines from tbase (tcp_timer.c) */
+    uint16_t WISP_PRIV(tcnt)[WISP_TCP_NTMR_SLOTS]; /**< deadlines of its timers from the stack's tbase: ms, or 1024 ms units when far (tcp_timer.c; one slot per pair of mutually exclusive timers, TCP_TMR_SLOT) */
 #if WISP_TCP_RTO_MAX_MS <= 0xffff
     uint16_t WISP_PRIV(rto);                 /**< ms (RTT and RTO above) */
 #endif
@@ -251,6 +247,7 @@ struct wisp_tcp {
     uint32_t WISP_PRIV(tx_short_ms);             /**< ... last at this time (ms): persist give-up under pressure */
     struct wisp_timer WISP_PRIV(wake_tmr);       /**< polls them soon after buffers were given back */
     struct wisp_timer WISP_PRIV(tick_tmr);       /**< the connections' timers (tcp_timer.c) */
+    uint32_t WISP_PRIV(tbase);                   /**< ms: origin of their deadlines (the PCBs' tcnt) */
     uint32_t WISP_PRIV(key)[4];                  /**< secret of the keyed hash (RFC 6528, cookies) */
     uint32_t WISP_PRIV(chal_tokens), WISP_PRIV(chal_last);  /**< challenge ACK bucket (RFC 5961 §7) */
 #if WISP_TCP_SYNCOOKIES
