@@ -484,8 +484,9 @@ wisp_err_t wisp_tcp_connect(struct wisp_tcp_pcb *pcb, const wisp_ipaddr_t *ip, u
     (void)tcp_pcb_open(pcb, &t, tcp_isn(s, &t), tcp_ts_offset(s, &t));
     /* The window our SYN offers (RFC 7323 §2.2: unscaled), within the
      * receive budget; it is promised until the connection is synchronized
-     * and never taken back. */
-    pcb->syn_wnd = tcp_syn_wnd(s, pcb->rcv_wnd, s->tcp.npcbs, pcb->rcv_blk);
+     * and never taken back: until the peer's SYN sets RCV.NXT, rcv_adv -
+     * rcv_nxt holds it. */
+    pcb->rcv_adv = pcb->rcv_nxt + tcp_syn_wnd(s, pcb->rcv_wnd, s->tcp.npcbs, pcb->rcv_blk);
     pcb->c.state = WISP_TCP_SYN_SENT;
     pcb->c.syn_rtx = 0;
     WISP_CTR_INC(s, TCP_CONNECT);

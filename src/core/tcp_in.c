@@ -764,9 +764,9 @@ static bool tcp_syn_sent(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, struct t
         return true;
     }
     pcb->irs = in->seq;
+    pcb->rcv_adv = in->seq + 1u + (pcb->rcv_adv - pcb->rcv_nxt); /* what our SYN offered (tcp_connect) */
     pcb->rcv_nxt = in->seq + 1u;
     pcb->last_ack_sent = pcb->rcv_nxt;
-    pcb->rcv_adv = pcb->rcv_nxt + pcb->syn_wnd; /* what our SYN offered */
     tcp_syn_options(pcb, in);
     /* RFC 7323 §2.2: the window of a SYN is never scaled */
     pcb->snd_wnd = in->wnd;

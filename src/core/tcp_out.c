@@ -509,7 +509,10 @@ wisp_err_t tcp_send_syn(struct wisp_tcp_pcb *pcb)
 {
     uint8_t opt[WISP_TCP_MAX_OPTLEN];
     uint8_t n, flags = WISP_TCP_FLAG_SYN;
-    uint16_t mss = tcp_mss_for(pcb->c.stack, &pcb->remote_ip), wnd = pcb->syn_wnd;
+    uint16_t mss = tcp_mss_for(pcb->c.stack, &pcb->remote_ip);
+    /* the window our SYN offered (tcp_connect; RFC 7323 §2.2: never
+     * scaled), in a SYN-ACK of a simultaneous open too */
+    uint16_t wnd = (uint16_t)WISP_MIN(pcb->rcv_adv - pcb->rcv_nxt, 65535u);
     /* RFC 7323 §2.2 / §3.2, RFC 2018 §2: a SYN offers what we support */
     uint32_t f = TF_WS | TF_SACK | TF_TS, tsecr = 0;
     wisp_err_t err;
@@ -518,12 +521,10 @@ wisp_err_t tcp_send_syn(struct wisp_tcp_pcb *pcb)
     }
     if (pcb->c.state != WISP_TCP_SYN_SENT) {
         /* SYN-ACK of a simultaneous open: answer only what the peer
-         * offered; the window is the one our SYN offered (RFC 7323 §2.2:
-         * never scaled). */
+         * offered. */
         flags |= WISP_TCP_FLAG_ACK;
         f = pcb->flags;
         tsecr = TCP_TS_RECENT(pcb);
-        wnd = (uint16_t)WISP_MIN(pcb->rcv_adv - pcb->rcv_nxt, 65535u);
     }
     /* (the window a SYN offers was fixed, and promised, at connect) */
     n = tcp_build_syn_opts(opt, mss, (f & TF_WS) ? (uint8_t)TCP_RCV_WS(pcb) : 0xffu, (f & TF_SACK) != 0,

@@ -180,7 +180,6 @@ struct wisp_tcp_pcb {
     /* 16-bit fields */
     uint16_t WISP_PRIV(snd_blk);             /**< transmit blocks its queued copies hold (transmit budget share) */
     uint16_t WISP_PRIV(rcv_blk);             /**< data bytes one receive block holds (full-size segments) */
-    uint16_t WISP_PRIV(syn_wnd);             /**< window offered by our SYN (SYN-SENT) */
     uint16_t WISP_PRIV(ooseq_bufs);          /**< receive buffers the out-of-order queue holds */
     uint16_t WISP_PRIV(user_mss);            /**< TCP_MAXSEG cap of the MSS, 0 = none */
     uint16_t WISP_PRIV(tcnt)[WISP_TCP_NTMR_SLOTS]; /**< deadlines of its timers from the stack's tbase: ms, or 1024 ms units when far (tcp_timer.c; one slot per pair of mutually exclusive timers, TCP_TMR_SLOT) */
