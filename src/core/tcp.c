@@ -7,7 +7,7 @@
  *
  * The rest of TCP, by concern: tcp_in.c (segment arrival, the state
  * machine, ACK processing), tcp_out.c (write, segmentation, output),
- * tcp_timer.c (the per-PCB timer, TIME-WAIT expiry), tcp_synq.c
+ * tcp_timer.c (the stack-wide tick of the connections' timers, TIME-WAIT expiry), tcp_synq.c
  * (listeners, SYN queue, SYN cookies, TIME-WAIT records), tcp_cc.c
  * (congestion control, tcp_cc.h), tcp_icmp.c (ICMP errors, path MTU);
  * tcp_priv.h holds what they share.
