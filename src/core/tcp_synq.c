@@ -229,8 +229,7 @@ bool tcp_tw_uses(const struct wisp_stack *s, uint16_t lport, const struct tcp_tu
 
 void tcp_tw_reset(struct wisp_stack *s)
 {
-    memset(s->tcp.tw, 0, sizeof(s->tcp.tw));
-    wisp_timer_cancel(s, &s->tcp.tw_tmr);
+    memset(s->tcp.tw, 0, sizeof(s->tcp.tw)); /* (the tick finds nothing: tcp_timer.c) */
 }
 
 #else /* !WISP_TCP_TW_COMPACT */

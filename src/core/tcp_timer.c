@@ -31,7 +31,7 @@
  * delayed ACK, 2 MSL, poll, output) or far (bit of tfar: tcnt = 1024 ms
  * units after tbase rounded down to 1024 ms, up to 18.6 h: keepalive; it
  * is rounded up to the next multiple of 1024 ms, so it fires up to 1 s
- * late). The base moves to now at every tick and when a new deadline
+ * late). The base moves to now at every tick and when a near deadline
  * does not fit (tcp_tick_walk); the counts are re-expressed exactly (a
  * far deadline lies on the 1024 ms grid), so nothing drifts. While the
  * tick is not armed no PCB has a deadline (tcp_timer_set arms it for
@@ -119,12 +119,15 @@ void tcp_timer_set(struct wisp_tcp_pcb *pcb, unsigned which, uint32_t delay_ms)
         s->tcp.tbase = now; /* no deadline anywhere */
     }
     off = now - s->tcp.tbase;
-    if (off > 0xffffu || delay_ms > 0xffffu - off) {
+    /* the base moves when a near deadline does not fit (a far one fits
+     * while the base is less than 65.5 s old: keepalive, re-armed by
+     * every segment, walks nothing) */
+    if (off > 0xffffu || (delay_ms <= 0xffffu && delay_ms > 0xffffu - off)) {
         (void)tcp_tick_walk(s, true, &d);
         off = 0;
     }
     pcb->tfar = (uint8_t)(pcb->tfar & ~(1u << k));
-    if (delay_ms > 0xffffu) {
+    if (delay_ms > 0xffffu - off) {
         /* far: on the grid, rounded up (at most ~18.6 h ahead) */
         pcb->tfar = (uint8_t)(pcb->tfar | (1u << k));
         sh = TCP_TFAR_SHIFT;
@@ -142,10 +145,22 @@ void tcp_timer_set(struct wisp_tcp_pcb *pcb, unsigned which, uint32_t delay_ms)
     }
 }
 
+/* Arm the tick for the earliest deadline: of a PCB, or the end of a
+ * compact TIME-WAIT record. */
 static void tcp_tick_arm(struct wisp_stack *s)
 {
     uint32_t due = 0;
     bool any = tcp_tick_walk(s, false, &due) != NULL;
+#if WISP_TCP_TW_COMPACT
+    unsigned i;
+    for (i = 0; i < WISP_TCP_TW_COUNT; i++) {
+        const struct wisp_tcp_tw *w = &s->tcp.tw[i];
+        if (w->local_port != 0 && (!any || wisp_time_before(w->expire, due))) {
+            due = w->expire;
+            any = true;
+        }
+    }
+#endif
     tcp_timer_arm_at(s, &s->tcp.tick_tmr, any, due, tcp_tick_fn);
 }
 
@@ -254,13 +269,25 @@ static void tcp_timer_handle(struct wisp_tcp_pcb *pcb, unsigned which)
     }
 }
 
-/* Run the due timers of the PCB due first (the base moved to now), then
- * re-arm for the next. */
+/* End the compact TIME-WAIT records that are due, run the due timers of
+ * the PCB due first (the base moved to now), then re-arm for the next. */
 static void tcp_tick_fn(struct wisp_stack *s, struct wisp_timer *t)
 {
     uint32_t now = wisp_now(s), due = 0;
-    struct wisp_tcp_pcb *pcb = tcp_tick_walk(s, true, &due);
+    struct wisp_tcp_pcb *pcb;
     WISP_UNUSED(t);
+#if WISP_TCP_TW_COMPACT
+    {
+        unsigned i;
+        for (i = 0; i < WISP_TCP_TW_COUNT; i++) {
+            struct wisp_tcp_tw *w = &s->tcp.tw[i];
+            if (w->local_port != 0 && !wisp_time_before(now, w->expire)) {
+                tcp_tw_free(s, w); /* RFC 9293 §3.10.8: 2 MSL over -> CLOSED */
+            }
+        }
+    }
+#endif
+    pcb = tcp_tick_walk(s, true, &due);
 
     if (pcb != NULL && !wisp_time_before(now, due)) {
         struct wisp_tcp_pcb *prev = tcp_enter(s, pcb);
@@ -475,36 +502,11 @@ void tcp_persist_expired(struct wisp_tcp_pcb *pcb)
 
 /* -------------------------------------------------- TIME-WAIT expiry */
 #if WISP_TCP_TW_COMPACT
-
-static void tcp_tw_timer_fn(struct wisp_stack *s, struct wisp_timer *t);
-
+/* The records' ends are deadlines of the tick too (tcp_tick_arm,
+ * tcp_tick_fn). */
 void tcp_tw_arm(struct wisp_stack *s)
 {
-    uint32_t earliest = 0;
-    bool any = false;
-    unsigned i;
-    for (i = 0; i < WISP_TCP_TW_COUNT; i++) {
-        const struct wisp_tcp_tw *w = &s->tcp.tw[i];
-        if (w->local_port != 0 && (!any || wisp_time_before(w->expire, earliest))) {
-            earliest = w->expire;
-            any = true;
-        }
-    }
-    tcp_timer_arm_at(s, &s->tcp.tw_tmr, any, earliest, tcp_tw_timer_fn);
-}
-
-static void tcp_tw_timer_fn(struct wisp_stack *s, struct wisp_timer *t)
-{
-    uint32_t now = wisp_now(s);
-    unsigned i;
-    WISP_UNUSED(t);
-    for (i = 0; i < WISP_TCP_TW_COUNT; i++) {
-        struct wisp_tcp_tw *w = &s->tcp.tw[i];
-        if (w->local_port != 0 && !wisp_time_before(now, w->expire)) {
-            tcp_tw_free(s, w); /* RFC 9293 §3.10.8: 2 MSL over -> CLOSED */
-        }
-    }
-    tcp_tw_arm(s);
+    tcp_tick_arm(s);
 }
 #endif /* WISP_TCP_TW_COMPACT */
 

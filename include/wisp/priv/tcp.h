@@ -256,7 +256,6 @@ struct wisp_tcp {
     struct wisp_timer WISP_PRIV(synq_tmr);
     struct wisp_tcp_syn WISP_PRIV(synq)[WISP_TCP_SYNQ_COUNT];
 #if WISP_TCP_TW_COMPACT
-    struct wisp_timer WISP_PRIV(tw_tmr);
     struct wisp_tcp_tw WISP_PRIV(tw)[WISP_TCP_TW_COUNT];
 #else
     struct wisp_tcp_pcb *WISP_PRIV(tw_pcbs);     /**< connections in TIME-WAIT (full PCBs, tcp_synq.c) */
