@@ -7,7 +7,7 @@
  *
  * The rest of TCP, by concern: tcp_in.c (segment arrival, the state
  * machine, ACK processing), tcp_out.c (write, segmentation, output),
- * tcp_timer.c (the per-PCB timer, TIME-WAIT expiry), tcp_synq.c
+ * tcp_timer.c (the stack-wide tick of the connections' timers, TIME-WAIT expiry), tcp_synq.c
  * (listeners, SYN queue, SYN cookies, TIME-WAIT records), tcp_cc.c
  * (congestion control, tcp_cc.h), tcp_icmp.c (ICMP errors, path MTU);
  * tcp_priv.h holds what they share.
@@ -132,9 +132,7 @@ void tcp_finish(struct wisp_stack *s, struct wisp_tcp_pcb *pcb, struct wisp_tcp_
     if (!tcp_dead(pcb) && (pcb->flags & need) == need) {
         tcp_output_run(pcb);
     }
-    if (tcp_leave(s, pcb, prev)) {
-        tcp_timer_update(pcb);
-    }
+    (void)tcp_leave(s, pcb, prev);
 }
 
 bool tcp_dead(const struct wisp_tcp_pcb *pcb)
@@ -272,8 +270,7 @@ void tcp_pcb_release(struct wisp_tcp_pcb *pcb)
             break;
         }
     }
-    wisp_timer_cancel(s, &pcb->tmr);
-    pcb->tmr_on = 0;
+    pcb->tmr_on = 0; /* (the tick may still fire for it: it finds nothing) */
     if (pcb->flags & TF_WRITE_MEM) {
         pcb->flags &= ~TF_WRITE_MEM;
         s->tcp.mem_waiters--;
@@ -487,8 +484,9 @@ wisp_err_t wisp_tcp_connect(struct wisp_tcp_pcb *pcb, const wisp_ipaddr_t *ip, u
     (void)tcp_pcb_open(pcb, &t, tcp_isn(s, &t), tcp_ts_offset(s, &t));
     /* The window our SYN offers (RFC 7323 §2.2: unscaled), within the
      * receive budget; it is promised until the connection is synchronized
-     * and never taken back. */
-    pcb->syn_wnd = tcp_syn_wnd(s, pcb->rcv_wnd, s->tcp.npcbs, pcb->rcv_blk);
+     * and never taken back: until the peer's SYN sets RCV.NXT, rcv_adv -
+     * rcv_nxt holds it. */
+    pcb->rcv_adv = pcb->rcv_nxt + tcp_syn_wnd(s, pcb->rcv_wnd, s->tcp.npcbs, pcb->rcv_blk);
     pcb->c.state = WISP_TCP_SYN_SENT;
     pcb->c.syn_rtx = 0;
     WISP_CTR_INC(s, TCP_CONNECT);
@@ -594,9 +592,7 @@ void wisp_tcp_recv_retry(struct wisp_tcp_pcb *pcb)
     if (!tcp_dead(pcb)) {
         tcp_output_run(pcb); /* a window update the application asked for meanwhile */
     }
-    if (tcp_leave(s, pcb, prev)) {
-        tcp_timer_update(pcb);
-    }
+    (void)tcp_leave(s, pcb, prev);
 }
 
 wisp_err_t wisp_tcp_close(struct wisp_tcp_pcb *pcb)
@@ -935,6 +931,7 @@ void wisp_tcp_deinit(struct wisp_stack *s)
     tcp_hindex_reset(s);
     wisp_timer_cancel(s, &s->tcp.synq_tmr);
     wisp_timer_cancel(s, &s->tcp.wake_tmr);
+    wisp_timer_cancel(s, &s->tcp.tick_tmr);
 }
 
 #else

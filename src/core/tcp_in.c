@@ -795,7 +795,8 @@ static unsigned tcp_syn_sent(struct wisp_tcp_pcb *pcb, struct tcp_in *in)
     if (!(in->flags & WISP_TCP_FLAG_SYN)) {
         return WISP_CTR_TCP_DROP_STATE;
     }
-    tcp_syn_take(pcb, in->seq, pcb->syn_wnd, in->opt.mss, in->opt.ws,
+    /* what our SYN offered (tcp_connect set RCV.ADV - RCV.NXT to it) */
+    tcp_syn_take(pcb, in->seq, pcb->rcv_adv - pcb->rcv_nxt, in->opt.mss, in->opt.ws,
                  (in->opt.sack_ok ? TCP_SYNO_SACK : 0u) | (in->opt.ts ? TCP_SYNO_TS : 0u), in->opt.tsval);
     /* RFC 7323 §2.2: the window of a SYN is never scaled */
     pcb->snd_wnd = in->wnd;

@@ -141,10 +141,29 @@ static wisp_err_t tcp_pcb_xmit(struct wisp_tcp_pcb *pcb, uint32_t seq, uint8_t f
 
 /* ---------------------------------------------------------- options */
 
+/* Four option bytes as one word (network order), and the writer of one
+ * (shared by every option: MSS, the NOP-padded SACK-permitted, timestamps,
+ * window scale and SACK, and their values). */
+#define TCP_OPT4(a, b, c, d) (((uint32_t)(a) << 24) | ((uint32_t)(b) << 16) | ((uint32_t)(c) << 8) | (uint32_t)(d))
+static uint8_t *tcp_put4(uint8_t *o, uint32_t v)
+{
+    wisp_wr32(o, v);
+    return o + 4;
+}
+
+/* RFC 7323 §3.2 timestamps behind two bytes b (NOP NOP, or a SYN's
+ * SACK-permitted, RFC 2018 §2). */
+static uint8_t *tcp_put_ts(uint8_t *o, uint32_t b, uint32_t tsval, uint32_t tsecr)
+{
+    o = tcp_put4(o, b | TCP_OPT4(0, 0, WISP_TCP_OPT_TS, WISP_TCP_OPTLEN_TS));
+    o = tcp_put4(o, tsval);
+    return tcp_put4(o, tsecr);
+}
+
 uint8_t tcp_build_syn_opts(uint8_t *o, uint16_t mss, uint8_t ws, bool sack, bool ts, uint32_t tsval,
                            uint32_t tsecr)
 {
-    uint8_t n = 0;
+    uint8_t *p = o;
     /* options compiled out are never offered (the code below goes too) */
     ts = ts && WISP_TCP_TIMESTAMPS;
     sack = sack && WISP_TCP_SACK;
@@ -152,36 +171,19 @@ uint8_t tcp_build_syn_opts(uint8_t *o, uint16_t mss, uint8_t ws, bool sack, bool
         ws = 0xffu;
     }
     /* RFC 9293 §3.7.1: MSS option on every SYN. */
-    o[n++] = WISP_TCP_OPT_MSS;
-    o[n++] = WISP_TCP_OPTLEN_MSS;
-    wisp_wr16(o + n, mss);
-    n += 2;
+    p = tcp_put4(p, TCP_OPT4(WISP_TCP_OPT_MSS, WISP_TCP_OPTLEN_MSS, 0, 0) | mss);
     if (ts) {
-        if (sack) {
-            o[n++] = WISP_TCP_OPT_SACK_PERM; /* RFC 2018 §2 */
-            o[n++] = WISP_TCP_OPTLEN_SACK_PERM;
-        } else {
-            o[n++] = WISP_TCP_OPT_NOP;
-            o[n++] = WISP_TCP_OPT_NOP;
-        }
-        o[n++] = WISP_TCP_OPT_TS; /* RFC 7323 §3.2 */
-        o[n++] = WISP_TCP_OPTLEN_TS;
-        wisp_wr32(o + n, tsval);
-        wisp_wr32(o + n + 4, tsecr);
-        n += 8;
+        p = tcp_put_ts(p, sack ? TCP_OPT4(WISP_TCP_OPT_SACK_PERM, WISP_TCP_OPTLEN_SACK_PERM, 0, 0)
+                               : TCP_OPT4(WISP_TCP_OPT_NOP, WISP_TCP_OPT_NOP, 0, 0), tsval, tsecr);
     } else if (sack) {
-        o[n++] = WISP_TCP_OPT_NOP;
-        o[n++] = WISP_TCP_OPT_NOP;
-        o[n++] = WISP_TCP_OPT_SACK_PERM;
-        o[n++] = WISP_TCP_OPTLEN_SACK_PERM;
+        /* RFC 2018 §2 */
+        p = tcp_put4(p, TCP_OPT4(WISP_TCP_OPT_NOP, WISP_TCP_OPT_NOP, WISP_TCP_OPT_SACK_PERM, WISP_TCP_OPTLEN_SACK_PERM));
     }
     if (ws != 0xffu) {
-        o[n++] = WISP_TCP_OPT_NOP; /* RFC 7323 §2.2 */
-        o[n++] = WISP_TCP_OPT_WS;
-        o[n++] = WISP_TCP_OPTLEN_WS;
-        o[n++] = ws;
+        /* RFC 7323 §2.2 */
+        p = tcp_put4(p, TCP_OPT4(WISP_TCP_OPT_NOP, WISP_TCP_OPT_WS, WISP_TCP_OPTLEN_WS, ws));
     }
-    return n;
+    return (uint8_t)(p - o);
 }
 
 uint32_t tcp_tsval(const struct wisp_tcp_pcb *pcb)
@@ -236,22 +238,16 @@ static unsigned tcp_sack_blocks(const struct wisp_tcp_pcb *pcb, uint32_t (*b)[2]
  * segment once negotiated) and SACK blocks that fit in room bytes. */
 static uint8_t tcp_build_opts(struct wisp_tcp_pcb *pcb, uint8_t *o, unsigned room)
 {
-    uint8_t n = 0;
+    uint8_t *p = o;
     if (pcb->flags & TF_TS) {
-        o[n++] = WISP_TCP_OPT_NOP;
-        o[n++] = WISP_TCP_OPT_NOP;
-        o[n++] = WISP_TCP_OPT_TS;
-        o[n++] = WISP_TCP_OPTLEN_TS;
-        wisp_wr32(o + n, tcp_tsval(pcb));
-        wisp_wr32(o + n + 4, TCP_TS_RECENT(pcb));
-        n += 8;
+        p = tcp_put_ts(p, TCP_OPT4(WISP_TCP_OPT_NOP, WISP_TCP_OPT_NOP, 0, 0), tcp_tsval(pcb), TCP_TS_RECENT(pcb));
     }
 #if WISP_TCP_SACK
     if ((pcb->flags & TF_SACK) && (pcb->ooseq_n > 0 || (pcb->flags & TF_DSACK)) &&
-        room >= (unsigned)n + 2u + WISP_TCP_OPT_HDRLEN + WISP_TCP_SACK_BLOCK_LEN) {
+        room >= (unsigned)(p - o) + 2u + WISP_TCP_OPT_HDRLEN + WISP_TCP_SACK_BLOCK_LEN) {
         uint32_t b[4][2];
         /* NOP NOP SACK length, then the blocks */
-        unsigned max = (room - n - 2u - WISP_TCP_OPT_HDRLEN) / WISP_TCP_SACK_BLOCK_LEN, nb = 0, i;
+        unsigned max = (room - (unsigned)(p - o) - 2u - WISP_TCP_OPT_HDRLEN) / WISP_TCP_SACK_BLOCK_LEN, nb = 0, i;
         /* RFC 2018 §3: at most 4 blocks, 3 with timestamps. */
         if (max > ((pcb->flags & TF_TS) ? 3u : 4u)) {
             max = (pcb->flags & TF_TS) ? 3u : 4u;
@@ -268,21 +264,18 @@ static uint8_t tcp_build_opts(struct wisp_tcp_pcb *pcb, uint8_t *o, unsigned roo
 #endif
         nb += tcp_sack_blocks(pcb, &b[nb], max - nb);
         if (nb > 0) {
-            o[n++] = WISP_TCP_OPT_NOP;
-            o[n++] = WISP_TCP_OPT_NOP;
-            o[n++] = WISP_TCP_OPT_SACK;
-            o[n++] = (uint8_t)(WISP_TCP_OPT_HDRLEN + WISP_TCP_SACK_BLOCK_LEN * nb);
+            p = tcp_put4(p, TCP_OPT4(WISP_TCP_OPT_NOP, WISP_TCP_OPT_NOP, WISP_TCP_OPT_SACK,
+                                     WISP_TCP_OPT_HDRLEN + WISP_TCP_SACK_BLOCK_LEN * nb));
             for (i = 0; i < nb; i++) {
-                wisp_wr32(o + n, b[i][0]);
-                wisp_wr32(o + n + 4, b[i][1]);
-                n += WISP_TCP_SACK_BLOCK_LEN;
+                p = tcp_put4(p, b[i][0]);
+                p = tcp_put4(p, b[i][1]);
             }
         }
     }
 #else
     (void)room;
 #endif
-    return n;
+    return (uint8_t)(p - o);
 }
 
 /* ------------------------------------------------- receive budget */
@@ -509,7 +502,10 @@ wisp_err_t tcp_send_syn(struct wisp_tcp_pcb *pcb)
 {
     uint8_t opt[WISP_TCP_MAX_OPTLEN];
     uint8_t n, flags = WISP_TCP_FLAG_SYN;
-    uint16_t mss = tcp_mss_for(pcb->c.stack, &pcb->remote_ip), wnd = pcb->syn_wnd;
+    uint16_t mss = tcp_mss_for(pcb->c.stack, &pcb->remote_ip);
+    /* the window our SYN offered (tcp_connect; RFC 7323 §2.2: never
+     * scaled), in a SYN-ACK of a simultaneous open too */
+    uint16_t wnd = (uint16_t)WISP_MIN(pcb->rcv_adv - pcb->rcv_nxt, 65535u);
     /* RFC 7323 §2.2 / §3.2, RFC 2018 §2: a SYN offers what we support */
     uint32_t f = TF_WS | TF_SACK | TF_TS, tsecr = 0;
     wisp_err_t err;
@@ -518,12 +514,10 @@ wisp_err_t tcp_send_syn(struct wisp_tcp_pcb *pcb)
     }
     if (pcb->c.state != WISP_TCP_SYN_SENT) {
         /* SYN-ACK of a simultaneous open: answer only what the peer
-         * offered; the window is the one our SYN offered (RFC 7323 §2.2:
-         * never scaled). */
+         * offered. */
         flags |= WISP_TCP_FLAG_ACK;
         f = pcb->flags;
         tsecr = TCP_TS_RECENT(pcb);
-        wnd = (uint16_t)WISP_MIN(pcb->rcv_adv - pcb->rcv_nxt, 65535u);
     }
     /* (the window a SYN offers was fixed, and promised, at connect) */
     n = tcp_build_syn_opts(opt, mss, (f & TF_WS) ? (uint8_t)TCP_RCV_WS(pcb) : 0xffu, (f & TF_SACK) != 0,
@@ -1345,7 +1339,6 @@ static void tcp_output_finish(struct wisp_tcp_pcb *pcb, bool wnd_blocked)
     if (pcb->starve && !tcp_timer_on(pcb, TCP_TMR_OUTPUT)) {
         tcp_timer_set(pcb, TCP_TMR_OUTPUT, TCP_STARVE_RETRY_MS << (pcb->starve - 1u));
     }
-    tcp_timer_update(pcb);
 }
 
 void tcp_output_run(struct wisp_tcp_pcb *pcb)

@@ -174,7 +174,7 @@ enum {
     TCP_TMR_REFUSED    /* refused data retry */
 };
 /* The deadlines of timers that are never needed at once share a slot of
- * pcb->due (tcp_timer.c): RTO and PERSIST (persist mode holds no
+ * pcb->tcnt (tcp_timer.c): RTO and PERSIST (persist mode holds no
  * retransmission timer: tcp_out.c), KEEP and FW2 (keepalive probes only
  * in ESTABLISHED / CLOSE-WAIT, FW2 only in FIN-WAIT-2 / TIME-WAIT).
  * Setting one stops its mate; tmr_on keeps one bit per timer. */
@@ -302,7 +302,7 @@ static inline bool tcp_in_proc(const struct wisp_tcp_pcb *pcb)
 void tcp_timer_set(struct wisp_tcp_pcb *pcb, unsigned which, uint32_t delay_ms);
 void tcp_timer_clear(struct wisp_tcp_pcb *pcb, unsigned which);
 bool tcp_timer_on(const struct wisp_tcp_pcb *pcb, unsigned which);
-void tcp_timer_update(struct wisp_tcp_pcb *pcb);
+uint32_t tcp_timer_due(const struct wisp_tcp_pcb *pcb, unsigned which); /* its deadline (ms; when on) */
 void tcp_rto_expired(struct wisp_tcp_pcb *pcb);
 void tcp_persist_expired(struct wisp_tcp_pcb *pcb);
 /* Arm t for deadline due (any) or cancel it (!any). */

@@ -232,8 +232,7 @@ bool tcp_tw_uses(const struct wisp_stack *s, uint16_t lport, const struct tcp_tu
 
 void tcp_tw_reset(struct wisp_stack *s)
 {
-    memset(s->tcp.tw, 0, sizeof(s->tcp.tw));
-    wisp_timer_cancel(s, &s->tcp.tw_tmr);
+    memset(s->tcp.tw, 0, sizeof(s->tcp.tw)); /* (the tick finds nothing: tcp_timer.c) */
 }
 
 #else /* !WISP_TCP_TW_COMPACT */
@@ -357,7 +356,7 @@ struct wisp_tcp_pcb *tcp_pcb_alloc(struct wisp_stack *s)
     if (pcb == NULL && s->tcp.tw_pcbs != NULL) {
         struct wisp_tcp_pcb *w, *old = s->tcp.tw_pcbs;
         for (w = old->next; w != NULL; w = w->next) { /* newest first: ties go to the older */
-            if (!wisp_time_before(old->due[TCP_TMR_SLOT(TCP_TMR_FW2)], w->due[TCP_TMR_SLOT(TCP_TMR_FW2)])) {
+            if (!wisp_time_before(tcp_timer_due(old, TCP_TMR_FW2), tcp_timer_due(w, TCP_TMR_FW2))) {
                 old = w;
             }
         }

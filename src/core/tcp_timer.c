@@ -1,7 +1,7 @@
 /**
  * @file tcp_timer.c
- * TCP timers: the per-PCB event timer (one wisp_timer armed for the
- * earliest of the connection's deadlines, tcp_priv.h TCP_TMR_*) and what
+ * TCP timers: the stack-wide tick (one wisp_timer armed for the earliest
+ * deadline of all connections, tcp_priv.h TCP_TMR_*) and what
  * its deadlines do -- retransmission timeout (RFC 6298 §5, the loss
  * window of RFC 5681 §3.1), zero-window probes and the SWS override
  * (persist, RFC 9293 §3.8.6.1), keepalive (RFC 9293 §3.8.4), the delayed
@@ -15,73 +15,175 @@
 
 #if WISP_TCP
 
-/* ------------------------------------------- the per-PCB event timer */
+/* ------------------------------------------------ the stack-wide tick */
 
-static void tcp_pcb_timer_fn(struct wisp_stack *s, struct wisp_timer *t);
+/* One timer of the stack (s->tcp.tick_tmr) serves every connection: it is
+ * armed for the earliest deadline of all PCBs (of s->tcp.pcbs and, without
+ * compact TIME-WAIT, s->tcp.tw_pcbs), and each time it fires it runs the
+ * due timers of the PCB that is due first, then re-arms for the next one
+ * (another PCB due at the same time: at once). No periodic tick: the
+ * deadlines keep their 1 ms precision (RTO, RFC 6298 §2.4: "finer clock
+ * granularity (<= 100 msec) perform somewhat better"; the 40 ms delayed
+ * ACK, RFC 9293 §3.8.6.3), and a stack without deadlines never wakes up.
+ *
+ * A PCB keeps its deadlines as 16-bit counts from the stack's base time
+ * s->tcp.tbase: near (tcnt = ms after tbase, up to 65.5 s: RTO, persist,
+ * delayed ACK, 2 MSL, poll, output) or far (bit of tfar: tcnt = 1024 ms
+ * units after tbase rounded down to 1024 ms, up to 18.6 h: keepalive; it
+ * is rounded up to the next multiple of 1024 ms, so it fires up to 1 s
+ * late). The base moves to now at every tick and when a near deadline
+ * does not fit (tcp_tick_walk); the counts are re-expressed exactly (a
+ * far deadline lies on the 1024 ms grid), so nothing drifts. While the
+ * tick is not armed no PCB has a deadline (tcp_timer_set arms it for
+ * every one), so the base moves freely. */
 
-/* Slot of due[] of each timer (TCP_TMR_SLOT), and the timers that share
- * it (tmr_on bits). */
+static void tcp_tick_fn(struct wisp_stack *s, struct wisp_timer *t);
+
+#define TCP_TFAR_SHIFT 10u
+#define TCP_TFAR_UNIT (1u << TCP_TFAR_SHIFT)
+
+/* Slot of the deadlines of each timer (TCP_TMR_SLOT), and the timers that
+ * share it (tmr_on bits). */
 const uint8_t tcp_tmr_slot[WISP_TCP_NTMR] = {0, 0, 1, 2, 2, 3, 4, 5};
 static const uint8_t tcp_tmr_mates[WISP_TCP_NTMR] = {0x03, 0x03, 0x04, 0x18, 0x18, 0x20, 0x40, 0x80};
 
+/* The origin of slot k's count (the base, or for a far count the base
+ * rounded down to the grid) and its unit (a shift). */
+static uint32_t tcp_torigin(const struct wisp_tcp_pcb *pcb, unsigned k, unsigned *sh)
+{
+    uint32_t b = pcb->c.stack->tcp.tbase;
+    *sh = 0;
+    if (pcb->tfar & (1u << k)) {
+        *sh = TCP_TFAR_SHIFT;
+        b &= ~(TCP_TFAR_UNIT - 1u);
+    }
+    return b;
+}
+
+uint32_t tcp_timer_due(const struct wisp_tcp_pcb *pcb, unsigned which)
+{
+    unsigned k = TCP_TMR_SLOT(which), sh;
+    uint32_t o = tcp_torigin(pcb, k, &sh);
+    return o + ((uint32_t)pcb->tcnt[k] << sh);
+}
+
+/* Walk every PCB's deadlines: the PCB due first (ties: list order) and
+ * its deadline (NULL: none); with move, the base moves to now (an overdue
+ * deadline becomes due now). */
+static struct wisp_tcp_pcb *tcp_tick_walk(struct wisp_stack *s, bool move, uint32_t *due)
+{
+    struct wisp_tcp_pcb *pcb, *best = NULL;
+    uint32_t now = wisp_now(s);
+    unsigned l, i, sh;
+    for (l = 0; l < 2u; l++) {
+#if WISP_TCP_TW_COMPACT
+        pcb = l == 0u ? s->tcp.pcbs : NULL;
+#else
+        pcb = l == 0u ? s->tcp.pcbs : s->tcp.tw_pcbs;
+#endif
+        for (; pcb != NULL; pcb = pcb->next) {
+            for (i = 0; i < WISP_TCP_NTMR; i++) {
+                if (pcb->tmr_on & (1u << i)) {
+                    uint32_t d = tcp_timer_due(pcb, i), o;
+                    unsigned k = TCP_TMR_SLOT(i);
+                    if (best == NULL || wisp_time_before(d, *due)) {
+                        best = pcb;
+                        *due = d;
+                    }
+                    if (move) {
+                        (void)tcp_torigin(pcb, k, &sh);
+                        o = sh != 0u ? (now & ~(TCP_TFAR_UNIT - 1u)) : now;
+                        pcb->tcnt[k] = (uint16_t)(wisp_time_before(o, d) ? (d - o) >> sh : 0u);
+                    }
+                }
+            }
+        }
+    }
+    if (move) {
+        s->tcp.tbase = now;
+    }
+    return best;
+}
+
 void tcp_timer_set(struct wisp_tcp_pcb *pcb, unsigned which, uint32_t delay_ms)
 {
+    struct wisp_stack *s = pcb->c.stack;
+    uint32_t now = wisp_now(s), off, d;
+    unsigned k = TCP_TMR_SLOT(which), sh = 0;
+
     if (which == TCP_TMR_KEEP && (pcb->tmr_on & (1u << TCP_TMR_FW2))) {
         return; /* FIN-WAIT-2 / TIME-WAIT: no keepalive (tcp_keep_fire); the slot is FW2's */
     }
-    pcb->due[TCP_TMR_SLOT(which)] = wisp_now(pcb->c.stack) + delay_ms;
-    pcb->tmr_on = (uint8_t)((pcb->tmr_on & ~tcp_tmr_mates[which]) | (1u << which));
-    tcp_timer_update(pcb);
+    pcb->tmr_on = (uint8_t)(pcb->tmr_on & ~tcp_tmr_mates[which]);
+    if (!wisp_timer_armed(&s->tcp.tick_tmr)) {
+        s->tcp.tbase = now; /* no deadline anywhere */
+    }
+    off = now - s->tcp.tbase;
+    /* the base moves when a near deadline does not fit (a far one fits
+     * while the base is less than 65.5 s old: keepalive, re-armed by
+     * every segment, walks nothing) */
+    if (off > 0xffffu || (delay_ms <= 0xffffu && delay_ms > 0xffffu - off)) {
+        (void)tcp_tick_walk(s, true, &d);
+        off = 0;
+    }
+    pcb->tfar = (uint8_t)(pcb->tfar & ~(1u << k));
+    if (delay_ms > 0xffffu - off) {
+        /* far: on the grid, rounded up (at most ~18.6 h ahead) */
+        pcb->tfar = (uint8_t)(pcb->tfar | (1u << k));
+        sh = TCP_TFAR_SHIFT;
+        off += (s->tcp.tbase & (TCP_TFAR_UNIT - 1u)) + TCP_TFAR_UNIT - 1u;
+        delay_ms = WISP_MIN(delay_ms, 0x3fff0000u);
+    }
+    d = (off + delay_ms) >> sh;
+    pcb->tcnt[k] = (uint16_t)WISP_MIN(d, 0xffffu);
+    pcb->tmr_on = (uint8_t)(pcb->tmr_on | (1u << which));
+    /* the tick runs no later than every deadline (lazy: armed earlier, it
+     * stays; it recomputes when it fires) */
+    d = tcp_timer_due(pcb, which);
+    if (!(pcb->flags & TF_DEAD) && (!wisp_timer_armed(&s->tcp.tick_tmr) || wisp_time_before(d, s->tcp.tick_tmr.due))) {
+        tcp_timer_arm_at(s, &s->tcp.tick_tmr, true, d, tcp_tick_fn);
+    }
+}
+
+/* Arm the tick for the earliest deadline: of a PCB, or the end of a
+ * compact TIME-WAIT record. */
+static void tcp_tick_arm(struct wisp_stack *s)
+{
+    uint32_t due = 0;
+    bool any = tcp_tick_walk(s, false, &due) != NULL;
+#if WISP_TCP_TW_COMPACT
+    unsigned i;
+    for (i = 0; i < WISP_TCP_TW_COUNT; i++) {
+        const struct wisp_tcp_tw *w = &s->tcp.tw[i];
+        if (w->local_port != 0 && (!any || wisp_time_before(w->expire, due))) {
+            due = w->expire;
+            any = true;
+        }
+    }
+#endif
+    tcp_timer_arm_at(s, &s->tcp.tick_tmr, any, due, tcp_tick_fn);
 }
 
 void tcp_timer_clear(struct wisp_tcp_pcb *pcb, unsigned which)
 {
+    struct wisp_stack *s = pcb->c.stack;
     bool was_on = (pcb->tmr_on & (1u << which)) != 0;
 
     pcb->tmr_on = (uint8_t)(pcb->tmr_on & ~(1u << which));
-    /* An event timer armed for exactly this deadline would fire for
-     * nothing -- and wake a stack thread that sleeps until the next
-     * deadline (tcpip.c): every write arms the output timer "now" and the
-     * writer's own output run clears it. Re-arm for the next deadline.
-     * Otherwise the event timer may stay armed early: it re-arms itself
-     * when it fires. */
-    if (was_on && wisp_timer_armed(&pcb->tmr) && pcb->tmr.due == pcb->due[TCP_TMR_SLOT(which)] && !(pcb->flags & TF_DEAD)) {
-        wisp_timer_cancel(pcb->c.stack, &pcb->tmr);
-        tcp_timer_update(pcb);
+    /* A tick armed for exactly this deadline would fire for nothing --
+     * and wake a stack thread that sleeps until the next deadline
+     * (tcpip.c): every write arms the output timer "now" and the writer's
+     * own output run clears it. Re-arm for the next deadline. Otherwise
+     * the tick may stay armed early: it re-arms itself when it fires. */
+    if (was_on && wisp_timer_armed(&s->tcp.tick_tmr) && s->tcp.tick_tmr.due == tcp_timer_due(pcb, which) &&
+        !(pcb->flags & TF_DEAD)) {
+        tcp_tick_arm(s);
     }
 }
 
 bool tcp_timer_on(const struct wisp_tcp_pcb *pcb, unsigned which)
 {
     return (pcb->tmr_on & (1u << which)) != 0;
-}
-
-/* Arm the PCB's event timer for the earliest active deadline. Lazy: an
- * armed timer that is due no later stays (it recomputes when it fires). */
-void tcp_timer_update(struct wisp_tcp_pcb *pcb)
-{
-    struct wisp_stack *s = pcb->c.stack;
-    uint32_t earliest = 0;
-    bool any = false;
-    unsigned i;
-
-    if (pcb->flags & TF_DEAD) {
-        return;
-    }
-    for (i = 0; i < WISP_TCP_NTMR; i++) {
-        if ((pcb->tmr_on & (1u << i)) && (!any || wisp_time_before(pcb->due[TCP_TMR_SLOT(i)], earliest))) {
-            earliest = pcb->due[TCP_TMR_SLOT(i)];
-            any = true;
-        }
-    }
-    if (!any) {
-        wisp_timer_cancel(s, &pcb->tmr);
-        return;
-    }
-    if (wisp_timer_armed(&pcb->tmr) && !wisp_time_before(earliest, pcb->tmr.due)) {
-        return;
-    }
-    tcp_timer_arm_at(s, &pcb->tmr, true, earliest, tcp_pcb_timer_fn);
 }
 
 void tcp_timer_arm_at(struct wisp_stack *s, struct wisp_timer *t, bool any, uint32_t due, wisp_timer_fn fn)
@@ -167,20 +269,38 @@ static void tcp_timer_handle(struct wisp_tcp_pcb *pcb, unsigned which)
     }
 }
 
-static void tcp_pcb_timer_fn(struct wisp_stack *s, struct wisp_timer *t)
+/* End the compact TIME-WAIT records that are due, run the due timers of
+ * the PCB due first (the base moved to now), then re-arm for the next. */
+static void tcp_tick_fn(struct wisp_stack *s, struct wisp_timer *t)
 {
-    struct wisp_tcp_pcb *pcb = (struct wisp_tcp_pcb *)(void *)((uint8_t *)t - offsetof(struct wisp_tcp_pcb, tmr));
-    struct wisp_tcp_pcb *prev = tcp_enter(s, pcb);
-    uint32_t now = wisp_now(s);
-    unsigned i;
-
-    for (i = 0; i < WISP_TCP_NTMR && !tcp_dead(pcb); i++) {
-        if ((pcb->tmr_on & (1u << i)) && !wisp_time_before(now, pcb->due[TCP_TMR_SLOT(i)])) {
-            pcb->tmr_on = (uint8_t)(pcb->tmr_on & ~(1u << i));
-            tcp_timer_handle(pcb, i);
+    uint32_t now = wisp_now(s), due = 0;
+    struct wisp_tcp_pcb *pcb;
+    WISP_UNUSED(t);
+#if WISP_TCP_TW_COMPACT
+    {
+        unsigned i;
+        for (i = 0; i < WISP_TCP_TW_COUNT; i++) {
+            struct wisp_tcp_tw *w = &s->tcp.tw[i];
+            if (w->local_port != 0 && !wisp_time_before(now, w->expire)) {
+                tcp_tw_free(s, w); /* RFC 9293 §3.10.8: 2 MSL over -> CLOSED */
+            }
         }
     }
-    tcp_finish(s, pcb, prev, TF_OUTPUT_PENDING); /* output asked for by a callback meanwhile */
+#endif
+    pcb = tcp_tick_walk(s, true, &due);
+
+    if (pcb != NULL && !wisp_time_before(now, due)) {
+        struct wisp_tcp_pcb *prev = tcp_enter(s, pcb);
+        unsigned i;
+        for (i = 0; i < WISP_TCP_NTMR && !tcp_dead(pcb); i++) {
+            if ((pcb->tmr_on & (1u << i)) && !wisp_time_before(now, tcp_timer_due(pcb, i))) {
+                pcb->tmr_on = (uint8_t)(pcb->tmr_on & ~(1u << i));
+                tcp_timer_handle(pcb, i);
+            }
+        }
+        tcp_finish(s, pcb, prev, TF_OUTPUT_PENDING); /* output asked for by a callback meanwhile */
+    }
+    tcp_tick_arm(s);
 }
 
 /* -------------------------------------------- retransmission timeout */
@@ -382,36 +502,11 @@ void tcp_persist_expired(struct wisp_tcp_pcb *pcb)
 
 /* -------------------------------------------------- TIME-WAIT expiry */
 #if WISP_TCP_TW_COMPACT
-
-static void tcp_tw_timer_fn(struct wisp_stack *s, struct wisp_timer *t);
-
+/* The records' ends are deadlines of the tick too (tcp_tick_arm,
+ * tcp_tick_fn). */
 void tcp_tw_arm(struct wisp_stack *s)
 {
-    uint32_t earliest = 0;
-    bool any = false;
-    unsigned i;
-    for (i = 0; i < WISP_TCP_TW_COUNT; i++) {
-        const struct wisp_tcp_tw *w = &s->tcp.tw[i];
-        if (w->local_port != 0 && (!any || wisp_time_before(w->expire, earliest))) {
-            earliest = w->expire;
-            any = true;
-        }
-    }
-    tcp_timer_arm_at(s, &s->tcp.tw_tmr, any, earliest, tcp_tw_timer_fn);
-}
-
-static void tcp_tw_timer_fn(struct wisp_stack *s, struct wisp_timer *t)
-{
-    uint32_t now = wisp_now(s);
-    unsigned i;
-    WISP_UNUSED(t);
-    for (i = 0; i < WISP_TCP_TW_COUNT; i++) {
-        struct wisp_tcp_tw *w = &s->tcp.tw[i];
-        if (w->local_port != 0 && !wisp_time_before(now, w->expire)) {
-            tcp_tw_free(s, w); /* RFC 9293 §3.10.8: 2 MSL over -> CLOSED */
-        }
-    }
-    tcp_tw_arm(s);
+    tcp_tick_arm(s);
 }
 #endif /* WISP_TCP_TW_COMPACT */
 

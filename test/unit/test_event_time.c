@@ -11,6 +11,8 @@
  */
 #include "tcp_testlib.h"
 
+uint32_t tcp_timer_due(const struct wisp_tcp_pcb *pcb, unsigned which); /* tcp_priv.h */
+
 #define STEP 1000u /* ms the clock moves at every read */
 
 struct cclock {
@@ -87,13 +89,13 @@ static void test_segment_reads_clock_once(void **state)
     wisp_tcp_get_info(t.pcb, &inf);
     assert_true(inf.unacked > 0);
     /* RFC 6298 §5.3: restarted "now" -- the event's time */
-    assert_true(wisp_timer_armed(&t.pcb->tmr));
+    assert_true(wisp_timer_armed(&t.e->s->tcp.tick_tmr));
     assert_true((t.pcb->tmr_on & 1u) != 0); /* TCP_TMR_RTO */
-    assert_int_equal(t.pcb->due[0], t0 + inf.rto_ms);
-    /* the event timer runs at the earliest deadline, computed from t0 */
-    assert_true(t.pcb->tmr.due - t0 <= inf.rto_ms);
+    assert_int_equal(tcp_timer_due(t.pcb, 0u), t0 + inf.rto_ms);
+    /* the stack's tick runs at the earliest deadline, computed from t0 */
+    assert_true(t.e->s->tcp.tick_tmr.due - t0 <= inf.rto_ms);
     if ((t.pcb->tmr_on & 4u) != 0) { /* TCP_TMR_DELACK */
-        assert_int_equal(t.pcb->due[1], t0 + WISP_TCP_DELACK_MS); /* its slot (tcp_priv.h TCP_TMR_SLOT) */
+        assert_int_equal(tcp_timer_due(t.pcb, 2u), t0 + WISP_TCP_DELACK_MS); /* TCP_TMR_DELACK */
     }
     /* the event is over: the next read is a fresh one */
     assert_int_equal(wisp_now(t.e->s), t0 + STEP);
@@ -129,7 +131,7 @@ static void test_api_call_outside_event_not_stale(void **state)
     tt_expect(&t, &g);
     wisp_tcp_get_info(t.pcb, &inf);
     assert_true((t.pcb->tmr_on & 1u) != 0);
-    assert_false(wisp_time_before(t.pcb->due[0], t1 + inf.rto_ms)); /* not from t0 */
+    assert_false(wisp_time_before(tcp_timer_due(t.pcb, 0u), t1 + inf.rto_ms)); /* not from t0 */
 
     /* bracketed as one event: one read, the deadline exactly from it */
     tt_send(&t, TT_ACK, t.snd, g.seq + g.len, NULL, 0);
@@ -143,7 +145,7 @@ static void test_api_call_outside_event_not_stale(void **state)
     wisp_event_end(t.e->s);
     assert_int_equal(c.reads, 1);
     wisp_tcp_get_info(t.pcb, &inf);
-    assert_int_equal(t.pcb->due[0], t1 + inf.rto_ms);
+    assert_int_equal(tcp_timer_due(t.pcb, 0u), t1 + inf.rto_ms);
     tt_expect(&t, &g);
 
     restore(&t, c.t);

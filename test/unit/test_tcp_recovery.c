@@ -427,6 +427,47 @@ static void test_rfc9293_3_8_4_keepalive(void **state)
     tt_done(&t);
 }
 
+/* A keepalive idle time beyond the 65.5 s a near deadline holds
+ * (tcp_timer.c: a far deadline, in 1024 ms units): the probe comes no
+ * earlier than the idle time and less than 1024 ms after it, although the
+ * poll timer moves the base of the deadlines every 10 s meanwhile; the
+ * next probe (70 s interval: far too) likewise; then the abort. */
+static void test_keepalive_far_deadline(void **state)
+{
+    struct tt t;
+    struct tt_seg g[8];
+    unsigned waited = 0;
+    (void)state;
+    t_open(&t, false);
+    wisp_tcp_poll(t.pcb, tt_rec_poll, 20); /* every 10 s */
+    wisp_tcp_keepalive(t.pcb, true, 100000, 70000, 2);
+    tu_advance(t.e, 99999);
+    assert_int_equal(pop_all(&t, g, 8), 0);
+    assert_int_equal(t.polls, 9);
+    while (pop_all(&t, g, 8) == 0 && waited < 5000u) {
+        tu_advance(t.e, 1);
+        waited++;
+    }
+    assert_true(waited >= 1u && waited <= 1024u);
+    assert_int_equal(g[0].seq, t.rcv - 1u);
+    assert_int_equal(g[0].len, 0);
+    tu_advance(t.e, 69999);
+    assert_int_equal(pop_all(&t, g, 8), 0);
+    waited = 0;
+    while (pop_all(&t, g, 8) == 0 && waited < 5000u) {
+        tu_advance(t.e, 1);
+        waited++;
+    }
+    assert_true(waited >= 1u && waited <= 1024u);
+    assert_false(t.err_called);
+    tu_advance(t.e, 71100);
+    assert_true(t.err_called);
+    assert_int_equal(t.err, WISP_ERR_ABRT);
+    assert_int_equal(TU_CTR(t.e, TCP_KEEPALIVE), 2);
+    assert_int_equal(TU_CTR(t.e, TCP_ABORT_KEEPALIVE), 1);
+    tt_done(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -446,6 +487,7 @@ int main(void)
         cmocka_unit_test(test_rfc9293_3_8_6_2_1_sender_sws_avoidance),
         cmocka_unit_test(test_rfc9293_3_8_6_1_persist_zero_window_probes),
         cmocka_unit_test(test_rfc9293_3_8_4_keepalive),
+        cmocka_unit_test(test_keepalive_far_deadline),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

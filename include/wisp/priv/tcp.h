@@ -109,10 +109,6 @@ struct wisp_tcp_pcb {
     wisp_tcp_err_fn WISP_PRIV(errf);
     wisp_tcp_poll_fn WISP_PRIV(poll);
 
-    /* one event timer, armed for the earliest of the deadlines due[]
-     * (one slot per pair of mutually exclusive timers, TCP_TMR_SLOT) */
-    struct wisp_timer WISP_PRIV(tmr);
-    uint32_t WISP_PRIV(due)[WISP_TCP_NTMR_SLOTS];
 
     /* send sequence space (RFC 9293 §3.3.1) */
     uint32_t WISP_PRIV(iss), WISP_PRIV(snd_una);
@@ -184,9 +180,9 @@ struct wisp_tcp_pcb {
     /* 16-bit fields */
     uint16_t WISP_PRIV(snd_blk);             /**< transmit blocks its queued copies hold (transmit budget share) */
     uint16_t WISP_PRIV(rcv_blk);             /**< data bytes one receive block holds (full-size segments) */
-    uint16_t WISP_PRIV(syn_wnd);             /**< window offered by our SYN (SYN-SENT) */
     uint16_t WISP_PRIV(ooseq_bufs);          /**< receive buffers the out-of-order queue holds */
     uint16_t WISP_PRIV(user_mss);            /**< TCP_MAXSEG cap of the MSS, 0 = none */
+    uint16_t WISP_PRIV(tcnt)[WISP_TCP_NTMR_SLOTS]; /**< deadlines of its timers from the stack's tbase: ms, or 1024 ms units when far (tcp_timer.c; one slot per pair of mutually exclusive timers, TCP_TMR_SLOT) */
 #if WISP_TCP_RTO_MAX_MS <= 0xffff
     uint16_t WISP_PRIV(rto);                 /**< ms (RTT and RTO above) */
 #endif
@@ -196,7 +192,8 @@ struct wisp_tcp_pcb {
 
     /* byte fields */
     uint8_t WISP_PRIV(poll_interval);
-    uint8_t WISP_PRIV(tmr_on);               /**< bit i: due[i] is active */
+    uint8_t WISP_PRIV(tmr_on);               /**< bit i: timer i (TCP_TMR_*) is active */
+    uint8_t WISP_PRIV(tfar);                 /**< bit k: tcnt[k] counts 1024 ms units (tcp_timer.c) */
     uint8_t WISP_PRIV(dupacks), WISP_PRIV(nrtx);
     uint8_t WISP_PRIV(refused_n);            /**< chains in refused[] */
     uint8_t WISP_PRIV(starve);               /**< window limited by the receive budget: retry backoff step + 1 */
@@ -248,6 +245,8 @@ struct wisp_tcp {
     uint8_t WISP_PRIV(tx_short);                 /**< a write was refused for want of transmit blocks ... */
     uint32_t WISP_PRIV(tx_short_ms);             /**< ... last at this time (ms): persist give-up under pressure */
     struct wisp_timer WISP_PRIV(wake_tmr);       /**< polls them soon after buffers were given back */
+    struct wisp_timer WISP_PRIV(tick_tmr);       /**< the connections' timers (tcp_timer.c) */
+    uint32_t WISP_PRIV(tbase);                   /**< ms: origin of their deadlines (the PCBs' tcnt) */
     uint32_t WISP_PRIV(key)[4];                  /**< secret of the keyed hash (RFC 6528, cookies) */
     uint32_t WISP_PRIV(chal_tokens), WISP_PRIV(chal_last);  /**< challenge ACK bucket (RFC 5961 §7) */
 #if WISP_TCP_SYNCOOKIES
@@ -257,7 +256,6 @@ struct wisp_tcp {
     struct wisp_timer WISP_PRIV(synq_tmr);
     struct wisp_tcp_syn WISP_PRIV(synq)[WISP_TCP_SYNQ_COUNT];
 #if WISP_TCP_TW_COMPACT
-    struct wisp_timer WISP_PRIV(tw_tmr);
     struct wisp_tcp_tw WISP_PRIV(tw)[WISP_TCP_TW_COUNT];
 #else
     struct wisp_tcp_pcb *WISP_PRIV(tw_pcbs);     /**< connections in TIME-WAIT (full PCBs, tcp_synq.c) */
