@@ -157,6 +157,10 @@ static struct wisp_iperf_tx *tx_of_timer(struct wisp_timer *t)
 }
 
 static void tx_timer(struct wisp_stack *s, struct wisp_timer *t);
+static wisp_err_t tx_start(struct wisp_iperf_tx *tx, struct wisp_stack *s, const wisp_ipaddr_t *ip, uint16_t port);
+/* A refused reverse connect is tried again this many times, this far apart. */
+#define TX_REFUSED_RETRIES 10u
+#define TX_REFUSED_DELAY_MS 50u
 
 /* The end: release the PCB (close, or abort when not ok) and tell the
  * owner. Returns WISP_ERR_ABRT when the PCB was aborted (a callback of it
@@ -281,6 +285,14 @@ static void tx_timer(struct wisp_stack *s, struct wisp_timer *t)
     } else if (tx->state == TX_SHUT) {
         /* The peer never closed: fine when it has every byte. */
         (void)tx_finish(tx, tx->acked >= tx->written, WISP_ERR_TIMEOUT);
+    } else if (tx->state == TX_CONNECTING && tx->pcb == NULL) {
+        /* a refused reverse connect, tried again (tx_err) */
+        wisp_ipaddr_t ip = tx->res.peer_ip;
+        wisp_err_t err = tx_start(tx, tx->stack, &ip, tx->res.peer_port);
+        if (err != WISP_OK) {
+            tx->state = TX_CONNECTING;   /* tx_start freed it: report the failure */
+            (void)tx_finish(tx, false, err);
+        }
     }
 }
 
@@ -338,6 +350,14 @@ static void tx_err(void *arg, wisp_err_t err)
         return;
     }
     tx->pcb = NULL;
+    /* iperf 2's -d client starts its listener while it connects, so a fast
+     * server's reverse connect can meet a RST: try again a few times. */
+    if (err == WISP_ERR_RST && tx->state == TX_CONNECTING && tx->res.role == WISP_IPERF_ROLE_REVERSE &&
+        tx->refused < TX_REFUSED_RETRIES) {
+        tx->refused++;
+        wisp_timer_arm(tx->stack, &tx->tmr, TX_REFUSED_DELAY_MS, tx_timer);
+        return;
+    }
     /* WISP_ERR_CLSD: after our shutdown both directions closed normally. */
     (void)tx_finish(tx, err == WISP_ERR_CLSD && tx->state == TX_SHUT && tx->acked >= tx->written, err);
 }

@@ -202,6 +202,7 @@ struct wisp_iperf_tx {
     uint8_t hdr[WISP_IPERF_CLIENT_HDR_LEN];
     uint8_t hdr_len;
     uint8_t state;              /**< TX_* (iperf.c) */
+    uint8_t refused;            /**< reverse connects refused so far (retried) */
     bool peer_closed, close_pending;
     uint32_t wlen;              /**< bytes per write (at most 1000) */
     uint64_t total;             /**< bytes to send; 0 = for time_ms */
