@@ -8,7 +8,7 @@
  * Who touches what:
  *  - core context (the core lock: wisp_tcpip_run with core locking, the
  *    stack thread with message passing, the raw callbacks): a netconn's
- *    PCB pointer, state, cflags, dscp and byte counters. Application
+ *    PCB pointer, state and cflags. Application
  *    threads reach them only through core operations (do_*).
  *  - the api lock (taken inside the core lock, never the other way round,
  *    never held while calling a callback or entering the core; only a
@@ -720,8 +720,10 @@ static wisp_err_t tcp_sent_cb(void *arg, struct wisp_tcp_pcb *pcb, uint32_t len)
     if (conn == NULL) {
         return WISP_OK;
     }
-    conn->nocopy_left -= WISP_MIN(len, conn->nocopy_left);
-    if ((conn->cflags & NC_C_NOCOPY) && conn->nocopy_left == 0) {
+    /* A NOCOPY writer keeps its turn until its data is acknowledged, so
+     * nothing is queued after its last piece: the stack's count of bytes
+     * not acknowledged yet reaching 0 means the writer's memory is free. */
+    if ((conn->cflags & NC_C_NOCOPY) && pcb->snd_queued == 0) {
         conn->cflags &= (uint8_t)~NC_C_NOCOPY;
     }
     if ((conn->cflags & NC_C_WSPACE) && wisp_tcp_sndbuf(pcb) >= NC_SNDLOWAT(pcb)) {
@@ -1724,11 +1726,7 @@ static wisp_err_t do_write(struct wisp_stack *s, void *arg)
         m->off += n;
         wrote = true;
         if (!m->copy) {
-            /* everything written and not acknowledged yet, up to the end
-             * of this piece: the core's count (the sent callback's len
-             * comes off both alike) */
-            conn->nocopy_left = pcb->snd_queued;
-            conn->cflags |= NC_C_NOCOPY;
+            conn->cflags |= NC_C_NOCOPY; /* until snd_queued is 0 (tcp_sent_cb) */
         }
     }
     if (wrote) {

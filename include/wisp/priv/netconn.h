@@ -27,7 +27,7 @@ struct wisp_netbuf {
 /** One netconn. type, socket, callback and pcb are lwIP's field names (for
  *  reading; pcb only in the core context; socket is 16 bits here, an int in
  *  lwIP). The rest is private. Lives in the pool of struct wisp_netconn_api.
- *  52 bytes on a 32-bit target (RAM per connection, issue 9). DSCP and
+ *  48 bytes on a 32-bit target (RAM per connection, issue 9). DSCP and
  *  TTL live in the PCB only: a listener passes its own on to the
  *  connections it accepts (the core copies them), as lwIP does. */
 struct wisp_netconn {
@@ -50,9 +50,6 @@ struct wisp_netconn {
     /* under the api lock */
     struct nc_waiter *WISP_PRIV(waiters);        /**< threads waiting for a broadcast (netconn.c) */
     uint32_t WISP_PRIV(recv_timeout), WISP_PRIV(send_timeout); /**< ms, 0 = forever */
-    /* core context only */
-    uint32_t WISP_PRIV(nocopy_left);             /**< bytes written and not acknowledged yet, up to
-                                                      the end of the last NOCOPY write */
     /* by role: a listener's accept queue, or a connection's wait for accept
      * (a netconn never is both: a listener is never accepted, an accepted
      * one never listens) */
