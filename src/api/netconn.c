@@ -33,10 +33,11 @@
  *  - every other wait (a writer for room or for its turn, a blocking
  *    connect, delete for the callers to leave) is nc_wait_locked, a
  *    condition-variable wait under the api lock: the waiter found its
- *    condition false and links itself into conn->waiters in the same
+ *    condition false and links itself into the api's list of waiters
+ *    (one list for every netconn: RAM per connection) in the same
  *    api-locked section; a waker that changed a condition (under the api
- *    lock) broadcasts: it signals every linked waiter's semaphore and
- *    empties the list. Waits re-check their condition after every
+ *    lock) broadcasts: it signals the semaphore of every linked waiter
+ *    of that netconn and unlinks them. Waits re-check their condition after every
  *    wake-up. The first waiter borrows the slot's semaphore, a second
  *    concurrent one makes a semaphore for its wait, so a netconn keeps
  *    two OS objects (a mailbox and a semaphore: lwIP's count) and a
@@ -207,25 +208,30 @@ WISP_NOINLINE static void wake_mbox(struct wisp_netconn *conn)
     (void)wisp_sys_mbox_trypost(&conn->mbox, conn);
 }
 
-/* A thread waiting in nc_wait_locked (on its stack). */
+/* A thread waiting in nc_wait_locked (on its stack), linked into the
+ * api's list (struct wisp_netconn_api waiters). */
 struct nc_waiter {
     struct nc_waiter *next;
+    struct wisp_netconn *conn;        /* the netconn it waits on */
     wisp_sys_sem_t *sem;
     bool woken;
 };
 
-/* Api lock held: wake every thread in nc_wait_locked (see the file
- * comment) and tell the writer that something happened (wkick). */
+/* Api lock held: wake every thread in nc_wait_locked on conn (see the
+ * file comment) and tell the writer that something happened (wkick). */
 static void sem_broadcast_locked(struct wisp_netconn *conn)
 {
-    struct nc_waiter *w = conn->waiters;
-    conn->waiters = NULL;
+    struct nc_waiter **pp = &conn->api->waiters;
     conn->wkick = 1;
-    while (w != NULL) {
-        struct nc_waiter *next = w->next; /* w stays valid: it needs the api lock to leave */
-        w->woken = true;
-        wisp_sys_sem_signal(w->sem);
-        w = next;
+    while (*pp != NULL) {
+        struct nc_waiter *w = *pp; /* w stays valid: it needs the api lock to leave */
+        if (w->conn == conn) {
+            *pp = w->next;
+            w->woken = true;
+            wisp_sys_sem_signal(w->sem);
+        } else {
+            pp = &w->next;
+        }
     }
 }
 
@@ -258,14 +264,15 @@ static void nc_wait_locked(struct wisp_netconn *conn, uint32_t ms)
         return;
     }
     w.woken = false;
-    w.next = conn->waiters;
-    conn->waiters = &w;
+    w.conn = conn;
+    w.next = conn->api->waiters;
+    conn->api->waiters = &w;
     api_unlock(conn->api);
     signalled = wisp_sys_sem_wait(w.sem, ms) == WISP_OK;
     api_lock(conn->api);
     if (!w.woken) {
         /* timed out (a broadcast sets woken before it signals): unlink */
-        struct nc_waiter **pp = &conn->waiters;
+        struct nc_waiter **pp = &conn->api->waiters;
         while (*pp != &w) {
             pp = &(*pp)->next;
         }
@@ -475,7 +482,7 @@ static void conn_release(struct wisp_netconn *c)
 {
     struct wisp_netconn_api *api = c->api;
     api_lock(api);
-    WISP_ASSERT(c->waiters == NULL && !c->sem_lent);
+    WISP_ASSERT(!c->sem_lent); /* nobody waits on c */
     c->in_use = 0;
     c->pcb.ip = NULL;
     c->callback = NULL;

@@ -270,10 +270,9 @@ wisp_err_t wisp_tcpip_start(struct wisp_tcpip *ctx, struct wisp_stack *s, const 
     }
     ctx->max_wait = ctx->cfg.max_wait_ms != 0 ? ctx->cfg.max_wait_ms
                     : (WISP_TCPIP_MAX_WAIT_MS != 0 ? (uint32_t)WISP_TCPIP_MAX_WAIT_MS : WISP_SYS_FOREVER);
-    for (i = 0; i < WISP_TCPIP_MSG_COUNT; i++) {
-        ctx->msgs[i].next_free = (i + 1u < WISP_TCPIP_MSG_COUNT) ? &ctx->msgs[i + 1u] : NULL;
+    for (i = WISP_TCPIP_MSG_COUNT; i-- > 0;) {
+        msg_release(ctx, &ctx->msgs[i]); /* the free list in pool order */
     }
-    ctx->free_msgs = &ctx->msgs[0];
     ctx->wake.type = MSG_WAKE;
     ctx->stop_msg.type = MSG_STOP;
 
@@ -374,8 +373,7 @@ wisp_err_t wisp_tcpip_call_sem(struct wisp_tcpip *ctx, wisp_tcpip_fn fn, void *a
     }
     /* Waiting for the stack thread while holding its lock never ends. */
     WISP_ASSERT(!wisp_sys_mutex_held(&ctx->core));
-    memset(&m, 0, sizeof(m));
-    m.type = MSG_CALL;
+    m.type = MSG_CALL; /* every field handle() reads of a call */
     m.fn = fn;
     m.arg = arg;
     m.to.done = done;

@@ -27,7 +27,7 @@ struct wisp_netbuf {
 /** One netconn. type, socket, callback and pcb are lwIP's field names (for
  *  reading; pcb only in the core context; socket is 16 bits here, an int in
  *  lwIP). The rest is private. Lives in the pool of struct wisp_netconn_api.
- *  48 bytes on a 32-bit target (RAM per connection, issue 9). DSCP and
+ *  44 bytes on a 32-bit target (RAM per connection, issue 9). DSCP and
  *  TTL live in the PCB only: a listener passes its own on to the
  *  connections it accepts (the core copies them), as lwIP does. */
 struct wisp_netconn {
@@ -48,7 +48,6 @@ struct wisp_netconn {
         void *ip;
     } pcb;
     /* under the api lock */
-    struct nc_waiter *WISP_PRIV(waiters);        /**< threads waiting for a broadcast (netconn.c) */
     uint32_t WISP_PRIV(recv_timeout), WISP_PRIV(send_timeout); /**< ms, 0 = forever */
     /* by role: a listener's accept queue, or a connection's wait for accept
      * (a netconn never is both: a listener is never accepted, an accepted
@@ -85,6 +84,8 @@ struct wisp_netconn {
 struct wisp_netconn_api {
     struct wisp_tcpip *WISP_PRIV(tcpip);
     wisp_sys_mutex_t WISP_PRIV(lock);            /**< pools, flags of every netconn (a leaf lock) */
+    struct nc_waiter *WISP_PRIV(waiters);        /**< under lock: threads waiting for a broadcast on
+                                                      any netconn (netconn.c nc_wait_locked) */
     struct wisp_netconn_stats WISP_PRIV(st);
     uint16_t WISP_PRIV(n_ready);                 /**< slots whose OS objects exist */
     struct wisp_netconn WISP_PRIV(conns)[WISP_NETCONN_COUNT];
