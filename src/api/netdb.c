@@ -242,10 +242,13 @@ static int ai_hints_check(const char *node, const char *service, int flags, int 
     if (socktype != 0 && socktype != WISP_SOCK_STREAM && socktype != WISP_SOCK_DGRAM && socktype != WISP_SOCK_RAW) {
         return WISP_EAI_SOCKTYPE;
     }
-    if ((socktype == WISP_SOCK_STREAM && protocol != 0 && protocol != WISP_IPPROTO_TCP) ||
-        (socktype == WISP_SOCK_DGRAM && protocol != 0 && protocol != WISP_IPPROTO_UDP) ||
-        (socktype == 0 && protocol != 0 && protocol != WISP_IPPROTO_TCP && protocol != WISP_IPPROTO_UDP)) {
-        return WISP_EAI_SOCKTYPE;
+    if (socktype != WISP_SOCK_RAW && protocol != 0) {
+        /* TCP with a stream socket, UDP with a datagram socket (or any) */
+        int want = protocol == WISP_IPPROTO_TCP ? WISP_SOCK_STREAM
+                   : protocol == WISP_IPPROTO_UDP ? WISP_SOCK_DGRAM : -1;
+        if (want < 0 || (socktype != 0 && socktype != want)) {
+            return WISP_EAI_SOCKTYPE;
+        }
     }
     if (socktype == WISP_SOCK_RAW && service != NULL) {
         return WISP_EAI_SERVICE; /* no ports on raw sockets */
@@ -256,7 +259,6 @@ static int ai_hints_check(const char *node, const char *service, int flags, int 
 int wisp_getaddrinfo(const char *node, const char *service, const struct wisp_addrinfo *hints,
                      struct wisp_addrinfo **res)
 {
-    static const uint8_t types[2][2] = { { WISP_SOCK_STREAM, WISP_IPPROTO_TCP }, { WISP_SOCK_DGRAM, WISP_IPPROTO_UDP } };
     struct wisp_netdb *db = g_netdb;
     struct wisp_addrinfo *head = NULL, **tail = &head;
     int flags = 0, family = WISP_AF_UNSPEC, socktype = 0, protocol = 0;
@@ -309,7 +311,7 @@ int wisp_getaddrinfo(const char *node, const char *service, const struct wisp_ad
     wisp_sys_mutex_lock(&db->lock);
     for (i = 0; i < 2; i++) {
         struct wisp_netdb_ai *rec = NULL;
-        int st = types[i][0], pr = types[i][1];
+        int st = i ? WISP_SOCK_DGRAM : WISP_SOCK_STREAM, pr = i ? WISP_IPPROTO_UDP : WISP_IPPROTO_TCP;
         if (socktype == WISP_SOCK_RAW) {
             st = WISP_SOCK_RAW;
             pr = protocol;
