@@ -608,13 +608,10 @@ void wisp_icmp_set_echo_cb(struct wisp_stack *s, wisp_icmp_echo_fn fn, void *arg
 
 void wisp_icmp_init(struct wisp_stack *s)
 {
-    s->icmp.echo_cb = NULL;
-    s->icmp.echo_arg = NULL;
+    /* no echo callback, an empty PMTU cache: s->icmp is zeroed by
+     * wisp_stack_init */
     s->icmp.tokens_mt = ICMP_BUCKET_MT; /* start with a full burst */
     s->icmp.last_refill = wisp_now(s);
-#if WISP_PMTU
-    memset(s->icmp.pmtu, 0, sizeof(s->icmp.pmtu));
-#endif
 }
 
 void *wisp_icmp_echo_arg(const struct wisp_stack *s, bool *registered)

@@ -648,7 +648,7 @@ wisp_err_t wisp_ip4_output(struct wisp_stack *s, struct wisp_pbuf *p, wisp_ip4_t
 
 void wisp_ip4_init(struct wisp_stack *s)
 {
-    memset(&s->ip4, 0, sizeof(s->ip4));
+    /* the rest of s->ip4 is zeroed by wisp_stack_init */
     /* RFC 6864 §4.1 / RFC 7739: do not start the ID at a predictable value. */
     s->ip4.next_id = (uint16_t)wisp_random_id(s, WISP_RID_IP_ID);
 }

@@ -452,12 +452,9 @@ wisp_err_t wisp_stack_init(struct wisp_stack *s, const struct wisp_config *cfg)
         s->pool[i].stack = s; /* pools know their stack: pbufs find their owner */
     }
 
-    wisp_arp_init(s);
+    /* ARP's table and the UDP PCB list start empty: zeroed above */
     wisp_ip4_init(s);
     wisp_icmp_init(s);
-#if WISP_UDP
-    wisp_udp_init(s);
-#endif
 #if WISP_TCP
     wisp_tcp_init(s);
     /* RFC 6528 §3: the secret key of F (ISNs), also keying the timestamp
