@@ -280,7 +280,9 @@ static void icmp_error_input(struct wisp_stack *s, struct wisp_pbuf *p, const st
         WISP_CTR_INC(s, ICMP_ERR_DROP_SHORT);
         return;
     }
-    (void)wisp_pbuf_copy_out(p, q, WISP_IP4_HLEN, WISP_ICMP_HLEN);
+    /* the quotation, as much of it as q holds (the checks below read only
+     * bytes the lengths show were there) */
+    (void)wisp_pbuf_copy_out(p, q, sizeof(q), WISP_ICMP_HLEN);
     qhl = wisp_ip4_hdr_hlen(q);
     if (wisp_ip4_hdr_version(q) != WISP_IP4_VERSION || qhl < WISP_IP4_HLEN) {
         WISP_CTR_INC(s, ICMP_ERR_DROP_QUOTE);
@@ -290,7 +292,6 @@ static void icmp_error_input(struct wisp_stack *s, struct wisp_pbuf *p, const st
         WISP_CTR_INC(s, ICMP_ERR_DROP_SHORT);
         return;
     }
-    (void)wisp_pbuf_copy_out(p, q, (uint16_t)(qhl + WISP_ICMP_QUOTE_DATA), WISP_ICMP_HLEN);
     /* A non-initial fragment carries no transport header to match. */
     qfrag = wisp_rd16(&q[WISP_IP4_OFF_FRAG]);
     if ((qfrag & WISP_IP4_OFFMASK) != 0) {
