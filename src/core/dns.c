@@ -502,12 +502,10 @@ static void q_send(struct wisp_stack *s, struct wisp_dns_query *q, unsigned srv)
         wisp_ipaddr_t dst = q->asked;
         /* RFC 1035 §4.1.1: ID, RD (recursion desired: we are a stub,
          * RFC 1123 §6.1.3.1), QDCOUNT 1. */
+        memset(b, 0, WISP_DNS_HLEN);
         wisp_wr16(&b[WISP_DNS_OFF_ID], q->id);
         wisp_wr16(&b[WISP_DNS_OFF_FLAGS], WISP_DNS_F_RD);
-        wisp_wr16(&b[WISP_DNS_OFF_QDCOUNT], 1);
-        wisp_wr16(&b[WISP_DNS_OFF_ANCOUNT], 0);
-        wisp_wr16(&b[WISP_DNS_OFF_NSCOUNT], 0);
-        wisp_wr16(&b[WISP_DNS_OFF_ARCOUNT], 0);
+        b[WISP_DNS_OFF_QDCOUNT + 1] = 1;
         /* RFC 1035 §4.1.2 QNAME: labels (checked by name_check), root. */
         o += name_encode(q->name, &b[o]);
         wisp_wr16(&b[o], WISP_DNS_TYPE_A);
