@@ -129,7 +129,7 @@ static void dhcp_notify(struct wisp_dhcp *d, enum wisp_dhcp_event ev)
     }
 }
 
-static uint32_t dhcp_rand_below(struct wisp_dhcp *d, uint32_t n)
+static WISP_NOINLINE uint32_t dhcp_rand_below(struct wisp_dhcp *d, uint32_t n)
 {
     return n == 0 ? 0u : wisp_random(dhcp_stack(d)) % n;
 }

@@ -200,7 +200,7 @@ static void stack_key_derive(const uint32_t master[4], uint8_t purpose, uint32_t
  * fresh PRF value: outputs say nothing about the key, about each other or
  * about the other keys (unlike a state generator such as xorshift, whose
  * state follows from a few outputs). */
-static uint64_t stack_keyed_next(struct wisp_stack *s, unsigned key, uint8_t domain)
+static WISP_NOINLINE uint64_t stack_keyed_next(struct wisp_stack *s, unsigned key, uint8_t domain)
 {
     uint8_t m[9];
     uint64_t c = s->rnd_ctr++;
