@@ -53,10 +53,9 @@ static bool icmp_src_is_unicast(const struct wisp_ip_info *ip)
 {
     wisp_ip4_t a = wisp_ipaddr_ip4(&ip->src);
 
-    if (a == WISP_IP4_ANY || a == WISP_IP4_BCAST) {
-        return false;
-    }
-    if (wisp_ip4_is_multicast(a) || wisp_ip4_octet(a, 0) >= 240u) {
+    /* 0.0.0.0; multicast (224/4), class E (240/4) and the limited
+     * broadcast (in 240/4): a first octet of 224 or more */
+    if (a == WISP_IP4_ANY || wisp_ip4_octet(a, 0) >= 224u) {
         return false;
     }
     if (ip->nif != NULL) {
