@@ -312,7 +312,7 @@ static bool arp_parse(struct wisp_netif *nif, const struct wisp_pbuf *p, uint8_t
      * sender is our own packet looped back (or a spoof). */
     if ((sha[0] & WISP_ETH_ADDR_GROUP) != 0 || memcmp(sha, arp_zero_mac, WISP_ETH_ADDR_LEN) == 0 ||
         memcmp(sha, nif->hwaddr, WISP_ETH_ADDR_LEN) == 0 ||
-        wisp_ip4_is_multicast(spa) || spa == WISP_IP4_BCAST || (spa != 0 && wisp_ip4_is_bcast(nif, spa)) ||
+        wisp_ip4_is_multicast(spa) || wisp_ip4_is_bcast(nif, spa) /* the limited one too; never 0 */ ||
         (spa == 0 && *op != WISP_ARP_OP_REQUEST)) {
         WISP_CTR_INC(s, ARP_DROP_SRC);
         return false;
