@@ -177,8 +177,8 @@ static uint16_t dhcp_secs(struct wisp_dhcp *d)
 /* A usable unicast host address for yiaddr / prev_addr. */
 static bool dhcp_addr_ok(wisp_ip4_t a)
 {
-    uint8_t o0 = wisp_ip4_octet(a, 0);
-    return a != WISP_IP4_ANY && a != WISP_IP4_BCAST && o0 != 0u && o0 != 127u && o0 < 224u;
+    uint8_t o0 = wisp_ip4_octet(a, 0); /* 0.0.0.0 and the limited broadcast fail on it too */
+    return o0 != 0u && o0 != 127u && o0 < 224u;
 }
 
 static void dhcp_arm(struct wisp_dhcp *d, uint32_t ms)
