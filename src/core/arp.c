@@ -428,7 +428,7 @@ wisp_err_t wisp_arp_output(struct wisp_netif *nif, struct wisp_pbuf *p, wisp_ip4
     wisp_err_t err;
     WISP_CORE_ASSERT_OWNER(nif->stack);
 
-    if (next_hop == WISP_IP4_BCAST || wisp_ip4_is_bcast(nif, next_hop))
+    if (wisp_ip4_is_bcast(nif, next_hop)) /* limited or directed */
         return wisp_eth_output(nif, p, wisp_eth_bcast, WISP_ETHTYPE_IP4);
     if (wisp_ip4_is_multicast(next_hop)) {
         /* RFC 1112 §6.4: 01-00-5E-00-00-00 plus the low 23 bits of the group. */
