@@ -771,8 +771,9 @@ static bool dhcp_make_lease(struct dhcp_msg *m)
     struct wisp_dhcp_lease *l = &m->l;
     uint32_t hm;
 
-    if (!dhcp_addr_ok(l->addr) || (m->have & HAVE_SERVER) == 0 || l->server == WISP_IP4_ANY ||
-        (m->have & HAVE_LEASE) == 0 || l->lease_s == 0) {
+    /* (m was zeroed before parsing: an absent server identifier or lease
+     * time reads 0) */
+    if (!dhcp_addr_ok(l->addr) || l->server == WISP_IP4_ANY || l->lease_s == 0) {
         return false;
     }
     if (m->have & HAVE_MASK) {
