@@ -235,6 +235,19 @@ static wisp_err_t arp_enqueue(struct wisp_stack *s, struct wisp_arp_entry *e, st
     return WISP_OK;
 }
 
+/* e is resolved to mac (state st, stable or static), stamped now; the
+ * packets that waited for it go out. */
+static void arp_resolved(struct wisp_netif *nif, struct wisp_arp_entry *e, const uint8_t *mac, uint8_t st)
+{
+    bool was_pending = (e->state == WISP_ARP_PENDING);
+    memcpy(e->mac, mac, WISP_ETH_ADDR_LEN);
+    e->state = st;
+    e->stamp = wisp_now(nif->stack);
+    e->tries = 0;
+    if (was_pending)
+        arp_send_queue(nif, e);
+}
+
 /* ------------------------------------------------------------ timer */
 
 static void arp_timer_fn(struct wisp_stack *s, struct wisp_timer *t)
@@ -299,7 +312,7 @@ static bool arp_parse(struct wisp_netif *nif, const struct wisp_pbuf *p, uint8_t
      * sender is our own packet looped back (or a spoof). */
     if ((sha[0] & WISP_ETH_ADDR_GROUP) != 0 || memcmp(sha, arp_zero_mac, WISP_ETH_ADDR_LEN) == 0 ||
         memcmp(sha, nif->hwaddr, WISP_ETH_ADDR_LEN) == 0 ||
-        wisp_ip4_is_multicast(spa) || spa == WISP_IP4_BCAST || (spa != 0 && wisp_ip4_is_bcast(nif, spa)) ||
+        wisp_ip4_is_multicast(spa) || wisp_ip4_is_bcast(nif, spa) /* the limited one too; never 0 */ ||
         (spa == 0 && *op != WISP_ARP_OP_REQUEST)) {
         WISP_CTR_INC(s, ARP_DROP_SRC);
         return false;
@@ -366,14 +379,8 @@ void wisp_arp_input(struct wisp_netif *nif, struct wisp_pbuf *p, const uint8_t s
     if (e != NULL) {
         merged = true;
         if (e->state != WISP_ARP_STATIC) {
-            bool was_pending = (e->state == WISP_ARP_PENDING);
-            memcpy(e->mac, sha, WISP_ETH_ADDR_LEN);
-            e->state = WISP_ARP_STABLE;
-            e->stamp = wisp_now(s);
-            e->tries = 0;
+            arp_resolved(nif, e, sha, WISP_ARP_STABLE);
             changed = true;
-            if (was_pending)
-                arp_send_queue(nif, e);
         }
     }
 
@@ -421,7 +428,7 @@ wisp_err_t wisp_arp_output(struct wisp_netif *nif, struct wisp_pbuf *p, wisp_ip4
     wisp_err_t err;
     WISP_CORE_ASSERT_OWNER(nif->stack);
 
-    if (next_hop == WISP_IP4_BCAST || wisp_ip4_is_bcast(nif, next_hop))
+    if (wisp_ip4_is_bcast(nif, next_hop)) /* limited or directed */
         return wisp_eth_output(nif, p, wisp_eth_bcast, WISP_ETHTYPE_IP4);
     if (wisp_ip4_is_multicast(next_hop)) {
         /* RFC 1112 §6.4: 01-00-5E-00-00-00 plus the low 23 bits of the group. */
@@ -550,7 +557,6 @@ wisp_err_t wisp_arp_add_static(struct wisp_netif *nif, wisp_ip4_t ip, const uint
 {
     struct wisp_stack *s = nif->stack;
     struct wisp_arp_entry *e;
-    bool was_pending;
     WISP_CORE_ASSERT_OWNER(nif->stack);
 
     if (ip == WISP_IP4_ANY || ip == WISP_IP4_BCAST || wisp_ip4_is_multicast(ip) ||
@@ -562,13 +568,7 @@ wisp_err_t wisp_arp_add_static(struct wisp_netif *nif, wisp_ip4_t ip, const uint
         if (e == NULL)
             return WISP_ERR_MEM;
     }
-    memcpy(e->mac, mac, WISP_ETH_ADDR_LEN);
-    e->stamp = wisp_now(s);
-    e->tries = 0;
-    was_pending = (e->state == WISP_ARP_PENDING);
-    e->state = WISP_ARP_STATIC;
-    if (was_pending)
-        arp_send_queue(nif, e);   /* resolved by hand: release its queue */
+    arp_resolved(nif, e, mac, WISP_ARP_STATIC); /* resolved by hand: its queue goes out */
     arp_rearm(s);
     return WISP_OK;
 }

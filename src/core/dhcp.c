@@ -129,7 +129,7 @@ static void dhcp_notify(struct wisp_dhcp *d, enum wisp_dhcp_event ev)
     }
 }
 
-static uint32_t dhcp_rand_below(struct wisp_dhcp *d, uint32_t n)
+static WISP_NOINLINE uint32_t dhcp_rand_below(struct wisp_dhcp *d, uint32_t n)
 {
     return n == 0 ? 0u : wisp_random(dhcp_stack(d)) % n;
 }
@@ -177,8 +177,8 @@ static uint16_t dhcp_secs(struct wisp_dhcp *d)
 /* A usable unicast host address for yiaddr / prev_addr. */
 static bool dhcp_addr_ok(wisp_ip4_t a)
 {
-    uint8_t o0 = wisp_ip4_octet(a, 0);
-    return a != WISP_IP4_ANY && a != WISP_IP4_BCAST && o0 != 0u && o0 != 127u && o0 < 224u;
+    uint8_t o0 = wisp_ip4_octet(a, 0); /* 0.0.0.0 and the limited broadcast fail on it too */
+    return o0 != 0u && o0 != 127u && o0 < 224u;
 }
 
 static void dhcp_arm(struct wisp_dhcp *d, uint32_t ms)
@@ -771,8 +771,9 @@ static bool dhcp_make_lease(struct dhcp_msg *m)
     struct wisp_dhcp_lease *l = &m->l;
     uint32_t hm;
 
-    if (!dhcp_addr_ok(l->addr) || (m->have & HAVE_SERVER) == 0 || l->server == WISP_IP4_ANY ||
-        (m->have & HAVE_LEASE) == 0 || l->lease_s == 0) {
+    /* (m was zeroed before parsing: an absent server identifier or lease
+     * time reads 0) */
+    if (!dhcp_addr_ok(l->addr) || l->server == WISP_IP4_ANY || l->lease_s == 0) {
         return false;
     }
     if (m->have & HAVE_MASK) {

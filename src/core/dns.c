@@ -104,7 +104,7 @@ static bool msg_get(const struct dns_msg *m, uint32_t off, uint8_t *b, uint32_t 
     return true;
 }
 
-static uint8_t lc(uint8_t c)
+static WISP_NOINLINE uint8_t lc(uint8_t c)
 {
     return (c >= 'A' && c <= 'Z') ? (uint8_t)(c + ('a' - 'A')) : c;
 }
@@ -121,7 +121,7 @@ struct name_it {
     bool jumped;
 };
 
-static void it_init(struct name_it *it, uint32_t off)
+static WISP_NOINLINE void it_init(struct name_it *it, uint32_t off)
 {
     it->pos = off;
     it->seg = off;
@@ -405,7 +405,7 @@ void wisp_dns_cache_flush(struct wisp_stack *s)
 static void q_timeout(struct wisp_stack *s, struct wisp_timer *t);
 static void q_retry(struct wisp_stack *s, struct wisp_timer *t);
 
-static unsigned servers_configured(const struct wisp_stack *s)
+static WISP_NOINLINE unsigned servers_configured(const struct wisp_stack *s)
 {
     unsigned i, n = 0;
     for (i = 0; i < WISP_DNS_MAX_SERVERS; i++) {
@@ -415,7 +415,7 @@ static unsigned servers_configured(const struct wisp_stack *s)
 }
 
 /* Stop the network side of q: timer, PCB. */
-static void q_release(struct wisp_stack *s, struct wisp_dns_query *q)
+static WISP_NOINLINE void q_release(struct wisp_stack *s, struct wisp_dns_query *q)
 {
     wisp_timer_cancel(s, &q->timer);
     if (q->pcb != NULL) {
@@ -502,12 +502,10 @@ static void q_send(struct wisp_stack *s, struct wisp_dns_query *q, unsigned srv)
         wisp_ipaddr_t dst = q->asked;
         /* RFC 1035 §4.1.1: ID, RD (recursion desired: we are a stub,
          * RFC 1123 §6.1.3.1), QDCOUNT 1. */
+        memset(b, 0, WISP_DNS_HLEN);
         wisp_wr16(&b[WISP_DNS_OFF_ID], q->id);
         wisp_wr16(&b[WISP_DNS_OFF_FLAGS], WISP_DNS_F_RD);
-        wisp_wr16(&b[WISP_DNS_OFF_QDCOUNT], 1);
-        wisp_wr16(&b[WISP_DNS_OFF_ANCOUNT], 0);
-        wisp_wr16(&b[WISP_DNS_OFF_NSCOUNT], 0);
-        wisp_wr16(&b[WISP_DNS_OFF_ARCOUNT], 0);
+        b[WISP_DNS_OFF_QDCOUNT + 1] = 1;
         /* RFC 1035 §4.1.2 QNAME: labels (checked by name_check), root. */
         o += name_encode(q->name, &b[o]);
         wisp_wr16(&b[o], WISP_DNS_TYPE_A);

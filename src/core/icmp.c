@@ -53,10 +53,9 @@ static bool icmp_src_is_unicast(const struct wisp_ip_info *ip)
 {
     wisp_ip4_t a = wisp_ipaddr_ip4(&ip->src);
 
-    if (a == WISP_IP4_ANY || a == WISP_IP4_BCAST) {
-        return false;
-    }
-    if (wisp_ip4_is_multicast(a) || wisp_ip4_octet(a, 0) >= 240u) {
+    /* 0.0.0.0; multicast (224/4), class E (240/4) and the limited
+     * broadcast (in 240/4): a first octet of 224 or more */
+    if (a == WISP_IP4_ANY || wisp_ip4_octet(a, 0) >= 224u) {
         return false;
     }
     if (ip->nif != NULL) {
@@ -280,7 +279,9 @@ static void icmp_error_input(struct wisp_stack *s, struct wisp_pbuf *p, const st
         WISP_CTR_INC(s, ICMP_ERR_DROP_SHORT);
         return;
     }
-    (void)wisp_pbuf_copy_out(p, q, WISP_IP4_HLEN, WISP_ICMP_HLEN);
+    /* the quotation, as much of it as q holds (the checks below read only
+     * bytes the lengths show were there) */
+    (void)wisp_pbuf_copy_out(p, q, sizeof(q), WISP_ICMP_HLEN);
     qhl = wisp_ip4_hdr_hlen(q);
     if (wisp_ip4_hdr_version(q) != WISP_IP4_VERSION || qhl < WISP_IP4_HLEN) {
         WISP_CTR_INC(s, ICMP_ERR_DROP_QUOTE);
@@ -290,7 +291,6 @@ static void icmp_error_input(struct wisp_stack *s, struct wisp_pbuf *p, const st
         WISP_CTR_INC(s, ICMP_ERR_DROP_SHORT);
         return;
     }
-    (void)wisp_pbuf_copy_out(p, q, (uint16_t)(qhl + WISP_ICMP_QUOTE_DATA), WISP_ICMP_HLEN);
     /* A non-initial fragment carries no transport header to match. */
     qfrag = wisp_rd16(&q[WISP_IP4_OFF_FRAG]);
     if ((qfrag & WISP_IP4_OFFMASK) != 0) {
@@ -608,13 +608,10 @@ void wisp_icmp_set_echo_cb(struct wisp_stack *s, wisp_icmp_echo_fn fn, void *arg
 
 void wisp_icmp_init(struct wisp_stack *s)
 {
-    s->icmp.echo_cb = NULL;
-    s->icmp.echo_arg = NULL;
+    /* no echo callback, an empty PMTU cache: s->icmp is zeroed by
+     * wisp_stack_init */
     s->icmp.tokens_mt = ICMP_BUCKET_MT; /* start with a full burst */
     s->icmp.last_refill = wisp_now(s);
-#if WISP_PMTU
-    memset(s->icmp.pmtu, 0, sizeof(s->icmp.pmtu));
-#endif
 }
 
 void *wisp_icmp_echo_arg(const struct wisp_stack *s, bool *registered)

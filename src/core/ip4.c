@@ -289,22 +289,21 @@ static bool ip4_dst_ok(const struct wisp_netif *nif, const struct wisp_pbuf *p, 
  * transport protocol; consumes p. */
 static void ip4_demux(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp_ip_info *info)
 {
+    void (*in)(struct wisp_stack *, struct wisp_pbuf *, const struct wisp_ip_info *);
+
     switch (info->proto) {
     case WISP_IP4_PROTO_ICMP:
-        WISP_CTR_INC(s, IP4_DELIVERED);
-        wisp_icmp_input(s, p, info);
-        return;
+        in = wisp_icmp_input;
+        break;
 #if WISP_UDP
     case WISP_IP4_PROTO_UDP:
-        WISP_CTR_INC(s, IP4_DELIVERED);
-        wisp_udp_input(s, p, info);
-        return;
+        in = wisp_udp_input;
+        break;
 #endif
 #if WISP_TCP
     case WISP_IP4_PROTO_TCP:
-        WISP_CTR_INC(s, IP4_DELIVERED);
-        wisp_tcp_input(s, p, info);
-        return;
+        in = wisp_tcp_input;
+        break;
 #endif
     default:
         /* RFC 1122 §3.2.2.1: a host SHOULD send a protocol unreachable.
@@ -315,6 +314,8 @@ static void ip4_demux(struct wisp_stack *s, struct wisp_pbuf *p, const struct wi
         ip4_drop(p);
         return;
     }
+    WISP_CTR_INC(s, IP4_DELIVERED);
+    in(s, p, info);
 }
 
 /* Parse (ip4_hdr_ok, ip4_src_ok, ip4_dst_ok), then act: trim, reassemble,
@@ -648,7 +649,7 @@ wisp_err_t wisp_ip4_output(struct wisp_stack *s, struct wisp_pbuf *p, wisp_ip4_t
 
 void wisp_ip4_init(struct wisp_stack *s)
 {
-    memset(&s->ip4, 0, sizeof(s->ip4));
+    /* the rest of s->ip4 is zeroed by wisp_stack_init */
     /* RFC 6864 §4.1 / RFC 7739: do not start the ID at a predictable value. */
     s->ip4.next_id = (uint16_t)wisp_random_id(s, WISP_RID_IP_ID);
 }

@@ -158,19 +158,15 @@ static void reass_free(struct wisp_stack *s, struct wisp_ip4_reass *r)
 }
 
 static void reass_timeout(struct wisp_stack *s, struct wisp_timer *t);
+static struct wisp_ip4_reass *reass_oldest(struct wisp_stack *s, const struct wisp_ip4_reass *keep);
 
-/* Arm the timer for the earliest deadline, or cancel it when idle. */
+/* Arm the timer for the earliest deadline (that of the oldest datagram:
+ * every deadline is its creation + the same timeout), or cancel it when
+ * idle. */
 static void reass_arm(struct wisp_stack *s)
 {
-    const struct wisp_ip4_reass *first = NULL;
+    const struct wisp_ip4_reass *first = reass_oldest(s, NULL);
     uint32_t now, due;
-    unsigned i;
-    for (i = 0; i < WISP_IP_REASS_MAX_DGRAMS; i++) {
-        const struct wisp_ip4_reass *r = &s->ip4.reass[i];
-        if (r->in_use && (first == NULL || wisp_time_before(reass_deadline(r), reass_deadline(first)))) {
-            first = r;
-        }
-    }
     if (first == NULL) {
         wisp_timer_cancel(s, &s->ip4.reass_tmr);
         return;

@@ -200,7 +200,7 @@ static void stack_key_derive(const uint32_t master[4], uint8_t purpose, uint32_t
  * fresh PRF value: outputs say nothing about the key, about each other or
  * about the other keys (unlike a state generator such as xorshift, whose
  * state follows from a few outputs). */
-static uint64_t stack_keyed_next(struct wisp_stack *s, unsigned key, uint8_t domain)
+static WISP_NOINLINE uint64_t stack_keyed_next(struct wisp_stack *s, unsigned key, uint8_t domain)
 {
     uint8_t m[9];
     uint64_t c = s->rnd_ctr++;
@@ -452,12 +452,9 @@ wisp_err_t wisp_stack_init(struct wisp_stack *s, const struct wisp_config *cfg)
         s->pool[i].stack = s; /* pools know their stack: pbufs find their owner */
     }
 
-    wisp_arp_init(s);
+    /* ARP's table and the UDP PCB list start empty: zeroed above */
     wisp_ip4_init(s);
     wisp_icmp_init(s);
-#if WISP_UDP
-    wisp_udp_init(s);
-#endif
 #if WISP_TCP
     wisp_tcp_init(s);
     /* RFC 6528 §3: the secret key of F (ISNs), also keying the timestamp
