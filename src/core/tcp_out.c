@@ -339,6 +339,15 @@ uint16_t tcp_syn_wnd(struct wisp_stack *s, uint32_t want, uint32_t npcbs, uint32
 /* The window was (not) held back by the receive budget: while it is, the
  * output timer comes back to announce the space that frees up (nothing
  * else would: the blocks are freed by other connections' applications). */
+/* While the window is held back (pcb->starve), the output timer comes
+ * back after the retry time of the backoff step. */
+static void tcp_starve_arm(struct wisp_tcp_pcb *pcb)
+{
+    if (pcb->starve && !tcp_timer_on(pcb, TCP_TMR_OUTPUT)) {
+        tcp_timer_set(pcb, TCP_TMR_OUTPUT, TCP_STARVE_RETRY_MS << (pcb->starve - 1u));
+    }
+}
+
 static void tcp_starve_note(struct wisp_tcp_pcb *pcb, bool limited)
 {
     if (!limited) {
@@ -349,9 +358,7 @@ static void tcp_starve_note(struct wisp_tcp_pcb *pcb, bool limited)
         pcb->starve = 1;
         WISP_CTR_INC(pcb->c.stack, TCP_WND_LIMITED);
     }
-    if (!tcp_timer_on(pcb, TCP_TMR_OUTPUT)) {
-        tcp_timer_set(pcb, TCP_TMR_OUTPUT, TCP_STARVE_RETRY_MS << (pcb->starve - 1u));
-    }
+    tcp_starve_arm(pcb);
 }
 
 /* A window held back by the budget: announce it now when the right edge
@@ -750,6 +757,21 @@ void tcp_mem_freed(struct wisp_stack *s)
     }
 }
 
+/* Append the linked segments first .. last to pcb's send queue (the
+ * first unsent one when nothing else is). */
+static WISP_NOINLINE void tcp_sndq_append(struct wisp_tcp_pcb *pcb, struct wisp_tcp_seg *first, struct wisp_tcp_seg *last)
+{
+    if (pcb->sndq_tail == NULL) {
+        pcb->sndq = first;
+    } else {
+        pcb->sndq_tail->next = first;
+    }
+    pcb->sndq_tail = last;
+    if (pcb->sndq_next == NULL) {
+        pcb->sndq_next = first;
+    }
+}
+
 /* Segment size used when writing: the send MSS once known. */
 static uint32_t tcp_write_mss(const struct wisp_tcp_pcb *pcb)
 {
@@ -933,15 +955,7 @@ static void tcp_write_commit(struct wisp_tcp_pcb *pcb, struct tcp_write *w, uint
         }
     }
     if (w->head != NULL) {
-        if (pcb->sndq_tail == NULL) {
-            pcb->sndq = w->head;
-        } else {
-            pcb->sndq_tail->next = w->head;
-        }
-        pcb->sndq_tail = w->last;
-        if (pcb->sndq_next == NULL) {
-            pcb->sndq_next = w->head;
-        }
+        tcp_sndq_append(pcb, w->head, w->last);
     }
     if (pcb->sndq_next == NULL && w->n_tail > 0) {
         pcb->sndq_next = tail;
@@ -977,10 +991,11 @@ wisp_err_t wisp_tcp_write(struct wisp_tcp_pcb *pcb, const void *data, uint32_t l
     wisp_err_t err;
 
     WISP_CORE_ASSERT_OWNER(tcp_stack_of(pcb));
-    if (pcb == NULL || tcp_common(pcb)->state == WISP_TCP_LISTEN) {
+    if (pcb == NULL) {
         return WISP_ERR_CONN;
     }
-    switch (pcb->c.state) {
+    /* (read through the common head: pcb may be a listener) */
+    switch (((const struct wisp_tcp_common *)(const void *)pcb)->state) {
     case WISP_TCP_SYN_SENT:
     case WISP_TCP_SYN_RCVD:
     case WISP_TCP_ESTABLISHED:
@@ -1045,15 +1060,7 @@ wisp_err_t tcp_queue_fin(struct wisp_tcp_pcb *pcb)
         }
         g->seq = pcb->snd_lbb;
         g->flags = TCP_SEGF_FIN | TCP_SEGF_PSH;
-        if (tail == NULL) {
-            pcb->sndq = g;
-        } else {
-            tail->next = g;
-        }
-        pcb->sndq_tail = g;
-        if (pcb->sndq_next == NULL) {
-            pcb->sndq_next = g;
-        }
+        tcp_sndq_append(pcb, g, g);
     }
     pcb->snd_lbb += 1u; /* RFC 9293 §3.4: the FIN occupies a sequence number */
     pcb->flags |= TF_FIN_QUEUED;
@@ -1336,9 +1343,7 @@ static void tcp_output_finish(struct wisp_tcp_pcb *pcb, bool wnd_blocked)
             tcp_timer_set(pcb, TCP_TMR_PERSIST, WISP_MAX(pcb->rto, (uint32_t)WISP_TCP_RTO_MIN_MS));
         }
     }
-    if (pcb->starve && !tcp_timer_on(pcb, TCP_TMR_OUTPUT)) {
-        tcp_timer_set(pcb, TCP_TMR_OUTPUT, TCP_STARVE_RETRY_MS << (pcb->starve - 1u));
-    }
+    tcp_starve_arm(pcb);
 }
 
 void tcp_output_run(struct wisp_tcp_pcb *pcb)
@@ -1414,7 +1419,7 @@ void tcp_output_soon(struct wisp_tcp_pcb *pcb)
 wisp_err_t wisp_tcp_output(struct wisp_tcp_pcb *pcb)
 {
     WISP_CORE_ASSERT_OWNER(tcp_stack_of(pcb));
-    if (pcb == NULL || tcp_common(pcb)->state == WISP_TCP_LISTEN) {
+    if (pcb == NULL || tcp_is_listen(pcb)) {
         return WISP_ERR_CONN;
     }
     tcp_output_soon(pcb);
