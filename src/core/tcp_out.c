@@ -193,10 +193,11 @@ uint32_t tcp_tsval(const struct wisp_tcp_pcb *pcb)
 }
 
 #if WISP_TCP_SACK
-/* SACK blocks (RFC 2018 §4) from the out-of-order queue: the block with
- * the most recent arrival first, then the other recent ones, then the
- * rest; at most max blocks. Returns the number written to b. */
-static unsigned tcp_sack_blocks(const struct wisp_tcp_pcb *pcb, uint32_t (*b)[2], unsigned max)
+/* SACK blocks (RFC 2018 §4) from the out-of-order queue, written at o:
+ * the block with the most recent arrival first, then the other recent
+ * ones, then the rest; at most max blocks. Returns the end of what was
+ * written. */
+static uint8_t *tcp_sack_blocks(const struct wisp_tcp_pcb *pcb, uint8_t *o, unsigned max)
 {
     uint32_t r[WISP_TCP_OOSEQ_SLOTS][2];
     uint8_t age[WISP_TCP_OOSEQ_SLOTS]; /* of its most recent entry; 0xff: listed */
@@ -227,15 +228,16 @@ static unsigned tcp_sack_blocks(const struct wisp_tcp_pcb *pcb, uint32_t (*b)[2]
             }
         }
         age[best] = 0xff; /* listed */
-        b[nb][0] = r[best][0];
-        b[nb][1] = r[best][1];
+        o = tcp_put4(o, r[best][0]);
+        o = tcp_put4(o, r[best][1]);
     }
-    return nb;
+    return o;
 }
 #endif /* WISP_TCP_SACK */
 
 /* Options of a non-SYN segment: timestamps (RFC 7323 §3.2: on every
- * segment once negotiated) and SACK blocks that fit in room bytes. */
+ * segment once negotiated) and SACK blocks that fit in room bytes (at
+ * most WISP_TCP_MAX_OPTLEN). */
 static uint8_t tcp_build_opts(struct wisp_tcp_pcb *pcb, uint8_t *o, unsigned room)
 {
     uint8_t *p = o;
@@ -245,31 +247,24 @@ static uint8_t tcp_build_opts(struct wisp_tcp_pcb *pcb, uint8_t *o, unsigned roo
 #if WISP_TCP_SACK
     if ((pcb->flags & TF_SACK) && (pcb->ooseq_n > 0 || (pcb->flags & TF_DSACK)) &&
         room >= (unsigned)(p - o) + 2u + WISP_TCP_OPT_HDRLEN + WISP_TCP_SACK_BLOCK_LEN) {
-        uint32_t b[4][2];
-        /* NOP NOP SACK length, then the blocks */
-        unsigned max = (room - (unsigned)(p - o) - 2u - WISP_TCP_OPT_HDRLEN) / WISP_TCP_SACK_BLOCK_LEN, nb = 0, i;
-        /* RFC 2018 §3: at most 4 blocks, 3 with timestamps. */
-        if (max > ((pcb->flags & TF_TS) ? 3u : 4u)) {
-            max = (pcb->flags & TF_TS) ? 3u : 4u;
-        }
+        /* NOP NOP SACK length, then the blocks; RFC 2018 §3: at most 4
+         * blocks, 3 with timestamps -- what fits in room <= 40 bytes. */
+        uint8_t *q = p + 2u + WISP_TCP_OPT_HDRLEN;
+        unsigned max = (room - (unsigned)(p - o) - 2u - WISP_TCP_OPT_HDRLEN) / WISP_TCP_SACK_BLOCK_LEN;
 #if WISP_TCP_DSACK
         if (pcb->flags & TF_DSACK) {
             /* RFC 2883 §4: the D-SACK block first (rule 3: the duplicate
              * range), reported in one ACK only (rule 2) */
-            b[0][0] = pcb->dsack;
-            b[0][1] = pcb->dsack + pcb->dsack_len;
-            nb = 1;
+            q = tcp_put4(q, pcb->dsack);
+            q = tcp_put4(q, pcb->dsack + pcb->dsack_len);
+            max--;
             pcb->flags &= ~TF_DSACK;
         }
 #endif
-        nb += tcp_sack_blocks(pcb, &b[nb], max - nb);
-        if (nb > 0) {
-            p = tcp_put4(p, TCP_OPT4(WISP_TCP_OPT_NOP, WISP_TCP_OPT_NOP, WISP_TCP_OPT_SACK,
-                                     WISP_TCP_OPT_HDRLEN + WISP_TCP_SACK_BLOCK_LEN * nb));
-            for (i = 0; i < nb; i++) {
-                p = tcp_put4(p, b[i][0]);
-                p = tcp_put4(p, b[i][1]);
-            }
+        q = tcp_sack_blocks(pcb, q, max);
+        if (q != p + 2u + WISP_TCP_OPT_HDRLEN) {
+            (void)tcp_put4(p, TCP_OPT4(WISP_TCP_OPT_NOP, WISP_TCP_OPT_NOP, WISP_TCP_OPT_SACK, (unsigned)(q - p) - 2u));
+            p = q;
         }
     }
 #else

@@ -384,50 +384,38 @@ void tcp_rto_expired(struct wisp_tcp_pcb *pcb)
 
 /* ----------------------------------------------------------- persist */
 
-/* Arm the persist timer for the next probe in delay ms, or earlier for a
- * give-up deadline (the backoff would overshoot it by up to
- * WISP_TCP_RTO_MAX_MS). */
-static void tcp_persist_arm(struct wisp_tcp_pcb *pcb, uint32_t delay)
-{
-#if WISP_TCP_PERSIST_TIMEOUT_MS > 0
-    struct wisp_stack *s = pcb->c.stack;
-    uint32_t now = wisp_now(s), lim = (uint32_t)WISP_TCP_PERSIST_TIMEOUT_MS;
-    uint32_t left = lim - WISP_MIN(lim - 1u, now - pcb->last_rx_ms);
-    if (pcb->snd_blk > 0u && s->tcp.tx_short) {
-        left = WISP_MIN(left, lim - WISP_MIN(lim - 1u, now - pcb->persist_ms));
-    }
-    delay = WISP_MIN(delay, left);
-#endif
-    tcp_timer_set(pcb, TCP_TMR_PERSIST, delay);
-}
-
 /* RFC 9293 §3.8.6.1: a peer may hold its window closed as long as it
  * answers the probes (RFC 1122 §4.2.2.17), "subject to the
  * implementation's resource management" (RFC 6429). Given up on (RST,
  * WISP_ERR_TIMEOUT): a peer silent for WISP_TCP_PERSIST_TIMEOUT_MS while
  * probed (it vanished), and one whose window has been closed that long
  * on data held in transmit blocks while a write was refused below its
- * guarantee (the blocks ran short) within that time. True when pcb was
+ * guarantee (the blocks ran short) within that time. Returns the ms left
+ * until then at now (the persist timer looks no later: the probe backoff
+ * would overshoot it by up to WISP_TCP_RTO_MAX_MS), 0 when pcb was
  * killed. */
-static bool tcp_persist_give_up(struct wisp_tcp_pcb *pcb)
+static uint32_t tcp_persist_give_up(struct wisp_tcp_pcb *pcb, uint32_t now)
 {
 #if WISP_TCP_PERSIST_TIMEOUT_MS > 0
     struct wisp_stack *s = pcb->c.stack;
-    uint32_t now = wisp_now(s), lim = (uint32_t)WISP_TCP_PERSIST_TIMEOUT_MS;
-    bool pressure;
+    const uint32_t lim = (uint32_t)WISP_TCP_PERSIST_TIMEOUT_MS;
+    uint32_t left = lim - WISP_MIN(lim, now - pcb->last_rx_ms);
 
     if (s->tcp.tx_short && now - s->tcp.tx_short_ms >= lim) {
         s->tcp.tx_short = 0; /* no write refused for that long */
     }
-    pressure = s->tcp.tx_short && pcb->snd_blk > 0u && now - pcb->persist_ms >= lim;
-    if (now - pcb->last_rx_ms >= lim || pressure) {
-        tcp_timer_abort(pcb, WISP_CTR_TCP_ABORT_PERSIST, WISP_ERR_TIMEOUT);
-        return true;
+    if (s->tcp.tx_short && pcb->snd_blk > 0u) {
+        left = WISP_MIN(left, lim - WISP_MIN(lim, now - pcb->persist_ms));
     }
+    if (left == 0u) {
+        tcp_timer_abort(pcb, WISP_CTR_TCP_ABORT_PERSIST, WISP_ERR_TIMEOUT);
+    }
+    return left;
 #else
     WISP_UNUSED(pcb);
+    WISP_UNUSED(now);
+    return 0xffffffffu;
 #endif
-    return false;
 }
 
 void tcp_persist_expired(struct wisp_tcp_pcb *pcb)
@@ -435,7 +423,7 @@ void tcp_persist_expired(struct wisp_tcp_pcb *pcb)
     struct wisp_stack *s = pcb->c.stack;
     struct wisp_tcp_seg *g;
     int32_t usable;
-    uint32_t delay, now;
+    uint32_t delay, now, left;
     unsigned k;
 
     if (!(pcb->flags & TF_PERSIST)) {
@@ -449,13 +437,14 @@ void tcp_persist_expired(struct wisp_tcp_pcb *pcb)
         tcp_give_up(pcb); /* the peer stopped answering the probes */
         return;
     }
-    if (tcp_persist_give_up(pcb)) {
+    now = wisp_now(s);
+    left = tcp_persist_give_up(pcb, now);
+    if (left == 0u) {
         return;
     }
-    now = wisp_now(s);
     if (TCP_SEQ_LT(now, pcb->persist_next)) {
         /* an early look at a give-up deadline: not yet a probe */
-        tcp_persist_arm(pcb, pcb->persist_next - now);
+        tcp_timer_set(pcb, TCP_TMR_PERSIST, WISP_MIN(pcb->persist_next - now, left));
         return;
     }
     g = pcb->sndq_next;
@@ -491,8 +480,8 @@ void tcp_persist_expired(struct wisp_tcp_pcb *pcb)
         delay *= 2u;
     }
     delay = WISP_MIN(delay, (uint32_t)WISP_TCP_RTO_MAX_MS);
-    pcb->persist_next = wisp_now(s) + delay;
-    tcp_persist_arm(pcb, delay);
+    pcb->persist_next = now + delay;
+    tcp_timer_set(pcb, TCP_TMR_PERSIST, WISP_MIN(delay, left));
 }
 
 /* -------------------------------------------------- TIME-WAIT expiry */
