@@ -193,10 +193,11 @@ uint32_t tcp_tsval(const struct wisp_tcp_pcb *pcb)
 }
 
 #if WISP_TCP_SACK
-/* SACK blocks (RFC 2018 §4) from the out-of-order queue: the block with
- * the most recent arrival first, then the other recent ones, then the
- * rest; at most max blocks. Returns the number written to b. */
-static unsigned tcp_sack_blocks(const struct wisp_tcp_pcb *pcb, uint32_t (*b)[2], unsigned max)
+/* SACK blocks (RFC 2018 §4) from the out-of-order queue, written at o:
+ * the block with the most recent arrival first, then the other recent
+ * ones, then the rest; at most max blocks. Returns the end of what was
+ * written. */
+static uint8_t *tcp_sack_blocks(const struct wisp_tcp_pcb *pcb, uint8_t *o, unsigned max)
 {
     uint32_t r[WISP_TCP_OOSEQ_SLOTS][2];
     uint8_t age[WISP_TCP_OOSEQ_SLOTS]; /* of its most recent entry; 0xff: listed */
@@ -227,15 +228,16 @@ static unsigned tcp_sack_blocks(const struct wisp_tcp_pcb *pcb, uint32_t (*b)[2]
             }
         }
         age[best] = 0xff; /* listed */
-        b[nb][0] = r[best][0];
-        b[nb][1] = r[best][1];
+        o = tcp_put4(o, r[best][0]);
+        o = tcp_put4(o, r[best][1]);
     }
-    return nb;
+    return o;
 }
 #endif /* WISP_TCP_SACK */
 
 /* Options of a non-SYN segment: timestamps (RFC 7323 §3.2: on every
- * segment once negotiated) and SACK blocks that fit in room bytes. */
+ * segment once negotiated) and SACK blocks that fit in room bytes (at
+ * most WISP_TCP_MAX_OPTLEN). */
 static uint8_t tcp_build_opts(struct wisp_tcp_pcb *pcb, uint8_t *o, unsigned room)
 {
     uint8_t *p = o;
@@ -245,31 +247,24 @@ static uint8_t tcp_build_opts(struct wisp_tcp_pcb *pcb, uint8_t *o, unsigned roo
 #if WISP_TCP_SACK
     if ((pcb->flags & TF_SACK) && (pcb->ooseq_n > 0 || (pcb->flags & TF_DSACK)) &&
         room >= (unsigned)(p - o) + 2u + WISP_TCP_OPT_HDRLEN + WISP_TCP_SACK_BLOCK_LEN) {
-        uint32_t b[4][2];
-        /* NOP NOP SACK length, then the blocks */
-        unsigned max = (room - (unsigned)(p - o) - 2u - WISP_TCP_OPT_HDRLEN) / WISP_TCP_SACK_BLOCK_LEN, nb = 0, i;
-        /* RFC 2018 §3: at most 4 blocks, 3 with timestamps. */
-        if (max > ((pcb->flags & TF_TS) ? 3u : 4u)) {
-            max = (pcb->flags & TF_TS) ? 3u : 4u;
-        }
+        /* NOP NOP SACK length, then the blocks; RFC 2018 §3: at most 4
+         * blocks, 3 with timestamps -- what fits in room <= 40 bytes. */
+        uint8_t *q = p + 2u + WISP_TCP_OPT_HDRLEN;
+        unsigned max = (room - (unsigned)(p - o) - 2u - WISP_TCP_OPT_HDRLEN) / WISP_TCP_SACK_BLOCK_LEN;
 #if WISP_TCP_DSACK
         if (pcb->flags & TF_DSACK) {
             /* RFC 2883 §4: the D-SACK block first (rule 3: the duplicate
              * range), reported in one ACK only (rule 2) */
-            b[0][0] = pcb->dsack;
-            b[0][1] = pcb->dsack + pcb->dsack_len;
-            nb = 1;
+            q = tcp_put4(q, pcb->dsack);
+            q = tcp_put4(q, pcb->dsack + pcb->dsack_len);
+            max--;
             pcb->flags &= ~TF_DSACK;
         }
 #endif
-        nb += tcp_sack_blocks(pcb, &b[nb], max - nb);
-        if (nb > 0) {
-            p = tcp_put4(p, TCP_OPT4(WISP_TCP_OPT_NOP, WISP_TCP_OPT_NOP, WISP_TCP_OPT_SACK,
-                                     WISP_TCP_OPT_HDRLEN + WISP_TCP_SACK_BLOCK_LEN * nb));
-            for (i = 0; i < nb; i++) {
-                p = tcp_put4(p, b[i][0]);
-                p = tcp_put4(p, b[i][1]);
-            }
+        q = tcp_sack_blocks(pcb, q, max);
+        if (q != p + 2u + WISP_TCP_OPT_HDRLEN) {
+            (void)tcp_put4(p, TCP_OPT4(WISP_TCP_OPT_NOP, WISP_TCP_OPT_NOP, WISP_TCP_OPT_SACK, (unsigned)(q - p) - 2u));
+            p = q;
         }
     }
 #else
@@ -339,6 +334,15 @@ uint16_t tcp_syn_wnd(struct wisp_stack *s, uint32_t want, uint32_t npcbs, uint32
 /* The window was (not) held back by the receive budget: while it is, the
  * output timer comes back to announce the space that frees up (nothing
  * else would: the blocks are freed by other connections' applications). */
+/* While the window is held back (pcb->starve), the output timer comes
+ * back after the retry time of the backoff step. */
+static void tcp_starve_arm(struct wisp_tcp_pcb *pcb)
+{
+    if (pcb->starve && !tcp_timer_on(pcb, TCP_TMR_OUTPUT)) {
+        tcp_timer_set(pcb, TCP_TMR_OUTPUT, TCP_STARVE_RETRY_MS << (pcb->starve - 1u));
+    }
+}
+
 static void tcp_starve_note(struct wisp_tcp_pcb *pcb, bool limited)
 {
     if (!limited) {
@@ -349,9 +353,7 @@ static void tcp_starve_note(struct wisp_tcp_pcb *pcb, bool limited)
         pcb->starve = 1;
         WISP_CTR_INC(pcb->c.stack, TCP_WND_LIMITED);
     }
-    if (!tcp_timer_on(pcb, TCP_TMR_OUTPUT)) {
-        tcp_timer_set(pcb, TCP_TMR_OUTPUT, TCP_STARVE_RETRY_MS << (pcb->starve - 1u));
-    }
+    tcp_starve_arm(pcb);
 }
 
 /* A window held back by the budget: announce it now when the right edge
@@ -750,6 +752,21 @@ void tcp_mem_freed(struct wisp_stack *s)
     }
 }
 
+/* Append the linked segments first .. last to pcb's send queue (the
+ * first unsent one when nothing else is). */
+static WISP_NOINLINE void tcp_sndq_append(struct wisp_tcp_pcb *pcb, struct wisp_tcp_seg *first, struct wisp_tcp_seg *last)
+{
+    if (pcb->sndq_tail == NULL) {
+        pcb->sndq = first;
+    } else {
+        pcb->sndq_tail->next = first;
+    }
+    pcb->sndq_tail = last;
+    if (pcb->sndq_next == NULL) {
+        pcb->sndq_next = first;
+    }
+}
+
 /* Segment size used when writing: the send MSS once known. */
 static uint32_t tcp_write_mss(const struct wisp_tcp_pcb *pcb)
 {
@@ -933,15 +950,7 @@ static void tcp_write_commit(struct wisp_tcp_pcb *pcb, struct tcp_write *w, uint
         }
     }
     if (w->head != NULL) {
-        if (pcb->sndq_tail == NULL) {
-            pcb->sndq = w->head;
-        } else {
-            pcb->sndq_tail->next = w->head;
-        }
-        pcb->sndq_tail = w->last;
-        if (pcb->sndq_next == NULL) {
-            pcb->sndq_next = w->head;
-        }
+        tcp_sndq_append(pcb, w->head, w->last);
     }
     if (pcb->sndq_next == NULL && w->n_tail > 0) {
         pcb->sndq_next = tail;
@@ -977,10 +986,11 @@ wisp_err_t wisp_tcp_write(struct wisp_tcp_pcb *pcb, const void *data, uint32_t l
     wisp_err_t err;
 
     WISP_CORE_ASSERT_OWNER(tcp_stack_of(pcb));
-    if (pcb == NULL || tcp_common(pcb)->state == WISP_TCP_LISTEN) {
+    if (pcb == NULL) {
         return WISP_ERR_CONN;
     }
-    switch (pcb->c.state) {
+    /* (read through the common head: pcb may be a listener) */
+    switch (((const struct wisp_tcp_common *)(const void *)pcb)->state) {
     case WISP_TCP_SYN_SENT:
     case WISP_TCP_SYN_RCVD:
     case WISP_TCP_ESTABLISHED:
@@ -1045,15 +1055,7 @@ wisp_err_t tcp_queue_fin(struct wisp_tcp_pcb *pcb)
         }
         g->seq = pcb->snd_lbb;
         g->flags = TCP_SEGF_FIN | TCP_SEGF_PSH;
-        if (tail == NULL) {
-            pcb->sndq = g;
-        } else {
-            tail->next = g;
-        }
-        pcb->sndq_tail = g;
-        if (pcb->sndq_next == NULL) {
-            pcb->sndq_next = g;
-        }
+        tcp_sndq_append(pcb, g, g);
     }
     pcb->snd_lbb += 1u; /* RFC 9293 §3.4: the FIN occupies a sequence number */
     pcb->flags |= TF_FIN_QUEUED;
@@ -1336,9 +1338,7 @@ static void tcp_output_finish(struct wisp_tcp_pcb *pcb, bool wnd_blocked)
             tcp_timer_set(pcb, TCP_TMR_PERSIST, WISP_MAX(pcb->rto, (uint32_t)WISP_TCP_RTO_MIN_MS));
         }
     }
-    if (pcb->starve && !tcp_timer_on(pcb, TCP_TMR_OUTPUT)) {
-        tcp_timer_set(pcb, TCP_TMR_OUTPUT, TCP_STARVE_RETRY_MS << (pcb->starve - 1u));
-    }
+    tcp_starve_arm(pcb);
 }
 
 void tcp_output_run(struct wisp_tcp_pcb *pcb)
@@ -1414,7 +1414,7 @@ void tcp_output_soon(struct wisp_tcp_pcb *pcb)
 wisp_err_t wisp_tcp_output(struct wisp_tcp_pcb *pcb)
 {
     WISP_CORE_ASSERT_OWNER(tcp_stack_of(pcb));
-    if (pcb == NULL || tcp_common(pcb)->state == WISP_TCP_LISTEN) {
+    if (pcb == NULL || tcp_is_listen(pcb)) {
         return WISP_ERR_CONN;
     }
     tcp_output_soon(pcb);

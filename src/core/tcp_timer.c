@@ -196,6 +196,15 @@ void tcp_timer_arm_at(struct wisp_stack *s, struct wisp_timer *t, bool any, uint
     wisp_timer_arm(s, t, wisp_time_before(now, due) ? due - now : 0u, fn);
 }
 
+/* Give up on pcb: count it (counter ctr), RST, report err. The one abort
+ * of every timer (retransmissions, persist, keepalive). */
+static void tcp_timer_abort(struct wisp_tcp_pcb *pcb, unsigned ctr, wisp_err_t err)
+{
+    WISP_CTR_INC_ID(pcb->c.stack, ctr);
+    tcp_send_rst(pcb);
+    tcp_pcb_kill(pcb, err);
+}
+
 static void tcp_keep_fire(struct wisp_tcp_pcb *pcb)
 {
     struct wisp_stack *s = pcb->c.stack;
@@ -207,9 +216,7 @@ static void tcp_keep_fire(struct wisp_tcp_pcb *pcb)
      * segment from the peer, probe every keep_intvl; give up after
      * keep_cnt unanswered probes. */
     if (pcb->c.keep_probes >= pcb->keep_cnt) {
-        WISP_CTR_INC(s, TCP_ABORT_KEEPALIVE);
-        tcp_send_rst(pcb);
-        tcp_pcb_kill(pcb, WISP_ERR_ABRT);
+        tcp_timer_abort(pcb, WISP_CTR_TCP_ABORT_KEEPALIVE, WISP_ERR_ABRT);
         return;
     }
     (void)tcp_send_keepalive(pcb);
@@ -218,24 +225,27 @@ static void tcp_keep_fire(struct wisp_tcp_pcb *pcb)
     tcp_timer_set(pcb, TCP_TMR_KEEP, pcb->keep_intvl);
 }
 
+/* Run timer which of pcb; the delayed ACK, poll, output and refused-data
+ * timers end in one output run (which does nothing for a PCB that died
+ * meanwhile). */
 static void tcp_timer_handle(struct wisp_tcp_pcb *pcb, unsigned which)
 {
     switch (which) {
     case TCP_TMR_RTO:
         tcp_rto_expired(pcb);
-        break;
+        return;
     case TCP_TMR_PERSIST:
         tcp_persist_expired(pcb);
-        break;
+        return;
     case TCP_TMR_DELACK:
-        if (pcb->flags & TF_ACK_DELAY) {
-            pcb->flags |= TF_ACK_NOW;
-            tcp_output_run(pcb);
+        if (!(pcb->flags & TF_ACK_DELAY)) {
+            return;
         }
+        pcb->flags |= TF_ACK_NOW;
         break;
     case TCP_TMR_KEEP:
         tcp_keep_fire(pcb);
-        break;
+        return;
     case TCP_TMR_FW2:
         if (pcb->c.state == WISP_TCP_FIN_WAIT_2 && (pcb->flags & TF_CLOSED)) {
             tcp_pcb_release(pcb);
@@ -245,28 +255,23 @@ static void tcp_timer_handle(struct wisp_tcp_pcb *pcb, unsigned which)
             tcp_tw_pcb_end(pcb); /* RFC 9293 §3.10.8: 2 MSL over -> CLOSED */
         }
 #endif
-        break;
+        return;
     case TCP_TMR_POLL:
-        if (pcb->poll != NULL && pcb->poll_interval > 0 && !(pcb->flags & TF_CLOSED)) {
-            tcp_timer_set(pcb, TCP_TMR_POLL, (uint32_t)pcb->poll_interval * WISP_TCP_POLL_UNIT_MS);
-            if (pcb->poll(pcb->c.arg, pcb) == WISP_ERR_ABRT || tcp_dead(pcb)) {
-                return;
-            }
-            tcp_output_run(pcb);
+        if (pcb->poll == NULL || pcb->poll_interval == 0 || (pcb->flags & TF_CLOSED)) {
+            return;
+        }
+        tcp_timer_set(pcb, TCP_TMR_POLL, (uint32_t)pcb->poll_interval * WISP_TCP_POLL_UNIT_MS);
+        if (pcb->poll(pcb->c.arg, pcb) == WISP_ERR_ABRT) {
+            return;
         }
         break;
     case TCP_TMR_OUTPUT:
-        tcp_output_run(pcb);
         break;
-    case TCP_TMR_REFUSED:
+    default: /* TCP_TMR_REFUSED */
         tcp_deliver_refused(pcb);
-        if (!tcp_dead(pcb)) {
-            tcp_output_run(pcb);
-        }
-        break;
-    default:
         break;
     }
+    tcp_output_run(pcb);
 }
 
 /* End the compact TIME-WAIT records that are due, run the due timers of
@@ -308,9 +313,7 @@ static void tcp_tick_fn(struct wisp_stack *s, struct wisp_timer *t)
 /* Abort for exhausted retransmissions. */
 static void tcp_give_up(struct wisp_tcp_pcb *pcb)
 {
-    WISP_CTR_INC(pcb->c.stack, TCP_ABORT_RTX);
-    tcp_send_rst(pcb);
-    tcp_pcb_kill(pcb, WISP_ERR_TIMEOUT);
+    tcp_timer_abort(pcb, WISP_CTR_TCP_ABORT_RTX, WISP_ERR_TIMEOUT);
 }
 
 void tcp_rto_expired(struct wisp_tcp_pcb *pcb)
@@ -319,7 +322,9 @@ void tcp_rto_expired(struct wisp_tcp_pcb *pcb)
     struct wisp_tcp_seg *g;
     uint32_t flight, smss;
 
-    if (pcb->c.state == WISP_TCP_SYN_SENT || pcb->c.state == WISP_TCP_SYN_RCVD) {
+    bool syn = pcb->c.state == WISP_TCP_SYN_SENT || pcb->c.state == WISP_TCP_SYN_RCVD;
+
+    if (syn) {
         if (pcb->c.syn_rtx >= WISP_TCP_SYNMAXRTX) {
             WISP_CTR_INC(s, TCP_ABORT_RTX);
             if (pcb->c.state == WISP_TCP_SYN_RCVD) {
@@ -330,26 +335,29 @@ void tcp_rto_expired(struct wisp_tcp_pcb *pcb)
             return;
         }
         pcb->c.syn_rtx++;
-        pcb->rto = WISP_MIN(pcb->rto * 2u, (uint32_t)WISP_TCP_RTO_MAX_MS); /* RFC 6298 §5.5 */
-        pcb->flags &= ~TF_RTT;
         WISP_CTR_INC(s, TCP_SYN_RETRANSMIT);
+    } else {
+        if (pcb->snd_una == pcb->snd_nxt || (pcb->flags & TF_PERSIST)) {
+            return;
+        }
+        if (pcb->nrtx >= WISP_TCP_MAXRTX) {
+            tcp_give_up(pcb);
+            return;
+        }
+        pcb->nrtx++;
+        TCP_STAT_ADD(pcb, st_timeouts, 1u);
+        WISP_CTR_INC(s, TCP_TIMEOUT);
+        tcp_pmtu_rto(pcb); /* black-hole detection (tcp_icmp.c, RFC 4821) */
+    }
+    /* RFC 6298 §5.5: back off the timer (Karn: no RTT sample across a
+     * retransmission). */
+    pcb->rto = WISP_MIN(pcb->rto * 2u, (uint32_t)WISP_TCP_RTO_MAX_MS);
+    pcb->flags &= ~TF_RTT;
+    if (syn) {
         (void)tcp_send_syn(pcb);
         tcp_timer_set(pcb, TCP_TMR_RTO, pcb->rto);
         return;
     }
-    if (pcb->snd_una == pcb->snd_nxt || (pcb->flags & TF_PERSIST)) {
-        return;
-    }
-    if (pcb->nrtx >= WISP_TCP_MAXRTX) {
-        tcp_give_up(pcb);
-        return;
-    }
-    pcb->nrtx++;
-    TCP_STAT_ADD(pcb, st_timeouts, 1u);
-    WISP_CTR_INC(s, TCP_TIMEOUT);
-    tcp_pmtu_rto(pcb); /* black-hole detection (tcp_icmp.c, RFC 4821) */
-    /* RFC 6298 §5.5: back off the timer. */
-    pcb->rto = WISP_MIN(pcb->rto * 2u, (uint32_t)WISP_TCP_RTO_MAX_MS);
     smss = tcp_seg_max(pcb);
     flight = pcb->snd_nxt - pcb->snd_una;
     /* RFC 5681 §3.1 eq. (4), only for the first timeout of a series
@@ -360,7 +368,7 @@ void tcp_rto_expired(struct wisp_tcp_pcb *pcb)
     pcb->cwnd = smss; /* loss window */
     pcb->ca_acked = 0;
     pcb->dupacks = 0;
-    pcb->flags &= ~(TF_RECOVERY | TF_RTT);
+    pcb->flags &= ~TF_RECOVERY;
     pcb->recover = pcb->snd_nxt; /* RFC 6582 §3.2 step 4 guard */
     /* RFC 6675 §5.1 / RFC 2018 §8: the SACK information is discarded and
      * everything outstanding is retransmitted from SND.UNA. */
@@ -376,52 +384,38 @@ void tcp_rto_expired(struct wisp_tcp_pcb *pcb)
 
 /* ----------------------------------------------------------- persist */
 
-/* Arm the persist timer for the next probe in delay ms, or earlier for a
- * give-up deadline (the backoff would overshoot it by up to
- * WISP_TCP_RTO_MAX_MS). */
-static void tcp_persist_arm(struct wisp_tcp_pcb *pcb, uint32_t delay)
-{
-#if WISP_TCP_PERSIST_TIMEOUT_MS > 0
-    struct wisp_stack *s = pcb->c.stack;
-    uint32_t now = wisp_now(s), lim = (uint32_t)WISP_TCP_PERSIST_TIMEOUT_MS;
-    uint32_t left = lim - WISP_MIN(lim - 1u, now - pcb->last_rx_ms);
-    if (pcb->snd_blk > 0u && s->tcp.tx_short) {
-        left = WISP_MIN(left, lim - WISP_MIN(lim - 1u, now - pcb->persist_ms));
-    }
-    delay = WISP_MIN(delay, left);
-#endif
-    tcp_timer_set(pcb, TCP_TMR_PERSIST, delay);
-}
-
 /* RFC 9293 §3.8.6.1: a peer may hold its window closed as long as it
  * answers the probes (RFC 1122 §4.2.2.17), "subject to the
  * implementation's resource management" (RFC 6429). Given up on (RST,
  * WISP_ERR_TIMEOUT): a peer silent for WISP_TCP_PERSIST_TIMEOUT_MS while
  * probed (it vanished), and one whose window has been closed that long
  * on data held in transmit blocks while a write was refused below its
- * guarantee (the blocks ran short) within that time. True when pcb was
+ * guarantee (the blocks ran short) within that time. Returns the ms left
+ * until then at now (the persist timer looks no later: the probe backoff
+ * would overshoot it by up to WISP_TCP_RTO_MAX_MS), 0 when pcb was
  * killed. */
-static bool tcp_persist_give_up(struct wisp_tcp_pcb *pcb)
+static uint32_t tcp_persist_give_up(struct wisp_tcp_pcb *pcb, uint32_t now)
 {
 #if WISP_TCP_PERSIST_TIMEOUT_MS > 0
     struct wisp_stack *s = pcb->c.stack;
-    uint32_t now = wisp_now(s), lim = (uint32_t)WISP_TCP_PERSIST_TIMEOUT_MS;
-    bool pressure;
+    const uint32_t lim = (uint32_t)WISP_TCP_PERSIST_TIMEOUT_MS;
+    uint32_t left = lim - WISP_MIN(lim, now - pcb->last_rx_ms);
 
     if (s->tcp.tx_short && now - s->tcp.tx_short_ms >= lim) {
         s->tcp.tx_short = 0; /* no write refused for that long */
     }
-    pressure = s->tcp.tx_short && pcb->snd_blk > 0u && now - pcb->persist_ms >= lim;
-    if (now - pcb->last_rx_ms >= lim || pressure) {
-        WISP_CTR_INC(s, TCP_ABORT_PERSIST);
-        tcp_send_rst(pcb);
-        tcp_pcb_kill(pcb, WISP_ERR_TIMEOUT);
-        return true;
+    if (s->tcp.tx_short && pcb->snd_blk > 0u) {
+        left = WISP_MIN(left, lim - WISP_MIN(lim, now - pcb->persist_ms));
     }
+    if (left == 0u) {
+        tcp_timer_abort(pcb, WISP_CTR_TCP_ABORT_PERSIST, WISP_ERR_TIMEOUT);
+    }
+    return left;
 #else
     WISP_UNUSED(pcb);
+    WISP_UNUSED(now);
+    return 0xffffffffu;
 #endif
-    return false;
 }
 
 void tcp_persist_expired(struct wisp_tcp_pcb *pcb)
@@ -429,7 +423,7 @@ void tcp_persist_expired(struct wisp_tcp_pcb *pcb)
     struct wisp_stack *s = pcb->c.stack;
     struct wisp_tcp_seg *g;
     int32_t usable;
-    uint32_t delay;
+    uint32_t delay, now, left;
     unsigned k;
 
     if (!(pcb->flags & TF_PERSIST)) {
@@ -443,31 +437,28 @@ void tcp_persist_expired(struct wisp_tcp_pcb *pcb)
         tcp_give_up(pcb); /* the peer stopped answering the probes */
         return;
     }
-    if (tcp_persist_give_up(pcb)) {
+    now = wisp_now(s);
+    left = tcp_persist_give_up(pcb, now);
+    if (left == 0u) {
         return;
     }
-    if (TCP_SEQ_LT(wisp_now(s), pcb->persist_next)) {
+    if (TCP_SEQ_LT(now, pcb->persist_next)) {
         /* an early look at a give-up deadline: not yet a probe */
-        tcp_persist_arm(pcb, pcb->persist_next - wisp_now(s));
+        tcp_timer_set(pcb, TCP_TMR_PERSIST, WISP_MIN(pcb->persist_next - now, left));
         return;
     }
     g = pcb->sndq_next;
     usable = g != NULL ? TCP_SEQ_DIFF(pcb->snd_una + pcb->snd_wnd, g->seq) : 0;
     if (g != NULL && usable > 0) {
         /* RFC 9293 §3.8.6.2.1 (4): the SWS override timeout -- send what
-         * the window takes now. */
+         * the window takes now (out of persist mode first: the segment
+         * arms the retransmission timer). */
         pcb->flags &= ~TF_PERSIST;
-        if ((uint32_t)usable < g->len && !tcp_seg_split(pcb, g, (uint32_t)usable)) {
-            pcb->flags |= TF_PERSIST;
-        } else {
-            g = pcb->sndq_next;
-            if (tcp_send_seg(pcb, g, false) != WISP_OK) {
-                pcb->flags |= TF_PERSIST;
-            }
-        }
-        if (!(pcb->flags & TF_PERSIST)) {
+        if (((uint32_t)usable >= g->len || tcp_seg_split(pcb, g, (uint32_t)usable)) &&
+            tcp_send_seg(pcb, pcb->sndq_next, false) == WISP_OK) {
             return;
         }
+        pcb->flags |= TF_PERSIST;
     } else {
         /* RFC 9293 §3.8.6.1 / RFC 1122 §4.2.2.17: a zero-window probe of
          * one octet of new data (or the earlier probe again). */
@@ -475,15 +466,8 @@ void tcp_persist_expired(struct wisp_tcp_pcb *pcb)
         pcb->nrtx++;
         if (pcb->snd_una != pcb->snd_nxt) {
             (void)tcp_send_seg(pcb, pcb->sndq, true);
-        } else if (g != NULL) {
-            if (g->len > 1u && !tcp_seg_split(pcb, g, 1u)) {
-                g = NULL;
-            } else {
-                g = pcb->sndq_next;
-            }
-            if (g != NULL) {
-                (void)tcp_send_seg(pcb, g, false);
-            }
+        } else if (g != NULL && (g->len <= 1u || tcp_seg_split(pcb, g, 1u))) {
+            (void)tcp_send_seg(pcb, pcb->sndq_next, false);
         }
         tcp_timer_clear(pcb, TCP_TMR_RTO);
     }
@@ -492,12 +476,12 @@ void tcp_persist_expired(struct wisp_tcp_pcb *pcb)
         pcb->persist_backoff++;
     }
     delay = WISP_MAX(pcb->rto, (uint32_t)WISP_TCP_RTO_MIN_MS);
-    for (k = 0; k < pcb->persist_backoff && delay < WISP_TCP_RTO_MAX_MS; k++) {
+    for (k = pcb->persist_backoff; k > 0u && delay < WISP_TCP_RTO_MAX_MS; k--) {
         delay *= 2u;
     }
     delay = WISP_MIN(delay, (uint32_t)WISP_TCP_RTO_MAX_MS);
-    pcb->persist_next = wisp_now(s) + delay;
-    tcp_persist_arm(pcb, delay);
+    pcb->persist_next = now + delay;
+    tcp_timer_set(pcb, TCP_TMR_PERSIST, WISP_MIN(delay, left));
 }
 
 /* -------------------------------------------------- TIME-WAIT expiry */
