@@ -336,10 +336,11 @@ bool tcp_tw_uses(const struct wisp_stack *s, uint16_t lport, const struct tcp_tu
 /* Free every TIME-WAIT record or PCB and stop their timer (deinit). */
 void tcp_tw_reset(struct wisp_stack *s);
 /* Input of segments for TIME-WAIT / SYN queue / listeners (consume p).
- * Each returns true when it handled the segment. */
+ * Each returns true when it handled the segment (only then may the SYN
+ * queue or a listener have changed *in: tcp_process, no copy made). */
 bool tcp_tw_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_in *in);
-bool tcp_synq_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_in *in);
-bool tcp_listen_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_in *in);
+bool tcp_synq_input(struct wisp_stack *s, struct wisp_pbuf *p, struct tcp_in *in);
+bool tcp_listen_input(struct wisp_stack *s, struct wisp_pbuf *p, struct tcp_in *in);
 
 /* --------------------------------------------------------- tcp_in.c */
 /* Continue processing a segment on a PCB (used for the final ACK of a
