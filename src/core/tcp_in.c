@@ -587,12 +587,7 @@ static bool tcp_ooseq_merge(struct wisp_tcp_pcb *pcb, bool *fin)
         }
     }
     if (*fin) {
-        unsigned i;
-        for (i = 0; i < pcb->ooseq_n; i++) {
-            wisp_pbuf_free(pcb->ooseq[i].p); /* nothing can follow a FIN */
-        }
-        pcb->ooseq_n = 0;
-        pcb->ooseq_bufs = 0;
+        tcp_free_ooseq(pcb); /* nothing can follow a FIN */
     }
     return true;
 }
@@ -818,7 +813,6 @@ static unsigned tcp_syn_sent(struct wisp_tcp_pcb *pcb, struct tcp_in *in)
     }
     pcb->flags &= ~TF_RTT;
     tcp_set_established(pcb);
-    tcp_timer_clear(pcb, TCP_TMR_RTO);
     if (!tcp_notify_connected(pcb)) {
         return TCP_FREE;
     }
@@ -1010,7 +1004,6 @@ static unsigned tcp_synrcvd_ack(struct wisp_tcp_pcb *pcb, const struct tcp_in *i
             /* RFC 9293 §3.10.4: a CLOSE in SYN-RECEIVED waited for ESTABLISHED */
             pcb->c.state = WISP_TCP_FIN_WAIT_1;
         }
-        tcp_timer_clear(pcb, TCP_TMR_RTO);
         pcb->snd_wnd = (uint32_t)in->wnd << TCP_SND_WS(pcb);
         pcb->max_snd_wnd = WISP_MAX(pcb->max_snd_wnd, pcb->snd_wnd);
         pcb->snd_wl1 = in->seq;
@@ -1295,6 +1288,7 @@ void tcp_set_established(struct wisp_tcp_pcb *pcb)
         pcb->rto = 3000u; /* RFC 6298 §5.7 */
     }
     pcb->flags &= ~TF_CTL_UNSENT;
+    tcp_timer_clear(pcb, TCP_TMR_RTO); /* our SYN is acknowledged (a passive PCB has none on) */
 }
 
 /* ---------------------------------------------------- ACK processing */

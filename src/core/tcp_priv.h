@@ -233,6 +233,8 @@ struct wisp_tcp_common *tcp_common(struct wisp_tcp_pcb *pcb);
 /* Release everything; the memory goes back to the pool unless the PCB is
  * being processed (then TF_DEAD and the processor frees it). */
 void tcp_pcb_release(struct wisp_tcp_pcb *pcb);
+/* Free the out-of-order queue. */
+void tcp_free_ooseq(struct wisp_tcp_pcb *pcb);
 /* Release and report err to the application (unless it closed). */
 void tcp_pcb_kill(struct wisp_tcp_pcb *pcb, wisp_err_t err);
 /* Begin/end processing pcb (deferred free). end returns false when dead. */

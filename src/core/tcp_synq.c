@@ -289,18 +289,12 @@ void tcp_enter_time_wait(struct wisp_tcp_pcb *pcb)
     struct wisp_tcp_pcb **pp;
     wisp_tcp_err_fn fn = (pcb->flags & TF_CLOSED) ? NULL : pcb->errf;
     void *arg = pcb->c.arg;
-    unsigned i;
 
     if (pcb->refused_n > 0u) {
         WISP_CTR_INC(s, TCP_DROP_REFUSED); /* the application never took it */
         (void)tcp_refused_free(pcb);
     }
-    for (i = 0; i < pcb->ooseq_n; i++) {
-        wisp_pbuf_free(pcb->ooseq[i].p); /* beyond the FIN: never deliverable */
-        pcb->ooseq[i].p = NULL;
-    }
-    pcb->ooseq_n = 0;
-    pcb->ooseq_bufs = 0;
+    tcp_free_ooseq(pcb); /* beyond the FIN: never deliverable */
     for (pp = &s->tcp.pcbs; *pp != NULL; pp = &(*pp)->next) {
         if (*pp == pcb) {
             *pp = pcb->next;
