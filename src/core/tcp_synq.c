@@ -498,17 +498,25 @@ static wisp_err_t tcp_send_synack(struct wisp_stack *s, const struct wisp_tcp_li
                         l->c.tos, l->c.ttl);
 }
 
+/* Helpers the SYN and the cookie's ACK both call: kept out of line then
+ * (smaller code; not on a connection's per-segment path). */
+#if WISP_TCP_SYNCOOKIES
+#define TCP_SYN_NOINLINE WISP_NOINLINE
+#else
+#define TCP_SYN_NOINLINE
+#endif
+
 /* The window a SYN-ACK offers (unscaled, RFC 7323 §2.2) when our MSS
  * towards the peer is ours: the buffer, within the receive budget (one
  * more connection's share). */
-static uint16_t tcp_synack_wnd(struct wisp_stack *s, uint16_t ours)
+static TCP_SYN_NOINLINE uint16_t tcp_synack_wnd(struct wisp_stack *s, uint16_t ours)
 {
     return tcp_syn_wnd(s, WISP_TCP_WND, (uint32_t)s->tcp.npcbs + 1u, tcp_rx_blk(ours));
 }
 
 /* An embryo's connection state (what a SYN-ACK and the PCB made from it
  * need): a SYN-queue entry, or one on the stack for a SYN cookie. */
-static void tcp_syn_fill(struct wisp_tcp_syn *e, const struct tcp_tuple *t, uint32_t iss, uint32_t irs, uint8_t ws,
+static TCP_SYN_NOINLINE void tcp_syn_fill(struct wisp_tcp_syn *e, const struct tcp_tuple *t, uint32_t iss, uint32_t irs, uint8_t ws,
                          bool sack, bool ts, uint32_t ts_recent)
 {
     memset(e, 0, sizeof(*e));
