@@ -509,7 +509,7 @@ static void tcp_ooseq_insert(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, uint
         wisp_pbuf_free(p);
         return;
     }
-    nb = p != NULL ? wisp_pbuf_clen(p) : 0u;
+    nb = wisp_pbuf_clen(p); /* (a bare FIN: 0) */
     /* The entry before ends where this begins: join it, a short segment
      * copied into its last block (tcp_rx_append), so runs of small
      * segments behind a hole take blocks by their bytes. */
@@ -566,7 +566,7 @@ static bool tcp_ooseq_merge(struct wisp_tcp_pcb *pcb, bool *fin)
         struct wisp_tcp_ooseq e = pcb->ooseq[0];
         uint32_t end = e.seq + tcp_oo_len(&e);
         bool e_fin = (pcb->ooseq_fa[0] & TCP_OO_FIN) != 0;
-        pcb->ooseq_bufs = (uint16_t)(pcb->ooseq_bufs - (e.p != NULL ? wisp_pbuf_clen(e.p) : 0u));
+        pcb->ooseq_bufs = (uint16_t)(pcb->ooseq_bufs - wisp_pbuf_clen(e.p)); /* (a bare FIN: 0) */
         tcp_ooseq_del(pcb, 0);
         if (TCP_SEQ_GT(end, pcb->rcv_nxt)) {
             uint32_t len = end - pcb->rcv_nxt;
