@@ -244,7 +244,7 @@ struct wisp_tcp_pcb *wisp_tcp_new(struct wisp_stack *s)
     return pcb;
 }
 
-static void tcp_free_ooseq(struct wisp_tcp_pcb *pcb)
+void tcp_free_ooseq(struct wisp_tcp_pcb *pcb)
 {
     unsigned i;
     for (i = 0; i < pcb->ooseq_n; i++) {

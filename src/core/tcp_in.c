@@ -509,7 +509,7 @@ static void tcp_ooseq_insert(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, uint
         wisp_pbuf_free(p);
         return;
     }
-    nb = p != NULL ? wisp_pbuf_clen(p) : 0u;
+    nb = wisp_pbuf_clen(p); /* (a bare FIN: 0) */
     /* The entry before ends where this begins: join it, a short segment
      * copied into its last block (tcp_rx_append), so runs of small
      * segments behind a hole take blocks by their bytes. */
@@ -566,7 +566,7 @@ static bool tcp_ooseq_merge(struct wisp_tcp_pcb *pcb, bool *fin)
         struct wisp_tcp_ooseq e = pcb->ooseq[0];
         uint32_t end = e.seq + tcp_oo_len(&e);
         bool e_fin = (pcb->ooseq_fa[0] & TCP_OO_FIN) != 0;
-        pcb->ooseq_bufs = (uint16_t)(pcb->ooseq_bufs - (e.p != NULL ? wisp_pbuf_clen(e.p) : 0u));
+        pcb->ooseq_bufs = (uint16_t)(pcb->ooseq_bufs - wisp_pbuf_clen(e.p)); /* (a bare FIN: 0) */
         tcp_ooseq_del(pcb, 0);
         if (TCP_SEQ_GT(end, pcb->rcv_nxt)) {
             uint32_t len = end - pcb->rcv_nxt;
@@ -587,12 +587,7 @@ static bool tcp_ooseq_merge(struct wisp_tcp_pcb *pcb, bool *fin)
         }
     }
     if (*fin) {
-        unsigned i;
-        for (i = 0; i < pcb->ooseq_n; i++) {
-            wisp_pbuf_free(pcb->ooseq[i].p); /* nothing can follow a FIN */
-        }
-        pcb->ooseq_n = 0;
-        pcb->ooseq_bufs = 0;
+        tcp_free_ooseq(pcb); /* nothing can follow a FIN */
     }
     return true;
 }
@@ -818,7 +813,6 @@ static unsigned tcp_syn_sent(struct wisp_tcp_pcb *pcb, struct tcp_in *in)
     }
     pcb->flags &= ~TF_RTT;
     tcp_set_established(pcb);
-    tcp_timer_clear(pcb, TCP_TMR_RTO);
     if (!tcp_notify_connected(pcb)) {
         return TCP_FREE;
     }
@@ -1010,7 +1004,6 @@ static unsigned tcp_synrcvd_ack(struct wisp_tcp_pcb *pcb, const struct tcp_in *i
             /* RFC 9293 §3.10.4: a CLOSE in SYN-RECEIVED waited for ESTABLISHED */
             pcb->c.state = WISP_TCP_FIN_WAIT_1;
         }
-        tcp_timer_clear(pcb, TCP_TMR_RTO);
         pcb->snd_wnd = (uint32_t)in->wnd << TCP_SND_WS(pcb);
         pcb->max_snd_wnd = WISP_MAX(pcb->max_snd_wnd, pcb->snd_wnd);
         pcb->snd_wl1 = in->seq;
@@ -1295,6 +1288,7 @@ void tcp_set_established(struct wisp_tcp_pcb *pcb)
         pcb->rto = 3000u; /* RFC 6298 §5.7 */
     }
     pcb->flags &= ~TF_CTL_UNSENT;
+    tcp_timer_clear(pcb, TCP_TMR_RTO); /* our SYN is acknowledged (a passive PCB has none on) */
 }
 
 /* ---------------------------------------------------- ACK processing */

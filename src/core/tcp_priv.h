@@ -233,6 +233,8 @@ struct wisp_tcp_common *tcp_common(struct wisp_tcp_pcb *pcb);
 /* Release everything; the memory goes back to the pool unless the PCB is
  * being processed (then TF_DEAD and the processor frees it). */
 void tcp_pcb_release(struct wisp_tcp_pcb *pcb);
+/* Free the out-of-order queue. */
+void tcp_free_ooseq(struct wisp_tcp_pcb *pcb);
 /* Release and report err to the application (unless it closed). */
 void tcp_pcb_kill(struct wisp_tcp_pcb *pcb, wisp_err_t err);
 /* Begin/end processing pcb (deferred free). end returns false when dead. */
@@ -336,10 +338,11 @@ bool tcp_tw_uses(const struct wisp_stack *s, uint16_t lport, const struct tcp_tu
 /* Free every TIME-WAIT record or PCB and stop their timer (deinit). */
 void tcp_tw_reset(struct wisp_stack *s);
 /* Input of segments for TIME-WAIT / SYN queue / listeners (consume p).
- * Each returns true when it handled the segment. */
+ * Each returns true when it handled the segment (only then may the SYN
+ * queue or a listener have changed *in: tcp_process, no copy made). */
 bool tcp_tw_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_in *in);
-bool tcp_synq_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_in *in);
-bool tcp_listen_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_in *in);
+bool tcp_synq_input(struct wisp_stack *s, struct wisp_pbuf *p, struct tcp_in *in);
+bool tcp_listen_input(struct wisp_stack *s, struct wisp_pbuf *p, struct tcp_in *in);
 
 /* --------------------------------------------------------- tcp_in.c */
 /* Continue processing a segment on a PCB (used for the final ACK of a

@@ -289,18 +289,12 @@ void tcp_enter_time_wait(struct wisp_tcp_pcb *pcb)
     struct wisp_tcp_pcb **pp;
     wisp_tcp_err_fn fn = (pcb->flags & TF_CLOSED) ? NULL : pcb->errf;
     void *arg = pcb->c.arg;
-    unsigned i;
 
     if (pcb->refused_n > 0u) {
         WISP_CTR_INC(s, TCP_DROP_REFUSED); /* the application never took it */
         (void)tcp_refused_free(pcb);
     }
-    for (i = 0; i < pcb->ooseq_n; i++) {
-        wisp_pbuf_free(pcb->ooseq[i].p); /* beyond the FIN: never deliverable */
-        pcb->ooseq[i].p = NULL;
-    }
-    pcb->ooseq_n = 0;
-    pcb->ooseq_bufs = 0;
+    tcp_free_ooseq(pcb); /* beyond the FIN: never deliverable */
     for (pp = &s->tcp.pcbs; *pp != NULL; pp = &(*pp)->next) {
         if (*pp == pcb) {
             *pp = pcb->next;
@@ -504,17 +498,25 @@ static wisp_err_t tcp_send_synack(struct wisp_stack *s, const struct wisp_tcp_li
                         l->c.tos, l->c.ttl);
 }
 
+/* Helpers the SYN and the cookie's ACK both call: kept out of line then
+ * (smaller code; not on a connection's per-segment path). */
+#if WISP_TCP_SYNCOOKIES
+#define TCP_SYN_NOINLINE WISP_NOINLINE
+#else
+#define TCP_SYN_NOINLINE
+#endif
+
 /* The window a SYN-ACK offers (unscaled, RFC 7323 §2.2) when our MSS
  * towards the peer is ours: the buffer, within the receive budget (one
  * more connection's share). */
-static uint16_t tcp_synack_wnd(struct wisp_stack *s, uint16_t ours)
+static TCP_SYN_NOINLINE uint16_t tcp_synack_wnd(struct wisp_stack *s, uint16_t ours)
 {
     return tcp_syn_wnd(s, WISP_TCP_WND, (uint32_t)s->tcp.npcbs + 1u, tcp_rx_blk(ours));
 }
 
 /* An embryo's connection state (what a SYN-ACK and the PCB made from it
  * need): a SYN-queue entry, or one on the stack for a SYN cookie. */
-static void tcp_syn_fill(struct wisp_tcp_syn *e, const struct tcp_tuple *t, uint32_t iss, uint32_t irs, uint8_t ws,
+static TCP_SYN_NOINLINE void tcp_syn_fill(struct wisp_tcp_syn *e, const struct tcp_tuple *t, uint32_t iss, uint32_t irs, uint8_t ws,
                          bool sack, bool ts, uint32_t ts_recent)
 {
     memset(e, 0, sizeof(*e));
@@ -884,18 +886,17 @@ static unsigned tcp_embryo_open(struct wisp_stack *s, struct wisp_tcp_listen *l,
     return WISP_CTR_COUNT;
 }
 
-bool tcp_synq_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_in *cin)
+bool tcp_synq_input(struct wisp_stack *s, struct wisp_pbuf *p, struct tcp_in *in)
 {
     struct wisp_tcp_syn *e = NULL;
-    struct tcp_in in = *cin;
     struct wisp_tcp_listen *l;
     struct tcp_tuple t;
     unsigned drop, i;
 
-    for (i = s->tcp.synq_head[tcp_bucket(s, &in.ip->src, in.sport, in.dport, TCP_SYNQ_NB)]; i != TCP_HNONE;
+    for (i = s->tcp.synq_head[tcp_bucket(s, &in->ip->src, in->sport, in->dport, TCP_SYNQ_NB)]; i != TCP_HNONE;
          i = s->tcp.synq_next[i]) {
         struct wisp_tcp_syn *x = &s->tcp.synq[i];
-        if (tcp_in_is(&in, &x->local_ip, &x->remote_ip, x->local_port, x->remote_port)) {
+        if (tcp_in_is(in, &x->local_ip, &x->remote_ip, x->local_port, x->remote_port)) {
             e = x;
             break;
         }
@@ -904,56 +905,56 @@ bool tcp_synq_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_
         return false;
     }
     l = e->lpcb;
-    if (in.flags & WISP_TCP_FLAG_RST) {
+    if (in->flags & WISP_TCP_FLAG_RST) {
         WISP_CTR_INC(s, TCP_RST_RX);
         /* RFC 9293 §3.10.7.4 SYN-RECEIVED (passive), second: an exact RST
          * returns to LISTEN (drop the embryo); RFC 5961 §3.2: another RST
          * in the window the SYN-ACK offered draws a challenge ACK
          * (throttled, §7); one outside it is dropped silently (first). */
-        if (in.seq == e->irs + 1u) {
+        if (in->seq == e->irs + 1u) {
             tcp_synq_remove(s, e);
             tcp_synq_arm(s);
             goto out;
         }
-        if (tcp_synq_in_window(e, in.seq)) {
+        if (tcp_synq_in_window(e, in->seq)) {
             tcp_synq_challenge_ack(s, e);
         }
         drop = WISP_CTR_TCP_DROP_RST;
         goto out_ctr;
     }
-    if (in.flags & WISP_TCP_FLAG_SYN) {
-        if (in.flags & WISP_TCP_FLAG_ACK) {
+    if (in->flags & WISP_TCP_FLAG_SYN) {
+        if (in->flags & WISP_TCP_FLAG_ACK) {
             drop = WISP_CTR_TCP_DROP_SYN;
             goto out_ctr;
         }
-        if (in.seq != e->irs) {
+        if (in->seq != e->irs) {
             tcp_synq_remove(s, e); /* a new ISN: start over from LISTEN */
             return false;
         }
         goto resend; /* the peer did not get our SYN-ACK */
     }
-    if (!(in.flags & WISP_TCP_FLAG_ACK)) {
+    if (!(in->flags & WISP_TCP_FLAG_ACK)) {
         drop = WISP_CTR_TCP_DROP_NOACK;
         goto out_ctr;
     }
     /* RFC 9293 §3.10.7.4 SYN-RECEIVED: an unacceptable ACK gets a RST. */
-    if (in.ack != e->iss + 1u) {
-        tcp_rst_reply(s, &in);
+    if (in->ack != e->iss + 1u) {
+        tcp_rst_reply(s, in);
         drop = WISP_CTR_TCP_DROP_BADACK;
         goto out_ctr;
     }
     /* first step: the sequence number must be in the window the SYN-ACK
      * offered (a zero window takes just RCV.NXT) */
-    if (!tcp_synq_in_window(e, in.seq)) {
+    if (!tcp_synq_in_window(e, in->seq)) {
         WISP_CTR_INC(s, TCP_DROP_OOW);
         goto resend;
     }
-    if ((e->opts & TCP_SYNO_TS) && in.opt.ts && TCP_SEQ_LT(in.opt.tsval, e->ts_recent)) {
+    if ((e->opts & TCP_SYNO_TS) && in->opt.ts && TCP_SEQ_LT(in->opt.tsval, e->ts_recent)) {
         drop = WISP_CTR_TCP_DROP_PAWS; /* RFC 7323 §5.3 */
         goto out_ctr;
     }
     tcp_synq_tuple(e, &t);
-    drop = tcp_embryo_open(s, l, e, &t, TCP_SYN_TS_OFF(s, &t), p, &in);
+    drop = tcp_embryo_open(s, l, e, &t, TCP_SYN_TS_OFF(s, &t), p, in);
     if (drop == WISP_CTR_COUNT) {
         return true;
     }
@@ -1056,10 +1057,9 @@ static void tcp_synq_cookie(struct wisp_stack *s, const struct wisp_tcp_listen *
 }
 #endif /* WISP_TCP_SYNCOOKIES */
 
-bool tcp_listen_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tcp_in *cin)
+bool tcp_listen_input(struct wisp_stack *s, struct wisp_pbuf *p, struct tcp_in *in)
 {
-    struct wisp_tcp_listen *l = tcp_find_listener(s, cin);
-    struct tcp_in in = *cin;
+    struct wisp_tcp_listen *l = tcp_find_listener(s, in);
     struct tcp_tuple t;
     struct wisp_tcp_syn *e = NULL, *y, x;
     uint16_t ours;
@@ -1068,19 +1068,19 @@ bool tcp_listen_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tc
     if (l == NULL) {
         return false;
     }
-    tcp_in_tuple(&in, &t);
+    tcp_in_tuple(in, &t);
     /* RFC 9293 §3.10.7.2 LISTEN, first: an incoming RST is ignored. */
-    if (in.flags & WISP_TCP_FLAG_RST) {
+    if (in->flags & WISP_TCP_FLAG_RST) {
         WISP_CTR_INC(s, TCP_RST_RX);
         wisp_pbuf_free(p);
         return true;
     }
     /* second: an ACK */
-    if (in.flags & WISP_TCP_FLAG_ACK) {
-        tcp_listen_ack(s, l, p, &in, &t);
+    if (in->flags & WISP_TCP_FLAG_ACK) {
+        tcp_listen_ack(s, l, p, in, &t);
         return true;
     }
-    if (!(in.flags & WISP_TCP_FLAG_SYN)) {
+    if (!(in->flags & WISP_TCP_FLAG_SYN)) {
         WISP_CTR_INC(s, TCP_DROP_STATE); /* RFC 9293 §3.10.7.2 fourth: drop */
         wisp_pbuf_free(p);
         return true;
@@ -1109,9 +1109,9 @@ bool tcp_listen_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct tc
      * retransmissions) */
     y = e != NULL ? e : &x;
     ours = tcp_mss_for(s, &t.rip); /* one route lookup */
-    tcp_syn_fill(y, &t, 0, in.seq, WISP_TCP_WND_SCALE ? in.opt.ws : 0xffu, in.opt.sack_ok && WISP_TCP_SACK,
-                 in.opt.ts && WISP_TCP_TIMESTAMPS, in.opt.tsval);
-    y->peer_mss = in.opt.mss;
+    tcp_syn_fill(y, &t, 0, in->seq, WISP_TCP_WND_SCALE ? in->opt.ws : 0xffu, in->opt.sack_ok && WISP_TCP_SACK,
+                 in->opt.ts && WISP_TCP_TIMESTAMPS, in->opt.tsval);
+    y->peer_mss = in->opt.mss;
     y->wnd = tcp_synack_wnd(s, ours);
     if (e != NULL) {
         /* the entry remembers the embryo, its SYN-ACK goes out */
