@@ -18,8 +18,8 @@
  * serves the slot's connections one after the other, waiting on the
  * slot's semaphore in between (services_thread.h): no thread per
  * connection, and a server that never had more than k connections at
- * once keeps about k workers. Admission (per-source cap, reclaiming the slot idle the
- * longest when none is free) and the idle timeout are those of
+ * once keeps about k workers. Admission (per-source cap, reclaiming the
+ * slot idle the longest when none is free) and the idle timeout are those of
  * services_netconn.h, with the same options (struct wisp_services_opts);
  * a reclaimed or stuck connection is reset (SO_LINGER {1, 0}).
  *
