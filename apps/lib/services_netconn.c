@@ -149,10 +149,10 @@ static wisp_err_t run_chargen(struct wisp_nc_services *svc, struct wisp_nc_svc_s
     }
 }
 
-static void conn_thread(void *arg)
+/* One connection of the slot's worker, from its start to its accounting
+ * (the slot is free again when this returns). */
+static void conn_run(struct wisp_nc_services *svc, struct wisp_nc_svc_slot *slot)
 {
-    struct wisp_nc_svc_slot *slot = (struct wisp_nc_svc_slot *)arg;
-    struct wisp_nc_services *svc = slot->svc;
     struct wisp_netconn *conn = slot->conn;
     struct wisp_tcp_service_stats *st = &svc->st.tcp[slot->id];
     struct wisp_tcp_conn_report r;
@@ -193,14 +193,32 @@ static void conn_thread(void *arg)
     wisp_svc_account_locked(st, slot->c.end, how);
     st->bytes_rx += r.bytes_rx;
     st->bytes_tx += r.bytes_tx;
+    slot->c.state = WISP_SVC_SLOT_FREE; /* the accept thread may fill it again */
     wisp_sys_mutex_unlock(&svc->lock);
     if (svc->report != NULL) {
         svc->report(svc->report_ctx, &r);
     }
-    wisp_svc_thread_done(&svc->lock, &svc->st.threads, &slot->c);
 }
 
-/* Hand an accepted connection to a thread of its own, or close it. */
+/* A slot's worker: made on the slot's first connection, it serves the
+ * slot's connections one after the other until the set stops. */
+static void worker_thread(void *arg)
+{
+    struct wisp_nc_svc_slot *slot = (struct wisp_nc_svc_slot *)arg;
+    struct wisp_nc_services *svc = slot->svc;
+
+    wisp_sys_mutex_lock(&svc->lock);
+    while (wisp_svc_worker_next(&svc->lock, &svc->stop, &slot->c, &slot->go)) {
+        wisp_sys_mutex_unlock(&svc->lock);
+        conn_run(svc, slot);
+        wisp_sys_mutex_lock(&svc->lock);
+    }
+    svc->st.threads--;
+    wisp_sys_mutex_unlock(&svc->lock);
+}
+
+/* Hand an accepted connection to a slot's worker (made now on the slot's
+ * first use), or close it. */
 static void serve(struct wisp_nc_svc_server *srv, struct wisp_netconn *conn)
 {
     struct wisp_nc_services *svc = srv->svc;
@@ -208,40 +226,61 @@ static void serve(struct wisp_nc_svc_server *srv, struct wisp_netconn *conn)
     struct wisp_nc_svc_slot *slot = NULL;
     wisp_ipaddr_t ip;
     uint16_t port = 0;
-    bool capped = false, join = false;
+    bool capped = false, worker;
     int v;
 
     memset(&ip, 0, sizeof ip);
     (void)wisp_netconn_peer(conn, &ip, &port);
     v = wisp_svc_admit(&svc->lock, &svc->stop, &svc->opt, &svc->slots[0].c, sizeof svc->slots[0],
                        (unsigned)(sizeof svc->slots / sizeof svc->slots[0]), wisp_ipaddr_ip4(&ip),
-                       WISP_SVC_ADMIT_TRIES(WISP_NC_SERVICES_POLL_MS), &capped, &join);
+                       WISP_SVC_ADMIT_TRIES(WISP_NC_SERVICES_POLL_MS), &capped);
     if (v >= 0) {
         slot = &svc->slots[v];
     }
     if (slot != NULL) {
-        if (join) {
-            (void)wisp_sys_thread_join(&slot->thread);
-        }
+        /* Reserved for us: nobody else writes the slot until it runs.
+         * worker is written (under lock) only by the accept thread holding
+         * the slot's reservation, and at stop after the accept threads
+         * ended: we read our own or one the admission's lock ordered. */
+        worker = slot->c.worker != 0;
         slot->svc = svc;
         slot->conn = conn;
         slot->id = srv->id;
-        wisp_sys_mutex_lock(&svc->lock);
-        st->connections++;
-        st->active++;
-        svc->st.threads++;
-        slot->c.state = WISP_SVC_SLOT_RUNNING;
-        wisp_sys_mutex_unlock(&svc->lock);
-        if (wisp_sys_thread_new(&slot->thread, "wisp-nc-conn", conn_thread, slot, 0, 0) == WISP_OK) {
+        if (worker) {
+            wisp_sys_mutex_lock(&svc->lock);
+            st->connections++;
+            st->active++;
+            slot->c.state = WISP_SVC_SLOT_RUNNING;
+            wisp_sys_mutex_unlock(&svc->lock);
+            wisp_sys_sem_signal(&slot->go);
             return;
         }
-        wisp_sys_mutex_lock(&svc->lock);
-        st->connections--;
-        st->active--;
-        svc->st.threads--;
-        slot->c.state = WISP_SVC_SLOT_FREE;
-        slot->conn = NULL;
-        wisp_sys_mutex_unlock(&svc->lock);
+        if (wisp_sys_sem_new(&slot->go, 0) == WISP_OK) {
+            wisp_sys_mutex_lock(&svc->lock);
+            st->connections++;
+            st->active++;
+            svc->st.threads++;
+            slot->c.worker = 1;
+            slot->c.state = WISP_SVC_SLOT_RUNNING;
+            wisp_sys_mutex_unlock(&svc->lock);
+            if (wisp_sys_thread_new(&slot->thread, "wisp-nc-conn", worker_thread, slot, 0, 0) == WISP_OK) {
+                return;
+            }
+            wisp_sys_mutex_lock(&svc->lock); /* request_stop signals go under lock only */
+            st->connections--;
+            st->active--;
+            svc->st.threads--;
+            slot->c.worker = 0;
+            slot->c.state = WISP_SVC_SLOT_FREE;
+            slot->conn = NULL;
+            wisp_sys_mutex_unlock(&svc->lock);
+            wisp_sys_sem_free(&slot->go);
+        } else {
+            wisp_sys_mutex_lock(&svc->lock);
+            slot->c.state = WISP_SVC_SLOT_FREE;
+            slot->conn = NULL;
+            wisp_sys_mutex_unlock(&svc->lock);
+        }
         capped = false;
     }
     wisp_sys_mutex_lock(&svc->lock);
@@ -271,7 +310,7 @@ static void tcp_server_thread(void *arg)
     (void)wisp_netconn_close(srv->conn);
     wisp_netconn_delete(srv->conn);
     srv->conn = NULL;
-    wisp_svc_thread_done(&svc->lock, &svc->st.threads, NULL);
+    wisp_svc_thread_done(&svc->lock, &svc->st.threads);
 }
 
 /* ------------------------------------------------------------------ UDP */
@@ -326,7 +365,7 @@ static void udp_server_thread(void *arg)
     }
     wisp_netconn_delete(srv->conn);
     srv->conn = NULL;
-    wisp_svc_thread_done(&svc->lock, &svc->st.threads, NULL);
+    wisp_svc_thread_done(&svc->lock, &svc->st.threads);
 }
 
 /* ---------------------------------------------------------- start, stop */
@@ -420,9 +459,16 @@ wisp_err_t wisp_nc_services_start_opts(struct wisp_nc_services *svc, struct wisp
 
 void wisp_nc_services_request_stop(struct wisp_nc_services *svc)
 {
+    unsigned i;
+
     if (svc->lock_made) {
         wisp_sys_mutex_lock(&svc->lock);
         svc->stop = 1;
+        for (i = 0; i < WISP_NC_SERVICES_CONNS; i++) {
+            if (svc->slots[i].c.worker) {
+                wisp_sys_sem_signal(&svc->slots[i].go); /* an idle worker ends */
+            }
+        }
         wisp_sys_mutex_unlock(&svc->lock);
     }
 }
@@ -450,8 +496,9 @@ void wisp_nc_services_stop(struct wisp_nc_services *svc)
         return;
     }
     wisp_nc_services_request_stop(svc);
-    /* The accept threads first: afterwards nobody starts a connection
-     * thread any more. */
+    /* The accept threads first: afterwards no slot gets a worker any
+     * more, and every worker was woken (request_stop) or finds the stop
+     * flag when its connection ends. */
     for (i = 0; i < WISP_TCP_SVC_COUNT; i++) {
         server_stop(&svc->tcp_srv[i]);
     }
@@ -459,13 +506,17 @@ void wisp_nc_services_stop(struct wisp_nc_services *svc)
         server_stop(&svc->udp_srv[i]);
     }
     for (i = 0; i < WISP_NC_SERVICES_CONNS; i++) {
-        uint8_t state;
+        uint8_t worker;
         wisp_sys_mutex_lock(&svc->lock);
-        state = svc->slots[i].c.state;
+        worker = svc->slots[i].c.worker;
         wisp_sys_mutex_unlock(&svc->lock);
-        if (state == WISP_SVC_SLOT_RUNNING || state == WISP_SVC_SLOT_DONE) {
+        if (worker) {
             (void)wisp_sys_thread_join(&svc->slots[i].thread);
+            wisp_sys_sem_free(&svc->slots[i].go);
+            wisp_sys_mutex_lock(&svc->lock);
+            svc->slots[i].c.worker = 0;
             svc->slots[i].c.state = WISP_SVC_SLOT_FREE;
+            wisp_sys_mutex_unlock(&svc->lock);
         }
     }
     wisp_sys_mutex_free(&svc->lock);

@@ -11,9 +11,13 @@
  * port with threads):
  *  - one accept thread per TCP service, one receive thread per UDP
  *    service;
- *  - one thread per TCP connection, from a bounded pool of
- *    WISP_NC_SERVICES_CONNS slots shared by the TCP services. A slot's
- *    thread is joined when the slot is reused or at stop.
+ *  - a bounded pool of WISP_NC_SERVICES_CONNS connection slots shared by
+ *    the TCP services. A slot's worker thread is made on the slot's first
+ *    connection and then serves the slot's connections one after the
+ *    other, waiting on the slot's semaphore in between
+ *    (services_thread.h): no thread per connection, and a server that
+ *    never had more than k connections at once keeps about k workers.
+ *    Workers are joined at stop.
  *
  * Admission and timeouts (struct wisp_services_opts of services.h; the
  * policy of the raw services): a remote address holds at most per_source
@@ -50,7 +54,8 @@
  * wisp_nc_services_request_stop() sets it and returns; the threads then
  * close their connections (FIN after the queued data; counted as
  * aborted, reported with WISP_ERR_ABRT) and listeners and end within about
- * that time; wisp_nc_services_stop() also joins them.
+ * that time (idle workers are woken for it); wisp_nc_services_stop() also
+ * joins them.
  *
  * Counters use the structs of services.h; connection ends are reported
  * through the same hook type (have_info is always false: the connection's
@@ -66,8 +71,8 @@
 #include "services.h"
 #include "services_thread.h"
 
-/** TCP connection threads at once (all services together), 1..255.
- *  Default 16. */
+/** TCP connection slots, i.e. connections and worker threads at most (all
+ *  services together), 1..255. Default 16. */
 #ifndef WISP_NC_SERVICES_CONNS
 #define WISP_NC_SERVICES_CONNS 16
 #endif
@@ -102,11 +107,12 @@ struct wisp_nc_svc_server {
     uint8_t running;               /**< the thread was created (join it) */
 };
 
-/** One connection thread slot (private). */
+/** One connection slot and its worker thread (private). */
 struct wisp_nc_svc_slot {
     struct wisp_nc_services *svc;
     struct wisp_netconn *conn;
-    wisp_sys_thread_t thread;
+    wisp_sys_thread_t thread;      /**< the worker, once c.worker is set */
+    wisp_sys_sem_t go;             /**< the worker's wake-up (exists with it) */
     uint8_t id;                    /**< wisp_tcp_service_id */
     struct wisp_svc_conn c;        /**< admission state, remote address (services_thread.h) */
 };
@@ -115,7 +121,7 @@ struct wisp_nc_svc_slot {
 struct wisp_nc_services_stats {
     struct wisp_service_stats udp[WISP_UDP_SVC_COUNT];
     struct wisp_tcp_service_stats tcp[WISP_TCP_SVC_COUNT];
-    unsigned threads;              /**< service threads not finished yet */
+    unsigned threads;              /**< service threads (servers, workers) not finished yet */
 };
 
 /** The services of one netconn layer. Large (the chargen pattern is
@@ -139,7 +145,7 @@ struct wisp_nc_services {
 /** Start every service on api (a running netconn layer): the listeners
  *  and UDP netconns are made and bound here (so a port in use fails the
  *  start), then their threads. report (NULL = none) is called from a
- *  connection thread when a TCP connection ends. svc is zeroed first. On
+ *  slot's worker thread when a TCP connection ends. svc is zeroed first. On
  *  failure everything started is stopped again and the error returned
  *  (WISP_ERR_MEM: no netconn / thread; WISP_ERR_USE: port in use). */
 wisp_err_t wisp_nc_services_start(struct wisp_nc_services *svc, struct wisp_netconn_api *api,

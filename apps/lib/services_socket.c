@@ -170,10 +170,10 @@ static wisp_err_t run_chargen(struct wisp_sock_services *svc, struct wisp_sock_s
     }
 }
 
-static void conn_thread(void *arg)
+/* One connection of the slot's worker, from its start to its accounting
+ * (the slot is free again when this returns). */
+static void conn_run(struct wisp_sock_services *svc, struct wisp_sock_svc_slot *slot)
 {
-    struct wisp_sock_svc_slot *slot = (struct wisp_sock_svc_slot *)arg;
-    struct wisp_sock_services *svc = slot->svc;
     struct wisp_tcp_service_stats *st = &svc->st.tcp[slot->id];
     struct wisp_tcp_conn_report r;
     wisp_err_t how;
@@ -208,53 +208,93 @@ static void conn_thread(void *arg)
     wisp_svc_account_locked(st, slot->c.end, how);
     st->bytes_rx += r.bytes_rx;
     st->bytes_tx += r.bytes_tx;
+    slot->c.state = WISP_SVC_SLOT_FREE; /* the accept thread may fill it again */
     wisp_sys_mutex_unlock(&svc->lock);
     if (svc->report != NULL) {
         svc->report(svc->report_ctx, &r);
     }
-    wisp_svc_thread_done(&svc->lock, &svc->st.threads, &slot->c);
 }
 
+/* A slot's worker: made on the slot's first connection, it serves the
+ * slot's connections one after the other until the set stops. */
+static void worker_thread(void *arg)
+{
+    struct wisp_sock_svc_slot *slot = (struct wisp_sock_svc_slot *)arg;
+    struct wisp_sock_services *svc = slot->svc;
+
+    wisp_sys_mutex_lock(&svc->lock);
+    while (wisp_svc_worker_next(&svc->lock, &svc->stop, &slot->c, &slot->go)) {
+        wisp_sys_mutex_unlock(&svc->lock);
+        conn_run(svc, slot);
+        wisp_sys_mutex_lock(&svc->lock);
+    }
+    svc->st.threads--;
+    wisp_sys_mutex_unlock(&svc->lock);
+}
+
+/* Hand an accepted connection to a slot's worker (made now on the slot's
+ * first use), or close it. */
 static void serve(struct wisp_sock_svc_server *srv, int fd, const struct wisp_sockaddr_in *peer)
 {
     struct wisp_sock_services *svc = srv->svc;
     struct wisp_tcp_service_stats *st = &svc->st.tcp[srv->id];
     struct wisp_sock_svc_slot *slot = NULL;
-    bool capped = false, join = false;
+    bool capped = false, worker;
     int v;
 
     v = wisp_svc_admit(&svc->lock, &svc->stop, &svc->opt, &svc->slots[0].c, sizeof svc->slots[0],
                        (unsigned)(sizeof svc->slots / sizeof svc->slots[0]), peer->sin_addr.s_addr,
-                       WISP_SVC_ADMIT_TRIES(WISP_SOCK_SERVICES_POLL_MS), &capped, &join);
+                       WISP_SVC_ADMIT_TRIES(WISP_SOCK_SERVICES_POLL_MS), &capped);
     if (v >= 0) {
         slot = &svc->slots[v];
     }
     if (slot != NULL) {
-        if (join) {
-            (void)wisp_sys_thread_join(&slot->thread);
-        }
+        /* Reserved for us: nobody else writes the slot until it runs.
+         * worker is written (under lock) only by the accept thread holding
+         * the slot's reservation, and at stop after the accept threads
+         * ended: we read our own or one the admission's lock ordered. */
+        worker = slot->c.worker != 0;
         slot->svc = svc;
         slot->fd = fd;
         slot->id = srv->id;
         slot->peer.sin_family = peer->sin_family;
         slot->peer.sin_addr.s_addr = peer->sin_addr.s_addr;
         slot->peer.sin_port = peer->sin_port;
-        wisp_sys_mutex_lock(&svc->lock);
-        st->connections++;
-        st->active++;
-        svc->st.threads++;
-        slot->c.state = WISP_SVC_SLOT_RUNNING;
-        wisp_sys_mutex_unlock(&svc->lock);
-        if (wisp_sys_thread_new(&slot->thread, "wisp-sk-conn", conn_thread, slot, 0, 0) == WISP_OK) {
+        if (worker) {
+            wisp_sys_mutex_lock(&svc->lock);
+            st->connections++;
+            st->active++;
+            slot->c.state = WISP_SVC_SLOT_RUNNING;
+            wisp_sys_mutex_unlock(&svc->lock);
+            wisp_sys_sem_signal(&slot->go);
             return;
         }
-        wisp_sys_mutex_lock(&svc->lock);
-        st->connections--;
-        st->active--;
-        svc->st.threads--;
-        slot->c.state = WISP_SVC_SLOT_FREE;
-        slot->fd = -1;
-        wisp_sys_mutex_unlock(&svc->lock);
+        if (wisp_sys_sem_new(&slot->go, 0) == WISP_OK) {
+            wisp_sys_mutex_lock(&svc->lock);
+            st->connections++;
+            st->active++;
+            svc->st.threads++;
+            slot->c.worker = 1;
+            slot->c.state = WISP_SVC_SLOT_RUNNING;
+            wisp_sys_mutex_unlock(&svc->lock);
+            if (wisp_sys_thread_new(&slot->thread, "wisp-sk-conn", worker_thread, slot, 0, 0) == WISP_OK) {
+                return;
+            }
+            wisp_sys_mutex_lock(&svc->lock); /* request_stop signals go under lock only */
+            st->connections--;
+            st->active--;
+            svc->st.threads--;
+            slot->c.worker = 0;
+            slot->c.state = WISP_SVC_SLOT_FREE;
+            slot->fd = -1;
+            wisp_sys_mutex_unlock(&svc->lock);
+            wisp_sys_sem_free(&slot->go);
+        } else {
+            wisp_sys_mutex_lock(&svc->lock);
+            slot->c.state = WISP_SVC_SLOT_FREE;
+            slot->fd = -1;
+            wisp_sys_mutex_unlock(&svc->lock);
+        }
         capped = false;
     }
     wisp_sys_mutex_lock(&svc->lock);
@@ -286,7 +326,7 @@ static void tcp_server_thread(void *arg)
     }
     (void)wisp_close(srv->fd);
     srv->fd = -1;
-    wisp_svc_thread_done(&svc->lock, &svc->st.threads, NULL);
+    wisp_svc_thread_done(&svc->lock, &svc->st.threads);
 }
 
 /* ------------------------------------------------------------------ UDP */
@@ -343,7 +383,7 @@ static void udp_server_thread(void *arg)
     }
     (void)wisp_close(srv->fd);
     srv->fd = -1;
-    wisp_svc_thread_done(&svc->lock, &svc->st.threads, NULL);
+    wisp_svc_thread_done(&svc->lock, &svc->st.threads);
 }
 
 /* ---------------------------------------------------------- start, stop */
@@ -447,9 +487,16 @@ wisp_err_t wisp_sock_services_start_opts(struct wisp_sock_services *svc, const s
 
 void wisp_sock_services_request_stop(struct wisp_sock_services *svc)
 {
+    unsigned i;
+
     if (svc->lock_made) {
         wisp_sys_mutex_lock(&svc->lock);
         svc->stop = 1;
+        for (i = 0; i < WISP_SOCK_SERVICES_CONNS; i++) {
+            if (svc->slots[i].c.worker) {
+                wisp_sys_sem_signal(&svc->slots[i].go); /* an idle worker ends */
+            }
+        }
         wisp_sys_mutex_unlock(&svc->lock);
     }
 }
@@ -479,14 +526,21 @@ void wisp_sock_services_stop(struct wisp_sock_services *svc)
     for (i = 0; i < WISP_UDP_SVC_COUNT; i++) {
         server_stop(&svc->udp_srv[i]);
     }
+    /* The accept threads are gone: no slot gets a worker any more, and
+     * every worker was woken (request_stop) or finds the stop flag when
+     * its connection ends. */
     for (i = 0; i < WISP_SOCK_SERVICES_CONNS; i++) {
-        uint8_t state;
+        uint8_t worker;
         wisp_sys_mutex_lock(&svc->lock);
-        state = svc->slots[i].c.state;
+        worker = svc->slots[i].c.worker;
         wisp_sys_mutex_unlock(&svc->lock);
-        if (state == WISP_SVC_SLOT_RUNNING || state == WISP_SVC_SLOT_DONE) {
+        if (worker) {
             (void)wisp_sys_thread_join(&svc->slots[i].thread);
+            wisp_sys_sem_free(&svc->slots[i].go);
+            wisp_sys_mutex_lock(&svc->lock);
+            svc->slots[i].c.worker = 0;
             svc->slots[i].c.state = WISP_SVC_SLOT_FREE;
+            wisp_sys_mutex_unlock(&svc->lock);
         }
     }
     wisp_sys_mutex_free(&svc->lock);

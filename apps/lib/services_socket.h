@@ -11,11 +11,15 @@
  * stack.
  *
  * Threads (wisp_sys_thread_new): one accept thread per TCP service, one
- * receive thread per UDP service, and one thread per TCP connection from
- * a bounded pool of WISP_SOCK_SERVICES_CONNS slots shared by the TCP
- * services (each slot holds its connection's WISP_SOCK_SERVICES_BUF-byte
- * buffer). Admission (per-source cap, reclaiming the slot idle the
- * longest when none is free) and the idle timeout are those of
+ * receive thread per UDP service, and a bounded pool of
+ * WISP_SOCK_SERVICES_CONNS connection slots shared by the TCP services
+ * (each slot holds its connection's WISP_SOCK_SERVICES_BUF-byte buffer).
+ * A slot's worker thread is made on the slot's first connection and then
+ * serves the slot's connections one after the other, waiting on the
+ * slot's semaphore in between (services_thread.h): no thread per
+ * connection, and a server that never had more than k connections at
+ * once keeps about k workers. Admission (per-source cap, reclaiming the
+ * slot idle the longest when none is free) and the idle timeout are those of
  * services_netconn.h, with the same options (struct wisp_services_opts);
  * a reclaimed or stuck connection is reset (SO_LINGER {1, 0}).
  *
@@ -30,8 +34,8 @@
  * every socket; a thread that times out looks at the stop flag.
  * wisp_sock_services_request_stop() sets it and returns; the threads then
  * close their sockets (FIN after queued data; connections counted as
- * aborted and reported with WISP_ERR_ABRT) and end;
- * wisp_sock_services_stop() also joins them.
+ * aborted and reported with WISP_ERR_ABRT) and end -- idle workers are
+ * woken for it; wisp_sock_services_stop() also joins them.
  *
  * Counters and the connection-end hook are those of services.h (the error
  * of a failed connection is mapped back from errno: ECONNRESET ->
@@ -49,8 +53,8 @@
 #include "services.h"
 #include "services_netconn.h" /* enum wisp_udp_service_id */
 
-/** TCP connection threads at once (all services together), 1..255.
- *  Default 16. */
+/** TCP connection slots, i.e. connections and worker threads at most (all
+ *  services together), 1..255. Default 16. */
 #ifndef WISP_SOCK_SERVICES_CONNS
 #define WISP_SOCK_SERVICES_CONNS 16
 #endif
@@ -84,11 +88,12 @@ struct wisp_sock_svc_server {
     uint8_t id, tcp, running;
 };
 
-/** One connection thread slot (private). */
+/** One connection slot and its worker thread (private). */
 struct wisp_sock_svc_slot {
     struct wisp_sock_services *svc;
     int fd;
-    wisp_sys_thread_t thread;
+    wisp_sys_thread_t thread;      /**< the worker, once c.worker is set */
+    wisp_sys_sem_t go;             /**< the worker's wake-up (exists with it) */
     uint8_t id;                    /**< wisp_tcp_service_id */
     struct wisp_svc_conn c;        /**< admission state (services_thread.h) */
     struct wisp_sockaddr_in peer;
@@ -99,7 +104,7 @@ struct wisp_sock_svc_slot {
 struct wisp_sock_services_stats {
     struct wisp_service_stats udp[WISP_UDP_SVC_COUNT];
     struct wisp_tcp_service_stats tcp[WISP_TCP_SVC_COUNT];
-    unsigned threads;              /**< service threads not finished yet */
+    unsigned threads;              /**< service threads (servers, workers) not finished yet */
 };
 
 /** The socket services. Large (buffers inside): allocate it statically or
@@ -121,7 +126,7 @@ struct wisp_sock_services {
 
 /** Start every service (sockets made, bound and listening here, so a port
  *  in use fails the start; then the threads). report (NULL = none) is
- *  called from a connection thread when a TCP connection ends. svc is
+ *  called from a slot's worker thread when a TCP connection ends. svc is
  *  zeroed first. On failure everything started is stopped again and the
  *  error returned (WISP_ERR_MEM: no socket / thread; WISP_ERR_USE: port in
  *  use; WISP_ERR_VAL: other socket errors). */

@@ -21,14 +21,33 @@ bool wisp_svc_stopping(wisp_sys_mutex_t *lock, const uint8_t *stop)
     return s;
 }
 
-void wisp_svc_thread_done(wisp_sys_mutex_t *lock, unsigned *threads, struct wisp_svc_conn *c)
+void wisp_svc_thread_done(wisp_sys_mutex_t *lock, unsigned *threads)
 {
     wisp_sys_mutex_lock(lock);
-    if (c != NULL) {
-        c->state = WISP_SVC_SLOT_DONE;
-    }
     (*threads)--;
     wisp_sys_mutex_unlock(lock);
+}
+
+bool wisp_svc_worker_next(wisp_sys_mutex_t *lock, const uint8_t *stop, const struct wisp_svc_conn *c,
+                          wisp_sys_sem_t *go)
+{
+    /* Every change that matters here is made under lock and followed by a
+     * signal of go (a handoff: running; request_stop: the stop flag), and
+     * the count keeps a signal given before the wait: none is missed. A
+     * wake that finds neither (the handoff's own signal after the worker
+     * took its connection already, or a reservation not yet handed over)
+     * waits again. */
+    for (;;) {
+        if (c->state == WISP_SVC_SLOT_RUNNING) {
+            return true;
+        }
+        if (*stop && c->state == WISP_SVC_SLOT_FREE) {
+            return false;
+        }
+        wisp_sys_mutex_unlock(lock);
+        (void)wisp_sys_sem_wait(go, WISP_SYS_FOREVER);
+        wisp_sys_mutex_lock(lock);
+    }
 }
 
 bool wisp_svc_reflector_port(uint16_t port)
@@ -81,7 +100,7 @@ static struct wisp_svc_conn *conn_at(struct wisp_svc_conn *first, size_t stride,
 /* One admission try, under the lock: a reserved slot's index, or -1 with
  * *wait true while a reclaim that frees one for it is under way. */
 static int admit_locked(const struct wisp_services_opts *opt, struct wisp_svc_conn *first, size_t stride,
-                        unsigned n, uint32_t ip, bool *capped, bool *wait, bool *join)
+                        unsigned n, uint32_t ip, bool *capped, bool *wait)
 {
     struct wisp_reclaim_rec r[SVC_CONNS_MAX];
     struct wisp_svc_conn *found = NULL;
@@ -90,7 +109,6 @@ static int admit_locked(const struct wisp_services_opts *opt, struct wisp_svc_co
     int v = -1;
 
     *wait = false;
-    *join = false;
     if (n > sizeof r / sizeof r[0]) {
         n = sizeof r / sizeof r[0];
     }
@@ -105,17 +123,19 @@ static int admit_locked(const struct wisp_services_opts *opt, struct wisp_svc_co
         }
     }
     *capped = wisp_reclaim_count(r, n, ip) >= opt->per_source;
+    /* a free slot with its worker waiting first: a new thread only when
+     * those are all busy */
     for (i = 0; i < n && found == NULL && !*capped; i++) {
-        if (conn_at(first, stride, i)->state == WISP_SVC_SLOT_FREE) {
+        const struct wisp_svc_conn *c = conn_at(first, stride, i);
+        if (c->state == WISP_SVC_SLOT_FREE && c->worker) {
             found = conn_at(first, stride, i);
             v = (int)i;
         }
     }
     for (i = 0; i < n && found == NULL && !*capped; i++) {
-        if (conn_at(first, stride, i)->state == WISP_SVC_SLOT_DONE) {
+        if (conn_at(first, stride, i)->state == WISP_SVC_SLOT_FREE) {
             found = conn_at(first, stride, i);
             v = (int)i;
-            *join = true;
         }
     }
     if (found != NULL) {
@@ -139,20 +159,19 @@ static int admit_locked(const struct wisp_services_opts *opt, struct wisp_svc_co
 
 int wisp_svc_admit(wisp_sys_mutex_t *lock, const uint8_t *stop, const struct wisp_services_opts *opt,
                    struct wisp_svc_conn *first, size_t stride, unsigned n, uint32_t ip, unsigned tries,
-                   bool *capped, bool *join)
+                   bool *capped)
 {
     bool wait = false;
     unsigned t;
     int v = -1;
 
     *capped = false;
-    *join = false;
     for (t = 0; t < tries; t++) {
         if (t > 0) {
             wisp_sys_sleep_ms(10);
         }
         wisp_sys_mutex_lock(lock);
-        v = *stop ? -1 : admit_locked(opt, first, stride, n, ip, capped, &wait, join);
+        v = *stop ? -1 : admit_locked(opt, first, stride, n, ip, capped, &wait);
         wisp_sys_mutex_unlock(lock);
         if (v >= 0 || !wait) {
             break;

@@ -4,8 +4,20 @@
  * netconn API, services_socket.c on the BSD socket API) share: a
  * connection slot's admission state, its progress and idle checks, the
  * admission of a new connection (reclaim.h's choice, retried while a
- * reclaim frees a slot) and the per-service accounting of a finished
- * connection. Public calls of wisp/sys.h only.
+ * reclaim frees a slot), the per-service accounting of a finished
+ * connection and the life of a slot's worker thread. Public calls of
+ * wisp/sys.h only.
+ *
+ * Worker threads: a slot's thread is made on the slot's first connection
+ * and then serves the slot's connections one after the other (no thread
+ * per connection): the accept thread reserves the slot (wisp_svc_admit),
+ * fills it, marks it running (under lock) and signals the slot's
+ * semaphore (a new thread finds its first connection running). The worker
+ * marks the slot free (under lock) when its connection is accounted and
+ * waits for the next one (wisp_svc_worker_next). request_stop sets the stop flag and, under the
+ * same lock, signals the semaphore of every slot that has a worker: a
+ * worker ends when the stop flag is set and its slot is free, and is
+ * joined by the set's stop.
  *
  * lock and stop are the service set's mutex and stop flag (stop is read
  * under lock only).
@@ -21,9 +33,9 @@
 #include "services.h"
 
 /** Slot states (wisp_svc_conn.state, under lock). */
-enum { WISP_SVC_SLOT_FREE = 0, WISP_SVC_SLOT_RESERVED, WISP_SVC_SLOT_RUNNING, WISP_SVC_SLOT_DONE };
+enum { WISP_SVC_SLOT_FREE = 0, WISP_SVC_SLOT_RESERVED, WISP_SVC_SLOT_RUNNING };
 
-/** Why a connection thread ends, beyond the connection's own error
+/** Why a worker's connection ends, beyond the connection's own error
  *  (wisp_svc_conn.end). */
 enum { WISP_SVC_END_NONE = 0, WISP_SVC_END_IDLE, WISP_SVC_END_STUCK, WISP_SVC_END_RECLAIM };
 
@@ -34,19 +46,27 @@ enum { WISP_SVC_END_NONE = 0, WISP_SVC_END_IDLE, WISP_SVC_END_STUCK, WISP_SVC_EN
 /** The admission state of one connection slot (embedded in the slots of
  *  both service sets). */
 struct wisp_svc_conn {
-    uint8_t state;    /**< under lock: free, reserved, running, done */
+    uint8_t state;    /**< under lock: free, reserved, running */
     uint8_t evict;    /**< under lock: reclaim it (set by the accept thread) */
-    uint8_t end;      /**< the connection thread's: why it ends (private) */
-    uint32_t ip;      /**< remote IPv4 address, network order (set before the thread runs) */
+    uint8_t worker;   /**< under lock: the slot's thread exists (join it at stop) */
+    uint8_t end;      /**< the worker's: why its connection ends (private) */
+    uint32_t ip;      /**< remote IPv4 address, network order (set before the slot runs) */
     uint32_t last_ms; /**< under lock: last progress (wisp_sys_now_ms) */
 };
 
 /** The stop flag, read under lock. */
 bool wisp_svc_stopping(wisp_sys_mutex_t *lock, const uint8_t *stop);
 
-/** A thread ends: the last thing it does with its service set. c (NULL for
- *  a server thread) becomes done; *threads counts the threads not done. */
-void wisp_svc_thread_done(wisp_sys_mutex_t *lock, unsigned *threads, struct wisp_svc_conn *c);
+/** A server thread ends: the last thing it does with its service set;
+ *  *threads counts the threads not done. */
+void wisp_svc_thread_done(wisp_sys_mutex_t *lock, unsigned *threads);
+
+/** A worker, lock held: wait on go, the slot's semaphore (lock released
+ *  meanwhile), until its slot runs a connection -- true -- or the set
+ *  stops with the slot free -- false (the worker then ends). Returns with
+ *  lock held. */
+bool wisp_svc_worker_next(wisp_sys_mutex_t *lock, const uint8_t *stop, const struct wisp_svc_conn *c,
+                          wisp_sys_sem_t *go);
 
 /** Source ports of services that answer every datagram: echoing to one of
  *  them would make two servers bounce a datagram forever. */
@@ -70,13 +90,13 @@ wisp_err_t wisp_svc_conn_check(wisp_sys_mutex_t *lock, const uint8_t *stop, uint
  *  apart: up to tries tries, 10 ms apart, while a reclaim that frees a
  *  slot for it is under way (reclaim.h's choice with opt's per_source and
  *  reclaim_ms). Returns the index of the slot now reserved for it, or -1
- *  (also on stop); *capped: its address is at its cap; *join: the slot's
- *  previous thread has ended and is to be joined before its next. */
+ *  (also on stop); *capped: its address is at its cap. A free slot whose
+ *  worker exists goes first (threads are made only when those are busy). */
 int wisp_svc_admit(wisp_sys_mutex_t *lock, const uint8_t *stop, const struct wisp_services_opts *opt,
                    struct wisp_svc_conn *first, size_t stride, unsigned n, uint32_t ip, unsigned tries,
-                   bool *capped, bool *join);
+                   bool *capped);
 
-/** A connection thread ended with how (its end in end): the counters of
+/** A worker's connection ended with how (its end in end): the counters of
  *  its service, under lock (active, closed, aborted, resets, timeouts,
  *  reclaimed). */
 void wisp_svc_account_locked(struct wisp_tcp_service_stats *st, uint8_t end, wisp_err_t how);

@@ -23,7 +23,7 @@
  * in the main loop. netconn and socket start a stack thread
  * (wisp_tcpip_start) and run the same services and the client as
  * application threads on that API (apps/lib/services_netconn.c,
- * services_socket.c; one thread per TCP connection from a bounded pool);
+ * services_socket.c; worker threads of a bounded pool of connection slots);
  * the main loop is then the tap's I/O thread: it reads the tap under the
  * core lock and writes the frames the stack queued in the tap's transmit
  * ring without it (deferred transmit, ports/unix/tapdev.h). At a stop
