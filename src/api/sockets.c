@@ -1660,18 +1660,16 @@ static wisp_ssize_t send_tcp(struct wisp_sock *sk, const struct wisp_iovec *iov,
 {
     size_t sent = 0;
     int i;
-    uint8_t base = tcp_write_flags(flags & ~WISP_MSG_MORE, snap);
+    uint8_t base = tcp_write_flags(flags, snap); /* MSG_MORE: every part's */
     /* SO_SNDTIMEO, kept in the netconn: read there only when set (no API
      * lock round trip per send) */
     uint32_t timeo = (snap->opts & WISP_SOCK_O_SNDTIMEO) ? wisp_netconn_get_sendtimeout(sk->conn) : 0u;
     for (i = 0; i < iovcnt; i++) {
-        size_t written = 0;
+        size_t written; /* set by netconn in every case */
         uint8_t f = base;
         wisp_err_t err;
-        if (iov[i].iov_len == 0) {
-            continue;
-        }
-        if ((flags & WISP_MSG_MORE) || i + 1 < iovcnt) {
+        /* (an empty part: netconn writes nothing and says OK) */
+        if (i + 1 < iovcnt) {
             f |= WISP_NETCONN_MORE;
         }
         err = wisp_netconn_write_layered(sk->conn, iov[i].iov_base, iov[i].iov_len, f, timeo, &written);
@@ -1811,20 +1809,19 @@ wisp_ssize_t wisp_writev(int s, const struct wisp_iovec *iov, int iovcnt)
 int wisp_shutdown(int s, int how)
 {
     struct wisp_sockets *t = g_socks;
-    struct wisp_sock *sk = sock_enter(s);
+    struct wisp_sock *sk = sock_enter_lock(s); /* the state read while entering */
     bool rx, tx, connected;
     wisp_err_t err = WISP_OK;
     if (sk == NULL) {
         return -1;
     }
+    connected = sk->f.established || sk->f.dead;
+    tbl_unlock();
     if (how != WISP_SHUT_RD && how != WISP_SHUT_WR && how != WISP_SHUT_RDWR) {
         return sock_fail_leave(sk, WISP_EINVAL);
     }
     rx = how != WISP_SHUT_WR;
     tx = how != WISP_SHUT_RD;
-    tbl_lock();
-    connected = sk->f.established || sk->f.dead;
-    tbl_unlock();
     if (!connected) {
         return sock_fail_leave(sk, WISP_ENOTCONN);
     }
