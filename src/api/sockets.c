@@ -23,10 +23,10 @@
  * layered (wisp_netconn_set_layered): netconn does not count the callers
  * again, does not lock writers again (tx_busy serialises them) and takes
  * the writer's settings from the call (wisp_netconn_write_layered). A
- * send is one table-lock round trip in, the read of SO_SNDTIMEO (kept in
- * the netconn: RAM per socket), the core lock, one table-lock round trip
- * out: no more locking than netconn_write by itself (which enters and
- * leaves through the netconn lock).
+ * send is one table-lock round trip in, the core lock, one table-lock
+ * round trip out (SO_SNDTIMEO, kept in the netconn -- RAM per socket --
+ * is read there only when it is set): no more locking than netconn_write
+ * by itself (which enters and leaves through the netconn lock).
  *
  * Receive. TCP data comes as pbuf chains (netconn_recv_tcp_pbuf_flags);
  * recv copies straight from the chain into the caller's buffer and keeps
@@ -621,6 +621,7 @@ static const uint8_t opt_at[OK_LINGER_ON + 1][2] = {
     [OK_CONGESTION] = OPT_AT(opts, WISP_SOCK_O_CUBIC),
     [OK_LINGER] = OPT_AT(linger_s, 0),
     [OK_LINGER_ON] = OPT_AT(opts, WISP_SOCK_O_LINGER),
+    [OK_SNDTIMEO] = OPT_AT(opts, WISP_SOCK_O_SNDTIMEO), /* whether set; the value: the netconn's */
 };
 /* The offsets fit the 6 bits of opt_at. */
 WISP_STATIC_ASSERT(sock_opt_offsets, offsetof(struct wisp_sock, lastoff) <= 64u);
@@ -636,12 +637,10 @@ static uint32_t opt_access(struct wisp_sock *sk, unsigned kind, bool store, uint
     /* the timeouts: the netconn's own, not copied here (RAM per socket;
      * netconn waits with the receive timeout; the send timeout of a
      * layered netconn is only kept there, send_tcp passes it on): read
-     * here, written by opt_store */
-    if (kind == OK_RCVTIMEO) {
-        return wisp_netconn_get_recvtimeout(sk->conn);
-    }
-    if (kind == OK_SNDTIMEO) {
-        return wisp_netconn_get_sendtimeout(sk->conn);
+     * here, written by opt_store; whether SO_SNDTIMEO is set is a flag
+     * here (so a send reads the netconn's only then) */
+    if (kind == OK_RCVTIMEO || (kind == OK_SNDTIMEO && !store)) {
+        return (kind == OK_RCVTIMEO ? wisp_netconn_get_recvtimeout : wisp_netconn_get_sendtimeout)(sk->conn);
     }
     tbl_lock();
     switch (at >> 6) {
@@ -1174,6 +1173,7 @@ int wisp_connect(int s, const struct wisp_sockaddr *name, wisp_socklen_t namelen
  *  on leaving). */
 struct sock_snap {
     struct wisp_sock_flags f;
+    uint8_t opts; /**< WISP_SOCK_O_* (send: SO_SNDTIMEO set?) */
 };
 
 /* Does a thread read (rx) / write this socket now? Set / clear that (table
@@ -1217,6 +1217,7 @@ static int turn_scan(struct wisp_sockets *t, void *arg)
     }
     dir_set_busy(c->sk, c->rx, true);
     c->snap->f = c->sk->f; /* the state a reading / writing call looks at */
+    c->snap->opts = c->sk->opts;
     return 1;
 }
 
@@ -1659,16 +1660,16 @@ static wisp_ssize_t send_tcp(struct wisp_sock *sk, const struct wisp_iovec *iov,
 {
     size_t sent = 0;
     int i;
-    uint8_t base = tcp_write_flags(flags & ~WISP_MSG_MORE, snap);
-    uint32_t timeo = wisp_netconn_get_sendtimeout(sk->conn); /* SO_SNDTIMEO, kept there */
+    uint8_t base = tcp_write_flags(flags, snap); /* MSG_MORE: every part's */
+    /* SO_SNDTIMEO, kept in the netconn: read there only when set (no API
+     * lock round trip per send) */
+    uint32_t timeo = (snap->opts & WISP_SOCK_O_SNDTIMEO) ? wisp_netconn_get_sendtimeout(sk->conn) : 0u;
     for (i = 0; i < iovcnt; i++) {
-        size_t written = 0;
+        size_t written; /* set by netconn in every case */
         uint8_t f = base;
         wisp_err_t err;
-        if (iov[i].iov_len == 0) {
-            continue;
-        }
-        if ((flags & WISP_MSG_MORE) || i + 1 < iovcnt) {
+        /* (an empty part: netconn writes nothing and says OK) */
+        if (i + 1 < iovcnt) {
             f |= WISP_NETCONN_MORE;
         }
         err = wisp_netconn_write_layered(sk->conn, iov[i].iov_base, iov[i].iov_len, f, timeo, &written);
@@ -1808,20 +1809,19 @@ wisp_ssize_t wisp_writev(int s, const struct wisp_iovec *iov, int iovcnt)
 int wisp_shutdown(int s, int how)
 {
     struct wisp_sockets *t = g_socks;
-    struct wisp_sock *sk = sock_enter(s);
+    struct wisp_sock *sk = sock_enter_lock(s); /* the state read while entering */
     bool rx, tx, connected;
     wisp_err_t err = WISP_OK;
     if (sk == NULL) {
         return -1;
     }
+    connected = sk->f.established || sk->f.dead;
+    tbl_unlock();
     if (how != WISP_SHUT_RD && how != WISP_SHUT_WR && how != WISP_SHUT_RDWR) {
         return sock_fail_leave(sk, WISP_EINVAL);
     }
     rx = how != WISP_SHUT_WR;
     tx = how != WISP_SHUT_RD;
-    tbl_lock();
-    connected = sk->f.established || sk->f.dead;
-    tbl_unlock();
     if (!connected) {
         return sock_fail_leave(sk, WISP_ENOTCONN);
     }

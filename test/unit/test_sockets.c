@@ -501,6 +501,34 @@ static void test_sockets_so_sndtimeo_send_returns_partial_then_eagain(void **sta
     senv_stop(&t);
 }
 
+/* SO_SNDTIMEO set on the listener is the accepted socket's too (sockets.c
+ * keeps whether it is set; the value is the netconn's); 0 clears it. */
+static void test_sockets_so_sndtimeo_inherited_by_accept(void **state)
+{
+    struct senv t = senv_start();
+    struct wisp_timeval tv = { 0, 100000 }, tvr;
+    static uint8_t buf[WISP_TCP_SND_BUF + WISP_TCP_WND + 200000];
+    wisp_socklen_t len = sizeof tvr;
+    int lfd, cli, srv;
+    wisp_ssize_t r;
+    (void)state;
+    lfd = tcp_listener(5016, 2);
+    assert_int_equal(wisp_setsockopt(lfd, WISP_SOL_SOCKET, WISP_SO_SNDTIMEO, &tv, sizeof tv), 0);
+    tcp_pair(lfd, 5016, &cli, &srv);
+    /* nobody reads: the accepted socket's send ends at its timeout */
+    r = wisp_send(srv, buf, sizeof buf, 0);
+    assert_true(r > 0 && r < (wisp_ssize_t)sizeof buf);
+    tv.tv_usec = 0;
+    assert_int_equal(wisp_setsockopt(srv, WISP_SOL_SOCKET, WISP_SO_SNDTIMEO, &tv, sizeof tv), 0);
+    assert_int_equal(wisp_getsockopt(srv, WISP_SOL_SOCKET, WISP_SO_SNDTIMEO, &tvr, &len), 0);
+    assert_int_equal(tvr.tv_sec, 0);
+    assert_int_equal(tvr.tv_usec, 0);
+    assert_int_equal(wisp_close(cli), 0);
+    assert_int_equal(wisp_close(srv), 0);
+    assert_int_equal(wisp_close(lfd), 0);
+    senv_stop(&t);
+}
+
 static void test_sockets_nonblocking_recv_accept_eagain_fcntl_ioctl(void **state)
 {
     struct senv t = senv_start();
@@ -1891,6 +1919,7 @@ int main(void)
         cmocka_unit_test_teardown(test_sockets_bind_and_listen_errors, senv_teardown),
         cmocka_unit_test_teardown(test_sockets_so_rcvtimeo_recv_and_accept_time_out_with_eagain, senv_teardown),
         cmocka_unit_test_teardown(test_sockets_so_sndtimeo_send_returns_partial_then_eagain, senv_teardown),
+        cmocka_unit_test_teardown(test_sockets_so_sndtimeo_inherited_by_accept, senv_teardown),
         cmocka_unit_test_teardown(test_sockets_nonblocking_recv_accept_eagain_fcntl_ioctl, senv_teardown),
         cmocka_unit_test_teardown(test_sockets_nonblocking_connect_einprogress_select_so_error, senv_teardown),
         cmocka_unit_test_teardown(test_sockets_connect_refused_blocking_and_nonblocking, senv_teardown),

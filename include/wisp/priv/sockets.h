@@ -32,6 +32,7 @@ struct wisp_sock_flags {
 #define WISP_SOCK_O_NODELAY 0x08u
 #define WISP_SOCK_O_LINGER 0x10u  /**< SO_LINGER l_onoff */
 #define WISP_SOCK_O_CUBIC 0x20u   /**< TCP_CONGESTION: enum wisp_tcp_cc, 0 or 1 */
+#define WISP_SOCK_O_SNDTIMEO 0x40u /**< SO_SNDTIMEO is set (its value: the netconn's send timeout) */
 
 /** A socket's SO_SNDBUF / SO_RCVBUF bound: setsockopt clamps it to
  *  WISP_TCP_SND_BUF / WISP_TCP_WND, so 16 bits hold it when both fit
