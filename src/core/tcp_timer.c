@@ -140,8 +140,20 @@ void tcp_timer_set(struct wisp_tcp_pcb *pcb, unsigned which, uint32_t delay_ms)
     /* the tick runs no later than every deadline (lazy: armed earlier, it
      * stays; it recomputes when it fires) */
     d = tcp_timer_due(pcb, which);
-    if (!(pcb->flags & TF_DEAD) && (!wisp_timer_armed(&s->tcp.tick_tmr) || wisp_time_before(d, s->tcp.tick_tmr.due))) {
-        tcp_timer_arm_at(s, &s->tcp.tick_tmr, true, d, tcp_tick_fn);
+    if (!(pcb->flags & TF_DEAD)) {
+        bool armed = wisp_timer_armed(&s->tcp.tick_tmr);
+        if (!armed || wisp_time_before(d, s->tcp.tick_tmr.due)) {
+            /* where the tick was is remembered: when this deadline is
+             * cleared again (every write arms the output timer "now", its
+             * output run clears it) the tick goes back there without a
+             * walk over every PCB (tcp_timer_clear) */
+            s->tcp.tick_back = armed ? 1u : 2u;
+            s->tcp.tick_prev = s->tcp.tick_tmr.due;
+            tcp_timer_arm_at(s, &s->tcp.tick_tmr, true, d, tcp_tick_fn);
+        } else if (s->tcp.tick_back == 2u || (s->tcp.tick_back == 1u && wisp_time_before(d, s->tcp.tick_prev))) {
+            s->tcp.tick_back = 1u; /* the way back stays no later than every other deadline */
+            s->tcp.tick_prev = d;
+        }
     }
 }
 
@@ -151,6 +163,7 @@ static void tcp_tick_arm(struct wisp_stack *s)
 {
     uint32_t due = 0;
     bool any = tcp_tick_walk(s, false, &due) != NULL;
+    s->tcp.tick_back = 0;
 #if WISP_TCP_TW_COMPACT
     unsigned i;
     for (i = 0; i < WISP_TCP_TW_COUNT; i++) {
@@ -173,11 +186,19 @@ void tcp_timer_clear(struct wisp_tcp_pcb *pcb, unsigned which)
     /* A tick armed for exactly this deadline would fire for nothing --
      * and wake a stack thread that sleeps until the next deadline
      * (tcpip.c): every write arms the output timer "now" and the writer's
-     * own output run clears it. Re-arm for the next deadline. Otherwise
-     * the tick may stay armed early: it re-arms itself when it fires. */
+     * own output run clears it. Re-arm for the next deadline: where the
+     * tcp_timer_set that advanced the tick found it (no deadline was
+     * earlier then, and one set earlier since would have advanced it
+     * again), else after a walk over every PCB. Otherwise the tick may
+     * stay armed early: it re-arms itself when it fires. */
     if (was_on && wisp_timer_armed(&s->tcp.tick_tmr) && s->tcp.tick_tmr.due == tcp_timer_due(pcb, which) &&
         !(pcb->flags & TF_DEAD)) {
-        tcp_tick_arm(s);
+        if (s->tcp.tick_back != 0u) {
+            tcp_timer_arm_at(s, &s->tcp.tick_tmr, s->tcp.tick_back == 1u, s->tcp.tick_prev, tcp_tick_fn);
+            s->tcp.tick_back = 0;
+        } else {
+            tcp_tick_arm(s);
+        }
     }
 }
 

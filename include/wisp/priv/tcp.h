@@ -243,10 +243,12 @@ struct wisp_tcp {
     uint16_t WISP_PRIV(npcbs);                   /**< connection PCBs in pcbs (receive budget shares) */
     uint16_t WISP_PRIV(mem_waiters);             /**< PCBs whose write was refused for want of buffers */
     uint8_t WISP_PRIV(tx_short);                 /**< a write was refused for want of transmit blocks ... */
+    uint8_t WISP_PRIV(tick_back);                /**< 1: tick_prev is where the tick goes back to, 2: the tick had no deadline, 0: unknown (tcp_timer.c) */
     uint32_t WISP_PRIV(tx_short_ms);             /**< ... last at this time (ms): persist give-up under pressure */
     struct wisp_timer WISP_PRIV(wake_tmr);       /**< polls them soon after buffers were given back */
     struct wisp_timer WISP_PRIV(tick_tmr);       /**< the connections' timers (tcp_timer.c) */
     uint32_t WISP_PRIV(tbase);                   /**< ms: origin of their deadlines (the PCBs' tcnt) */
+    uint32_t WISP_PRIV(tick_prev);               /**< ms: the tick's deadline before the last tcp_timer_set advanced it */
     uint32_t WISP_PRIV(key)[4];                  /**< secret of the keyed hash (RFC 6528, cookies) */
     uint32_t WISP_PRIV(chal_tokens), WISP_PRIV(chal_last);  /**< challenge ACK bucket (RFC 5961 §7) */
 #if WISP_TCP_SYNCOOKIES
