@@ -11,7 +11,8 @@
 # compiled against wisp's lwIP compatibility layer (lwip-style-wisp): the
 # same application code on both stacks (netconn discard 9, echo 7, raw echo
 # 7007); wisp-node's services (wisp-sock/-netconn/-raw) are wisp's own apps
-# (a thread per connection on the threaded APIs).
+# (on the threaded APIs a worker thread per connection slot, made on the
+# slot's first use and kept for the connections after it).
 #
 # Experiments (each a section of docs/bench/README.md):
 #   1 (seed 003) receive goodput by sender write size 64..1460 and random
