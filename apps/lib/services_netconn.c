@@ -226,7 +226,7 @@ static void serve(struct wisp_nc_svc_server *srv, struct wisp_netconn *conn)
     struct wisp_nc_svc_slot *slot = NULL;
     wisp_ipaddr_t ip;
     uint16_t port = 0;
-    bool capped = false, worker;
+    bool capped = false;
     int v;
 
     memset(&ip, 0, sizeof ip);
@@ -238,49 +238,18 @@ static void serve(struct wisp_nc_svc_server *srv, struct wisp_netconn *conn)
         slot = &svc->slots[v];
     }
     if (slot != NULL) {
-        /* Reserved for us: nobody else writes the slot until it runs.
-         * worker is written (under lock) only by the accept thread holding
-         * the slot's reservation, and at stop after the accept threads
-         * ended: we read our own or one the admission's lock ordered. */
-        worker = slot->c.worker != 0;
+        /* Reserved for us: nobody else writes the slot until it runs. */
         slot->svc = svc;
         slot->conn = conn;
         slot->id = srv->id;
-        if (worker) {
-            wisp_sys_mutex_lock(&svc->lock);
-            st->connections++;
-            st->active++;
-            slot->c.state = WISP_SVC_SLOT_RUNNING;
-            wisp_sys_mutex_unlock(&svc->lock);
-            wisp_sys_sem_signal(&slot->go);
+        if (wisp_svc_hand_off(&svc->lock, st, &svc->st.threads, &slot->c, &slot->go, &slot->thread, "wisp-nc-conn",
+                              worker_thread, slot)) {
             return;
         }
-        if (wisp_sys_sem_new(&slot->go, 0) == WISP_OK) {
-            wisp_sys_mutex_lock(&svc->lock);
-            st->connections++;
-            st->active++;
-            svc->st.threads++;
-            slot->c.worker = 1;
-            slot->c.state = WISP_SVC_SLOT_RUNNING;
-            wisp_sys_mutex_unlock(&svc->lock);
-            if (wisp_sys_thread_new(&slot->thread, "wisp-nc-conn", worker_thread, slot, 0, 0) == WISP_OK) {
-                return;
-            }
-            wisp_sys_mutex_lock(&svc->lock); /* request_stop signals go under lock only */
-            st->connections--;
-            st->active--;
-            svc->st.threads--;
-            slot->c.worker = 0;
-            slot->c.state = WISP_SVC_SLOT_FREE;
-            slot->conn = NULL;
-            wisp_sys_mutex_unlock(&svc->lock);
-            wisp_sys_sem_free(&slot->go);
-        } else {
-            wisp_sys_mutex_lock(&svc->lock);
-            slot->c.state = WISP_SVC_SLOT_FREE;
-            slot->conn = NULL;
-            wisp_sys_mutex_unlock(&svc->lock);
-        }
+        wisp_sys_mutex_lock(&svc->lock);
+        slot->c.state = WISP_SVC_SLOT_FREE;
+        slot->conn = NULL;
+        wisp_sys_mutex_unlock(&svc->lock);
         capped = false;
     }
     wisp_sys_mutex_lock(&svc->lock);

@@ -239,7 +239,7 @@ static void serve(struct wisp_sock_svc_server *srv, int fd, const struct wisp_so
     struct wisp_sock_services *svc = srv->svc;
     struct wisp_tcp_service_stats *st = &svc->st.tcp[srv->id];
     struct wisp_sock_svc_slot *slot = NULL;
-    bool capped = false, worker;
+    bool capped = false;
     int v;
 
     v = wisp_svc_admit(&svc->lock, &svc->stop, &svc->opt, &svc->slots[0].c, sizeof svc->slots[0],
@@ -249,52 +249,21 @@ static void serve(struct wisp_sock_svc_server *srv, int fd, const struct wisp_so
         slot = &svc->slots[v];
     }
     if (slot != NULL) {
-        /* Reserved for us: nobody else writes the slot until it runs.
-         * worker is written (under lock) only by the accept thread holding
-         * the slot's reservation, and at stop after the accept threads
-         * ended: we read our own or one the admission's lock ordered. */
-        worker = slot->c.worker != 0;
+        /* Reserved for us: nobody else writes the slot until it runs. */
         slot->svc = svc;
         slot->fd = fd;
         slot->id = srv->id;
         slot->peer.sin_family = peer->sin_family;
         slot->peer.sin_addr.s_addr = peer->sin_addr.s_addr;
         slot->peer.sin_port = peer->sin_port;
-        if (worker) {
-            wisp_sys_mutex_lock(&svc->lock);
-            st->connections++;
-            st->active++;
-            slot->c.state = WISP_SVC_SLOT_RUNNING;
-            wisp_sys_mutex_unlock(&svc->lock);
-            wisp_sys_sem_signal(&slot->go);
+        if (wisp_svc_hand_off(&svc->lock, st, &svc->st.threads, &slot->c, &slot->go, &slot->thread, "wisp-sk-conn",
+                              worker_thread, slot)) {
             return;
         }
-        if (wisp_sys_sem_new(&slot->go, 0) == WISP_OK) {
-            wisp_sys_mutex_lock(&svc->lock);
-            st->connections++;
-            st->active++;
-            svc->st.threads++;
-            slot->c.worker = 1;
-            slot->c.state = WISP_SVC_SLOT_RUNNING;
-            wisp_sys_mutex_unlock(&svc->lock);
-            if (wisp_sys_thread_new(&slot->thread, "wisp-sk-conn", worker_thread, slot, 0, 0) == WISP_OK) {
-                return;
-            }
-            wisp_sys_mutex_lock(&svc->lock); /* request_stop signals go under lock only */
-            st->connections--;
-            st->active--;
-            svc->st.threads--;
-            slot->c.worker = 0;
-            slot->c.state = WISP_SVC_SLOT_FREE;
-            slot->fd = -1;
-            wisp_sys_mutex_unlock(&svc->lock);
-            wisp_sys_sem_free(&slot->go);
-        } else {
-            wisp_sys_mutex_lock(&svc->lock);
-            slot->c.state = WISP_SVC_SLOT_FREE;
-            slot->fd = -1;
-            wisp_sys_mutex_unlock(&svc->lock);
-        }
+        wisp_sys_mutex_lock(&svc->lock);
+        slot->c.state = WISP_SVC_SLOT_FREE;
+        slot->fd = -1;
+        wisp_sys_mutex_unlock(&svc->lock);
         capped = false;
     }
     wisp_sys_mutex_lock(&svc->lock);

@@ -180,6 +180,45 @@ int wisp_svc_admit(wisp_sys_mutex_t *lock, const uint8_t *stop, const struct wis
     return v;
 }
 
+bool wisp_svc_hand_off(wisp_sys_mutex_t *lock, struct wisp_tcp_service_stats *st, unsigned *threads,
+                       struct wisp_svc_conn *c, wisp_sys_sem_t *go, wisp_sys_thread_t *thread, const char *name,
+                       wisp_sys_thread_fn fn, void *arg)
+{
+    /* worker is written (under lock) only by the accept thread holding
+     * the slot's reservation, and at stop after the accept threads ended:
+     * this reads our own or one the admission's lock ordered. */
+    bool worker = c->worker != 0;
+
+    if (!worker && wisp_sys_sem_new(go, 0) != WISP_OK) {
+        return false;
+    }
+    wisp_sys_mutex_lock(lock);
+    st->connections++;
+    st->active++;
+    if (!worker) {
+        (*threads)++;
+        c->worker = 1;
+    }
+    c->state = WISP_SVC_SLOT_RUNNING;
+    wisp_sys_mutex_unlock(lock);
+    if (worker) {
+        wisp_sys_sem_signal(go);
+        return true;
+    }
+    if (wisp_sys_thread_new(thread, name, fn, arg, 0, 0) == WISP_OK) {
+        return true;
+    }
+    wisp_sys_mutex_lock(lock); /* request_stop signals go under lock only */
+    st->connections--;
+    st->active--;
+    (*threads)--;
+    c->worker = 0;
+    c->state = WISP_SVC_SLOT_RESERVED;
+    wisp_sys_mutex_unlock(lock);
+    wisp_sys_sem_free(go);
+    return false;
+}
+
 void wisp_svc_account_locked(struct wisp_tcp_service_stats *st, uint8_t end, wisp_err_t how)
 {
     st->active--;

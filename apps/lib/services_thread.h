@@ -68,6 +68,16 @@ void wisp_svc_thread_done(wisp_sys_mutex_t *lock, unsigned *threads);
 bool wisp_svc_worker_next(wisp_sys_mutex_t *lock, const uint8_t *stop, const struct wisp_svc_conn *c,
                           wisp_sys_sem_t *go);
 
+/** Hand the connection of slot c (reserved by wisp_svc_admit, filled by
+ *  the caller) to the slot's worker: signal go, or on the slot's first use
+ *  make go and the worker (thread, running fn(arg), named name). Counts
+ *  the connection in st (and the thread in *threads) and marks the slot
+ *  running, under lock. False: no worker could be made; the slot is still
+ *  reserved and the caller frees it (state free, under lock). */
+bool wisp_svc_hand_off(wisp_sys_mutex_t *lock, struct wisp_tcp_service_stats *st, unsigned *threads,
+                       struct wisp_svc_conn *c, wisp_sys_sem_t *go, wisp_sys_thread_t *thread, const char *name,
+                       wisp_sys_thread_fn fn, void *arg);
+
 /** Source ports of services that answer every datagram: echoing to one of
  *  them would make two servers bounce a datagram forever. */
 bool wisp_svc_reflector_port(uint16_t port);
