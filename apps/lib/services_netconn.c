@@ -189,12 +189,7 @@ static void conn_run(struct wisp_nc_services *svc, struct wisp_nc_svc_slot *slot
     slot->conn = NULL;
     r.how = how;
 
-    wisp_sys_mutex_lock(&svc->lock);
-    wisp_svc_account_locked(st, slot->c.end, how);
-    st->bytes_rx += r.bytes_rx;
-    st->bytes_tx += r.bytes_tx;
-    slot->c.state = WISP_SVC_SLOT_FREE; /* the accept thread may fill it again */
-    wisp_sys_mutex_unlock(&svc->lock);
+    wisp_svc_conn_done(&svc->lock, st, &slot->c, how, r.bytes_rx, r.bytes_tx);
     if (svc->report != NULL) {
         svc->report(svc->report_ctx, &r);
     }

@@ -204,12 +204,7 @@ static void conn_run(struct wisp_sock_services *svc, struct wisp_sock_svc_slot *
     slot->fd = -1;
     r.how = how;
 
-    wisp_sys_mutex_lock(&svc->lock);
-    wisp_svc_account_locked(st, slot->c.end, how);
-    st->bytes_rx += r.bytes_rx;
-    st->bytes_tx += r.bytes_tx;
-    slot->c.state = WISP_SVC_SLOT_FREE; /* the accept thread may fill it again */
-    wisp_sys_mutex_unlock(&svc->lock);
+    wisp_svc_conn_done(&svc->lock, st, &slot->c, how, r.bytes_rx, r.bytes_tx);
     if (svc->report != NULL) {
         svc->report(svc->report_ctx, &r);
     }

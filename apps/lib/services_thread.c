@@ -219,8 +219,12 @@ bool wisp_svc_hand_off(wisp_sys_mutex_t *lock, struct wisp_tcp_service_stats *st
     return false;
 }
 
-void wisp_svc_account_locked(struct wisp_tcp_service_stats *st, uint8_t end, wisp_err_t how)
+void wisp_svc_conn_done(wisp_sys_mutex_t *lock, struct wisp_tcp_service_stats *st, struct wisp_svc_conn *c,
+                        wisp_err_t how, uint64_t bytes_rx, uint64_t bytes_tx)
 {
+    uint8_t end = c->end;
+
+    wisp_sys_mutex_lock(lock);
     st->active--;
     if (end == WISP_SVC_END_RECLAIM) {
         st->reclaimed++;
@@ -239,4 +243,8 @@ void wisp_svc_account_locked(struct wisp_tcp_service_stats *st, uint8_t end, wis
     } else {
         st->resets++;
     }
+    st->bytes_rx += bytes_rx;
+    st->bytes_tx += bytes_tx;
+    c->state = WISP_SVC_SLOT_FREE; /* the accept thread may fill it again */
+    wisp_sys_mutex_unlock(lock);
 }

@@ -106,9 +106,11 @@ int wisp_svc_admit(wisp_sys_mutex_t *lock, const uint8_t *stop, const struct wis
                    struct wisp_svc_conn *first, size_t stride, unsigned n, uint32_t ip, unsigned tries,
                    bool *capped);
 
-/** A worker's connection ended with how (its end in end): the counters of
- *  its service, under lock (active, closed, aborted, resets, timeouts,
- *  reclaimed). */
-void wisp_svc_account_locked(struct wisp_tcp_service_stats *st, uint8_t end, wisp_err_t how);
+/** A worker's connection ended with how (its end in c->end), after
+ *  bytes_rx / bytes_tx: the counters of its service (active, closed,
+ *  aborted, resets, timeouts, reclaimed, bytes), and the slot is free for
+ *  the accept thread again; takes lock. */
+void wisp_svc_conn_done(wisp_sys_mutex_t *lock, struct wisp_tcp_service_stats *st, struct wisp_svc_conn *c,
+                        wisp_err_t how, uint64_t bytes_rx, uint64_t bytes_tx);
 
 #endif /* WISP_APPS_SERVICES_THREAD_H */
