@@ -76,8 +76,6 @@ void wisp_udp_err(struct wisp_udp_pcb *pcb, wisp_udp_err_fn fn, void *arg);
  *  unreachable when no PCB matches a unicast datagram. */
 void wisp_udp_input(struct wisp_stack *s, struct wisp_pbuf *p, const struct wisp_ip_info *ip);
 
-void wisp_udp_init(struct wisp_stack *s);
-
 /* the layout of the structures above (private tier) */
 #include "wisp/priv/udp.h"
 

@@ -596,8 +596,3 @@ unsigned wisp_arp_count(const struct wisp_stack *s)
             n++;
     return n;
 }
-
-void wisp_arp_init(struct wisp_stack *s)
-{
-    memset(&s->arp, 0, sizeof(s->arp));
-}

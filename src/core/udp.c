@@ -449,11 +449,6 @@ void wisp_udp_icmp_err(struct wisp_stack *s, const struct wisp_icmp_err *e)
     }
 }
 
-void wisp_udp_init(struct wisp_stack *s)
-{
-    s->udp_pcbs = NULL;
-}
-
 struct wisp_stack *wisp_udp_stack(const struct wisp_udp_pcb *pcb)
 {
     WISP_CORE_ASSERT_OWNER(pcb->stack);

@@ -31,10 +31,4 @@ struct wisp_arp {
     struct wisp_arp_watch *WISP_PRIV(watch);  /**< registered observers (wisp_arp_watch_add) */
 };
 
-/* ---- library-internal functions (WISP_PRIVATE_ACCESS only) ---- */
-#ifdef WISP_PRIVATE_ACCESS
-/** Internal: initialise the ARP state of a stack. */
-void wisp_arp_init(struct wisp_stack *s);
-#endif /* WISP_PRIVATE_ACCESS */
-
 #endif /* WISP_PRIV_ARP_H */
