@@ -34,7 +34,7 @@ need_pkgs+=(liblwip-dev)  # test_lwip_compat.sh: the lwip-style application agai
 need_pkgs+=(qemu-system-arm)  # firmware tests (test/interop/test_fw_*.sh)
 # The big-endian unit tests (step 2b): s390x cross compiler, QEMU user mode,
 # cmocka of the s390x architecture (Debian multiarch).
-need_pkgs+=(gcc-s390x-linux-gnu qemu-user libcmocka-dev:s390x)
+need_pkgs+=(gcc-s390x-linux-gnu libc6-dev-s390x-cross qemu-user libcmocka-dev:s390x)  # the C library for the cross linker: only a Recommends of the compiler
 missing=()
 for p in "${need_pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
