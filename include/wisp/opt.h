@@ -637,6 +637,24 @@ void wisp_core_owner_check(const struct wisp_stack *s, const char *where);
 #define WISP_TCP_OOSEQ_MAX_PBUFS 4
 #endif
 
+/** Out-of-order queues: a connection takes one from a pool of the stack
+ *  (WISP_POOL_TCP_OOSEQ) on its first out-of-order segment and gives it
+ *  back when the gap has filled or the connection ends. Most connections
+ *  never hold out-of-order data, so the queue is not part of every PCB:
+ *  each costs 8 bytes per WISP_TCP_OOSEQ_MAX_PBUFS plus 4 (M4). Out-of-order
+ *  data arriving while no queue is free is dropped and counted
+ *  (tcp.ooseq.drop), as beyond WISP_TCP_OOSEQ_MAX_PBUFS: the peer resends
+ *  it (RFC 9293 §3.10.7.4 allows either). A queue holds at least one
+ *  receive buffer, so more queues than half the receive buffers would
+ *  rarely all hold data. Range 0..65535, 0 = drop out-of-order data.
+ *  Default min(WISP_TCP_PCB_COUNT, WISP_PBUF_RX_COUNT / 2) (4). */
+#ifndef WISP_TCP_OOSEQ_COUNT
+#define WISP_TCP_OOSEQ_COUNT \
+    (WISP_TCP_PCB_COUNT < WISP_PBUF_RX_COUNT / 2 ? WISP_TCP_PCB_COUNT : WISP_PBUF_RX_COUNT / 2)
+#endif
+/* (derived, not an option) 1: the pool of out-of-order queues exists */
+#define WISP_TCP_OOSEQ_POOL (WISP_TCP && WISP_TCP_OOSEQ_MAX_PBUFS > 0 && WISP_TCP_OOSEQ_COUNT > 0)
+
 /** Congestion control (src/core/tcp_cc.c): the algorithms compiled in
  *  and the one a new connection starts with (wisp_tcp_set_cc, socket
  *  option TCP_CONGESTION change it per connection before or after

@@ -121,6 +121,9 @@ enum wisp_pool_id {
     WISP_POOL_TCP_LISTEN,
     WISP_POOL_TCP_SEG,
 #endif
+#if WISP_TCP_OOSEQ_POOL
+    WISP_POOL_TCP_OOSEQ,
+#endif
     WISP_POOL_COUNT
 };
 

@@ -394,6 +394,9 @@ static const char pn_tcp_pcb[] = "tcp_pcb";
 static const char pn_tcp_listen[] = "tcp_listen";
 static const char pn_tcp_seg[] = "tcp_seg";
 #endif
+#if WISP_TCP_OOSEQ_POOL
+static const char pn_tcp_ooseq[] = "tcp_ooseq";
+#endif
 static const struct stack_pool_def stack_pools[WISP_POOL_COUNT] = {
     STACK_POOL(WISP_POOL_PBUF_RX, pn_pbuf_rx, mem_rx, WISP_PBUF_ELEM_SIZE, WISP_PBUF_RX_COUNT),
     STACK_POOL(WISP_POOL_PBUF_TX, pn_pbuf_tx, mem_tx, WISP_PBUF_ELEM_SIZE, WISP_PBUF_TX_COUNT),
@@ -408,6 +411,9 @@ static const struct stack_pool_def stack_pools[WISP_POOL_COUNT] = {
     STACK_POOL(WISP_POOL_TCP_PCB, pn_tcp_pcb, mem_tcp_pcb, sizeof(struct wisp_tcp_pcb), WISP_TCP_PCB_COUNT),
     STACK_POOL(WISP_POOL_TCP_LISTEN, pn_tcp_listen, mem_tcp_listen, sizeof(struct wisp_tcp_listen), WISP_TCP_LISTEN_COUNT),
     STACK_POOL(WISP_POOL_TCP_SEG, pn_tcp_seg, mem_tcp_seg, sizeof(struct wisp_tcp_seg), WISP_TCP_SEG_COUNT),
+#endif
+#if WISP_TCP_OOSEQ_POOL
+    STACK_POOL(WISP_POOL_TCP_OOSEQ, pn_tcp_ooseq, mem_tcp_ooseq, sizeof(struct wisp_tcp_ooq), WISP_TCP_OOSEQ_COUNT),
 #endif
 };
 

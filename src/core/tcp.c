@@ -246,13 +246,19 @@ struct wisp_tcp_pcb *wisp_tcp_new(struct wisp_stack *s)
 
 void tcp_free_ooseq(struct wisp_tcp_pcb *pcb)
 {
+#if WISP_TCP_OOSEQ_POOL
+    struct wisp_tcp_ooq *q = pcb->ooq;
     unsigned i;
-    for (i = 0; i < pcb->ooseq_n; i++) {
-        wisp_pbuf_free(pcb->ooseq[i].p);
-        pcb->ooseq[i].p = NULL;
+    if (q != NULL) {
+        for (i = 0; i < q->n; i++) {
+            wisp_pbuf_free(q->e[i].p);
+        }
+        wisp_pool_free(&pcb->c.stack->pool[WISP_POOL_TCP_OOSEQ], q); /* back to the pool */
+        pcb->ooq = NULL;
     }
-    pcb->ooseq_n = 0;
-    pcb->ooseq_bufs = 0;
+#else
+    (void)pcb; /* never holds a queue */
+#endif
 }
 
 void tcp_pcb_release(struct wisp_tcp_pcb *pcb)
@@ -836,7 +842,7 @@ void wisp_tcp_get_info(const struct wisp_tcp_pcb *pcb, struct wisp_tcp_info *inf
                       c->state == WISP_TCP_TIME_WAIT;
         info->bytes_received = pcb->rcv_nxt - pcb->irs - 1u - (fin_in ? 1u : 0u);
     }
-    info->ooseq_pbufs = pcb->ooseq_bufs;
+    info->ooseq_pbufs = pcb->ooq != NULL ? pcb->ooq->bufs : 0u;
     info->snd_blocks = pcb->snd_blk;
     info->rtx_backoff = (c->state == WISP_TCP_SYN_SENT || c->state == WISP_TCP_SYN_RCVD) ? pcb->c.syn_rtx : pcb->nrtx;
     info->snd_buf = pcb->snd_buf;

@@ -430,35 +430,40 @@ static WISP_NOINLINE struct wisp_pbuf *tcp_trim_front(struct wisp_tcp_pcb *pcb, 
     return tcp_pbuf_skip(p, d);
 }
 
-/* An arrival into ooseq[i]: it becomes the most recent (age 0), the
+#if WISP_TCP_OOSEQ_POOL
+/* An arrival into q->e[i]: it becomes the most recent (age 0), the
  * others age by one arrival (up to TCP_SACK_RECENT). */
-static void tcp_sack_note(struct wisp_tcp_pcb *pcb, unsigned i)
+static void tcp_sack_note(struct wisp_tcp_ooq *q, unsigned i)
 {
 #if WISP_TCP_SACK
     /* RFC 2018 §4: remember the most recent arrivals (first block first) */
     unsigned k;
-    for (k = 0; k < pcb->ooseq_n; k++) {
-        if ((pcb->ooseq_fa[k] & TCP_OO_AGE) < TCP_SACK_RECENT) {
-            pcb->ooseq_fa[k]++;
+    for (k = 0; k < q->n; k++) {
+        if ((q->fa[k] & TCP_OO_AGE) < TCP_SACK_RECENT) {
+            q->fa[k]++;
         }
     }
-    pcb->ooseq_fa[i] &= TCP_OO_FIN;
+    q->fa[i] &= TCP_OO_FIN;
 #else
-    (void)pcb, (void)i;
+    (void)q, (void)i;
 #endif
 }
+#endif
 
 /* Remove out-of-order entry pos (its pbuf is the caller's). */
-static void tcp_ooseq_del(struct wisp_tcp_pcb *pcb, unsigned pos)
+static void tcp_ooseq_del(struct wisp_tcp_ooq *q, unsigned pos)
 {
-    unsigned n = pcb->ooseq_n - pos - 1u;
-    memmove(&pcb->ooseq[pos], &pcb->ooseq[pos + 1u], n * sizeof(pcb->ooseq[0]));
-    memmove(&pcb->ooseq_fa[pos], &pcb->ooseq_fa[pos + 1u], n);
-    pcb->ooseq_n--;
+    unsigned n = q->n - pos - 1u;
+    memmove(&q->e[pos], &q->e[pos + 1u], n * sizeof(q->e[0]));
+    memmove(&q->fa[pos], &q->fa[pos + 1u], n);
+    q->n--;
 }
 
-/* Queue an out-of-order segment [seq, seq + len) (+ FIN). Takes p. */
-static void tcp_ooseq_insert(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, uint32_t seq, uint32_t len, bool fin)
+#if WISP_TCP_OOSEQ_POOL
+/* Queue an out-of-order segment [seq, seq + len) (+ FIN) in q, the PCB's
+ * queue. Takes p. */
+static void tcp_ooseq_add(struct wisp_tcp_pcb *pcb, struct wisp_tcp_ooq *q, struct wisp_pbuf *p, uint32_t seq,
+                          uint32_t len, bool fin)
 {
     struct wisp_stack *s = pcb->c.stack;
     struct wisp_tcp_ooseq *prev;
@@ -466,21 +471,16 @@ static void tcp_ooseq_insert(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, uint
     uint32_t end;
 
     WISP_ASSERT(p == NULL || p->tot_len == len); /* an entry's length is its data's (tcp_oo_len) */
-    if (WISP_TCP_OOSEQ_MAX_PBUFS == 0) {
-        WISP_CTR_INC(s, TCP_OOSEQ_DROP);
-        wisp_pbuf_free(p);
-        return;
-    }
     /* trim against the entries before (RFC 9293 §3.10.7.4: overlapping
      * data is the same data; keep one copy) */
-    for (pos = 0; pos < pcb->ooseq_n && TCP_SEQ_LEQ(pcb->ooseq[pos].seq, seq); pos++) {
-        const struct wisp_tcp_ooseq *e = &pcb->ooseq[pos];
+    for (pos = 0; pos < q->n && TCP_SEQ_LEQ(q->e[pos].seq, seq); pos++) {
+        const struct wisp_tcp_ooseq *e = &q->e[pos];
         uint32_t eend = e->seq + tcp_oo_len(e);
-        if (TCP_SEQ_GEQ(eend, seq + len) && (!fin || (pcb->ooseq_fa[pos] & TCP_OO_FIN) || TCP_SEQ_GT(eend, seq + len))) {
+        if (TCP_SEQ_GEQ(eend, seq + len) && (!fin || (q->fa[pos] & TCP_OO_FIN) || TCP_SEQ_GT(eend, seq + len))) {
             wisp_pbuf_free(p); /* nothing new */
             /* RFC 2883 §4 rule 4: the D-SACK block, then the block holding it */
             tcp_dsack_set(pcb, seq, seq + len);
-            tcp_sack_note(pcb, pos);
+            tcp_sack_note(q, pos);
             return;
         }
         if (TCP_SEQ_GT(eend, seq)) {
@@ -489,18 +489,18 @@ static void tcp_ooseq_insert(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, uint
     }
     end = seq + len;
     /* drop later entries the new one covers completely */
-    while (pos < pcb->ooseq_n) {
-        uint32_t eend = pcb->ooseq[pos].seq + tcp_oo_len(&pcb->ooseq[pos]);
-        if (!TCP_SEQ_LEQ(eend, end) || ((pcb->ooseq_fa[pos] & TCP_OO_FIN) && !fin && eend == end)) {
+    while (pos < q->n) {
+        uint32_t eend = q->e[pos].seq + tcp_oo_len(&q->e[pos]);
+        if (!TCP_SEQ_LEQ(eend, end) || ((q->fa[pos] & TCP_OO_FIN) && !fin && eend == end)) {
             break;
         }
-        pcb->ooseq_bufs = (uint16_t)(pcb->ooseq_bufs - wisp_pbuf_clen(pcb->ooseq[pos].p));
-        wisp_pbuf_free(pcb->ooseq[pos].p);
-        tcp_ooseq_del(pcb, pos);
+        q->bufs = (uint16_t)(q->bufs - wisp_pbuf_clen(q->e[pos].p));
+        wisp_pbuf_free(q->e[pos].p);
+        tcp_ooseq_del(q, pos);
     }
     /* trim the tail against the next entry */
-    if (pos < pcb->ooseq_n && TCP_SEQ_LT(pcb->ooseq[pos].seq, end)) {
-        len = pcb->ooseq[pos].seq - seq;
+    if (pos < q->n && TCP_SEQ_LT(q->e[pos].seq, end)) {
+        len = q->e[pos].seq - seq;
         p = tcp_pbuf_keep(p, len);
         fin = false;
         end = seq + len;
@@ -513,15 +513,15 @@ static void tcp_ooseq_insert(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, uint
     /* The entry before ends where this begins: join it, a short segment
      * copied into its last block (tcp_rx_append), so runs of small
      * segments behind a hole take blocks by their bytes. */
-    prev = pos > 0 ? &pcb->ooseq[pos - 1u] : NULL;
+    prev = pos > 0 ? &q->e[pos - 1u] : NULL;
     if (prev != NULL) {
         uint32_t plen = tcp_oo_len(prev);
-        if (p == NULL || (pcb->ooseq_fa[pos - 1u] & TCP_OO_FIN) || prev->seq + plen != seq || plen + len > 0xffffu) {
+        if (p == NULL || (q->fa[pos - 1u] & TCP_OO_FIN) || prev->seq + plen != seq || plen + len > 0xffffu) {
             prev = NULL;
         }
     }
-    if ((prev == NULL && pcb->ooseq_n >= WISP_TCP_OOSEQ_SLOTS) ||
-        (unsigned)pcb->ooseq_bufs + nb > WISP_TCP_OOSEQ_MAX_PBUFS ||
+    if ((prev == NULL && q->n >= WISP_TCP_OOSEQ_SLOTS) ||
+        (unsigned)q->bufs + nb > WISP_TCP_OOSEQ_MAX_PBUFS ||
         (nb > 0 && (unsigned)(s->pool[WISP_POOL_PBUF_RX].count - s->pool[WISP_POOL_PBUF_RX].used) <
                        TCP_OOSEQ_RX_RESERVE)) {
         /* bounded per connection, and never the last receive blocks of
@@ -531,23 +531,55 @@ static void tcp_ooseq_insert(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, uint
         return;
     }
     if (prev != NULL) {
-        pcb->ooseq_bufs = (uint16_t)(pcb->ooseq_bufs + tcp_rx_append(pcb, prev->p, p)); /* its length grows by len */
-        pcb->ooseq_fa[pos - 1u] = (uint8_t)(pcb->ooseq_fa[pos - 1u] | (fin ? TCP_OO_FIN : 0u));
-        tcp_sack_note(pcb, pos - 1u);
+        q->bufs = (uint16_t)(q->bufs + tcp_rx_append(pcb, prev->p, p)); /* its length grows by len */
+        q->fa[pos - 1u] = (uint8_t)(q->fa[pos - 1u] | (fin ? TCP_OO_FIN : 0u));
+        tcp_sack_note(q, pos - 1u);
         WISP_CTR_INC(s, TCP_OOSEQ);
         return;
     }
-    for (i = pcb->ooseq_n; i > pos; i--) {
-        pcb->ooseq[i] = pcb->ooseq[i - 1u];
-        pcb->ooseq_fa[i] = pcb->ooseq_fa[i - 1u];
+    for (i = q->n; i > pos; i--) {
+        q->e[i] = q->e[i - 1u];
+        q->fa[i] = q->fa[i - 1u];
     }
-    pcb->ooseq[pos].p = p; /* p holds len bytes (tcp_oo_len) */
-    pcb->ooseq[pos].seq = seq;
-    pcb->ooseq_fa[pos] = fin ? TCP_OO_FIN : 0u;
-    pcb->ooseq_n++;
-    pcb->ooseq_bufs = (uint16_t)(pcb->ooseq_bufs + nb);
-    tcp_sack_note(pcb, pos);
+    q->e[pos].p = p; /* p holds len bytes (tcp_oo_len) */
+    q->e[pos].seq = seq;
+    q->fa[pos] = fin ? TCP_OO_FIN : 0u;
+    q->n++;
+    q->bufs = (uint16_t)(q->bufs + nb);
+    tcp_sack_note(q, pos);
     WISP_CTR_INC(s, TCP_OOSEQ);
+}
+#endif
+
+/* Queue an out-of-order segment [seq, seq + len) (+ FIN). Takes p. */
+static void tcp_ooseq_insert(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, uint32_t seq, uint32_t len, bool fin)
+{
+#if WISP_TCP_OOSEQ_POOL
+    struct wisp_pool *pool = &pcb->c.stack->pool[WISP_POOL_TCP_OOSEQ];
+    struct wisp_tcp_ooq *q = pcb->ooq;
+    if (q == NULL) {
+        /* its first out-of-order data: take a queue; none free, drop it
+         * like data beyond the queue's bounds (the peer resends it) */
+        q = (struct wisp_tcp_ooq *)wisp_pool_alloc(pool);
+        if (q == NULL) {
+            WISP_CTR_INC(pcb->c.stack, TCP_OOSEQ_DROP);
+            wisp_pbuf_free(p);
+            return;
+        }
+        q->n = 0;
+        q->bufs = 0;
+    }
+    tcp_ooseq_add(pcb, q, p, seq, len, fin);
+    if (q->n == 0) {
+        wisp_pool_free(pool, q); /* nothing was kept: give the queue back */
+        q = NULL;
+    }
+    pcb->ooq = q;
+#else
+    WISP_CTR_INC(pcb->c.stack, TCP_OOSEQ_DROP); /* no queue: out-of-order data is dropped */
+    wisp_pbuf_free(p);
+    (void)seq, (void)len, (void)fin;
+#endif
 }
 
 /* Accept in-order data p of len bytes at rcv_nxt. False when pcb died. */
@@ -562,12 +594,17 @@ static bool tcp_take(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, uint32_t len
  * *fin: an in-order FIN was found. False when pcb died. */
 static bool tcp_ooseq_merge(struct wisp_tcp_pcb *pcb, bool *fin)
 {
-    while (pcb->ooseq_n > 0 && TCP_SEQ_LEQ(pcb->ooseq[0].seq, pcb->rcv_nxt) && !*fin) {
-        struct wisp_tcp_ooseq e = pcb->ooseq[0];
+    struct wisp_tcp_ooq *q;
+    /* (the queue read again each time: the application ran in between) */
+    while ((q = pcb->ooq) != NULL && TCP_SEQ_LEQ(q->e[0].seq, pcb->rcv_nxt) && !*fin) {
+        struct wisp_tcp_ooseq e = q->e[0];
         uint32_t end = e.seq + tcp_oo_len(&e);
-        bool e_fin = (pcb->ooseq_fa[0] & TCP_OO_FIN) != 0;
-        pcb->ooseq_bufs = (uint16_t)(pcb->ooseq_bufs - wisp_pbuf_clen(e.p)); /* (a bare FIN: 0) */
-        tcp_ooseq_del(pcb, 0);
+        bool e_fin = (q->fa[0] & TCP_OO_FIN) != 0;
+        q->bufs = (uint16_t)(q->bufs - wisp_pbuf_clen(e.p)); /* (a bare FIN: 0) */
+        tcp_ooseq_del(q, 0);
+        if (q->n == 0) {
+            tcp_free_ooseq(pcb); /* empty: the queue goes back */
+        }
         if (TCP_SEQ_GT(end, pcb->rcv_nxt)) {
             uint32_t len = end - pcb->rcv_nxt;
             struct wisp_pbuf *p = tcp_pbuf_skip(e.p, pcb->rcv_nxt - e.seq);
@@ -633,7 +670,7 @@ static bool tcp_receive(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, const str
         return true;
     }
     if (len > 0) {
-        bool had_gap = pcb->ooseq_n > 0;
+        bool had_gap = pcb->ooq != NULL;
         const struct wisp_pool *rx = &pcb->c.stack->pool[WISP_POOL_PBUF_RX];
         if (!tcp_refused_fits(pcb, len)) {
             WISP_CTR_INC(pcb->c.stack, TCP_DROP_REFUSED); /* cannot hold more: the peer resends */
@@ -683,7 +720,7 @@ static bool tcp_receive(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, const str
         if (fin) {
             *fin_in = true;
         }
-        if (pcb->ooseq_n > 0 && !*fin_in) {
+        if (pcb->ooq != NULL && !*fin_in) {
             if (!tcp_ooseq_merge(pcb, fin_in)) {
                 return false;
             }

@@ -202,10 +202,11 @@ static uint8_t *tcp_sack_blocks(const struct wisp_tcp_pcb *pcb, uint8_t *o, unsi
     uint32_t r[WISP_TCP_OOSEQ_SLOTS][2];
     uint8_t age[WISP_TCP_OOSEQ_SLOTS]; /* of its most recent entry; 0xff: listed */
     unsigned nr = 0, i, best, nb = 0;
+    const struct wisp_tcp_ooq *q = pcb->ooq;
 
-    for (i = 0; i < pcb->ooseq_n; i++) {
-        const struct wisp_tcp_ooseq *e = &pcb->ooseq[i];
-        uint8_t fa = pcb->ooseq_fa[i];
+    for (i = 0; q != NULL && i < q->n; i++) {
+        const struct wisp_tcp_ooseq *e = &q->e[i];
+        uint8_t fa = q->fa[i];
         uint32_t end = e->seq + tcp_oo_len(e) + ((fa & TCP_OO_FIN) ? 1u : 0u);
         if (nr > 0 && r[nr - 1][1] == e->seq) {
             r[nr - 1][1] = end; /* contiguous with the previous entry */
@@ -245,7 +246,7 @@ static uint8_t tcp_build_opts(struct wisp_tcp_pcb *pcb, uint8_t *o, unsigned roo
         p = tcp_put_ts(p, TCP_OPT4(WISP_TCP_OPT_NOP, WISP_TCP_OPT_NOP, 0, 0), tcp_tsval(pcb), TCP_TS_RECENT(pcb));
     }
 #if WISP_TCP_SACK
-    if ((pcb->flags & TF_SACK) && (pcb->ooseq_n > 0 || (pcb->flags & TF_DSACK)) &&
+    if ((pcb->flags & TF_SACK) && (pcb->ooq != NULL || (pcb->flags & TF_DSACK)) &&
         room >= (unsigned)(p - o) + 2u + WISP_TCP_OPT_HDRLEN + WISP_TCP_SACK_BLOCK_LEN) {
         /* NOP NOP SACK length, then the blocks; RFC 2018 §3: at most 4
          * blocks, 3 with timestamps -- what fits in room <= 40 bytes. */

@@ -182,9 +182,9 @@ enum {
 extern const uint8_t tcp_tmr_slot[WISP_TCP_NTMR];
 
 /* Out-of-order arrivals whose blocks a SACK option lists first, most
- * recent first (RFC 2018 §4; the age bits of pcb->ooseq_fa[]). */
+ * recent first (RFC 2018 §4; the age bits of pcb->ooq->fa[]). */
 #define TCP_SACK_RECENT 4u
-/* pcb->ooseq_fa[i]: entry i ends with a FIN; the arrivals noted since
+/* pcb->ooq->fa[i]: entry i ends with a FIN; the arrivals noted since
  * its last one, up to TCP_SACK_RECENT (SACK block order). */
 #define TCP_OO_FIN 0x80u
 #define TCP_OO_AGE 0x7fu
@@ -233,7 +233,7 @@ struct wisp_tcp_common *tcp_common(struct wisp_tcp_pcb *pcb);
 /* Release everything; the memory goes back to the pool unless the PCB is
  * being processed (then TF_DEAD and the processor frees it). */
 void tcp_pcb_release(struct wisp_tcp_pcb *pcb);
-/* Free the out-of-order queue. */
+/* Free the out-of-order queue (its data, and the queue to its pool). */
 void tcp_free_ooseq(struct wisp_tcp_pcb *pcb);
 /* Release and report err to the application (unless it closed). */
 void tcp_pcb_kill(struct wisp_tcp_pcb *pcb, wisp_err_t err);

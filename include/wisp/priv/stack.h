@@ -72,6 +72,9 @@ struct wisp_stack {
     union { uint64_t WISP_PRIV(a_); uint8_t WISP_PRIV(b)[WISP_TCP_LISTEN_COUNT * WISP_POOL_ELEM(sizeof(struct wisp_tcp_listen))]; } WISP_PRIV(mem_tcp_listen);
     union { uint64_t WISP_PRIV(a_); uint8_t WISP_PRIV(b)[WISP_TCP_SEG_COUNT * WISP_POOL_ELEM(sizeof(struct wisp_tcp_seg))]; } WISP_PRIV(mem_tcp_seg);
 #endif
+#if WISP_TCP_OOSEQ_POOL
+    union { uint64_t WISP_PRIV(a_); uint8_t WISP_PRIV(b)[WISP_TCP_OOSEQ_COUNT * WISP_POOL_ELEM(sizeof(struct wisp_tcp_ooq))]; } WISP_PRIV(mem_tcp_ooseq);
+#endif
 };
 
 #endif /* WISP_PRIV_STACK_H */

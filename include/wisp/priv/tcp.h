@@ -53,11 +53,21 @@ struct wisp_tcp_listen {
 };
 
 /** An out-of-order received segment (data only, header hidden): the
- *  data [seq, seq + p->tot_len); its FIN and SACK age are the PCB's
- *  ooseq_fa[] byte of the same index (tcp_priv.h TCP_OO_*). */
+ *  data [seq, seq + p->tot_len); its FIN and SACK age are its queue's
+ *  fa[] byte of the same index (tcp_priv.h TCP_OO_*). */
 struct wisp_tcp_ooseq {
     struct wisp_pbuf *WISP_PRIV(p);          /**< NULL for a FIN without data */
     uint32_t WISP_PRIV(seq);
+};
+
+/** A connection's out-of-order queue, in sequence order: taken from the
+ *  stack's pool (WISP_POOL_TCP_OOSEQ, opt.h WISP_TCP_OOSEQ_COUNT) with its
+ *  first entry, given back when it empties (tcp_in.c). */
+struct wisp_tcp_ooq {
+    struct wisp_tcp_ooseq WISP_PRIV(e)[WISP_TCP_OOSEQ_SLOTS];
+    uint16_t WISP_PRIV(bufs);                /**< receive buffers it holds */
+    uint8_t WISP_PRIV(n);                    /**< entries in e[] (> 0 while the PCB holds it) */
+    uint8_t WISP_PRIV(fa)[WISP_TCP_OOSEQ_SLOTS]; /**< of e[i]: TCP_OO_FIN | SACK age (tcp_priv.h) */
 };
 
 /** Per-connection state of the congestion control algorithm (tcp_cc.h). */
@@ -91,8 +101,11 @@ typedef uint32_t wisp_tcp_ssize_t;
 #endif
 
 /** A connection PCB (SYN-SENT .. LAST-ACK, or CLOSED before connect).
- *  Laid out by size (32-bit words, then 16-bit, then bytes) so that a
- *  32-bit target pads nothing; the fields of an option compiled out
+ *  The most used fields first, within reach of the short loads of Thumb
+ *  (62 bytes for 16-bit fields, 124 for words: ~150 bytes of M4 code
+ *  against a layout by topic), in groups that a 32-bit target pads
+ *  nothing in (words, then 16-bit, then bytes); the fields of an option
+ *  compiled out
  *  (opt.h WISP_TCP_TIMESTAMPS, WISP_TCP_SACK, WISP_TCP_DSACK,
  *  WISP_TCP_WND_SCALE, WISP_TCP_PCB_STATS) are gone. */
 struct wisp_tcp_pcb {
@@ -103,44 +116,65 @@ struct wisp_tcp_pcb {
     uint16_t WISP_PRIV(mss);                 /**< effective send MSS (RFC 6691: options excluded) */
     uint32_t WISP_PRIV(flags);               /**< TF_* (tcp_priv.h) */
 
+    /* much used 16-bit fields. Buffer sizes: wisp_tcp_set_bufs clamps
+     * them to WISP_TCP_WND and WISP_TCP_SND_BUF, 16-bit when those fit;
+     * two of a kind keep the fields after them aligned either way. */
+    wisp_tcp_rsize_t WISP_PRIV(rcv_wnd);     /**< buffer space the application left us */
+    wisp_tcp_rsize_t WISP_PRIV(rcv_buf);     /**< receive buffer = largest window, bytes (default WISP_TCP_WND) */
+    wisp_tcp_ssize_t WISP_PRIV(snd_queued);  /**< bytes written and not yet acknowledged (<= snd_buf) */
+    wisp_tcp_ssize_t WISP_PRIV(snd_buf);     /**< send buffer, bytes (default WISP_TCP_SND_BUF) */
+
+    uint16_t WISP_PRIV(mss_max);             /**< send MSS without a path MTU limit (set when synchronized) */
+    uint16_t WISP_PRIV(snd_blk);             /**< transmit blocks its queued copies hold (transmit budget share) */
+    uint16_t WISP_PRIV(rcv_blk);             /**< data bytes one receive block holds (full-size segments) */
+#if WISP_TCP_RTO_MAX_MS <= 0xffff
+    uint16_t WISP_PRIV(rto);                 /**< RTO (RFC 6298), ms */
+#else
+    uint16_t WISP_PRIV(user_mss);            /**< TCP_MAXSEG cap of the MSS, 0 = none */
+    uint32_t WISP_PRIV(rto);                 /**< RTO (RFC 6298), ms */
+#endif
+
+    /* much used words (sequence space RFC 9293 §3.3.1, congestion
+     * control RFC 5681) */
+    uint32_t WISP_PRIV(rcv_nxt), WISP_PRIV(snd_una);
+    uint32_t WISP_PRIV(snd_nxt);             /**< highest sequence sent + 1 (SND.MAX) */
+    struct wisp_tcp_seg *WISP_PRIV(sndq_next); /**< first segment never sent */
+    uint32_t WISP_PRIV(cwnd);
+    struct wisp_tcp_seg *WISP_PRIV(sndq);    /**< every queued segment, in sequence order */
+    struct wisp_pbuf *WISP_PRIV(refused)[WISP_TCP_REFUSED_SLOTS]; /**< data the recv callback refused, in order */
+    uint32_t WISP_PRIV(rcv_adv);             /**< right edge advertised (never moves left) */
+    struct wisp_tcp_seg *WISP_PRIV(sndq_tail);
+    struct wisp_tcp_ooq *WISP_PRIV(ooq);     /**< out-of-order queue, NULL = none (empty) */
+    uint32_t WISP_PRIV(ssthresh);
+    uint32_t WISP_PRIV(snd_wnd);
+    uint32_t WISP_PRIV(srtt8), WISP_PRIV(rttvar4); /**< RTT (RFC 6298), ms: srtt scaled by 8, rttvar by 4 */
+    uint32_t WISP_PRIV(snd_lbb);             /**< next sequence to give queued data */
+    uint32_t WISP_PRIV(ca_acked), WISP_PRIV(max_snd_wnd);
+    uint32_t WISP_PRIV(iss);
     wisp_tcp_recv_fn WISP_PRIV(recv);
-    wisp_tcp_sent_fn WISP_PRIV(sent);
-    wisp_tcp_connected_fn WISP_PRIV(connected);
     wisp_tcp_err_fn WISP_PRIV(errf);
     wisp_tcp_poll_fn WISP_PRIV(poll);
+    wisp_tcp_sent_fn WISP_PRIV(sent);
+    wisp_tcp_connected_fn WISP_PRIV(connected);
 
-
-    /* send sequence space (RFC 9293 §3.3.1) */
-    uint32_t WISP_PRIV(iss), WISP_PRIV(snd_una);
-    uint32_t WISP_PRIV(snd_nxt);             /**< highest sequence sent + 1 (SND.MAX) */
-    uint32_t WISP_PRIV(snd_lbb);             /**< next sequence to give queued data */
-    uint32_t WISP_PRIV(snd_wl1), WISP_PRIV(snd_wl2), WISP_PRIV(snd_wnd), WISP_PRIV(max_snd_wnd);
+    /* the rest of the send sequence space (RFC 9293 §3.3.1) */
+    uint32_t WISP_PRIV(snd_wl1), WISP_PRIV(snd_wl2);
     uint32_t WISP_PRIV(snd_sml);             /**< end of the last short segment sent (Minshall's Nagle) */
-    struct wisp_tcp_seg *WISP_PRIV(sndq);    /**< every queued segment, in sequence order */
-    struct wisp_tcp_seg *WISP_PRIV(sndq_tail);
-    struct wisp_tcp_seg *WISP_PRIV(sndq_next); /**< first segment never sent */
     uint32_t WISP_PRIV(persist_ms);          /**< when the peer's window last closed on queued data (persist mode) */
     uint32_t WISP_PRIV(persist_next);        /**< when the next zero-window probe is due (the timer may look earlier) */
 
-    /* congestion control and loss recovery (RFC 5681, 6582, 6675) */
-    uint32_t WISP_PRIV(cwnd), WISP_PRIV(ssthresh), WISP_PRIV(ca_acked), WISP_PRIV(recover);
+    /* congestion control and loss recovery (RFC 5681, 6582, 6675): cwnd,
+     * ssthresh, ca_acked above */
+    uint32_t WISP_PRIV(recover);
 #if WISP_TCP_CUBIC
     union wisp_tcp_cc_state WISP_PRIV(cc);   /**< the algorithm's own state (tcp_cc.h; NewReno has none) */
 #endif
 
-    /* RTT and RTO (RFC 6298), ms; srtt scaled by 8, rttvar by 4 */
-    uint32_t WISP_PRIV(srtt8), WISP_PRIV(rttvar4);
-#if WISP_TCP_RTO_MAX_MS > 0xffff
-    uint32_t WISP_PRIV(rto);
-#endif
     uint32_t WISP_PRIV(rtt_seq), WISP_PRIV(rtt_start);
 
-    /* receive sequence space */
-    uint32_t WISP_PRIV(irs), WISP_PRIV(rcv_nxt);
-    uint32_t WISP_PRIV(rcv_adv);             /**< right edge advertised (never moves left) */
+    /* the rest of the receive sequence space */
+    uint32_t WISP_PRIV(irs);
     uint32_t WISP_PRIV(last_ack_sent);       /**< RCV.NXT of our last ACK (RFC 7323 §4.3 Last.ACK.sent); rcv_nxt - last_ack_sent: in-order data not acknowledged yet */
-    struct wisp_pbuf *WISP_PRIV(refused)[WISP_TCP_REFUSED_SLOTS]; /**< data the recv callback refused, in order */
-    struct wisp_tcp_ooseq WISP_PRIV(ooseq)[WISP_TCP_OOSEQ_SLOTS];
 
 #if WISP_TCP_TIMESTAMPS
     /* timestamps (RFC 7323) */
@@ -167,24 +201,10 @@ struct wisp_tcp_pcb {
     /* ICMP errors and path MTU (tcp_icmp.c) */
     uint32_t WISP_PRIV(pmtu_raise_at);       /**< ms: try mss_max again (RFC 1191 §6.3, RFC 4821 §7.7) */
 
-    /* buffer sizes (wisp_tcp_set_bufs clamps them to WISP_TCP_WND and
-     * WISP_TCP_SND_BUF: 16-bit when those fit; two of a kind keep the
-     * 16-bit fields below aligned either way) */
-    wisp_tcp_rsize_t WISP_PRIV(rcv_wnd);     /**< buffer space the application left us */
-    wisp_tcp_rsize_t WISP_PRIV(rcv_buf);     /**< receive buffer = largest window, bytes (default WISP_TCP_WND) */
-    wisp_tcp_ssize_t WISP_PRIV(snd_queued);  /**< bytes written and not yet acknowledged (<= snd_buf) */
-    wisp_tcp_ssize_t WISP_PRIV(snd_buf);     /**< send buffer, bytes (default WISP_TCP_SND_BUF) */
-
-    uint16_t WISP_PRIV(mss_max);             /**< send MSS without a path MTU limit (set when synchronized) */
-
     /* 16-bit fields */
-    uint16_t WISP_PRIV(snd_blk);             /**< transmit blocks its queued copies hold (transmit budget share) */
-    uint16_t WISP_PRIV(rcv_blk);             /**< data bytes one receive block holds (full-size segments) */
-    uint16_t WISP_PRIV(ooseq_bufs);          /**< receive buffers the out-of-order queue holds */
-    uint16_t WISP_PRIV(user_mss);            /**< TCP_MAXSEG cap of the MSS, 0 = none */
     uint16_t WISP_PRIV(tcnt)[WISP_TCP_NTMR_SLOTS]; /**< deadlines of its timers from the stack's tbase: ms, or 1024 ms units when far (tcp_timer.c; one slot per pair of mutually exclusive timers, TCP_TMR_SLOT) */
 #if WISP_TCP_RTO_MAX_MS <= 0xffff
-    uint16_t WISP_PRIV(rto);                 /**< ms (RTT and RTO above) */
+    uint16_t WISP_PRIV(user_mss);            /**< TCP_MAXSEG cap of the MSS, 0 = none */
 #endif
 #if WISP_TCP_SACK && WISP_TCP_DSACK
     uint16_t WISP_PRIV(dsack_len);
@@ -197,8 +217,6 @@ struct wisp_tcp_pcb {
     uint8_t WISP_PRIV(dupacks), WISP_PRIV(nrtx);
     uint8_t WISP_PRIV(refused_n);            /**< chains in refused[] */
     uint8_t WISP_PRIV(starve);               /**< window limited by the receive budget: retry backoff step + 1 */
-    uint8_t WISP_PRIV(ooseq_n);              /**< entries in ooseq[] */
-    uint8_t WISP_PRIV(ooseq_fa)[WISP_TCP_OOSEQ_SLOTS]; /**< of ooseq[i]: TCP_OO_FIN | SACK age (tcp_priv.h) */
     uint8_t WISP_PRIV(keep_cnt);
     wisp_err_t WISP_PRIV(soft_err);          /**< last soft ICMP error (RFC 1122 §4.2.3.9), WISP_OK = none */
 #if WISP_TCP_WND_SCALE
