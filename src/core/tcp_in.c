@@ -582,8 +582,9 @@ static void tcp_ooseq_insert(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, uint
 #endif
 }
 
-/* Accept in-order data p of len bytes at rcv_nxt. False when pcb died. */
-static bool tcp_take(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, uint32_t len)
+/* Accept in-order data p of len bytes at rcv_nxt. False when pcb died.
+ * Out of line: gcc -Os inlines it into both callers, with tcp_deliver. */
+static WISP_NOINLINE bool tcp_take(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, uint32_t len)
 {
     pcb->rcv_nxt += len;
     pcb->rcv_wnd = pcb->rcv_wnd > len ? pcb->rcv_wnd - len : 0u;
