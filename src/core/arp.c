@@ -62,42 +62,36 @@ static void arp_clear(struct wisp_stack *s, struct wisp_arp_entry *e)
 static struct wisp_arp_entry *arp_alloc(struct wisp_stack *s, bool evict_queued, uint8_t if_idx, wisp_ip4_t ip,
                                         uint8_t st)
 {
-    struct wisp_arp_entry *stable = NULL, *pend = NULL, *pendq = NULL;
+    struct wisp_arp_entry *victim = NULL;
     uint32_t now = wisp_now(s);
-    uint32_t age_stable = 0, age_pend = 0, age_pendq = 0;
-    struct wisp_arp_entry *victim;
-    unsigned i;
+    uint32_t victim_age = 0;
+    unsigned i, victim_rank = 0;
 
+    /* The recycling order as ranks (0: never): stable 3, pending without
+     * packets 2, pending with packets 1 when evict_queued; the oldest of
+     * the highest rank goes. */
     for (i = 0; i < WISP_ARP_TABLE_SIZE; i++) {
         struct wisp_arp_entry *e = &s->arp.e[i];
         uint32_t age = now - e->stamp;
-        switch (e->state) {
-        case WISP_ARP_EMPTY:
+        unsigned rank;
+        if (e->state == WISP_ARP_EMPTY) {
             victim = e;
             goto found;
-        case WISP_ARP_STABLE:
-            if (stable == NULL || age > age_stable) {
-                stable = e;
-                age_stable = age;
-            }
-            break;
-        case WISP_ARP_PENDING:
-            if (e->qlen == 0) {
-                if (pend == NULL || age > age_pend) {
-                    pend = e;
-                    age_pend = age;
-                }
-            } else if (pendq == NULL || age > age_pendq) {
-                pendq = e;
-                age_pendq = age;
-            }
-            break;
-        default:
-            break;
+        }
+        if (e->state == WISP_ARP_STABLE) {
+            rank = 3u;
+        } else if (e->state != WISP_ARP_PENDING) {
+            rank = 0u; /* static */
+        } else {
+            rank = e->qlen == 0 ? 2u : (unsigned)evict_queued;
+        }
+        if (rank > victim_rank || (rank == victim_rank && age > victim_age)) {
+            victim = e;
+            victim_rank = rank;
+            victim_age = age;
         }
     }
-    victim = stable != NULL ? stable : (pend != NULL ? pend : (evict_queued ? pendq : NULL));
-    if (victim == NULL) {
+    if (victim_rank == 0) {
         WISP_CTR_INC(s, ARP_TABLE_FULL);
         return NULL;
     }

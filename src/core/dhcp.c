@@ -883,33 +883,37 @@ static void dhcp_recv(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf *p, 
 
     /* ---- act */
     if (m.type == WISP_DHCP_MSG_OFFER) {
-        if (d->state == WISP_DHCP_SELECTING) {
-            /* RFC 2131 §4.4.1: the first offer is taken; REQUEST it with
-             * the same xid. */
-            d->pend = m.l;
-            dhcp_request_start(d, WISP_DHCP_REQUESTING);
-            return;
+        if (d->state != WISP_DHCP_SELECTING) {
+            goto stale;
         }
+        /* RFC 2131 §4.4.1: the first offer is taken; REQUEST it with the
+         * same xid (below). */
     } else if (m.type != WISP_DHCP_MSG_ACK && m.type != WISP_DHCP_MSG_NAK) {
         WISP_CTR_INC(s, DHCP_DROP_BAD); /* not a message a server sends a client */
         return;
-    } else if (((1u << d->state) & DHCP_REQ_STATES) != 0 &&
+    } else if (((1u << d->state) & DHCP_REQ_STATES) == 0 ||
                /* ACK (server identifier certain) or NAK from a server we
                 * did not choose / are not renewing with: ignored */
-               !((m.have & HAVE_SERVER) != 0 &&
-                 ((d->state == WISP_DHCP_REQUESTING && m.l.server != d->pend.server) ||
-                  (m.type == WISP_DHCP_MSG_NAK && d->state == WISP_DHCP_RENEWING &&
-                   m.l.server != d->lease.server)))) {
-        if (m.type == WISP_DHCP_MSG_ACK) {
-            d->pend = m.l;
-            dhcp_accept(d);
-        } else {
-            /* RFC 2131 §4.4.1, §4.4.5: NAK: stop using the address, INIT. */
-            WISP_CTR_INC(s, DHCP_NAK_RX);
-            dhcp_restart(d);
-        }
+               ((m.have & HAVE_SERVER) != 0 &&
+                ((d->state == WISP_DHCP_REQUESTING && m.l.server != d->pend.server) ||
+                 (m.type == WISP_DHCP_MSG_NAK && d->state == WISP_DHCP_RENEWING &&
+                  m.l.server != d->lease.server)))) {
+        goto stale;
+    } else if (m.type == WISP_DHCP_MSG_NAK) {
+        /* RFC 2131 §4.4.1, §4.4.5: NAK: stop using the address, INIT. */
+        WISP_CTR_INC(s, DHCP_NAK_RX);
+        dhcp_restart(d);
         return;
     }
+    /* An OFFER taken, or an ACK: its lease is the pending one. */
+    d->pend = m.l;
+    if (m.type == WISP_DHCP_MSG_OFFER) {
+        dhcp_request_start(d, WISP_DHCP_REQUESTING);
+    } else {
+        dhcp_accept(d);
+    }
+    return;
+stale:
     WISP_CTR_INC(s, DHCP_DROP_STATE);
 }
 

@@ -425,7 +425,8 @@ static WISP_NOINLINE void q_release(struct wisp_stack *s, struct wisp_dns_query 
     q->asked = wisp_ipaddr_any4();
 }
 
-/* End q with err and call everybody waiting for it. */
+/* End q with err and call everybody waiting for it (addr and ttl are 0
+ * unless err is WISP_OK: every caller passes them so). */
 static void q_finish(struct wisp_stack *s, struct wisp_dns_query *q, wisp_err_t err, wisp_ip4_t addr, uint32_t ttl)
 {
     uint8_t qn = (uint8_t)(q - s->dns.q + 1);
@@ -452,7 +453,7 @@ static void q_finish(struct wisp_stack *s, struct wisp_dns_query *q, wisp_err_t 
             wisp_dns_found_fn fn = w->fn;
             void *arg = w->arg;
             memset(w, 0, sizeof(*w));
-            fn(arg, q->name, err, err == WISP_OK ? &a : NULL, err == WISP_OK ? ttl : 0);
+            fn(arg, q->name, err, err == WISP_OK ? &a : NULL, ttl);
         }
     }
     q->state = Q_FREE;
