@@ -1597,31 +1597,6 @@ wisp_ssize_t wisp_readv(int s, const struct wisp_iovec *iov, int iovcnt)
 
 /* ---------------------------------------------------------------- send */
 
-/* errno for a failed TCP write. */
-static int tcp_write_errno(struct wisp_sock *sk, wisp_err_t err)
-{
-    struct wisp_sock_flags f = sk_flags(sk);
-    if (f.closing) {
-        return WISP_EBADF;
-    }
-    switch (err) {
-    case WISP_ERR_WOULDBLOCK:
-    case WISP_ERR_INPROGRESS: return WISP_EAGAIN;
-    case WISP_ERR_CLSD: {
-        /* the connection is gone: its error first, if not reported yet
-         * (a recv or a partial send took it from netconn); EPIPE once it
-         * was, and after shutdown(SHUT_WR) (Linux) */
-        int pe = take_pending_err(sk);
-        return pe != 0 ? pe : WISP_EPIPE;
-    }
-    case WISP_ERR_CONN: return (f.wr_shut || f.established) ? WISP_EPIPE : (f.connecting ? WISP_EAGAIN : WISP_ENOTCONN);
-    case WISP_ERR_RST:
-    case WISP_ERR_ABRT:
-    case WISP_ERR_TIMEOUT: return conn_err(sk, err, false);
-    default: return err_errno(sk, err, recv_tcp_errs); /* ERR_MEM: ENOBUFS */
-    }
-}
-
 /* netconn write flags of a send with flags (the socket's own
  * non-blocking mode included: the write is layered, sockets.c keeps it). */
 static uint8_t tcp_write_flags(int flags, const struct sock_snap *snap)
@@ -1637,21 +1612,45 @@ static uint8_t tcp_write_flags(int flags, const struct sock_snap *snap)
 }
 
 /* A TCP write returned err (or wrote less than asked with WISP_OK) after
- * sent bytes of the call: what the call returns, bytes or -errno. A
- * partial write counts, unless close() woke us: the descriptor is gone
- * (EBADF, see sockets.h); a connection error after some bytes is the next
- * call's (Linux). */
+ * sent bytes of the call: what the call returns, bytes or -errno. Once
+ * close() woke us the descriptor is gone (EBADF, see sockets.h), bytes
+ * written or not; else a partial write counts (non-blocking, SO_SNDTIMEO,
+ * or the connection failed after some bytes: the error is the next
+ * call's, as Linux). The state is read once for both. */
 static wisp_ssize_t tcp_sent(struct wisp_sock *sk, wisp_err_t err, size_t sent)
 {
-    if ((err == WISP_OK || sent > 0) && !sock_is_closing(sk)) {
-        /* partial: non-blocking, SO_SNDTIMEO, or the connection failed
-         * after some bytes */
+    struct wisp_sock_flags f = sk_flags(sk);
+    int e;
+    if (f.closing) {
+        return -(wisp_ssize_t)WISP_EBADF;
+    }
+    if (err == WISP_OK || sent > 0) {
         if (is_conn_err(err)) {
             (void)conn_err(sk, err, true);
         }
         return (wisp_ssize_t)sent;
     }
-    return -(wisp_ssize_t)(err == WISP_OK ? WISP_EBADF : tcp_write_errno(sk, err));
+    switch (err) {
+    case WISP_ERR_WOULDBLOCK:
+    case WISP_ERR_INPROGRESS: e = WISP_EAGAIN; break;
+    case WISP_ERR_CLSD:
+        /* the connection is gone: its error first, if not reported yet
+         * (a recv or a partial send took it from netconn); EPIPE once it
+         * was, and after shutdown(SHUT_WR) (Linux) */
+        e = take_pending_err(sk);
+        if (e == 0) {
+            e = WISP_EPIPE;
+        }
+        break;
+    case WISP_ERR_CONN:
+        e = (f.wr_shut || f.established) ? WISP_EPIPE : (f.connecting ? WISP_EAGAIN : WISP_ENOTCONN);
+        break;
+    case WISP_ERR_RST:
+    case WISP_ERR_ABRT:
+    case WISP_ERR_TIMEOUT: e = conn_err(sk, err, false); break;
+    default: e = err_errno(sk, err, recv_tcp_errs); break; /* ERR_MEM: ENOBUFS */
+    }
+    return -(wisp_ssize_t)e;
 }
 
 /* TCP send of the iovec. Returns bytes or -errno. */
@@ -2396,42 +2395,32 @@ int wisp_ioctl(int s, unsigned long request, ...)
     va_end(ap);
     switch (request) {
     case WISP_FIONBIO:
-        sk = sock_enter(s);
-        if (sk == NULL) {
-            return -1;
-        }
+        /* F_SETFL's work; the pointer is checked after the descriptor */
         if (argp == NULL) {
-            return sock_fail_leave(sk, WISP_EFAULT);
+            return sock_fail(s, WISP_EFAULT);
         }
-        set_nonblock(sk, *argp != 0);
-        sock_leave(sk);
-        return 0;
+        return wisp_fcntl(s, WISP_F_SETFL, *argp != 0 ? WISP_O_NONBLOCK : 0);
     case WISP_FIONREAD: {
         long n = 0;
         int e = 0;
         struct sock_snap snap;
+        /* busy: another thread is reading (it owns last and the UDP
+         * mailbox): report what the events say */
+        bool busy = false;
         sk = sock_enter_dir(s, true, true, &snap);
         if (sk == NULL) {
             if (wisp_errno() != WISP_EAGAIN) {
                 return -1;
             }
-            /* another thread is reading: report what the events say */
             sk = sock_enter(s);
             if (sk == NULL) {
                 return -1;
             }
-            if (argp == NULL) {
-                return sock_fail_leave(sk, WISP_EFAULT);
-            }
-            tbl_lock();
-            *argp = (int)WISP_MIN(sk->rcv_bytes, 0x7fffffffu);
-            tbl_unlock();
-            sock_leave(sk);
-            return 0;
+            busy = true;
         }
         if (argp == NULL) {
             e = WISP_EFAULT;
-        } else if (!SK_STREAM(sk)) {
+        } else if (!busy && !SK_STREAM(sk)) {
             bool pending;
             tbl_lock();
             pending = sk->rcvevent > 0;
@@ -2446,13 +2435,20 @@ int wisp_ioctl(int s, unsigned long request, ...)
         } else {
             tbl_lock();
             n = (long)WISP_MIN(sk->rcv_bytes, 0x7fffffffu);
-            if (sk->last.p != NULL) {
+            if (!busy && sk->last.p != NULL) {
                 n += (long)(sk->last.p->tot_len - sk->lastoff);
             }
             tbl_unlock();
         }
         if (e == 0) {
             *argp = (int)WISP_MIN(n, 0x7fffffffL);
+        }
+        if (busy) {
+            if (e != 0) {
+                return sock_fail_leave(sk, e);
+            }
+            sock_leave(sk);
+            return 0;
         }
         sock_leave_dir(sk, true, e);
         return e != 0 ? set_errno(e) : 0;
