@@ -888,10 +888,8 @@ int wisp_socket_on(struct wisp_netconn_api *api, int domain, int type, int proto
 int wisp_socket(int domain, int type, int protocol)
 {
     struct wisp_sockets *t = g_socks;
-    if (t == NULL) {
-        return set_errno(WISP_ENOSYS);
-    }
-    return wisp_socket_on(t->default_api, domain, type, protocol);
+    /* no table: wisp_socket_on says ENOSYS */
+    return wisp_socket_on(t != NULL ? t->default_api : NULL, domain, type, protocol);
 }
 
 /* parse_sin and fill_sin are the one place that converts between socket
