@@ -1397,13 +1397,12 @@ static WISP_NOINLINE int recv_tcp_fail(struct wisp_sock *sk, wisp_err_t err, boo
     return e;
 }
 
-/* TCP receive into iov. Returns bytes (>= 0) or -errno. */
-static wisp_ssize_t recv_tcp(struct wisp_sock *sk, const struct wisp_iovec *iov, int iovcnt, int flags,
+/* TCP receive of up to total bytes into pos. Returns bytes (>= 0) or -errno. */
+static wisp_ssize_t recv_tcp(struct wisp_sock *sk, struct iov_pos *pos, size_t total, int flags,
                              const struct sock_snap *snap)
 {
     struct rx_batch b;
-    struct iov_pos pos;
-    size_t total = iov_total(iov, iovcnt), copied = 0;
+    size_t copied = 0;
     int e = 0;
     /* rd_eof is written by the reading thread only (this one): the entry
      * snapshot stays valid while we read */
@@ -1411,10 +1410,6 @@ static wisp_ssize_t recv_tcp(struct wisp_sock *sk, const struct wisp_iovec *iov,
 
     b.n = 0;
     b.recved = 0;
-    pos.iov = iov;
-    pos.n = iovcnt;
-    pos.i = 0;
-    pos.off = 0;
     while (copied < total) {
         size_t n;
         if (sk->last.p == NULL) {
@@ -1444,7 +1439,7 @@ static wisp_ssize_t recv_tcp(struct wisp_sock *sk, const struct wisp_iovec *iov,
             sk->last.p = p;
             sk->lastoff = 0;
         }
-        n = copy_to_iov(sk->last.p, sk->lastoff, total - copied, &pos);
+        n = copy_to_iov(sk->last.p, sk->lastoff, total - copied, pos);
         copied += n;
         if (flags & WISP_MSG_PEEK) {
             break;
@@ -1469,16 +1464,15 @@ static wisp_ssize_t recv_tcp(struct wisp_sock *sk, const struct wisp_iovec *iov,
 
 static const uint8_t recv_udp_errs[] = {EM(WISP_ERR_TIMEOUT, WISP_EAGAIN), EM(WISP_ERR_CLSD, 0), EM_END(0)};
 
-/* UDP receive into iov. Returns bytes (>= 0) or -errno. Blocking waits
+/* UDP receive into pos (total: its room). Returns bytes (>= 0) or -errno. Blocking waits
  * happen inside netconn (its receive timeout is SO_RCVTIMEO); close and
  * shutdown(SHUT_RD) wake them by closing / shutting the netconn. */
-static wisp_ssize_t recv_udp(struct wisp_sock *sk, const struct wisp_iovec *iov, int iovcnt, int flags,
+static wisp_ssize_t recv_udp(struct wisp_sock *sk, struct iov_pos *pos, size_t total, int flags,
                              struct wisp_sockaddr *from, wisp_socklen_t *fromlen, int *msg_flags,
                              const struct sock_snap *snap)
 {
     struct wisp_netbuf *buf = sk->last.buf;
-    size_t total = iov_total(iov, iovcnt), copied = 0, dlen;
-    struct iov_pos pos;
+    size_t copied = 0, dlen;
 
     if (buf == NULL) {
         wisp_err_t err;
@@ -1494,12 +1488,8 @@ static wisp_ssize_t recv_udp(struct wisp_sock *sk, const struct wisp_iovec *iov,
     }
     sk->last.buf = NULL;
     dlen = wisp_netbuf_len(buf);
-    pos.iov = iov;
-    pos.n = iovcnt;
-    pos.i = 0;
-    pos.off = 0;
     if (buf->p != NULL) {
-        copied = copy_to_iov(buf->p, 0, WISP_MIN(total, dlen), &pos);
+        copied = copy_to_iov(buf->p, 0, WISP_MIN(total, dlen), pos);
     }
     if (dlen > copied && msg_flags != NULL) {
         *msg_flags |= WISP_MSG_TRUNC;
@@ -1528,18 +1518,25 @@ static wisp_ssize_t do_recv(int s, const struct wisp_iovec *iov, int iovcnt, int
     struct sock_snap snap;
     struct wisp_sock *sk = sock_enter_iov(s, iov, iovcnt, flags, true, &snap);
     wisp_ssize_t r = 0;
+    struct iov_pos pos; /* where the data goes: one set-up for both kinds */
+    size_t total;
 
     if (sk == NULL) {
         return -1;
     }
+    total = iov_total(iov, iovcnt);
+    pos.iov = iov;
+    pos.n = iovcnt;
+    pos.i = 0;
+    pos.off = 0;
     if (flags & WISP_MSG_OOB) {
         r = -(wisp_ssize_t)WISP_EOPNOTSUPP;
     } else if (!SK_STREAM(sk)) {
-        r = recv_udp(sk, iov, iovcnt, flags, from, fromlen, msg_flags, &snap);
+        r = recv_udp(sk, &pos, total, flags, from, fromlen, msg_flags, &snap);
     } else if (snap.f.listening || (!snap.f.established && !snap.f.connecting && !snap.f.dead)) {
         r = -(wisp_ssize_t)WISP_ENOTCONN;
     } else if (!snap.f.rd_shut || sk->last.p != NULL) {
-        r = recv_tcp(sk, iov, iovcnt, flags, &snap);
+        r = recv_tcp(sk, &pos, total, flags, &snap);
         if (r >= 0 && fromlen != NULL) {
             *fromlen = 0; /* connected stream: no address (as Linux) */
         }
