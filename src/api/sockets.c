@@ -888,10 +888,8 @@ int wisp_socket_on(struct wisp_netconn_api *api, int domain, int type, int proto
 int wisp_socket(int domain, int type, int protocol)
 {
     struct wisp_sockets *t = g_socks;
-    if (t == NULL) {
-        return set_errno(WISP_ENOSYS);
-    }
-    return wisp_socket_on(t->default_api, domain, type, protocol);
+    /* no table: wisp_socket_on says ENOSYS */
+    return wisp_socket_on(t != NULL ? t->default_api : NULL, domain, type, protocol);
 }
 
 /* parse_sin and fill_sin are the one place that converts between socket
@@ -1399,13 +1397,12 @@ static WISP_NOINLINE int recv_tcp_fail(struct wisp_sock *sk, wisp_err_t err, boo
     return e;
 }
 
-/* TCP receive into iov. Returns bytes (>= 0) or -errno. */
-static wisp_ssize_t recv_tcp(struct wisp_sock *sk, const struct wisp_iovec *iov, int iovcnt, int flags,
+/* TCP receive of up to total bytes into pos. Returns bytes (>= 0) or -errno. */
+static wisp_ssize_t recv_tcp(struct wisp_sock *sk, struct iov_pos *pos, size_t total, int flags,
                              const struct sock_snap *snap)
 {
     struct rx_batch b;
-    struct iov_pos pos;
-    size_t total = iov_total(iov, iovcnt), copied = 0;
+    size_t copied = 0;
     int e = 0;
     /* rd_eof is written by the reading thread only (this one): the entry
      * snapshot stays valid while we read */
@@ -1413,10 +1410,6 @@ static wisp_ssize_t recv_tcp(struct wisp_sock *sk, const struct wisp_iovec *iov,
 
     b.n = 0;
     b.recved = 0;
-    pos.iov = iov;
-    pos.n = iovcnt;
-    pos.i = 0;
-    pos.off = 0;
     while (copied < total) {
         size_t n;
         if (sk->last.p == NULL) {
@@ -1446,7 +1439,7 @@ static wisp_ssize_t recv_tcp(struct wisp_sock *sk, const struct wisp_iovec *iov,
             sk->last.p = p;
             sk->lastoff = 0;
         }
-        n = copy_to_iov(sk->last.p, sk->lastoff, total - copied, &pos);
+        n = copy_to_iov(sk->last.p, sk->lastoff, total - copied, pos);
         copied += n;
         if (flags & WISP_MSG_PEEK) {
             break;
@@ -1471,16 +1464,15 @@ static wisp_ssize_t recv_tcp(struct wisp_sock *sk, const struct wisp_iovec *iov,
 
 static const uint8_t recv_udp_errs[] = {EM(WISP_ERR_TIMEOUT, WISP_EAGAIN), EM(WISP_ERR_CLSD, 0), EM_END(0)};
 
-/* UDP receive into iov. Returns bytes (>= 0) or -errno. Blocking waits
+/* UDP receive into pos (total: its room). Returns bytes (>= 0) or -errno. Blocking waits
  * happen inside netconn (its receive timeout is SO_RCVTIMEO); close and
  * shutdown(SHUT_RD) wake them by closing / shutting the netconn. */
-static wisp_ssize_t recv_udp(struct wisp_sock *sk, const struct wisp_iovec *iov, int iovcnt, int flags,
+static wisp_ssize_t recv_udp(struct wisp_sock *sk, struct iov_pos *pos, size_t total, int flags,
                              struct wisp_sockaddr *from, wisp_socklen_t *fromlen, int *msg_flags,
                              const struct sock_snap *snap)
 {
     struct wisp_netbuf *buf = sk->last.buf;
-    size_t total = iov_total(iov, iovcnt), copied = 0, dlen;
-    struct iov_pos pos;
+    size_t copied = 0, dlen;
 
     if (buf == NULL) {
         wisp_err_t err;
@@ -1496,12 +1488,8 @@ static wisp_ssize_t recv_udp(struct wisp_sock *sk, const struct wisp_iovec *iov,
     }
     sk->last.buf = NULL;
     dlen = wisp_netbuf_len(buf);
-    pos.iov = iov;
-    pos.n = iovcnt;
-    pos.i = 0;
-    pos.off = 0;
     if (buf->p != NULL) {
-        copied = copy_to_iov(buf->p, 0, WISP_MIN(total, dlen), &pos);
+        copied = copy_to_iov(buf->p, 0, WISP_MIN(total, dlen), pos);
     }
     if (dlen > copied && msg_flags != NULL) {
         *msg_flags |= WISP_MSG_TRUNC;
@@ -1530,18 +1518,25 @@ static wisp_ssize_t do_recv(int s, const struct wisp_iovec *iov, int iovcnt, int
     struct sock_snap snap;
     struct wisp_sock *sk = sock_enter_iov(s, iov, iovcnt, flags, true, &snap);
     wisp_ssize_t r = 0;
+    struct iov_pos pos; /* where the data goes: one set-up for both kinds */
+    size_t total;
 
     if (sk == NULL) {
         return -1;
     }
+    total = iov_total(iov, iovcnt);
+    pos.iov = iov;
+    pos.n = iovcnt;
+    pos.i = 0;
+    pos.off = 0;
     if (flags & WISP_MSG_OOB) {
         r = -(wisp_ssize_t)WISP_EOPNOTSUPP;
     } else if (!SK_STREAM(sk)) {
-        r = recv_udp(sk, iov, iovcnt, flags, from, fromlen, msg_flags, &snap);
+        r = recv_udp(sk, &pos, total, flags, from, fromlen, msg_flags, &snap);
     } else if (snap.f.listening || (!snap.f.established && !snap.f.connecting && !snap.f.dead)) {
         r = -(wisp_ssize_t)WISP_ENOTCONN;
     } else if (!snap.f.rd_shut || sk->last.p != NULL) {
-        r = recv_tcp(sk, iov, iovcnt, flags, &snap);
+        r = recv_tcp(sk, &pos, total, flags, &snap);
         if (r >= 0 && fromlen != NULL) {
             *fromlen = 0; /* connected stream: no address (as Linux) */
         }
@@ -1597,31 +1592,6 @@ wisp_ssize_t wisp_readv(int s, const struct wisp_iovec *iov, int iovcnt)
 
 /* ---------------------------------------------------------------- send */
 
-/* errno for a failed TCP write. */
-static int tcp_write_errno(struct wisp_sock *sk, wisp_err_t err)
-{
-    struct wisp_sock_flags f = sk_flags(sk);
-    if (f.closing) {
-        return WISP_EBADF;
-    }
-    switch (err) {
-    case WISP_ERR_WOULDBLOCK:
-    case WISP_ERR_INPROGRESS: return WISP_EAGAIN;
-    case WISP_ERR_CLSD: {
-        /* the connection is gone: its error first, if not reported yet
-         * (a recv or a partial send took it from netconn); EPIPE once it
-         * was, and after shutdown(SHUT_WR) (Linux) */
-        int pe = take_pending_err(sk);
-        return pe != 0 ? pe : WISP_EPIPE;
-    }
-    case WISP_ERR_CONN: return (f.wr_shut || f.established) ? WISP_EPIPE : (f.connecting ? WISP_EAGAIN : WISP_ENOTCONN);
-    case WISP_ERR_RST:
-    case WISP_ERR_ABRT:
-    case WISP_ERR_TIMEOUT: return conn_err(sk, err, false);
-    default: return err_errno(sk, err, recv_tcp_errs); /* ERR_MEM: ENOBUFS */
-    }
-}
-
 /* netconn write flags of a send with flags (the socket's own
  * non-blocking mode included: the write is layered, sockets.c keeps it). */
 static uint8_t tcp_write_flags(int flags, const struct sock_snap *snap)
@@ -1637,21 +1607,45 @@ static uint8_t tcp_write_flags(int flags, const struct sock_snap *snap)
 }
 
 /* A TCP write returned err (or wrote less than asked with WISP_OK) after
- * sent bytes of the call: what the call returns, bytes or -errno. A
- * partial write counts, unless close() woke us: the descriptor is gone
- * (EBADF, see sockets.h); a connection error after some bytes is the next
- * call's (Linux). */
+ * sent bytes of the call: what the call returns, bytes or -errno. Once
+ * close() woke us the descriptor is gone (EBADF, see sockets.h), bytes
+ * written or not; else a partial write counts (non-blocking, SO_SNDTIMEO,
+ * or the connection failed after some bytes: the error is the next
+ * call's, as Linux). The state is read once for both. */
 static wisp_ssize_t tcp_sent(struct wisp_sock *sk, wisp_err_t err, size_t sent)
 {
-    if ((err == WISP_OK || sent > 0) && !sock_is_closing(sk)) {
-        /* partial: non-blocking, SO_SNDTIMEO, or the connection failed
-         * after some bytes */
+    struct wisp_sock_flags f = sk_flags(sk);
+    int e;
+    if (f.closing) {
+        return -(wisp_ssize_t)WISP_EBADF;
+    }
+    if (err == WISP_OK || sent > 0) {
         if (is_conn_err(err)) {
             (void)conn_err(sk, err, true);
         }
         return (wisp_ssize_t)sent;
     }
-    return -(wisp_ssize_t)(err == WISP_OK ? WISP_EBADF : tcp_write_errno(sk, err));
+    switch (err) {
+    case WISP_ERR_WOULDBLOCK:
+    case WISP_ERR_INPROGRESS: e = WISP_EAGAIN; break;
+    case WISP_ERR_CLSD:
+        /* the connection is gone: its error first, if not reported yet
+         * (a recv or a partial send took it from netconn); EPIPE once it
+         * was, and after shutdown(SHUT_WR) (Linux) */
+        e = take_pending_err(sk);
+        if (e == 0) {
+            e = WISP_EPIPE;
+        }
+        break;
+    case WISP_ERR_CONN:
+        e = (f.wr_shut || f.established) ? WISP_EPIPE : (f.connecting ? WISP_EAGAIN : WISP_ENOTCONN);
+        break;
+    case WISP_ERR_RST:
+    case WISP_ERR_ABRT:
+    case WISP_ERR_TIMEOUT: e = conn_err(sk, err, false); break;
+    default: e = err_errno(sk, err, recv_tcp_errs); break; /* ERR_MEM: ENOBUFS */
+    }
+    return -(wisp_ssize_t)e;
 }
 
 /* TCP send of the iovec. Returns bytes or -errno. */
@@ -2396,42 +2390,32 @@ int wisp_ioctl(int s, unsigned long request, ...)
     va_end(ap);
     switch (request) {
     case WISP_FIONBIO:
-        sk = sock_enter(s);
-        if (sk == NULL) {
-            return -1;
-        }
+        /* F_SETFL's work; the pointer is checked after the descriptor */
         if (argp == NULL) {
-            return sock_fail_leave(sk, WISP_EFAULT);
+            return sock_fail(s, WISP_EFAULT);
         }
-        set_nonblock(sk, *argp != 0);
-        sock_leave(sk);
-        return 0;
+        return wisp_fcntl(s, WISP_F_SETFL, *argp != 0 ? WISP_O_NONBLOCK : 0);
     case WISP_FIONREAD: {
         long n = 0;
         int e = 0;
         struct sock_snap snap;
+        /* busy: another thread is reading (it owns last and the UDP
+         * mailbox): report what the events say */
+        bool busy = false;
         sk = sock_enter_dir(s, true, true, &snap);
         if (sk == NULL) {
             if (wisp_errno() != WISP_EAGAIN) {
                 return -1;
             }
-            /* another thread is reading: report what the events say */
             sk = sock_enter(s);
             if (sk == NULL) {
                 return -1;
             }
-            if (argp == NULL) {
-                return sock_fail_leave(sk, WISP_EFAULT);
-            }
-            tbl_lock();
-            *argp = (int)WISP_MIN(sk->rcv_bytes, 0x7fffffffu);
-            tbl_unlock();
-            sock_leave(sk);
-            return 0;
+            busy = true;
         }
         if (argp == NULL) {
             e = WISP_EFAULT;
-        } else if (!SK_STREAM(sk)) {
+        } else if (!busy && !SK_STREAM(sk)) {
             bool pending;
             tbl_lock();
             pending = sk->rcvevent > 0;
@@ -2446,13 +2430,20 @@ int wisp_ioctl(int s, unsigned long request, ...)
         } else {
             tbl_lock();
             n = (long)WISP_MIN(sk->rcv_bytes, 0x7fffffffu);
-            if (sk->last.p != NULL) {
+            if (!busy && sk->last.p != NULL) {
                 n += (long)(sk->last.p->tot_len - sk->lastoff);
             }
             tbl_unlock();
         }
         if (e == 0) {
             *argp = (int)WISP_MIN(n, 0x7fffffffL);
+        }
+        if (busy) {
+            if (e != 0) {
+                return sock_fail_leave(sk, e);
+            }
+            sock_leave(sk);
+            return 0;
         }
         sock_leave_dir(sk, true, e);
         return e != 0 ? set_errno(e) : 0;
