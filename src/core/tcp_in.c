@@ -438,7 +438,9 @@ static void tcp_sack_note(struct wisp_tcp_ooq *q, unsigned i)
 #if WISP_TCP_SACK
     /* RFC 2018 §4: remember the most recent arrivals (first block first) */
     unsigned k;
-    for (k = 0; k < q->n; k++) {
+    /* (q->n <= WISP_TCP_OOSEQ_SLOTS always; the second bound says so to
+     * gcc -O3, whose -Wstringop-overflow cannot see it) */
+    for (k = 0; k < q->n && k < WISP_TCP_OOSEQ_SLOTS; k++) {
         if ((q->fa[k] & TCP_OO_AGE) < TCP_SACK_RECENT) {
             q->fa[k]++;
         }
