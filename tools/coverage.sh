@@ -2,13 +2,13 @@
 # tools/coverage.sh: line coverage of wisp's input parsers, against the
 # committed floor (tools/coverage-floor.txt).
 #
-#   tools/coverage.sh [check|report]   (env COV_BUILD=dir, default build-cov; JOBS=N)
+#   tools/coverage.sh [check|report|build]   (env COV_BUILD=dir, default build-cov; JOBS=N)
 #
-# Builds the tree with gcc --coverage (-O0, Debug; atomic counters: the
-# threaded tests) in $COV_BUILD, runs the
-# unit and simulator tests there (labels unit and sim, not bench, not
-# sim.demo; the fuzz corpus replay, unit.test_fuzz_corpus, is one of
-# them), collects the
+# Builds the test programs with gcc --coverage (-O0, Debug; atomic counters:
+# the threaded tests) in $COV_BUILD ("build" stops there: tools/test.sh
+# builds ahead), runs the unit and simulator test programs there (tests
+# unit.test_* and sim.test_*, not label bench; the fuzz corpus replay,
+# unit.test_fuzz_corpus, is one of them), collects the
 # counts with gcovr (Debian package gcovr) from the core and apps libraries
 # (libwisp, libwisp_apps; not the bench/no-OS copies of the core, which are
 # other builds of the same lines), and for each entry of the floor file
@@ -27,15 +27,20 @@ command -v gcovr >/dev/null || { echo "gcovr missing (apt-get install gcovr)"; e
 
 cmake -S . -B "$B" -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=Debug -DWISP_WERROR=ON \
       -DCMAKE_C_FLAGS="--coverage -fprofile-update=atomic -O0" -DCMAKE_EXE_LINKER_FLAGS=--coverage >/dev/null
-cmake --build "$B" -j "$jobs" >/dev/null
+# the programs behind the unit.test_* and sim.test_* tests (not the tools,
+# apps and benchmarks: no test here runs them)
+progs=$(cd "$B" && ctest -N -L 'unit|sim' | sed -n 's/.*Test *#[0-9]*: \(unit\|sim\)\.\(test_[A-Za-z0-9_]*\).*$/\2/p' | sort -u)
+# shellcheck disable=SC2086
+cmake --build "$B" -j "$jobs" --target $progs >/dev/null
+[ "$mode" = build ] && exit 0
 find "$B" -name '*.gcda' -delete
 # Pass or fail is the business of the gcc and sanitizer passes: here a
 # failed test only costs the coverage it would have brought (the floor
-# check then says so). sim.demo is left out: its wall-clock checks are not
+# check then says so). sim.demo (a script: its wall-clock checks are not
 # meant for an instrumented -O0 build, and it reaches no parser line the
-# other tests do not.
-(cd "$B" && TSL_IMPAIR_SEEDS=${TSL_IMPAIR_SEEDS:-10} ctest --output-on-failure -j "$jobs" -L 'unit|sim' -LE bench \
-    -E '^sim\.demo$' >"$B/coverage-ctest.log" 2>&1) || {
+# other tests do not) and the lint scripts are left out.
+(cd "$B" && TSL_IMPAIR_SEEDS=${TSL_IMPAIR_SEEDS:-10} ctest --output-on-failure -j "$jobs" -R '^(unit|sim)\.test_' -LE bench \
+    >"$B/coverage-ctest.log" 2>&1) || {
   echo "coverage: some tests failed in the coverage build (log: $B/coverage-ctest.log); counting what ran."
   echo "coverage: they pass in the other passes, so this is a flake to look into; what failed:"
   grep -E '^\[  FAILED  \] [a-z]|\[  ERROR   \]|\[   LINE   \]|\(Failed\)|\(Timeout\)' "$B/coverage-ctest.log" | sed 's/^/  /' | head -n 40

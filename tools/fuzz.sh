@@ -11,6 +11,8 @@
 #                                       the committed seeds; fails when any target finds a
 #                                       crash, leak, hang (> 20 s per input) or check failure,
 #                                       and leaves the reproducer in $FUZZ_BUILD/ci/
+#                                       (FUZZ_PREBUILT=1: the harnesses of an earlier
+#                                       'build' are used as they are)
 #
 # The libraries (core, unix port, apps) are built by CMake with clang and
 # -fsanitize=fuzzer-no-link,address,undefined; each harness is linked with
@@ -63,7 +65,7 @@ min)
 ci)
     secs=${2:-20}
     jobs=${JOBS:-2}
-    build >/dev/null
+    [ "${FUZZ_PREBUILT:-0}" = 1 ] || build >/dev/null
     rm -rf "$B/ci"
     mkdir -p "$B/ci"
     start=$(date +%s)

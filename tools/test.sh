@@ -16,12 +16,16 @@
 #  7. line coverage of the input parsers against tools/coverage-floor.txt
 #     (tools/coverage.sh, gcovr).
 # Every build uses -DWISP_WERROR=ON (warnings are errors in CI only).
-# Usage: tools/test.sh [ctest -R regex]   (env JOBS=N, SKIP_ASAN=1, SKIP_TSAN=1, SKIP_MATRIX=1, SKIP_BE=1,
+# Usage: tools/test.sh [ctest -R regex]   (env JOBS=N, PREBUILD=0, SKIP_ASAN=1, SKIP_TSAN=1, SKIP_MATRIX=1, SKIP_BE=1,
 #        SKIP_OPT=1, SKIP_PKG=1, SKIP_FUZZ=1, SKIP_COV=1, FUZZ_SECONDS=N; 5-7 run without a regex only)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 jobs=${JOBS:-2}
+prebuild_mode=0
+if [ "${1:-}" = --prebuild-steps ]; then  # (internal: the background builder, see below)
+  prebuild_mode=1; shift
+fi
 filter=${1:-}
 
 need_pkgs=(build-essential cmake clang libclang-rt-14-dev libcmocka-dev pkg-config gcc-arm-none-eabi libnewlib-arm-none-eabi
@@ -36,6 +40,7 @@ need_pkgs+=(qemu-system-arm)  # firmware tests (test/interop/test_fw_*.sh)
 # cmocka of the s390x architecture (Debian multiarch).
 need_pkgs+=(gcc-s390x-linux-gnu libc6-dev-s390x-cross qemu-user libcmocka-dev:s390x)  # the C library for the cross linker: only a Recommends of the compiler
 missing=()
+[ $prebuild_mode = 1 ] && need_pkgs=()
 for p in "${need_pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
@@ -55,15 +60,161 @@ fi
 args=(--output-on-failure -j "$jobs")
 [ -n "$filter" ] && args+=(-R "$filter")
 
+# ---------------------------------------------------------------------------
+# The builds of passes 2-7, as steps. Most of the suite's wall-clock time is
+# the interop tests, which wait on the network and leave the CPU ~80 % idle
+# (load ~0.3-0.9 on 2 cores): once the gcc pass is built, a background job
+# (PREBUILD=0: none) runs these steps in order at nice 19, so they take
+# only the idle CPU and the tests keep their share; each pass waits for its
+# step (await_step), and runs the step itself when no background job is
+# left to do it. A failed step fails the suite with its log. The
+# timing-sensitive tests (label bench) run after the last step is done.
+# ---------------------------------------------------------------------------
+opt_flags() {  # the option set of header $1 (dir test/opts or test/opts/build)
+  echo "-I$top/$(dirname "$1") -I$top/ports/unix"
+}
+step_matrix() {  # option set $1: the test programs behind unit.test_* and sim.test_*
+  local hdr=test/opts/wisp_opts_$1.h bdir=build-opt-$1 progs
+  # (-O2 without -g: debug information is a third of the build time)
+  cmake -S . -B "$bdir" -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWISP_WERROR=ON \
+        -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -DNDEBUG" \
+        -DWISP_OPTS_HEADER="$(basename "$hdr")" -DCMAKE_C_FLAGS="$(opt_flags "$hdr")" >/dev/null
+  progs=$(cd "$bdir" && ctest -N -L 'unit|sim' | sed -n 's/.*Test *#[0-9]*: \(unit\|sim\)\.\(test_[A-Za-z0-9_]*\).*$/\2/p' | sort -u)
+  # shellcheck disable=SC2086
+  cmake --build "$bdir" -j "$jobs" --target $progs
+}
+step_coreset() {  # build-only option set $1: the core library
+  local hdr=test/opts/build/wisp_opts_$1.h
+  cmake -S . -B "build-opt-$1" -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=MinSizeRel -DWISP_WERROR=ON \
+        -DWISP_OPTS_HEADER="$(basename "$hdr")" -DCMAKE_C_FLAGS="$(opt_flags "$hdr")" >/dev/null
+  cmake --build "build-opt-$1" -j "$jobs" --target wisp
+}
+step_be() {  # the unit test programs for s390x (-O1: at -O0 the emulated tests take 3x longer)
+  local units
+  cmake -S . -B build-be -DCMAKE_TOOLCHAIN_FILE="$top/cmake/s390x-linux-gnu.cmake" -DCMAKE_BUILD_TYPE=Debug \
+        -DCMAKE_C_FLAGS_DEBUG="-g -O1" -DWISP_WERROR=ON >/dev/null
+  units=$(cd build-be && ctest -N -L unit | sed -n 's/.*Test *#[0-9]*: unit\.\(test_[A-Za-z0-9_]*\)$/\1/p')
+  # shellcheck disable=SC2086
+  cmake --build build-be -j "$jobs" --target $units
+}
+step_asan() {
+  cmake -S . -B build-asan -DCMAKE_C_COMPILER=clang -DWISP_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DWISP_WERROR=ON >/dev/null
+  cmake --build build-asan -j "$jobs"
+}
+step_tsan() {  # the programs of the tests labelled threads
+  local progs
+  cmake -S . -B build-tsan -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug -DWISP_WERROR=ON \
+        -DCMAKE_C_FLAGS="-fsanitize=thread -fno-omit-frame-pointer" -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread >/dev/null
+  progs=$(cd build-tsan && ctest -N -L threads | sed -n 's/.*Test *#[0-9]*: [a-z]*\.\(test_[A-Za-z0-9_]*\).*$/\1/p' | sort -u)
+  # shellcheck disable=SC2086
+  cmake --build build-tsan -j "$jobs" --target $progs
+}
+step_opt() {  # compiler $1, build type $2: what a user builds (the libraries, ports and programs; not our test programs)
+  local b=build-$1-$2 targets
+  cmake -S . -B "$b" -DCMAKE_C_COMPILER="$1" -DCMAKE_BUILD_TYPE="$2" -DWISP_WERROR=ON >/dev/null
+  targets=$(cmake --build "$b" --target help | sed -n 's/^\.\.\. \(wisp[A-Za-z0-9_.-]*\|lwip-style[A-Za-z0-9_.-]*\).*/\1/p' |
+            grep -v '^wisp_testutil$' | sort -u)
+  # shellcheck disable=SC2086
+  cmake --build "$b" -j "$jobs" --target $targets
+}
+step_package() { test/package/run.sh; }
+step_fuzzbuild() { tools/fuzz.sh build; }
+step_covbuild() { JOBS=$jobs tools/coverage.sh build; }
+
+stamps=$top/build/prebuild
+run_step() {  # name [args]: runs step_<name> [args], log and stamp in $stamps
+  local id t0 rc=0
+  id=$(IFS=-; echo "$*")
+  t0=$(date +%s)
+  "step_$1" "${@:2}" >"$stamps/$id.log" 2>&1 || rc=$?
+  echo "$rc $(( $(date +%s) - t0 )) $step_where" >"$stamps/$id.tmp"
+  mv "$stamps/$id.tmp" "$stamps/$id.done"
+}
+step_where="here"
+bg_pid=
+await_step() {  # name [args]: wait for the background's step, or run it here; fails the suite when it failed
+  local id rc secs where
+  id=$(IFS=-; echo "$*")
+  while [ ! -e "$stamps/$id.done" ]; do
+    if [ -z "$bg_pid" ] || ! kill -0 "$bg_pid" 2>/dev/null; then
+      [ -e "$stamps/$id.done" ] || run_step "$@"
+      break
+    fi
+    sleep 1
+  done
+  read -r rc secs where <"$stamps/$id.done"
+  if [ "$rc" != 0 ]; then
+    cat "$stamps/$id.log"
+    echo "[${SECONDS} s] == FAILED: step $id (exit $rc, log $stamps/$id.log)"
+    exit 1
+  fi
+  echo "  ($id built $where in $secs s)"
+}
+stop_bg() {  # the background builder's process group (its pid, written by itself)
+  local pg
+  if [ -n "$bg_pid" ] && kill -0 "$bg_pid" 2>/dev/null; then
+    pg=$(cat "$stamps/background.pgid" 2>/dev/null || true)
+    [ -n "$pg" ] && kill -- -"$pg" 2>/dev/null
+    kill "$bg_pid" 2>/dev/null || true
+  fi
+}
+if [ $prebuild_mode = 1 ]; then
+  # the background builder: setsid made it a process group leader
+  echo $$ >"$stamps/background.pgid"
+  step_where="in the background at nice $(nice)"
+  for s in "$@"; do
+    # shellcheck disable=SC2086
+    run_step $s
+  done
+  exit 0
+fi
+trap stop_bg EXIT
+
+matrix_sets=() core_sets=()
+if [ "${SKIP_MATRIX:-0}" != 1 ]; then
+  for hdr in test/opts/wisp_opts_*.h; do
+    n=$(basename "$hdr" .h); matrix_sets+=("${n#wisp_opts_}")
+  done
+  for hdr in test/opts/build/wisp_opts_*.h; do
+    [ -e "$hdr" ] || continue
+    n=$(basename "$hdr" .h); core_sets+=("${n#wisp_opts_}")
+  done
+fi
+steps=()
+for n in "${matrix_sets[@]}"; do steps+=("matrix $n"); done
+for n in "${core_sets[@]}"; do steps+=("coreset $n"); done
+[ "${SKIP_BE:-0}" != 1 ] && steps+=("be")
+[ "${SKIP_ASAN:-0}" != 1 ] && steps+=("asan")
+if [ -z "$filter" ]; then
+  [ "${SKIP_TSAN:-0}" != 1 ] && steps+=("tsan")
+  if [ "${SKIP_OPT:-0}" != 1 ]; then
+    for cc in gcc clang; do for bt in Release MinSizeRel; do steps+=("opt $cc $bt"); done; done
+  fi
+  [ "${SKIP_PKG:-0}" != 1 ] && steps+=("package")
+  [ "${SKIP_FUZZ:-0}" != 1 ] && steps+=("fuzzbuild")
+  [ "${SKIP_COV:-0}" != 1 ] && steps+=("covbuild")
+fi
+
 echo "[${SECONDS} s] == gcc build"
 cmake -S . -B build -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWISP_WERROR=ON >/dev/null
 cmake --build build -j "$jobs"
+rm -rf "$stamps"; mkdir -p "$stamps"
+if [ "${PREBUILD:-1}" != 0 ] && [ ${#steps[@]} -gt 0 ]; then
+  # its own process group (setsid): stop_bg ends all of it
+  # (setsid -w: its own process group and session, which stop_bg ends;
+  # the pid here lives as long as the builder)
+  setsid -w nice -n 19 bash "$0" --prebuild-steps "${steps[@]}" </dev/null >"$stamps/background.log" 2>&1 &
+  bg_pid=$!
+  echo "[${SECONDS} s] == building passes 2-7 in the background at nice 19 (pid $bg_pid): ${#steps[@]} steps"
+fi
+
 # Two interop tests run in one pass only, to keep the suite within its
 # time: test_conn_exhaust (two minutes of wall-clock attacks) under the
 # sanitizers (pass 3), where hostile input matters most, and
-# test_tcp_tx_fairness as bench.tcp_tx_fairness here (the same script,
-# which also checks the goodput ratio); pass 3 runs the plain one.
-(cd build && ctest "${args[@]}" -E '^interop\.(test_conn_exhaust|test_tcp_tx_fairness)$')
+# test_tcp_tx_fairness as bench.tcp_tx_fairness (the same script, which
+# also checks the goodput ratio; at the end of the suite, with the other
+# benchmarks); pass 3 runs the plain one.
+(cd build && ctest "${args[@]}" -LE bench -E '^interop\.(test_conn_exhaust|test_tcp_tx_fairness)$')
 
 if [ "${SKIP_MATRIX:-0}" != 1 ]; then
   # The option matrix (issue 9): the unit and simulator tests again with
@@ -74,58 +225,39 @@ if [ "${SKIP_MATRIX:-0}" != 1 ]; then
   # decides the checks) of the test programs only; the heavy impairment
   # test runs 20 seeds (201..220) per set. The default set is the gcc pass
   # above.
-  for hdr in test/opts/wisp_opts_*.h; do
-    set_name=$(basename "$hdr" .h); set_name=${set_name#wisp_opts_}
-    echo "[${SECONDS} s] == option set '$set_name' ($hdr): gcc, unit + simulator tests"
-    bdir=build-opt-$set_name
-    # (-O2 without -g: debug information is a third of the build time)
-    cmake -S . -B "$bdir" -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWISP_WERROR=ON \
-          -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -DNDEBUG" \
-          -DWISP_OPTS_HEADER="$(basename "$hdr")" -DCMAKE_C_FLAGS="-I$top/test/opts -I$top/ports/unix" >/dev/null
-    # the test programs behind the unit.test_* and sim.* tests
-    progs=$(cd "$bdir" && ctest -N -L 'unit|sim' | sed -n 's/.*Test *#[0-9]*: \(unit\|sim\)\.\(test_[A-Za-z0-9_]*\).*$/\2/p' | sort -u)
-    # shellcheck disable=SC2086
-    cmake --build "$bdir" -j "$jobs" --target $progs
-    (cd "$bdir" && TSL_IMPAIR_SEEDS=20 TSL_IMPAIR_SEED0=201 ctest "${args[@]}" -R '^(unit|sim)\.test_' -LE bench)
+  for set_name in "${matrix_sets[@]}"; do
+    echo "[${SECONDS} s] == option set '$set_name' (test/opts/wisp_opts_$set_name.h): gcc, unit + simulator tests"
+    await_step matrix "$set_name"
+    (cd "build-opt-$set_name" && TSL_IMPAIR_SEEDS=20 TSL_IMPAIR_SEED0=201 ctest "${args[@]}" -R '^(unit|sim)\.test_' -LE bench)
   done
   # Build-only sets (test/opts/build/: e.g. the core at its smallest, with
   # counters off, which the tests read): the core library must compile
   # warning-free with them.
-  for hdr in test/opts/build/wisp_opts_*.h; do
-    [ -e "$hdr" ] || continue
-    set_name=$(basename "$hdr" .h); set_name=${set_name#wisp_opts_}
-    echo "[${SECONDS} s] == option set '$set_name' ($hdr): gcc, the core library compiles"
-    bdir=build-opt-$set_name
-    cmake -S . -B "$bdir" -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=MinSizeRel -DWISP_WERROR=ON \
-          -DWISP_OPTS_HEADER="$(basename "$hdr")" -DCMAKE_C_FLAGS="-I$top/test/opts/build -I$top/ports/unix" >/dev/null
-    cmake --build "$bdir" -j "$jobs" --target wisp
+  for set_name in "${core_sets[@]}"; do
+    echo "[${SECONDS} s] == option set '$set_name' (test/opts/build/wisp_opts_$set_name.h): gcc, the core library compiles"
+    await_step coreset "$set_name"
   done
 fi
 
 if [ "${SKIP_BE:-0}" != 1 ]; then
   # Big-endian: the unit test programs built for s390x (Debian's cross
   # compiler, cmake/s390x-linux-gnu.cmake) and run by ctest under
-  # qemu-s390x (user mode). -O1: at -O0 the emulated tests take 3x longer.
+  # qemu-s390x (user mode).
   echo "[${SECONDS} s] == big-endian (s390x under qemu-user): unit tests"
+  await_step be
   be_start=$(date +%s)
-  cmake -S . -B build-be -DCMAKE_TOOLCHAIN_FILE="$top/cmake/s390x-linux-gnu.cmake" -DCMAKE_BUILD_TYPE=Debug \
-        -DCMAKE_C_FLAGS_DEBUG="-g -O1" -DWISP_WERROR=ON >/dev/null
-  units=$(cd build-be && ctest -N -L unit | sed -n 's/.*Test *#[0-9]*: unit\.\(test_[A-Za-z0-9_]*\)$/\1/p')
-  # shellcheck disable=SC2086
-  cmake --build build-be -j "$jobs" --target $units
   # (the unit test programs; the lint checks of label unit are host scripts)
   # A failed program is run once more: once in ~60 emulated runs
   # test_sockets_opts (threads) ended mid-test with no message under
   # qemu-user, never natively and never again under qemu; a test that fails
   # big-endian fails twice.
   (cd build-be && ctest --output-on-failure -j "$jobs" -L unit -R "${filter:-^unit\.test_}" --repeat until-pass:2)
-  echo "  big-endian pass: $(( $(date +%s) - be_start )) s"
+  echo "  big-endian tests: $(( $(date +%s) - be_start )) s"
 fi
 
 if [ "${SKIP_ASAN:-0}" != 1 ]; then
   echo "[${SECONDS} s] == clang + ASan + UBSan build"
-  cmake -S . -B build-asan -DCMAKE_C_COMPILER=clang -DWISP_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DWISP_WERROR=ON >/dev/null
-  cmake --build build-asan -j "$jobs"
+  await_step asan
   # Benchmarks (label bench: ratios of timings) run in the gcc pass only.
   # The heavy impairment test (sim/test_tcp_impair.c) runs seeds 1..100 in
   # the gcc pass and 25 other seeds (101..125) under the sanitizers, where
@@ -138,36 +270,38 @@ if [ "${SKIP_ASAN:-0}" != 1 ]; then
 fi
 if [ "${SKIP_TSAN:-0}" != 1 ] && [ -z "$filter" ]; then
   echo "[${SECONDS} s] == clang + ThreadSanitizer build (the tests that use threads)"
-  cmake -S . -B build-tsan -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug -DWISP_WERROR=ON \
-        -DCMAKE_C_FLAGS="-fsanitize=thread -fno-omit-frame-pointer" -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread >/dev/null
-  cmake --build build-tsan -j "$jobs"
+  await_step tsan
   (cd build-tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 ctest --output-on-failure -L threads)
 fi
 if [ "${SKIP_OPT:-0}" != 1 ] && [ -z "$filter" ]; then
   echo "[${SECONDS} s] == Release and MinSizeRel builds, gcc and clang: libraries, ports, programs (compile only, warnings are errors)"
   for cc in gcc clang; do
     for bt in Release MinSizeRel; do
-      cmake -S . -B "build-$cc-$bt" -DCMAKE_C_COMPILER=$cc -DCMAKE_BUILD_TYPE=$bt -DWISP_WERROR=ON >/dev/null
-      # what a user builds: the libraries, ports and programs (not our
-      # test programs, which the passes above build)
-      targets=$(cmake --build "build-$cc-$bt" --target help | sed -n 's/^\.\.\. \(wisp[A-Za-z0-9_.-]*\|lwip-style[A-Za-z0-9_.-]*\).*/\1/p' |
-                grep -v '^wisp_testutil$' | sort -u)
-      # shellcheck disable=SC2086
-      cmake --build "build-$cc-$bt" -j "$jobs" --target $targets >/dev/null
-      echo "  $cc $bt: ok"
+      await_step opt "$cc" "$bt"
     done
   done
 fi
 if [ "${SKIP_PKG:-0}" != 1 ] && [ -z "$filter" ]; then
   echo "[${SECONDS} s] == CMake package: install, find_package, pkg-config, add_subdirectory for Cortex-M (test/package/run.sh)"
-  test/package/run.sh
+  await_step package
+  grep -E '^(== |  )' "$stamps/package.log" || true
 fi
+if [ -n "$bg_pid" ]; then
+  wait "$bg_pid" 2>/dev/null || true
+  bg_pid=
+fi
+# The benchmarks of the gcc pass (label bench: goodput ratios and the
+# socket tax), on a machine without our background builds.
+echo "[${SECONDS} s] == gcc pass: the timing-sensitive tests (label bench)"
+(cd build && ctest "${args[@]}" -L bench)
 if [ "${SKIP_FUZZ:-0}" != 1 ] && [ -z "$filter" ]; then
   echo "[${SECONDS} s] == libFuzzer harnesses, ${FUZZ_SECONDS:-10} s each under ASan+UBSan (tools/fuzz.sh ci)"
-  JOBS=$jobs tools/fuzz.sh ci "${FUZZ_SECONDS:-10}"
+  await_step fuzzbuild
+  FUZZ_PREBUILT=1 JOBS=$jobs tools/fuzz.sh ci "${FUZZ_SECONDS:-10}"
 fi
 if [ "${SKIP_COV:-0}" != 1 ] && [ -z "$filter" ]; then
   echo "[${SECONDS} s] == coverage of the input parsers (tools/coverage.sh, floor tools/coverage-floor.txt)"
+  await_step covbuild
   JOBS=$jobs tools/coverage.sh check
 fi
 echo "[${SECONDS} s] == all tiers passed"
