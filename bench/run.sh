@@ -54,6 +54,9 @@
 #                     [--out DIR] [--build DIR]
 #   --quick   1-second runs, 3 repetitions (a few minutes)
 #   default   3-second runs, 3 repetitions (~20 minutes)
+# Environment (experiments, not the report's method): BENCH_TARGETS, a
+# subset of the targets; BENCH_NODE_ARGS, more wisp-node options (e.g.
+# "--tx-direct-max 0").
 # Needs root (namespaces, TAPs), gcc, cmake, liblwip-dev; installs
 # gnuplot-nox with apt-get when gnuplot is missing. Not run by the test
 # suite: it prints ratios and wants a quiet machine. Addresses are in
@@ -79,7 +82,7 @@ while [ $# -gt 0 ]; do
     --exp) EXPS=$2; shift ;;
     --out) OUT=$2; shift ;;
     --build) BUILD=$2; shift ;;
-    -h | --help) sed -n '2,61p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,65p' "$0"; exit 0 ;;
     *) echo "bench: unknown argument $1" >&2; exit 2 ;;
     esac
     shift
@@ -155,7 +158,7 @@ RES=$DIR/results.tsv
 : >"$RES"
 : >"$DIR/stopnotes.txt"
 PFX="wb$$"
-TARGETS="wisp-sock wisp-netconn wisp-raw wisp-lwipstyle lwip-netconn linux"
+TARGETS=${BENCH_TARGETS:-"wisp-sock wisp-netconn wisp-raw wisp-lwipstyle lwip-netconn linux"}
 MAXT=7200 # bound of every server process (s)
 KILL_AFTER=30 # SIGKILL this long after SIGTERM (lwIP can take >5 s to stop)
 NSLIST=""
@@ -226,8 +229,9 @@ start_target() { # TARGET CELL
     wisp-*)
         local api=${t#wisp-}
         [ "$api" = sock ] && api=socket
+        # shellcheck disable=SC2086
         timeout -k $KILL_AFTER $MAXT ip netns exec "$ns" "$NODE" --tap wbt0 --addr 198.18.0.2/24 --quiet --api "$api" \
-            >"$lg" 2>&1 &
+            ${BENCH_NODE_ARGS:-} >"$lg" 2>&1 &
         p1=$!
         c1=$(child_of $p1) || return 1
         TPID[$t]=$p1

@@ -16,6 +16,9 @@
 #  7. line coverage of the input parsers against tools/coverage-floor.txt
 #     (tools/coverage.sh, gcovr).
 # Every build uses -DWISP_WERROR=ON (warnings are errors in CI only).
+# The builds of 2-7 and the tests that know no clock run in a background
+# job at nice 19 while the interop tests wait on the network (see "Work in
+# the background" below); label bench runs last, on a quiet machine.
 # Usage: tools/test.sh [ctest -R regex]   (env JOBS=N, PREBUILD=0, SKIP_ASAN=1, SKIP_TSAN=1, SKIP_MATRIX=1, SKIP_BE=1,
 #        SKIP_OPT=1, SKIP_PKG=1, SKIP_FUZZ=1, SKIP_COV=1, FUZZ_SECONDS=N; 5-7 run without a regex only)
 set -euo pipefail
@@ -23,10 +26,12 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 jobs=${JOBS:-2}
 prebuild_mode=0
-if [ "${1:-}" = --prebuild-steps ]; then  # (internal: the background builder, see below)
+if [ "${1:-}" = --prebuild-steps ]; then  # (internal: the background job, see below)
   prebuild_mode=1; shift
+  filter=${WISP_TEST_FILTER:-}
+else
+  filter=${1:-}
 fi
-filter=${1:-}
 
 need_pkgs=(build-essential cmake clang libclang-rt-14-dev libcmocka-dev pkg-config gcc-arm-none-eabi libnewlib-arm-none-eabi
            binutils-arm-none-eabi iproute2 iputils-ping tshark socat python3 procps kmod dnsmasq-base iperf curl valgrind
@@ -61,14 +66,20 @@ args=(--output-on-failure -j "$jobs")
 [ -n "$filter" ] && args+=(-R "$filter")
 
 # ---------------------------------------------------------------------------
-# The builds of passes 2-7, as steps. Most of the suite's wall-clock time is
-# the interop tests, which wait on the network and leave the CPU ~80 % idle
-# (load ~0.3-0.9 on 2 cores): once the gcc pass is built, a background job
-# (PREBUILD=0: none) runs these steps in order at nice 19, so they take
-# only the idle CPU and the tests keep their share; each pass waits for its
-# step (await_step), and runs the step itself when no background job is
-# left to do it. A failed step fails the suite with its log. The
-# timing-sensitive tests (label bench) run after the last step is done.
+# Work in the background. Most of the suite's wall-clock time is the
+# interop tests, which wait on the network and leave the CPU ~80 % idle
+# (load ~0.3-0.9 on 2 cores). Once the gcc pass is built, a background job
+# (PREBUILD=0: none) runs, in order and at nice 19 (it takes the idle CPU,
+# the tests in front keep their share), the builds of passes 2-7 and the
+# tests that know no clock: the unit and simulator test programs that run
+# no threads (single-threaded core, virtual time; not label threads) of
+# the option matrix, big-endian and sanitizer passes, the fuzzers (time-
+# bounded: a busy machine only runs fewer inputs) and the coverage run.
+# In front run the interop tests, the threaded tests (label threads: real
+# threads and timeouts) and, after the background job ended, the timing-
+# sensitive ones (label bench). Each pass waits for its build (await_step),
+# or runs it itself when no background job is left to do it; a failed step
+# fails the suite with its log.
 # ---------------------------------------------------------------------------
 opt_flags() {  # the option set of header $1 (dir test/opts or test/opts/build)
   echo "-I$top/$(dirname "$1") -I$top/ports/unix"
@@ -120,6 +131,30 @@ step_opt() {  # compiler $1, build type $2: what a user builds (the libraries, p
 step_package() { test/package/run.sh; }
 step_fuzzbuild() { tools/fuzz.sh build; }
 step_covbuild() { JOBS=$jobs tools/coverage.sh build; }
+# the tests of the background (label threads runs in front)
+NOCLOCK_R='^(unit|sim)\.test_'
+NOCLOCK_LE='bench|cross|threads'
+step_mtests() {  # option set $1 (the heavy impairment test: 20 seeds, 201..220)
+  (cd "build-opt-$1" && TSL_IMPAIR_SEEDS=20 TSL_IMPAIR_SEED0=201 ctest "${args[@]}" -R "$NOCLOCK_R" -LE "$NOCLOCK_LE")
+}
+step_betests() {  # (see the big-endian pass below for --repeat)
+  (cd build-be && ctest --output-on-failure -j "$jobs" -L unit -LE "$NOCLOCK_LE" -R "${filter:-^unit\.test_}" --repeat until-pass:2)
+}
+step_asantests() {  # (the sanitizer pass below says which seeds)
+  (cd build-asan && TSL_IMPAIR_SEEDS=${TSL_IMPAIR_SEEDS:-25} TSL_IMPAIR_SEED0=${TSL_IMPAIR_SEED0:-101} \
+     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+     ctest "${args[@]}" -R "$NOCLOCK_R" -LE "$NOCLOCK_LE")
+}
+step_fuzz() { FUZZ_PREBUILT=1 JOBS=$jobs tools/fuzz.sh ci "${FUZZ_SECONDS:-10}"; }
+step_cov() { JOBS=$jobs tools/coverage.sh check; }
+# The names of the tests step_asantests runs, as a ctest -E regex for the
+# sanitizer pass in front.
+asan_bg_names() {
+  local names
+  names=$(cd build-asan && ctest -N -R "$NOCLOCK_R" -LE "$NOCLOCK_LE" |
+          sed -n 's/.*Test *#[0-9]*: \([A-Za-z0-9_.]*\)$/\1/p' | sed 's/\./\\./g' | paste -sd'|')
+  echo "^(${names:-none})\$"
+}
 
 stamps=$top/build/prebuild
 run_step() {  # name [args]: runs step_<name> [args], log and stamp in $stamps
@@ -145,12 +180,20 @@ await_step() {  # name [args]: wait for the background's step, or run it here; f
   read -r rc secs where <"$stamps/$id.done"
   if [ "$rc" != 0 ]; then
     cat "$stamps/$id.log"
+    stop_bg
     echo "[${SECONDS} s] == FAILED: step $id (exit $rc, log $stamps/$id.log)"
     exit 1
   fi
-  echo "  ($id built $where in $secs s)"
+  echo "  ($id: $where, $secs s)"
 }
-stop_bg() {  # the background builder's process group (its pid, written by itself)
+show_step() {  # name [args]: await_step, then its log
+  local id
+  id=$(IFS=-; echo "$*")
+  echo "---- background step $id: its output"
+  await_step "$@" || return 1
+  cat "$stamps/$id.log"
+}
+stop_bg() {  # the background job's process group (its pid, written by itself)
   local pg
   if [ -n "$bg_pid" ] && kill -0 "$bg_pid" 2>/dev/null; then
     pg=$(cat "$stamps/background.pgid" 2>/dev/null || true)
@@ -159,7 +202,7 @@ stop_bg() {  # the background builder's process group (its pid, written by itsel
   fi
 }
 if [ $prebuild_mode = 1 ]; then
-  # the background builder: setsid made it a process group leader
+  # the background job: setsid made it a process group leader
   echo $$ >"$stamps/background.pgid"
   step_where="in the background at nice $(nice)"
   for s in "$@"; do
@@ -181,18 +224,18 @@ if [ "${SKIP_MATRIX:-0}" != 1 ]; then
   done
 fi
 steps=()
-for n in "${matrix_sets[@]}"; do steps+=("matrix $n"); done
+for n in "${matrix_sets[@]}"; do steps+=("matrix $n" "mtests $n"); done
 for n in "${core_sets[@]}"; do steps+=("coreset $n"); done
-[ "${SKIP_BE:-0}" != 1 ] && steps+=("be")
-[ "${SKIP_ASAN:-0}" != 1 ] && steps+=("asan")
+[ "${SKIP_BE:-0}" != 1 ] && steps+=("be" "betests")
+[ "${SKIP_ASAN:-0}" != 1 ] && steps+=("asan" "asantests")
 if [ -z "$filter" ]; then
   [ "${SKIP_TSAN:-0}" != 1 ] && steps+=("tsan")
   if [ "${SKIP_OPT:-0}" != 1 ]; then
     for cc in gcc clang; do for bt in Release MinSizeRel; do steps+=("opt $cc $bt"); done; done
   fi
   [ "${SKIP_PKG:-0}" != 1 ] && steps+=("package")
-  [ "${SKIP_FUZZ:-0}" != 1 ] && steps+=("fuzzbuild")
-  [ "${SKIP_COV:-0}" != 1 ] && steps+=("covbuild")
+  [ "${SKIP_FUZZ:-0}" != 1 ] && steps+=("fuzzbuild" "fuzz")
+  [ "${SKIP_COV:-0}" != 1 ] && steps+=("covbuild" "cov")
 fi
 
 echo "[${SECONDS} s] == gcc build"
@@ -200,12 +243,11 @@ cmake -S . -B build -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=RelWithDebInfo -DW
 cmake --build build -j "$jobs"
 rm -rf "$stamps"; mkdir -p "$stamps"
 if [ "${PREBUILD:-1}" != 0 ] && [ ${#steps[@]} -gt 0 ]; then
-  # its own process group (setsid): stop_bg ends all of it
   # (setsid -w: its own process group and session, which stop_bg ends;
-  # the pid here lives as long as the builder)
-  setsid -w nice -n 19 bash "$0" --prebuild-steps "${steps[@]}" </dev/null >"$stamps/background.log" 2>&1 &
+  # the pid here lives as long as the job)
+  WISP_TEST_FILTER=$filter setsid -w nice -n 19 bash "$0" --prebuild-steps "${steps[@]}" </dev/null >"$stamps/background.log" 2>&1 &
   bg_pid=$!
-  echo "[${SECONDS} s] == building passes 2-7 in the background at nice 19 (pid $bg_pid): ${#steps[@]} steps"
+  echo "[${SECONDS} s] == the background job (builds of passes 2-7, tests without a clock) at nice 19 (pid $bg_pid): ${#steps[@]} steps"
 fi
 
 # Two interop tests run in one pass only, to keep the suite within its
@@ -228,7 +270,8 @@ if [ "${SKIP_MATRIX:-0}" != 1 ]; then
   for set_name in "${matrix_sets[@]}"; do
     echo "[${SECONDS} s] == option set '$set_name' (test/opts/wisp_opts_$set_name.h): gcc, unit + simulator tests"
     await_step matrix "$set_name"
-    (cd "build-opt-$set_name" && TSL_IMPAIR_SEEDS=20 TSL_IMPAIR_SEED0=201 ctest "${args[@]}" -R '^(unit|sim)\.test_' -LE bench)
+    # (the others: step_mtests, in the background)
+    (cd "build-opt-$set_name" && ctest "${args[@]}" -R "$NOCLOCK_R" -L threads -LE bench)
   done
   # Build-only sets (test/opts/build/: e.g. the core at its smallest, with
   # counters off, which the tests read): the core library must compile
@@ -251,7 +294,8 @@ if [ "${SKIP_BE:-0}" != 1 ]; then
   # test_sockets_opts (threads) ended mid-test with no message under
   # qemu-user, never natively and never again under qemu; a test that fails
   # big-endian fails twice.
-  (cd build-be && ctest --output-on-failure -j "$jobs" -L unit -R "${filter:-^unit\.test_}" --repeat until-pass:2)
+  # (here label threads; the others: step_betests, in the background)
+  (cd build-be && ctest --output-on-failure -j "$jobs" -L threads -R "${filter:-^unit\.test_}" --repeat until-pass:2)
   echo "  big-endian tests: $(( $(date +%s) - be_start )) s"
 fi
 
@@ -266,7 +310,8 @@ if [ "${SKIP_ASAN:-0}" != 1 ]; then
   # the cross builds (label cross) run no sanitized code: gcc pass only.
   # The FreeRTOS node's interop tests (the same services and checks as
   # interop.test_api_*, which run here) too; its unit tests run here.
-  (cd build-asan && TSL_IMPAIR_SEEDS=${TSL_IMPAIR_SEEDS:-25} TSL_IMPAIR_SEED0=${TSL_IMPAIR_SEED0:-101} ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 ctest "${args[@]}" -LE 'bench|cross' -E 'test_fw_|^interop\.freertos_')
+  # Here every test but those of step_asantests (the background).
+  (cd build-asan && TSL_IMPAIR_SEEDS=${TSL_IMPAIR_SEEDS:-25} TSL_IMPAIR_SEED0=${TSL_IMPAIR_SEED0:-101} ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 ctest "${args[@]}" -LE 'bench|cross' -E "test_fw_|^interop\.freertos_|$(asan_bg_names)")
 fi
 if [ "${SKIP_TSAN:-0}" != 1 ] && [ -z "$filter" ]; then
   echo "[${SECONDS} s] == clang + ThreadSanitizer build (the tests that use threads)"
@@ -286,22 +331,22 @@ if [ "${SKIP_PKG:-0}" != 1 ] && [ -z "$filter" ]; then
   await_step package
   grep -E '^(== |  )' "$stamps/package.log" || true
 fi
+# The tests of the background job, each with its output as ctest (or the
+# tool) printed it.
+echo "[${SECONDS} s] == the background's tests (no clock: unit and simulator programs without threads; fuzzers; coverage)"
+for set_name in "${matrix_sets[@]}"; do show_step mtests "$set_name"; done
+[ "${SKIP_BE:-0}" != 1 ] && show_step betests
+[ "${SKIP_ASAN:-0}" != 1 ] && show_step asantests
+if [ -z "$filter" ]; then
+  [ "${SKIP_FUZZ:-0}" != 1 ] && show_step fuzz
+  [ "${SKIP_COV:-0}" != 1 ] && show_step cov
+fi
 if [ -n "$bg_pid" ]; then
   wait "$bg_pid" 2>/dev/null || true
   bg_pid=
 fi
 # The benchmarks of the gcc pass (label bench: goodput ratios and the
-# socket tax), on a machine without our background builds.
+# socket tax), on a machine without our background work.
 echo "[${SECONDS} s] == gcc pass: the timing-sensitive tests (label bench)"
 (cd build && ctest "${args[@]}" -L bench)
-if [ "${SKIP_FUZZ:-0}" != 1 ] && [ -z "$filter" ]; then
-  echo "[${SECONDS} s] == libFuzzer harnesses, ${FUZZ_SECONDS:-10} s each under ASan+UBSan (tools/fuzz.sh ci)"
-  await_step fuzzbuild
-  FUZZ_PREBUILT=1 JOBS=$jobs tools/fuzz.sh ci "${FUZZ_SECONDS:-10}"
-fi
-if [ "${SKIP_COV:-0}" != 1 ] && [ -z "$filter" ]; then
-  echo "[${SECONDS} s] == coverage of the input parsers (tools/coverage.sh, floor tools/coverage-floor.txt)"
-  await_step covbuild
-  JOBS=$jobs tools/coverage.sh check
-fi
 echo "[${SECONDS} s] == all tiers passed"

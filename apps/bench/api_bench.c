@@ -30,10 +30,11 @@
  *                       [--check RATIO] [--one-cpu] [--size S] [--api A]
  *   -q           quick mode (8 MB per run, 5 pairs of runs, 50 connections)
  *   --check R    exit 1 unless, for every write size, the median of the
- *                per-pair goodput ratios socket/netconn is >= R (a size is
- *                measured up to three times before it counts as failed: the
- *                machine may be shared), and every pool is back at zero use
- *                at the end. Implies --one-cpu.
+ *                per-pair goodput ratios socket/netconn is >= R (a size
+ *                below R is measured again, up to four times in all, and
+ *                then judged by the median of all its pairs: the machine may
+ *                be shared), and every pool is back at zero use at the end.
+ *                Implies --one-cpu.
  *   --one-cpu    run every thread on one CPU (Linux): scheduling noise of a
  *                shared machine mostly cancels out of the ratios
  *   --size S, --api A   one write size / one API only (for profilers, e.g.
@@ -47,6 +48,7 @@
 #define _GNU_SOURCE /* sched_setaffinity, sched_getcpu */
 #endif
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -454,10 +456,13 @@ static double median(double *v, unsigned n)
     return (n % 2) ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
 }
 
+#define POOL_MAX 256u
 struct row {
     double mbps[2], cpu[2];  /* medians per API */
     double ratio;            /* median over the pairs of socket / netconn goodput */
     double cpu_ratio;        /* median over the pairs of netconn / socket CPU per MB */
+    double pool[POOL_MAX];   /* --check: every pair's goodput ratio of every attempt */
+    unsigned npool;
 };
 
 /* reps interleaved pairs of runs for one write size (only: -1 = both APIs,
@@ -468,7 +473,7 @@ static bool measure(struct bench *bn, uint32_t wsize, int only, struct row *r)
 {
     double g[2][64], c[2][64], gr[64], cr[64];
     unsigned i, k, reps = WISP_MIN(bn->reps, 64u);
-    memset(r, 0, sizeof(*r));
+    memset(r, 0, offsetof(struct row, pool)); /* the pool goes on */
     for (i = 0; i < reps; i++) {
         for (k = 0; k < 2; k++) {
             /* alternate the order: N S, S N, N S, ... */
@@ -490,6 +495,9 @@ static bool measure(struct bench *bn, uint32_t wsize, int only, struct row *r)
         if (only < 0) {
             gr[i] = g[API_SOCKET][i] / g[API_NETCONN][i];
             cr[i] = c[API_NETCONN][i] / c[API_SOCKET][i];
+            if (r->npool < POOL_MAX) {
+                r->pool[r->npool++] = gr[i];
+            }
         }
     }
     for (k = 0; k < 2; k++) {
@@ -731,15 +739,24 @@ int main(int argc, char **argv)
             continue;
         }
         attempts[i] = 0;
+        rows[i].npool = 0;
         do {
             attempts[i]++;
             if (!measure(bn, sizes[i], only_api, &rows[i])) {
                 die("transfer failed");
             }
-        } while (check > 0.0 && only_api < 0 && rows[i].ratio < check && attempts[i] < 3);
-        printf("| %u | %.1f | %.1f | %.3f | %.2f | %.2f | %.3f |%s\n", (unsigned)sizes[i], rows[i].mbps[0],
-               rows[i].mbps[1], rows[i].ratio, rows[i].cpu[0] * 1e3, rows[i].cpu[1] * 1e3, rows[i].cpu_ratio,
-               attempts[i] > 1 ? " (measured again: shared machine)" : "");
+            if (attempts[i] > 1) {
+                /* the check's ratio: the median of every pair so far */
+                rows[i].ratio = median(rows[i].pool, rows[i].npool);
+            }
+        } while (check > 0.0 && only_api < 0 && rows[i].ratio < check && attempts[i] < 4);
+        printf("| %u | %.1f | %.1f | %.3f | %.2f | %.2f | %.3f |", (unsigned)sizes[i], rows[i].mbps[0],
+               rows[i].mbps[1], rows[i].ratio, rows[i].cpu[0] * 1e3, rows[i].cpu[1] * 1e3, rows[i].cpu_ratio);
+        if (attempts[i] > 1) {
+            printf(" (measured %u times: shared machine; ratio = median of all %u pairs)", attempts[i],
+                   rows[i].npool);
+        }
+        printf("\n");
         fflush(stdout);
         if (check > 0.0 && only_api < 0 && rows[i].ratio < check) {
             pass = false;

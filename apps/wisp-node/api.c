@@ -90,7 +90,10 @@ static void raw_dump(struct node *n)
  * thread's write, this thread's ACK processing, the stack thread's timers)
  * and only copies the frame into that ring (wisp_tapdev_tx_defer), so no
  * thread holds the core while Linux runs its receive path inside a tap
- * write(2). The services and the client are application threads on the
+ * write(2) of bulk data; a short frame (--tx-direct-max, default 256 B:
+ * ACKs, SYN-ACKs, FINs, short replies) that finds the ring empty and this
+ * thread asleep is written by its sender instead, which saves a thread
+ * switch per request/response. The services and the client are application threads on the
  * chosen API (apps/lib/services_netconn.c, services_socket.c). */
 
 
@@ -207,6 +210,7 @@ static int threaded_start(struct node *n, enum node_api_kind kind)
         fprintf(stderr, "wisp-node: %s\n", msg);
         return -1;
     }
+    wisp_tapdev_tx_direct_max(&n->tap, n->o.tx_direct_max);
     err = wisp_sys_init();
     if (err == WISP_OK) {
         err = wisp_tcpip_start(&n->tcpip, &n->stack, NULL);

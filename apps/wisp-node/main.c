@@ -412,8 +412,8 @@ static void print_report(struct node *n, const struct node_api *api)
            t->tx_wouldblock, t->tx_errors);
     if (n->threaded) {
         printf("tap %s tx ring (deferred transmit): %" PRIu32 " frames refused (ring full), high %" PRIu32
-               " bytes, %" PRIu32 " wake-ups of the I/O thread\n",
-               t->name, t->tx_ring_full, t->tx_ring_high, t->tx_ring_kicks);
+               " bytes, %" PRIu32 " wake-ups of the I/O thread, %" PRIu32 " short frames written by their sender\n",
+               t->name, t->tx_ring_full, t->tx_ring_high, t->tx_ring_kicks, t->tx_ring_direct);
     }
     if (n->pcap_file != NULL) {
         printf("pcap %s: %" PRIu32 " rx records, %" PRIu32 " tx records, %" PRIu32 " write errors%s\n", n->o.pcap,

@@ -40,6 +40,9 @@
 #define NODE_CLIENT_LINGER_MS 3000u
 /** Largest --write-size. */
 #define NODE_MAX_WRITE_SIZE (16u << 20)
+/** --tx-direct-max default (bytes): frames up to this long skip the
+ *  I/O thread when it sleeps (wisp_tapdev_tx_direct_max). */
+#define NODE_TX_DIRECT_MAX 256u
 
 struct node_opts {
     const char *tap;
@@ -51,6 +54,7 @@ struct node_opts {
     uint64_t seed;
     bool have_seed;
     bool quiet;
+    uint32_t tx_direct_max;      /**< --tx-direct-max (wisp_tapdev_tx_direct_max) */
     bool dhcp;                   /**< --dhcp: address from a DHCP lease */
     /* client mode */
     bool client;

@@ -23,6 +23,12 @@ static void usage(FILE *f)
             "                      (callbacks in the main loop, default), netconn or socket\n"
             "                      (a stack thread; services and client as threads)\n"
             "  --quiet             no start-up messages; only non-zero counters at exit\n"
+            "  --tx-direct-max N   netconn/socket: a frame of at most N bytes that finds the\n"
+            "                      tap's transmit ring empty and the I/O thread asleep is\n"
+            "                      written by the thread that sends it (0..1514, default %u;\n"
+            "                      0 = every frame through the ring and the I/O thread)\n",
+            NODE_TX_DIRECT_MAX);
+    fprintf(f,
             "  --connect ADDR:PORT TCP client transfer to ADDR:PORT (with --send or --recv);\n"
             "                      the node exits when it is done\n"
             "  --send BYTES        send BYTES of a deterministic pattern, then close\n"
@@ -162,6 +168,7 @@ int parse_args(int argc, char **argv, struct node_opts *o)
         { "svc-reclaim-ms", required_argument, NULL, 1303 }, { "http-max-conns", required_argument, NULL, 1304 },
         { "http-per-source", required_argument, NULL, 1305 }, { "http-idle-ms", required_argument, NULL, 1306 },
         { "http-head-ms", required_argument, NULL, 1307 }, { "http-reclaim-ms", required_argument, NULL, 1308 },
+        { "tx-direct-max", required_argument, NULL, 1309 },
         { "help", no_argument, NULL, 'h' },       { NULL, 0, NULL, 0 },
     };
     bool have_addr = false;
@@ -172,6 +179,7 @@ int parse_args(int argc, char **argv, struct node_opts *o)
     o->mtu = 1500;
     o->api = "raw";
     o->write_size = 1460;
+    o->tx_direct_max = NODE_TX_DIRECT_MAX;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
         switch (c) {
@@ -210,6 +218,12 @@ int parse_args(int argc, char **argv, struct node_opts *o)
             break;
         case 'q':
             o->quiet = true;
+            break;
+        case 1309:
+            if (!parse_uint(optarg, 1514, &v)) {
+                return usage_error("bad --tx-direct-max '%s' (0..1514)", optarg);
+            }
+            o->tx_direct_max = (uint32_t)v;
             break;
         case 'c':
             if (!parse_hostport(optarg, o)) {

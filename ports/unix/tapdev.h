@@ -57,6 +57,7 @@ struct wisp_tapdev {
     uint32_t tx_ring_full;            /**< deferred: frames refused, ring full */
     uint32_t tx_ring_high;            /**< deferred: ring use high-water mark (bytes) */
     uint32_t tx_ring_kicks;           /**< deferred: wake fd signalled (I/O thread asleep) */
+    uint32_t tx_ring_direct;          /**< deferred: short frames their producer wrote (tx_direct_max) */
     struct wisp_tapdev_txq *txq;      /**< deferred-transmit ring, NULL = direct */
     uint8_t rxbuf[WISP_TAPDEV_MAX_FRAME];
 };
@@ -93,6 +94,14 @@ int wisp_tapdev_tx_defer(struct wisp_tapdev *t, size_t ring_bytes, char *err, si
 /** Back to direct transmission: write what the ring holds, free it. Call
  *  when no other thread transmits any more (core context). */
 void wisp_tapdev_tx_direct(struct wisp_tapdev *t);
+/** Deferred: a frame of at most bytes (0, the default: none) that finds
+ *  the ring empty while the I/O thread sleeps is written by its producer
+ *  at once (under the core lock), instead of waking the I/O thread to
+ *  write it: one system call either way, and no thread switch on the
+ *  request/response path (ACKs, SYN-ACKs, FINs, short replies). Longer
+ *  frames always go through the ring, so bulk writes stay off the lock.
+ *  Any thread, after wisp_tapdev_tx_defer(). */
+void wisp_tapdev_tx_direct_max(struct wisp_tapdev *t, size_t bytes);
 /** Deferred: the fd to poll for POLLIN besides the tap (signalled when a
  *  frame is queued while the I/O thread sleeps); -1 in direct mode. */
 int wisp_tapdev_tx_wake_fd(const struct wisp_tapdev *t);

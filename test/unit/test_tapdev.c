@@ -233,6 +233,56 @@ static void test_wake_only_while_sleeping(void **state)
     fx_free(f);
 }
 
+/* Short frames (wisp_tapdev_tx_direct_max): written by their producer
+ * only while the ring is empty and the I/O thread sleeps; otherwise, and
+ * for longer frames, queued -- and nothing overtakes a queued frame. */
+static void test_short_frames_direct(void **state)
+{
+    static uint16_t lens[16];
+    struct fixture *f = fx_new(0);
+    uint32_t next = 0;
+    unsigned i;
+    (void)state;
+
+    for (i = 0; i < 16; i++) {
+        lens[i] = (uint16_t)(i == 1 || i == 6 ? 1000u : 100u);
+    }
+    assert_int_equal(xmit(f, 0, 100), WISP_OK); /* the default: none direct */
+    assert_true(wisp_tapdev_tx_pending(f->t));
+    assert_int_equal(wisp_tapdev_tx_flush(f->t, 10), 1);
+    wisp_tapdev_tx_direct_max(f->t, 256);
+    assert_true(wisp_tapdev_tx_sleep_begin(f->t));
+    assert_int_equal(xmit(f, 1, 1000), WISP_OK); /* long: queued, wakes the I/O thread */
+    assert_true(wisp_tapdev_tx_pending(f->t));
+    assert_true(wake_readable(f));
+    assert_int_equal(xmit(f, 2, 100), WISP_OK); /* short, but behind a queued frame */
+    assert_true(wisp_tapdev_tx_pending(f->t));
+    wisp_tapdev_tx_sleep_end(f->t, POLLIN);
+    assert_int_equal(wisp_tapdev_tx_flush(f->t, 10), 2);
+    assert_int_equal(drain_check(f, &next, lens), 3);
+    assert_int_equal(xmit(f, 3, 100), WISP_OK); /* ring empty, I/O thread awake: queued */
+    assert_true(wisp_tapdev_tx_pending(f->t));
+    assert_int_equal(wisp_tapdev_tx_flush(f->t, 10), 1);
+    assert_true(wisp_tapdev_tx_sleep_begin(f->t));
+    assert_int_equal(xmit(f, 4, 100), WISP_OK); /* empty and asleep: written at once */
+    assert_int_equal(xmit(f, 5, 100), WISP_OK);
+    assert_false(wisp_tapdev_tx_pending(f->t));
+    assert_false(wake_readable(f));             /* no wake-up for them */
+    assert_int_equal(drain_check(f, &next, lens), 3); /* 3 (flushed), 4, 5 */
+    assert_int_equal(xmit(f, 6, 1000), WISP_OK); /* long: queued */
+    assert_int_equal(xmit(f, 7, 100), WISP_OK);  /* short behind it: queued */
+    assert_true(wake_readable(f));
+    wisp_tapdev_tx_sleep_end(f->t, POLLIN);
+    assert_int_equal(wisp_tapdev_tx_flush(f->t, 10), 2);
+    assert_int_equal(drain_check(f, &next, lens), 2);
+    assert_int_equal(next, 8);
+    wisp_tapdev_tx_direct(f->t);
+    assert_int_equal(f->t->tx_ring_direct, 2);
+    assert_int_equal(f->t->tx_frames, 8);
+    assert_int_equal(f->t->tx_errors, 0);
+    fx_free(f);
+}
+
 /* The fd says EAGAIN: the frame stays queued, nothing more is written
  * until POLLOUT was seen; then the rest follows, in order. */
 static void test_eagain_waits_for_pollout(void **state)
@@ -373,6 +423,7 @@ int main(void)
         cmocka_unit_test(test_order_across_wraps),
         cmocka_unit_test(test_refusal_owes_one_tx_ready),
         cmocka_unit_test(test_wake_only_while_sleeping),
+        cmocka_unit_test(test_short_frames_direct),
         cmocka_unit_test(test_eagain_waits_for_pollout),
         cmocka_unit_test(test_oversize_frame),
         cmocka_unit_test(test_producer_thread_vs_flusher),
