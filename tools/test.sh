@@ -149,11 +149,12 @@ step_fuzz() { FUZZ_PREBUILT=1 JOBS=$jobs tools/fuzz.sh ci "${FUZZ_SECONDS:-10}";
 step_cov() { JOBS=$jobs tools/coverage.sh check; }
 # The names of the tests step_asantests runs, as a ctest -E regex for the
 # sanitizer pass in front.
-asan_bg_names() {
+asan_bg_names() {  # (from the top directory)
   local names
-  names=$(cd build-asan && ctest -N -R "$NOCLOCK_R" -LE "$NOCLOCK_LE" |
+  names=$(cd "$top/build-asan" && ctest -N -R "$NOCLOCK_R" -LE "$NOCLOCK_LE" |
           sed -n 's/.*Test *#[0-9]*: \([A-Za-z0-9_.]*\)$/\1/p' | sed 's/\./\\./g' | paste -sd'|')
-  echo "^(${names:-none})\$"
+  [ -n "$names" ] || { echo "tools/test.sh: no test for the background in build-asan" >&2; return 1; }
+  echo "^(${names})\$"
 }
 
 stamps=$top/build/prebuild
@@ -311,7 +312,8 @@ if [ "${SKIP_ASAN:-0}" != 1 ]; then
   # The FreeRTOS node's interop tests (the same services and checks as
   # interop.test_api_*, which run here) too; its unit tests run here.
   # Here every test but those of step_asantests (the background).
-  (cd build-asan && TSL_IMPAIR_SEEDS=${TSL_IMPAIR_SEEDS:-25} TSL_IMPAIR_SEED0=${TSL_IMPAIR_SEED0:-101} ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 ctest "${args[@]}" -LE 'bench|cross' -E "test_fw_|^interop\.freertos_|$(asan_bg_names)")
+  bg_re=$(asan_bg_names)
+  (cd build-asan && TSL_IMPAIR_SEEDS=${TSL_IMPAIR_SEEDS:-25} TSL_IMPAIR_SEED0=${TSL_IMPAIR_SEED0:-101} ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 ctest "${args[@]}" -LE 'bench|cross' -E "test_fw_|^interop\.freertos_|$bg_re")
 fi
 if [ "${SKIP_TSAN:-0}" != 1 ] && [ -z "$filter" ]; then
   echo "[${SECONDS} s] == clang + ThreadSanitizer build (the tests that use threads)"
