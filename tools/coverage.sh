@@ -29,7 +29,7 @@ cmake -S . -B "$B" -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=Debug -DWISP_WERROR
       -DCMAKE_C_FLAGS="--coverage -fprofile-update=atomic -O0" -DCMAKE_EXE_LINKER_FLAGS=--coverage >/dev/null
 # the programs behind the unit.test_* and sim.test_* tests (not the tools,
 # apps and benchmarks: no test here runs them)
-progs=$(cd "$B" && ctest -N -L 'unit|sim' | sed -n 's/.*Test *#[0-9]*: \(unit\|sim\)\.\(test_[A-Za-z0-9_]*\).*$/\2/p' | sort -u)
+progs=$("$top/tools/test-progs.sh" "$B" 'unit|sim')
 # shellcheck disable=SC2086
 cmake --build "$B" -j "$jobs" --target $progs >/dev/null
 [ "$mode" = build ] && exit 0

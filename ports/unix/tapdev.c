@@ -78,26 +78,34 @@ static size_t txq_rec_len(size_t frame_len)
     return TXQ_HDR + ((frame_len + 3u) & ~(size_t)3u);
 }
 
-/* Write a frame to the tap from its pbuf chain (-1 with errno, or the
- * bytes written). */
-static ssize_t direct_write(struct wisp_tapdev *t, const struct wisp_pbuf *frame)
+/* Write a frame to the tap from its pbuf chain: -1 with errno, or the
+ * bytes written. A chain of more than TAP_IOV_MAX pieces is linearised
+ * into flat (frame-sized), or refused (EMSGSIZE) when flat is NULL. */
+static ssize_t frame_writev(struct wisp_tapdev *t, const struct wisp_pbuf *frame, uint8_t *flat)
 {
     struct iovec iov[TAP_IOV_MAX];
     const struct wisp_pbuf *p;
     int niov = 0;
     ssize_t n;
 
-    for (p = frame; p != NULL; p = p->next) {
-        if (p->len == 0) {
-            continue;
+    for (p = frame; p != NULL && niov < TAP_IOV_MAX; p = p->next) {
+        if (p->len != 0) {
+            iov[niov].iov_base = p->payload;
+            iov[niov].iov_len = p->len;
+            niov++;
         }
-        if (niov == TAP_IOV_MAX) {
+    }
+    while (p != NULL && p->len == 0) {
+        p = p->next;
+    }
+    if (p != NULL) {
+        if (flat == NULL) {
             errno = EMSGSIZE;
             return -1;
         }
-        iov[niov].iov_base = p->payload;
-        iov[niov].iov_len = p->len;
-        niov++;
+        iov[0].iov_base = flat;
+        iov[0].iov_len = wisp_pbuf_copy_out(frame, flat, frame->tot_len, 0);
+        niov = 1;
     }
     do {
         n = writev(t->fd, iov, niov);
@@ -130,7 +138,7 @@ static wisp_err_t txq_put(struct wisp_tapdev *t, struct wisp_pbuf *frame)
          * its write). */
         ssize_t n;
         pthread_mutex_unlock(&q->mtx);
-        n = direct_write(t, frame);
+        n = frame_writev(t, frame, NULL); /* (rxbuf is the I/O thread's) */
         pthread_mutex_lock(&q->mtx);
         if (n >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) {
             if (n == (ssize_t)len) {
@@ -421,9 +429,6 @@ void wisp_tapdev_tx_sleep_end(struct wisp_tapdev *t, short wake_revents)
 static wisp_err_t tap_transmit(struct wisp_dev *dev, struct wisp_pbuf *frame)
 {
     struct wisp_tapdev *t = (struct wisp_tapdev *)dev->ctx;
-    struct iovec iov[TAP_IOV_MAX];
-    const struct wisp_pbuf *q;
-    int niov = 0;
     ssize_t n;
 
     if (t->txq != NULL) {
@@ -433,28 +438,9 @@ static wisp_err_t tap_transmit(struct wisp_dev *dev, struct wisp_pbuf *frame)
         t->tx_errors++;
         return WISP_ERR_IF;
     }
-    for (q = frame; q != NULL; q = q->next) {
-        if (q->len == 0) {
-            continue;
-        }
-        if (niov == TAP_IOV_MAX) {
-            break;
-        }
-        iov[niov].iov_base = q->payload;
-        iov[niov].iov_len = q->len;
-        niov++;
-    }
-    if (q != NULL) {
-        /* Very long chain: linearise. rxbuf is free here, a received frame
-         * was copied into its pbuf before being handed to the stack. */
-        uint16_t got = wisp_pbuf_copy_out(frame, t->rxbuf, frame->tot_len, 0);
-        iov[0].iov_base = t->rxbuf;
-        iov[0].iov_len = got;
-        niov = 1;
-    }
-    do {
-        n = writev(t->fd, iov, niov);
-    } while (n < 0 && errno == EINTR);
+    /* A very long chain is linearised into rxbuf: free here, a received
+     * frame was copied into its pbuf before being handed to the stack. */
+    n = frame_writev(t, frame, t->rxbuf);
     if (n < 0) {
         if (errno == EAGAIN || errno == EWOULDBLOCK) {
             t->tx_wouldblock++;
