@@ -861,7 +861,9 @@ void wisp_core_owner_check(const struct wisp_stack *s, const char *where);
  *  closing the listener) do not pin PCBs forever (a peer that closed would
  *  otherwise sit in CLOSE-WAIT until the accept). Checked every second
  *  (poll callback). Default 30000: far longer than any accept loop takes
- *  while it works. Range 1000..2^31. */
+ *  while it works. Range 1000 .. 65535 poll periods of
+ *  2 * WISP_TCP_POLL_UNIT_MS (65535000, 18.2 h, with the default poll
+ *  unit; a larger value does not compile). */
 #ifndef WISP_NETCONN_ACCEPT_MAX_MS
 #define WISP_NETCONN_ACCEPT_MAX_MS 30000u
 #endif

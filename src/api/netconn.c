@@ -747,8 +747,13 @@ static wisp_err_t tcp_sent_cb(void *arg, struct wisp_tcp_pcb *pcb, uint32_t len)
  * may wait for accept (WISP_NETCONN_ACCEPT_MAX_MS). */
 #define NC_ACCEPT_POLL 2u
 #define NC_ACCEPT_POLLS \
-    (((uint32_t)WISP_NETCONN_ACCEPT_MAX_MS + NC_ACCEPT_POLL * WISP_TCP_POLL_UNIT_MS - 1u) / \
+    ((WISP_NETCONN_ACCEPT_MAX_MS + NC_ACCEPT_POLL * WISP_TCP_POLL_UNIT_MS - 1u) / \
      (NC_ACCEPT_POLL * WISP_TCP_POLL_UNIT_MS))
+/* (the count is 16-bit, role.accept_polls: a longer limit would wrap it
+ * and never expire) */
+#if NC_ACCEPT_POLLS > 0xffffu
+#error "WISP_NETCONN_ACCEPT_MAX_MS: at most 65535 poll periods of 2 * WISP_TCP_POLL_UNIT_MS (18.2 h at 500 ms)"
+#endif
 
 static wisp_err_t tcp_poll_cb(void *arg, struct wisp_tcp_pcb *pcb)
 {
