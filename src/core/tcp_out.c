@@ -1261,9 +1261,15 @@ static enum tcp_out_step tcp_output_rtx(struct wisp_tcp_pcb *pcb, struct wisp_tc
     if (*lost == NULL || *lost == pcb->sndq_next) {
         return TCP_OUT_NONE;
     }
-    if ((*lost)->len > smss && !tcp_pmtu_recut(pcb, lost)) {
+    if ((*lost)->len > smss && !tcp_pmtu_recut(pcb, lost) && !(pcb->flags & TF_RTO_RTX)) {
         /* cut before the path MTU fell (tcp_icmp.c): no buffer
-         * for the pieces now */
+         * for the pieces now. Only the retransmission timeout's own
+         * run sends it whole instead: the blocks the pieces need may be
+         * held by connections that wait in the same way (each holding
+         * its transmit share), and a retransmission that never leaves
+         * would stall them all until they give up; at its old size it
+         * gets through when the black hole was random loss (RFC 4821
+         * §7.5's guess), and the next timeout tries the cut again. */
         return tcp_output_retry(pcb);
     }
     g = *lost;

@@ -132,6 +132,7 @@
 #else
 #define TF_DSACK 0u
 #endif
+#define TF_RTO_RTX 0x00800000u     /* the retransmission timeout's own output run (tcp_rto_expired) */
 #define TF_PMTU_LOW 0x80000000u    /* mss is held below mss_max by the path MTU */
 /* two flags of the congestion control algorithm's own (tcp_cubic.c),
  * cleared with pcb->cc when the algorithm starts */
