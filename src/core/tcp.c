@@ -570,7 +570,7 @@ void wisp_tcp_recved(struct wisp_tcp_pcb *pcb, uint32_t len)
      * few updates, not one per read. */
     right = tcp_rcv_right(pcb, &limited); /* what the buffer and the receive budget allow */
     adv_room = pcb->rcv_adv - pcb->rcv_nxt;
-    thresh = WISP_MAX(WISP_MIN(tcp_wnd_max(pcb) / 2u, (uint32_t)pcb->mss), adv_room);
+    thresh = WISP_MAX(WISP_MIN(tcp_rcv_buf_eff(pcb) / 2u, (uint32_t)pcb->mss), adv_room); /* (tcp_wnd_field) */
     /* (an update that doubles the window leaves the peer at most half;
      * thresh > 0, so the edge moves right) */
     if (TCP_SEQ_GEQ(right, pcb->rcv_adv + thresh)) {

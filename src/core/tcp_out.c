@@ -287,20 +287,24 @@ uint16_t tcp_rx_blk(uint16_t mss)
     return (uint16_t)(d > 0u ? (d < 65535u ? d : 65535u) : 1u);
 }
 
+/* A fair share of the receive budget per connection (at least one block)
+ * for what its application holds plus what its window promises: some
+ * connections cannot take every block from the others, and all the
+ * shares together stay within the budget. */
+static uint32_t tcp_rx_share(const struct wisp_stack *s, uint32_t npcbs)
+{
+    const struct wisp_pool *rx = &s->pool[WISP_POOL_PBUF_RX];
+    uint32_t budget = rx->count > TCP_RX_RESERVE ? (uint32_t)rx->count - TCP_RX_RESERVE : 0u;
+    uint32_t sh = budget / (npcbs > 0u ? npcbs : 1u);
+    return sh > 0u ? sh : 1u;
+}
+
 uint32_t tcp_rx_blocks_avail(struct wisp_stack *s, uint32_t held, uint32_t npcbs, uint32_t *share)
 {
     const struct wisp_pool *rx = &s->pool[WISP_POOL_PBUF_RX];
     uint32_t free_blk = (uint32_t)rx->count - rx->used;
-    uint32_t budget = rx->count > TCP_RX_RESERVE ? (uint32_t)rx->count - TCP_RX_RESERVE : 0u;
-    uint32_t sh = budget / (npcbs > 0u ? npcbs : 1u);
+    uint32_t sh = tcp_rx_share(s, npcbs);
 
-    /* A fair share of the budget per connection (at least one block) for
-     * what its application holds plus what its window promises: some
-     * connections cannot take every block from the others, and all the
-     * shares together stay within the budget. */
-    if (sh == 0u) {
-        sh = 1u;
-    }
     *share = sh > held ? sh - held : 0u;
     /* New space never beyond what the free blocks hold, minus the
      * reserve for ACKs and control segments. */
@@ -324,6 +328,13 @@ uint32_t tcp_rcv_right(struct wisp_tcp_pcb *pcb, bool *limited)
      * segment of ours), not by the connection's own share. */
     *limited = by_free < WISP_MIN(want, by_share);
     return pcb->rcv_nxt + wnd;
+}
+
+uint32_t tcp_rcv_buf_eff(const struct wisp_tcp_pcb *pcb)
+{
+    /* (share <= 65535 blocks of rcv_blk <= 65535 bytes: no overflow) */
+    uint32_t by_share = tcp_rx_share(pcb->c.stack, pcb->c.stack->tcp.npcbs) * (uint32_t)pcb->rcv_blk;
+    return WISP_MIN(tcp_wnd_max(pcb), by_share);
 }
 
 uint16_t tcp_syn_wnd(struct wisp_stack *s, uint32_t want, uint32_t npcbs, uint32_t blk)
@@ -363,7 +374,7 @@ static void tcp_starve_note(struct wisp_tcp_pcb *pcb, bool limited)
  * back off. */
 static void tcp_starve_check(struct wisp_tcp_pcb *pcb)
 {
-    uint32_t wmax = tcp_wnd_max(pcb);
+    uint32_t wmax = tcp_rcv_buf_eff(pcb); /* the SWS rule's RCV.BUFF (tcp_wnd_field) */
     uint32_t thresh = WISP_MIN(wmax / 2u, (uint32_t)pcb->mss);
     uint32_t adv = TCP_SEQ_GT(pcb->rcv_adv, pcb->rcv_nxt) ? pcb->rcv_adv : pcb->rcv_nxt;
     bool limited;
@@ -388,10 +399,16 @@ static void tcp_starve_check(struct wisp_tcp_pcb *pcb)
  * right edge moves on only by at least min(RCV.BUFF/2, MSS) (receiver SWS
  * avoidance) and never moves left (RFC 9293 §3.8.6 "shrinking the
  * window" is discouraged); it moves on only as far as the receive budget
- * allows (tcp_rcv_right); RFC 7323 §2.3: scaled by our shift. */
+ * allows (tcp_rcv_right); RFC 7323 §2.3: scaled by our shift. RCV.BUFF
+ * is the buffer the connection may count on, its fair share of the
+ * receive budget included (tcp_rcv_buf_eff): with a share of one block
+ * (fewer receive blocks than twice the connections) a threshold of a
+ * whole MSS could never be met by the share of rcv_blk bytes, and a
+ * window once closed would stay closed for good (RFC 1122 §4.2.3.3 takes
+ * the threshold as a fraction of the buffer for such small buffers). */
 uint16_t tcp_wnd_field(struct wisp_tcp_pcb *pcb)
 {
-    uint32_t wmax = tcp_wnd_max(pcb);
+    uint32_t wmax = tcp_rcv_buf_eff(pcb);
     bool limited;
     uint32_t right = tcp_rcv_right(pcb, &limited);
     uint32_t adv = pcb->rcv_adv;
@@ -1244,9 +1261,15 @@ static enum tcp_out_step tcp_output_rtx(struct wisp_tcp_pcb *pcb, struct wisp_tc
     if (*lost == NULL || *lost == pcb->sndq_next) {
         return TCP_OUT_NONE;
     }
-    if ((*lost)->len > smss && !tcp_pmtu_recut(pcb, lost)) {
+    if ((*lost)->len > smss && !tcp_pmtu_recut(pcb, lost) && !(pcb->flags & TF_RTO_RTX)) {
         /* cut before the path MTU fell (tcp_icmp.c): no buffer
-         * for the pieces now */
+         * for the pieces now. Only the retransmission timeout's own
+         * run sends it whole instead: the blocks the pieces need may be
+         * held by connections that wait in the same way (each holding
+         * its transmit share), and a retransmission that never leaves
+         * would stall them all until they give up; at its old size it
+         * gets through when the black hole was random loss (RFC 4821
+         * §7.5's guess), and the next timeout tries the cut again. */
         return tcp_output_retry(pcb);
     }
     g = *lost;

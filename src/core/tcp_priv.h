@@ -132,6 +132,7 @@
 #else
 #define TF_DSACK 0u
 #endif
+#define TF_RTO_RTX 0x00800000u     /* the retransmission timeout's own output run (tcp_rto_expired) */
 #define TF_PMTU_LOW 0x80000000u    /* mss is held below mss_max by the path MTU */
 /* two flags of the congestion control algorithm's own (tcp_cubic.c),
  * cleared with pcb->cc when the algorithm starts */
@@ -408,6 +409,10 @@ uint32_t tcp_tailroom(const struct wisp_pbuf *p);
 void tcp_chain_grow(struct wisp_pbuf *h, uint16_t n);
 uint32_t tcp_rx_blocks_avail(struct wisp_stack *s, uint32_t held, uint32_t npcbs, uint32_t *share);
 uint32_t tcp_rcv_right(struct wisp_tcp_pcb *pcb, bool *limited);
+/* The receive buffer of the receiver SWS rule (RFC 9293 §3.8.6.2.2
+ * RCV.BUFF): the connection's buffer (tcp_wnd_max), at most its fair
+ * share of the receive budget. */
+uint32_t tcp_rcv_buf_eff(const struct wisp_tcp_pcb *pcb);
 /* The window a SYN or SYN-ACK offers (unscaled, RFC 7323 §2.2): want,
  * at most 65535, within the receive budget shared by npcbs connections
  * with blk data bytes per receive block. */

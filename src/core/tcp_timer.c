@@ -396,8 +396,9 @@ void tcp_rto_expired(struct wisp_tcp_pcb *pcb)
     for (g = pcb->sndq; g != NULL && g != pcb->sndq_next; g = g->next) {
         g->flags = (uint8_t)((g->flags & ~(TCP_SEGF_SACKED | TCP_SEGF_RTXD)) | TCP_SEGF_LOST);
     }
-    pcb->flags |= TF_FORCE_RTX | TF_SCOREBOARD;
+    pcb->flags |= TF_FORCE_RTX | TF_SCOREBOARD | TF_RTO_RTX;
     tcp_output_run(pcb);
+    pcb->flags &= ~TF_RTO_RTX; /* (a dead PCB's flags are not read again) */
     if (!tcp_dead(pcb) && !tcp_timer_on(pcb, TCP_TMR_RTO) && pcb->snd_una != pcb->snd_nxt) {
         tcp_timer_set(pcb, TCP_TMR_RTO, pcb->rto);
     }
