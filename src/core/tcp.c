@@ -548,7 +548,7 @@ void wisp_tcp_poll(struct wisp_tcp_pcb *pcb, wisp_tcp_poll_fn fn, uint8_t interv
 
 void wisp_tcp_recved(struct wisp_tcp_pcb *pcb, uint32_t len)
 {
-    uint32_t right, adv_room, thresh;
+    uint32_t right, adv_room, thresh, buf;
     bool limited;
     WISP_CORE_ASSERT_OWNER(tcp_stack_of(pcb));
     if (pcb == NULL || tcp_is_listen(pcb) || pcb->c.state == WISP_TCP_CLOSED) {
@@ -568,9 +568,9 @@ void wisp_tcp_recved(struct wisp_tcp_pcb *pcb, uint32_t len)
      * it): a zero or sub-MSS window is announced as soon as it opens by
      * an MSS (the sender may be blocked on it), a series of reads sends a
      * few updates, not one per read. */
-    right = tcp_rcv_right(pcb, &limited); /* what the buffer and the receive budget allow */
+    right = tcp_rcv_right(pcb, &limited, &buf); /* what the buffer and the receive budget allow */
     adv_room = pcb->rcv_adv - pcb->rcv_nxt;
-    thresh = WISP_MAX(WISP_MIN(tcp_rcv_buf_eff(pcb) / 2u, (uint32_t)pcb->mss), adv_room); /* (tcp_wnd_field) */
+    thresh = WISP_MAX(WISP_MIN(buf / 2u, (uint32_t)pcb->mss), adv_room); /* (tcp_wnd_field) */
     /* (an update that doubles the window leaves the peer at most half;
      * thresh > 0, so the edge moves right) */
     if (TCP_SEQ_GEQ(right, pcb->rcv_adv + thresh)) {

@@ -287,39 +287,34 @@ uint16_t tcp_rx_blk(uint16_t mss)
     return (uint16_t)(d > 0u ? (d < 65535u ? d : 65535u) : 1u);
 }
 
-/* A fair share of the receive budget per connection (at least one block)
- * for what its application holds plus what its window promises: some
- * connections cannot take every block from the others, and all the
- * shares together stay within the budget. */
-static uint32_t tcp_rx_share(const struct wisp_stack *s, uint32_t npcbs)
-{
-    const struct wisp_pool *rx = &s->pool[WISP_POOL_PBUF_RX];
-    uint32_t budget = rx->count > TCP_RX_RESERVE ? (uint32_t)rx->count - TCP_RX_RESERVE : 0u;
-    uint32_t sh = budget / (npcbs > 0u ? npcbs : 1u);
-    return sh > 0u ? sh : 1u;
-}
-
-uint32_t tcp_rx_blocks_avail(struct wisp_stack *s, uint32_t held, uint32_t npcbs, uint32_t *share)
+uint32_t tcp_rx_blocks_avail(struct wisp_stack *s, uint32_t npcbs, uint32_t *share)
 {
     const struct wisp_pool *rx = &s->pool[WISP_POOL_PBUF_RX];
     uint32_t free_blk = (uint32_t)rx->count - rx->used;
-    uint32_t sh = tcp_rx_share(s, npcbs);
+    uint32_t budget = rx->count > TCP_RX_RESERVE ? (uint32_t)rx->count - TCP_RX_RESERVE : 0u;
+    uint32_t sh = budget / (npcbs > 0u ? npcbs : 1u);
 
-    *share = sh > held ? sh - held : 0u;
+    /* A fair share of the budget per connection (at least one block) for
+     * what its application holds plus what its window promises: some
+     * connections cannot take every block from the others, and all the
+     * shares together stay within the budget. */
+    *share = sh > 0u ? sh : 1u;
     /* New space never beyond what the free blocks hold, minus the
      * reserve for ACKs and control segments. */
     return free_blk > TCP_RX_RESERVE ? free_blk - TCP_RX_RESERVE : 0u;
 }
 
-uint32_t tcp_rcv_right(struct wisp_tcp_pcb *pcb, bool *limited)
+uint32_t tcp_rcv_right(struct wisp_tcp_pcb *pcb, bool *limited, uint32_t *buf)
 {
     struct wisp_stack *s = pcb->c.stack;
     uint32_t blk = pcb->rcv_blk;
-    uint32_t want = WISP_MIN(pcb->rcv_wnd, tcp_wnd_max(pcb));
+    uint32_t wmax = tcp_wnd_max(pcb);
+    uint32_t want = WISP_MIN(pcb->rcv_wnd, wmax);
     /* delivered (or refused) and not yet given back with wisp_tcp_recved */
     uint32_t held = pcb->rcv_wnd < pcb->rcv_buf ? (uint32_t)pcb->rcv_buf - pcb->rcv_wnd : 0u;
-    uint32_t share, fresh = tcp_rx_blocks_avail(s, (held + blk - 1u) / blk, s->tcp.npcbs, &share);
-    uint32_t by_share = share * blk;
+    uint32_t share, fresh = tcp_rx_blocks_avail(s, s->tcp.npcbs, &share);
+    uint32_t hb = (held + blk - 1u) / blk;
+    uint32_t by_share = (share > hb ? share - hb : 0u) * blk;
     /* the whole window within the free blocks (what it already promised
      * included: those blocks are free until the data arrives) */
     uint32_t by_free = fresh * blk;
@@ -327,19 +322,14 @@ uint32_t tcp_rcv_right(struct wisp_tcp_pcb *pcb, bool *limited)
     /* Held back by blocks in use elsewhere (they free up without any
      * segment of ours), not by the connection's own share. */
     *limited = by_free < WISP_MIN(want, by_share);
-    return pcb->rcv_nxt + wnd;
-}
-
-uint32_t tcp_rcv_buf_eff(const struct wisp_tcp_pcb *pcb)
-{
     /* (share <= 65535 blocks of rcv_blk <= 65535 bytes: no overflow) */
-    uint32_t by_share = tcp_rx_share(pcb->c.stack, pcb->c.stack->tcp.npcbs) * (uint32_t)pcb->rcv_blk;
-    return WISP_MIN(tcp_wnd_max(pcb), by_share);
+    *buf = WISP_MIN(wmax, share * blk);
+    return pcb->rcv_nxt + wnd;
 }
 
 uint16_t tcp_syn_wnd(struct wisp_stack *s, uint32_t want, uint32_t npcbs, uint32_t blk)
 {
-    uint32_t share, fresh = tcp_rx_blocks_avail(s, 0, npcbs, &share);
+    uint32_t share, fresh = tcp_rx_blocks_avail(s, npcbs, &share);
     return (uint16_t)WISP_MIN(WISP_MIN(want, 65535u), WISP_MIN(fresh, share) * blk);
 }
 
@@ -374,11 +364,11 @@ static void tcp_starve_note(struct wisp_tcp_pcb *pcb, bool limited)
  * back off. */
 static void tcp_starve_check(struct wisp_tcp_pcb *pcb)
 {
-    uint32_t wmax = tcp_rcv_buf_eff(pcb); /* the SWS rule's RCV.BUFF (tcp_wnd_field) */
+    uint32_t wmax; /* the SWS rule's RCV.BUFF (tcp_wnd_field) */
+    bool limited;
+    uint32_t right = tcp_rcv_right(pcb, &limited, &wmax);
     uint32_t thresh = WISP_MIN(wmax / 2u, (uint32_t)pcb->mss);
     uint32_t adv = TCP_SEQ_GT(pcb->rcv_adv, pcb->rcv_nxt) ? pcb->rcv_adv : pcb->rcv_nxt;
-    bool limited;
-    uint32_t right = tcp_rcv_right(pcb, &limited);
 
     if (pcb->c.state != WISP_TCP_ESTABLISHED && pcb->c.state != WISP_TCP_FIN_WAIT_1 &&
         pcb->c.state != WISP_TCP_FIN_WAIT_2) {
@@ -401,16 +391,16 @@ static void tcp_starve_check(struct wisp_tcp_pcb *pcb)
  * window" is discouraged); it moves on only as far as the receive budget
  * allows (tcp_rcv_right); RFC 7323 §2.3: scaled by our shift. RCV.BUFF
  * is the buffer the connection may count on, its fair share of the
- * receive budget included (tcp_rcv_buf_eff): with a share of one block
+ * receive budget included (tcp_rcv_right's *buf): with a share of one block
  * (fewer receive blocks than twice the connections) a threshold of a
  * whole MSS could never be met by the share of rcv_blk bytes, and a
  * window once closed would stay closed for good (RFC 1122 §4.2.3.3 takes
  * the threshold as a fraction of the buffer for such small buffers). */
 uint16_t tcp_wnd_field(struct wisp_tcp_pcb *pcb)
 {
-    uint32_t wmax = tcp_rcv_buf_eff(pcb);
+    uint32_t wmax;
     bool limited;
-    uint32_t right = tcp_rcv_right(pcb, &limited);
+    uint32_t right = tcp_rcv_right(pcb, &limited, &wmax);
     uint32_t adv = pcb->rcv_adv;
     uint32_t thresh = WISP_MIN(wmax / 2u, (uint32_t)pcb->mss);
     uint32_t wnd, field;

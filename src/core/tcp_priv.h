@@ -398,21 +398,19 @@ struct wisp_tcp_seg *tcp_seg_copy(struct wisp_stack *s, const struct wisp_tcp_se
 struct wisp_tcp_seg **tcp_seg_pp(struct wisp_tcp_pcb *pcb, const struct wisp_tcp_seg *g);
 /* Receive budget: data bytes one receive block holds for a connection
  * announcing mss; the receive blocks new window space may take now
- * (returned) and, in *share, the blocks a connection whose application
- * holds held blocks may have announced in all, with npcbs connections;
- * the right edge the buffer and the budget allow pcb now (*limited: the
- * free blocks cut it). */
+ * (returned) and, in *share, a connection's fair share of the budget
+ * with npcbs connections (blocks its application holds and its window
+ * promises, in all); the right edge the buffer and the budget allow pcb
+ * now (*limited: the free blocks cut it; *buf: the receive buffer of the
+ * receiver SWS rule, RFC 9293 §3.8.6.2.2 RCV.BUFF -- the connection's
+ * buffer, tcp_wnd_max, at most its fair share of the budget). */
 uint16_t tcp_rx_blk(uint16_t mss);
 /* tcp_out.c: chain helpers (also for received data, tcp_in.c) */
 struct wisp_pbuf *tcp_pbuf_last(struct wisp_pbuf *p);
 uint32_t tcp_tailroom(const struct wisp_pbuf *p);
 void tcp_chain_grow(struct wisp_pbuf *h, uint16_t n);
-uint32_t tcp_rx_blocks_avail(struct wisp_stack *s, uint32_t held, uint32_t npcbs, uint32_t *share);
-uint32_t tcp_rcv_right(struct wisp_tcp_pcb *pcb, bool *limited);
-/* The receive buffer of the receiver SWS rule (RFC 9293 §3.8.6.2.2
- * RCV.BUFF): the connection's buffer (tcp_wnd_max), at most its fair
- * share of the receive budget. */
-uint32_t tcp_rcv_buf_eff(const struct wisp_tcp_pcb *pcb);
+uint32_t tcp_rx_blocks_avail(struct wisp_stack *s, uint32_t npcbs, uint32_t *share);
+uint32_t tcp_rcv_right(struct wisp_tcp_pcb *pcb, bool *limited, uint32_t *buf);
 /* The window a SYN or SYN-ACK offers (unscaled, RFC 7323 §2.2): want,
  * at most 65535, within the receive budget shared by npcbs connections
  * with blk data bytes per receive block. */

@@ -21,7 +21,7 @@
  * node, the queues included, is back at its baseline once TIME-WAIT is
  * over. On these pools each connection's share of b's receive budget is
  * one block (1448 bytes, less than the MSS): before the receiver's SWS
- * threshold took the share into account (tcp_rcv_buf_eff) a window once
+ * threshold took the share into account (tcp_rcv_right) a window once
  * closed never reopened and every connection stalled here.
  *
  * lossy_senders_share_transmit_blocks: 7 connections from ONE node
