@@ -112,29 +112,37 @@ struct seed_figures {
     uint64_t end_us;
 };
 
-static void one_seed(uint64_t seed, struct seed_figures *fig)
+/* A world of seed on a 100 Mbit/s, 1 ms wire with loss and reordering
+ * (the link's settings in *l), its event bound set. */
+static struct sim_world *lossy_lan(uint64_t seed, double loss, double reorder, struct sim_link_cfg *l)
 {
     struct sim_world *w = sim_world_new(seed);
+    assert_non_null(w);
+    sim_link_defaults(l);
+    l->bandwidth_bps = 100000000u;
+    l->latency_us = 1000;
+    l->loss = loss;
+    l->reorder = reorder;
+    sim_set_link(w, l);
+    sim_set_max_events(w, 50000000ull);
+    return w;
+}
+
+static void one_seed(uint64_t seed, struct seed_figures *fig)
+{
+    struct sim_link_cfg l;
+    struct sim_world *w = lossy_lan(seed, OOSEQ_LOSS, OOSEQ_REORDER, &l);
     struct sim_node *a[OOSEQ_CONNS], *b;
     struct tsl_run run;
-    struct sim_link_cfg l;
     unsigned base[OOSEQ_CONNS + 1u], i;
     char name[8];
     const struct wisp_pool *oq;
 
-    assert_non_null(w);
-    sim_link_defaults(&l);
-    l.bandwidth_bps = 100000000u;
-    l.latency_us = 1000;
-    l.loss = OOSEQ_LOSS;
-    l.reorder = OOSEQ_REORDER;
-    sim_set_link(w, &l);
     b = st_node(w, "b", 1);
     for (i = 0; i < OOSEQ_CONNS; i++) {
         snprintf(name, sizeof(name), "a%u", i);
         a[i] = st_node(w, name, 2u + i);
     }
-    sim_set_max_events(w, 50000000ull);
     oq = &sim_stack(b)->pool[WISP_POOL_TCP_OOSEQ];
     /* the pool as built: its size is the option's, fewer than the
      * connections */
@@ -265,22 +273,12 @@ static void lossy_senders_share_transmit_blocks(void **state)
     clock_t t0 = clock();
     (void)state;
     for (seed = 1; seed <= LOSSY_SEEDS; seed++) {
-        struct sim_world *w = sim_world_new(8000u + seed);
-        struct sim_node *a, *b;
-        struct tsl_run run;
         struct sim_link_cfg l;
+        struct sim_world *w = lossy_lan(8000u + seed, 0.10, 0.10, &l);
+        struct sim_node *b = st_node(w, "b", 1), *a = st_node(w, "a", 2);
+        struct tsl_run run;
         unsigned base[2];
 
-        assert_non_null(w);
-        sim_link_defaults(&l);
-        l.bandwidth_bps = 100000000u;
-        l.latency_us = 1000;
-        l.loss = 0.10;
-        l.reorder = 0.10;
-        sim_set_link(w, &l);
-        b = st_node(w, "b", 1);
-        a = st_node(w, "a", 2);
-        sim_set_max_events(w, 50000000ull);
         tsl_init(&run, w);
         assert_int_equal(tsl_listen(&run, b, 5001, (uint8_t)LOSSY_CONNS), WISP_OK);
         assert_true(sim_run_for(w, 1000));
