@@ -847,7 +847,13 @@ static unsigned tcp_syn_sent(struct wisp_tcp_pcb *pcb, struct tcp_in *in)
     }
     pcb->snd_una = in->ack;
     if ((pcb->flags & TF_TS) && in->opt.tsecr != 0) {
-        tcp_rtt_sample(pcb, (now + TCP_TS_OFF(pcb)) - in->opt.tsecr);
+        /* RFC 7323 §4.1: the echo of our latest SYN (rtt_start: when it
+         * left). A peer that answers a retransmitted SYN with the first
+         * one's TSval would make the sample span our SYN timeout: no
+         * sample then (RFC 6298 §5.7 sets the RTO). */
+        if (TCP_SEQ_GEQ(in->opt.tsecr, pcb->rtt_start + TCP_TS_OFF(pcb))) {
+            tcp_rtt_sample(pcb, (now + TCP_TS_OFF(pcb)) - in->opt.tsecr);
+        }
     } else if ((pcb->flags & TF_RTT) && pcb->c.syn_rtx == 0) {
         tcp_rtt_sample(pcb, now - pcb->rtt_start); /* RFC 6298 §3 (Karn) */
     }

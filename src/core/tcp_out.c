@@ -541,6 +541,9 @@ wisp_err_t tcp_send_syn(struct wisp_tcp_pcb *pcb)
      * backing off the retransmission timer. */
     if (err == WISP_OK) {
         pcb->flags &= ~TF_CTL_UNSENT;
+        if (!(flags & WISP_TCP_FLAG_ACK)) {
+            pcb->rtt_start = wisp_now(pcb->c.stack); /* the latest SYN's time (its TSval's clock) */
+        }
     } else {
         pcb->flags |= TF_CTL_UNSENT;
         WISP_CTR_INC(pcb->c.stack, TCP_CTL_LOCAL_RETRY);

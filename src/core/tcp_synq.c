@@ -931,7 +931,15 @@ bool tcp_synq_input(struct wisp_stack *s, struct wisp_pbuf *p, struct tcp_in *in
             tcp_synq_remove(s, e); /* a new ISN: start over from LISTEN */
             return false;
         }
-        goto resend; /* the peer did not get our SYN-ACK */
+        /* The peer did not get our SYN-ACK. RFC 7323 §4.1 (RTTM): the
+         * SYN-ACK that answers this SYN echoes its TSval -- the first
+         * SYN's would give the peer an RTT sample spanning its SYN
+         * timeout (~1 s, and an RTO inflated for many samples after);
+         * never an older one (RFC 7323 §5.3). */
+        if ((e->opts & TCP_SYNO_TS) && in->opt.ts && TCP_SEQ_GT(in->opt.tsval, e->ts_recent)) {
+            e->ts_recent = in->opt.tsval;
+        }
+        goto resend;
     }
     if (!(in->flags & WISP_TCP_FLAG_ACK)) {
         drop = WISP_CTR_TCP_DROP_NOACK;

@@ -5,8 +5,9 @@
  * keepalive timing and a dead peer, TIME-WAIT (2 MSL, re-ACK of a
  * retransmitted FIN), simultaneous open and close, resets (refused connect,
  * abort, blind in-window RST answered by a challenge ACK, exact-sequence
- * RST), and a SYN flood against a listener while established connections
- * keep transferring. Every test ends with the pools back at baseline and
+ * RST), a SYN flood against a listener while established connections
+ * keep transferring, and the RTT after a lost SYN-ACK (the echo of the
+ * latest SYN; none taken from an echo of an earlier one). Every test ends with the pools back at baseline and
  * sim_world_free() == 0.
  */
 #include "simtest.h"
@@ -688,6 +689,129 @@ static void syn_flood_listener_keeps_serving(void **state)
     env_down(&e, 2ull * WISP_TCP_MSL_MS * MS + 300 * SEC);
 }
 
+/* ------------------------------------------------ a lost SYN-ACK */
+
+/* Frames entering the wire while dark are lost; the link is otherwise
+ * clean (env_up's). */
+static void set_dark(struct env *e, bool dark)
+{
+    struct sim_link_cfg l;
+    sim_get_link(e->w, &l);
+    l.loss = dark ? 1.0 : 0.0;
+    sim_set_link(e->w, &l);
+}
+
+/* Connect a -> b:5001 and lose b's first SYN-ACK: the link goes dark
+ * 0.5 ms after the SYN left until 1.5 ms (the SYN-ACK leaves ~1 ms after
+ * it). Returns the connection; the log holds SYN 1 and SYN-ACK 1. */
+static struct tsl_conn *connect_losing_synack(struct env *e, const struct tsl_cfg *cfg)
+{
+    struct tsl_conn *c = tsl_connect(&e->run, e->a, cfg);
+    assert_non_null(c);
+    assert_true(sim_run_for(e->w, 500));
+    set_dark(e, true);
+    assert_true(sim_run_for(e->w, 1000));
+    set_dark(e, false);
+    assert_true(find_seg(&e->log, 0, e->b, TSL_SYN | TSL_ACK, 0) >= 0);
+    return c;
+}
+
+static uint32_t srtt_ms(const struct tsl_ep *ep)
+{
+    struct wisp_tcp_info in;
+    assert_non_null(ep->pcb);
+    wisp_tcp_get_info(ep->pcb, &in);
+    return in.srtt_ms;
+}
+
+/* b's first SYN-ACK is lost; a resends its SYN after its 1 s timeout. The
+ * SYN-ACK that answers it echoes the TSval of that second SYN (RFC 7323
+ * §4.1), not the first one's: a peer's RTT sample from it is the wire's
+ * (~2 ms), not the 1 s it waited, which would hold its RTO near 3 s for
+ * dozens of samples and stretch every loss recovery after it. */
+static void lost_synack_resent_echoes_the_latest_syn(void **state)
+{
+    struct env e;
+    struct tsl_cfg cfg = xcfg(4 * KB, 0, TSL_CLOSE_NONE, 61);
+    struct tsl_conn *c;
+    long syn1, syn2, sa2, ack;
+    (void)state;
+    env_up(&e, 61, false, false, true);
+    c = connect_losing_synack(&e, &cfg);
+    run_done(&e, 30 * SEC);
+    syn1 = find_seg(&e.log, 0, e.a, TSL_SYN, TSL_ACK);
+    syn2 = find_seg(&e.log, (size_t)syn1 + 1u, e.a, TSL_SYN, TSL_ACK);
+    assert_true(syn1 >= 0 && syn2 > syn1);
+    assert_true(e.log.e[syn2].seg.ts && e.log.e[syn2].seg.tsval != e.log.e[syn1].seg.tsval);
+    /* the SYN-ACK that answers SYN 2: b's last before a's handshake ACK
+     * (b's own timer may resend SYN-ACK 1, echoing SYN 1, just before) */
+    ack = find_seg(&e.log, (size_t)syn2 + 1u, e.a, TSL_ACK, TSL_SYN);
+    assert_true(ack > syn2);
+    for (sa2 = ack - 1; sa2 > syn2 && !(e.log.e[sa2].from == e.b && (e.log.e[sa2].seg.flags & TSL_SYN)); sa2--) {
+    }
+    assert_true(sa2 > syn2);
+    assert_int_equal(e.log.e[sa2].seg.tsecr, e.log.e[syn2].seg.tsval);
+    printf("  SYN-ACK 2 echoes SYN 2's TSval %u (SYN 1's: %u); a's srtt %u ms\n", (unsigned)e.log.e[sa2].seg.tsecr,
+           (unsigned)e.log.e[syn1].seg.tsval, (unsigned)srtt_ms(&c->ep[0]));
+    assert_true(srtt_ms(&c->ep[0]) < 100u);
+    tsl_ep_close(&c->ep[0]);
+    tsl_ep_close(&c->ep[1]);
+    env_down(&e, 2ull * WISP_TCP_MSL_MS * MS + 60 * SEC);
+}
+
+/* The same loss, but the SYN-ACK a receives after its second SYN echoes
+ * the FIRST SYN's TSval (a peer that keeps TS.Recent from the first SYN,
+ * as RFC 7323 §4.3's rule reads for a repeated SYN): a crafted SYN-ACK
+ * (b's ISS and options from its lost SYN-ACK) is injected while b's own
+ * second SYN-ACK is lost. a must not take the 1 s echo as an RTT sample;
+ * the handshake completes with b and the data moves. */
+static void synack_echoing_the_first_syn_gives_no_rtt_sample(void **state)
+{
+    struct env e;
+    struct tsl_cfg cfg = xcfg(4 * KB, 0, TSL_CLOSE_NONE, 62);
+    struct tsl_conn *c;
+    struct wait_log wl;
+    struct tsl_seg s;
+    uint8_t opt[20], frame[128];
+    long syn1, sa1;
+    size_t len;
+    (void)state;
+    env_up(&e, 62, false, false, true);
+    c = connect_losing_synack(&e, &cfg);
+    syn1 = find_seg(&e.log, 0, e.a, TSL_SYN, TSL_ACK);
+    sa1 = find_seg(&e.log, 0, e.b, TSL_SYN | TSL_ACK, 0);
+    assert_true(syn1 >= 0 && sa1 > syn1 && e.log.e[sa1].seg.ts && e.log.e[sa1].seg.wscale >= 0);
+    /* a's second SYN, then b's answer lost too */
+    wl.log = &e.log;
+    wl.from = (size_t)sa1 + 1u;
+    wl.n = e.a;
+    wl.count = 1;
+    assert_true(sim_run_until(e.w, log_has, &wl, 5 * SEC));
+    assert_true(find_seg(&e.log, wl.from, e.a, TSL_SYN, TSL_ACK) >= 0);
+    set_dark(&e, true);
+    assert_true(sim_run_for(e.w, 2000));
+    set_dark(&e, false);
+    /* SYN-ACK 1 again, echoing SYN 1: MSS, SACK permitted, timestamps,
+     * NOP, window scale */
+    s = e.log.e[sa1].seg;
+    opt[0] = 2, opt[1] = 4, opt[2] = (uint8_t)(s.mss >> 8), opt[3] = (uint8_t)s.mss;
+    opt[4] = 4, opt[5] = 2;
+    opt[6] = 8, opt[7] = 10;
+    wisp_wr32(opt + 8, s.tsval);
+    wisp_wr32(opt + 12, e.log.e[syn1].seg.tsval);
+    opt[16] = 1, opt[17] = 3, opt[18] = 3, opt[19] = (uint8_t)s.wscale;
+    len = tsl_build(frame, sizeof(frame), &s, opt, sizeof(opt), NULL, 0);
+    assert_true(len > 0 && tsl_inject(e.b, frame, len));
+    run_done(&e, 30 * SEC);
+    printf("  injected SYN-ACK echoing SYN 1 (%u); a's srtt %u ms\n", (unsigned)e.log.e[syn1].seg.tsval,
+           (unsigned)srtt_ms(&c->ep[0]));
+    assert_true(srtt_ms(&c->ep[0]) < 100u);
+    assert_int_equal(count_seg(&e.log, 0, NULL, TSL_RST), 0);
+    tsl_ep_close(&c->ep[0]);
+    tsl_ep_close(&c->ep[1]);
+    env_down(&e, 2ull * WISP_TCP_MSL_MS * MS + 60 * SEC);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -700,6 +824,8 @@ int main(void)
         cmocka_unit_test(blind_in_window_rst_gets_challenge_ack),
         cmocka_unit_test(exact_sequence_rst_resets),
         cmocka_unit_test(syn_flood_listener_keeps_serving),
+        cmocka_unit_test(lost_synack_resent_echoes_the_latest_syn),
+        cmocka_unit_test(synack_echoing_the_first_syn_gives_no_rtt_sample),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
