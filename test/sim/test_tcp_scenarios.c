@@ -690,6 +690,7 @@ static void syn_flood_listener_keeps_serving(void **state)
 }
 
 /* ------------------------------------------------ a lost SYN-ACK */
+#if WISP_TCP_TIMESTAMPS
 
 /* Frames entering the wire while dark are lost; the link is otherwise
  * clean (env_up's). */
@@ -780,7 +781,7 @@ static void synack_echoing_the_first_syn_gives_no_rtt_sample(void **state)
     c = connect_losing_synack(&e, &cfg);
     syn1 = find_seg(&e.log, 0, e.a, TSL_SYN, TSL_ACK);
     sa1 = find_seg(&e.log, 0, e.b, TSL_SYN | TSL_ACK, 0);
-    assert_true(syn1 >= 0 && sa1 > syn1 && e.log.e[sa1].seg.ts && e.log.e[sa1].seg.wscale >= 0);
+    assert_true(syn1 >= 0 && sa1 > syn1 && e.log.e[sa1].seg.ts);
     /* a's second SYN, then b's answer lost too */
     wl.log = &e.log;
     wl.from = (size_t)sa1 + 1u;
@@ -792,14 +793,19 @@ static void synack_echoing_the_first_syn_gives_no_rtt_sample(void **state)
     assert_true(sim_run_for(e.w, 2000));
     set_dark(&e, false);
     /* SYN-ACK 1 again, echoing SYN 1: MSS, SACK permitted, timestamps,
-     * NOP, window scale */
+     * NOP, window scale (NOPs for the options b did not offer) */
     s = e.log.e[sa1].seg;
+    memset(opt, 1, sizeof(opt));
     opt[0] = 2, opt[1] = 4, opt[2] = (uint8_t)(s.mss >> 8), opt[3] = (uint8_t)s.mss;
-    opt[4] = 4, opt[5] = 2;
+    if (s.sack_perm) {
+        opt[4] = 4, opt[5] = 2;
+    }
     opt[6] = 8, opt[7] = 10;
     wisp_wr32(opt + 8, s.tsval);
     wisp_wr32(opt + 12, e.log.e[syn1].seg.tsval);
-    opt[16] = 1, opt[17] = 3, opt[18] = 3, opt[19] = (uint8_t)s.wscale;
+    if (s.wscale >= 0) {
+        opt[17] = 3, opt[18] = 3, opt[19] = (uint8_t)s.wscale;
+    }
     len = tsl_build(frame, sizeof(frame), &s, opt, sizeof(opt), NULL, 0);
     assert_true(len > 0 && tsl_inject(e.b, frame, len));
     run_done(&e, 30 * SEC);
@@ -811,6 +817,20 @@ static void synack_echoing_the_first_syn_gives_no_rtt_sample(void **state)
     tsl_ep_close(&c->ep[1]);
     env_down(&e, 2ull * WISP_TCP_MSL_MS * MS + 60 * SEC);
 }
+#else
+/* Both cases are about the timestamp echo (WISP_TCP_TIMESTAMPS 0 here). */
+static void lost_synack_resent_echoes_the_latest_syn(void **state)
+{
+    (void)state;
+    skip();
+}
+
+static void synack_echoing_the_first_syn_gives_no_rtt_sample(void **state)
+{
+    (void)state;
+    skip();
+}
+#endif
 
 int main(void)
 {
