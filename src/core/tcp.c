@@ -498,12 +498,10 @@ wisp_err_t wisp_tcp_connect(struct wisp_tcp_pcb *pcb, const wisp_ipaddr_t *ip, u
     WISP_CTR_INC(s, TCP_CONNECT);
     /* A SYN the stack could not send (tcp_send_syn retries it soon) or one
      * lost on the way (the RTO resends it). */
-    (void)tcp_send_syn(pcb);
+    (void)tcp_send_syn(pcb); /* (stamps rtt_start when the SYN leaves) */
     pcb->snd_nxt = pcb->iss + 1u;
-    pcb->flags |= TF_RTT;
-    pcb->rtt_seq = pcb->iss;
-    pcb->rtt_start = wisp_now(s);
-    tcp_timer_set(pcb, TCP_TMR_RTO, pcb->rto);
+    pcb->flags |= TF_RTT; /* RFC 6298 §3: the SYN is timed (Karn: if never retransmitted) */
+    tcp_rto_arm(pcb);
     return WISP_OK;
 }
 

@@ -857,8 +857,7 @@ static unsigned tcp_syn_sent(struct wisp_tcp_pcb *pcb, struct tcp_in *in)
     } else if ((pcb->flags & TF_RTT) && pcb->c.syn_rtx == 0) {
         tcp_rtt_sample(pcb, now - pcb->rtt_start); /* RFC 6298 §3 (Karn) */
     }
-    pcb->flags &= ~TF_RTT;
-    tcp_set_established(pcb);
+    tcp_set_established(pcb); /* (ends the SYN's timing: TF_RTT) */
     if (!tcp_notify_connected(pcb)) {
         return TCP_FREE;
     }
@@ -1333,7 +1332,9 @@ void tcp_set_established(struct wisp_tcp_pcb *pcb)
     if (pcb->c.syn_rtx > 0 && pcb->srtt8 == 0 && pcb->rto < 3000u) {
         pcb->rto = 3000u; /* RFC 6298 §5.7 */
     }
-    pcb->flags &= ~TF_CTL_UNSENT;
+    /* the SYN's timing ends here (a simultaneous open's SYN-ACK takes no
+     * sample: tcp_synrcvd_ack moves SND.UNA before the ACK processing) */
+    pcb->flags &= ~(TF_CTL_UNSENT | TF_RTT);
     tcp_timer_clear(pcb, TCP_TMR_RTO); /* our SYN is acknowledged (a passive PCB has none on) */
 }
 
@@ -1505,7 +1506,7 @@ static uint32_t tcp_ack_new_data(struct wisp_tcp_pcb *pcb, const struct tcp_in *
     if (pcb->snd_una == pcb->snd_nxt) {
         tcp_timer_clear(pcb, TCP_TMR_RTO);
     } else if (!(pcb->flags & TF_PERSIST)) {
-        tcp_timer_set(pcb, TCP_TMR_RTO, pcb->rto);
+        tcp_rto_arm(pcb);
     }
     return freed;
 }
@@ -1534,7 +1535,7 @@ static void tcp_ack_wnd_update(struct wisp_tcp_pcb *pcb, const struct tcp_in *in
         tcp_timer_clear(pcb, TCP_TMR_PERSIST);
         if (pcb->snd_una != pcb->snd_nxt) {
             tcp_mark_lost(pcb, pcb->sndq);
-            tcp_timer_set(pcb, TCP_TMR_RTO, pcb->rto);
+            tcp_rto_arm(pcb);
         }
     } else if ((pcb->flags & TF_PERSIST) && pcb->sndq_next == NULL && pcb->snd_una == pcb->snd_nxt) {
         pcb->flags &= ~TF_PERSIST;

@@ -1194,7 +1194,7 @@ wisp_err_t tcp_send_seg(struct wisp_tcp_pcb *pcb, struct wisp_tcp_seg *g, bool r
         pcb->flags &= ~TF_RTT; /* Karn: no sample across a retransmission */
     }
     if (!tcp_timer_on(pcb, TCP_TMR_RTO) && !(pcb->flags & TF_PERSIST)) {
-        tcp_timer_set(pcb, TCP_TMR_RTO, pcb->rto); /* RFC 6298 §5.1 */
+        tcp_rto_arm(pcb); /* RFC 6298 §5.1 */
     }
     return WISP_OK;
 }
@@ -1230,9 +1230,9 @@ static void tcp_output_ctl(struct wisp_tcp_pcb *pcb)
     if ((pcb->flags & TF_CTL_UNSENT) || (pcb->c.state == WISP_TCP_SYN_RCVD && (pcb->flags & TF_ACK_NOW))) {
         bool unsent = (pcb->flags & TF_CTL_UNSENT) != 0;
         if (tcp_send_syn(pcb) == WISP_OK && unsent) {
-            /* it left only now: the timers start from here */
-            pcb->rtt_start = wisp_now(pcb->c.stack);
-            tcp_timer_set(pcb, TCP_TMR_RTO, pcb->rto);
+            /* it left only now: the timer starts from here (a SYN's
+             * rtt_start: tcp_send_syn) */
+            tcp_rto_arm(pcb);
         }
     }
 }

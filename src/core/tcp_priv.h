@@ -304,6 +304,8 @@ static inline bool tcp_in_proc(const struct wisp_tcp_pcb *pcb)
 /* ------------------------------------------------------ tcp_timer.c */
 void tcp_timer_set(struct wisp_tcp_pcb *pcb, unsigned which, uint32_t delay_ms);
 void tcp_timer_clear(struct wisp_tcp_pcb *pcb, unsigned which);
+/** tcp_timer_set of the retransmission timer for the current RTO. */
+void tcp_rto_arm(struct wisp_tcp_pcb *pcb);
 bool tcp_timer_on(const struct wisp_tcp_pcb *pcb, unsigned which);
 uint32_t tcp_timer_due(const struct wisp_tcp_pcb *pcb, unsigned which); /* its deadline (ms; when on) */
 void tcp_rto_expired(struct wisp_tcp_pcb *pcb);

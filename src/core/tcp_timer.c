@@ -157,6 +157,11 @@ void tcp_timer_set(struct wisp_tcp_pcb *pcb, unsigned which, uint32_t delay_ms)
     }
 }
 
+void tcp_rto_arm(struct wisp_tcp_pcb *pcb)
+{
+    tcp_timer_set(pcb, TCP_TMR_RTO, pcb->rto);
+}
+
 /* Arm the tick for the earliest deadline: of a PCB, or the end of a
  * compact TIME-WAIT record. */
 static void tcp_tick_arm(struct wisp_stack *s)
@@ -376,7 +381,7 @@ void tcp_rto_expired(struct wisp_tcp_pcb *pcb)
     pcb->flags &= ~TF_RTT;
     if (syn) {
         (void)tcp_send_syn(pcb);
-        tcp_timer_set(pcb, TCP_TMR_RTO, pcb->rto);
+        tcp_rto_arm(pcb);
         return;
     }
     smss = tcp_seg_max(pcb);
@@ -400,7 +405,7 @@ void tcp_rto_expired(struct wisp_tcp_pcb *pcb)
     tcp_output_run(pcb);
     pcb->flags &= ~TF_RTO_RTX; /* (a dead PCB's flags are not read again) */
     if (!tcp_dead(pcb) && !tcp_timer_on(pcb, TCP_TMR_RTO) && pcb->snd_una != pcb->snd_nxt) {
-        tcp_timer_set(pcb, TCP_TMR_RTO, pcb->rto);
+        tcp_rto_arm(pcb);
     }
 }
 

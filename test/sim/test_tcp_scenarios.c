@@ -341,6 +341,44 @@ static void simultaneous_open(void **state)
     env_down(&e, 2ull * WISP_TCP_MSL_MS * MS + 60 * SEC);
 }
 
+/* srtt of an open endpoint's connection, ms. */
+static uint32_t srtt_ms(const struct tsl_ep *ep)
+{
+    struct wisp_tcp_info in;
+    assert_non_null(ep->pcb);
+    wisp_tcp_get_info(ep->pcb, &in);
+    return in.srtt_ms;
+}
+
+/* After a simultaneous open, both ends time their data (RFC 6298 §2, §3):
+ * their SYN's timing ends with the handshake (a SYN-ACK answering our
+ * SYN-ACK takes no sample), so the first data is timed and the round trip
+ * of the 1 ms wire is measured -- with timestamps (RFC 7323 §4.1) or,
+ * in an option set without them, by the timed segment (TF_RTT). */
+static void simultaneous_open_times_the_data(void **state)
+{
+    struct env e;
+    struct tsl_conn *c;
+    struct tsl_cfg cfg = xcfg(64 * KB, 64 * KB, TSL_CLOSE_NONE, 54);
+    uint32_t ra, rb;
+    (void)state;
+    env_up(&e, 54, false, false, false);
+    c = tsl_conn_new(&e.run, &cfg);
+    assert_non_null(c);
+    assert_int_equal(tsl_ep_open(c, 0, e.a, 6011, sim_ip(e.b), 6012), WISP_OK);
+    assert_int_equal(tsl_ep_open(c, 1, e.b, 6012, sim_ip(e.a), 6011), WISP_OK);
+    run_done(&e, 60 * SEC);
+    assert_true(find_seg(&e.log, 0, e.a, TSL_SYN | TSL_ACK, 0) >= 0);
+    ra = srtt_ms(&c->ep[0]);
+    rb = srtt_ms(&c->ep[1]);
+    printf("  srtt a %u ms, b %u ms (wire: 1 ms each way)\n", (unsigned)ra, (unsigned)rb);
+    assert_true(ra >= 2u && ra < 100u);
+    assert_true(rb >= 2u && rb < 100u);
+    tsl_ep_close(&c->ep[0]);
+    tsl_ep_close(&c->ep[1]);
+    env_down(&e, 2ull * WISP_TCP_MSL_MS * MS + 60 * SEC);
+}
+
 /* Both ends close at the same moment (RFC 9293 §3.6 figure 13): the FINs
  * cross, each acknowledges the other's, no reset, both TIME-WAITs end. */
 static void simultaneous_close(void **state)
@@ -717,14 +755,6 @@ static struct tsl_conn *connect_losing_synack(struct env *e, const struct tsl_cf
     return c;
 }
 
-static uint32_t srtt_ms(const struct tsl_ep *ep)
-{
-    struct wisp_tcp_info in;
-    assert_non_null(ep->pcb);
-    wisp_tcp_get_info(ep->pcb, &in);
-    return in.srtt_ms;
-}
-
 /* b's first SYN-ACK is lost; a resends its SYN after its 1 s timeout. The
  * SYN-ACK that answers it echoes the TSval of that second SYN (RFC 7323
  * §4.1), not the first one's: a peer's RTT sample from it is the wire's
@@ -838,6 +868,7 @@ int main(void)
         cmocka_unit_test(keepalive_probes_on_time_and_detects_dead_peer),
         cmocka_unit_test(time_wait_reacks_fin_and_ends_after_2msl),
         cmocka_unit_test(simultaneous_open),
+        cmocka_unit_test(simultaneous_open_times_the_data),
         cmocka_unit_test(simultaneous_close),
         cmocka_unit_test(connect_to_closed_port_is_reset),
         cmocka_unit_test(abort_sends_rst_peer_sees_rst),
