@@ -856,7 +856,7 @@ void wisp_tcp_get_info(const struct wisp_tcp_pcb *pcb, struct wisp_tcp_info *inf
     }
 }
 
-static uint32_t tcp_clamp_buf(uint32_t v, uint32_t max)
+static WISP_NOINLINE uint32_t tcp_clamp_buf(uint32_t v, uint32_t max)
 {
     uint32_t min = WISP_MIN((uint32_t)WISP_TCP_MSS, max);
     return v < min ? min : (v > max ? max : v);

@@ -185,7 +185,8 @@ static const uint8_t tcp_opt_len[WISP_TCP_OPT_TS + 1u] = {
  * (a length of 0 or 1 would loop forever), and the option must fit.
  * Malformed lists end parsing (counted); an option of a known kind with
  * the wrong length is skipped (counted); unknown options are skipped. */
-static void tcp_parse_opts(struct wisp_stack *s, const uint8_t *o, unsigned n, bool syn, struct tcp_opts *opt)
+static WISP_NOINLINE void tcp_parse_opts(struct wisp_stack *s, const uint8_t *o, unsigned n, bool syn,
+                                         struct tcp_opts *opt)
 {
     unsigned i = 0;
     memset(opt, 0, sizeof(*opt));
@@ -267,7 +268,7 @@ static void tcp_parse_opts(struct wisp_stack *s, const uint8_t *o, unsigned n, b
  * chain or a chain slot is free. At most a window of data is refused
  * (the window stays closed by it), so with segments below 32 KB the
  * slots never run out. */
-static bool tcp_refused_fits(const struct wisp_tcp_pcb *pcb, uint32_t len)
+static WISP_NOINLINE bool tcp_refused_fits(const struct wisp_tcp_pcb *pcb, uint32_t len)
 {
     return pcb->refused_n == 0u || pcb->refused_n < WISP_TCP_REFUSED_SLOTS ||
            (uint32_t)pcb->refused[pcb->refused_n - 1u]->tot_len + len <= 0xffffu;
@@ -464,8 +465,8 @@ static void tcp_ooseq_del(struct wisp_tcp_ooq *q, unsigned pos)
 #if WISP_TCP_OOSEQ_POOL
 /* Queue an out-of-order segment [seq, seq + len) (+ FIN) in q, the PCB's
  * queue. Takes p. */
-static void tcp_ooseq_add(struct wisp_tcp_pcb *pcb, struct wisp_tcp_ooq *q, struct wisp_pbuf *p, uint32_t seq,
-                          uint32_t len, bool fin)
+static WISP_NOINLINE void tcp_ooseq_add(struct wisp_tcp_pcb *pcb, struct wisp_tcp_ooq *q, struct wisp_pbuf *p,
+                                        uint32_t seq, uint32_t len, bool fin)
 {
     struct wisp_stack *s = pcb->c.stack;
     struct wisp_tcp_ooseq *prev;

@@ -428,7 +428,7 @@ uint16_t tcp_wnd_field(struct wisp_tcp_pcb *pcb)
  * below SND.NXT, and with its window still zero it accepts only SEG.SEQ =
  * RCV.NXT (RFC 9293 §3.10.7.4 first step; RFC 5961 §3.2 for RST): an ACK
  * at SND.NXT, e.g. our window update, would be dropped there. */
-static uint32_t tcp_acceptable_seq(const struct wisp_tcp_pcb *pcb)
+static WISP_NOINLINE uint32_t tcp_acceptable_seq(const struct wisp_tcp_pcb *pcb)
 {
     uint32_t edge = pcb->snd_una + pcb->snd_wnd;
     if (tcp_state_synced(pcb->c.state) && TCP_SEQ_LT(edge, pcb->snd_nxt)) {
@@ -581,7 +581,7 @@ static struct wisp_tcp_seg *tcp_seg_alloc(struct wisp_stack *s)
     return g;
 }
 
-static void tcp_seg_free(struct wisp_stack *s, struct wisp_tcp_seg *g)
+static WISP_NOINLINE void tcp_seg_free(struct wisp_stack *s, struct wisp_tcp_seg *g)
 {
     wisp_pbuf_free(g->p);
     wisp_pool_free(&s->pool[WISP_POOL_TCP_SEG], g);
@@ -779,7 +779,7 @@ static WISP_NOINLINE void tcp_sndq_append(struct wisp_tcp_pcb *pcb, struct wisp_
 }
 
 /* Segment size used when writing: the send MSS once known. */
-static uint32_t tcp_write_mss(const struct wisp_tcp_pcb *pcb)
+static WISP_NOINLINE uint32_t tcp_write_mss(const struct wisp_tcp_pcb *pcb)
 {
     if (pcb->c.state == WISP_TCP_CLOSED || pcb->c.state == WISP_TCP_SYN_SENT || pcb->c.state == WISP_TCP_SYN_RCVD) {
         return (uint32_t)WISP_TCP_MSS - (WISP_TCP_TIMESTAMPS ? WISP_TCP_TS_OPTLEN : 0u);
@@ -897,7 +897,7 @@ static bool tcp_write_copy_seg(struct wisp_tcp_pcb *pcb, struct tcp_write *w, st
  * is committed, so a failure leaves the queue unchanged. False when out
  * of segments or buffers (what was allocated stays in w for
  * tcp_write_abandon). */
-static bool tcp_write_segs(struct wisp_tcp_pcb *pcb, struct tcp_write *w)
+static WISP_NOINLINE bool tcp_write_segs(struct wisp_tcp_pcb *pcb, struct tcp_write *w)
 {
     struct wisp_stack *s = pcb->c.stack;
     uint32_t rest = w->len - w->n_tail;
@@ -1207,7 +1207,7 @@ enum tcp_out_step {
 };
 
 /* A local failure (no buffer, full queue): try again shortly. */
-static enum tcp_out_step tcp_output_retry(struct wisp_tcp_pcb *pcb)
+static WISP_NOINLINE enum tcp_out_step tcp_output_retry(struct wisp_tcp_pcb *pcb)
 {
     tcp_timer_set(pcb, TCP_TMR_OUTPUT, TCP_OUTPUT_RETRY_MS);
     return TCP_OUT_STOP;

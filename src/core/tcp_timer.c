@@ -254,7 +254,7 @@ static void tcp_keep_fire(struct wisp_tcp_pcb *pcb)
 /* Run timer which of pcb; the delayed ACK, poll, output and refused-data
  * timers end in one output run (which does nothing for a PCB that died
  * meanwhile). */
-static void tcp_timer_handle(struct wisp_tcp_pcb *pcb, unsigned which)
+static WISP_NOINLINE void tcp_timer_handle(struct wisp_tcp_pcb *pcb, unsigned which)
 {
     switch (which) {
     case TCP_TMR_RTO:
