@@ -307,9 +307,12 @@ static void icmp_error_input(struct wisp_stack *s, struct wisp_pbuf *p, const st
     e.df = (qfrag & WISP_IP4_FLAG_DF) != 0 ? 1u : 0u;
     /* the quoted transport header: TCP and UDP put the ports at the same
      * offsets (RFC 9293 §3.1, RFC 768); TCP's sequence number follows */
-    e.sport = wisp_rd16(&q[qhl + WISP_TCP_OFF_SPORT]);
-    e.dport = wisp_rd16(&q[qhl + WISP_TCP_OFF_DPORT]);
-    e.seq = wisp_rd32(&q[qhl + WISP_TCP_OFF_SEQ]);
+    {
+        const uint8_t *t = q + qhl; /* (a pointer: GCC then merges the byte loads) */
+        e.sport = wisp_rd16(t + WISP_TCP_OFF_SPORT);
+        e.dport = wisp_rd16(t + WISP_TCP_OFF_DPORT);
+        e.seq = wisp_rd32(t + WISP_TCP_OFF_SEQ);
+    }
     /* RFC 5927 §4.1: the quoted datagram must be one we sent. */
     if (!wisp_ip4_is_local(s, e.src)) {
         WISP_CTR_INC(s, ICMP_ERR_DROP_NOTOURS);
