@@ -346,8 +346,8 @@ struct wisp_pbuf *wisp_ip4_reass(struct wisp_stack *s, struct wisp_pbuf *p)
     uint8_t proto = hdr[WISP_IP4_OFF_PROTO];
     unsigned nb = wisp_pbuf_clen(p);
     struct wisp_ip4_reass *r = NULL;
-    unsigned i;
-    unsigned at;
+    struct wisp_ip4_reass *kill = NULL; /* the datagram a drop ends too */
+    unsigned i, at, ctr;
     WISP_CORE_ASSERT_OWNER(s);
 
     /* Parse: find the datagram this fragment belongs to. */
@@ -362,31 +362,30 @@ struct wisp_pbuf *wisp_ip4_reass(struct wisp_stack *s, struct wisp_pbuf *p)
     /* RFC 791 §3.1: no datagram exceeds 65535 octets; a fragment reaching
      * past that is the "ping of death" -- drop the datagram it belongs to. */
     if (end > WISP_IP4_MAX_LEN - hlen) {
-        WISP_CTR_INC(s, IP4_REASS_TOOBIG);
-        return reass_abort(s, r, p);
+        ctr = WISP_CTR_IP4_REASS_TOOBIG;
+        kill = r;
+        goto drop;
     }
     /* RFC 791 §3.2: all fragments but the last carry a non-zero multiple of
      * 8 octets. */
     if (mf && (len == 0 || (len & 7u) != 0)) {
-        WISP_CTR_INC(s, IP4_REASS_BADFRAG);
-        wisp_pbuf_free(p);
-        return NULL;
+        ctr = WISP_CTR_IP4_REASS_BADFRAG;
+        goto drop;
     }
     if (nb > WISP_IP_REASS_MAX_PBUFS) {
-        WISP_CTR_INC(s, IP4_DROP_NOMEM); /* can never fit the reassembly budget */
-        wisp_pbuf_free(p);
-        return NULL;
+        ctr = WISP_CTR_IP4_DROP_NOMEM; /* can never fit the reassembly budget */
+        goto drop;
     }
 
     if (r != NULL) {
         switch (reass_overlap(r, off, end, mf)) {
         case REASS_DUP:
-            WISP_CTR_INC(s, IP4_REASS_DUP);
-            wisp_pbuf_free(p);
-            return NULL;
+            ctr = WISP_CTR_IP4_REASS_DUP;
+            goto drop;
         case REASS_CLASH:
-            WISP_CTR_INC(s, IP4_REASS_OVERLAP);
-            return reass_abort(s, r, p);
+            ctr = WISP_CTR_IP4_REASS_OVERLAP;
+            kill = r;
+            goto drop;
         default:
             break;
         }
@@ -399,10 +398,12 @@ struct wisp_pbuf *wisp_ip4_reass(struct wisp_stack *s, struct wisp_pbuf *p)
      * never complete: drop it. */
     while ((uint32_t)s->ip4.reass_nbufs + nb > WISP_IP_REASS_MAX_PBUFS) {
         struct wisp_ip4_reass *old = reass_oldest(s, r);
-        WISP_CTR_INC(s, IP4_REASS_EVICT);
         if (old == NULL) {
-            return reass_abort(s, r, p);
+            ctr = WISP_CTR_IP4_REASS_EVICT;
+            kill = r;
+            goto drop;
         }
+        WISP_CTR_INC(s, IP4_REASS_EVICT);
         reass_free(s, old);
     }
 
@@ -433,6 +434,9 @@ struct wisp_pbuf *wisp_ip4_reass(struct wisp_stack *s, struct wisp_pbuf *p)
         reass_arm(s);
     }
     return NULL;
+drop: /* the fragment (and, when kill is set, its datagram) */
+    WISP_CTR_INC_ID(s, ctr);
+    return reass_abort(s, kill, p);
 }
 
 void wisp_ip4_deinit(struct wisp_stack *s)
