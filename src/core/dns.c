@@ -889,44 +889,44 @@ wisp_err_t wisp_dns_gethostbyname(struct wisp_stack *s, const char *name, wisp_i
         }
     }
     if (w == NULL) {
-        WISP_CTR_INC(s, DNS_NOMEM);
-        return WISP_ERR_MEM;
+        goto nomem;
     }
-    /* Join a query for the same name. */
-    for (i = 0; i < WISP_DNS_MAX_QUERIES; i++) {
-        if (s->dns.q[i].state == Q_RESOLVING && name_eq_n(name, n, s->dns.q[i].name)) {
-            w->fn = fn;
-            w->arg = arg;
-            w->query = (uint8_t)(i + 1u);
-            w->state = W_WAITING;
-            return WISP_ERR_INPROGRESS;
-        }
-    }
+    /* Join a query for the same name, else start one. */
     for (i = 0; i < WISP_DNS_MAX_QUERIES && q == NULL; i++) {
-        if (s->dns.q[i].state == Q_FREE) {
+        if (s->dns.q[i].state == Q_RESOLVING && name_eq_n(name, n, s->dns.q[i].name)) {
             q = &s->dns.q[i];
         }
     }
     if (q == NULL) {
-        WISP_CTR_INC(s, DNS_NOMEM);
-        return WISP_ERR_MEM;
+        for (i = 0; i < WISP_DNS_MAX_QUERIES && q == NULL; i++) {
+            if (s->dns.q[i].state == Q_FREE) {
+                q = &s->dns.q[i];
+            }
+        }
+        if (q == NULL) {
+            goto nomem;
+        }
+        memset(q, 0, sizeof(*q));
+        q->pcb = wisp_udp_new(s);
+        if (q->pcb == NULL) {
+            goto nomem;
+        }
+        wisp_udp_recv(q->pcb, dns_recv, q);
+        memcpy(q->name, name, n);
+        q->name[n] = '\0';
     }
-    memset(q, 0, sizeof(*q));
-    q->pcb = wisp_udp_new(s);
-    if (q->pcb == NULL) {
-        WISP_CTR_INC(s, DNS_NOMEM);
-        return WISP_ERR_MEM;
-    }
-    wisp_udp_recv(q->pcb, dns_recv, q);
-    memcpy(q->name, name, n);
-    q->name[n] = '\0';
-    q->state = Q_RESOLVING;
     w->fn = fn;
     w->arg = arg;
     w->query = (uint8_t)(q - s->dns.q + 1);
     w->state = W_WAITING;
-    q_send(s, q, (unsigned)q_pick_server(s, q)); /* >= 0: a server is configured */
+    if (q->state == Q_FREE) { /* a new query (zeroed above): its first transmission */
+        q->state = Q_RESOLVING;
+        q_send(s, q, (unsigned)q_pick_server(s, q)); /* >= 0: a server is configured */
+    }
     return WISP_ERR_INPROGRESS;
+nomem:
+    WISP_CTR_INC(s, DNS_NOMEM);
+    return WISP_ERR_MEM;
 }
 
 unsigned wisp_dns_cancel(struct wisp_stack *s, wisp_dns_found_fn fn, void *arg)
