@@ -154,17 +154,13 @@ static wisp_err_t txq_put(struct wisp_netif *nif, struct wisp_pbuf *frame)
     struct wisp_txq *q = txq_of(nif, frame->prio);
     struct wisp_pbuf *held;
     if (q->count >= q->cap) {
-        nif->st.tx_drops++;
-        WISP_CTR_INC(s, NETIF_TXQ_DROP);
-        return WISP_ERR_MEM;
+        goto drop;
     }
     /* Caller memory (REF) may change after we return: keep a copy. */
     if (wisp_pbuf_has_ref(frame)) {
         held = wisp_pbuf_clone(s, WISP_LAYER_RAW, frame);
         if (held == NULL) {
-            nif->st.tx_drops++;
-            WISP_CTR_INC(s, NETIF_TXQ_DROP);
-            return WISP_ERR_MEM;
+            goto drop;
         }
     } else {
         held = frame;
@@ -181,6 +177,10 @@ static wisp_err_t txq_put(struct wisp_netif *nif, struct wisp_pbuf *frame)
         nif->st.txq_common_high = q->count;
     }
     return WISP_OK;
+drop:
+    nif->st.tx_drops++;
+    WISP_CTR_INC(s, NETIF_TXQ_DROP);
+    return WISP_ERR_MEM;
 }
 
 wisp_err_t wisp_netif_tx(struct wisp_netif *nif, struct wisp_pbuf *frame)
