@@ -417,6 +417,11 @@ static const struct stack_pool_def stack_pools[WISP_POOL_COUNT] = {
 #endif
 };
 
+#if WISP_LOOPBACK
+/* wisp_stack_init zeroes the instance up to mem_rx: the loopback netif too */
+WISP_STATIC_ASSERT(stack_loopif_zeroed, offsetof(struct wisp_stack, loopif) < offsetof(struct wisp_stack, mem_rx));
+#endif
+
 wisp_err_t wisp_stack_init(struct wisp_stack *s, const struct wisp_config *cfg)
 {
     uint32_t master[4];
@@ -480,8 +485,7 @@ wisp_err_t wisp_stack_init(struct wisp_stack *s, const struct wisp_config *cfg)
 
 #if WISP_LOOPBACK
     {
-        struct wisp_netif *lo = &s->loopif;
-        memset(lo, 0, sizeof(*lo));
+        struct wisp_netif *lo = &s->loopif; /* zeroed above (before mem_rx) */
         lo->stack = s;
         memcpy(lo->name, "lo", 3);
         lo->flags = WISP_NETIF_F_UP | WISP_NETIF_F_LINK_UP | WISP_NETIF_F_LOOPBACK;
