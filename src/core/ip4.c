@@ -43,12 +43,15 @@ bool wisp_ip4_is_local(struct wisp_stack *s, wisp_ip4_t a)
 bool wisp_ip4_is_bcast(const struct wisp_netif *nif, wisp_ip4_t a)
 {
     wisp_ip4_t host;
-    WISP_CORE_ASSERT_OWNER(nif->stack);
     /* RFC 1122 §3.2.1.3 (c): limited broadcast {-1, -1}. */
     if (a == WISP_IP4_BCAST) {
         return true;
     }
-    if (nif == NULL || nif->ip4.addr == WISP_IP4_ANY) {
+    if (nif == NULL) {
+        return false; /* (no interface: no directed broadcast; checked before its owner) */
+    }
+    WISP_CORE_ASSERT_OWNER(nif->stack);
+    if (nif->ip4.addr == WISP_IP4_ANY) {
         return false;
     }
     /* RFC 1122 §3.2.1.3 (d): directed broadcast {<net>, -1}. Prefixes of 31

@@ -722,6 +722,21 @@ static void test_route_loopback_and_broadcast(void **state)
     tu_env_free(e);
 }
 
+/* wisp_ip4_is_bcast (wisp/ip4.h): the limited broadcast always, a directed
+ * one of the interface's subnet; no interface (NULL, documented) is no
+ * crash -- its owner check comes after the NULL check. */
+static void test_is_bcast(void **state)
+{
+    struct tu_env *e = env();
+    (void)state;
+    assert_true(wisp_ip4_is_bcast(NULL, WISP_IP4_BCAST));
+    assert_false(wisp_ip4_is_bcast(NULL, wisp_ip4(198, 18, 0, 255)));
+    assert_true(wisp_ip4_is_bcast(&e->nif, WISP_IP4_BCAST));
+    assert_true(wisp_ip4_is_bcast(&e->nif, wisp_ip4(198, 18, 0, 255)));
+    assert_false(wisp_ip4_is_bcast(&e->nif, tu_ip_peer()));
+    tu_env_free(e);
+}
+
 /* ---------------------------------------------------------------- output */
 
 /* RFC 791 §3.1 header, byte for byte; the caller's pbuf is given back. */
@@ -1039,6 +1054,7 @@ int main(void)
         cmocka_unit_test(test_tcp_dispatched_syn_to_closed_port_gets_rst),
         cmocka_unit_test(test_unknown_protocol_broadcast_silent),
         cmocka_unit_test(test_route_longest_prefix),
+        cmocka_unit_test(test_is_bcast),
         cmocka_unit_test(test_route_output_on_second_interface),
         cmocka_unit_test(test_route_default_gateway),
         cmocka_unit_test(test_no_route),
