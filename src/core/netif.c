@@ -101,7 +101,7 @@ static void txq_flush(struct wisp_txq *q)
     }
 }
 
-static void count_sent(struct wisp_netif *nif, const struct wisp_pbuf *frame)
+static WISP_NOINLINE void count_sent(struct wisp_netif *nif, const struct wisp_pbuf *frame)
 {
     nif->st.tx_frames++;
     nif->st.tx_bytes += frame->tot_len;
