@@ -47,11 +47,6 @@
 #define WISP_NOINLINE
 #endif
 
-static inline uint16_t wisp_rd16(const uint8_t *p) { return (uint16_t)((p[0] << 8) | p[1]); }
-static inline uint32_t wisp_rd32(const uint8_t *p)
-{
-    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
-}
 #if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && \
     (defined(__ARM_FEATURE_UNALIGNED) || defined(__x86_64__) || defined(__i386__))
 /* Little-endian CPUs with unaligned stores (Cortex-M3/M4/M7, x86): one
@@ -60,11 +55,26 @@ static inline uint32_t wisp_rd32(const uint8_t *p)
  * and 3 shifts per wisp_wr32: issue 9, flash). */
 static inline void wisp_wr16(uint8_t *p, uint16_t v) { v = __builtin_bswap16(v); memcpy(p, &v, 2); }
 static inline void wisp_wr32(uint8_t *p, uint32_t v) { v = __builtin_bswap32(v); memcpy(p, &v, 4); }
+#define WISP_RD_SWAP_ 1
 #else
 static inline void wisp_wr16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
 static inline void wisp_wr32(uint8_t *p, uint32_t v)
 {
     p[0] = (uint8_t)(v >> 24); p[1] = (uint8_t)(v >> 16); p[2] = (uint8_t)(v >> 8); p[3] = (uint8_t)v;
+}
+#endif
+
+#ifdef WISP_RD_SWAP_
+/* The loads too: one unaligned load and a swap, which gcc does not always
+ * make of the byte loads by itself (an index plus a constant offset) */
+static inline uint16_t wisp_rd16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return __builtin_bswap16(v); }
+static inline uint32_t wisp_rd32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return __builtin_bswap32(v); }
+#undef WISP_RD_SWAP_
+#else
+static inline uint16_t wisp_rd16(const uint8_t *p) { return (uint16_t)((p[0] << 8) | p[1]); }
+static inline uint32_t wisp_rd32(const uint8_t *p)
+{
+    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
 }
 #endif
 
