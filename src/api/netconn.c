@@ -195,11 +195,17 @@ WISP_NOINLINE static wisp_err_t nc_op(struct wisp_netconn *conn, uint8_t op, uin
     return r;
 }
 
-static void nc_event(struct wisp_netconn *conn, enum wisp_netconn_evt evt, uint32_t len)
+static void nc_event_len(struct wisp_netconn *conn, enum wisp_netconn_evt evt, uint32_t len)
 {
     if (conn->callback != NULL) {
         conn->callback(conn, evt, (uint16_t)(len > 0xffffu ? 0xffffu : len));
     }
+}
+
+/* An event without a length (one copy of the 0 for the many callers). */
+WISP_NOINLINE static void nc_event(struct wisp_netconn *conn, enum wisp_netconn_evt evt)
+{
+    nc_event_len(conn, evt, 0);
 }
 
 /* Wake the readers of conn (see the file comment). */
@@ -323,7 +329,9 @@ static bool conn_enter(struct wisp_netconn *conn, struct nc_snap *snap)
         /* users is 11 bits (priv/netconn.h): a 2048th concurrent caller is
          * refused like a call on a deleted netconn, never wraps the count */
         ok = conn->users < NC_USERS_MAX;
-        conn->users += ok ? 1u : 0u;
+        if (ok) {
+            conn->users++;
+        }
     }
     if (snap != NULL) {
         snap->flags = conn->flags;
@@ -681,7 +689,7 @@ static wisp_err_t tcp_recv_cb(void *arg, struct wisp_tcp_pcb *pcb, struct wisp_p
         /* The peer closed its direction: after the data (RFC 9293 §3.10.7.4
          * eighth step, FIN processing), recv returns ERR_CLSD. */
         wake_mbox(conn);
-        nc_event(conn, WISP_NETCONN_EVT_RCVPLUS, 0);
+        nc_event_len(conn, WISP_NETCONN_EVT_RCVPLUS, 0); /* shares the data's call */
         return WISP_OK;
     }
     len = p->tot_len;
@@ -698,7 +706,7 @@ static wisp_err_t tcp_recv_cb(void *arg, struct wisp_tcp_pcb *pcb, struct wisp_p
         nc_count(conn->api, &conn->api->st.tcp_refused);
         return WISP_ERR_MEM;
     }
-    nc_event(conn, WISP_NETCONN_EVT_RCVPLUS, len);
+    nc_event_len(conn, WISP_NETCONN_EVT_RCVPLUS, len);
     return WISP_OK;
 }
 
@@ -708,7 +716,7 @@ WISP_NOINLINE static void nc_wspace(struct wisp_netconn *conn, struct wisp_tcp_p
 {
     if (!(conn->cflags & NC_C_WSPACE) && wisp_tcp_sndbuf(pcb) < NC_SNDLOWAT(pcb)) {
         conn->cflags |= NC_C_WSPACE;
-        nc_event(conn, WISP_NETCONN_EVT_SENDMINUS, 0);
+        nc_event(conn, WISP_NETCONN_EVT_SENDMINUS);
     }
 }
 
@@ -735,7 +743,7 @@ static wisp_err_t tcp_sent_cb(void *arg, struct wisp_tcp_pcb *pcb, uint32_t len)
     }
     if ((conn->cflags & NC_C_WSPACE) && wisp_tcp_sndbuf(pcb) >= NC_SNDLOWAT(pcb)) {
         conn->cflags &= (uint8_t)~NC_C_WSPACE;
-        nc_event(conn, WISP_NETCONN_EVT_SENDPLUS, len);
+        nc_event_len(conn, WISP_NETCONN_EVT_SENDPLUS, len);
     }
     wake_writer(conn);
     return WISP_OK;
@@ -768,7 +776,9 @@ static wisp_err_t tcp_poll_cb(void *arg, struct wisp_tcp_pcb *pcb)
     if (waiting) {
         /* Queued on a listener, not accepted yet: reset it when it has
          * waited too long (the error callback marks the netconn dead). */
-        if (++conn->role.accept_polls < NC_ACCEPT_POLLS) {
+        unsigned polls = conn->role.accept_polls + 1u; /* < NC_ACCEPT_POLLS: no wrap */
+        conn->role.accept_polls = (uint16_t)polls;
+        if (polls < NC_ACCEPT_POLLS) {
             return WISP_OK;
         }
         nc_count(conn->api, &conn->api->st.accept_expired);
@@ -794,7 +804,7 @@ static wisp_err_t tcp_connected_cb(void *arg, struct wisp_tcp_pcb *pcb, wisp_err
     waiting = (conn->cflags & NC_C_CONNECT_WAIT) != 0;
     conn->cflags &= (uint8_t)~NC_C_CONNECT_WAIT;
     /* the event first: a woken connect finds it delivered */
-    nc_event(conn, WISP_NETCONN_EVT_SENDPLUS, 0);
+    nc_event(conn, WISP_NETCONN_EVT_SENDPLUS);
     if (waiting) {
         api_lock(conn->api);
         conn->flags |= NC_F_CONN_DONE;
@@ -827,9 +837,9 @@ static void tcp_err_cb(void *arg, wisp_err_t err)
     }
     api_unlock(conn->api);
     if (err != WISP_ERR_CLSD) {
-        nc_event(conn, WISP_NETCONN_EVT_ERROR, 0);
-        nc_event(conn, WISP_NETCONN_EVT_RCVPLUS, 0);
-        nc_event(conn, WISP_NETCONN_EVT_SENDPLUS, 0);
+        nc_event(conn, WISP_NETCONN_EVT_ERROR);
+        nc_event(conn, WISP_NETCONN_EVT_RCVPLUS);
+        nc_event(conn, WISP_NETCONN_EVT_SENDPLUS);
     }
     wake_all(conn);
 }
@@ -902,7 +912,7 @@ static wisp_err_t tcp_accept_cb(void *arg, struct wisp_tcp_pcb *newpcb, wisp_err
     tcp_attach(nc, newpcb);
     /* the wait for accept is bounded (WISP_NETCONN_ACCEPT_MAX_MS) */
     wisp_tcp_poll(newpcb, tcp_poll_cb, NC_ACCEPT_POLL);
-    nc_event(conn, WISP_NETCONN_EVT_RCVPLUS, 0);
+    nc_event(conn, WISP_NETCONN_EVT_RCVPLUS);
     return WISP_OK;
 }
 
@@ -945,7 +955,7 @@ static void udp_recv_cb(void *arg, struct wisp_udp_pcb *pcb, struct wisp_pbuf *p
         wisp_pbuf_free(p);
         return;
     }
-    nc_event(conn, WISP_NETCONN_EVT_RCVPLUS, len);
+    nc_event_len(conn, WISP_NETCONN_EVT_RCVPLUS, len);
 }
 
 /* ICMP error about a datagram of a connected UDP netconn (core context).
@@ -968,7 +978,7 @@ static void udp_err_cb(void *arg, struct wisp_udp_pcb *pcb, wisp_err_t err, cons
     }
     api_unlock(conn->api);
     if (post) {
-        nc_event(conn, WISP_NETCONN_EVT_ERROR, 0); /* select / poll / SO_ERROR */
+        nc_event(conn, WISP_NETCONN_EVT_ERROR); /* select / poll / SO_ERROR */
         wake_mbox(conn);
     }
 }
@@ -1048,19 +1058,19 @@ struct wisp_netconn *wisp_netconn_new_with_callback(struct wisp_netconn_api *api
 
 static wisp_err_t do_close(struct wisp_stack *s, void *arg);
 
-/* Free a queued item (core context). */
-static void drain_mbox(struct wisp_netconn *conn, bool listener);
+/* Free a queued item (core context); listener: nonzero for a listener. */
+static void drain_mbox(struct wisp_netconn *conn, unsigned listener);
 
 static void drop_pending_conn(struct wisp_netconn *nc)
 {
 #if WISP_TCP
     tcp_abort_conn(nc); /* detached first: no callback */
 #endif
-    drain_mbox(nc, false);
+    drain_mbox(nc, 0);
     conn_release(nc);
 }
 
-static void drain_mbox(struct wisp_netconn *conn, bool listener)
+static void drain_mbox(struct wisp_netconn *conn, unsigned listener)
 {
     void *item;
     while (wisp_sys_mbox_tryfetch(&conn->mbox, &item) == WISP_OK) {
@@ -1083,7 +1093,7 @@ static wisp_err_t do_drain(struct wisp_stack *s, void *arg)
 {
     struct nc_msg *m = (struct nc_msg *)arg;
     WISP_UNUSED(s);
-    drain_mbox(m->conn, m->sel != 0);
+    drain_mbox(m->conn, m->sel);
     return WISP_OK;
 }
 
@@ -1446,9 +1456,8 @@ again:
         /* A UDP netconn's marker that no terminal event posted was posted
          * by udp_err_cb: it wakes one reader for the ICMP error and is not
          * passed on (the error is taken once). */
-        udp_err = conn->type == WISP_NETCONN_UDP && app_closed_err(conn->flags) == WISP_OK &&
-                  !(conn->flags & NC_F_DEAD);
         r = app_closed_err(conn->flags);
+        udp_err = r == WISP_OK && conn->type == WISP_NETCONN_UDP && !(conn->flags & NC_F_DEAD);
         if (r == WISP_OK) {
             r = peer_state_err(conn, snap->flags);
         }
@@ -1524,7 +1533,7 @@ static wisp_err_t recv_item(struct wisp_netconn *conn, void *out, uint8_t kind, 
         } else {
             len = wisp_netbuf_len((struct wisp_netbuf *)item);
         }
-        nc_event(conn, WISP_NETCONN_EVT_RCVMINUS, len);
+        nc_event_len(conn, WISP_NETCONN_EVT_RCVMINUS, len);
         memcpy(out, &item, sizeof(item));
     }
     conn_leave(conn);
@@ -1684,6 +1693,11 @@ static wisp_err_t do_write(struct wisp_stack *s, void *arg)
     struct wisp_netconn *conn = m->conn;
     struct wisp_tcp_pcb *pcb = conn->pcb.tcp;
     bool wrote = false;
+    /* MORE between the pieces of one write; the caller's MORE on the
+     * last piece, except for a NOCOPY write, which waits for the
+     * acknowledgement of that very piece. */
+    uint8_t last = m->copy ? WISP_TCP_WRITE_COPY | ((m->apiflags & WISP_NETCONN_MORE) ? WISP_TCP_WRITE_MORE : 0u)
+                           : 0u;
     WISP_UNUSED(s);
 
     if (pcb == NULL || conn->state != NC_S_CONNECTED) {
@@ -1702,20 +1716,13 @@ static wisp_err_t do_write(struct wisp_stack *s, void *arg)
         uint32_t avail = wisp_tcp_sndbuf(pcb);
         size_t left = m->size - m->off;
         uint32_t n;
-        uint8_t fl;
         wisp_err_t r;
         if (avail == 0) {
             break;
         }
         n = (uint32_t)WISP_MIN(left, (size_t)WISP_MIN(avail, m->chunk));
-        fl = m->copy ? WISP_TCP_WRITE_COPY : 0u;
-        /* MORE between the pieces of one write; the caller's MORE on the
-         * last piece, except for a NOCOPY write, which waits for the
-         * acknowledgement of that very piece. */
-        if (n < left || ((m->apiflags & WISP_NETCONN_MORE) && m->copy)) {
-            fl |= WISP_TCP_WRITE_MORE;
-        }
-        r = wisp_tcp_write(pcb, (const uint8_t *)m->ptr + m->off, n, fl);
+        r = wisp_tcp_write(pcb, (const uint8_t *)m->ptr + m->off, n,
+                           (uint8_t)(n < left ? last | WISP_TCP_WRITE_MORE : last));
         if (r == WISP_ERR_MEM) {
             if (m->chunk > NC_WRITE_MIN_CHUNK) {
                 m->chunk = WISP_MAX(m->chunk / 2u, NC_WRITE_MIN_CHUNK);
@@ -2063,45 +2070,38 @@ wisp_err_t wisp_netconn_err(struct wisp_netconn *conn)
     return r;
 }
 
-static uint32_t *timeout_of(struct wisp_netconn *conn, bool send)
-{
-    return send ? &conn->send_timeout : &conn->recv_timeout;
-}
-
-static void set_timeout(struct wisp_netconn *conn, bool send, uint32_t timeout_ms)
-{
-    api_lock(conn->api);
-    *timeout_of(conn, send) = timeout_ms;
-    api_unlock(conn->api);
-}
-
-static uint32_t get_timeout(struct wisp_netconn *conn, bool send)
+/* Read a timeout of conn (t: its field) and, when set, replace it by v, under
+ * the api lock (one function for the four calls). */
+WISP_NOINLINE static uint32_t timeout_rw(struct wisp_netconn *conn, uint32_t *t, bool set, uint32_t v)
 {
     uint32_t r;
     api_lock(conn->api);
-    r = *timeout_of(conn, send);
+    r = *t;
+    if (set) {
+        *t = v;
+    }
     api_unlock(conn->api);
     return r;
 }
 
 void wisp_netconn_set_recvtimeout(struct wisp_netconn *conn, uint32_t timeout_ms)
 {
-    set_timeout(conn, false, timeout_ms);
+    (void)timeout_rw(conn, &conn->recv_timeout, true, timeout_ms);
 }
 
 uint32_t wisp_netconn_get_recvtimeout(struct wisp_netconn *conn)
 {
-    return get_timeout(conn, false);
+    return timeout_rw(conn, &conn->recv_timeout, false, 0);
 }
 
 void wisp_netconn_set_sendtimeout(struct wisp_netconn *conn, uint32_t timeout_ms)
 {
-    set_timeout(conn, true, timeout_ms);
+    (void)timeout_rw(conn, &conn->send_timeout, true, timeout_ms);
 }
 
 uint32_t wisp_netconn_get_sendtimeout(struct wisp_netconn *conn)
 {
-    return get_timeout(conn, true);
+    return timeout_rw(conn, &conn->send_timeout, false, 0);
 }
 
 void wisp_netconn_set_nonblocking(struct wisp_netconn *conn, bool on)

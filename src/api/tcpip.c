@@ -185,12 +185,20 @@ static void tcpip_thread(void *arg)
 {
     struct wisp_tcpip *ctx = (struct wisp_tcpip *)arg;
     struct wisp_stack *s = ctx->stack;
+    bool poll = false;
 
     wisp_sys_mutex_lock(&ctx->core);
     while (!stop_requested(ctx)) {
         void *msg = NULL;
         unsigned n = 0;
         wisp_err_t r;
+        if (poll) {
+            /* timers due after the batch, and no stop request */
+            poll = false;
+            ctx->st.polls++;
+            wisp_stack_poll(s);
+            continue;
+        }
         /* Sleep until the next timer (0 = due now: just look at the
          * mailbox), at most max_wait. Same convention as the sys timeouts. */
         uint32_t timeout = wisp_stack_next_timeout(s);
@@ -215,10 +223,7 @@ static void tcpip_thread(void *arg)
             }
             r = wisp_sys_mbox_tryfetch(&ctx->mbox, &msg);
         }
-        if (wisp_stack_next_timeout(s) == 0 && !stop_requested(ctx)) {
-            ctx->st.polls++;
-            wisp_stack_poll(s);
-        }
+        poll = wisp_stack_next_timeout(s) == 0; /* polled after the loop's stop check */
     }
     wisp_sys_mutex_unlock(&ctx->core);
 }
