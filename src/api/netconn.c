@@ -119,7 +119,7 @@ struct nc_msg {
     struct wisp_netconn *conn;
     uint8_t op;               /* NC_OP_*: what do_op runs */
     uint8_t sel;              /* bind / getaddr / drain: local (listener); options: NC_OPT_*;
-                                 close: NC_SHUT_* bits */
+                                 close: NC_SHUT_* bits; recved: only free the chains */
     uint8_t apiflags;         /* write */
     bool blocking, started;   /* connect, write */
     bool copy, done;          /* write */
@@ -1389,7 +1389,7 @@ wisp_err_t wisp_netconn_listen(struct wisp_netconn *conn)
  * with, reopen the window by len -- and, when the mailbox refused data,
  * offer that again now that the reader made room (without this, the stack
  * would retry only every 20 ms: a reader that keeps the mailbox full would
- * stall the connection). m->conn NULL: only free the chains. */
+ * stall the connection). m->sel set: only free the chains. */
 static wisp_err_t do_recved(struct wisp_stack *s, void *arg)
 {
     struct nc_msg *m = (struct nc_msg *)arg;
@@ -1400,7 +1400,7 @@ static wisp_err_t do_recved(struct wisp_stack *s, void *arg)
         (void)wisp_pbuf_free(((struct wisp_pbuf *const *)m->ptr)[i]);
     }
 #if WISP_TCP
-    if (conn != NULL && conn->pcb.tcp != NULL && conn->state != NC_S_LISTEN) {
+    if (!m->sel && conn->pcb.tcp != NULL && conn->state != NC_S_LISTEN) {
         if (m->len > 0) {
             wisp_tcp_recved(conn->pcb.tcp, m->len);
         }
@@ -1568,10 +1568,8 @@ wisp_err_t wisp_netconn_tcp_consumed(struct wisp_netconn *conn, struct wisp_pbuf
     m.size = n;
     m.len = (uint32_t)WISP_MIN(len, (size_t)0xffffffffu);
     entered = conn_enter(conn, NULL);
-    /* being deleted: just free the chains (m.conn NULL) */
-    m.conn = entered ? conn : NULL;
-    m.op = NC_OP_RECVED;
-    (void)wisp_tcpip_run(conn->api->tcpip, do_op, &m);
+    m.sel = !entered; /* being deleted: just free the chains */
+    (void)nc_run(conn, NC_OP_RECVED, &m);
     if (!entered) {
         return WISP_ERR_CLSD;
     }
@@ -2121,9 +2119,10 @@ void wisp_netconn_set_layered(struct wisp_netconn *conn)
     }
 }
 
-/* Options set in the core (nc_msg.opt). */
-enum { NC_OPT_DSCP, NC_OPT_TTL, NC_OPT_NODELAY, NC_OPT_KEEPALIVE, NC_OPT_INFO, NC_OPT_BROADCAST, NC_OPT_BUFS,
-       NC_OPT_MAXSEG, NC_OPT_CC };
+/* Options set in the core (nc_msg.opt); from NC_OPT_NODELAY on, TCP
+ * connection options (not for listeners). */
+enum { NC_OPT_DSCP, NC_OPT_TTL, NC_OPT_BROADCAST, NC_OPT_CC, NC_OPT_NODELAY, NC_OPT_KEEPALIVE, NC_OPT_INFO,
+       NC_OPT_BUFS, NC_OPT_MAXSEG };
 
 /* Core: apply option m->sel (value m->len; keepalive and buffers: the
  * values at m->ptr; info: the struct at m->ptr). */
@@ -2140,6 +2139,9 @@ static wisp_err_t do_option(struct wisp_stack *s, void *arg)
     if (conn->type == WISP_NETCONN_TCP) {
         struct wisp_tcp_pcb *pcb = conn->pcb.tcp;
         const uint32_t *vals = (const uint32_t *)m->ptr;
+        if (m->sel >= NC_OPT_NODELAY && conn->state == NC_S_LISTEN) {
+            return WISP_ERR_CONN; /* connection options: set them on the accepted ones */
+        }
         switch (m->sel) {
         case NC_OPT_DSCP: /* listeners too (common head); the core passes it on to accepted ones */
             wisp_tcp_set_dscp(pcb, v);
@@ -2151,13 +2153,6 @@ static wisp_err_t do_option(struct wisp_stack *s, void *arg)
             return WISP_ERR_VAL; /* UDP only */
         case NC_OPT_CC: /* a listener: for the connections it accepts */
             return wisp_tcp_set_cc(pcb, m->len);
-        default:
-            break;
-        }
-        if (conn->state == NC_S_LISTEN) {
-            return WISP_ERR_CONN; /* connection options: set them on the accepted ones */
-        }
-        switch (m->sel) {
         case NC_OPT_NODELAY:
             wisp_tcp_nodelay(pcb, v != 0);
             return WISP_OK;
