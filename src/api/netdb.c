@@ -71,8 +71,7 @@ static wisp_err_t nd_resolve(struct wisp_netdb *db, const char *name, wisp_ip4_t
     if (wisp_tcpip_on_stack_thread(db->tcpip)) {
         return WISP_ERR_IF; /* would wait for ourselves */
     }
-    memset(&r, 0, sizeof(r));
-    r.name = name;
+    r.name = name; /* err and addr: written before they are read (nd_start, nd_found) */
     if (wisp_sys_sem_new(&r.done, 0) != WISP_OK) {
         return WISP_ERR_BUF;
     }
@@ -265,7 +264,6 @@ int wisp_getaddrinfo(const char *node, const char *service, const struct wisp_ad
     int i, e;
     uint16_t port;
     wisp_ip4_t addr;
-    unsigned k;
 
     if (res == NULL) {
         return WISP_EAI_FAIL;
@@ -310,7 +308,7 @@ int wisp_getaddrinfo(const char *node, const char *service, const struct wisp_ad
      * sure there is one): TCP and UDP, or the raw socket asked for. */
     wisp_sys_mutex_lock(&db->lock);
     for (i = 0; i < 2; i++) {
-        struct wisp_netdb_ai *rec = NULL;
+        struct wisp_netdb_ai *rec = db->ai;
         int st = i ? WISP_SOCK_DGRAM : WISP_SOCK_STREAM, pr = i ? WISP_IPPROTO_UDP : WISP_IPPROTO_TCP;
         if (socktype == WISP_SOCK_RAW) {
             st = WISP_SOCK_RAW;
@@ -318,13 +316,10 @@ int wisp_getaddrinfo(const char *node, const char *service, const struct wisp_ad
         } else if ((socktype != 0 && socktype != st) || (protocol != 0 && protocol != pr)) {
             continue;
         }
-        for (k = 0; k < WISP_NETDB_ADDRINFO_COUNT; k++) {
-            if (!db->ai[k].used) {
-                rec = &db->ai[k];
-                break;
-            }
+        while (rec != &db->ai[WISP_NETDB_ADDRINFO_COUNT] && rec->used) { /* the first free record */
+            rec++;
         }
-        if (rec == NULL) {
+        if (rec == &db->ai[WISP_NETDB_ADDRINFO_COUNT]) {
             ai_put_locked(db, head);
             wisp_sys_mutex_unlock(&db->lock);
             return WISP_EAI_MEMORY;
