@@ -316,22 +316,30 @@ static void time_wait_reacks_fin_and_ends_after_2msl(void **state)
 
 /* ------------------------------------------------- simultaneous open */
 
+/* Up e (seed), a and b connect to each other's port at once (a's port pa,
+ * b's pa + 1), 64 KB each way, run until done; the connection. */
+static struct tsl_conn *open_crossed(struct env *e, uint8_t mode, uint64_t seed, uint16_t pa)
+{
+    struct tsl_cfg cfg = xcfg(64 * KB, 64 * KB, mode, seed);
+    struct tsl_conn *c;
+    env_up(e, seed, false, false, false);
+    c = tsl_conn_new(&e->run, &cfg);
+    assert_non_null(c);
+    assert_int_equal(tsl_ep_open(c, 0, e->a, pa, sim_ip(e->b), (uint16_t)(pa + 1u)), WISP_OK);
+    assert_int_equal(tsl_ep_open(c, 1, e->b, (uint16_t)(pa + 1u), sim_ip(e->a), pa), WISP_OK);
+    run_done(e, 60 * SEC);
+    return c;
+}
+
 /* Both ends connect to each other's port at the same moment (RFC 9293
  * §3.5 figure 8): SYNs cross, each answers with SYN,ACK, both become
  * established and transfer byte-exact. */
 static void simultaneous_open(void **state)
 {
     struct env e;
-    struct tsl_conn *c;
-    struct tsl_cfg cfg = xcfg(64 * KB, 64 * KB, TSL_CLOSE_SHUTDOWN, 53);
     long sa, sb;
     (void)state;
-    env_up(&e, 53, false, false, false);
-    c = tsl_conn_new(&e.run, &cfg);
-    assert_non_null(c);
-    assert_int_equal(tsl_ep_open(c, 0, e.a, 6001, sim_ip(e.b), 6002), WISP_OK);
-    assert_int_equal(tsl_ep_open(c, 1, e.b, 6002, sim_ip(e.a), 6001), WISP_OK);
-    run_done(&e, 60 * SEC);
+    (void)open_crossed(&e, TSL_CLOSE_SHUTDOWN, 53, 6001);
     sa = find_seg(&e.log, 0, e.a, TSL_SYN, TSL_ACK);
     sb = find_seg(&e.log, 0, e.b, TSL_SYN, TSL_ACK);
     assert_true(sa >= 0 && sb >= 0);
@@ -359,15 +367,9 @@ static void simultaneous_open_times_the_data(void **state)
 {
     struct env e;
     struct tsl_conn *c;
-    struct tsl_cfg cfg = xcfg(64 * KB, 64 * KB, TSL_CLOSE_NONE, 54);
     uint32_t ra, rb;
     (void)state;
-    env_up(&e, 54, false, false, false);
-    c = tsl_conn_new(&e.run, &cfg);
-    assert_non_null(c);
-    assert_int_equal(tsl_ep_open(c, 0, e.a, 6011, sim_ip(e.b), 6012), WISP_OK);
-    assert_int_equal(tsl_ep_open(c, 1, e.b, 6012, sim_ip(e.a), 6011), WISP_OK);
-    run_done(&e, 60 * SEC);
+    c = open_crossed(&e, TSL_CLOSE_NONE, 54, 6011);
     assert_true(find_seg(&e.log, 0, e.a, TSL_SYN | TSL_ACK, 0) >= 0);
     ra = srtt_ms(&c->ep[0]);
     rb = srtt_ms(&c->ep[1]);
