@@ -179,6 +179,12 @@ uint16_t tcp_mss_for(struct wisp_stack *s, const wisp_ipaddr_t *dst)
     return (uint16_t)m;
 }
 
+uint16_t tcp_mss_ours(const struct wisp_tcp_pcb *pcb)
+{
+    uint16_t m = tcp_mss_for(pcb->c.stack, &pcb->remote_ip);
+    return pcb->user_mss != 0u && pcb->user_mss < m ? pcb->user_mss : m; /* TCP_MAXSEG caps it */
+}
+
 void tcp_new_defaults(struct wisp_stack *s, struct wisp_tcp_pcb *pcb)
 {
     memset(pcb, 0, sizeof(*pcb));
@@ -601,7 +607,6 @@ void wisp_tcp_recv_retry(struct wisp_tcp_pcb *pcb)
 
 wisp_err_t wisp_tcp_close(struct wisp_tcp_pcb *pcb)
 {
-    wisp_err_t err;
     WISP_CORE_ASSERT_OWNER(tcp_stack_of(pcb));
     if (pcb == NULL) {
         return WISP_ERR_ARG;
@@ -622,24 +627,11 @@ wisp_err_t wisp_tcp_close(struct wisp_tcp_pcb *pcb)
         /* RFC 1122 §4.2.2.13: CLOSE with received data still pending
          * (the application refused it): send RST to show data was lost. */
         WISP_CTR_INC(pcb->c.stack, TCP_DROP_AFTERCLOSE);
-        tcp_send_rst(pcb);
-        pcb->flags |= TF_CLOSED;
-        tcp_pcb_release(pcb);
+        tcp_rst_close(pcb);
         return WISP_OK;
     }
-    if (pcb->c.state == WISP_TCP_SYN_RCVD || pcb->c.state == WISP_TCP_ESTABLISHED ||
-        pcb->c.state == WISP_TCP_CLOSE_WAIT) {
-        err = tcp_queue_fin(pcb);
-        if (err != WISP_OK) {
-            return err;
-        }
-        /* RFC 9293 §3.10.4 CLOSE: ESTABLISHED -> FIN-WAIT-1, CLOSE-WAIT -> LAST-ACK;
-         * SYN-RECEIVED: the FIN is "queued for processing after entering
-         * ESTABLISHED state" (tcp_in.c makes it FIN-WAIT-1 then) */
-        if (pcb->c.state != WISP_TCP_SYN_RCVD) {
-            pcb->c.state = (pcb->c.state == WISP_TCP_CLOSE_WAIT) ? (uint8_t)WISP_TCP_LAST_ACK
-                                                                  : (uint8_t)WISP_TCP_FIN_WAIT_1;
-        }
+    if (tcp_close_tx(pcb) == WISP_ERR_MEM) {
+        return WISP_ERR_MEM; /* (other states send no FIN now) */
     }
     pcb->flags |= TF_CLOSED;
     pcb->recv = NULL;
@@ -683,17 +675,9 @@ wisp_err_t wisp_tcp_shutdown(struct wisp_tcp_pcb *pcb, bool shut_rx, bool shut_t
         if (pcb->flags & TF_FIN_QUEUED) {
             return WISP_OK;
         }
-        if (pcb->c.state != WISP_TCP_SYN_RCVD && pcb->c.state != WISP_TCP_ESTABLISHED &&
-            pcb->c.state != WISP_TCP_CLOSE_WAIT) {
-            return WISP_ERR_CONN;
-        }
-        err = tcp_queue_fin(pcb);
+        err = tcp_close_tx(pcb);
         if (err != WISP_OK) {
             return err;
-        }
-        if (pcb->c.state != WISP_TCP_SYN_RCVD) { /* RFC 9293 §3.10.4: as in wisp_tcp_close */
-            pcb->c.state = (pcb->c.state == WISP_TCP_CLOSE_WAIT) ? (uint8_t)WISP_TCP_LAST_ACK
-                                                                  : (uint8_t)WISP_TCP_FIN_WAIT_1;
         }
         tcp_output_soon(pcb);
     }

@@ -745,11 +745,7 @@ static bool tcp_receive(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, const str
 void tcp_syn_take(struct wisp_tcp_pcb *pcb, uint32_t irs, uint32_t offered, uint16_t peer_mss, uint8_t ws,
                   unsigned synopts, uint32_t tsval)
 {
-    struct wisp_stack *s = pcb->c.stack;
-    uint16_t ours = tcp_mss_for(s, &pcb->remote_ip);
-    if (pcb->user_mss != 0u && pcb->user_mss < ours) {
-        ours = pcb->user_mss; /* TCP_MAXSEG */
-    }
+    uint16_t ours = tcp_mss_ours(pcb);
     pcb->irs = irs;
     pcb->rcv_nxt = irs + 1u;
     pcb->last_ack_sent = pcb->rcv_nxt;
@@ -778,7 +774,7 @@ void tcp_syn_take(struct wisp_tcp_pcb *pcb, uint32_t irs, uint32_t offered, uint
     if (synopts & TCP_SYNO_TS) {
         pcb->flags |= TF_TS;
         pcb->ts_recent = tsval;
-        pcb->last_rx_ms = wisp_now(s); /* TS.Recent's age (RFC 7323 §5.5) */
+        pcb->last_rx_ms = wisp_now(pcb->c.stack); /* TS.Recent's age (RFC 7323 §5.5) */
     }
 #else
     (void)tsval;
@@ -1118,8 +1114,7 @@ static void tcp_text_fin_steps(struct wisp_tcp_pcb *pcb, struct wisp_pbuf *p, st
              * application closed cannot be delivered: RST */
             WISP_CTR_INC(pcb->c.stack, TCP_DROP_AFTERCLOSE);
             wisp_pbuf_free(p);
-            tcp_send_rst(pcb);
-            tcp_pcb_release(pcb);
+            tcp_rst_close(pcb);
             return;
         }
         if (!tcp_receive(pcb, p, in, &fin_in)) {
@@ -1526,21 +1521,24 @@ static void tcp_ack_wnd_update(struct wisp_tcp_pcb *pcb, const struct tcp_in *in
             pcb->max_snd_wnd = new_wnd;
         }
     }
-    if ((pcb->flags & TF_PERSIST) && pcb->sndq_next != NULL &&
-        TCP_SEQ_DIFF(pcb->snd_una + pcb->snd_wnd, pcb->sndq_next->seq) > 0) {
-        /* the window opened: leave persist mode; a probe octet the
-         * window did not take goes again first */
-        pcb->flags &= ~TF_PERSIST;
-        pcb->persist_backoff = 0;
-        pcb->nrtx = 0;
-        tcp_timer_clear(pcb, TCP_TMR_PERSIST);
-        if (pcb->snd_una != pcb->snd_nxt) {
-            tcp_mark_lost(pcb, pcb->sndq);
-            tcp_rto_arm(pcb);
+    if (pcb->flags & TF_PERSIST) {
+        /* the window opened: leave persist mode (and when nothing is
+         * left to send) */
+        bool opened = pcb->sndq_next != NULL && TCP_SEQ_DIFF(pcb->snd_una + pcb->snd_wnd, pcb->sndq_next->seq) > 0;
+        if (!opened && (pcb->sndq_next != NULL || pcb->snd_una != pcb->snd_nxt)) {
+            return;
         }
-    } else if ((pcb->flags & TF_PERSIST) && pcb->sndq_next == NULL && pcb->snd_una == pcb->snd_nxt) {
         pcb->flags &= ~TF_PERSIST;
         tcp_timer_clear(pcb, TCP_TMR_PERSIST);
+        if (opened) {
+            /* a probe octet the window did not take goes again first */
+            pcb->persist_backoff = 0;
+            pcb->nrtx = 0;
+            if (pcb->snd_una != pcb->snd_nxt) {
+                tcp_mark_lost(pcb, pcb->sndq);
+                tcp_rto_arm(pcb);
+            }
+        }
     }
 }
 

@@ -141,19 +141,16 @@ static wisp_err_t tcp_pcb_xmit(struct wisp_tcp_pcb *pcb, uint32_t seq, uint8_t f
 
 /* ---------------------------------------------------------- options */
 
-/* Four option bytes as one word (network order), and the writer of one
- * (shared by every option: MSS, the NOP-padded SACK-permitted, timestamps,
- * window scale and SACK, and their values). */
-#define TCP_OPT4(a, b, c, d) (((uint32_t)(a) << 24) | ((uint32_t)(b) << 16) | ((uint32_t)(c) << 8) | (uint32_t)(d))
+/* The writer of four option bytes as one word (TCP_OPT4; shared by every
+ * option: MSS, the NOP-padded SACK-permitted, timestamps, window scale
+ * and SACK, and their values). */
 static uint8_t *tcp_put4(uint8_t *o, uint32_t v)
 {
     wisp_wr32(o, v);
     return o + 4;
 }
 
-/* RFC 7323 §3.2 timestamps behind two bytes b (NOP NOP, or a SYN's
- * SACK-permitted, RFC 2018 §2). */
-static uint8_t *tcp_put_ts(uint8_t *o, uint32_t b, uint32_t tsval, uint32_t tsecr)
+uint8_t *tcp_put_ts(uint8_t *o, uint32_t b, uint32_t tsval, uint32_t tsecr)
 {
     o = tcp_put4(o, b | TCP_OPT4(0, 0, WISP_TCP_OPT_TS, WISP_TCP_OPTLEN_TS));
     o = tcp_put4(o, tsval);
@@ -437,6 +434,20 @@ static WISP_NOINLINE uint32_t tcp_acceptable_seq(const struct wisp_tcp_pcb *pcb)
     return pcb->snd_nxt;
 }
 
+/* What one step of the output engine did. */
+enum tcp_out_step {
+    TCP_OUT_NONE = 0,  /* nothing of this kind to send */
+    TCP_OUT_MORE,      /* sent (or re-cut) something: look again */
+    TCP_OUT_STOP       /* blocked (window, cwnd, Nagle, buffers): done */
+};
+
+/* A local failure (no buffer, full queue): try again shortly. */
+static WISP_NOINLINE enum tcp_out_step tcp_output_retry(struct wisp_tcp_pcb *pcb)
+{
+    tcp_timer_set(pcb, TCP_TMR_OUTPUT, TCP_OUTPUT_RETRY_MS);
+    return TCP_OUT_STOP;
+}
+
 /* Bookkeeping after any segment carrying our current ACK went out. */
 static void tcp_acked_out(struct wisp_tcp_pcb *pcb)
 {
@@ -467,7 +478,7 @@ wisp_err_t tcp_send_ack(struct wisp_tcp_pcb *pcb)
         tcp_acked_out(pcb);
     } else {
         pcb->flags |= TF_ACK_NOW;
-        tcp_timer_set(pcb, TCP_TMR_OUTPUT, TCP_OUTPUT_RETRY_MS);
+        (void)tcp_output_retry(pcb);
     }
     return err;
 }
@@ -479,6 +490,14 @@ void tcp_send_challenge_ack(struct wisp_tcp_pcb *pcb)
         WISP_CTR_INC(pcb->c.stack, TCP_CHALLENGE_ACK);
         (void)tcp_send_ack(pcb);
     }
+}
+
+void tcp_in_tuple(const struct tcp_in *in, struct tcp_tuple *t)
+{
+    t->lip = in->ip->dst;
+    t->rip = in->ip->src;
+    t->lport = in->dport;
+    t->rport = in->sport;
 }
 
 void tcp_rst_reply(struct wisp_stack *s, const struct tcp_in *in)
@@ -496,10 +515,7 @@ void tcp_rst_reply(struct wisp_stack *s, const struct tcp_in *in)
         seq = in->ack;
         flags = WISP_TCP_FLAG_RST;
     }
-    t.lip = in->ip->dst;
-    t.rip = in->ip->src;
-    t.lport = in->dport;
-    t.rport = in->sport;
+    tcp_in_tuple(in, &t);
     (void)tcp_xmit_raw(s, &t, seq, ack, flags, 0, NULL, 0, NULL, 0, 0);
 }
 
@@ -508,20 +524,24 @@ void tcp_send_rst(struct wisp_tcp_pcb *pcb)
     (void)tcp_pcb_xmit(pcb, tcp_acceptable_seq(pcb), WISP_TCP_FLAG_RST | WISP_TCP_FLAG_ACK, 0, NULL, 0, NULL);
 }
 
+void tcp_rst_close(struct wisp_tcp_pcb *pcb)
+{
+    tcp_send_rst(pcb);
+    pcb->flags |= TF_CLOSED;
+    tcp_pcb_release(pcb);
+}
+
 wisp_err_t tcp_send_syn(struct wisp_tcp_pcb *pcb)
 {
     uint8_t opt[WISP_TCP_MAX_OPTLEN];
     uint8_t n, flags = WISP_TCP_FLAG_SYN;
-    uint16_t mss = tcp_mss_for(pcb->c.stack, &pcb->remote_ip);
+    uint16_t mss = tcp_mss_ours(pcb); /* (TCP_MAXSEG caps the MSS we announce) */
     /* the window our SYN offered (tcp_connect; RFC 7323 §2.2: never
      * scaled), in a SYN-ACK of a simultaneous open too */
     uint16_t wnd = (uint16_t)WISP_MIN(pcb->rcv_adv - pcb->rcv_nxt, 65535u);
     /* RFC 7323 §2.2 / §3.2, RFC 2018 §2: a SYN offers what we support */
     uint32_t f = TF_WS | TF_SACK | TF_TS, tsecr = 0;
     wisp_err_t err;
-    if (pcb->user_mss != 0u && pcb->user_mss < mss) {
-        mss = pcb->user_mss; /* TCP_MAXSEG caps the MSS we announce */
-    }
     if (pcb->c.state != WISP_TCP_SYN_SENT) {
         /* SYN-ACK of a simultaneous open: answer only what the peer
          * offered. */
@@ -533,21 +553,20 @@ wisp_err_t tcp_send_syn(struct wisp_tcp_pcb *pcb)
     n = tcp_build_syn_opts(opt, mss, (f & TF_WS) ? (uint8_t)TCP_RCV_WS(pcb) : 0xffu, (f & TF_SACK) != 0,
                            (f & TF_TS) != 0, tcp_tsval(pcb), tsecr);
     err = tcp_pcb_xmit(pcb, pcb->iss, flags, wnd, opt, n, NULL);
-    if (err == WISP_OK && (flags & WISP_TCP_FLAG_ACK)) {
-        tcp_acked_out(pcb);
-    }
     /* A SYN or SYN-ACK the stack itself could not send (no buffer, full
      * queue) is no segment lost in the network: try again soon, without
      * backing off the retransmission timer. */
     if (err == WISP_OK) {
         pcb->flags &= ~TF_CTL_UNSENT;
-        if (!(flags & WISP_TCP_FLAG_ACK)) {
+        if (flags & WISP_TCP_FLAG_ACK) {
+            tcp_acked_out(pcb);
+        } else {
             pcb->rtt_start = wisp_now(pcb->c.stack); /* the latest SYN's time (its TSval's clock) */
         }
     } else {
         pcb->flags |= TF_CTL_UNSENT;
         WISP_CTR_INC(pcb->c.stack, TCP_CTL_LOCAL_RETRY);
-        tcp_timer_set(pcb, TCP_TMR_OUTPUT, TCP_OUTPUT_RETRY_MS);
+        (void)tcp_output_retry(pcb);
     }
     return err;
 }
@@ -1050,7 +1069,8 @@ uint32_t wisp_tcp_sndbuf(const struct wisp_tcp_pcb *pcb)
     return pcb->snd_queued < pcb->snd_buf ? (uint32_t)pcb->snd_buf - pcb->snd_queued : 0u;
 }
 
-wisp_err_t tcp_queue_fin(struct wisp_tcp_pcb *pcb)
+/* Queue a FIN (flag on the last unsent segment or an empty segment). */
+static wisp_err_t tcp_queue_fin(struct wisp_tcp_pcb *pcb)
 {
     struct wisp_tcp_seg *tail = pcb->sndq_tail;
     if (pcb->flags & TF_FIN_QUEUED) {
@@ -1071,6 +1091,26 @@ wisp_err_t tcp_queue_fin(struct wisp_tcp_pcb *pcb)
     pcb->snd_lbb += 1u; /* RFC 9293 §3.4: the FIN occupies a sequence number */
     pcb->flags |= TF_FIN_QUEUED;
     return WISP_OK;
+}
+
+/* RFC 9293 §3.10.4 CLOSE, the sending half: our FIN queued, ESTABLISHED
+ * -> FIN-WAIT-1, CLOSE-WAIT -> LAST-ACK; SYN-RECEIVED: the FIN is "queued
+ * for processing after entering ESTABLISHED state" (tcp_in.c makes it
+ * FIN-WAIT-1 then). WISP_ERR_CONN in the other states (nothing done),
+ * WISP_ERR_MEM when the FIN could not be queued. */
+wisp_err_t tcp_close_tx(struct wisp_tcp_pcb *pcb)
+{
+    wisp_err_t err;
+    if (pcb->c.state != WISP_TCP_SYN_RCVD && pcb->c.state != WISP_TCP_ESTABLISHED &&
+        pcb->c.state != WISP_TCP_CLOSE_WAIT) {
+        return WISP_ERR_CONN;
+    }
+    err = tcp_queue_fin(pcb);
+    if (err == WISP_OK && pcb->c.state != WISP_TCP_SYN_RCVD) {
+        pcb->c.state = (pcb->c.state == WISP_TCP_CLOSE_WAIT) ? (uint8_t)WISP_TCP_LAST_ACK
+                                                              : (uint8_t)WISP_TCP_FIN_WAIT_1;
+    }
+    return err;
 }
 
 struct wisp_tcp_seg *tcp_seg_copy(struct wisp_stack *s, const struct wisp_tcp_seg *g, uint32_t off, uint32_t n)
@@ -1197,20 +1237,6 @@ wisp_err_t tcp_send_seg(struct wisp_tcp_pcb *pcb, struct wisp_tcp_seg *g, bool r
         tcp_rto_arm(pcb); /* RFC 6298 §5.1 */
     }
     return WISP_OK;
-}
-
-/* What one step of the output engine did. */
-enum tcp_out_step {
-    TCP_OUT_NONE = 0,  /* nothing of this kind to send */
-    TCP_OUT_MORE,      /* sent (or re-cut) something: look again */
-    TCP_OUT_STOP       /* blocked (window, cwnd, Nagle, buffers): done */
-};
-
-/* A local failure (no buffer, full queue): try again shortly. */
-static WISP_NOINLINE enum tcp_out_step tcp_output_retry(struct wisp_tcp_pcb *pcb)
-{
-    tcp_timer_set(pcb, TCP_TMR_OUTPUT, TCP_OUTPUT_RETRY_MS);
-    return TCP_OUT_STOP;
 }
 
 /* Send g (a retransmission when rtx) and count it in the pipe. */

@@ -255,6 +255,9 @@ void tcp_link(struct wisp_stack *s, struct wisp_tcp_pcb *pcb);
 uint16_t tcp_pcb_open(struct wisp_tcp_pcb *pcb, const struct tcp_tuple *t, uint32_t iss, uint32_t ts_off);
 uint8_t tcp_rcv_wscale_ours(void);
 uint16_t tcp_mss_for(struct wisp_stack *s, const wisp_ipaddr_t *dst);
+/* The MSS pcb announces: tcp_mss_for its peer, capped by the user's
+ * (wisp_tcp_set_user_mss, TCP_MAXSEG). */
+uint16_t tcp_mss_ours(const struct wisp_tcp_pcb *pcb);
 uint32_t tcp_isn(struct wisp_stack *s, const struct tcp_tuple *t);
 uint32_t tcp_ts_offset(struct wisp_stack *s, const struct tcp_tuple *t);
 uint64_t tcp_siphash24(const uint32_t key[4], const uint8_t *m, size_t len);
@@ -306,6 +309,8 @@ void tcp_timer_set(struct wisp_tcp_pcb *pcb, unsigned which, uint32_t delay_ms);
 void tcp_timer_clear(struct wisp_tcp_pcb *pcb, unsigned which);
 /** tcp_timer_set of the retransmission timer for the current RTO. */
 void tcp_rto_arm(struct wisp_tcp_pcb *pcb);
+/** t doubled n times, at most WISP_TCP_RTO_MAX_MS (RFC 6298 §5.5 backoff). */
+uint32_t tcp_backoff(uint32_t t, unsigned n);
 bool tcp_timer_on(const struct wisp_tcp_pcb *pcb, unsigned which);
 uint32_t tcp_timer_due(const struct wisp_tcp_pcb *pcb, unsigned which); /* its deadline (ms; when on) */
 void tcp_rto_expired(struct wisp_tcp_pcb *pcb);
@@ -374,9 +379,13 @@ void tcp_rtt_sample(struct wisp_tcp_pcb *pcb, uint32_t rtt);
 wisp_err_t tcp_xmit_raw(struct wisp_stack *s, const struct tcp_tuple *t, uint32_t seq, uint32_t ack, uint8_t flags,
                         uint16_t wnd, const uint8_t *opt, uint8_t optlen, struct wisp_pbuf *data, uint8_t tos,
                         uint8_t ttl);
+/* The endpoints of a segment we reply to (ours local). */
+void tcp_in_tuple(const struct tcp_in *in, struct tcp_tuple *t);
 /* RST in reply to a segment (RFC 9293 §3.10.7.1), never to a RST. */
 void tcp_rst_reply(struct wisp_stack *s, const struct tcp_in *in);
 void tcp_send_rst(struct wisp_tcp_pcb *pcb);
+/* Reset and free pcb, the application not told (TF_CLOSED). */
+void tcp_rst_close(struct wisp_tcp_pcb *pcb);
 wisp_err_t tcp_send_ack(struct wisp_tcp_pcb *pcb);
 void tcp_send_challenge_ack(struct wisp_tcp_pcb *pcb);
 wisp_err_t tcp_send_syn(struct wisp_tcp_pcb *pcb);
@@ -421,6 +430,11 @@ uint16_t tcp_syn_wnd(struct wisp_stack *s, uint32_t want, uint32_t npcbs, uint32
  * ws 0xff = none; tsval/tsecr used when ts. */
 uint8_t tcp_build_syn_opts(uint8_t *o, uint16_t mss, uint8_t ws, bool sack, bool ts, uint32_t tsval,
                            uint32_t tsecr);
+/* Four option bytes as one word (network order). */
+#define TCP_OPT4(a, b, c, d) (((uint32_t)(a) << 24) | ((uint32_t)(b) << 16) | ((uint32_t)(c) << 8) | (uint32_t)(d))
+/* RFC 7323 §3.2 timestamps at o behind two bytes b in the top of a word
+ * (NOP NOP, or a SYN's SACK-permitted, RFC 2018 §2); returns the end. */
+uint8_t *tcp_put_ts(uint8_t *o, uint32_t b, uint32_t tsval, uint32_t tsecr);
 uint16_t tcp_wnd_field(struct wisp_tcp_pcb *pcb);
 uint32_t tcp_tsval(const struct wisp_tcp_pcb *pcb);
 void tcp_free_sndq(struct wisp_tcp_pcb *pcb);
@@ -433,8 +447,10 @@ uint32_t tcp_seg_max(const struct wisp_tcp_pcb *pcb);
  * segment unlinked from pcb's queue and uncount its blocks. */
 void tcp_seg_account(struct wisp_tcp_pcb *pcb, struct wisp_tcp_seg *g);
 void tcp_seg_drop(struct wisp_tcp_pcb *pcb, struct wisp_tcp_seg *g);
-/* Queue a FIN (flag on the last unsent segment or an empty segment). */
-wisp_err_t tcp_queue_fin(struct wisp_tcp_pcb *pcb);
+/* RFC 9293 §3.10.4 CLOSE, the sending half (SYN-RECEIVED, ESTABLISHED,
+ * CLOSE-WAIT): queue our FIN (flag on the last unsent segment or an empty
+ * segment) and move the state; WISP_ERR_CONN in other states. */
+wisp_err_t tcp_close_tx(struct wisp_tcp_pcb *pcb);
 
 /* --------------------------------------------------------- tcp_cc.c */
 /* RFC 6928 §2 initial window for an SMSS (the rest: tcp_cc.h). */

@@ -88,12 +88,7 @@ static void tcp_bare_ack(struct wisp_stack *s, const struct tcp_tuple *t, uint32
     const uint8_t *o = NULL; /* opt once written (never read unwritten) */
     uint8_t optlen = 0;
     if (WISP_TCP_TIMESTAMPS && ts) {
-        opt[0] = WISP_TCP_OPT_NOP;
-        opt[1] = WISP_TCP_OPT_NOP;
-        opt[2] = WISP_TCP_OPT_TS;
-        opt[3] = WISP_TCP_OPTLEN_TS;
-        wisp_wr32(opt + 2u + WISP_TCP_OPT_HDRLEN, wisp_now(s) + ts_off);
-        wisp_wr32(opt + 2u + WISP_TCP_OPT_HDRLEN + 4u, ts_recent);
+        (void)tcp_put_ts(opt, TCP_OPT4(WISP_TCP_OPT_NOP, WISP_TCP_OPT_NOP, 0, 0), wisp_now(s) + ts_off, ts_recent);
         optlen = WISP_TCP_TS_OPTLEN;
         o = opt;
     }
@@ -561,12 +556,7 @@ static void tcp_synq_challenge_ack(struct wisp_stack *s, const struct wisp_tcp_s
  * initial RTO doubled per retry). */
 static uint32_t tcp_synq_rto(unsigned n)
 {
-    uint32_t rto = WISP_TCP_RTO_INIT_MS;
-    unsigned k;
-    for (k = 0; k < n && rto < WISP_TCP_RTO_MAX_MS; k++) {
-        rto *= 2u;
-    }
-    return WISP_MIN(rto, (uint32_t)WISP_TCP_RTO_MAX_MS);
+    return tcp_backoff(WISP_TCP_RTO_INIT_MS, n);
 }
 
 /* (Re)send the SYN-ACK of e and set its next deadline: the RTO when it
@@ -575,17 +565,16 @@ static uint32_t tcp_synq_rto(unsigned n)
 static void tcp_synq_send(struct wisp_stack *s, struct wisp_tcp_syn *e)
 {
     struct tcp_tuple t;
-    wisp_err_t err;
+    uint32_t d = TCP_OUTPUT_RETRY_MS;
     tcp_synq_tuple(e, &t);
-    err = tcp_send_synack(s, e->lpcb, e, &t, -1, tcp_mss_for(s, &t.rip), TCP_SYN_TS_OFF(s, &t));
-    if (err == WISP_OK) {
-        e->opts = (uint8_t)(e->opts & ~TCP_SYNO_UNSENT);
-        e->due = wisp_now(s) + tcp_synq_rto(e->retries);
+    e->opts = (uint8_t)(e->opts & ~TCP_SYNO_UNSENT);
+    if (tcp_send_synack(s, e->lpcb, e, &t, -1, tcp_mss_for(s, &t.rip), TCP_SYN_TS_OFF(s, &t)) == WISP_OK) {
+        d = tcp_synq_rto(e->retries);
     } else {
         e->opts = (uint8_t)(e->opts | TCP_SYNO_UNSENT);
-        e->due = wisp_now(s) + TCP_OUTPUT_RETRY_MS;
         WISP_CTR_INC(s, TCP_CTL_LOCAL_RETRY);
     }
+    e->due = wisp_now(s) + d;
 }
 
 static void tcp_synq_timer_fn(struct wisp_stack *s, struct wisp_timer *t)
@@ -716,14 +705,6 @@ static struct wisp_tcp_listen *tcp_find_listener(struct wisp_stack *s, const str
     return best;
 }
 
-static void tcp_in_tuple(const struct tcp_in *in, struct tcp_tuple *t)
-{
-    t->lip = in->ip->dst;
-    t->rip = in->ip->src;
-    t->lport = in->dport;
-    t->rport = in->sport;
-}
-
 /* ------------------------------------------------------- SYN cookies */
 
 #if WISP_TCP_SYNCOOKIES
@@ -827,9 +808,7 @@ static void tcp_accept_and_process(struct wisp_stack *s, struct wisp_tcp_listen 
     }
     if (!tcp_dead(pcb) && err != WISP_OK) {
         /* refused by the application (or no accept callback): abort */
-        tcp_send_rst(pcb);
-        pcb->flags |= TF_CLOSED;
-        tcp_pcb_release(pcb);
+        tcp_rst_close(pcb);
     }
     if (tcp_dead(pcb)) {
         (void)tcp_leave(s, pcb, prev);
@@ -1022,24 +1001,6 @@ static bool tcp_cookie_accept(struct wisp_stack *s, struct wisp_tcp_listen *l, s
 }
 #endif /* WISP_TCP_SYNCOOKIES */
 
-/* RFC 9293 §3.10.7.2 LISTEN, second: an ACK -- a SYN cookie (RFC 4987
- * §3.6) makes the connection, else a RST <SEQ=SEG.ACK>. Consumes p. */
-static void tcp_listen_ack(struct wisp_stack *s, struct wisp_tcp_listen *l, struct wisp_pbuf *p, struct tcp_in *in,
-                           const struct tcp_tuple *t)
-{
-#if WISP_TCP_SYNCOOKIES
-    if (tcp_cookie_accept(s, l, p, in, t)) {
-        return;
-    }
-#else
-    WISP_UNUSED(l);
-    WISP_UNUSED(t);
-#endif
-    WISP_CTR_INC(s, TCP_DROP_BADACK);
-    tcp_rst_reply(s, in);
-    wisp_pbuf_free(p);
-}
-
 #if WISP_TCP_SYNCOOKIES
 /* RFC 4987 §3.6: no room -- answer the SYN statelessly with a cookie
  * (embryo x, our MSS ours). Without timestamps the cookie cannot carry
@@ -1071,7 +1032,7 @@ bool tcp_listen_input(struct wisp_stack *s, struct wisp_pbuf *p, struct tcp_in *
     struct tcp_tuple t;
     struct wisp_tcp_syn *e = NULL, *y, x;
     uint16_t ours;
-    unsigned i;
+    unsigned i, drop;
 
     if (l == NULL) {
         return false;
@@ -1079,19 +1040,24 @@ bool tcp_listen_input(struct wisp_stack *s, struct wisp_pbuf *p, struct tcp_in *
     tcp_in_tuple(in, &t);
     /* RFC 9293 §3.10.7.2 LISTEN, first: an incoming RST is ignored. */
     if (in->flags & WISP_TCP_FLAG_RST) {
-        WISP_CTR_INC(s, TCP_RST_RX);
-        wisp_pbuf_free(p);
-        return true;
+        drop = WISP_CTR_TCP_RST_RX;
+        goto out_ctr;
     }
-    /* second: an ACK */
+    /* second: an ACK -- a SYN cookie (RFC 4987 §3.6) makes the
+     * connection, else a RST <SEQ=SEG.ACK> */
     if (in->flags & WISP_TCP_FLAG_ACK) {
-        tcp_listen_ack(s, l, p, in, &t);
-        return true;
+#if WISP_TCP_SYNCOOKIES
+        if (tcp_cookie_accept(s, l, p, in, &t)) {
+            return true;
+        }
+#endif
+        tcp_rst_reply(s, in);
+        drop = WISP_CTR_TCP_DROP_BADACK;
+        goto out_ctr;
     }
     if (!(in->flags & WISP_TCP_FLAG_SYN)) {
-        WISP_CTR_INC(s, TCP_DROP_STATE); /* RFC 9293 §3.10.7.2 fourth: drop */
-        wisp_pbuf_free(p);
-        return true;
+        drop = WISP_CTR_TCP_DROP_STATE; /* RFC 9293 §3.10.7.2 fourth: drop */
+        goto out_ctr;
     }
     /* third: a SYN -- dropped (counted) while the application's accept
      * queue is full (as Linux does: the peer retransmits it; a connection
@@ -1100,9 +1066,8 @@ bool tcp_listen_input(struct wisp_stack *s, struct wisp_pbuf *p, struct tcp_in *
      * SYN queue within the backlog, else a cookie (without cookies:
      * dropped, the peer retransmits it). */
     if (!tcp_listen_room(l)) {
-        WISP_CTR_INC(s, TCP_LISTEN_FULL);
-        wisp_pbuf_free(p);
-        return true;
+        drop = WISP_CTR_TCP_LISTEN_FULL;
+        goto out_ctr;
     }
     if (l->synq_n < l->backlog) {
         for (i = 0; i < WISP_TCP_SYNQ_COUNT; i++) {
@@ -1135,7 +1100,11 @@ bool tcp_listen_input(struct wisp_stack *s, struct wisp_pbuf *p, struct tcp_in *
         tcp_synq_cookie(s, l, &x, &t, ours);
 #endif
     }
-    wisp_pbuf_free(p); /* data on a SYN is not kept (the peer resends it) */
+    goto out; /* data on a SYN is not kept (the peer resends it) */
+out_ctr:
+    WISP_CTR_INC_ID(s, drop);
+out:
+    wisp_pbuf_free(p);
     return true;
 }
 

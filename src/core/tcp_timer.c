@@ -162,6 +162,14 @@ void tcp_rto_arm(struct wisp_tcp_pcb *pcb)
     tcp_timer_set(pcb, TCP_TMR_RTO, pcb->rto);
 }
 
+uint32_t tcp_backoff(uint32_t t, unsigned n)
+{
+    for (; n > 0u && t < WISP_TCP_RTO_MAX_MS; n--) {
+        t *= 2u;
+    }
+    return WISP_MIN(t, (uint32_t)WISP_TCP_RTO_MAX_MS);
+}
+
 /* Arm the tick for the earliest deadline: of a PCB, or the end of a
  * compact TIME-WAIT record. */
 static void tcp_tick_arm(struct wisp_stack *s)
@@ -377,7 +385,7 @@ void tcp_rto_expired(struct wisp_tcp_pcb *pcb)
     }
     /* RFC 6298 §5.5: back off the timer (Karn: no RTT sample across a
      * retransmission). */
-    pcb->rto = WISP_MIN(pcb->rto * 2u, (uint32_t)WISP_TCP_RTO_MAX_MS);
+    pcb->rto = tcp_backoff(pcb->rto, 1u);
     pcb->flags &= ~TF_RTT;
     if (syn) {
         (void)tcp_send_syn(pcb);
@@ -451,7 +459,6 @@ void tcp_persist_expired(struct wisp_tcp_pcb *pcb)
     struct wisp_tcp_seg *g;
     int32_t usable;
     uint32_t delay, now, left;
-    unsigned k;
 
     if (!(pcb->flags & TF_PERSIST)) {
         return;
@@ -502,11 +509,7 @@ void tcp_persist_expired(struct wisp_tcp_pcb *pcb)
     if (pcb->persist_backoff < 16u) {
         pcb->persist_backoff++;
     }
-    delay = WISP_MAX(pcb->rto, (uint32_t)WISP_TCP_RTO_MIN_MS);
-    for (k = pcb->persist_backoff; k > 0u && delay < WISP_TCP_RTO_MAX_MS; k--) {
-        delay *= 2u;
-    }
-    delay = WISP_MIN(delay, (uint32_t)WISP_TCP_RTO_MAX_MS);
+    delay = tcp_backoff(WISP_MAX(pcb->rto, (uint32_t)WISP_TCP_RTO_MIN_MS), pcb->persist_backoff);
     pcb->persist_next = now + delay;
     tcp_timer_set(pcb, TCP_TMR_PERSIST, WISP_MIN(delay, left));
 }
