@@ -47,10 +47,10 @@
 #error "sockets: WISP_TCP_KEEPCNT must be <= 127, WISP_TCP_KEEPIDLE_MS / WISP_TCP_KEEPINTVL_MS <= 65535 s"
 #endif
 
-/* The socket slot keeps errnos in 7 bits (priv/sockets.h): the largest
- * WISP_E* (sockets.h) must stay below 128. */
-#if WISP_EINPROGRESS > 127 || WISP_EALREADY > 127 || WISP_EHOSTUNREACH > 127 || WISP_ECONNREFUSED > 127
-#error "sockets: errno values must be < 128 (struct wisp_sock_flags rx_err, last_err)"
+/* The socket slot keeps errnos in a byte (priv/sockets.h): the largest
+ * WISP_E* (sockets.h) must stay below 256. */
+#if WISP_EINPROGRESS > 255 || WISP_EALREADY > 255 || WISP_EHOSTUNREACH > 255 || WISP_ECONNREFUSED > 255
+#error "sockets: errno values must be < 256 (struct wisp_sock rx_err, last_err)"
 #endif
 
 #include <stdarg.h>
@@ -87,7 +87,7 @@ struct wisp_select_wait {
     int maxfdp1;
     const struct wisp_pollfd *fds;
     wisp_nfds_t nfds;
-    int watch_idx;                /**< >= 0: waits for any change of this entry (turn, UDP data) */
+    const struct wisp_sock *watch; /**< non-NULL: waits for any change of this entry (turn, UDP data) */
     uint8_t signalled;
 };
 
@@ -190,23 +190,25 @@ static bool sel_watches(const struct wisp_select_wait *w, int fd)
     return false;
 }
 
-/* Does waiter w watch entry idx? (table lock held) */
-static bool waiter_watches(const struct wisp_select_wait *w, int idx)
+/* Does waiter w watch entry sk, descriptor fd? (table lock held) */
+static bool waiter_watches(const struct wisp_select_wait *w, const struct wisp_sock *sk, int fd)
 {
-    if (w->watch_idx >= 0) {
-        return w->watch_idx == idx;
+    if (w->watch != NULL) {
+        return w->watch == sk;
     }
-    return sel_watches(w, idx + WISP_SOCKET_OFFSET);
+    return sel_watches(w, fd);
 }
 
-/* Wake every waiter that watches entry idx (table lock held): every
+/* Wake every waiter that watches entry sk (table lock held): every
  * change of an entry's state calls it; with nobody in select / poll or
  * waiting for a turn the list is empty. */
-static void wake_waiters(struct wisp_sockets *t, int idx)
+static void wake_waiters(const struct wisp_sock *sk)
 {
+    struct wisp_sockets *t = g_socks;
     struct wisp_select_wait *w;
+    int fd = sock_idx(t, sk) + WISP_SOCKET_OFFSET;
     for (w = t->waiters; w != NULL; w = w->next) {
-        if (!w->signalled && waiter_watches(w, idx)) {
+        if (!w->signalled && waiter_watches(w, sk, fd)) {
             w->signalled = 1;
             wisp_sys_sem_signal(&w->sem);
         }
@@ -231,6 +233,46 @@ static void waiter_remove(struct wisp_sockets *t, struct wisp_select_wait *w)
     }
 }
 
+/* Apply netconn event evt to entry sk (table lock held): true when it
+ * may have made sk ready. */
+static WISP_NOINLINE bool sk_event(struct wisp_sock *sk, enum wisp_netconn_evt evt, uint16_t len)
+{
+    switch (evt) {
+    case WISP_NETCONN_EVT_RCVPLUS:
+        sk->rcvevent++;
+        sk->rcv_bytes += len;
+        break;
+    case WISP_NETCONN_EVT_RCVMINUS:
+        sk->rcvevent--;
+        sk->rcv_bytes = (sk->rcv_bytes > len) ? sk->rcv_bytes - len : 0u;
+        return false; /* never makes anything ready */
+    case WISP_NETCONN_EVT_SENDPLUS:
+        sk->f.sendevent = 1;
+        if (sk->f.connecting && !sk->f.dead) {
+            sk->f.connecting = 0; /* a non-blocking connect completed */
+            sk->f.established = 1;
+        }
+        break;
+    case WISP_NETCONN_EVT_SENDMINUS:
+        sk->f.sendevent = 0;
+        return false;
+    case WISP_NETCONN_EVT_ERROR:
+        sk->f.errevent = 1;
+        if (!SK_STREAM(sk)) {
+            break; /* an ICMP error for a connected UDP socket: it lives on */
+        }
+        sk->f.dead = 1;
+        if (sk->f.connecting) {
+            sk->f.connecting = 0; /* a non-blocking connect failed */
+            sk->f.connect_failed = 1;
+        }
+        break;
+    default:
+        break;
+    }
+    return true;
+}
+
 /* The netconn event callback (netconn.h: core context for PLUS/SENDMINUS/
  * ERROR, the receiving thread for RCVMINUS; never blocks). */
 static void sock_event(struct wisp_netconn *conn, enum wisp_netconn_evt evt, uint16_t len)
@@ -250,50 +292,12 @@ static void sock_event(struct wisp_netconn *conn, enum wisp_netconn_evt evt, uin
         if (evt == WISP_NETCONN_EVT_RCVPLUS && idx > -30000) {
             conn->socket = idx - 1;
         }
-        unlock_tbl(t);
-        return;
-    }
-    if (idx >= WISP_SOCKET_COUNT || t->sock[idx].conn != conn) {
-        unlock_tbl(t);
-        return;
-    }
-    sk = &t->sock[idx];
-    switch (evt) {
-    case WISP_NETCONN_EVT_RCVPLUS:
-        sk->rcvevent++;
-        sk->rcv_bytes += len;
-        break;
-    case WISP_NETCONN_EVT_RCVMINUS:
-        sk->rcvevent--;
-        sk->rcv_bytes = (sk->rcv_bytes > len) ? sk->rcv_bytes - len : 0u;
-        unlock_tbl(t);
-        return; /* never makes anything ready */
-    case WISP_NETCONN_EVT_SENDPLUS:
-        sk->f.sendevent = 1;
-        if (sk->f.connecting && !sk->f.dead) {
-            sk->f.connecting = 0; /* a non-blocking connect completed */
-            sk->f.established = 1;
+    } else if (idx < WISP_SOCKET_COUNT) {
+        sk = &t->sock[idx];
+        if (sk->conn == conn && sk_event(sk, evt, len)) {
+            wake_waiters(sk);
         }
-        break;
-    case WISP_NETCONN_EVT_SENDMINUS:
-        sk->f.sendevent = 0;
-        unlock_tbl(t);
-        return;
-    case WISP_NETCONN_EVT_ERROR:
-        sk->f.errevent = 1;
-        if (!SK_STREAM(sk)) {
-            break; /* an ICMP error for a connected UDP socket: it lives on */
-        }
-        sk->f.dead = 1;
-        if (sk->f.connecting) {
-            sk->f.connecting = 0; /* a non-blocking connect failed */
-            sk->f.connect_failed = 1;
-        }
-        break;
-    default:
-        break;
     }
-    wake_waiters(t, idx);
     unlock_tbl(t);
 }
 
@@ -347,33 +351,31 @@ static void sock_free_entry(struct wisp_sock *sk);
 
 /* Leave (table lock held on entry; released on return): the last user of
  * a closing socket frees it. */
-static void sock_leave_locked(struct wisp_sockets *t, struct wisp_sock *sk)
+static void sock_leave_locked(struct wisp_sock *sk)
 {
     WISP_ASSERT(sk->users > 0);
     sk->users--;
     if (sk->users == 0 && sk->f.closing && !sk->f.freeing) {
         sk->f.freeing = 1;
-        unlock_tbl(t);
+        tbl_unlock();
         sock_free_entry(sk);
         return;
     }
-    unlock_tbl(t);
+    tbl_unlock();
 }
 
 static void sock_leave(struct wisp_sock *sk)
 {
-    struct wisp_sockets *t = g_socks;
     tbl_lock();
-    sock_leave_locked(t, sk);
+    sock_leave_locked(sk);
 }
 
 /* Record error e for socket sk and the calling thread, leave; returns -1. */
 static int sock_fail_leave(struct wisp_sock *sk, int e)
 {
-    struct wisp_sockets *t = g_socks;
     tbl_lock();
-    sk->f.last_err = (unsigned)e;
-    sock_leave_locked(t, sk);
+    sk->last_err = (uint8_t)e;
+    sock_leave_locked(sk);
     return set_errno(e);
 }
 
@@ -426,7 +428,7 @@ static bool is_conn_err(wisp_err_t err)
  * once by the next netconn call; errevent says it is there) or, once a
  * socket call took it from the netconn but could not report it -- a send
  * that returns the bytes it wrote before the reset, a recv that returns
- * the data received before it -- in sk->f.rx_err. The next send, recv (after
+ * the data received before it -- in sk->rx_err. The next send, recv (after
  * the queued data) or getsockopt(SO_ERROR) reports it and clears it; the
  * calls after that see a dead connection: EPIPE for send, 0 for recv (as
  * Linux). A call that was in progress when the error came (blocked in
@@ -444,7 +446,7 @@ static WISP_NOINLINE int conn_err(struct wisp_sock *sk, wisp_err_t err, bool kee
     tbl_lock();
     e = conn_errno(sk, err);
     sk->f.errevent = 0;
-    sk->f.rx_err = keep ? (sk->f.rx_err != 0 ? sk->f.rx_err : (unsigned)e) : 0u;
+    sk->rx_err = (uint8_t)(keep ? (sk->rx_err != 0 ? sk->rx_err : e) : 0);
     tbl_unlock();
     return e;
 }
@@ -455,8 +457,8 @@ static int take_pending_err(struct wisp_sock *sk)
     bool in_conn;
     int e;
     tbl_lock();
-    e = sk->f.rx_err;
-    sk->f.rx_err = 0;
+    e = sk->rx_err;
+    sk->rx_err = 0;
     in_conn = e == 0 && sk->f.errevent;
     sk->f.errevent = 0;
     tbl_unlock();
@@ -554,44 +556,56 @@ enum {
     OK_LINGER_ON      /* l_onoff here (not an option by itself) */
 };
 
-/* (level, optname) -> kind; levels and names are small numbers (sockets.h). */
-static const uint8_t opt_table[][3] = {
-    {WISP_SOL_SOCKET, WISP_SO_DEBUG, OK_NOP},
-    {WISP_SOL_SOCKET, WISP_SO_REUSEADDR, OK_REUSEADDR},
-    {WISP_SOL_SOCKET, WISP_SO_TYPE, OK_TYPE},
-    {WISP_SOL_SOCKET, WISP_SO_ERROR, OK_ERROR},
-    {WISP_SOL_SOCKET, WISP_SO_DONTROUTE, OK_NOP},
-    {WISP_SOL_SOCKET, WISP_SO_BROADCAST, OK_BROADCAST},
-    {WISP_SOL_SOCKET, WISP_SO_SNDBUF, OK_SNDBUF},
-    {WISP_SOL_SOCKET, WISP_SO_RCVBUF, OK_RCVBUF},
-    {WISP_SOL_SOCKET, WISP_SO_KEEPALIVE, OK_KEEPALIVE},
-    {WISP_SOL_SOCKET, WISP_SO_OOBINLINE, OK_NOP},
-    {WISP_SOL_SOCKET, WISP_SO_LINGER, OK_LINGER},
-    {WISP_SOL_SOCKET, WISP_SO_REUSEPORT, OK_REUSEADDR},
-    {WISP_SOL_SOCKET, WISP_SO_RCVTIMEO, OK_RCVTIMEO},
-    {WISP_SOL_SOCKET, WISP_SO_SNDTIMEO, OK_SNDTIMEO},
-    {WISP_SOL_SOCKET, WISP_SO_ACCEPTCONN, OK_ACCEPTCONN},
-    {WISP_IPPROTO_TCP, WISP_TCPOPT_NODELAY, OK_NODELAY},
-    {WISP_IPPROTO_TCP, WISP_TCPOPT_MAXSEG, OK_MAXSEG},
-    {WISP_IPPROTO_TCP, WISP_TCPOPT_KEEPIDLE, OK_KEEPIDLE},
-    {WISP_IPPROTO_TCP, WISP_TCPOPT_KEEPINTVL, OK_KEEPINTVL},
-    {WISP_IPPROTO_TCP, WISP_TCPOPT_KEEPCNT, OK_KEEPCNT},
-    {WISP_IPPROTO_TCP, WISP_TCPOPT_INFO, OK_INFO},
-    {WISP_IPPROTO_TCP, WISP_TCPOPT_CONGESTION, OK_CONGESTION},
-    {WISP_IPPROTO_IP, WISP_IP_TOS, OK_TOS},
-    {WISP_IPPROTO_IP, WISP_IP_TTL, OK_TTL},
+/* optname -> kind, by level: SOL_SOCKET's names 0..30, then
+ * IPPROTO_TCP's 0..13, then IPPROTO_IP's 0..2 (sockets.h: Linux's
+ * numbers, small). */
+#define OPT_TCP 31u /* where IPPROTO_TCP's start, */
+#define OPT_IP 45u  /* IPPROTO_IP's, */
+#define OPT_N 48u   /* the end */
+static const uint8_t opt_table[OPT_N] = {
+    [WISP_SO_DEBUG] = OK_NOP,
+    [WISP_SO_REUSEADDR] = OK_REUSEADDR,
+    [WISP_SO_TYPE] = OK_TYPE,
+    [WISP_SO_ERROR] = OK_ERROR,
+    [WISP_SO_DONTROUTE] = OK_NOP,
+    [WISP_SO_BROADCAST] = OK_BROADCAST,
+    [WISP_SO_SNDBUF] = OK_SNDBUF,
+    [WISP_SO_RCVBUF] = OK_RCVBUF,
+    [WISP_SO_KEEPALIVE] = OK_KEEPALIVE,
+    [WISP_SO_OOBINLINE] = OK_NOP,
+    [WISP_SO_LINGER] = OK_LINGER,
+    [WISP_SO_REUSEPORT] = OK_REUSEADDR,
+    [WISP_SO_RCVTIMEO] = OK_RCVTIMEO,
+    [WISP_SO_SNDTIMEO] = OK_SNDTIMEO,
+    [WISP_SO_ACCEPTCONN] = OK_ACCEPTCONN,
+    [OPT_TCP + WISP_TCPOPT_NODELAY] = OK_NODELAY,
+    [OPT_TCP + WISP_TCPOPT_MAXSEG] = OK_MAXSEG,
+    [OPT_TCP + WISP_TCPOPT_KEEPIDLE] = OK_KEEPIDLE,
+    [OPT_TCP + WISP_TCPOPT_KEEPINTVL] = OK_KEEPINTVL,
+    [OPT_TCP + WISP_TCPOPT_KEEPCNT] = OK_KEEPCNT,
+    [OPT_TCP + WISP_TCPOPT_INFO] = OK_INFO,
+    [OPT_TCP + WISP_TCPOPT_CONGESTION] = OK_CONGESTION,
+    [OPT_IP + WISP_IP_TOS] = OK_TOS,
+    [OPT_IP + WISP_IP_TTL] = OK_TTL,
 };
+/* Each level's names stay in its part. */
+WISP_STATIC_ASSERT(sock_opt_names, WISP_SO_ACCEPTCONN < OPT_TCP && WISP_SO_SNDTIMEO < OPT_TCP &&
+                                       WISP_TCPOPT_CONGESTION < OPT_IP - OPT_TCP && WISP_IP_TTL < OPT_N - OPT_IP);
 
 /* The kind of option (level, optname): OK_NONE when not known. */
 static unsigned opt_kind(int level, int optname)
 {
-    unsigned i;
-    for (i = 0; i < sizeof opt_table / sizeof opt_table[0]; i++) {
-        if (opt_table[i][0] == level && opt_table[i][1] == optname) {
-            return opt_table[i][2];
-        }
+    unsigned base = 0, n = OPT_TCP;
+    if (level == WISP_IPPROTO_TCP) {
+        base = OPT_TCP;
+        n = OPT_IP - OPT_TCP;
+    } else if (level == WISP_IPPROTO_IP) {
+        base = OPT_IP;
+        n = OPT_N - OPT_IP;
+    } else if (level != WISP_SOL_SOCKET) {
+        return OK_NONE;
     }
-    return OK_NONE;
+    return (unsigned)optname < n ? opt_table[base + (unsigned)optname] : OK_NONE;
 }
 
 /* Is option kind one sk has? TCP's options are a stream socket's only. */
@@ -700,9 +714,11 @@ static struct wisp_sock *reserve_entry(struct wisp_sockets *t)
     return NULL;
 }
 
-/* Bind a reserved entry to conn (table lock held). */
-static WISP_NOINLINE void attach_entry(struct wisp_sockets *t, struct wisp_sock *sk, struct wisp_netconn *conn)
+/* Bind a reserved entry to conn (table lock held). Returns its
+ * descriptor. */
+static WISP_NOINLINE int attach_entry(struct wisp_sock *sk, struct wisp_netconn *conn)
 {
+    int idx = sock_idx(g_socks, sk);
     /* the entry was zeroed by reserve_entry: ttl, sndbuf, rcvbuf, maxseg 0 */
     sk->conn = conn;
     sk->f.reserved = 0;
@@ -711,7 +727,8 @@ static WISP_NOINLINE void attach_entry(struct wisp_sockets *t, struct wisp_sock 
     sk->keepcnt = WISP_TCP_KEEPCNT;
     sk->opts = WISP_TCP_CC_DEFAULT ? WISP_SOCK_O_CUBIC : 0u;
     sk->f.sendevent = !SK_STREAM(sk);
-    conn->socket = sock_idx(t, sk);
+    conn->socket = (int16_t)idx;
+    return idx + WISP_SOCKET_OFFSET;
 }
 
 /* Does closing sk reset its connection (SO_LINGER {1, 0} on a stream
@@ -820,7 +837,7 @@ int wisp_socket_errno(int s)
     }
     tbl_lock();
     sk = lookup(t, s, &e);
-    r = (sk != NULL) ? sk->f.last_err : -1;
+    r = (sk != NULL) ? sk->last_err : -1;
     tbl_unlock();
     return r;
 }
@@ -875,9 +892,8 @@ int wisp_socket_on(struct wisp_netconn_api *api, int domain, int type, int proto
         tbl_unlock();
         return set_errno(WISP_ENOBUFS);
     }
-    attach_entry(t, sk, conn);
+    fd = attach_entry(sk, conn);
     sk->f.nonblock = (type & WISP_SOCK_NONBLOCK) != 0;
-    fd = sock_idx(t, sk) + WISP_SOCKET_OFFSET;
     tbl_unlock();
     if (type & WISP_SOCK_NONBLOCK) {
         wisp_netconn_set_nonblocking(conn, true);
@@ -892,40 +908,42 @@ int wisp_socket(int domain, int type, int protocol)
     return wisp_socket_on(t != NULL ? t->default_api : NULL, domain, type, protocol);
 }
 
+/** An endpoint, parsed from a socket address. */
+struct sock_ep {
+    wisp_ipaddr_t ip;
+    uint16_t port;
+};
+
 /* parse_sin and fill_sin are the one place that converts between socket
  * addresses and wisp_ipaddr_t (the rest of the socket layer and netconn
  * carry wisp_ipaddr_t); struct sockaddr_in6 gets its case here.
- * Parse a struct sockaddr_in: false with *e set when it is not one. */
-static bool parse_sin(const struct wisp_sockaddr *name, wisp_socklen_t namelen, wisp_ipaddr_t *ip, uint16_t *port,
-                      int *e, bool allow_unspec)
+ * Parse a struct sockaddr_in into *ep: 0, or the errno when it is not
+ * one. */
+static int parse_sin(const struct wisp_sockaddr *name, wisp_socklen_t namelen, struct sock_ep *ep, bool allow_unspec)
 {
     struct wisp_sockaddr_in sin;
     if (name == NULL) {
-        *e = WISP_EFAULT;
-        return false;
+        return WISP_EFAULT;
     }
     if (namelen < sizeof(wisp_sa_family_t)) {
-        *e = WISP_EINVAL;
-        return false;
+        return WISP_EINVAL;
     }
     memcpy(&sin.sin_family, &name->sa_family, sizeof sin.sin_family);
     if (allow_unspec && sin.sin_family == WISP_AF_UNSPEC) {
-        *ip = wisp_ipaddr4(WISP_IP4_ANY);
-        *port = 0;
-        return true;
+        ep->ip = wisp_ipaddr4(WISP_IP4_ANY);
+        ep->port = 0;
+        return 0;
     }
     if (sin.sin_family != WISP_AF_INET) {
-        *e = WISP_EAFNOSUPPORT;
-        return false;
+        return WISP_EAFNOSUPPORT;
     }
     if (namelen < sizeof(struct wisp_sockaddr_in)) {
-        *e = WISP_EINVAL;
-        return false;
+        return WISP_EINVAL;
     }
     memcpy(&sin, name, sizeof sin);
-    *ip = wisp_ipaddr4(sin.sin_addr.s_addr);
-    *port = wisp_ntohs(sin.sin_port);
-    return true;
+    ep->ip = wisp_ipaddr4(sin.sin_addr.s_addr);
+    ep->port = wisp_ntohs(sin.sin_port);
+    return 0;
 }
 
 /* Write ip:port as a struct sockaddr_in into name (truncated to *namelen,
@@ -951,10 +969,8 @@ static const uint8_t bind_errs[] = {EM(WISP_ERR_CLSD, WISP_EINVAL), EM_END(0)};
 int wisp_bind(int s, const struct wisp_sockaddr *name, wisp_socklen_t namelen)
 {
     struct wisp_sock *sk = sock_enter_lock(s);
-    struct wisp_sockets *t = g_socks;
-    wisp_ipaddr_t ip;
-    uint16_t port;
-    int e;
+    struct sock_ep ep;
+    int e, pe;
     wisp_err_t err;
     if (sk == NULL) {
         return -1;
@@ -962,19 +978,20 @@ int wisp_bind(int s, const struct wisp_sockaddr *name, wisp_socklen_t namelen)
     e = (sk->f.bound || sk->f.listening || sk->f.established || sk->f.connecting) ? WISP_EINVAL : 0;
     tbl_unlock();
     /* the address errors first, then EINVAL for a bound socket */
-    if (!parse_sin(name, namelen, &ip, &port, &e, false) || e != 0) {
-        return sock_fail_leave(sk, e);
+    pe = parse_sin(name, namelen, &ep, false);
+    if (pe != 0 || e != 0) {
+        return sock_fail_leave(sk, pe != 0 ? pe : e);
     }
-    err = wisp_netconn_bind(sk->conn, &ip, port);
+    err = wisp_netconn_bind(sk->conn, &ep.ip, ep.port);
     if (err == WISP_OK) {
         tbl_lock();
         sk->f.bound = 1;
-        sock_leave_locked(t, sk);
+        sock_leave_locked(sk);
         return 0;
     }
     /* ERR_USE: EADDRINUSE; ERR_VAL: EINVAL for the any address */
-    return sock_fail_leave(sk, err == WISP_ERR_VAL && !wisp_ipaddr_is_any(&ip) ? WISP_EADDRNOTAVAIL
-                                                                                 : err_errno(sk, err, bind_errs));
+    return sock_fail_leave(sk, err == WISP_ERR_VAL && !wisp_ipaddr_is_any(&ep.ip) ? WISP_EADDRNOTAVAIL
+                                                                                  : err_errno(sk, err, bind_errs));
 }
 
 static const uint8_t listen_errs[] = {EM(WISP_ERR_MEM, WISP_ENOBUFS), EM(WISP_ERR_USE, WISP_EADDRINUSE),
@@ -983,7 +1000,6 @@ static const uint8_t listen_errs[] = {EM(WISP_ERR_MEM, WISP_ENOBUFS), EM(WISP_ER
 int wisp_listen(int s, int backlog)
 {
     struct wisp_sock *sk = sock_enter_lock(s);
-    struct wisp_sockets *t = g_socks;
     wisp_err_t err;
     int e;
     if (sk == NULL) {
@@ -1000,7 +1016,7 @@ int wisp_listen(int s, int backlog)
         tbl_lock();
         sk->f.listening = 1;
         sk->f.bound = 1;
-        sock_leave_locked(t, sk);
+        sock_leave_locked(sk);
         return 0;
     }
     return sock_fail_leave(sk, err_errno(sk, err, listen_errs));
@@ -1019,7 +1035,6 @@ static const uint8_t accept_errs[] = {EM(WISP_ERR_WOULDBLOCK, WISP_EAGAIN), EM(W
 
 int wisp_accept(int s, struct wisp_sockaddr *addr, wisp_socklen_t *addrlen)
 {
-    struct wisp_sockets *t = g_socks;
     struct wisp_sock *sk = sock_enter_lock(s);
     struct wisp_sock *nsk;
     struct wisp_netconn *nc = NULL;
@@ -1043,18 +1058,17 @@ int wisp_accept(int s, struct wisp_sockaddr *addr, wisp_socklen_t *addrlen)
         return sock_fail_leave(sk, err_errno(sk, err, accept_errs));
     }
     tbl_lock();
-    nsk = reserve_entry(t);
-    tbl_unlock();
+    nsk = reserve_entry(g_socks);
     if (nsk == NULL) {
         /* No descriptor for it: reset the connection (the peer learns at
          * once) and report EMFILE; the listener stays usable. */
+        tbl_unlock();
         (void)wisp_netconn_abort(nc);
         (void)wisp_netconn_delete(nc);
         return sock_fail_leave(sk, WISP_EMFILE);
     }
-    tbl_lock();
     early = (nc->socket < -1) ? (-1 - nc->socket) : 0;
-    attach_entry(t, nsk, nc);
+    fd = attach_entry(nsk, nc);
     nsk->rcvevent = (int16_t)early;
     nsk->f.sendevent = 1;
     nsk->f.established = 1;
@@ -1064,7 +1078,6 @@ int wisp_accept(int s, struct wisp_sockaddr *addr, wisp_socklen_t *addrlen)
     memcpy(&nsk->sndbuf, &sk->sndbuf, offsetof(struct wisp_sock, lastoff) - offsetof(struct wisp_sock, sndbuf));
     apply_ka = (sk->opts & WISP_SOCK_O_KEEPALIVE) || sk->keepidle_s != WISP_TCP_KEEPIDLE_MS / 1000u ||
                sk->keepintvl_s != WISP_TCP_KEEPINTVL_MS / 1000u || sk->keepcnt != WISP_TCP_KEEPCNT;
-    fd = sock_idx(t, nsk) + WISP_SOCKET_OFFSET;
     tbl_unlock();
     /* what the listener's netconn does not pass on itself (its DSCP, TTL
      * and congestion control it does), where not the default */
@@ -1092,10 +1105,8 @@ static const uint8_t connect_errs[] = {EM(WISP_ERR_RST, WISP_ECONNREFUSED), EM(W
 
 int wisp_connect(int s, const struct wisp_sockaddr *name, wisp_socklen_t namelen)
 {
-    struct wisp_sockets *t = g_socks;
     struct wisp_sock *sk = sock_enter(s);
-    wisp_ipaddr_t ip;
-    uint16_t port;
+    struct sock_ep ep;
     wisp_err_t err;
     int e;
     bool nonblock;
@@ -1103,13 +1114,14 @@ int wisp_connect(int s, const struct wisp_sockaddr *name, wisp_socklen_t namelen
     if (sk == NULL) {
         return -1;
     }
-    if (!parse_sin(name, namelen, &ip, &port, &e, !SK_STREAM(sk))) {
+    e = parse_sin(name, namelen, &ep, !SK_STREAM(sk));
+    if (e != 0) {
         return sock_fail_leave(sk, e);
     }
     if (!SK_STREAM(sk)) {
         /* AF_UNSPEC: dissolve the association (POSIX) */
         bool unspec = name->sa_family == WISP_AF_UNSPEC;
-        err = unspec ? wisp_netconn_disconnect(sk->conn) : wisp_netconn_connect(sk->conn, &ip, port);
+        err = unspec ? wisp_netconn_disconnect(sk->conn) : wisp_netconn_connect(sk->conn, &ep.ip, ep.port);
         if (err != WISP_OK) {
             return sock_fail_leave(sk, err_errno(sk, err, connect_udp_errs));
         }
@@ -1118,7 +1130,7 @@ int wisp_connect(int s, const struct wisp_sockaddr *name, wisp_socklen_t namelen
         if (!unspec) {
             sk->f.bound = 1;
         }
-        sock_leave_locked(t, sk);
+        sock_leave_locked(sk);
         return 0;
     }
     tbl_lock();
@@ -1134,7 +1146,7 @@ int wisp_connect(int s, const struct wisp_sockaddr *name, wisp_socklen_t namelen
     if (e != 0) {
         return sock_fail_leave(sk, e);
     }
-    err = wisp_netconn_connect(sk->conn, &ip, port);
+    err = wisp_netconn_connect(sk->conn, &ep.ip, ep.port);
     /* OK: 0; INPROGRESS: EINPROGRESS; ALREADY, ISCONN, TIMEOUT, ABRT, VAL,
      * *UNREACH: as mapped */
     e = err_errno(sk, err, connect_errs);
@@ -1158,9 +1170,9 @@ int wisp_connect(int s, const struct wisp_sockaddr *name, wisp_socklen_t namelen
         }
     }
     if (e != 0) {
-        sk->f.last_err = (unsigned)e;
+        sk->last_err = (uint8_t)e;
     }
-    sock_leave_locked(t, sk);
+    sock_leave_locked(sk);
     return e != 0 ? set_errno(e) : 0;
 }
 
@@ -1192,8 +1204,7 @@ static void dir_set_busy(struct wisp_sock *sk, bool rx, bool on)
 
 /* The wait loop of select and poll (below), also the wait for a turn. */
 typedef int (*sel_scan_fn)(struct wisp_sockets *t, void *ctx);
-static int sel_run(struct wisp_sockets *t, struct wisp_select_wait *w, bool forever, uint32_t ms, bool no_wait,
-                   sel_scan_fn scan, void *ctx);
+static int sel_run(struct wisp_select_wait *w, uint32_t ms, sel_scan_fn scan, void *ctx);
 
 struct turn_ctx {
     struct wisp_sock *sk;
@@ -1246,8 +1257,9 @@ static struct wisp_sock *sock_enter_dir(int fd, bool rx, bool dontwait, struct s
     }
     timeo = opt_get(c.sk, rx ? OK_RCVTIMEO : OK_SNDTIMEO);
     memset(&w, 0, sizeof w);
-    w.watch_idx = sock_idx(g_socks, c.sk);
-    n = sel_run(g_socks, &w, timeo == 0, timeo, dontwait, turn_scan, &c);
+    w.watch = c.sk;
+    /* SO_RCVTIMEO / SO_SNDTIMEO 0: no limit */
+    n = sel_run(&w, dontwait ? 0u : (timeo == 0 ? WISP_SYS_FOREVER : timeo), turn_scan, &c);
     if (n > 0) {
         return c.sk;
     }
@@ -1268,19 +1280,18 @@ static struct wisp_sock *sock_enter_iov(int s, const struct wisp_iovec *iov, int
 }
 
 /* Leave after reading / writing; e != 0 is the call's error (recorded). */
-static void sock_leave_dir(struct wisp_sock *sk, bool rx, int e)
+static WISP_NOINLINE void sock_leave_dir(struct wisp_sock *sk, bool rx, int e)
 {
-    struct wisp_sockets *t = g_socks;
-    lock_tbl(t);
+    tbl_lock();
     dir_set_busy(sk, rx, false);
     if (rx) {
         sk->f.has_last = sk->last.p != NULL; /* either member: a pointer or NULL */
     }
     if (e != 0) {
-        sk->f.last_err = (unsigned)e;
+        sk->last_err = (uint8_t)e;
     }
-    wake_waiters(t, sock_idx(t, sk));
-    sock_leave_locked(t, sk);
+    wake_waiters(sk);
+    sock_leave_locked(sk);
 }
 
 /* ------------------------------------------------------------- receive */
@@ -1292,7 +1303,7 @@ struct iov_pos {
     size_t off;
 };
 
-static size_t iov_total(const struct wisp_iovec *iov, int n)
+static WISP_NOINLINE size_t iov_total(const struct wisp_iovec *iov, int n)
 {
     size_t tot = 0;
     int i;
@@ -1505,7 +1516,7 @@ static wisp_ssize_t recv_udp(struct wisp_sock *sk, struct iov_pos *pos, size_t t
 
 /* Leave after reading (rx) / writing with result r (bytes, or -errno):
  * the call's return value (-1 with errno set). */
-static wisp_ssize_t sock_leave_dir_r(struct wisp_sock *sk, bool rx, wisp_ssize_t r)
+static WISP_NOINLINE wisp_ssize_t sock_leave_dir_r(struct wisp_sock *sk, bool rx, wisp_ssize_t r)
 {
     int e = r < 0 ? (int)-r : 0;
     sock_leave_dir(sk, rx, e);
@@ -1546,10 +1557,14 @@ static wisp_ssize_t do_recv(int s, const struct wisp_iovec *iov, int iovcnt, int
 
 wisp_ssize_t wisp_recv(int s, void *mem, size_t len, int flags)
 {
-    if (mem == NULL && len > 0) {
-        return wisp_recvfrom(s, NULL, 0, flags, NULL, NULL) < 0 ? -1 : set_errno(WISP_EFAULT);
-    }
-    return wisp_recvfrom(s, mem, len, flags, NULL, NULL);
+    /* NULL with room: the receive of nothing, then EFAULT when it succeeds */
+    bool fault = mem == NULL && len > 0;
+    struct wisp_iovec v;
+    wisp_ssize_t r;
+    v.iov_base = mem;
+    v.iov_len = fault ? 0 : len;
+    r = do_recv(s, &v, 1, flags, NULL, NULL, NULL);
+    return (fault && r >= 0) ? set_errno(WISP_EFAULT) : r;
 }
 
 wisp_ssize_t wisp_recvfrom(int s, void *mem, size_t len, int flags, struct wisp_sockaddr *from,
@@ -1680,9 +1695,9 @@ static const uint8_t send_udp_errs[] = {EM(WISP_ERR_MEM, WISP_ENOBUFS), EM(WISP_
                                         EM(WISP_ERR_VAL, WISP_EACCES), /* broadcast without SO_BROADCAST */
                                         EM(WISP_ERR_CLSD, WISP_EPIPE), EM_END(0)};
 
-/* UDP send of the iovec as one datagram. Returns bytes or -errno. */
-static wisp_ssize_t send_udp(struct wisp_sock *sk, const struct wisp_iovec *iov, int iovcnt, const wisp_ipaddr_t *ip,
-                             uint16_t port)
+/* UDP send of the iovec as one datagram, to to (NULL: the connected
+ * peer). Returns bytes or -errno. */
+static wisp_ssize_t send_udp(struct wisp_sock *sk, const struct wisp_iovec *iov, int iovcnt, const struct sock_ep *to)
 {
     struct wisp_netbuf *buf = NULL;
     size_t total = iov_total(iov, iovcnt);
@@ -1723,7 +1738,7 @@ static wisp_ssize_t send_udp(struct wisp_sock *sk, const struct wisp_iovec *iov,
         }
     } while (++i < iovcnt);
     if (err == WISP_OK) {
-        err = (ip != NULL) ? wisp_netconn_sendto(sk->conn, buf, ip, port) : wisp_netconn_send(sk->conn, buf);
+        err = (to != NULL) ? wisp_netconn_sendto(sk->conn, buf, &to->ip, to->port) : wisp_netconn_send(sk->conn, buf);
     }
     wisp_netbuf_delete(buf);
     /* ERR_BUF: ENOBUFS; ERR_REFUSED: ECONNREFUSED (ICMP, earlier datagram) */
@@ -1736,8 +1751,7 @@ static wisp_ssize_t do_send(int s, const struct wisp_iovec *iov, int iovcnt, int
     struct sock_snap snap;
     struct wisp_sock *sk = sock_enter_iov(s, iov, iovcnt, flags, false, &snap);
     wisp_ssize_t r;
-    wisp_ipaddr_t ip;
-    uint16_t port = 0;
+    struct sock_ep ep;
     int e = 0;
 
     if (sk == NULL) {
@@ -1749,26 +1763,20 @@ static wisp_ssize_t do_send(int s, const struct wisp_iovec *iov, int iovcnt, int
         r = -(wisp_ssize_t)WISP_EPIPE;
     } else if (SK_STREAM(sk)) {
         r = snap.f.listening ? -(wisp_ssize_t)WISP_ENOTCONN : send_tcp(sk, iov, iovcnt, flags, &snap);
-    } else if (to != NULL && !parse_sin(to, tolen, &ip, &port, &e, false)) {
+    } else if (to != NULL && (e = parse_sin(to, tolen, &ep, false)) != 0) {
         r = -(wisp_ssize_t)e;
-    } else if (to != NULL && wisp_ipaddr_is4(&ip) && wisp_ipaddr_ip4(&ip) == WISP_IP4_BCAST &&
+    } else if (to != NULL && wisp_ipaddr_is4(&ep.ip) && wisp_ipaddr_ip4(&ep.ip) == WISP_IP4_BCAST &&
                !opt_get(sk, OK_BROADCAST)) {
         r = -(wisp_ssize_t)WISP_EACCES; /* SO_BROADCAST not set (POSIX, Linux) */
     } else {
-        r = send_udp(sk, iov, iovcnt, to != NULL ? &ip : NULL, port);
+        r = send_udp(sk, iov, iovcnt, to != NULL ? &ep : NULL);
     }
     return sock_leave_dir_r(sk, false, r);
 }
 
-wisp_ssize_t wisp_send(int s, const void *data, size_t size, int flags)
-{
-    /* one path for every send: a TCP write of one part goes through
-     * send_tcp straight to netconn_write_layered as well */
-    return wisp_sendto(s, data, size, flags, NULL, 0);
-}
-
-wisp_ssize_t wisp_sendto(int s, const void *data, size_t size, int flags, const struct wisp_sockaddr *to,
-                         wisp_socklen_t tolen)
+/* A send of one buffer (send, sendto). */
+static wisp_ssize_t send_one(int s, const void *data, size_t size, int flags, const struct wisp_sockaddr *to,
+                             wisp_socklen_t tolen)
 {
     struct wisp_iovec v;
     if (data == NULL && size > 0) {
@@ -1777,6 +1785,19 @@ wisp_ssize_t wisp_sendto(int s, const void *data, size_t size, int flags, const 
     v.iov_base = (void *)(uintptr_t)data;
     v.iov_len = size;
     return do_send(s, &v, 1, flags, to, tolen);
+}
+
+wisp_ssize_t wisp_send(int s, const void *data, size_t size, int flags)
+{
+    /* one path for every send: a TCP write of one part goes through
+     * send_tcp straight to netconn_write_layered as well */
+    return send_one(s, data, size, flags, NULL, 0);
+}
+
+wisp_ssize_t wisp_sendto(int s, const void *data, size_t size, int flags, const struct wisp_sockaddr *to,
+                         wisp_socklen_t tolen)
+{
+    return send_one(s, data, size, flags, to, tolen);
 }
 
 wisp_ssize_t wisp_sendmsg(int s, const struct wisp_msghdr *msg, int flags)
@@ -1802,7 +1823,6 @@ wisp_ssize_t wisp_writev(int s, const struct wisp_iovec *iov, int iovcnt)
 
 int wisp_shutdown(int s, int how)
 {
-    struct wisp_sockets *t = g_socks;
     struct wisp_sock *sk = sock_enter_lock(s); /* the state read while entering */
     bool rx, tx, connected;
     wisp_err_t err = WISP_OK;
@@ -1834,7 +1854,7 @@ int wisp_shutdown(int s, int how)
     if (tx) {
         sk->f.wr_shut = 1;
     }
-    wake_waiters(t, sock_idx(t, sk));
+    wake_waiters(sk);
     tbl_unlock();
     if (err != WISP_OK && err != WISP_ERR_CONN && err != WISP_ERR_CLSD) {
         return sock_fail_leave(sk, wisp_err_to_errno(err));
@@ -1845,7 +1865,6 @@ int wisp_shutdown(int s, int how)
 
 int wisp_close(int s)
 {
-    struct wisp_sockets *t = g_socks;
     struct wisp_sock *sk = sock_enter_lock(s);
     bool others, linger0;
     if (sk == NULL) {
@@ -1854,7 +1873,7 @@ int wisp_close(int s)
     sk->f.closing = 1;
     others = sk->users > 1;
     linger0 = sk_linger0(sk);
-    wake_waiters(t, sock_idx(t, sk));
+    wake_waiters(sk);
     tbl_unlock();
     if (others) {
         /* Threads blocked inside netconn calls on it (recv, accept, send,
@@ -2463,21 +2482,22 @@ int wisp_ioctl(int s, unsigned long request, ...)
 /* Readiness of entry sk (table lock held). */
 static unsigned readiness(const struct wisp_sock *sk)
 {
+    struct wisp_sock_flags f = sk->f;
     unsigned r = 0;
-    if (sk->f.closing) {
+    bool err = f.errevent || sk->rx_err != 0;
+    if (f.closing) {
         return RDY_IN | RDY_OUT; /* the call on it then fails with EBADF */
     }
-    if (sk->rcvevent > 0 || sk->f.has_last || sk->f.rd_eof || sk->f.rx_err != 0 || sk->f.dead ||
-        (sk->f.errevent && !SK_STREAM(sk))) {
+    if (sk->rcvevent > 0 || f.has_last || f.rd_eof || sk->rx_err != 0 || f.dead || (f.errevent && !SK_STREAM(sk))) {
         r |= RDY_IN; /* a UDP socket's pending ICMP error: recv reports it (as Linux) */
     }
-    if (!sk->f.listening && (sk->f.sendevent || sk->f.dead || sk->f.wr_shut)) {
+    if (!f.listening && (f.sendevent || f.dead || f.wr_shut)) {
         r |= RDY_OUT;
     }
-    if (sk->f.errevent || sk->f.rx_err != 0) {
+    if (err) {
         r |= RDY_ERR;
     }
-    if (sk->f.dead || (sk->f.rd_eof && sk->f.wr_shut)) {
+    if (f.dead || (f.rd_eof && f.wr_shut)) {
         r |= RDY_HUP;
     }
     return r;
@@ -2492,19 +2512,20 @@ static struct wisp_sock *sel_entry(struct wisp_sockets *t, int fd)
 
 /* The wait loop of select and poll (and of a thread waiting for its turn
  * to read / write): scan (table lock held) until it finds something (or
- * fails), the time is up or no_wait (one scan only). w is set up but for
- * its semaphore. Returns the scan's result or -ENOMEM. */
+ * fails) or the time is up: ms, WISP_SYS_FOREVER (no limit) or 0 (one
+ * scan only). w is set up but for its semaphore. Returns the scan's
+ * result or -ENOMEM. */
 
-static int sel_run(struct wisp_sockets *t, struct wisp_select_wait *w, bool forever, uint32_t ms, bool no_wait,
-                   sel_scan_fn scan, void *ctx)
+static int sel_run(struct wisp_select_wait *w, uint32_t ms, sel_scan_fn scan, void *ctx)
 {
+    struct wisp_sockets *t = g_socks;
     bool sem_ok = false;
     /* the time left is counted in 31 bits: a longer wait (24.8 days) is
      * cut to that much, never turned into none or into forever */
     uint32_t deadline = wisp_sys_now_ms() + WISP_MIN(ms, 0x7fffffffu);
     int n;
     tbl_lock();
-    while ((n = scan(t, ctx)) == 0 && !no_wait) {
+    while ((n = scan(t, ctx)) == 0 && ms != 0) {
         uint32_t tmo = WISP_SYS_FOREVER;
         if (!sem_ok) {
             tbl_unlock();
@@ -2515,7 +2536,7 @@ static int sel_run(struct wisp_sockets *t, struct wisp_select_wait *w, bool fore
             tbl_lock();
             continue;
         }
-        if (!forever) {
+        if (ms != WISP_SYS_FOREVER) {
             int32_t left = (int32_t)(deadline - wisp_sys_now_ms());
             if (left <= 0) {
                 break; /* timed out: the scan above was the final one */
@@ -2597,9 +2618,8 @@ int wisp_select(int maxfdp1, wisp_fd_set *readset, wisp_fd_set *writeset, wisp_f
     w.set[1] = writeset;
     w.set[2] = exceptset;
     w.maxfdp1 = maxfdp1;
-    w.watch_idx = -1;
     c.w = &w;
-    n = sel_run(t, &w, timeout == NULL, ms, timeout != NULL && ms == 0, select_scan_fn, &c);
+    n = sel_run(&w, timeout == NULL ? WISP_SYS_FOREVER : ms, select_scan_fn, &c);
     if (n < 0) {
         return set_errno(-n);
     }
@@ -2678,10 +2698,9 @@ int wisp_poll(struct wisp_pollfd *fds, wisp_nfds_t nfds, int timeout)
     memset(&w, 0, sizeof w);
     w.fds = fds;
     w.nfds = nfds;
-    w.watch_idx = -1;
     c.fds = fds;
     c.nfds = nfds;
-    n = sel_run(t, &w, timeout < 0, (uint32_t)timeout, timeout == 0, poll_scan_fn, &c);
+    n = sel_run(&w, timeout < 0 ? WISP_SYS_FOREVER : (uint32_t)timeout, poll_scan_fn, &c);
     return n < 0 ? set_errno(-n) : n;
 }
 

@@ -13,16 +13,15 @@
 #include "wisp/sockets.h"
 
 /** The state flags of a socket (internal): one word, so a call copies
- *  them at once. All of it is written under the table lock. */
+ *  them at once. All of it is written under the table lock. The order is
+ *  the one that gives the smallest code (the flags tested or set together
+ *  share a byte). */
 struct wisp_sock_flags {
-    unsigned sendevent : 1, errevent : 1, dead : 1;
-    unsigned reserved : 1, closing : 1, freeing : 1, has_last : 1;
-    unsigned nonblock : 1, listening : 1, bound : 1, connecting : 1;
-    unsigned established : 1, connect_failed : 1;
-    unsigned rd_eof : 1, rd_shut : 1, wr_shut : 1;
+    unsigned has_last : 1, connect_failed : 1, errevent : 1, reserved : 1;
+    unsigned closing : 1, established : 1, connecting : 1, dead : 1;
+    unsigned sendevent : 1, freeing : 1, nonblock : 1, bound : 1;
+    unsigned rd_eof : 1, rd_shut : 1, wr_shut : 1, listening : 1;
     unsigned rx_busy : 1, tx_busy : 1; /**< a thread reads / writes it now (one per direction) */
-    unsigned rx_err : 7;   /**< pending connection error taken from the netconn (next send / recv / SO_ERROR), an errno (< 128) */
-    unsigned last_err : 7; /**< last error of any call (wisp_socket_errno), an errno (< 128) */
 };
 
 /** The socket option flags (struct wisp_sock opts). */
@@ -69,6 +68,8 @@ struct wisp_sock {
     uint16_t WISP_PRIV(lastoff);                /**< bytes of last.p already read (< its tot_len; reader-owned) */
     int16_t WISP_PRIV(rcvevent);                /**< items waiting in the netconn (data, connections) */
     uint16_t WISP_PRIV(users);                  /**< threads inside a call on this socket */
+    uint8_t WISP_PRIV(rx_err);                  /**< pending connection error (next send / recv / SO_ERROR), an errno */
+    uint8_t WISP_PRIV(last_err);                /**< last error of any call (wisp_socket_errno), an errno */
     struct wisp_sock_flags WISP_PRIV(f);
 };
 
