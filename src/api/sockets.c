@@ -638,7 +638,7 @@ static const uint8_t opt_at[OK_LINGER_ON + 1][2] = {
     [OK_SNDTIMEO] = OPT_AT(opts, WISP_SOCK_O_SNDTIMEO), /* whether set; the value: the netconn's */
 };
 /* The offsets fit the 6 bits of opt_at. */
-WISP_STATIC_ASSERT(sock_opt_offsets, offsetof(struct wisp_sock, lastoff) <= 64u);
+WISP_STATIC_ASSERT(sock_opt_offsets, offsetof(struct wisp_sock, rcv_bytes) <= 64u);
 /* TCP_CONGESTION is one flag: the algorithms are 0 and 1 (tcp.h). */
 WISP_STATIC_ASSERT(sock_cc_is_one_bit, WISP_TCP_CC_NEWRENO == 0 && WISP_TCP_CC_CUBIC == 1);
 
@@ -1073,9 +1073,9 @@ int wisp_accept(int s, struct wisp_sockaddr *addr, wisp_socklen_t *addrlen)
     nsk->f.sendevent = 1;
     nsk->f.established = 1;
     nsk->f.bound = 1;
-    /* options inherited from the listener (as BSD does), sndbuf .. opts
+    /* options inherited from the listener (as BSD does), tos .. linger_s
      * at once */
-    memcpy(&nsk->sndbuf, &sk->sndbuf, offsetof(struct wisp_sock, lastoff) - offsetof(struct wisp_sock, sndbuf));
+    memcpy(&nsk->tos, &sk->tos, offsetof(struct wisp_sock, rcv_bytes) - offsetof(struct wisp_sock, tos));
     apply_ka = (sk->opts & WISP_SOCK_O_KEEPALIVE) || sk->keepidle_s != WISP_TCP_KEEPIDLE_MS / 1000u ||
                sk->keepintvl_s != WISP_TCP_KEEPINTVL_MS / 1000u || sk->keepcnt != WISP_TCP_KEEPCNT;
     tbl_unlock();

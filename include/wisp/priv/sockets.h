@@ -17,10 +17,10 @@
  *  the one that gives the smallest code (the flags tested or set together
  *  share a byte). */
 struct wisp_sock_flags {
-    unsigned has_last : 1, connect_failed : 1, errevent : 1, reserved : 1;
-    unsigned closing : 1, established : 1, connecting : 1, dead : 1;
-    unsigned sendevent : 1, freeing : 1, nonblock : 1, bound : 1;
-    unsigned rd_eof : 1, rd_shut : 1, wr_shut : 1, listening : 1;
+    unsigned freeing : 1, connect_failed : 1, reserved : 1, closing : 1;
+    unsigned established : 1, connecting : 1, dead : 1, bound : 1;
+    unsigned sendevent : 1, errevent : 1, rd_shut : 1, wr_shut : 1;
+    unsigned listening : 1, rd_eof : 1, has_last : 1, nonblock : 1;
     unsigned rx_busy : 1, tx_busy : 1; /**< a thread reads / writes it now (one per direction) */
 };
 
@@ -51,26 +51,27 @@ struct wisp_sock {
         struct wisp_pbuf *p;                    /**< TCP: partly read data chain */
         struct wisp_netbuf *buf;                /**< UDP: datagram kept by MSG_PEEK / FIONREAD */
     } WISP_PRIV(last);                          /**< by type: NULL / NULL = nothing kept */
-    /* everything below: under the table lock */
-    uint32_t WISP_PRIV(rcv_bytes);              /**< bytes announced by RCVPLUS, not yet taken */
-    /* the options accept() copies from the listener, sndbuf .. opts
+    uint16_t WISP_PRIV(lastoff);                /**< bytes of last.p already read (< its tot_len) */
+    /* everything below: under the table lock; the bytes most calls read
+     * or write first (short offsets, short code) */
+    uint8_t WISP_PRIV(rx_err);                  /**< pending connection error (next send / recv / SO_ERROR), an errno */
+    uint8_t WISP_PRIV(last_err);                /**< last error of any call (wisp_socket_errno), an errno */
+    struct wisp_sock_flags WISP_PRIV(f);
+    /* the options accept() copies from the listener, tos .. linger_s
      * (SO_RCVTIMEO / SO_SNDTIMEO: the netconn's recv_timeout /
      * send_timeout, not copied here) */
+    uint8_t WISP_PRIV(tos), WISP_PRIV(ttl);
+    uint8_t WISP_PRIV(keepcnt);                 /**< TCP_KEEPCNT, 1..127 (Linux's bounds) */
+    uint8_t WISP_PRIV(opts);                    /**< WISP_SOCK_O_* */
     wisp_sock_buf_t WISP_PRIV(sndbuf), WISP_PRIV(rcvbuf);  /**< TCP: SO_SNDBUF / SO_RCVBUF bound in bytes, 0 = the stack's default */
     uint16_t WISP_PRIV(keepidle_s);             /**< 1..32767 (Linux's bounds) */
     uint16_t WISP_PRIV(keepintvl_s);            /**< 1..32767 (Linux's bounds) */
     uint16_t WISP_PRIV(maxseg);                 /**< TCP_MAXSEG, 0 = none */
     uint16_t WISP_PRIV(linger_s);
-    uint8_t WISP_PRIV(tos), WISP_PRIV(ttl);
-    uint8_t WISP_PRIV(keepcnt);                 /**< TCP_KEEPCNT, 1..127 (Linux's bounds) */
-    uint8_t WISP_PRIV(opts);                    /**< WISP_SOCK_O_* */
     /* end of the inherited options */
-    uint16_t WISP_PRIV(lastoff);                /**< bytes of last.p already read (< its tot_len; reader-owned) */
+    uint32_t WISP_PRIV(rcv_bytes);              /**< bytes announced by RCVPLUS, not yet taken */
     int16_t WISP_PRIV(rcvevent);                /**< items waiting in the netconn (data, connections) */
     uint16_t WISP_PRIV(users);                  /**< threads inside a call on this socket */
-    uint8_t WISP_PRIV(rx_err);                  /**< pending connection error (next send / recv / SO_ERROR), an errno */
-    uint8_t WISP_PRIV(last_err);                /**< last error of any call (wisp_socket_errno), an errno */
-    struct wisp_sock_flags WISP_PRIV(f);
 };
 
 /** The socket table: descriptors WISP_SOCKET_OFFSET ..
