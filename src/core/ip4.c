@@ -47,13 +47,10 @@ bool wisp_ip4_is_bcast(const struct wisp_netif *nif, wisp_ip4_t a)
     if (a == WISP_IP4_BCAST) {
         return true;
     }
-    if (nif == NULL) {
-        return false; /* (no interface: no directed broadcast; checked before its owner) */
-    }
-    WISP_CORE_ASSERT_OWNER(nif->stack);
-    if (nif->ip4.addr == WISP_IP4_ANY) {
+    if (nif == NULL || nif->ip4.addr == WISP_IP4_ANY) {
         return false;
     }
+    WISP_CORE_ASSERT_OWNER(nif->stack); /* (after the NULL check: nif may be NULL) */
     /* RFC 1122 §3.2.1.3 (d): directed broadcast {<net>, -1}. Prefixes of 31
      * and 32 bits have no broadcast address (RFC 3021 §2.2). */
     host = ~nif->ip4.mask;
